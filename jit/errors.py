@@ -1,0 +1,196 @@
+"""jit's one exception tree.
+
+Every error jit raises derives from :class:`JitError`, so a harness can catch
+"anything jit" in one place. Each error carries a structured payload
+(:meth:`JitError.to_dict`) for JSON output, MCP error data and logs.
+
+Hierarchy::
+
+    JitError
+    ├── ConfigError                 broken config.json / mcpServers file / available_tools.json
+    ├── StoreError                  the SQLite catalog (wraps sqlite3 errors)
+    │   └── MigrationError          a migration failed; nothing of it was applied
+    ├── EmbeddingError              the embedding model could not load or run
+    ├── AnalysisError               a tool analyzer failed (the offline analyzer takes over)
+    ├── RuleError                   a Datalog rule file is invalid (names file and line)
+    ├── SelectionError              compile() was asked something it cannot answer
+    ├── ServerError                 anything about one upstream MCP server
+    │   ├── ServerUnavailableError  the server is offline / errored; the call was not sent
+    │   ├── ServerConnectError      connecting or initializing failed
+    │   ├── ServerTimeoutError      the server did not answer in time
+    │   ├── ToolNotFoundError       no such tool on that server (or no such server)
+    │   └── ToolCallError           the server answered with an error (JSON-RPC or isError)
+    └── EvaluationError             benchmark data missing or malformed
+
+Foreign exceptions (sqlite3, the MCP SDK's ``MCPError`` and ExceptionGroups,
+subprocess/OS errors, anthropic) are translated into this tree at the module
+boundary that meets them, never leaked to callers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "AnalysisError",
+    "ConfigError",
+    "EmbeddingError",
+    "EvaluationError",
+    "JitError",
+    "MigrationError",
+    "RuleError",
+    "SelectionError",
+    "ServerConnectError",
+    "ServerError",
+    "ServerTimeoutError",
+    "ServerUnavailableError",
+    "StoreError",
+    "ToolCallError",
+    "ToolNotFoundError",
+]
+
+
+class JitError(Exception):
+    """Root of every error jit raises.
+
+    ``code`` is a short stable identifier (used as the ``error`` field of JSON
+    output and in MCP error data); ``details`` holds the structured context.
+    """
+
+    code = "jit_error"
+
+    def __init__(self, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = {k: v for k, v in details.items() if v is not None}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"error": self.code, "message": self.message, **self.details}
+
+
+class ConfigError(JitError):
+    """A configuration file is missing, unreadable or invalid.
+
+    ``path`` is the file, ``key`` the dotted location of the bad value.
+    """
+
+    code = "config_error"
+
+    def __init__(self, message: str, *, path: str | None = None, key: str | None = None) -> None:
+        where = ", ".join(p for p in (f"file {path}" if path else "", f"key {key!r}" if key else "") if p)
+        super().__init__(f"{message} ({where})" if where else message, path=path, key=key)
+        self.path = path
+        self.key = key
+
+
+class StoreError(JitError):
+    """The SQLite catalog failed (I/O, corruption, constraint, extension)."""
+
+    code = "store_error"
+
+
+class MigrationError(StoreError):
+    """A migration failed; its transaction was rolled back."""
+
+    code = "migration_error"
+
+
+class EmbeddingError(JitError):
+    """The embedding model could not be loaded or failed to embed."""
+
+    code = "embedding_error"
+
+
+class AnalysisError(JitError):
+    """A tool analyzer failed or produced output that does not validate."""
+
+    code = "analysis_error"
+
+
+class RuleError(JitError):
+    """A Datalog rule file has a syntax error or uses an unknown predicate."""
+
+    code = "rule_error"
+
+    def __init__(self, message: str, *, path: str | None = None, line: int | None = None) -> None:
+        loc = f"{path}:{line}" if path and line else path
+        super().__init__(f"{loc}: {message}" if loc else message, path=path, line=line)
+        self.path = path
+        self.line = line
+
+
+class SelectionError(JitError):
+    """compile() was given a task context it cannot satisfy (unknown shard, bad budget)."""
+
+    code = "selection_error"
+
+
+class ServerError(JitError):
+    """Something went wrong with one upstream MCP server."""
+
+    code = "server_error"
+
+    def __init__(self, message: str, *, server: str, **details: Any) -> None:
+        super().__init__(message, server=server, **details)
+        self.server = server
+
+
+class ServerUnavailableError(ServerError):
+    """The server is not connected; the call was refused without being sent.
+
+    Carries ``server``, ``tool``, ``status`` and ``last_error`` so a harness can
+    tell the model exactly why the tool is unusable right now.
+    """
+
+    code = "server_unavailable"
+
+    def __init__(
+        self,
+        *,
+        server: str,
+        status: str,
+        tool: str | None = None,
+        last_error: str | None = None,
+    ) -> None:
+        what = f"tool {tool!r} on server {server!r}" if tool else f"server {server!r}"
+        msg = f"{what} is unavailable: server status is {status}"
+        if last_error:
+            msg += f" (last error: {last_error})"
+        super().__init__(msg, server=server, tool=tool, status=status, last_error=last_error)
+        self.tool = tool
+        self.status = status
+        self.last_error = last_error
+
+
+class ServerConnectError(ServerError):
+    """Connecting to or initializing the server failed."""
+
+    code = "server_connect_error"
+
+
+class ServerTimeoutError(ServerError):
+    """The server did not answer within its timeout."""
+
+    code = "server_timeout"
+
+
+class ToolNotFoundError(ServerError):
+    """The named tool (or server) is not in the catalog."""
+
+    code = "tool_not_found"
+
+
+class ToolCallError(ServerError):
+    """The server answered a tools/call with an error.
+
+    ``is_error`` is True when the tool itself reported failure (``isError``);
+    otherwise ``rpc_code`` holds the JSON-RPC error code.
+    """
+
+    code = "tool_call_error"
+
+
+class EvaluationError(JitError):
+    """Benchmark input is missing or malformed."""
+
+    code = "evaluation_error"

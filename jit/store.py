@@ -1,0 +1,663 @@
+"""The catalog: SQLite (through pysqlite3) with sqlite-vec vectors and FTS5 text.
+
+SQLite is the record of everything jit knows: servers and their status, tools
+keyed by definition hash, analysis, usage, the embedding cache, and lexical and
+vector indexes. The schema changes only through the numbered files in
+``migrations/``, each applied in one transaction together with its record.
+
+One connection, guarded by a lock, serves every thread: the catalog is small
+enough that writes are short, and WAL lets other processes (``jit`` CLI while
+``jit serve`` runs) read alongside.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pysqlite3.dbapi2 as sqlite3
+import sqlite_vec
+
+from .errors import MigrationError, StoreError
+from .models import (
+    ServerRecord,
+    ServerStatus,
+    StoredTool,
+    SyncResult,
+    ToolAnalysis,
+    ToolDef,
+    canonical_json,
+)
+
+__all__ = ["Migration", "Store", "default_migrations_dir", "text_hash"]
+
+_MIGRATION_NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
+
+
+def _bundled(name: str) -> Path:
+    """Repo-level data dir (editable install) or the copy bundled into the wheel."""
+    repo = Path(__file__).resolve().parent.parent / name
+    return repo if repo.is_dir() else Path(__file__).resolve().parent / "_bundled" / name
+
+
+def default_migrations_dir() -> Path:
+    return _bundled("migrations")
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    version: int
+    name: str
+    path: Path
+
+    @property
+    def sql(self) -> str:
+        return self.path.read_text(encoding="utf-8")
+
+    @property
+    def checksum(self) -> str:
+        return text_hash(self.sql)
+
+
+def _load_migrations(directory: Path) -> list[Migration]:
+    if not directory.is_dir():
+        raise MigrationError(f"migrations directory not found: {directory}")
+    found: list[Migration] = []
+    for p in sorted(directory.iterdir()):
+        if p.suffix != ".sql":
+            continue
+        m = _MIGRATION_NAME.match(p.name)
+        if not m:
+            raise MigrationError(f"migration file name must look like 0001_name.sql: {p.name}")
+        found.append(Migration(int(m.group(1)), m.group(2), p))
+    versions = [m.version for m in found]
+    if len(set(versions)) != len(versions):
+        raise MigrationError(f"two migrations share a version number in {directory}")
+    return found
+
+
+class Store:
+    """The SQLite catalog. Use as a context manager or call :meth:`close`.
+
+    ``Store(path)`` opens (creating if needed) and applies pending migrations.
+    ``path`` may be ``":memory:"`` for throwaway catalogs.
+    """
+
+    def __init__(self, path: str | Path, *, migrations_dir: Path | None = None, migrate: bool = True) -> None:
+        self.path = str(path)
+        self.migrations_dir = migrations_dir or default_migrations_dir()
+        self._lock = threading.RLock()
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        with self._errors("open"):
+            self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
+            self._conn.row_factory = sqlite3.Row
+            self._conn.enable_load_extension(True)
+            sqlite_vec.load(self._conn)
+            self._conn.enable_load_extension(False)
+            if self.path != ":memory:":
+                self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA foreign_keys=ON")
+            self._conn.execute("PRAGMA synchronous=NORMAL")
+            self._conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                " version INTEGER PRIMARY KEY, name TEXT NOT NULL, checksum TEXT NOT NULL,"
+                " applied_at REAL NOT NULL) STRICT"
+            )
+        if migrate:
+            self.migrate()
+
+    # ------------------------------------------------------------------ plumbing
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _errors(self, what: str) -> Iterator[None]:
+        """The one boundary where sqlite3 errors become :class:`StoreError`."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise StoreError(f"catalog {what} failed: {exc}", path=self.path) from exc
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction; nested calls join the outer one."""
+        with self._lock, self._errors("write"):
+            if self._conn.in_transaction:
+                yield self._conn
+                return
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def _query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[sqlite3.Row]:
+        with self._lock, self._errors("read"):
+            return self._conn.execute(sql, params).fetchall()
+
+    def _bump(self, conn: sqlite3.Connection) -> None:
+        conn.execute(
+            "INSERT INTO meta(key, value) VALUES ('catalog_version', '1') "
+            "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+        )
+
+    # ------------------------------------------------------------------ migrations
+
+    def migrations(self) -> list[Migration]:
+        return _load_migrations(self.migrations_dir)
+
+    def applied_migrations(self) -> dict[int, str]:
+        return {r["version"]: r["name"] for r in self._query("SELECT version, name FROM schema_migrations")}
+
+    def pending_migrations(self) -> list[Migration]:
+        done = self.applied_migrations()
+        return [m for m in self.migrations() if m.version not in done]
+
+    def migrate(self) -> list[Migration]:
+        """Apply pending migrations in order, each atomically with its record."""
+        applied: list[Migration] = []
+        with self._lock:
+            for m in self.pending_migrations():
+                record = (
+                    "INSERT INTO schema_migrations(version, name, checksum, applied_at) "
+                    f"VALUES ({m.version}, '{m.name}', '{m.checksum}', {time.time()!r});"
+                )
+                try:
+                    # executescript would commit a pending transaction first, so the
+                    # BEGIN lives inside the script and the record commits with it.
+                    self._conn.executescript(f"BEGIN IMMEDIATE;\n{m.sql}\n;{record}\nCOMMIT;")
+                except sqlite3.Error as exc:
+                    if self._conn.in_transaction:
+                        self._conn.execute("ROLLBACK")
+                    raise MigrationError(
+                        f"migration {m.path.name} failed and was rolled back: {exc}", path=str(m.path)
+                    ) from exc
+                applied.append(m)
+        return applied
+
+    # ------------------------------------------------------------------ meta
+
+    def get_meta(self, key: str) -> str | None:
+        rows = self._query("SELECT value FROM meta WHERE key = ?", (key,))
+        return rows[0]["value"] if rows else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self.transaction() as c:
+            c.execute(
+                "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+
+    def catalog_version(self) -> int:
+        """A counter bumped by every change that can alter a selection."""
+        v = self.get_meta("catalog_version")
+        return int(v) if v else 0
+
+    # ------------------------------------------------------------------ servers
+
+    def ensure_server(self, name: str, transport: str) -> None:
+        """Register a configured server (status ``unknown`` if new)."""
+        with self.transaction() as c:
+            c.execute(
+                "INSERT INTO servers(name, transport) VALUES (?, ?) "
+                "ON CONFLICT(name) DO UPDATE SET transport = excluded.transport",
+                (name, transport),
+            )
+
+    def set_server_status(
+        self,
+        name: str,
+        status: ServerStatus,
+        *,
+        error: str | None = None,
+        server_name: str | None = None,
+        server_version: str | None = None,
+        protocol_version: str | None = None,
+        capabilities: dict[str, Any] | None = None,
+        instructions: str | None = None,
+    ) -> None:
+        """Record a status transition (and, on connect, what the server reported)."""
+        now = time.time()
+        with self.transaction() as c:
+            row = c.execute("SELECT status FROM servers WHERE name = ?", (name,)).fetchone()
+            if row is None:
+                raise StoreError(f"unknown server {name!r}; call ensure_server first", server=name)
+            changed = row["status"] != status.value
+            c.execute(
+                "UPDATE servers SET status = ?, status_changed_at = CASE WHEN ? THEN ? ELSE status_changed_at END,"
+                " last_error = CASE WHEN ? IS NOT NULL THEN ? WHEN ? = 'connected' THEN NULL ELSE last_error END,"
+                " last_seen = CASE WHEN ? = 'connected' THEN ? ELSE last_seen END WHERE name = ?",
+                (status.value, changed, now, error, error, status.value, status.value, now, name),
+            )
+            if server_name is not None or capabilities is not None:
+                c.execute(
+                    "UPDATE servers SET server_name = ?, server_version = ?, protocol_version = ?,"
+                    " capabilities = ?, instructions = ? WHERE name = ?",
+                    (server_name, server_version, protocol_version, canonical_json(capabilities or {}),
+                     instructions, name),
+                )
+            if changed:
+                self._bump(c)
+
+    def touch_server(self, name: str) -> None:
+        """Mark the server as seen now (a successful ping or call)."""
+        with self.transaction() as c:
+            c.execute("UPDATE servers SET last_seen = ? WHERE name = ?", (time.time(), name))
+
+    def servers(self) -> list[ServerRecord]:
+        return [_server(r) for r in self._query("SELECT * FROM servers ORDER BY name")]
+
+    def server(self, name: str) -> ServerRecord | None:
+        rows = self._query("SELECT * FROM servers WHERE name = ?", (name,))
+        return _server(rows[0]) if rows else None
+
+    def remove_server(self, name: str) -> None:
+        """Forget a server that is no longer configured, and all its tools."""
+        with self.transaction() as c:
+            ids = [r[0] for r in c.execute("SELECT id FROM tools WHERE server = ?", (name,))]
+            self._delete_tool_rows(c, ids)
+            c.execute("DELETE FROM servers WHERE name = ?", (name,))
+            self._bump(c)
+
+    # ------------------------------------------------------------------ tools
+
+    def sync_tools(self, server: str, tools: Iterable[ToolDef]) -> SyncResult:
+        """Make the catalog's tools for ``server`` exactly ``tools``.
+
+        Unchanged definitions (same hash) are not rewritten; changed ones are
+        rewritten and marked for re-analysis (and re-embedding if their search
+        text changed); tools no longer listed are removed.
+        """
+        result = SyncResult(server=server)
+        now = time.time()
+        incoming: dict[str, ToolDef] = {}
+        for t in tools:
+            if t.server != server:
+                raise StoreError(f"tool {t.key} does not belong to server {server!r}")
+            incoming[t.name] = t
+        with self.transaction() as c:
+            if c.execute("SELECT 1 FROM servers WHERE name = ?", (server,)).fetchone() is None:
+                raise StoreError(f"unknown server {server!r}; call ensure_server first", server=server)
+            existing = {
+                r["name"]: r
+                for r in c.execute("SELECT id, name, definition_hash, text_hash FROM tools WHERE server = ?", (server,))
+            }
+            gone = [existing[n]["id"] for n in existing if n not in incoming]
+            result.removed = sorted(n for n in existing if n not in incoming)
+            self._delete_tool_rows(c, gone)
+            for name, t in incoming.items():
+                dhash = t.definition_hash
+                stext = t.search_text()
+                thash = text_hash(stext)
+                row = existing.get(name)
+                if row is not None and row["definition_hash"] == dhash:
+                    result.unchanged += 1
+                    continue
+                values = (
+                    t.title, t.description, canonical_json(t.input_schema),
+                    canonical_json(t.output_schema) if t.output_schema is not None else None,
+                    canonical_json(t.annotations) if t.annotations is not None else None,
+                    dhash, thash,
+                )
+                if row is None:
+                    cur = c.execute(
+                        "INSERT INTO tools(server, name, title, description, input_schema, output_schema,"
+                        " annotations, definition_hash, text_hash, first_seen, updated_at)"
+                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        (server, name, *values, now, now),
+                    )
+                    tool_id = cur.lastrowid
+                    result.added.append(name)
+                else:
+                    tool_id = row["id"]
+                    text_changed = row["text_hash"] != thash
+                    c.execute(
+                        "UPDATE tools SET title = ?, description = ?, input_schema = ?, output_schema = ?,"
+                        " annotations = ?, definition_hash = ?, text_hash = ?, needs_analysis = 1,"
+                        " needs_embedding = CASE WHEN ? THEN 1 ELSE needs_embedding END, updated_at = ?"
+                        " WHERE id = ?",
+                        (*values, text_changed, now, tool_id),
+                    )
+                    if text_changed:
+                        self._drop_vector(c, tool_id)
+                    c.execute("DELETE FROM tools_fts WHERE rowid = ?", (tool_id,))
+                    result.changed.append(name)
+                # A definition analyzed before (same hash) needs no new analysis.
+                c.execute(
+                    "UPDATE tools SET needs_analysis = 0 WHERE id = ? AND EXISTS"
+                    " (SELECT 1 FROM analysis WHERE definition_hash = ?)",
+                    (tool_id, dhash),
+                )
+                c.execute(
+                    "INSERT INTO tools_fts(rowid, name, server, description, params) VALUES (?, ?, ?, ?, ?)",
+                    (tool_id, _words(name) + " " + name, _words(server), t.description, t.parameter_text()),
+                )
+            result.added.sort()
+            result.changed.sort()
+            if result.touched:
+                self._bump(c)
+        return result
+
+    def _delete_tool_rows(self, c: sqlite3.Connection, ids: Sequence[int]) -> None:
+        for tool_id in ids:
+            c.execute("DELETE FROM tools_fts WHERE rowid = ?", (tool_id,))
+            self._drop_vector(c, tool_id)
+            c.execute("DELETE FROM tools WHERE id = ?", (tool_id,))
+
+    def tools(self, server: str | None = None, *, online: bool | None = None) -> list[StoredTool]:
+        """Catalog tools, ordered by server then name; ``online`` filters on server status."""
+        sql = _TOOL_SELECT
+        where, params = [], []
+        if server is not None:
+            where.append("t.server = ?")
+            params.append(server)
+        if online is True:
+            where.append("s.status = 'connected'")
+        elif online is False:
+            where.append("s.status != 'connected'")
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY t.server, t.name"
+        return [_stored(r) for r in self._query(sql, params)]
+
+    def tool(self, server: str, name: str) -> StoredTool | None:
+        rows = self._query(_TOOL_SELECT + " WHERE t.server = ? AND t.name = ?", (server, name))
+        return _stored(rows[0]) if rows else None
+
+    def tools_by_id(self, ids: Iterable[int]) -> dict[int, StoredTool]:
+        ids = list(ids)
+        out: dict[int, StoredTool] = {}
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            for r in self._query(_TOOL_SELECT + f" WHERE t.id IN ({marks})", chunk):
+                out[r["id"]] = _stored(r)
+        return out
+
+    def tool_count(self) -> int:
+        return int(self._query("SELECT count(*) FROM tools")[0][0])
+
+    # ------------------------------------------------------------------ analysis
+
+    def pending_analysis(self) -> list[StoredTool]:
+        return [_stored(r) for r in self._query(_TOOL_SELECT + " WHERE t.needs_analysis = 1 ORDER BY t.id")]
+
+    def cached_analysis(self, definition_hash: str) -> ToolAnalysis | None:
+        rows = self._query("SELECT data FROM analysis WHERE definition_hash = ?", (definition_hash,))
+        return ToolAnalysis.from_json(json.loads(rows[0]["data"])) if rows else None
+
+    def put_analyses(self, items: Iterable[tuple[str, ToolAnalysis]]) -> int:
+        """Store analyses by definition hash and clear ``needs_analysis`` on their tools."""
+        now = time.time()
+        n = 0
+        with self.transaction() as c:
+            for dhash, analysis in items:
+                c.execute(
+                    "INSERT INTO analysis(definition_hash, analyzer, data, created_at) VALUES (?, ?, ?, ?)"
+                    " ON CONFLICT(definition_hash) DO UPDATE SET analyzer = excluded.analyzer,"
+                    " data = excluded.data, created_at = excluded.created_at",
+                    (dhash, analysis.analyzer, canonical_json(analysis.to_json()), now),
+                )
+                c.execute("UPDATE tools SET needs_analysis = 0 WHERE definition_hash = ?", (dhash,))
+                n += 1
+            if n:
+                self._bump(c)
+        return n
+
+    def prune_analysis(self) -> int:
+        """Drop analyses no tool refers to any more."""
+        with self.transaction() as c:
+            cur = c.execute(
+                "DELETE FROM analysis WHERE definition_hash NOT IN (SELECT definition_hash FROM tools)"
+            )
+            return cur.rowcount
+
+    # ------------------------------------------------------------------ embeddings
+
+    def embedding_model(self) -> tuple[str, int] | None:
+        name, dim = self.get_meta("embedding_model"), self.get_meta("embedding_dim")
+        return (name, int(dim)) if name and dim else None
+
+    def set_embedding_model(self, model: str, dim: int) -> bool:
+        """Declare the embedding model. A change drops every vector and marks all tools
+        for re-embedding, so vectors of two models are never mixed. Returns True on change."""
+        if self.embedding_model() == (model, dim) and self._has_vec_table():
+            return False
+        with self.transaction() as c:
+            c.execute("DROP TABLE IF EXISTS tool_vectors")
+            c.execute(
+                f"CREATE VIRTUAL TABLE tool_vectors USING vec0("
+                f"tool_id INTEGER PRIMARY KEY, embedding float[{int(dim)}] distance_metric=cosine)"
+            )
+            c.execute("UPDATE tools SET needs_embedding = 1")
+            for key, value in (("embedding_model", model), ("embedding_dim", str(int(dim)))):
+                c.execute(
+                    "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                    (key, value),
+                )
+            self._bump(c)
+        return True
+
+    def _has_vec_table(self) -> bool:
+        return bool(self._query("SELECT 1 FROM sqlite_master WHERE name = 'tool_vectors'"))
+
+    def _drop_vector(self, c: sqlite3.Connection, tool_id: int) -> None:
+        if c.execute("SELECT 1 FROM sqlite_master WHERE name = 'tool_vectors'").fetchone():
+            c.execute("DELETE FROM tool_vectors WHERE tool_id = ?", (tool_id,))
+
+    def pending_embeddings(self) -> list[tuple[int, str, str]]:
+        """``(tool_id, search_text, text_hash)`` of tools whose vector is missing."""
+        out = []
+        for r in self._query(_TOOL_SELECT + " WHERE t.needs_embedding = 1 ORDER BY t.id"):
+            tool = _stored(r).tool
+            out.append((r["id"], tool.search_text(), r["text_hash"]))
+        return out
+
+    def cached_vectors(self, model: str, hashes: Iterable[str]) -> dict[str, bytes]:
+        hashes = list(dict.fromkeys(hashes))
+        out: dict[str, bytes] = {}
+        for i in range(0, len(hashes), 500):
+            chunk = hashes[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            for r in self._query(
+                f"SELECT text_hash, vector FROM embedding_cache WHERE model = ? AND text_hash IN ({marks})",
+                [model, *chunk],
+            ):
+                out[r["text_hash"]] = r["vector"]
+        return out
+
+    def put_vectors(self, model: str, rows: Iterable[tuple[int, str, bytes]], *, cache: bool = True) -> int:
+        """Store ``(tool_id, text_hash, float32 bytes)``; clears ``needs_embedding``."""
+        current = self.embedding_model()
+        if current is None or current[0] != model:
+            raise StoreError(f"embedding model {model!r} is not the catalog's model {current!r}")
+        n = 0
+        with self.transaction() as c:
+            for tool_id, thash, vec in rows:
+                if cache:
+                    c.execute(
+                        "INSERT OR IGNORE INTO embedding_cache(model, text_hash, vector) VALUES (?, ?, ?)",
+                        (model, thash, vec),
+                    )
+                c.execute("DELETE FROM tool_vectors WHERE tool_id = ?", (tool_id,))
+                c.execute("INSERT INTO tool_vectors(tool_id, embedding) VALUES (?, ?)", (tool_id, vec))
+                c.execute("UPDATE tools SET needs_embedding = 0 WHERE id = ?", (tool_id,))
+                n += 1
+            if n:
+                self._bump(c)
+        return n
+
+    def knn(self, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
+        """``(tool_id, cosine distance)`` of the ``k`` nearest tools (vec0 KNN)."""
+        if not self._has_vec_table():
+            return []
+        blob = np.asarray(vector, dtype=np.float32).tobytes()
+        rows = self._query(
+            "SELECT tool_id, distance FROM tool_vectors WHERE embedding MATCH ? AND k = ? ORDER BY distance",
+            (blob, int(k)),
+        )
+        return [(r["tool_id"], float(r["distance"])) for r in rows]
+
+    def vector_matrix(self) -> tuple[np.ndarray, np.ndarray]:
+        """All tool vectors as ``(ids int64[n], matrix float32[n, dim])`` for in-memory scans."""
+        model = self.embedding_model()
+        if model is None or not self._has_vec_table():
+            return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
+        rows = self._query("SELECT tool_id, embedding FROM tool_vectors ORDER BY tool_id")
+        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), model[1])
+        return ids, mat.copy()
+
+    # ------------------------------------------------------------------ lexical search
+
+    def lexical_search(self, query: str, k: int) -> list[tuple[int, float]]:
+        """``(tool_id, relevance)`` by FTS5 BM25 (higher is better) over name, server,
+        description and parameter text. Query words are OR-ed."""
+        terms = _fts_terms(query)
+        if not terms:
+            return []
+        match = " OR ".join(f'"{t}"' for t in terms)
+        rows = self._query(
+            "SELECT rowid, bm25(tools_fts, 3.0, 2.0, 1.0, 0.5) AS score FROM tools_fts"
+            " WHERE tools_fts MATCH ? ORDER BY score LIMIT ?",
+            (match, int(k)),
+        )
+        return [(r["rowid"], -float(r["score"])) for r in rows]
+
+    # ------------------------------------------------------------------ usage
+
+    def record_call(self, server: str, tool: str, *, ok: bool, latency_ms: float, error: str | None = None) -> None:
+        with self.transaction() as c:
+            c.execute(
+                "INSERT INTO usage(server, tool, calls, errors, total_latency_ms, last_called_at, last_error)"
+                " VALUES (?, ?, 1, ?, ?, ?, ?) ON CONFLICT(server, tool) DO UPDATE SET"
+                " calls = calls + 1, errors = errors + excluded.errors,"
+                " total_latency_ms = total_latency_ms + excluded.total_latency_ms,"
+                " last_called_at = excluded.last_called_at,"
+                " last_error = COALESCE(excluded.last_error, last_error)",
+                (server, tool, 0 if ok else 1, float(latency_ms), time.time(), None if ok else error),
+            )
+            self._bump(c)
+
+    def usage(self, server: str, tool: str) -> dict[str, Any] | None:
+        rows = self._query("SELECT * FROM usage WHERE server = ? AND tool = ?", (server, tool))
+        return dict(rows[0]) if rows else None
+
+    # ------------------------------------------------------------------ resources and prompts
+
+    def replace_resources(self, server: str, resources: Iterable[dict[str, Any]]) -> None:
+        with self.transaction() as c:
+            c.execute("DELETE FROM resources WHERE server = ?", (server,))
+            c.executemany(
+                "INSERT OR REPLACE INTO resources(server, uri, name, description, mime_type) VALUES (?, ?, ?, ?, ?)",
+                [(server, r["uri"], r.get("name"), r.get("description"), r.get("mime_type")) for r in resources],
+            )
+
+    def replace_prompts(self, server: str, prompts: Iterable[dict[str, Any]]) -> None:
+        with self.transaction() as c:
+            c.execute("DELETE FROM prompts WHERE server = ?", (server,))
+            c.executemany(
+                "INSERT OR REPLACE INTO prompts(server, name, description, arguments) VALUES (?, ?, ?, ?)",
+                [(server, p["name"], p.get("description"), canonical_json(p.get("arguments") or []))
+                 for p in prompts],
+            )
+
+    def resources(self, server: str | None = None) -> list[dict[str, Any]]:
+        sql, params = "SELECT * FROM resources", []
+        if server:
+            sql, params = sql + " WHERE server = ?", [server]
+        return [dict(r) for r in self._query(sql + " ORDER BY server, uri", params)]
+
+    def prompts(self, server: str | None = None) -> list[dict[str, Any]]:
+        sql, params = "SELECT * FROM prompts", []
+        if server:
+            sql, params = sql + " WHERE server = ?", [server]
+        return [
+            {**dict(r), "arguments": json.loads(r["arguments"])}
+            for r in self._query(sql + " ORDER BY server, name", params)
+        ]
+
+
+_TOOL_SELECT = (
+    "SELECT t.*, s.status AS server_status, a.data AS analysis_data,"
+    " COALESCE(u.calls, 0) AS calls, COALESCE(u.errors, 0) AS errors"
+    " FROM tools t JOIN servers s ON s.name = t.server"
+    " LEFT JOIN analysis a ON a.definition_hash = t.definition_hash"
+    " LEFT JOIN usage u ON u.server = t.server AND u.tool = t.name"
+)
+
+
+def _stored(r: sqlite3.Row) -> StoredTool:
+    tool = ToolDef(
+        server=r["server"],
+        name=r["name"],
+        description=r["description"],
+        input_schema=json.loads(r["input_schema"]),
+        output_schema=json.loads(r["output_schema"]) if r["output_schema"] else None,
+        title=r["title"],
+        annotations=json.loads(r["annotations"]) if r["annotations"] else None,
+    )
+    return StoredTool(
+        id=r["id"],
+        tool=tool,
+        definition_hash=r["definition_hash"],
+        server_status=ServerStatus(r["server_status"]),
+        analysis=ToolAnalysis.from_json(json.loads(r["analysis_data"])) if r["analysis_data"] else None,
+        needs_analysis=bool(r["needs_analysis"]),
+        needs_embedding=bool(r["needs_embedding"]),
+        calls=r["calls"],
+        errors=r["errors"],
+    )
+
+
+def _server(r: sqlite3.Row) -> ServerRecord:
+    return ServerRecord(
+        name=r["name"],
+        transport=r["transport"],
+        status=ServerStatus(r["status"]),
+        status_changed_at=r["status_changed_at"],
+        last_seen=r["last_seen"],
+        last_error=r["last_error"],
+        server_name=r["server_name"],
+        server_version=r["server_version"],
+        protocol_version=r["protocol_version"],
+        capabilities=json.loads(r["capabilities"] or "{}"),
+        instructions=r["instructions"],
+    )
+
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Za-z])(?=[0-9])|(?<=[0-9])(?=[A-Za-z])")
+
+
+def _words(name: str) -> str:
+    """``getUserById`` / ``read_file`` / ``web-search`` → space-separated words."""
+    return " ".join(w for w in re.split(r"[^0-9A-Za-z\u0080-\uffff]+", _CAMEL.sub(" ", name)) if w).lower()
+
+
+def _fts_terms(query: str) -> list[str]:
+    words = re.findall(r"[0-9A-Za-z\u0080-\uffff]+", _CAMEL.sub(" ", query))
+    return list(dict.fromkeys(w.lower() for w in words if len(w) > 1 or not w.isascii()))[:64]
