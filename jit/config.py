@@ -224,14 +224,21 @@ class _ConfigFile(_Strict):
     @classmethod
     def _names(cls, v: dict[str, Any]) -> dict[str, Any]:
         for name in v:
-            if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}", name) or "__" in name:
-                raise ValueError(
-                    f"name {name!r} must be 1-64 letters, digits, '_', '-', '.', start alphanumeric, "
-                    "and not contain '__' (jit's namespace separator)"
-                )
-            if name == HARNESS_SERVER:
-                raise ValueError(f"{HARNESS_SERVER!r} is reserved for available_tools.json")
+            problem = _name_problem(name)
+            if problem:
+                raise ValueError(problem)
         return v
+
+
+def _name_problem(name: str) -> str | None:
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}", name) or "__" in name:
+        return (
+            f"name {name!r} must be 1-64 letters, digits, '_', '-', '.', start alphanumeric, "
+            "and not contain '__' (jit's namespace separator)"
+        )
+    if name == HARNESS_SERVER:
+        return f"{HARNESS_SERVER!r} is reserved for available_tools.json"
+    return None
 
 
 # --------------------------------------------------------------------------- available_tools.json
@@ -451,7 +458,8 @@ def load_config(path: str | os.PathLike[str] | None = None, *, env: Mapping[str,
         raise ConfigError("the top level must be a JSON object", path=str(p))
     foreign_file = "mcpServers" in raw and not (_JIT_KEYS & raw.keys())
     body = {k: v for k, v in raw.items() if k in _JIT_KEYS} if foreign_file else dict(raw)
-    mcp_servers = body.pop("mcpServers", None)
+    body.pop("mcpServers", None)
+    mcp_servers = raw.get("mcpServers")
     body.pop("$schema", None)
     try:
         parsed = _ConfigFile.model_validate({k: v for k, v in body.items() if k != "servers"})
@@ -481,8 +489,14 @@ def load_config(path: str | os.PathLike[str] | None = None, *, env: Mapping[str,
             servers_raw[name] = (entry, src, "mcpServers")
     servers: dict[str, Any] = {}
     for name, (entry, src, where) in servers_raw.items():
+        problem = _name_problem(name)
+        if problem:
+            raise ConfigError(problem, path=src, key=f"{where}.{name}")
         if isinstance(entry, dict):
             entry = _expand_server(name, entry, env, src, where)
+            if "transport" not in entry:
+                # As in mcpServers files, the transport follows from the keys given.
+                entry["transport"] = "http" if "url" in entry and "command" not in entry else "stdio"
         try:
             one = _ConfigFile.model_validate({"servers": {name: entry}})
         except ValidationError as exc:

@@ -1,0 +1,130 @@
+"""Catalog benchmark: store and embed 10,000 real tools, then query.
+
+Reports store throughput (sync_tools), embedding throughput (MiniLM, CPU),
+re-sync of the unchanged catalog (must embed nothing), vec0 KNN and in-memory
+matrix-scan latency, and peak RSS. Writes bench/results/store.json.
+
+    python -m bench.bench_store [--tools 10000] [--data ../shared/data/toucan_smithery/tools.jsonl]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import numpy as np  # noqa: E402
+
+from jit.embed import SentenceTransformerEmbedder, embed_pending  # noqa: E402
+from jit.models import ToolDef  # noqa: E402
+from jit.store import Store  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_DATA = REPO.parent / "shared" / "data" / "toucan_smithery" / "tools.jsonl"
+RESULTS = REPO / "bench" / "results"
+
+
+def load_tools(path: Path, limit: int) -> dict[str, list[ToolDef]]:
+    by_server: dict[str, dict[str, ToolDef]] = defaultdict(dict)
+    n = 0
+    with path.open(encoding="utf-8") as f:
+        for line in f:
+            row = json.loads(line)
+            tool = ToolDef(server=row["server"], name=row["name"], description=row.get("description") or "",
+                           input_schema=row.get("input_schema") or {"type": "object", "properties": {}})
+            if tool.name in by_server[tool.server]:
+                continue
+            by_server[tool.server][tool.name] = tool
+            n += 1
+            if n >= limit:
+                break
+    return {s: list(t.values()) for s, t in by_server.items()}
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def sync_all(store: Store, catalog: dict[str, list[ToolDef]]) -> int:
+    changed = 0
+    for server, tools in catalog.items():
+        store.ensure_server(server, "stdio")
+        changed += len(store.sync_tools(server, tools).added)
+    return changed
+
+
+def main(argv: list[str] | None = None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tools", type=int, default=10_000)
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    ap.add_argument("--queries", type=int, default=200)
+    args = ap.parse_args(argv)
+
+    catalog = load_tools(args.data, args.tools)
+    n_tools = sum(len(t) for t in catalog.values())
+    embedder = SentenceTransformerEmbedder()
+    t0 = time.perf_counter()
+    embedder.embed(["warm up"])
+    load_s = time.perf_counter() - t0
+
+    with tempfile.TemporaryDirectory() as tmp, Store(Path(tmp) / "bench.db") as store:
+        t0 = time.perf_counter()
+        sync_all(store, catalog)
+        store_s = time.perf_counter() - t0
+
+        t0 = time.perf_counter()
+        report = embed_pending(store, embedder)
+        embed_s = time.perf_counter() - t0
+
+        t0 = time.perf_counter()
+        resync_added = sync_all(store, catalog)
+        again = embed_pending(store, embedder)
+        resync_s = time.perf_counter() - t0
+
+        rng = np.random.default_rng(0)
+        _, matrix = store.vector_matrix()
+        queries = matrix[rng.choice(len(matrix), size=min(args.queries, len(matrix)), replace=False)]
+        knn_ms, scan_ms = [], []
+        for q in queries:
+            t0 = time.perf_counter()
+            store.knn(q, 20)
+            knn_ms.append((time.perf_counter() - t0) * 1000)
+            t0 = time.perf_counter()
+            scores = matrix @ q
+            np.argpartition(-scores, 20)[:20]
+            scan_ms.append((time.perf_counter() - t0) * 1000)
+        db_mb = Path(store.path).stat().st_size / 1e6
+
+    result = {
+        "tools": n_tools,
+        "servers": len(catalog),
+        "model_load_s": round(load_s, 2),
+        "store_tools_per_s": round(n_tools / store_s, 1),
+        "embed_tools_per_s": round(report.embedded / embed_s, 1),
+        "store_and_embed_tools_per_s": round(n_tools / (store_s + embed_s), 1),
+        "resync_unchanged_s": round(resync_s, 3),
+        "resync_reembedded": again.embedded,
+        "resync_rewritten": resync_added,
+        "knn_vec0_p50_ms": round(statistics.median(knn_ms), 2),
+        "knn_vec0_p95_ms": round(float(np.percentile(knn_ms, 95)), 2),
+        "matrix_scan_p50_ms": round(statistics.median(scan_ms), 3),
+        "db_size_mb": round(db_mb, 1),
+        "peak_rss_mb": round(peak_rss_mb(), 1),
+    }
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "store.json").write_text(json.dumps(result, indent=2))
+    for k, v in result.items():
+        print(f"{k:>28}: {v}")
+    return result
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,118 @@
+"""The sync pipeline: discover → store → analyze → embed, in that order.
+
+``jit sync``, ``jit serve``'s ``reload()`` and the demo all run this. Each
+phase only touches what changed: discovery rewrites changed definitions,
+analysis runs on tools whose definition hash has no analysis yet, embedding
+on tools whose search text has no vector in the cache.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .config import Config
+from .embed import EmbedReport, Embedder, embed_pending
+from .models import HARNESS_SERVER, ServerRecord, ServerStatus, SyncResult
+from .store import Store
+
+if TYPE_CHECKING:
+    from .analyze import AnalyzeReport, ToolAnalyzer
+    from .clients import ClientManager
+
+__all__ = ["SyncReport", "prune_unconfigured", "refresh_catalog", "sync", "sync_harness_tools"]
+
+#: Transport recorded for the pseudo-server holding available_tools.json's harness tools.
+HARNESS_TRANSPORT = "harness"
+
+Progress = Callable[[str, dict[str, Any]], None]
+
+
+@dataclass
+class SyncReport:
+    """What one sync did, per phase."""
+
+    servers: list[ServerRecord] = field(default_factory=list)
+    changes: dict[str, SyncResult] = field(default_factory=dict)
+    removed_servers: list[str] = field(default_factory=list)
+    analysis: AnalyzeReport | None = None
+    embedding: EmbedReport | None = None
+
+
+def sync_harness_tools(store: Store, config: Config) -> SyncResult:
+    """Mirror available_tools.json's harness tools into the catalog (always online)."""
+    store.ensure_server(HARNESS_SERVER, HARNESS_TRANSPORT)
+    store.set_server_status(HARNESS_SERVER, ServerStatus.CONNECTED)
+    return store.sync_tools(HARNESS_SERVER, [t.to_tool() for t in config.available_tools.tools])
+
+
+def prune_unconfigured(store: Store, config: Config) -> list[str]:
+    """Forget servers that are no longer in the config, with their tools."""
+    keep = set(config.servers) | {HARNESS_SERVER}
+    gone = [s.name for s in store.servers() if s.name not in keep]
+    for name in gone:
+        store.remove_server(name)
+    return gone
+
+
+def refresh_catalog(
+    store: Store,
+    config: Config,
+    embedder: Embedder,
+    analyzer: ToolAnalyzer | None = None,
+    *,
+    progress: Progress | None = None,
+) -> tuple[AnalyzeReport, EmbedReport]:
+    """Analyze and embed whatever discovery left pending (no network needed)."""
+    from .analyze import analyze_pending, make_analyzer
+
+    analyzer = analyzer or make_analyzer(config)
+    if progress:
+        progress("analyze", {"pending": len(store.pending_analysis()), "analyzer": analyzer.name})
+    analysis = analyze_pending(store, analyzer)
+    store.prune_analysis()
+    if progress:
+        progress("embed", {"pending": len(store.pending_embeddings()), "model": embedder.model_name})
+    embedding = embed_pending(store, embedder)
+    return analysis, embedding
+
+
+async def sync(
+    config: Config,
+    store: Store,
+    embedder: Embedder,
+    *,
+    analyzer: ToolAnalyzer | None = None,
+    manager: ClientManager | None = None,
+    progress: Progress | None = None,
+) -> SyncReport:
+    """Bring the catalog up to date with the configured servers.
+
+    With ``manager`` given (already started, e.g. by ``jit serve``) it is
+    asked to re-discover; otherwise a manager is started for the duration of
+    the sync and closed after. Servers that fail stay in the catalog with
+    their status and last error; their cached tools remain selectable.
+    """
+    from .clients import ClientManager
+
+    report = SyncReport()
+    report.removed_servers = prune_unconfigured(store, config)
+    report.changes[HARNESS_SERVER] = sync_harness_tools(store, config)
+    if progress:
+        progress("discover", {"servers": len(config.servers)})
+    if manager is not None:
+        report.changes.update(await manager.refresh())
+    else:
+        seen: dict[str, SyncResult] = {}
+
+        def on_change(server: str, result: SyncResult) -> None:
+            seen[server] = result
+
+        # The manager reports every discovery (the initial one included) through the callback.
+        async with ClientManager(config, store, on_tools_changed=on_change):
+            pass
+        report.changes.update(seen)
+    report.analysis, report.embedding = refresh_catalog(store, config, embedder, analyzer, progress=progress)
+    report.servers = store.servers()
+    return report

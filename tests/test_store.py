@@ -1,0 +1,249 @@
+"""The catalog on real SQLite with sqlite-vec and FTS5."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from jit.embed import embed_pending
+from jit.errors import MigrationError, StoreError
+from jit.models import ServerStatus, ToolAnalysis, ToolDef
+from jit.store import Store, default_migrations_dir
+
+
+class RecordingEmbedder:
+    """Wraps the real model and records every text it is asked to embed."""
+
+    def __init__(self, inner, model_name: str | None = None, dims: int | None = None) -> None:
+        self.inner = inner
+        self._name = model_name or inner.model_name
+        self._dims = dims
+        self.seen: list[str] = []
+
+    @property
+    def model_name(self) -> str:
+        return self._name
+
+    @property
+    def dimension(self) -> int:
+        return self._dims or self.inner.dimension
+
+    def embed(self, texts):
+        self.seen.extend(texts)
+        vecs = self.inner.embed(texts)
+        if self._dims:
+            # A different "model": the first dims components, renormalised.
+            vecs = vecs[:, : self._dims]
+            vecs = vecs / np.linalg.norm(vecs, axis=1, keepdims=True)
+        return vecs
+
+
+def _tool(name: str, description: str, server: str = "files", **props: str) -> ToolDef:
+    schema = {"type": "object", "properties": {k: {"type": "string", "description": v} for k, v in props.items()}}
+    return ToolDef(server=server, name=name, description=description, input_schema=schema)
+
+
+TOOLS = [
+    _tool("read_file", "Read a text file and return its contents.", path="Path of the file"),
+    _tool("write_file", "Write text to a file, replacing it.", path="Path of the file", content="Text"),
+    _tool("search_web", "Search the web for pages matching a query.", query="Search words"),
+    _tool("get_weather", "Current weather for a city.", city="City name"),
+]
+
+
+def _migrations_copy(tmp_path: Path) -> Path:
+    d = tmp_path / "migrations"
+    shutil.copytree(default_migrations_dir(), d)
+    return d
+
+
+def test_migrations_apply_in_order_and_are_idempotent(tmp_path):
+    mdir = _migrations_copy(tmp_path)
+    (mdir / "0002_notes.sql").write_text("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT) STRICT;")
+    (mdir / "0003_notes_index.sql").write_text("CREATE INDEX notes_body ON notes(body);")
+    db = tmp_path / "c.db"
+    with Store(db, migrations_dir=mdir) as s:
+        assert sorted(s.applied_migrations()) == [1, 2, 3]
+        assert s.pending_migrations() == []
+    with Store(db, migrations_dir=mdir) as s:
+        assert s.migrate() == []  # nothing applied twice
+        assert s.applied_migrations() == {1: "catalog", 2: "notes", 3: "notes_index"}
+
+
+def test_failed_migration_rolls_back_everything_it_did(tmp_path):
+    mdir = _migrations_copy(tmp_path)
+    (mdir / "0002_broken.sql").write_text(
+        "CREATE TABLE half_done (x INTEGER);\nINSERT INTO half_done VALUES (1);\nCREATE TABLEE oops (y);"
+    )
+    db = tmp_path / "c.db"
+    with pytest.raises(MigrationError, match="0002_broken.sql"):
+        Store(db, migrations_dir=mdir)
+    with Store(db, migrations_dir=mdir, migrate=False) as s:
+        assert s.applied_migrations() == {1: "catalog"}
+        assert not s._query("SELECT name FROM sqlite_master WHERE name = 'half_done'")
+    # Fixed, it applies on the next open.
+    (mdir / "0002_broken.sql").write_text("CREATE TABLE half_done (x INTEGER);")
+    with Store(db, migrations_dir=mdir) as s:
+        assert 2 in s.applied_migrations()
+
+
+def test_badly_named_migration_is_an_error(tmp_path):
+    mdir = _migrations_copy(tmp_path)
+    (mdir / "2_whatever.sql").write_text("SELECT 1;")
+    with pytest.raises(MigrationError, match="0001_name.sql"):
+        Store(tmp_path / "c.db", migrations_dir=mdir)
+
+
+def test_unopenable_path_is_a_store_error(tmp_path):
+    (tmp_path / "adir").mkdir()
+    with pytest.raises(StoreError):
+        Store(tmp_path / "adir")
+
+
+def test_store_uses_wal_and_loads_sqlite_vec(store):
+    assert store._query("PRAGMA journal_mode")[0][0] == "wal"
+    assert store._query("SELECT vec_version()")[0][0].startswith("v")
+
+
+def test_sync_adds_changes_and_removes_tools(store):
+    store.ensure_server("files", "stdio")
+    first = store.sync_tools("files", TOOLS)
+    assert first.added == sorted(t.name for t in TOOLS) and not first.changed and not first.removed
+    again = store.sync_tools("files", TOOLS)
+    assert not again.touched and again.unchanged == len(TOOLS)
+
+    reworded = ToolDef(server="files", name="search_web", description="Search the internet.",
+                       input_schema=TOOLS[2].input_schema)
+    result = store.sync_tools("files", [TOOLS[0], TOOLS[1], reworded])
+    assert result.changed == ["search_web"]
+    assert result.removed == ["get_weather"]
+    assert store.tool("files", "get_weather") is None
+    assert store.lexical_search("weather city", 5) == []
+    assert [t.tool.name for t in store.tools("files")] == ["read_file", "search_web", "write_file"]
+
+
+def test_changed_definition_is_marked_for_reanalysis(store):
+    store.ensure_server("files", "stdio")
+    store.sync_tools("files", TOOLS)
+    store.put_analyses((t.definition_hash, ToolAnalysis(categories=("filesystem",))) for t in store.tools())
+    assert store.pending_analysis() == []
+    new = ToolDef(server="files", name="read_file", description="Read a file (now with line ranges).",
+                  input_schema=TOOLS[0].input_schema)
+    store.sync_tools("files", [new, *TOOLS[1:]])
+    assert [t.tool.name for t in store.pending_analysis()] == ["read_file"]
+    # Going back to a definition analyzed before needs no new analysis.
+    store.sync_tools("files", TOOLS)
+    assert store.pending_analysis() == []
+
+
+def test_resync_of_unchanged_catalog_embeds_nothing(store, embedder):
+    rec = RecordingEmbedder(embedder)
+    store.ensure_server("files", "stdio")
+    store.sync_tools("files", TOOLS)
+    first = embed_pending(store, rec)
+    assert first.embedded == len(TOOLS) and first.model_changed
+    rec.seen.clear()
+    store.sync_tools("files", TOOLS)
+    again = embed_pending(store, rec)
+    assert (again.embedded, again.cached, rec.seen) == (0, 0, [])
+
+
+def test_changed_description_reembeds_exactly_that_tool(store, embedder):
+    rec = RecordingEmbedder(embedder)
+    store.ensure_server("files", "stdio")
+    store.sync_tools("files", TOOLS)
+    embed_pending(store, rec)
+    rec.seen.clear()
+    changed = ToolDef(server="files", name="get_weather", description="Weather forecast for the next days.",
+                      input_schema=TOOLS[3].input_schema)
+    store.sync_tools("files", [*TOOLS[:3], changed])
+    report = embed_pending(store, rec)
+    assert report.embedded == 1
+    assert rec.seen == [changed.search_text()]
+    ids, matrix = store.vector_matrix()
+    assert len(ids) == len(TOOLS) and matrix.shape == (len(TOOLS), 384)
+
+
+def test_text_already_embedded_is_taken_from_the_cache(store, embedder):
+    rec = RecordingEmbedder(embedder)
+    store.ensure_server("a", "stdio")
+    store.ensure_server("b", "stdio")
+    store.sync_tools("a", [_tool("ping", "Check the service.", server="a")])
+    store.sync_tools("b", [_tool("ping", "Check the service.", server="b")])
+    assert embed_pending(store, rec).embedded == 2  # server name is part of the text
+    # Remove and re-add: the vector comes back from the cache, not the model.
+    store.sync_tools("a", [])
+    store.sync_tools("a", [_tool("ping", "Check the service.", server="a")])
+    rec.seen.clear()
+    report = embed_pending(store, rec)
+    assert (report.embedded, report.cached, rec.seen) == (0, 1, [])
+
+
+def test_changing_the_embedding_model_reembeds_everything(store, embedder):
+    store.ensure_server("files", "stdio")
+    store.sync_tools("files", TOOLS)
+    embed_pending(store, RecordingEmbedder(embedder))
+    other = RecordingEmbedder(embedder, model_name="minilm-first-64", dims=64)
+    report = embed_pending(store, other)
+    assert report.model_changed and report.embedded == len(TOOLS)
+    assert store.embedding_model() == ("minilm-first-64", 64)
+    ids, matrix = store.vector_matrix()
+    assert matrix.shape == (len(TOOLS), 64)
+
+
+def test_knn_and_lexical_search_find_the_right_tool(store, embedder):
+    store.ensure_server("files", "stdio")
+    store.sync_tools("files", TOOLS)
+    embed_pending(store, embedder)
+    q = embedder.embed(["what is the temperature in Paris today"])[0]
+    (best, dist), *_ = store.knn(q, 2)
+    assert store.tools_by_id([best])[best].tool.name == "get_weather" and 0 <= dist < 1
+    (lex, score), *_ = store.lexical_search("writeFile content", 3)
+    assert store.tools_by_id([lex])[lex].tool.name == "write_file" and score > 0
+
+
+def test_server_status_transitions_are_persisted(store):
+    store.ensure_server("files", "stdio")
+    assert store.server("files").status is ServerStatus.UNKNOWN
+    store.set_server_status("files", ServerStatus.CONNECTING)
+    store.set_server_status("files", ServerStatus.CONNECTED, server_name="fs", server_version="1.2",
+                            capabilities={"tools": {"listChanged": True}})
+    rec = store.server("files")
+    assert rec.status is ServerStatus.CONNECTED and rec.last_seen and rec.capabilities["tools"]["listChanged"]
+    store.set_server_status("files", ServerStatus.DISCONNECTED, error="Connection closed")
+    rec = store.server("files")
+    assert (rec.status, rec.last_error, rec.server_name) == (ServerStatus.DISCONNECTED, "Connection closed", "fs")
+    with pytest.raises(StoreError, match="unknown server"):
+        store.set_server_status("nope", ServerStatus.CONNECTED)
+
+
+def test_offline_server_tools_stay_in_the_catalog(store):
+    store.ensure_server("files", "stdio")
+    store.set_server_status("files", ServerStatus.CONNECTED)
+    store.sync_tools("files", TOOLS)
+    store.set_server_status("files", ServerStatus.DISCONNECTED, error="killed")
+    offline = store.tools(online=False)
+    assert len(offline) == len(TOOLS) and not any(t.online for t in offline)
+
+
+def test_usage_is_recorded_per_tool(store):
+    store.ensure_server("files", "stdio")
+    store.sync_tools("files", TOOLS)
+    store.record_call("files", "read_file", ok=True, latency_ms=3.0)
+    store.record_call("files", "read_file", ok=False, latency_ms=5.0, error="boom")
+    u = store.usage("files", "read_file")
+    assert (u["calls"], u["errors"], u["total_latency_ms"], u["last_error"]) == (2, 1, 8.0, "boom")
+    t = store.tool("files", "read_file")
+    assert (t.calls, t.errors) == (2, 1)
+
+
+def test_removing_a_server_removes_its_tools_and_vectors(store, embedder):
+    store.ensure_server("files", "stdio")
+    store.sync_tools("files", TOOLS)
+    embed_pending(store, embedder)
+    store.remove_server("files")
+    assert store.tools() == [] and store.servers() == []
+    assert len(store.vector_matrix()[0]) == 0
