@@ -85,6 +85,9 @@ class SentenceTransformerEmbedder:
             if self._model is None:
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")
                 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+                # The weight-loading progress bar would land in CLI output and MCP stdio logs.
+                os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+                os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
                 path = self._path or (default_model_path() if self._name == "all-MiniLM-L6-v2" else self._name)
                 try:
                     from sentence_transformers import SentenceTransformer

@@ -311,8 +311,7 @@ class Store:
             self._delete_tool_rows(c, gone)
             for name, t in incoming.items():
                 dhash = t.definition_hash
-                stext = t.search_text()
-                thash = text_hash(stext)
+                thash = text_hash(t.embedding_text())
                 row = existing.get(name)
                 if row is not None and row["definition_hash"] == dhash:
                     result.unchanged += 1
@@ -401,6 +400,19 @@ class Store:
     def tool_count(self) -> int:
         return int(self._query("SELECT count(*) FROM tools")[0][0])
 
+    def tool_states(self) -> dict[int, tuple[Any, ...]]:
+        """``id -> (definition_hash, text_hash, needs_embedding, analysis created_at, server status,
+        calls, errors)``: cheap to read (no definitions parsed), so a cache can see which
+        tools changed since it last looked and reload only those."""
+        rows = self._query(
+            "SELECT t.id, t.definition_hash, t.text_hash, t.needs_embedding, a.created_at, s.status,"
+            " COALESCE(u.calls, 0), COALESCE(u.errors, 0)"
+            " FROM tools t JOIN servers s ON s.name = t.server"
+            " LEFT JOIN analysis a ON a.definition_hash = t.definition_hash"
+            " LEFT JOIN usage u ON u.server = t.server AND u.tool = t.name"
+        )
+        return {r[0]: tuple(r[1:]) for r in rows}
+
     # ------------------------------------------------------------------ analysis
 
     def pending_analysis(self) -> list[StoredTool]:
@@ -470,11 +482,11 @@ class Store:
             c.execute("DELETE FROM tool_vectors WHERE tool_id = ?", (tool_id,))
 
     def pending_embeddings(self) -> list[tuple[int, str, str]]:
-        """``(tool_id, search_text, text_hash)`` of tools whose vector is missing."""
+        """``(tool_id, embedding_text, text_hash)`` of tools whose vector is missing."""
         out = []
         for r in self._query(_TOOL_SELECT + " WHERE t.needs_embedding = 1 ORDER BY t.id"):
             tool = _stored(r).tool
-            out.append((r["id"], tool.search_text(), r["text_hash"]))
+            out.append((r["id"], tool.embedding_text(), r["text_hash"]))
         return out
 
     def cached_vectors(self, model: str, hashes: Iterable[str]) -> dict[str, bytes]:
@@ -489,6 +501,22 @@ class Store:
             ):
                 out[r["text_hash"]] = r["vector"]
         return out
+
+    def cache_vectors(self, model: str, rows: Iterable[tuple[str, bytes]]) -> int:
+        """Add ``(text_hash, float32 bytes)`` to the embedding cache without giving them to a tool.
+
+        For texts embedded for other uses (the evaluation's baseline texts), so they
+        are never embedded twice either. Returns how many rows were offered.
+        """
+        n = 0
+        with self.transaction() as c:
+            for thash, vec in rows:
+                c.execute(
+                    "INSERT OR IGNORE INTO embedding_cache(model, text_hash, vector) VALUES (?, ?, ?)",
+                    (model, thash, vec),
+                )
+                n += 1
+        return n
 
     def put_vectors(self, model: str, rows: Iterable[tuple[int, str, bytes]], *, cache: bool = True) -> int:
         """Store ``(tool_id, text_hash, float32 bytes)``; clears ``needs_embedding``."""

@@ -33,7 +33,7 @@ CREATE TABLE tools (
     output_schema    TEXT,
     annotations      TEXT,
     definition_hash  TEXT NOT NULL,
-    -- sha256 of the search text: the embedding cache key
+    -- sha256 of the embedding text (ToolDef.embedding_text): the embedding cache key
     text_hash        TEXT NOT NULL,
     needs_analysis   INTEGER NOT NULL DEFAULT 1,
     needs_embedding  INTEGER NOT NULL DEFAULT 1,

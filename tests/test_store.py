@@ -162,7 +162,7 @@ def test_changed_description_reembeds_exactly_that_tool(store, embedder):
     store.sync_tools("files", [*TOOLS[:3], changed])
     report = embed_pending(store, rec)
     assert report.embedded == 1
-    assert rec.seen == [changed.search_text()]
+    assert rec.seen == [changed.embedding_text()]
     ids, matrix = store.vector_matrix()
     assert len(ids) == len(TOOLS) and matrix.shape == (len(TOOLS), 384)
 
