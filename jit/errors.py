@@ -18,6 +18,7 @@ Hierarchy::
     │   ├── ServerUnavailableError  the server is offline / errored; the call was not sent
     │   ├── ServerConnectError      connecting or initializing failed
     │   ├── ServerTimeoutError      the server did not answer in time
+    │   ├── ServerDisconnectedError the connection dropped while a call was in flight
     │   ├── ToolNotFoundError       no such tool on that server (or no such server)
     │   └── ToolCallError           the server answered with an error (JSON-RPC or isError)
     └── EvaluationError             benchmark data missing or malformed
@@ -41,6 +42,7 @@ __all__ = [
     "RuleError",
     "SelectionError",
     "ServerConnectError",
+    "ServerDisconnectedError",
     "ServerError",
     "ServerTimeoutError",
     "ServerUnavailableError",
@@ -172,6 +174,12 @@ class ServerTimeoutError(ServerError):
     """The server did not answer within its timeout."""
 
     code = "server_timeout"
+
+
+class ServerDisconnectedError(ServerError):
+    """The connection dropped while a call was in flight: the tool may or may not have run."""
+
+    code = "server_disconnected"
 
 
 class ToolNotFoundError(ServerError):

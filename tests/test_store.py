@@ -54,44 +54,45 @@ TOOLS = [
 ]
 
 
-def _migrations_copy(tmp_path: Path) -> Path:
+def _migrations_copy(tmp_path: Path) -> tuple[Path, int]:
+    """A copy of the real migrations and the next free version number."""
     d = tmp_path / "migrations"
     shutil.copytree(default_migrations_dir(), d)
-    return d
+    return d, max(int(p.name[:4]) for p in d.glob("*.sql")) + 1
 
 
 def test_migrations_apply_in_order_and_are_idempotent(tmp_path):
-    mdir = _migrations_copy(tmp_path)
-    (mdir / "0002_notes.sql").write_text("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT) STRICT;")
-    (mdir / "0003_notes_index.sql").write_text("CREATE INDEX notes_body ON notes(body);")
+    mdir, n = _migrations_copy(tmp_path)
+    (mdir / f"{n:04d}_notes.sql").write_text("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT) STRICT;")
+    (mdir / f"{n + 1:04d}_notes_index.sql").write_text("CREATE INDEX notes_body ON notes(body);")
     db = tmp_path / "c.db"
     with Store(db, migrations_dir=mdir) as s:
-        assert sorted(s.applied_migrations()) == [1, 2, 3]
+        assert sorted(s.applied_migrations()) == list(range(1, n + 2))
         assert s.pending_migrations() == []
     with Store(db, migrations_dir=mdir) as s:
         assert s.migrate() == []  # nothing applied twice
-        assert s.applied_migrations() == {1: "catalog", 2: "notes", 3: "notes_index"}
+        applied = s.applied_migrations()
+        assert (applied[1], applied[n], applied[n + 1]) == ("catalog", "notes", "notes_index")
 
 
 def test_failed_migration_rolls_back_everything_it_did(tmp_path):
-    mdir = _migrations_copy(tmp_path)
-    (mdir / "0002_broken.sql").write_text(
-        "CREATE TABLE half_done (x INTEGER);\nINSERT INTO half_done VALUES (1);\nCREATE TABLEE oops (y);"
-    )
+    mdir, n = _migrations_copy(tmp_path)
+    broken = mdir / f"{n:04d}_broken.sql"
+    broken.write_text("CREATE TABLE half_done (x INTEGER);\nINSERT INTO half_done VALUES (1);\nCREATE TABLEE oops (y);")
     db = tmp_path / "c.db"
-    with pytest.raises(MigrationError, match="0002_broken.sql"):
+    with pytest.raises(MigrationError, match=broken.name):
         Store(db, migrations_dir=mdir)
     with Store(db, migrations_dir=mdir, migrate=False) as s:
-        assert s.applied_migrations() == {1: "catalog"}
+        assert sorted(s.applied_migrations()) == list(range(1, n))
         assert not s._query("SELECT name FROM sqlite_master WHERE name = 'half_done'")
     # Fixed, it applies on the next open.
-    (mdir / "0002_broken.sql").write_text("CREATE TABLE half_done (x INTEGER);")
+    broken.write_text("CREATE TABLE half_done (x INTEGER);")
     with Store(db, migrations_dir=mdir) as s:
-        assert 2 in s.applied_migrations()
+        assert n in s.applied_migrations()
 
 
 def test_badly_named_migration_is_an_error(tmp_path):
-    mdir = _migrations_copy(tmp_path)
+    mdir, _ = _migrations_copy(tmp_path)
     (mdir / "2_whatever.sql").write_text("SELECT 1;")
     with pytest.raises(MigrationError, match="0001_name.sql"):
         Store(tmp_path / "c.db", migrations_dir=mdir)

@@ -1,0 +1,177 @@
+"""Helpers for the client tests: configs for the test servers, HTTP server processes, waiting.
+
+Imported by ``tests/test_clients*.py`` as ``servers.support`` (pytest puts ``tests/``
+on ``sys.path``) and by ``bench/bench_clients.py``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from jit.config import Config, ConnectionConfig, HttpServerConfig, SseServerConfig, StdioServerConfig
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+PY = sys.executable
+DEMO = str(HERE / "demo_server.py")
+RAW = str(HERE / "raw_server.py")
+LOOPBACK_PRELOAD = str(HERE / "loopback.cjs")
+EVERYTHING_DIR = REPO / ".test-servers" / "node_modules" / "@modelcontextprotocol" / "server-everything"
+EVERYTHING_BIN = REPO / ".test-servers" / "node_modules" / ".bin" / "mcp-server-everything"
+
+#: Reconnection tuned for tests: quick retries, bounded, no background pings unless asked.
+FAST = {"reconnect_initial_delay": 0.05, "reconnect_max_delay": 0.3, "reconnect_attempts": 3, "ping_interval": 0}
+
+
+def demo_stdio(*args: str, timeout: float = 20, **kw: Any) -> StdioServerConfig:
+    return StdioServerConfig(command=PY, args=[DEMO, "--transport", "stdio", *args], timeout=timeout, **kw)
+
+
+def raw_stdio(*args: str, timeout: float = 10, **kw: Any) -> StdioServerConfig:
+    return StdioServerConfig(command=PY, args=[RAW, "--transport", "stdio", *args], timeout=timeout, **kw)
+
+
+def make_config(base: Path, servers: dict[str, Any], **connection: Any) -> Config:
+    """A real :class:`Config` rooted at ``base`` with these servers and fast reconnection."""
+    return dataclasses.replace(
+        Config.default(base), servers=servers, connection=ConnectionConfig(**{**FAST, **connection})
+    )
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def port_open(port: int) -> bool:
+    with socket.socket() as s:
+        s.settimeout(0.2)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+class ServerProcess:
+    """A test server process listening on 127.0.0.1:port; can be killed and started again.
+
+    As a context manager it is started on entry (if not yet) and always killed on exit.
+    """
+
+    def __init__(self, argv: Sequence[str], port: int, *, path: str, env: dict[str, str] | None = None,
+                 log: Path | None = None) -> None:
+        self.argv = list(argv)
+        self.port = port
+        self.path = path
+        self.env = env
+        self.log = log
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}{self.path}"
+
+    def start(self, wait: float = 30) -> ServerProcess:
+        out = open(self.log, "ab") if self.log else subprocess.DEVNULL  # noqa: SIM115 - closed with the process
+        self.proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+                                     env={**os.environ, **(self.env or {})}, start_new_session=True)
+        deadline = time.monotonic() + wait
+        while not port_open(self.port):
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"{self.argv} exited with {self.proc.returncode} before listening")
+            if time.monotonic() > deadline:
+                self.kill()
+                raise RuntimeError(f"{self.argv} did not listen on port {self.port} within {wait}s")
+            time.sleep(0.05)
+        return self
+
+    def __enter__(self) -> ServerProcess:
+        return self.start() if self.proc is None else self
+
+    def __exit__(self, *exc: object) -> None:
+        self.kill()
+
+    def kill(self) -> None:
+        """SIGKILL the whole process group (no goodbye to clients) and reap it."""
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.proc.wait(timeout=10)
+        self.proc = None
+
+
+def demo_http(transport: str = "http", **kw: Any) -> ServerProcess:
+    port = free_port()
+    return ServerProcess([PY, DEMO, "--transport", transport, "--port", str(port)], port,
+                         path="/mcp" if transport == "http" else "/sse", **kw)
+
+
+def http_config(server: ServerProcess, **kw: Any) -> HttpServerConfig | SseServerConfig:
+    cls = SseServerConfig if server.path == "/sse" else HttpServerConfig
+    return cls(url=server.url, **{"timeout": 20, **kw})
+
+
+def everything_http(mode: str) -> ServerProcess:
+    """server-everything over ``streamableHttp`` or ``sse``, held to 127.0.0.1 by a preload."""
+    port = free_port()
+    node = shutil.which("node") or "node"
+    argv = [node, "--require", LOOPBACK_PRELOAD, str(EVERYTHING_DIR / "dist" / "index.js"), mode]
+    return ServerProcess(argv, port, path="/mcp" if mode == "streamableHttp" else "/sse", env={"PORT": str(port)})
+
+
+async def wait_until(predicate: Callable[[], Any], *, within: float = 30, what: str = "condition") -> Any:
+    """Poll ``predicate`` until truthy; a hang guard, not a timing assertion."""
+    deadline = anyio.current_time() + within
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if anyio.current_time() > deadline:
+            raise AssertionError(f"gave up waiting for {what} after {within}s")
+        await anyio.sleep(0.02)
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie still answers kill(0); it is dead for our purposes.
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def listening_addresses(port: int) -> set[str]:
+    """Addresses with a socket listening on ``port``, from /proc/net/tcp{,6} (Linux)."""
+    found: set[str] = set()
+    for table, width in (("/proc/net/tcp", 8), ("/proc/net/tcp6", 32)):
+        try:
+            rows = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            local, state = row.split()[1], row.split()[3]
+            addr, _, hexport = local.partition(":")
+            if state != "0A" or int(hexport, 16) != port:  # 0A = LISTEN
+                continue
+            if width == 8:
+                found.add(socket.inet_ntop(socket.AF_INET, bytes.fromhex(addr)[::-1]))
+            else:
+                raw = b"".join(bytes.fromhex(addr[i:i + 8])[::-1] for i in range(0, 32, 8))
+                found.add(socket.inet_ntop(socket.AF_INET6, raw))
+    return found

@@ -1,0 +1,404 @@
+"""ClientManager against real MCP servers (tests/servers/) over stdio, Streamable HTTP and SSE."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+from pathlib import Path
+
+import anyio
+import pytest
+from servers.support import (
+    demo_http,
+    demo_stdio,
+    http_config,
+    make_config,
+    pid_alive,
+    raw_stdio,
+    wait_until,
+)
+
+from jit.clients import ClientManager
+from jit.upstream import backoff_delay, convert_tools
+from jit.errors import (
+    ServerConnectError,
+    ServerDisconnectedError,
+    ServerTimeoutError,
+    ServerUnavailableError,
+    ToolCallError,
+    ToolNotFoundError,
+)
+from jit.models import ServerStatus, ToolDef
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="module")
+def shared_http(tmp_path_factory):
+    """One demo server over Streamable HTTP for the call tests (each test has its own manager and catalog)."""
+    with demo_http("http", log=tmp_path_factory.mktemp("shared") / "http.log") as server:
+        yield server
+
+
+@pytest.fixture
+def http_server(tmp_path: Path):
+    with demo_http("http", log=tmp_path / "http.log") as server:
+        yield server
+
+
+@pytest.fixture
+def sse_server(tmp_path: Path):
+    with demo_http("sse", log=tmp_path / "sse.log") as server:
+        yield server
+
+
+def status(mgr: ClientManager, name: str) -> ServerStatus:
+    return mgr.statuses()[name].status
+
+
+# --------------------------------------------------------------------------- discovery
+
+
+async def test_stdio_server_is_discovered_with_what_it_reports(tmp_path, store):
+    config = make_config(tmp_path, {"demo": demo_stdio()})
+    async with ClientManager(config, store) as mgr:
+        record = mgr.statuses()["demo"]
+        assert record.status is ServerStatus.CONNECTED
+        assert (record.server_name, record.server_version) == ("demo", "1.2.3")
+        assert record.instructions == "A demo server for jit tests."
+        assert record.protocol_version and record.status_changed_at and record.last_seen
+        assert "tools" in record.capabilities and "resources" in record.capabilities
+        names = {t.tool.name for t in store.tools("demo")}
+        assert {"echo", "add", "fail", "sleep", "pid", "add_tool", "remove_tool"} <= names
+        add = store.tool("demo", "add").tool
+        assert add.input_schema["type"] == "object" and set(add.input_schema["properties"]) == {"a", "b"}
+        assert add.output_schema is not None and add.output_schema["type"] == "object"
+        assert [r["uri"] for r in store.resources("demo")] == ["demo://readme"]
+        assert [p["name"] for p in store.prompts("demo")] == ["greet"]
+        session = mgr.session("demo")  # the live SDK session, for requests jit does not wrap
+        assert (await session.read_resource("demo://readme")).contents[0].text == "demo server"
+    assert status(mgr, "demo") is ServerStatus.DISCONNECTED
+    assert mgr.session("demo") is None
+
+
+async def test_streamable_http_server_is_discovered_and_called(tmp_path, store, http_server):
+    config = make_config(tmp_path, {"web": http_config(http_server)})
+    async with ClientManager(config, store) as mgr:
+        assert status(mgr, "web") is ServerStatus.CONNECTED
+        assert store.tool("web", "echo") is not None
+        result = await mgr.call_tool("web", "echo", {"text": "over http"})
+        assert result.text() == "over http" and not result.is_error
+
+
+async def test_sse_server_is_discovered_and_called(tmp_path, store, sse_server):
+    config = make_config(tmp_path, {"legacy": http_config(sse_server)})
+    async with ClientManager(config, store) as mgr:
+        assert mgr.statuses()["legacy"].transport == "sse"
+        assert status(mgr, "legacy") is ServerStatus.CONNECTED
+        result = await mgr.call_tool("legacy", "add", {"a": 2, "b": 40})
+        assert result.structured_content == {"total": 42}
+
+
+async def test_paginated_tool_list_is_followed_to_the_end(tmp_path, store):
+    config = make_config(tmp_path, {"paged": raw_stdio("--tools", "25", "--page-size", "10")})
+    async with ClientManager(config, store):
+        names = {t.tool.name for t in store.tools("paged")}
+    assert len(names) == 25 and {"fail", "rpc_error", "tool_0", "tool_22"} <= names
+
+
+async def test_malformed_tools_are_dropped_with_reasons_and_the_rest_kept(tmp_path, store):
+    config = make_config(tmp_path, {"bad": raw_stdio("--mode", "malformed")})
+    async with ClientManager(config, store) as mgr:
+        record = mgr.statuses()["bad"]
+        assert record.status is ServerStatus.CONNECTED
+        assert [t.tool.name for t in store.tools("bad")] == ["good_a", "good_b"]
+        assert store.tool("bad", "good_a").tool.description == "A good tool."  # the first of the duplicates
+        warnings = mgr.warnings("bad")
+        assert len(warnings) == 6
+        assert any("'bad_schema'" in w and "type" in w for w in warnings)
+        assert sum("missing or empty name" in w for w in warnings) == 2
+        assert any("duplicate name, kept the first" in w for w in warnings)
+        assert "discovery warnings" in record.last_error and "'list_schema'" in record.last_error
+        # The SDK rejects this server's whole listing, yet its good tools stay callable.
+        result = await mgr.call_tool("bad", "good_b", {"x": "still works"})
+        assert "still works" in result.text()
+
+
+def test_convert_tools_keeps_wire_fields_as_plain_dicts():
+    raw = [{"name": "t", "title": "T", "description": "d", "inputSchema": {"type": "object"},
+            "outputSchema": {"type": "object", "properties": {}}, "annotations": {"readOnlyHint": True}},
+           {"name": "u", "inputSchema": {"type": "object"}, "outputSchema": {"type": "array"}},
+           {"name": "v", "inputSchema": {"type": "object"}, "description": 7}]
+    tools, problems = convert_tools("s", raw)
+    assert [t.name for t in tools] == ["t"]
+    assert tools[0].annotations == {"readOnlyHint": True} and tools[0].title == "T"
+    assert "outputSchema" in problems[0] and "description must be a str" in problems[1]
+
+
+# --------------------------------------------------------------------------- calls
+
+
+async def test_call_tool_returns_content_and_records_usage(tmp_path, store, shared_http):
+    config = make_config(tmp_path, {"demo": http_config(shared_http)})
+    async with ClientManager(config, store) as mgr:
+        result = await mgr.call_tool("demo", "add", {"a": 1, "b": 2})
+        assert (result.server, result.tool, result.is_error) == ("demo", "add", False)
+        assert result.structured_content == {"total": 3}
+        assert result.content[0]["type"] == "text" and result.latency_ms > 0
+        usage = store.usage("demo", "add")
+        assert (usage["calls"], usage["errors"]) == (1, 0) and usage["total_latency_ms"] > 0
+
+
+async def test_tool_error_result_is_reported_as_error_not_success(tmp_path, store, shared_http):
+    config = make_config(tmp_path, {"demo": http_config(shared_http)})
+    async with ClientManager(config, store) as mgr:
+        result = await mgr.call_tool("demo", "fail", {"message": "it broke"})
+        assert result.is_error and "it broke" in result.text()
+        usage = store.usage("demo", "fail")
+        assert (usage["calls"], usage["errors"]) == (1, 1) and "it broke" in usage["last_error"]
+
+
+async def test_slow_call_raises_timeout_and_counts_as_failure(tmp_path, store, shared_http):
+    config = make_config(tmp_path, {"demo": http_config(shared_http)})
+    async with ClientManager(config, store) as mgr:
+        with pytest.raises(ServerTimeoutError) as info:
+            await mgr.call_tool("demo", "sleep", {"seconds": 30}, timeout=0.3)
+        assert info.value.details["tool"] == "sleep"
+        assert store.usage("demo", "sleep")["errors"] == 1
+        # The connection survives a timed-out call.
+        assert (await mgr.call_tool("demo", "echo", {"text": "after"})).text() == "after"
+
+
+async def test_call_timeout_comes_from_server_config(tmp_path, store, shared_http):
+    config = make_config(tmp_path, {"demo": http_config(shared_http, call_timeout=0.3)})
+    async with ClientManager(config, store) as mgr:
+        with pytest.raises(ServerTimeoutError):
+            await mgr.call_tool("demo", "sleep", {"seconds": 30})
+
+
+async def test_json_rpc_error_raises_tool_call_error(tmp_path, store):
+    config = make_config(tmp_path, {"raw": raw_stdio()})
+    async with ClientManager(config, store) as mgr:
+        with pytest.raises(ToolCallError) as info:
+            await mgr.call_tool("raw", "rpc_error", {})
+        assert info.value.details["rpc_code"] == -32603
+        assert store.usage("raw", "rpc_error")["errors"] == 1
+
+
+async def test_unknown_server_or_tool_raises_tool_not_found(tmp_path, store, shared_http):
+    config = make_config(tmp_path, {"demo": http_config(shared_http)})
+    async with ClientManager(config, store) as mgr:
+        with pytest.raises(ToolNotFoundError):
+            await mgr.call_tool("nope", "echo", {})
+        with pytest.raises(ToolNotFoundError) as info:
+            await mgr.call_tool("demo", "nope", {})
+        assert info.value.to_dict()["tool"] == "nope"
+
+
+# --------------------------------------------------------------------------- list_changed
+
+
+async def test_list_changed_makes_the_catalog_follow_the_server(tmp_path, store):
+    changes = []
+    config = make_config(tmp_path, {"demo": demo_stdio()})
+    async with ClientManager(config, store, on_tools_changed=lambda s, r: changes.append((s, r))) as mgr:
+        assert changes and changes[0][1].added  # the first discovery is a change too
+        await mgr.call_tool("demo", "add_tool", {"tool_name": "dynamic"})
+        await wait_until(lambda: store.tool("demo", "dynamic"), what="the added tool in the catalog")
+        assert changes[-1][0] == "demo" and changes[-1][1].added == ["dynamic"]
+        assert (await mgr.call_tool("demo", "dynamic", {"value": "v"})).text() == "dynamic:v"
+        await mgr.call_tool("demo", "remove_tool", {"tool_name": "dynamic"})
+        await wait_until(lambda: store.tool("demo", "dynamic") is None, what="the removed tool to leave")
+        assert changes[-1][1].removed == ["dynamic"]
+        with pytest.raises(ToolNotFoundError):
+            await mgr.call_tool("demo", "dynamic", {})
+
+
+# --------------------------------------------------------------------------- offline fallback
+
+
+async def test_killed_http_server_goes_offline_and_comes_back(tmp_path, store, http_server):
+    # An idle Streamable HTTP connection has no open request to fail: the ping finds the death.
+    config = make_config(tmp_path, {"web": http_config(http_server), "local": raw_stdio()},
+                         reconnect_attempts=100, ping_interval=0.2)
+    async with ClientManager(config, store) as mgr:
+        assert (await mgr.call_tool("web", "echo", {"text": "before"})).text() == "before"
+        http_server.kill()
+        await wait_until(lambda: status(mgr, "web") is not ServerStatus.CONNECTED, what="web to go offline")
+        # Its tools stay in the catalog, marked offline; selection can still see them.
+        assert mgr.session("web") is None
+        offline = {t.tool.name: t for t in store.tools("web")}
+        assert "echo" in offline and not offline["echo"].online
+        assert "echo" in {t.tool.name for t in store.tools(online=False)}
+        with pytest.raises(ServerUnavailableError) as info:
+            await mgr.call_tool("web", "echo", {"text": "while down"})
+        payload = info.value.to_dict()
+        assert payload["server"] == "web" and payload["tool"] == "echo"
+        assert payload["status"] in {"disconnected", "connecting", "error"} and payload["last_error"]
+        assert store.usage("web", "echo")["calls"] == 1  # the refused call was never sent
+        # Nothing else broke.
+        assert status(mgr, "local") is ServerStatus.CONNECTED
+        assert not (await mgr.call_tool("local", "tool_0", {"x": "1"})).is_error
+        http_server.start()  # same port; the old session id is gone with the old process
+        await wait_until(lambda: status(mgr, "web") is ServerStatus.CONNECTED, what="web to reconnect")
+        assert (await mgr.call_tool("web", "echo", {"text": "after"})).text() == "after"
+
+
+async def test_server_dying_mid_call_raises_disconnected_and_goes_offline(tmp_path, store, http_server):
+    # No pings: the failed call itself must make jit look at the connection.
+    config = make_config(tmp_path, {"web": http_config(http_server)}, reconnect_attempts=0, ping_interval=0)
+    async with ClientManager(config, store) as mgr, anyio.create_task_group() as tg:
+        async def kill_soon() -> None:
+            await anyio.sleep(0.3)
+            http_server.kill()
+
+        tg.start_soon(kill_soon)
+        with pytest.raises(ServerDisconnectedError) as info:
+            await mgr.call_tool("web", "sleep", {"seconds": 30})
+        assert "may or may not have run" in info.value.message
+        await wait_until(lambda: status(mgr, "web") is ServerStatus.ERROR, what="web to be marked down")
+        assert mgr.statuses()["web"].last_error.startswith("connection lost: ")
+        assert store.usage("web", "sleep")["errors"] == 1
+        with pytest.raises(ServerUnavailableError):
+            await mgr.call_tool("web", "echo", {"text": "x"})
+
+
+async def test_killed_stdio_server_is_offline_until_it_can_start_again(tmp_path, store):
+    pid_file, down = tmp_path / "pid", tmp_path / "down"
+    config = make_config(tmp_path, {"raw": raw_stdio("--pid-file", str(pid_file), "--fail-if-exists", str(down))},
+                         reconnect_attempts=200)
+    async with ClientManager(config, store) as mgr:
+        first_pid = int(pid_file.read_text())
+        down.touch()  # restarts fail while this exists
+        os.kill(first_pid, signal.SIGKILL)
+        await wait_until(lambda: "refusing to start" in (mgr.statuses()["raw"].last_error or ""),
+                         what="a failed restart to be recorded")
+        with pytest.raises(ServerUnavailableError) as info:
+            await mgr.call_tool("raw", "tool_0", {"x": "1"})
+        assert info.value.status != "connected" and "refusing to start" in info.value.last_error
+        assert {t.tool.name for t in store.tools("raw", online=False)} == {"fail", "rpc_error", "tool_0"}
+        down.unlink()
+        await wait_until(lambda: status(mgr, "raw") is ServerStatus.CONNECTED, what="raw to come back")
+        assert not (await mgr.call_tool("raw", "tool_0", {"x": "back"})).is_error
+        assert int(pid_file.read_text()) != first_pid
+
+
+async def test_reconnect_gives_up_after_the_configured_attempts(tmp_path, store):
+    config = make_config(tmp_path, {"crash": raw_stdio("--mode", "crash")}, reconnect_attempts=2)
+    async with ClientManager(config, store) as mgr:
+        await wait_until(lambda: "gave up" in (mgr.statuses()["crash"].last_error or ""), what="giving up")
+        record = mgr.statuses()["crash"]
+        assert record.status is ServerStatus.ERROR
+        assert "gave up after 2 reconnect attempts" in record.last_error
+        assert "simulated crash" in record.last_error  # the child's stderr explains it
+
+
+def test_backoff_grows_exponentially_with_jitter_and_is_capped():
+    for attempt, step in [(0, 0.5), (1, 1.0), (2, 2.0), (3, 4.0), (6, 30.0), (60, 30.0)]:
+        delays = [backoff_delay(attempt, 0.5, 30.0) for _ in range(200)]
+        assert all(step / 2 <= d <= step for d in delays)
+        assert len(set(delays)) > 1
+
+
+async def test_ping_health_check_marks_the_server_seen(tmp_path, store):
+    config = make_config(tmp_path, {"raw": raw_stdio()}, ping_interval=0.05)
+    async with ClientManager(config, store) as mgr:
+        seen = mgr.statuses()["raw"].last_seen
+        await wait_until(lambda: mgr.statuses()["raw"].last_seen > seen, what="a ping to touch the server")
+        assert status(mgr, "raw") is ServerStatus.CONNECTED
+
+
+async def test_ping_timeout_disconnects_a_server_that_stopped_answering(tmp_path, store):
+    # The raw server starts in ~50 ms, so a short timeout bounds both connecting and pings.
+    config = make_config(tmp_path, {"raw": raw_stdio("--pid-file", str(tmp_path / "pid"), timeout=1)},
+                         ping_interval=0.1, reconnect_attempts=0)
+    async with ClientManager(config, store) as mgr:
+        pid = int((tmp_path / "pid").read_text())
+        os.kill(pid, signal.SIGSTOP)  # alive, but silent
+        try:
+            await wait_until(lambda: status(mgr, "raw") is ServerStatus.ERROR, what="the ping to time out")
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
+        assert "ping timed out after 1s" in mgr.statuses()["raw"].last_error
+        assert not pid_alive(pid)  # the silent child was killed, not leaked
+
+
+# --------------------------------------------------------------------------- lifecycle and config
+
+
+async def test_close_stops_every_child_process(tmp_path, store):
+    pids = [tmp_path / "a.pid", tmp_path / "b.pid"]
+    config = make_config(tmp_path, {"a": demo_stdio("--pid-file", str(pids[0])),
+                                    "b": raw_stdio("--pid-file", str(pids[1]))})
+    async with ClientManager(config, store):
+        alive = [int(p.read_text()) for p in pids]
+        assert all(pid_alive(p) for p in alive)
+    assert not any(pid_alive(p) for p in alive)
+
+
+async def test_disabled_server_is_recorded_and_never_connected(tmp_path, store):
+    pid_file = tmp_path / "pid"
+    store.ensure_server("off", "stdio")  # known from an earlier run
+    store.sync_tools("off", [ToolDef(server="off", name="echo")])
+    config = make_config(tmp_path, {"off": demo_stdio("--pid-file", str(pid_file), enabled=False)})
+    async with ClientManager(config, store) as mgr:
+        assert status(mgr, "off") is ServerStatus.DISABLED
+        assert not pid_file.exists()
+        with pytest.raises(ServerUnavailableError) as info:
+            await mgr.call_tool("off", "echo", {})
+        assert info.value.status == "disabled"
+        with pytest.raises(ToolNotFoundError):
+            await mgr.call_tool("off", "nope", {})
+
+
+async def test_refresh_rediscovers_and_reconnects(tmp_path, store):
+    down = tmp_path / "down"
+    down.touch()
+    config = make_config(tmp_path, {"raw": raw_stdio("--tools", "4"),
+                                    "late": raw_stdio("--fail-if-exists", str(down))}, reconnect_attempts=0)
+    async with ClientManager(config, store) as mgr:
+        assert status(mgr, "late") is ServerStatus.ERROR
+        with pytest.raises(ServerConnectError) as info:
+            await mgr.refresh("late")
+        assert "refusing to start" in info.value.message
+        down.unlink()
+        results = await mgr.refresh()
+        assert status(mgr, "late") is ServerStatus.CONNECTED
+        assert results["late"].added == ["fail", "rpc_error", "tool_0"]
+        assert results["raw"].unchanged == 4 and not results["raw"].touched
+        with pytest.raises(ToolNotFoundError):
+            await mgr.refresh("nope")
+
+
+async def test_apply_config_adds_removes_and_restarts_servers(tmp_path, store):
+    config = make_config(tmp_path, {"keep": raw_stdio("--tools", "3"), "drop": raw_stdio(),
+                                    "change": raw_stdio("--tools", "3")})
+    async with ClientManager(config, store) as mgr:
+        new = make_config(tmp_path, {"keep": raw_stdio("--tools", "3"), "change": raw_stdio("--tools", "5"),
+                                     "add": raw_stdio("--tools", "4"), "off": raw_stdio(enabled=False)})
+        await mgr.apply_config(new)
+        states = mgr.statuses()
+        assert set(states) == {"keep", "change", "add", "off"}
+        assert states["add"].status is ServerStatus.CONNECTED and len(store.tools("add")) == 4
+        assert len(store.tools("change")) == 5
+        assert states["off"].status is ServerStatus.DISABLED
+        assert store.server("drop").status is ServerStatus.DISCONNECTED  # kept for the sync pipeline to prune
+        assert len(store.tools("drop")) == 3
+        with pytest.raises(ToolNotFoundError):
+            await mgr.call_tool("drop", "tool_0", {})
+
+
+async def test_connection_settings_are_read_live(tmp_path, store):
+    config = make_config(tmp_path, {"raw": raw_stdio()})
+    async with ClientManager(config, store) as mgr:
+        seen = mgr.statuses()["raw"].last_seen
+        await mgr.apply_config(make_config(tmp_path, {"raw": raw_stdio()}, ping_interval=0.05))
+        await wait_until(lambda: mgr.statuses()["raw"].last_seen > seen, what="pings after the reload")
+

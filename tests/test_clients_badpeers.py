@@ -1,0 +1,105 @@
+"""Bad peers: servers that crash, hang, flood or lie must not crash or hang jit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from servers.support import demo_http, free_port, http_config, make_config, raw_stdio, wait_until
+
+from jit.clients import ClientManager
+from jit.config import HttpServerConfig, StdioServerConfig
+from jit.errors import ServerUnavailableError
+from jit.models import ServerStatus
+from jit.transports import DEFAULT_STDERR_LIMIT
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+async def test_server_that_crashes_at_start_ends_in_error_with_its_stderr(tmp_path, store):
+    config = make_config(tmp_path, {"crash": raw_stdio("--mode", "crash"), "good": raw_stdio()},
+                         reconnect_attempts=0)
+    async with ClientManager(config, store) as mgr:
+        crash = mgr.statuses()["crash"]
+        assert crash.status is ServerStatus.ERROR
+        assert "Connection closed" in crash.last_error and "simulated crash" in crash.last_error
+        assert "simulated crash" in mgr.stderr_tail("crash")
+        assert mgr.statuses()["good"].status is ServerStatus.CONNECTED
+
+
+async def test_missing_command_ends_in_error_naming_it(tmp_path, store):
+    config = make_config(tmp_path, {"ghost": StdioServerConfig(command=str(tmp_path / "no-such-server"))},
+                         reconnect_attempts=0)
+    async with ClientManager(config, store) as mgr:
+        record = mgr.statuses()["ghost"]
+    assert record.status is ServerStatus.ERROR
+    assert "no-such-server" in record.last_error and "No such file" in record.last_error
+
+
+async def test_server_hanging_in_initialize_times_out_alone(tmp_path, store):
+    config = make_config(tmp_path, {"hang": raw_stdio("--mode", "hang", timeout=1), "good": raw_stdio()},
+                         reconnect_attempts=0)
+    async with ClientManager(config, store) as mgr:
+        states = mgr.statuses()
+        assert states["hang"].status is ServerStatus.ERROR
+        assert states["hang"].last_error == "timed out after 1s during initialize (reconnect_attempts is 0)"
+        assert states["good"].status is ServerStatus.CONNECTED
+        assert not (await mgr.call_tool("good", "tool_0", {})).is_error
+
+
+async def test_refused_http_connection_ends_in_error(tmp_path, store):
+    url = f"http://127.0.0.1:{free_port()}/mcp"  # nothing listens there
+    config = make_config(tmp_path, {"nowhere": HttpServerConfig(url=url, timeout=5)}, reconnect_attempts=0)
+    async with ClientManager(config, store) as mgr:
+        record = mgr.statuses()["nowhere"]
+    assert record.status is ServerStatus.ERROR and "connect" in record.last_error.lower()
+
+
+async def test_stderr_flood_is_drained_and_kept_bounded(tmp_path, store):
+    # 8 MiB is far beyond a pipe buffer: a client that did not drain stderr would hang here.
+    config = make_config(tmp_path, {"loud": raw_stdio("--stderr-mb", "8")})
+    async with ClientManager(config, store) as mgr:
+        assert mgr.statuses()["loud"].status is ServerStatus.CONNECTED
+        assert not (await mgr.call_tool("loud", "tool_0", {})).is_error
+        tail = mgr.stderr_tail("loud", max_chars=10**9)
+        assert len(tail.encode()) <= DEFAULT_STDERR_LIMIT and tail.endswith("done flooding stderr\n")
+
+
+async def test_stdout_garbage_flood_drops_the_server_and_keeps_its_tools_offline(tmp_path, store):
+    config = make_config(tmp_path, {"noisy": raw_stdio("--garbage-lines", "500"), "good": raw_stdio()},
+                         reconnect_attempts=0)
+    async with ClientManager(config, store) as mgr:
+        await wait_until(lambda: mgr.statuses()["noisy"].status is ServerStatus.ERROR, what="noisy to be dropped")
+        assert "not valid JSON-RPC" in mgr.statuses()["noisy"].last_error
+        assert {t.tool.name for t in store.tools("noisy")} == {"fail", "rpc_error", "tool_0"}
+        with pytest.raises(ServerUnavailableError):
+            await mgr.call_tool("noisy", "tool_0", {})
+        assert mgr.statuses()["good"].status is ServerStatus.CONNECTED
+
+
+async def test_twenty_servers_with_three_broken_discover_the_seventeen_good(tmp_path: Path, store):
+    with demo_http("http", log=tmp_path / "http0.log") as web0, demo_http("http", log=tmp_path / "http1.log") as web1:
+        servers: dict = {f"good{i:02d}": raw_stdio("--tools", str(3 + i), "--page-size", "4") for i in range(15)}
+        servers["web0"], servers["web1"] = http_config(web0), http_config(web1)
+        servers["crash"] = raw_stdio("--mode", "crash")
+        servers["hang"] = raw_stdio("--mode", "hang", timeout=1)
+        servers["refused"] = HttpServerConfig(url=f"http://127.0.0.1:{free_port()}/mcp", timeout=5)
+        assert len(servers) == 20
+        config = make_config(tmp_path, servers, reconnect_attempts=0)
+        async with ClientManager(config, store) as mgr:
+            states = mgr.statuses()
+            good = [n for n in servers if n not in {"crash", "hang", "refused"}]
+            assert len(good) == 17
+            assert all(states[n].status is ServerStatus.CONNECTED for n in good)
+            for i in range(15):
+                assert len(store.tools(f"good{i:02d}")) == 3 + i
+            assert {"echo", "add"} <= {t.tool.name for t in store.tools("web1")}
+            assert all(states[n].status is ServerStatus.ERROR and states[n].last_error
+                       for n in ("crash", "hang", "refused"))
+            assert "simulated crash" in states["crash"].last_error
+            assert "during initialize" in states["hang"].last_error
