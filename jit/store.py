@@ -426,6 +426,7 @@ class Store:
         """Store analyses by definition hash and clear ``needs_analysis`` on their tools."""
         now = time.time()
         n = 0
+        hashes: list[str] = []
         with self.transaction() as c:
             for dhash, analysis in items:
                 c.execute(
@@ -434,8 +435,18 @@ class Store:
                     " data = excluded.data, created_at = excluded.created_at",
                     (dhash, analysis.analyzer, canonical_json(analysis.to_json()), now),
                 )
-                c.execute("UPDATE tools SET needs_analysis = 0 WHERE definition_hash = ?", (dhash,))
+                hashes.append(dhash)
                 n += 1
+            # One UPDATE per 500 hashes over pending rows only (partial index): tools has no
+            # index on definition_hash, so one UPDATE per hash scanned the whole table
+            # (10,000 tools took ~80 s instead of ~1 s).
+            for i in range(0, len(hashes), 500):
+                chunk = hashes[i : i + 500]
+                c.execute(
+                    "UPDATE tools SET needs_analysis = 0 WHERE needs_analysis = 1"
+                    f" AND definition_hash IN ({','.join('?' * len(chunk))})",
+                    chunk,
+                )
             if n:
                 self._bump(c)
         return n

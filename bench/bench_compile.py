@@ -1,0 +1,194 @@
+"""compile() latency at 1,000 / 10,000 / 100,000 tools, model warm.
+
+    python -m bench.bench_compile [--sizes 1000 10000 100000] [--queries 40]
+
+Catalogs are built once under .jit/bench/ and reused. 1k and 10k are real tools
+from toucan_smithery (embedded with MiniLM and analyzed offline). Embedding 100k
+tools takes too long here, so the 100k catalog is the 10k real tools plus
+synthetic copies: each copy gets a new server and name, its source's analysis,
+and its source's vector plus Gaussian noise (sigma 0.05 per dimension, then
+normalised), which keeps the score distributions realistic. Tasks are
+LiveMCPBench queries (multi-step, ~30 words). Timed: compile() end to end,
+including the query embedding (task + clauses, one batch), for each shard in
+turn, after one warm-up compile per shard (which builds the catalog view and
+the per-shard tables); also jit's own share (the time outside the embedder),
+which is what the catalog size changes.
+Prints and writes bench/results/compile.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+
+from jit.analyze import OfflineAnalyzer, analyze_pending
+from jit.compiler import Compiler
+from jit.config import Config
+from jit.embed import SentenceTransformerEmbedder, embed_pending
+from jit.evaluate import default_data_dir
+from jit.models import ServerStatus, ToolDef
+from jit.selection import TaskContext
+from jit.store import Store
+from jit.tokens import EstimateCounter
+
+RESULTS = Path(__file__).parent / "results"
+CACHE = Path(".jit/bench")
+SHARDS = ("coder", "researcher", "tester", "reviewer")
+
+
+def load_tools(n: int) -> list[ToolDef]:
+    seen: set[tuple[str, str]] = set()
+    out: list[ToolDef] = []
+    with (default_data_dir() / "toucan_smithery" / "tools.jsonl").open(encoding="utf-8") as fh:
+        for line in fh:
+            row = json.loads(line)
+            key = (row["server"][:60], row["name"])
+            if key in seen:
+                continue
+            seen.add(key)
+            schema = row.get("input_schema") if isinstance(row.get("input_schema"), dict) else None
+            out.append(ToolDef(server=key[0], name=key[1], description=row.get("description") or "",
+                               input_schema=schema or {"type": "object", "properties": {}}))
+            if len(out) == n:
+                break
+    return out
+
+
+def fill(store: Store, tools: list[ToolDef]) -> None:
+    by_server: dict[str, list[ToolDef]] = {}
+    for t in tools:
+        by_server.setdefault(t.server, []).append(t)
+    for server, group in by_server.items():
+        store.ensure_server(server, "stdio")
+        store.sync_tools(server, group)
+        store.set_server_status(server, ServerStatus.CONNECTED)
+
+
+def real_catalog(n: int, embedder) -> Store:
+    store = Store(CACHE / f"real_{n}.db")
+    t = time.perf_counter()
+    if store.tool_count() != n:
+        fill(store, load_tools(n))
+    # Both passes only do what an interrupted earlier build left undone.
+    embed_pending(store, embedder)
+    analyze_pending(store, OfflineAnalyzer(Config.default().shards))
+    print(f"{n} real tools ready in {time.perf_counter() - t:.0f} s")
+    return store
+
+
+def synthetic_catalog(n: int, base: Store, embedder) -> Store:
+    store = Store(CACHE / f"synthetic_{n}.db")
+    if store.tool_count() == n:
+        return store
+    t = time.perf_counter()
+    src = base.tools()
+    ids, matrix = base.vector_matrix()
+    vec_of = dict(zip(ids.tolist(), matrix, strict=True))
+    rng = np.random.default_rng(0)
+    store.set_embedding_model(embedder.model_name, embedder.dimension)
+    copies, k = [], 0
+    while len(copies) < n:
+        for st in src:
+            if len(copies) == n:
+                break
+            server = st.tool.server if k == 0 else f"{st.tool.server[:50]}-c{k}"
+            copies.append((ToolDef(server=server, name=st.tool.name, description=st.tool.description,
+                                   input_schema=st.tool.input_schema), st))
+        k += 1
+    fill(store, [c for c, _ in copies])
+    store.put_analyses((c.definition_hash, st.analysis) for c, st in copies if st.analysis is not None)
+    by_key = {(t.tool.server, t.tool.name): t for t in store.tools()}
+    rows = []
+    for c, st in copies:
+        v = vec_of[st.id] + rng.normal(0, 0.05, size=matrix.shape[1]).astype(np.float32)
+        v /= np.linalg.norm(v)
+        rows.append((by_key[(c.server, c.name)].id, f"synthetic-{c.server}-{c.name}", v.astype(np.float32).tobytes()))
+    store.put_vectors(embedder.model_name, rows, cache=False)
+    print(f"built {n} synthetic tools in {time.perf_counter() - t:.0f} s")
+    return store
+
+
+class TimedEmbedder:
+    """The real embedder, timing each call: jit's own share of a compile is the rest."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.seconds = 0.0
+
+    @property
+    def model_name(self) -> str:
+        return self.inner.model_name
+
+    @property
+    def dimension(self) -> int:
+        return self.inner.dimension
+
+    def embed(self, texts):
+        t = time.perf_counter()
+        try:
+            return self.inner.embed(texts)
+        finally:
+            self.seconds += time.perf_counter() - t
+
+
+def measure(store: Store, embedder, tasks: list[str]) -> dict:
+    config = Config.default(Path.cwd())
+    timed = TimedEmbedder(embedder)
+    t = time.perf_counter()
+    compiler = Compiler(store, config, timed, token_counter=EstimateCounter())
+    for shard in SHARDS:
+        compiler.compile(TaskContext(shard=shard, task=tasks[0]))
+    warm = time.perf_counter() - t
+    ms, own = [], []
+    for i, task in enumerate(tasks):
+        timed.seconds = 0.0
+        t = time.perf_counter()
+        compiler.compile(TaskContext(shard=SHARDS[i % len(SHARDS)], task=task))
+        ms.append(1000 * (time.perf_counter() - t))
+        own.append(ms[-1] - 1000 * timed.seconds)
+    emb = []
+    for task in tasks[:20]:
+        t = time.perf_counter()
+        embedder.embed([task])
+        emb.append(1000 * (time.perf_counter() - t))
+    compiler.close()
+    return {"tools": store.tool_count(), "first_compiles_s": round(warm, 1), "p50_ms": round(statistics.median(ms), 1),
+            "p95_ms": round(float(np.percentile(ms, 95)), 1), "mean_ms": round(statistics.fmean(ms), 1),
+            "p50_ms_without_embedding": round(statistics.median(own), 1),
+            "p95_ms_without_embedding": round(float(np.percentile(own, 95)), 1),
+            "query_embedding_p50_ms": round(statistics.median(emb), 1), "compiles": len(ms)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
+    ap.add_argument("--queries", type=int, default=40)
+    args = ap.parse_args()
+    CACHE.mkdir(parents=True, exist_ok=True)
+    embedder = SentenceTransformerEmbedder()
+    embedder.embed(["warm up"])
+    rows = [json.loads(line) for line in (default_data_dir() / "livemcpbench/queries.jsonl").open()]
+    tasks = [r["query"] for r in rows][: args.queries]
+    results = {"cpus": os.cpu_count(), "load_before": os.getloadavg()[0], "sizes": []}
+    for n in sorted(args.sizes):
+        if n <= 10000:
+            store = real_catalog(n, embedder)
+        else:
+            store = synthetic_catalog(n, real_catalog(10000, embedder), embedder)
+        r = measure(store, embedder, tasks)
+        r["load_avg_1m"] = os.getloadavg()[0]
+        results["sizes"].append(r)
+        print(json.dumps(r))
+        store.close()
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "compile.json").write_text(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()

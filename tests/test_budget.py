@@ -1,0 +1,145 @@
+"""The token budget on the real rendered output, and the token counters."""
+
+from __future__ import annotations
+
+import json
+
+import anthropic
+import httpx2
+import pytest
+
+from jit.compiler import Compiler
+from jit.config import DEFAULT_SHARDS, load_config
+from jit.logic import default_rules_dir
+from jit.render import measure
+from jit.selection import TaskContext, Tier
+from jit.tokens import AnthropicCounter, EstimateCounter, compact_json, default_counter
+
+TASK = ("Generate a well-formatted PDF report titled wechat_reading_report.pdf in /root/pdf, summarizing current "
+        "WeChat Reading trends and including a word cloud.")
+
+
+@pytest.fixture(scope="module")
+def compiler(livemcpbench_store, embedder, tmp_path_factory):
+    # The shipped shards plus "analyst", a shard the rules give no skeleton: the whole budget is flesh.
+    root = tmp_path_factory.mktemp("budget")
+    shards = {name: s.model_dump() for name, s in DEFAULT_SHARDS.items()}
+    shards["analyst"] = {"description": "analyses data and writes reports", "categories": ["data", "docs"]}
+    (root / "config.json").write_text(json.dumps({"shards": shards, "rules": str(default_rules_dir())}))
+    with Compiler(livemcpbench_store, load_config(root / "config.json"), embedder,
+                  token_counter=EstimateCounter()) as c:
+        yield c
+
+
+@pytest.mark.parametrize("budget", [500, 1000, 2000, 4000, 8000, 20000])
+def test_budget_is_respected_on_the_rendered_output(compiler, budget):
+    ts = compiler.compile(TaskContext(shard="analyst", task=TASK, budget=budget))
+    assert ts.budget == budget and ts.warnings == []
+    rendered = ts.render(ts.budget_format)
+    assert ts.tokens_used == measure(rendered, "anthropic", EstimateCounter()) <= budget
+    # Filled with the most relevant candidates, not left empty.
+    assert ts.tokens_used >= 0.8 * budget or not ts.tier(Tier.EXCLUDED)
+    names = [t["name"] for t in rendered]
+    assert len(names) == len(set(names))
+    listed = [s.name for s in ts.selected()]
+    assert len(listed) == len(set(listed))
+
+
+def test_larger_budgets_select_more_and_demote_the_least_relevant_first(compiler):
+    small = compiler.compile(TaskContext(shard="analyst", task=TASK, budget=1500))
+    large = compiler.compile(TaskContext(shard="analyst", task=TASK, budget=8000))
+    assert len(small.selected()) < len(large.selected())
+    kept = {s.name for s in small.selected()}
+    demoted = [s for s in small.tools if any("token budget" in r for r in s.reasons)]
+    assert demoted
+    # Every tool the small budget kept at Condensed or better ranks above every tool it had to drop.
+    dropped = [s for s in demoted if s.tier is Tier.EXCLUDED]
+    kept_condensed = [s for s in small.tools if s.name in kept and s.tier is Tier.CONDENSED and not s.skeleton]
+    if dropped and kept_condensed:
+        assert min(s.final for s in kept_condensed) >= max(s.final for s in dropped)
+
+
+def test_budget_holds_for_every_render_format(livemcpbench_store, embedder, tmp_path):
+    for fmt in ("openai", "markdown", "json"):
+        (tmp_path / "config.json").write_text(json.dumps({"tool_selection": {"budget_format": fmt},
+                                                          "rules": str(default_rules_dir())}))
+        config = load_config(tmp_path / "config.json")
+        with Compiler(livemcpbench_store, config, embedder, token_counter=EstimateCounter()) as c:
+            ts = c.compile(TaskContext(shard="coder", task=TASK, budget=3000))
+        assert ts.budget_format == fmt
+        assert ts.tokens_used == measure(ts.render(fmt), fmt, EstimateCounter()) <= 3000
+
+
+def test_skeleton_over_budget_is_a_warning_not_a_silent_overflow(compiler):
+    ts = compiler.compile(TaskContext(shard="researcher", task="search the web and fetch the page", budget=40))
+    skeleton = [s for s in ts.tools if s.skeleton]
+    assert skeleton and all(s.tier is Tier.FULL for s in skeleton)
+    assert ts.tokens_used > 40
+    assert any("skeleton tools alone take" in w for w in ts.warnings)
+    assert all(s.tier is Tier.EXCLUDED for s in ts.tools if not s.skeleton)
+
+
+def test_max_full_tools_is_honoured_at_any_budget(compiler):
+    for budget in (2000, 20000):
+        ts = compiler.compile(TaskContext(shard="coder", task=TASK, budget=budget))
+        assert len(ts.tier(Tier.FULL)) <= compiler.config.tool_selection.max_full_tools
+
+
+# --------------------------------------------------------------------------- counters
+
+
+def test_estimate_counts_tools_as_compact_json():
+    est = EstimateCounter()
+    tools = [{"name": "read_file", "description": "Read a file.", "input_schema": {"type": "object"}}]
+    assert est.count_tools(tools) == est.count_text(compact_json(tools)) > 0
+    assert est.count_text("") == 0
+    assert EstimateCounter(scale=2.0).count_text("hello world again") == 2 * est.count_text("hello world again")
+    with pytest.raises(ValueError):
+        EstimateCounter(scale=0)
+    # CJK text costs about a token per character, unlike chars/4.
+    assert est.count_text("使用必应搜索指定的关键词") >= 10
+
+
+def _client(handler) -> anthropic.Anthropic:
+    return anthropic.Anthropic(api_key="test", http_client=httpx2.Client(transport=httpx2.MockTransport(handler)))
+
+
+def test_anthropic_counter_subtracts_the_fixed_overhead_and_caches():
+    seen: list[dict] = []
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        assert request.url.path == "/v1/messages/count_tokens"
+        body = json.loads(request.content)
+        seen.append(body)
+        tools = body.get("tools") or []
+        text = body["messages"][0]["content"]
+        n = 10 + len(text) + (300 + 20 * len(tools) if tools else 0)
+        return httpx2.Response(200, json={"input_tokens": n})
+
+    counter = AnthropicCounter(_client(handler), model="claude-haiku-4-5")
+    assert counter.count_text("hello") == len(".\nhello") - 1
+    tools = [{"name": "a", "description": "", "input_schema": {"type": "object", "properties": {}}}] * 3
+    first = counter.count_tools(tools)
+    assert first == counter.count_tools(tools)  # cached: no new request
+    assert first == 40 + EstimateCounter().count_tools(tools[:1])
+    assert all(b["model"] == "claude-haiku-4-5" for b in seen)
+    assert counter.requests == len(seen) == 4  # text baseline, text, tools baseline, tools
+    assert counter.last_error is None
+
+
+def test_anthropic_counter_falls_back_to_the_estimate_when_the_api_fails():
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(529, json={"type": "error", "error": {"type": "overloaded_error", "message": "busy"}})
+
+    client = anthropic.Anthropic(api_key="test", max_retries=0,
+                                 http_client=httpx2.Client(transport=httpx2.MockTransport(handler)))
+    counter = AnthropicCounter(client)
+    assert counter.count_text("some text here") == EstimateCounter().count_text("some text here")
+    assert counter.last_error and "overloaded" in counter.last_error.lower()
+
+
+def test_default_counter_is_exact_only_with_a_key(monkeypatch):
+    monkeypatch.delenv("JIT_TEST_KEY", raising=False)
+    assert isinstance(default_counter(api_key_env="JIT_TEST_KEY"), EstimateCounter)
+    monkeypatch.setenv("JIT_TEST_KEY", "sk-test")
+    assert isinstance(default_counter(api_key_env="JIT_TEST_KEY"), AnthropicCounter)

@@ -1,0 +1,298 @@
+"""compile() on a small, fully known catalog, through the real rules, model and SQLite."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+from compiler_fixtures import build_store, write_config
+
+from jit.compiler import Compiler
+from jit.errors import SelectionError, ToolNotFoundError
+from jit.logic import default_rules_dir
+from jit.selection import TaskContext, Tier
+from jit.tokens import EstimateCounter
+
+TASK = "Fix the failing unit test in parser.py, then open a GitHub issue describing the bug"
+
+F, C, M, X = Tier.FULL, Tier.CONDENSED, Tier.MINIMAL, Tier.EXCLUDED
+# The exact selection of each shard for TASK with the shipped rules (see compiler_fixtures.py).
+GOLDEN: dict[str, dict[str, Tier]] = {
+    "coder": {
+        "bash": F, "fs__search_files": F, "read_file": F, "gh__create_issue": F, "gh__read_file": F,
+        "ci__run_pipeline": C, "gh__list_issues": C, "fs__notes": C,
+        "fs__read_file": M, "pdf__make_pdf": M, "fs__write_file": M,
+        "web__fetch": X, "web__web_search": X,
+    },
+    "tester": {
+        "bash": F, "read_file": F, "gh__create_issue": F, "gh__read_file": F,
+        "ci__run_pipeline": C, "gh__list_issues": C,
+        "fs__read_file": M, "fs__notes": M, "pdf__make_pdf": M, "fs__write_file": M,
+        "web__fetch": X, "fs__search_files": X, "web__web_search": X,
+    },
+    "reviewer": {
+        "fs__search_files": F, "read_file": F, "gh__create_issue": F, "gh__read_file": F,
+        "ci__run_pipeline": C, "gh__list_issues": C,
+        "bash": M, "fs__read_file": M, "fs__notes": M, "pdf__make_pdf": M, "fs__write_file": M,
+        "web__fetch": X, "web__web_search": X,
+    },
+    "researcher": {
+        "web__fetch": F, "web__web_search": F, "gh__create_issue": F, "gh__read_file": F,
+        "ci__run_pipeline": C, "gh__list_issues": C, "read_file": C,
+        "bash": M, "fs__notes": M, "fs__read_file": M, "pdf__make_pdf": M,
+        "fs__write_file": X, "fs__search_files": X,
+    },
+}
+SKELETON = {
+    "coder": {"bash", "fs__search_files", "read_file"},
+    "tester": {"bash", "read_file"},
+    "reviewer": {"fs__search_files", "read_file"},
+    "researcher": {"web__fetch", "web__web_search"},
+}
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory, embedder):
+    root = tmp_path_factory.mktemp("compiler")
+    config = write_config(root)
+    store = build_store(root / "catalog.db", config, embedder)
+    compiler = Compiler(store, config, embedder, token_counter=EstimateCounter())
+    yield root, config, store, compiler
+    compiler.close()
+    store.close()
+
+
+def selection(ts) -> dict[str, Tier]:
+    return {s.name: s.tier for s in ts.tools}
+
+
+@pytest.mark.parametrize("shard", sorted(GOLDEN))
+def test_golden_selection_per_shard(env, shard):
+    _, _, _, compiler = env
+    ts = compiler.compile(TaskContext(shard=shard, task=TASK))
+    assert selection(ts) == GOLDEN[shard]
+    assert {s.name for s in ts.tools if s.skeleton} == SKELETON[shard]
+    assert ts.warnings == []
+
+
+def test_changing_policy_changes_selection(env, tmp_path, embedder):
+    _, _, store, compiler = env
+    before = compiler.compile(TaskContext(shard="researcher", task=TASK))
+    rules = tmp_path / "rules"
+    shutil.copytree(default_rules_dir(), rules)
+    policy = rules / "policy.dl"
+    text = policy.read_text(encoding="utf-8")
+    # The researcher now always gets a file reader, and a failed server no longer caps its tools.
+    text = text.replace("+ skeleton_slot('researcher', 'web_search')",
+                        "+ skeleton_slot('researcher', 'web_search')\n+ skeleton_slot('researcher', 'read_file')")
+    text = text.replace("tier_cap(T, 'condensed') <= server_status(S, 'error') & tool(T, S, N)\n", "")
+    policy.write_text(text, encoding="utf-8")
+    config = write_config(tmp_path, rules=rules)
+    with Compiler(store, config, embedder, token_counter=EstimateCounter()) as edited:
+        after = edited.compile(TaskContext(shard="researcher", task=TASK))
+    assert before.get("read_file").tier is Tier.CONDENSED and not before.get("read_file").skeleton
+    assert after.get("read_file").skeleton and after.get("read_file").tier is Tier.FULL
+    assert before.get("ci__run_pipeline").tier is Tier.CONDENSED
+    assert after.get("ci__run_pipeline").tier is Tier.FULL
+
+
+def test_offline_server_tools_stay_selectable_and_are_marked(env):
+    _, _, _, compiler = env
+    ts = compiler.compile(TaskContext(shard="researcher", task="search the web for the latest parser release"))
+    fetch = ts.get("web__web_search")
+    assert fetch is not None and fetch.offline and fetch.tier is Tier.FULL
+    rendered = {t["name"]: t for t in ts.render("anthropic")}
+    assert rendered["web__web_search"]["description"].startswith("[offline: server 'web' is disconnected")
+    assert ts.get("ci__run_pipeline").offline
+
+
+def test_skeleton_keeps_one_instance_per_slot_and_renders_each_tool_once(env):
+    _, _, _, compiler = env
+    ts = compiler.compile(TaskContext(shard="coder", task="read the file config.yaml"))
+    readers = [s for s in ts.tools if s.tool_name == "read_file"]
+    assert len(readers) == 3
+    assert [s.name for s in readers if s.skeleton] == ["read_file"]  # the harness one
+    assert any("fills the same slot" in r for s in readers if not s.skeleton for r in s.reasons)
+    names = [t["name"] for t in ts.render("anthropic")]
+    assert len(names) == len(set(names))
+
+
+def test_flaky_tool_loses_and_proven_tool_gains_logic_points(env):
+    _, _, _, compiler = env
+    ts = compiler.compile(TaskContext(shard="coder", task="list the GitHub issues and create an issue"))
+    assert ts.get("gh__list_issues").points["usage"] == -40
+    assert ts.get("gh__create_issue").points["usage"] == 10
+    flaky = ts.get("gh__list_issues")
+    assert flaky.logic == max(0, min(100, sum(flaky.points.values())))
+    # On the golden task the same penalty keeps it out of the Full tier.
+    assert GOLDEN["coder"]["gh__list_issues"] is Tier.CONDENSED
+
+
+def test_poisoned_description_cannot_reach_full(env):
+    _, _, _, compiler = env
+    ts = compiler.compile(TaskContext(shard="coder", task="Use fs__notes to keep notes while you fix the bug"))
+    notes = ts.get("fs__notes")
+    assert notes.vector == 100 and notes.wanted is Tier.FULL
+    assert notes.tier is Tier.CONDENSED
+    assert any("capped at condensed" in r for r in notes.reasons)
+    assert "IGNORE" not in str(ts.render("anthropic")) and "IGNORE" not in ts.render("markdown")
+
+
+def test_override_exclude_blocks_a_tool_even_when_named(env):
+    _, _, _, compiler = env
+    ts = compiler.compile(TaskContext(shard="coder", task="call gh/delete_repo on the old repository"))
+    assert ts.get("gh__delete_repo") is None
+
+
+def test_tool_without_analysis_is_selectable(env):
+    _, _, store, compiler = env
+    assert store.tool("pdf", "make_pdf").analysis is None
+    ts = compiler.compile(TaskContext(shard="researcher", task="render this markdown report as a PDF document"))
+    pdf = ts.get("pdf__make_pdf")
+    assert pdf.tier is Tier.FULL and pdf.facts["analyzed"] is False
+
+
+def test_named_tool_is_never_missed(env):
+    _, _, _, compiler = env
+    for task in ("afterwards run gh/list_issues", "then `list_issues` please", "use gh__list_issues"):
+        ts = compiler.compile(TaskContext(shard="researcher", task=task, budget=20000))
+        tool = ts.get("gh__list_issues")
+        assert tool.vector == 100 and tool.rank == 1 and "named in the task" in tool.reasons
+
+
+def test_intent_and_language_boost_matching_tools(env):
+    _, _, _, compiler = env
+    plain = compiler.compile(TaskContext(shard="tester", task="check the build"))
+    boosted = compiler.compile(TaskContext(shard="tester", task="check the build", intent="test", language="python",
+                                           files=("src/parser.py",)))
+    assert boosted.task_facts["intent"] == ["test"] and boosted.task_facts["language"] == ["/python"]
+    assert boosted.get("bash").points["capability"] == 20
+    assert boosted.get("bash").logic > plain.get("bash").logic
+
+
+def test_include_and_exclude_servers(env):
+    _, _, _, compiler = env
+    only = compiler.compile(TaskContext(shard="coder", task=TASK, include_servers=("gh", "harness")))
+    assert {s.server for s in only.tools} <= {"gh", "harness"}
+    without = compiler.compile(TaskContext(shard="coder", task=TASK, exclude_servers=("gh", "nosuch")))
+    assert "gh" not in {s.server for s in without.tools}
+    assert any("'nosuch' has no tools" in w for w in without.warnings)
+
+
+def test_bad_task_contexts_raise_selection_error(env):
+    _, _, _, compiler = env
+    with pytest.raises(SelectionError, match="unknown shard 'pilot'"):
+        compiler.compile(TaskContext(shard="pilot", task=TASK))
+    with pytest.raises(SelectionError, match="budget"):
+        compiler.compile(TaskContext(shard="coder", task=TASK, budget=0))
+    with pytest.raises(SelectionError, match="include_servers"):
+        compiler.compile(TaskContext(shard="coder", task=TASK, include_servers="gh"))  # type: ignore[arg-type]
+
+
+def test_explain_gives_facts_scores_rules_and_tier_of_every_tool(env):
+    _, _, _, compiler = env
+    ts = compiler.compile(TaskContext(shard="coder", task=TASK))
+    rows = {r["name"]: r for r in ts.explain()}
+    assert set(rows) == {s.name for s in ts.tools}
+    issue = rows["gh__create_issue"]
+    assert issue["facts"]["usage"] == {"calls": 10, "errors": 0}
+    assert issue["final"] == round(0.7 * issue["logic"] + 0.3 * issue["vector"])
+    assert any("usage_points @ policy.dl:" in r for r in issue["reasons"])
+    assert rows["ci__run_pipeline"]["wanted_tier"] == "full" and rows["ci__run_pipeline"]["tier"] == "condensed"
+
+
+def test_resolve_maps_names_back_to_server_and_tool(env):
+    _, _, _, compiler = env
+    ts = compiler.compile(TaskContext(shard="coder", task=TASK))
+    assert ts.resolve("gh__create_issue") == ("gh", "create_issue")
+    assert ts.resolve("read_file") == ("harness", "read_file")
+    with pytest.raises(ToolNotFoundError):
+        ts.resolve("gh__nope")
+
+
+def test_catalog_changes_update_only_what_changed(env, tmp_path, embedder):
+    root, config, _, _ = env
+    store = build_store(tmp_path / "own.db", config, embedder)  # this test changes its catalog
+    compiler = Compiler(store, config, embedder, token_counter=EstimateCounter())
+    before = compiler.compile(TaskContext(shard="coder", task="list the GitHub issues"))
+    view = compiler._view
+    for _ in range(60):
+        store.record_call("gh", "list_issues", ok=True, latency_ms=3)
+    after = compiler.compile(TaskContext(shard="coder", task="list the GitHub issues"))
+    assert after.catalog_version > before.catalog_version
+    assert before.get("gh__list_issues").points["usage"] == -40
+    assert after.get("gh__list_issues").points["usage"] == 10  # 66 calls, 5 errors: proven now
+    new_view = compiler._view
+    assert new_view.by_id[after.get("gh__create_issue").tool.id] is view.by_id[after.get("gh__create_issue").tool.id]
+    assert new_view.index is view.index  # no definition changed: the retrieval index is kept
+    compiler.close()
+    store.close()
+
+
+def test_compile_is_thread_safe(env):
+    _, _, _, compiler = env
+    tasks = [(shard, TASK) for shard in GOLDEN] * 3
+    results: dict[int, dict[str, Tier]] = {}
+
+    def run(i: int, shard: str, task: str) -> None:
+        results[i] = selection(compiler.compile(TaskContext(shard=shard, task=task)))
+
+    threads = [threading.Thread(target=run, args=(i, *t)) for i, t in enumerate(tasks)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert [results[i] for i in range(len(tasks))] == [GOLDEN[shard] for shard, _ in tasks]
+
+
+def test_rank_orders_the_catalog_with_scores_between_0_and_1(env):
+    _, _, _, compiler = env
+    ranked = compiler.rank("create a new GitHub issue with a title", k=5)
+    assert ranked[0][0].tool.name == "create_issue"
+    scores = [s for _, s in ranked]
+    assert scores == sorted(scores, reverse=True) and all(0 <= s <= 1 for s in scores)
+    by_shard = compiler.rank("create a new GitHub issue with a title", k=3, shard="reviewer")
+    assert len(by_shard) == 3 and by_shard[0][0].tool.name == "create_issue"
+
+
+def test_weights_thresholds_and_pool_come_from_config(env, tmp_path, embedder):
+    root, _, store, _ = env
+    config = write_config(tmp_path, rules=root / "rules", logic_weight=0.0, vector_weight=1.0,
+                          full_threshold=95, condensed_threshold=50, minimal_threshold=5, candidate_pool=2,
+                          lexical_weight=1.0)
+    with Compiler(store, config, embedder, token_counter=EstimateCounter()) as c:
+        ts = c.compile(TaskContext(shard="researcher", task="open a GitHub issue"))
+    for s in ts.tools:
+        assert s.final == s.vector
+        if not s.skeleton:
+            assert s.wanted is (F if s.final >= 95 else C if s.final >= 50 else M if s.final >= 5 else X)
+    # lexical_weight=1 and a pool of 2: only the two best lexical matches, plus skeleton and named tools.
+    assert len([s for s in ts.tools if not s.skeleton]) <= 2 * 2
+
+
+def test_max_full_tools_caps_the_full_tier(env, tmp_path, embedder):
+    root, _, store, _ = env
+    config = write_config(tmp_path, rules=root / "rules", max_full_tools=3)
+    with Compiler(store, config, embedder, token_counter=EstimateCounter()) as c:
+        ts = c.compile(TaskContext(shard="coder", task=TASK, budget=20000))
+    assert len(ts.tier(Tier.FULL)) == 3  # the three skeleton tools fill it
+    demoted = [s for s in ts.tools if any("max_full_tools=3" in r for r in s.reasons)]
+    assert demoted and all(s.tier is Tier.CONDENSED for s in demoted)
+
+
+def test_missing_rules_directory_in_a_config_file_is_an_error(tmp_path, env, embedder):
+    from jit.errors import RuleError
+
+    _, _, store, _ = env
+    config = write_config(tmp_path, rules=tmp_path / "no-rules")
+    with pytest.raises(RuleError):
+        Compiler(store, config, embedder)
+
+
+def test_rules_fingerprint_is_reported(env):
+    _, _, _, compiler = env
+    ts = compiler.compile(TaskContext(shard="coder", task=TASK))
+    assert ts.rules == compiler.rules.fingerprint and len(ts.rules) == 16
+    assert Path(compiler.rules.directory).name == "rules"

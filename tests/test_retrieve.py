@@ -1,0 +1,72 @@
+"""Retrieval: clause splitting, lexical index, mentions, and the hybrid vector score."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from jit.retrieve import LexicalIndex, RetrievalIndex, split_task, tokenize
+
+TASK = ("Generate a well-formatted PDF report titled wechat_reading_report.pdf in /root/pdf, summarizing current "
+        "WeChat Reading trends and including a word cloud.")
+
+
+def test_tokenize_splits_identifiers_and_stems():
+    assert tokenize("getUserById read_files") == ["get", "user", "by", "id", "read", "file"]
+    assert tokenize("the files", drop_stopwords=True) == ["file"]
+    assert tokenize("必应搜索 web") == ["必应搜索", "web"]
+
+
+def test_split_task_finds_the_steps_of_a_multi_step_task():
+    parts = split_task(TASK)
+    assert len(parts) >= 3
+    assert any("word cloud" in p for p in parts) and any("trends" in p for p in parts)
+    assert split_task("read the file") == []
+
+
+def test_lexical_index_scores_matching_documents_only():
+    idx = LexicalIndex(["read a file from disk", "send an email", "search files by name"])
+    scores = idx.scores("find files")
+    assert scores[1] == 0 and scores[0] > 0 and scores[2] > 0
+    assert not idx.scores("the and of").any()
+
+
+@pytest.fixture(scope="module")
+def index(livemcpbench_store):
+    tools = livemcpbench_store.tools()
+    ids, matrix = livemcpbench_store.vector_matrix()
+    return tools, RetrievalIndex(tools, dict(zip(ids.tolist(), matrix, strict=True)), matrix.shape[1])
+
+
+def test_mentions_find_named_tools_and_servers(index):
+    tools, idx = index
+    rows = {(t.tool.server, t.tool.name): r for r, t in enumerate(tools)}
+    m = idx.mentions("then call generate_word_cloud_chart and mcp-server-chart/generate_bar_chart")
+    assert rows[("mcp-server-chart", "generate_word_cloud_chart")] in m.tools
+    assert rows[("mcp-server-chart", "generate_bar_chart")] in m.tools
+    m = idx.mentions("use the trends-hub server")
+    assert rows[("trends-hub", "get-weread-rank")] in m.servers and not m.tools
+
+
+def test_clauses_recall_every_step_of_a_multi_step_task(index, embedder):
+    tools, idx = index
+    queries = [TASK, *split_task(TASK)]
+    gold = {("trends-hub", "get-weread-rank"), ("mcp-server-chart", "generate_word_cloud_chart"),
+            ("word-document-server", "convert_to_pdf")}
+
+    def top(vecs, qs, k=30):
+        s = idx.score(vecs, qs, lexical_weight=0.5, pool=200)
+        order = np.argsort(-s.vector, kind="stable")[:k]
+        return {(tools[r].tool.server, tools[r].tool.name) for r in s.rows[order].tolist()}
+
+    whole = top(embedder.embed([TASK]), [TASK])
+    split = top(embedder.embed(queries), queries)
+    assert len(gold & split) > len(gold & whole) or gold <= split
+    assert gold <= split
+
+
+def test_vector_scores_are_0_to_100_and_cover_the_pool(index, embedder):
+    _, idx = index
+    s = idx.score(embedder.embed(["send an email"]), ["send an email"], lexical_weight=0.5, pool=50)
+    assert 50 <= len(s.rows) <= 100
+    assert s.vector.min() >= 0 and s.vector.max() <= 100 and s.vector.max() > 60
