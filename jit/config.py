@@ -126,6 +126,8 @@ class ToolSelectionConfig(_Strict):
     lexical_weight: float = Field(0.5, ge=0, le=1)
     #: How many candidates dense and lexical retrieval each contribute before scoring.
     candidate_pool: int = Field(200, ge=1)
+    #: The rendering the token budget is measured on (the format the harness sends).
+    budget_format: Literal["anthropic", "openai", "markdown", "json"] = "anthropic"
 
     @model_validator(mode="after")
     def _coherent(self) -> ToolSelectionConfig:

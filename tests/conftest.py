@@ -45,3 +45,66 @@ def load_livemcpbench_tools() -> list[ToolDef]:
 @pytest.fixture(scope="session")
 def livemcpbench_tools() -> list[ToolDef]:
     return load_livemcpbench_tools()
+
+
+@pytest.fixture(scope="session")
+def livemcpbench_store(tmp_path_factory, embedder, livemcpbench_tools):
+    """The 527 LiveMCPBench tools on their 70 servers (all connected), embedded with the real
+    model and analyzed by the offline analyzer; shared by the session, treat as read-only."""
+    from jit.analyze import OfflineAnalyzer, analyze_pending
+    from jit.config import DEFAULT_SHARDS
+    from jit.embed import embed_pending
+    from jit.models import ServerStatus
+
+    with Store(tmp_path_factory.mktemp("livemcpbench") / "catalog.db") as s:
+        by_server: dict[str, list[ToolDef]] = {}
+        for t in livemcpbench_tools:
+            by_server.setdefault(t.server, []).append(t)
+        for server, tools in by_server.items():
+            s.ensure_server(server, "stdio")
+            s.sync_tools(server, tools)
+            s.set_server_status(server, ServerStatus.CONNECTED)
+        embed_pending(s, embedder)
+        analyze_pending(s, OfflineAnalyzer(DEFAULT_SHARDS))
+        yield s
+
+
+EXAMPLE_SERVERS = REPO / "examples" / "servers"
+
+
+def write_example_config(directory: Path, servers: dict | None = None, **keys) -> Path:
+    """A ``config.json`` in ``directory`` running the repo's example servers (examples/servers/).
+
+    ``workspace`` is rooted at ``directory/workspace`` (created with two files),
+    ``tracker`` keeps its data in ``directory/tracker.json``; the catalog is
+    ``directory/catalog.db``. ``servers`` adds or replaces entries (``None``
+    removes one); ``keys`` set other top-level keys.
+    """
+    import sys
+
+    ws = directory / "workspace"
+    (ws / "src").mkdir(parents=True, exist_ok=True)
+    (ws / "README.md").write_text("# demo project\n\nA workspace for jit's tests.\n", encoding="utf-8")
+    (ws / "src" / "app.py").write_text("def main():\n    return 'hello'\n", encoding="utf-8")
+    entries = {
+        "workspace": {"command": sys.executable, "args": [str(EXAMPLE_SERVERS / "workspace.py"), "--root", str(ws)]},
+        "tracker": {"command": sys.executable,
+                    "args": [str(EXAMPLE_SERVERS / "tracker.py"), "--data", str(directory / "tracker.json")]},
+    }
+    for name, entry in (servers or {}).items():
+        if entry is None:
+            entries.pop(name, None)
+        else:
+            entries[name] = entry
+    body = {
+        "servers": entries,
+        "store": "catalog.db",
+        "rules": str(REPO / "rules"),
+        "available_tools": str(REPO / "available_tools.json"),
+        "connection": {"reconnect_initial_delay": 0.05, "reconnect_max_delay": 0.3, "reconnect_attempts": 2,
+                       "ping_interval": 0},
+        **keys,
+    }
+    path = directory / "config.json"
+    path.write_text(json.dumps(body, indent=2), encoding="utf-8")
+    return path
