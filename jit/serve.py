@@ -1,0 +1,538 @@
+"""``jit serve``: jit itself as an MCP server.
+
+Any MCP client (Claude Code, Claude Desktop, an agent harness) connects to jit
+once and gets selection over every server jit knows, through five meta-tools
+in the spirit of search → describe → execute registries:
+
+``search_tools(query, shard?, limit?)``
+    tools ranked for a query, each with a score in 0–1;
+``describe_tool(server, tool)``
+    one tool's full definition, analysis, status and usage;
+``call_tool(server, tool, arguments)``
+    proxied to the real server through the :class:`~jit.clients.ClientManager`;
+    an offline server answers at once with a ``server_unavailable`` error;
+``compile_tools(shard, task, budget?)``
+    the tiered tool set of a shard spawn (what ``compile()`` returns);
+``reload()``
+    re-read the config, reconnect what changed, re-sync the catalog.
+
+With ``--expose-shard SHARD --task TEXT``, ``tools/list`` also returns that
+shard's compiled Full tier under namespaced names (``server__tool``), each
+proxied on call, and ``notifications/tools/list_changed`` is sent whenever a
+reload or an upstream change alters that selection.
+
+Resources: ``jit://servers``, ``jit://selection`` and the template
+``jit://tools/{server}/{tool}``.
+
+Errors: a jit error inside a tool (offline server, unknown tool, bad shard,
+timeout) is a tool result with ``isError`` and the error's structured
+``to_dict()`` payload as ``structuredContent``, so a model can read and act
+on it; an unknown resource is the JSON-RPC error ``-32602`` (invalid params).
+
+The process holds one Store, one embedding model (loaded once), one Compiler
+and one ClientManager for its whole life (the server's lifespan); blocking
+work (compiling, ranking, embedding, analysis) runs in worker threads so
+proxied calls keep flowing meanwhile.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import weakref
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal, TypeVar
+
+import anyio
+import anyio.to_thread
+from mcp.server.connection import Connection
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.lowlevel.server import NotificationOptions
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError
+from mcp.server.subscriptions import InMemorySubscriptionBus
+from mcp.shared.subscriptions import ToolsListChanged
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from mcp_types import Tool as MCPTool
+from pydantic import Field
+
+from . import __version__
+from .config import Config, load_config
+from .errors import JitError, ToolNotFoundError
+from .models import HARNESS_SERVER
+
+__all__ = ["JitServer", "ServeOptions", "ServeState", "create_server", "run"]
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+PROXY = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=True)
+
+INSTRUCTIONS = (
+    "jit selects tools from many MCP servers. Use search_tools to find tools for a step, describe_tool "
+    "for a tool's full schema, and call_tool to run it on its server. compile_tools gives a whole tool "
+    "set for an agent role (shard) and task, in tiers. Tools of offline servers are listed but fail "
+    "when called, with an error naming the server's status."
+)
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    """How ``jit serve`` runs. ``config_path`` None means ``$JIT_CONFIG`` or ``./config.json``."""
+
+    config_path: Path | None = None
+    transport: Literal["stdio", "http"] = "stdio"
+    host: str = "127.0.0.1"
+    port: int = 8000
+    #: Expose this shard's compiled Full tier in ``tools/list`` (with ``task``).
+    expose_shard: str | None = None
+    task: str | None = None
+    budget: int | None = None
+
+
+def _result(data: dict[str, Any], text: str | None = None) -> CallToolResult:
+    """A tool result carrying ``data`` as structured content and as JSON text."""
+    body = text if text is not None else json.dumps(data, ensure_ascii=False, default=str)
+    return CallToolResult(content=[TextContent(type="text", text=body)], structured_content=data)
+
+
+def error_result(exc: JitError) -> CallToolResult:
+    """A jit error as an ``isError`` tool result: the message as text, ``to_dict()`` as structured content."""
+    return CallToolResult(
+        content=[TextContent(type="text", text=exc.message)],
+        structured_content=exc.to_dict(),
+        is_error=True,
+    )
+
+
+def _proxied(call: Any) -> CallToolResult:
+    """A :class:`~jit.clients.CallResult` back into the wire result the upstream sent."""
+    return CallToolResult.model_validate(
+        {"content": call.content, "structuredContent": call.structured_content, "isError": call.is_error},
+        by_alias=True,
+    )
+
+
+def _selection_key(toolset: Any) -> tuple[tuple[str, str], ...]:
+    """What a client sees of an exposed selection: names and definitions of the Full tier."""
+    from .selection import Tier
+
+    return tuple((s.name, s.tool.definition_hash) for s in toolset.tier(Tier.FULL) if s.server != HARNESS_SERVER)
+
+
+class ServeState:
+    """Everything ``jit serve`` holds for its lifetime; the lifespan context of the server."""
+
+    def __init__(self, server: JitServer, options: ServeOptions, config: Config, store: Any, embedder: Any,
+                 manager: Any, spawn: Callable[..., Any]) -> None:
+        self.server = server
+        #: Starts a background task in the server's lifespan task group.
+        self.spawn = spawn
+        self.options = options
+        self.config = config
+        self.store = store
+        self.embedder = embedder
+        self.manager = manager
+        self.compiler: Any = None
+        #: The compiled selection of ``--expose-shard`` (None without it).
+        self.exposed: Any = None
+        #: The latest selection: the exposed one, else the last ``compile_tools`` result.
+        self.selection: Any = None
+        self.ready = False
+        self._lock = anyio.Lock()  # one reload / re-sync at a time
+        #: While a reload runs, discoveries land here instead of starting a background re-sync.
+        self._discovered: dict[str, Any] | None = None
+
+    # ---------------------------------------------------------------- blocking work
+
+    async def blocking(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run ``fn`` in a worker thread (compiling, ranking, embedding, analysis)."""
+        return await anyio.to_thread.run_sync(lambda: fn(*args))
+
+    def _new_compiler(self) -> Any:
+        from .compiler import Compiler
+
+        return Compiler(self.store, self.config, self.embedder)
+
+    def close_compiler(self) -> None:
+        """Release the compiler's resources (its Datalog engine thread)."""
+        close = getattr(self.compiler, "close", None)
+        if callable(close):
+            close()
+
+    # ---------------------------------------------------------------- catalog
+
+    def tools_changed(self, server: str, result: Any) -> None:
+        """The client manager's ``on_tools_changed``: runs in the upstream's task, so stays short."""
+        if self._discovered is not None:
+            self._discovered[server] = result  # reload() analyzes and embeds these itself
+        elif self.ready:
+            self.spawn(self.on_tools_changed, server, result)
+
+    async def sync(self) -> dict[str, Any]:
+        """Discover every server again, then analyze and embed what changed (the ``reload()`` body)."""
+        from .sync import prune_unconfigured, refresh_catalog, sync_harness_tools
+
+        removed = prune_unconfigured(self.store, self.config)
+        changes = {HARNESS_SERVER: sync_harness_tools(self.store, self.config)}
+        changes.update(await self.manager.refresh())
+        # Servers (re)connected by apply_config reported their first discovery through the callback.
+        changes.update(self._discovered or {})
+        analysis, embedding = await self.blocking(refresh_catalog, self.store, self.config, self.embedder)
+        return {
+            "servers": [
+                {"server": r.name, "status": r.status.value, "last_error": r.last_error}
+                for r in self.store.servers()
+            ],
+            "changes": {
+                name: {"added": c.added, "changed": c.changed, "removed": c.removed}
+                for name, c in changes.items()
+                if c.touched
+            },
+            "removed_servers": removed,
+            "embedded": embedding.embedded,
+            "analyzed": analysis.analyzed,
+        }
+
+    async def start(self) -> None:
+        """First sync and compiler; the exposed selection when asked for."""
+        await self.sync()
+        self.compiler = await self.blocking(self._new_compiler)
+        if self.options.expose_shard is not None:
+            self.exposed = self.selection = await self.compile(
+                self.options.expose_shard, self.options.task or "", self.options.budget
+            )
+        self.ready = True
+
+    async def reload(self) -> dict[str, Any]:
+        """Re-read the config, apply it to the connections, re-sync, recompile the exposed selection."""
+        async with self._lock:
+            config = load_config(self.options.config_path)
+            self._discovered = {}
+            try:
+                await self.manager.apply_config(config)
+                self.config = config
+                report = await self.sync()
+            finally:
+                self._discovered = None
+            fresh = await self.blocking(self._new_compiler)
+            await self.blocking(self.close_compiler)
+            self.compiler = fresh
+            report["selection_changed"] = await self._recompile_exposed()
+            return report
+
+    async def on_tools_changed(self, server: str, result: Any) -> None:
+        """An upstream changed its tools mid-session: analyze and embed them, then recompile."""
+        from .sync import refresh_catalog
+
+        try:
+            async with self._lock:
+                await self.blocking(refresh_catalog, self.store, self.config, self.embedder)
+                await self._recompile_exposed()
+        except Exception:  # a background task: a failure here must not take the server down
+            log.exception("re-sync after a tool change on server %s failed", server)
+
+    async def _recompile_exposed(self) -> bool:
+        if self.options.expose_shard is None:
+            return False
+        before = _selection_key(self.exposed) if self.exposed is not None else ()
+        self.exposed = self.selection = await self.compile(
+            self.options.expose_shard, self.options.task or "", self.options.budget
+        )
+        changed = _selection_key(self.exposed) != before
+        if changed:
+            await self.server.notify_tools_changed()
+        return changed
+
+    # ---------------------------------------------------------------- selection
+
+    async def compile(self, shard: str, task: str, budget: int | None) -> Any:
+        """``compile()`` in a worker thread (the compiler checks shard and budget)."""
+        from .selection import TaskContext
+
+        return await self.blocking(self.compiler.compile, TaskContext(shard=shard, task=task, budget=budget))
+
+    async def rank(self, query: str, k: int, shard: str | None) -> list[tuple[Any, float]]:
+        """The compiler's ranking in a worker thread: ``(tool, score 0..1)``, best first."""
+        return await self.blocking(lambda: self.compiler.rank(query, k, shard=shard))
+
+    def describe(self, server: str, tool: str) -> dict[str, Any]:
+        """One tool's record (``describe_tool``, ``jit://tools/…``); unknown ones raise ToolNotFoundError."""
+        from .views import describe
+
+        stored = self.store.tool(server, tool)
+        if stored is None:
+            what = f"server {server!r} has no tool {tool!r}" if self.store.server(server) else \
+                f"no server named {server!r}"
+            raise ToolNotFoundError(what, server=server, tool=tool)
+        return describe(self.config, self.store, stored)
+
+
+class JitServer(MCPServer[ServeState]):
+    """``MCPServer`` with jit's meta-tools, resources and (optionally) an exposed, proxied tool set."""
+
+    def __init__(self, options: ServeOptions) -> None:
+        self.options = options
+        self.state: ServeState | None = None
+        self.bus = InMemorySubscriptionBus()
+        #: Client connections, for list_changed outside a request (handshake-era clients).
+        self.connections: weakref.WeakSet[Connection] = weakref.WeakSet()
+        super().__init__(
+            "jit",
+            version=__version__,
+            instructions=INSTRUCTIONS,
+            lifespan=_lifespan,
+            log_level="WARNING",
+            subscriptions=self.bus,
+            middleware=[self._track_connection],
+        )
+        if options.expose_shard is not None:
+            # MCPServer builds its initialize options without NotificationOptions, so it never
+            # declares tools.listChanged (SDK TODO L53); the exposed tool list does change.
+            low = self._lowlevel_server
+            build = low.create_initialization_options
+
+            def with_list_changed(notification_options: NotificationOptions | None = None, *a: Any, **kw: Any) -> Any:
+                return build(notification_options or NotificationOptions(tools_changed=True), *a, **kw)
+
+            low.create_initialization_options = with_list_changed  # type: ignore[method-assign]
+        _register(self)
+
+    async def _track_connection(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        # ctx.session is built per request; the connection behind it is what outlives the request.
+        # The SDK has no public handle on it from a request context (mcp/server/session.py).
+        self.connections.add(ctx.session._connection)
+        return await call_next(ctx)
+
+    async def notify_tools_changed(self) -> None:
+        """Tell every client the tool list changed: on each connection (handshake era) and on the
+        subscription bus (2026-07-28 ``subscriptions/listen`` streams)."""
+        for connection in list(self.connections):
+            await connection.send_tool_list_changed()
+        await self.bus.publish(ToolsListChanged())
+
+    def _exposed(self) -> list[Any]:
+        """The exposed selection's Full tier (``--expose-shard``), harness tools left out: the harness runs them."""
+        from .selection import Tier
+
+        state = self.state
+        if state is None or state.exposed is None:
+            return []
+        return [s for s in state.exposed.tier(Tier.FULL) if s.server != HARNESS_SERVER]
+
+    async def list_tools(self) -> list[MCPTool]:
+        """The exposed shard's Full tier (namespaced, when ``--expose-shard`` is on), then the meta-tools."""
+        from .render import full_definition
+
+        exposed = []
+        for s in self._exposed():
+            definition = full_definition(s)  # the rendering compile() gives a harness (offline note included)
+            exposed.append(MCPTool(
+                name=definition["name"],
+                title=s.tool.tool.title,
+                description=definition["description"],
+                input_schema=definition["input_schema"],
+                output_schema=s.tool.tool.output_schema,
+                annotations=ToolAnnotations.model_validate(s.tool.tool.annotations) if s.tool.tool.annotations
+                else None,
+            ))
+        return exposed + await super().list_tools()
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        """Proxy an exposed tool to its server; anything else is a meta-tool."""
+        target = next((s for s in self._exposed() if s.name == name), None)
+        if target is None or self.state is None:
+            return await super().call_tool(name, arguments, context)
+        try:
+            return _proxied(await self.state.manager.call_tool(target.server, target.tool_name, arguments))
+        except JitError as exc:
+            return error_result(exc)
+
+
+def _state(ctx: Context) -> ServeState:
+    return ctx.request_context.lifespan_context
+
+
+def _reporting_errors(fn: Callable[..., Awaitable[CallToolResult]]) -> Callable[..., Awaitable[CallToolResult]]:
+    """A meta-tool whose jit errors become ``isError`` results carrying the error's payload."""
+
+    @functools.wraps(fn)  # MCPServer reads the signature (through __wrapped__) for the input schema
+    async def wrapper(*args: Any, **kwargs: Any) -> CallToolResult:
+        try:
+            return await fn(*args, **kwargs)
+        except JitError as exc:
+            return error_result(exc)
+
+    return wrapper
+
+
+def _register(app: JitServer) -> None:
+    """The meta-tools and resources."""
+
+    @app.tool(annotations=READ_ONLY)
+    @_reporting_errors
+    async def search_tools(
+        query: Annotated[str, Field(min_length=1, description="What the tool should do, in plain words")],
+        ctx: Context,
+        shard: Annotated[str | None, Field(description="Rank for this agent role (coder, researcher, ...)")] = None,
+        limit: Annotated[int, Field(ge=1, le=100, description="How many tools to return")] = 10,
+    ) -> CallToolResult:
+        """Find tools across every server jit knows, ranked by relevance (score 0-1, best first)."""
+        from .render import namespaced, summary_line
+
+        ranked = await _state(ctx).rank(query, limit, shard)
+        hits = [
+            {
+                "server": st.tool.server,
+                "tool": st.tool.name,
+                "name": namespaced(st.tool.server, st.tool.name),
+                "score": round(float(score), 4),
+                "online": st.online,
+                "summary": summary_line(st.tool.description, st.analysis.condensed if st.analysis else ""),
+            }
+            for st, score in ranked
+        ]
+        return _result({"query": query, "shard": shard, "tools": hits})
+
+    @app.tool(annotations=READ_ONLY)
+    @_reporting_errors
+    async def describe_tool(
+        server: Annotated[str, Field(min_length=1, description="The server's name, as search_tools returns it")],
+        tool: Annotated[str, Field(min_length=1, description="The tool's name on that server")],
+        ctx: Context,
+    ) -> CallToolResult:
+        """The full definition of one tool (JSON schema), its analysis, server status and usage."""
+        return _result(_state(ctx).describe(server, tool))
+
+    @app.tool(name="call_tool", annotations=PROXY)
+    @_reporting_errors
+    async def call_tool_meta(
+        server: Annotated[str, Field(min_length=1, description="The server's name")],
+        tool: Annotated[str, Field(min_length=1, description="The tool's name on that server")],
+        ctx: Context,
+        arguments: Annotated[dict[str, Any] | None, Field(description="The tool's arguments")] = None,
+    ) -> CallToolResult:
+        """Call a tool on its server and return its result; fails at once if the server is offline."""
+        return _proxied(await _state(ctx).manager.call_tool(server, tool, arguments or {}))
+
+    @app.tool(annotations=READ_ONLY)
+    @_reporting_errors
+    async def compile_tools(
+        shard: Annotated[str, Field(min_length=1, description="The agent role, e.g. coder, tester, researcher")],
+        task: Annotated[str, Field(min_length=1, description="What the agent is spawned to do")],
+        ctx: Context,
+        budget: Annotated[int | None, Field(ge=1, description="Token budget (default from config)")] = None,
+    ) -> CallToolResult:
+        """The tool set for an agent role and task, by tier (full, condensed, minimal) within a token budget."""
+        from .views import summarize
+
+        state = _state(ctx)
+        toolset = await state.compile(shard, task, budget)
+        if state.exposed is None:
+            state.selection = toolset
+        data = summarize(toolset)
+        data["rendering"] = toolset.render("json")
+        return _result(data, text=toolset.render("markdown"))
+
+    @app.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True))
+    @_reporting_errors
+    async def reload(ctx: Context) -> CallToolResult:
+        """Re-read jit's config, reconnect changed servers and re-sync the tool catalog."""
+        return _result(await _state(ctx).reload())
+
+    @app.resource("jit://servers", name="servers", mime_type="application/json",
+                  description="Every server jit knows: status, tool count, last error")
+    def servers_resource() -> str:
+        from .views import server_rows, tool_counts
+
+        state = app.state
+        assert state is not None  # resources are read inside the lifespan
+        return json.dumps(server_rows(state.config, state.store.servers(), tool_counts(state.store)), default=str)
+
+    @app.resource("jit://selection", name="selection", mime_type="application/json",
+                  description="The current selection: the exposed shard's tool set, else the last compile_tools")
+    def selection_resource() -> str:
+        from .views import summarize
+
+        state = app.state
+        assert state is not None
+        if state.selection is None:
+            return json.dumps({"selection": None, "message": "nothing compiled yet: call compile_tools"})
+        return json.dumps(summarize(state.selection) | {"rendering": state.selection.render("json")}, default=str)
+
+    @app.resource("jit://tools/{server}/{tool}", name="tool", mime_type="application/json",
+                  description="One tool's definition, analysis, status and usage")
+    def tool_resource(server: str, tool: str) -> str:
+        state = app.state
+        assert state is not None
+        try:
+            return json.dumps(state.describe(server, tool), default=str)
+        except JitError as exc:
+            raise ResourceNotFoundError(exc.message) from None
+
+
+@asynccontextmanager
+async def _lifespan(server: MCPServer[ServeState]) -> AsyncIterator[ServeState]:
+    from .clients import ClientManager
+    from .embed import SentenceTransformerEmbedder
+    from .store import Store
+
+    assert isinstance(server, JitServer)
+    options = server.options
+    config = load_config(options.config_path)
+    store = Store(config.store_path)
+    try:
+        embedder = SentenceTransformerEmbedder.from_config(config.embedding)
+        # Load the model before the first request rather than inside it.
+        await anyio.to_thread.run_sync(lambda: embedder.dimension)
+        holder: dict[str, ServeState] = {}
+
+        def changed(name: str, result: Any) -> None:
+            # Discoveries made while the manager starts are covered by state.start().
+            if "state" in holder:
+                holder["state"].tools_changed(name, result)
+
+        async with ClientManager(config, store, on_tools_changed=changed) as manager, \
+                anyio.create_task_group() as tasks:
+            state = holder["state"] = ServeState(server, options, config, store, embedder, manager, tasks.start_soon)
+            await state.start()
+            server.state = state
+            try:
+                yield state
+            finally:
+                server.state = None
+                tasks.cancel_scope.cancel()
+                await anyio.to_thread.run_sync(state.close_compiler)
+    finally:
+        store.close()
+
+
+def create_server(options: ServeOptions) -> JitServer:
+    """A ``jit serve`` server; nothing is loaded or connected until it runs."""
+    return JitServer(options)
+
+
+def run(options: ServeOptions) -> None:
+    """Run ``jit serve`` until the client disconnects (stdio) or the process is stopped (HTTP)."""
+    server = create_server(options)
+    try:
+        if options.transport == "http":
+            server.run("streamable-http", host=options.host, port=options.port)
+        else:
+            server.run("stdio")
+    except BaseExceptionGroup as group:
+        # A failed start-up (bad rules, unreadable catalog) arrives wrapped in the SDK's task
+        # groups; surface the jit error itself so the CLI prints it and exits with its code.
+        found = group.subgroup(lambda e: isinstance(e, JitError))
+        if found is None:
+            raise
+        leaf: BaseException = found
+        while isinstance(leaf, BaseExceptionGroup):
+            leaf = leaf.exceptions[0]
+        raise leaf from None

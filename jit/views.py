@@ -1,0 +1,137 @@
+"""Plain-data views of the catalog and of selections.
+
+What ``jit … --json`` prints and what ``jit serve`` returns from ``describe_tool``,
+``compile_tools`` and its resources are the same dicts, built here once.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .config import Config
+from .models import HARNESS_SERVER, ServerRecord, StoredTool
+
+if TYPE_CHECKING:
+    from .selection import ToolSet
+    from .store import Store
+
+__all__ = ["analysis_of", "describe", "reached", "server_rows", "summarize", "tool_counts"]
+
+
+def reached(rec: ServerRecord) -> bool:
+    """Whether jit reached ``rec``'s server at the last contact.
+
+    A CLI command's client manager closes its connections when it ends, which
+    records a server it reached as ``disconnected`` with no error; a server lost
+    or never reached keeps an error (``disconnected`` or ``error``).
+    """
+    if rec.name == HARNESS_SERVER or rec.status.value == "connected":
+        return True
+    return rec.status.value == "disconnected" and not rec.last_error
+
+
+def tool_counts(store: Store) -> dict[str, int]:
+    """Tools per server in the catalog."""
+    counts: dict[str, int] = {}
+    for t in store.tools():
+        counts[t.tool.server] = counts.get(t.tool.server, 0) + 1
+    return counts
+
+
+def server_rows(config: Config, records: list[ServerRecord], counts: dict[str, int]) -> list[dict[str, Any]]:
+    """Configured servers with their catalog state, plus catalog-only ones (the harness).
+
+    What ``jit servers`` prints and ``jit serve``'s ``jit://servers`` resource returns.
+    """
+    by_name = {r.name: r for r in records}
+    names = list(config.servers) + [r.name for r in records if r.name not in config.servers]
+    rows = []
+    for name in names:
+        rec = by_name.get(name)
+        cfg = config.servers.get(name)
+        if cfg is not None:
+            target = cfg.url if hasattr(cfg, "url") else " ".join([cfg.command, *cfg.args])
+        else:
+            target = "available_tools.json" if rec and rec.transport == "harness" else ""
+        rows.append({
+            "server": name,
+            "transport": cfg.transport if cfg is not None else (rec.transport if rec else ""),
+            "configured": cfg is not None,
+            "enabled": cfg.enabled if cfg is not None else True,
+            "status": rec.status.value if rec else "unknown",
+            "tools": counts.get(name, 0),
+            "last_seen": rec.last_seen if rec else None,
+            "last_error": rec.last_error if rec else None,
+            "server_name": rec.server_name if rec else None,
+            "server_version": rec.server_version if rec else None,
+            "target": target,
+        })
+    return rows
+
+
+def analysis_of(config: Config, stored: StoredTool) -> dict[str, Any] | None:
+    """The analysis selection uses: the stored one with available_tools.json overrides applied."""
+    from .analyze import effective_analysis
+
+    if stored.analysis is None and stored.tool.server != HARNESS_SERVER and \
+            config.available_tools.override_for(stored.tool.server, stored.tool.name) is None:
+        return None  # not analyzed yet, and nothing declared for it
+    return effective_analysis(stored, config.available_tools, shards=config.shards).to_json()
+
+
+def describe(config: Config, store: Store, stored: StoredTool) -> dict[str, Any]:
+    """A tool's full record as ``jit show --json`` and ``jit serve``'s ``describe_tool`` return it."""
+    tool = stored.tool
+    usage = store.usage(tool.server, tool.name) or {}
+    return {
+        "server": tool.server,
+        "tool": tool.name,
+        "name": f"{tool.server}__{tool.name}",
+        "online": stored.online,
+        "status": stored.server_status.value,
+        "definition": {
+            "name": tool.name,
+            "title": tool.title,
+            "description": tool.description,
+            "input_schema": tool.input_schema,
+            "output_schema": tool.output_schema,
+            "annotations": tool.annotations,
+        },
+        "analysis": analysis_of(config, stored),
+        "definition_hash": stored.definition_hash,
+        "pending": {"analysis": stored.needs_analysis, "embedding": stored.needs_embedding},
+        "usage": {
+            "calls": usage.get("calls", 0),
+            "errors": usage.get("errors", 0),
+            "total_latency_ms": usage.get("total_latency_ms", 0.0),
+            "last_called_at": usage.get("last_called_at"),
+            "last_error": usage.get("last_error"),
+        },
+    }
+
+
+def summarize(toolset: ToolSet) -> dict[str, Any]:
+    """The tool set as plain data: every selected tool with its tier and scores."""
+    return {
+        "shard": toolset.shard,
+        "task": toolset.task,
+        "budget": toolset.budget,
+        "tokens_used": toolset.tokens_used,
+        "warnings": list(toolset.warnings),
+        "tools": [
+            {
+                "name": s.name,
+                "server": s.server,
+                "tool": s.tool_name,
+                "tier": s.tier.value,
+                "skeleton": s.skeleton,
+                "offline": s.offline,
+                "final": s.final,
+                "logic": s.logic,
+                "vector": s.vector,
+                "tokens": s.tokens,
+            }
+            for s in toolset.selected()
+        ],
+        "excluded": sum(1 for s in toolset.tools if s.tier.value == "excluded"),
+    }

@@ -1,0 +1,251 @@
+"""The ``jit`` command line, through the installed console script and typer's runner.
+
+Upstreams are the repo's example servers (examples/servers/). The catalog for
+the read-only commands is synced once in process with the session's model;
+``jit sync`` and ``jit compile`` run through the real console script.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import write_example_config
+from typer.testing import CliRunner
+
+from jit.cli import app
+from jit.config import load_config
+from jit.store import Store
+from jit.sync import sync
+
+JIT = str(Path(sys.executable).parent / "jit")
+ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "COLUMNS": "200"}
+TASK = "fix the greeting in src/app.py and file an issue about it"
+
+
+def jit(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """Run the installed ``jit`` console script."""
+    return subprocess.run([JIT, *args], capture_output=True, text=True, env=env or ENV, cwd=cwd, timeout=300)
+
+
+runner = CliRunner()
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    result = runner.invoke(app, list(args), env={"COLUMNS": "200"})
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture(scope="module")
+def catalog(tmp_path_factory, embedder) -> Path:
+    """The example config, synced in process; the tracker is then broken (offline for new connections)."""
+    base = tmp_path_factory.mktemp("cli")
+    path = write_example_config(base, connection={"reconnect_attempts": 0, "ping_interval": 0})
+    config = load_config(path)
+    with Store(config.store_path) as store:
+        asyncio.run(sync(config, store, embedder))
+    (base / "tracker.json").write_text("[broken", encoding="utf-8")
+    return path
+
+
+# --------------------------------------------------------------------------- sync and compile, end to end
+
+
+def test_sync_then_compile_through_the_console_script(tmp_path):
+    path = write_example_config(tmp_path)
+    synced = jit("sync", "--config", str(path), "--strict")
+    assert synced.returncode == 0, synced.stderr
+    # One line per phase on stderr (not a terminal), the summary table on stdout.
+    assert "discovering tools" in synced.stderr and "embedding" in synced.stderr
+    cells = [[c.strip() for c in line.strip("│ ").split("│")] for line in synced.stdout.splitlines()
+             if line.startswith("│ ")]
+    rows = {c[0]: c[1:4] for c in cells}
+    assert rows["workspace"] == ["ok", "10", "10"] and rows["tracker"] == ["ok", "12", "12"]
+
+    compiled = jit("--config", str(path), "compile", "--shard", "coder", "--task", TASK, "--budget", "2000",
+                   "--json", "--explain")
+    assert compiled.returncode == 0, compiled.stderr
+    data = json.loads(compiled.stdout)
+    assert data["shard"] == "coder" and data["budget"] == 2000 and 0 < data["tokens_used"] <= 2000
+    assert {"full", "condensed"} <= {t["tier"] for t in data["tools"]}
+    why = {e["name"]: e for e in data["explain"]}
+    assert why["workspace__edit_file"]["reasons"] and "points" in why["workspace__edit_file"]
+
+
+def test_compile_prints_tiers_renderings_and_reasons(catalog):
+    code, table, _ = invoke("compile", "--config", str(catalog), "--shard", "coder", "--task", TASK, "--explain")
+    assert code == 0
+    assert "tokens" in table and "of 4000" in table
+    assert "workspace__edit_file" in table and "why" in table and "skeleton for coder" in table
+
+    code, rendered, _ = invoke("compile", "--config", str(catalog), "--shard", "coder", "--task", TASK,
+                               "--format", "anthropic")
+    tools = json.loads(rendered)
+    assert code == 0 and all({"name", "description", "input_schema"} <= set(t) for t in tools)
+
+    code, _, err = invoke("compile", "--config", str(catalog), "--shard", "coder", "--task", TASK, "--format", "yaml")
+    assert code == 2 and "--format must be one of" in err
+    code, _, err = invoke("compile", "--config", str(catalog), "--shard", "pilot", "--task", TASK)
+    assert code == 2 and "unknown shard 'pilot'" in err
+
+
+# --------------------------------------------------------------------------- reading the catalog
+
+
+def test_servers_tools_and_show_read_the_catalog(catalog):
+    servers = jit("servers", "--config", str(catalog), "--json")
+    assert servers.returncode == 0, servers.stderr
+    by_name = {r["server"]: r for r in json.loads(servers.stdout)}
+    assert by_name["workspace"]["tools"] == 10 and by_name["tracker"]["tools"] == 12
+    assert by_name["harness"]["configured"] is False  # available_tools.json, not a server of the config
+
+    tools = jit("tools", "--config", str(catalog), "--server", "tracker", "--json")
+    rows = json.loads(tools.stdout)
+    assert len(rows) == 12 and {r["server"] for r in rows} == {"tracker"}
+    assert all(r["categories"] for r in rows)
+
+    code, shown, _ = invoke("show", "workspace/search_text", "--config", str(catalog), "--json")
+    data = json.loads(shown)
+    assert code == 0 and data["definition"]["input_schema"]["required"] == ["query"]
+    assert data["analysis"]["categories"] and data["name"] == "workspace__search_text"
+    code, human, _ = invoke("show", "workspace__search_text", "--config", str(catalog))
+    assert code == 0 and "input schema" in human and "search_text" in human
+
+    code, _, err = invoke("show", "workspace/nope", "--config", str(catalog))
+    assert code == 5 and "has no tool 'nope'" in err
+    code, _, err = invoke("show", "nothing-here", "--config", str(catalog))
+    assert code == 2 and "expected SERVER/TOOL" in err
+
+
+def test_tools_offline_lists_only_tools_of_servers_that_could_not_be_reached(catalog):
+    config = load_config(catalog)
+    with Store(config.store_path) as store:
+        from jit.models import ServerStatus
+
+        store.set_server_status("tracker", ServerStatus.ERROR, error="down for the test")
+    code, out, _ = invoke("tools", "--offline", "--json", "--config", str(catalog))
+    rows = json.loads(out)
+    assert code == 0 and rows and {r["server"] for r in rows} == {"tracker"}
+    assert all(r["online"] is False and r["status"] == "error" for r in rows)
+
+
+# --------------------------------------------------------------------------- call
+
+
+def test_call_runs_a_tool_through_the_client_manager(catalog):
+    done = jit("call", "workspace/read_file", "--args", '{"path": "src/app.py"}', "--config", str(catalog))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == (catalog.parent / "workspace" / "src" / "app.py").read_text() + "\n"
+
+    code, out, _ = invoke("call", "workspace/list_files", "--args", "{}", "--json", "--config", str(catalog))
+    result = json.loads(out)
+    assert code == 0 and result["is_error"] is False
+    assert result["structured_content"]["result"][0]["path"] == "README.md"
+
+
+def test_call_exit_codes_tell_what_went_wrong(catalog):
+    offline = jit("call", "tracker/list_issues", "--config", str(catalog))
+    assert offline.returncode == 4
+    assert "tool 'list_issues' on server 'tracker' is unavailable: server status is error" in offline.stderr
+
+    code, out, _ = invoke("call", "workspace/read_file", "--args", '{"path": "../secret"}', "--config", str(catalog))
+    assert code == 6 and "outside the workspace" in out
+
+    code, _, err = invoke("call", "workspace/nope", "--config", str(catalog))
+    assert code == 5 and "has no tool 'nope'" in err
+    code, _, err = invoke("call", "workspace/read_file", "--args", "[1, 2]", "--config", str(catalog))
+    assert code == 2 and "must be a JSON object" in err
+    code, _, err = invoke("call", "workspace/read_file", "--args", "{path:", "--json", "--config", str(catalog))
+    assert code == 2 and json.loads(err)["error"] == "usage_error"
+
+
+# --------------------------------------------------------------------------- import
+
+
+def test_import_merges_mcp_servers_into_the_config(tmp_path):
+    target = write_example_config(tmp_path)
+    source = tmp_path / ".mcp.json"
+    source.write_text(json.dumps({"mcpServers": {
+        "github": {"type": "http", "url": "https://api.example.com/mcp", "headers": {"Authorization": "${GH_TOKEN:-}"}},
+        "files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"],
+                  "autoApprove": ["read_file"]},
+    }}))
+    before = target.read_text()
+    code, out, _ = invoke("import", str(source), "--dry-run", "--json", "--config", str(target))
+    assert code == 0 and [s["action"] for s in json.loads(out)["servers"]] == ["added", "added"]
+    assert target.read_text() == before  # a dry run changes nothing
+
+    code, _, _ = invoke("--config", str(target), "import", str(source))
+    assert code == 0
+    servers = json.loads(target.read_text())["servers"]
+    assert servers["github"] == {"transport": "http", "url": "https://api.example.com/mcp",
+                                 "headers": {"Authorization": "${GH_TOKEN:-}"}}  # kept unexpanded: no secret copied
+    assert servers["files"]["transport"] == "stdio" and "autoApprove" not in servers["files"]
+    assert set(load_config(target).servers) == {"workspace", "tracker", "github", "files"}
+
+    code, _, err = invoke("import", str(source), "--config", str(target))
+    assert code == 3 and "'github' already exists; use --replace" in err
+    code, _, _ = invoke("import", str(source), "--replace", "--config", str(target))
+    assert code == 0
+
+
+def test_import_of_an_invalid_server_changes_nothing(tmp_path):
+    target = write_example_config(tmp_path)
+    before = target.read_text()
+    source = tmp_path / "claude_desktop_config.json"
+    source.write_text(json.dumps({"mcpServers": {"bad name!": {"command": "x"}}}))
+    code, _, err = invoke("import", str(source), "--config", str(target))
+    assert code == 3 and "bad name!" in err
+    assert target.read_text() == before
+    assert not list(tmp_path.glob(".config.json.*.tmp"))
+
+
+# --------------------------------------------------------------------------- config and errors
+
+
+def test_config_errors_name_file_and_key_with_exit_code_3(tmp_path):
+    path = write_example_config(tmp_path, tool_selection={"full_threshold": "high"})
+    human = jit("servers", "--config", str(path))
+    assert human.returncode == 3
+    assert str(path) in human.stderr and "tool_selection.full_threshold" in human.stderr
+    code, _, err = invoke("servers", "--json", "--config", str(path))
+    payload = json.loads(err)
+    assert code == 3 and payload["error"] == "config_error" and payload["key"] == "tool_selection.full_threshold"
+    missing = jit("tools", "--config", str(tmp_path / "nope.json"))
+    assert missing.returncode == 3 and "config file not found" in missing.stderr
+
+
+def test_config_path_comes_from_jit_config_unless_given(tmp_path, catalog):
+    other = write_example_config(tmp_path, servers={"tracker": None})
+    env_only = jit("servers", "--json", env={**ENV, "JIT_CONFIG": str(other)}, cwd=tmp_path.parent)
+    assert {r["server"] for r in json.loads(env_only.stdout) if r["configured"]} == {"workspace"}
+    given = jit("servers", "--json", "--config", str(catalog), env={**ENV, "JIT_CONFIG": str(other)})
+    assert {r["server"] for r in json.loads(given.stdout) if r["configured"]} == {"workspace", "tracker"}
+
+
+def test_serve_rejects_bad_arguments_before_starting(catalog):
+    for args, message in (
+        (["--stdio", "--http", ":8000"], "choose one of --stdio and --http"),
+        (["--expose-shard", "coder"], "--expose-shard and --task go together"),
+        (["--http", "localhost"], "--http expects HOST:PORT"),
+        (["--budget", "100"], "--budget applies to --expose-shard"),
+        (["--expose-shard", "pilot", "--task", "fly"], "unknown shard 'pilot'"),
+    ):
+        code, _, err = invoke("serve", *args, "--config", str(catalog))
+        assert code == 2 and message in err, (args, err)
+
+
+def test_every_command_has_help_and_the_version_is_printed():
+    from typer.main import get_command
+
+    for name in get_command(app).commands:  # type: ignore[attr-defined]
+        code, out, _ = invoke(name, "--help")
+        assert code == 0 and out.strip(), name
+    assert "--data-dir" in invoke("eval", "--help")[1]  # the evaluator's own options
+    version = jit("--version")
+    assert version.returncode == 0 and version.stdout.startswith("jit ")

@@ -1,0 +1,115 @@
+"""examples/harness.py end to end: real servers, real compile, the Anthropic SDK over a mocked HTTP transport.
+
+The mock answers with real Messages API response bodies and plays a model that
+wants one particular tool per shard: it calls the tool if it is among the request's
+``tools``, else asks ``jit_expand_tools`` for it first, then ends its turn once the
+tool's result has come back.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import json
+import sys
+import threading
+
+import anthropic
+import httpx2
+import pytest
+from conftest import REPO, write_example_config
+
+from jit.render import META_TOOL
+
+pytestmark = pytest.mark.anyio
+
+#: Per shard: the tool the mocked model wants, its arguments, and text its result must contain.
+WANTS = {
+    "coder": ("workspace__search_text", {"query": "hello"}, "src/app.py"),
+    "researcher": ("tracker__search_notes", {"query": "release"}, "Release plan"),
+}
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def load_harness():
+    spec = importlib.util.spec_from_file_location("harness_example", REPO / "examples" / "harness.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses resolve string annotations through sys.modules
+    spec.loader.exec_module(module)
+    return module
+
+
+class MockModel:
+    """An ``httpx2.MockTransport`` handler speaking the Messages API."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict] = []
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+
+    def message(self, content: list[dict], stop_reason: str) -> httpx2.Response:
+        body = {
+            "id": f"msg_{next(self._ids):04d}", "type": "message", "role": "assistant", "model": "claude-sonnet-4-6",
+            "content": content, "stop_reason": stop_reason, "stop_sequence": None,
+            "usage": {"input_tokens": 812, "output_tokens": 64},
+        }
+        return httpx2.Response(200, json=body, headers={"request-id": f"req_{next(self._ids)}"})
+
+    def tool_use(self, name: str, arguments: dict) -> httpx2.Response:
+        block = {"type": "tool_use", "id": f"toolu_{next(self._ids):04d}", "name": name, "input": arguments}
+        return self.message([{"type": "text", "text": f"Calling {name}."}, block], "tool_use")
+
+    def __call__(self, request: httpx2.Request) -> httpx2.Response:
+        assert request.url.path == "/v1/messages" and request.method == "POST"
+        body = json.loads(request.content)
+        with self._lock:
+            self.requests.append(body)
+        shard = next(s for s in WANTS if f"the {s} agent" in body["system"])
+        want, arguments, _ = WANTS[shard]
+        names = [t["name"] for t in body["tools"]]
+        last = body["messages"][-1]
+        results = [b for b in last["content"] if b.get("type") == "tool_result"] if last["role"] == "user" \
+            and isinstance(last["content"], list) else []
+        called = [b for m in body["messages"] if m["role"] == "assistant" for b in m["content"]
+                  if b.get("type") == "tool_use" and b["name"] == want]
+        if called and results:
+            return self.message([{"type": "text", "text": f"Done: {results[-1]['content'][:80]}"}], "end_turn")
+        if want in names:
+            return self.tool_use(want, arguments)
+        meta = next(t for t in body["tools"] if t["name"] == META_TOOL)
+        assert want in meta["description"], f"{want} is neither loaded nor listed for {shard}"
+        return self.tool_use(META_TOOL, {"names": [want]})
+
+
+async def test_harness_spawns_two_shards_and_calls_tools_through_jit(tmp_path, embedder):
+    path = write_example_config(tmp_path)
+    (tmp_path / "tracker.json").write_text(json.dumps({
+        "notes": [{"id": 1, "title": "Release plan", "text": "Decided: ship the release on Friday after the "
+                   "tests pass.", "tags": ["release"], "created_at": 0}],
+        "next_note": 2,
+    }))
+    model = MockModel()
+    client = anthropic.Anthropic(api_key="test", http_client=httpx2.Client(transport=httpx2.MockTransport(model)))
+    harness = load_harness()
+
+    runs = await harness.main(path, client, embedder=embedder)
+
+    by_shard = {r.shard: r for r in runs}
+    assert set(by_shard) == {"coder", "researcher"}
+    for shard, (want, arguments, expected) in WANTS.items():
+        run = by_shard[shard]
+        first = next(r for r in model.requests if f"the {shard} agent" in r["system"])
+        # The first request carries exactly the compiled rendering: the Full tier plus the meta-tool.
+        assert first["tools"] == run.toolset.render("anthropic")
+        assert first["messages"] == [{"role": "user", "content": run.task}]
+        # The tool call went through the ClientManager to the real server, and its result back to the model.
+        assert run.calls == [{"server": want.split("__")[0], "tool": want.split("__")[1], "arguments": arguments,
+                              "is_error": False}]
+        sent = [b for m in run.messages if m["role"] == "user" and isinstance(m["content"], list)
+                for b in m["content"]]
+        assert any(expected in b["content"] and not b["is_error"] for b in sent)
+        assert run.answer.startswith("Done:")

@@ -1,0 +1,288 @@
+"""``jit serve`` against the SDK's own client session, over Streamable HTTP and stdio.
+
+Upstreams are the repo's example servers (examples/servers/: workspace, tracker),
+real processes. The catalog is synced in process first (with the session's model),
+then the tracker's data file is broken so that, in ``jit serve``, the tracker is
+down while its cached tools stay in the catalog: the offline case.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+import httpx2
+import pytest
+from conftest import REPO, write_example_config
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, ToolListChangedNotification
+from servers.support import free_port, listening_addresses, port_open
+
+from jit.config import load_config
+from jit.store import Store
+from jit.sync import sync
+
+pytestmark = pytest.mark.anyio
+
+#: Hang guard for one request (the first ones wait for jit serve's start-up: model, connections).
+TIMEOUT = 180
+ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+async def prepare(base: Path, embedder, **keys) -> Path:
+    """Example config in ``base``, synced in process; then the tracker is broken (offline in jit serve)."""
+    # No reconnect attempts: the broken tracker settles in status "error" at once.
+    path = write_example_config(base, connection={"reconnect_attempts": 0, "ping_interval": 0}, **keys)
+    config = load_config(path)
+    with Store(config.store_path) as store:
+        await sync(config, store, embedder)
+    (base / "tracker.json").write_text("{this is not json", encoding="utf-8")
+    return path
+
+
+@dataclass
+class Served:
+    base: Path
+    config: Path
+    port: int
+    proc: subprocess.Popen[bytes]
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/mcp"
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM (jit serve closes its upstreams), then SIGKILL the group if it lingers."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory, embedder):
+    """One ``jit serve --http :PORT`` for the HTTP tests (each test opens its own session)."""
+    base = tmp_path_factory.mktemp("serve-http")
+    path = asyncio.run(prepare(base, embedder))
+    port = free_port()
+    log = open(base / "serve.log", "wb")  # noqa: SIM115 - closed in teardown
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jit", "serve", "--http", f":{port}", "--config", str(path)],
+        stdin=subprocess.DEVNULL, stdout=log, stderr=log, env={**os.environ, **ENV}, start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        while not port_open(port):
+            assert proc.poll() is None, (base / "serve.log").read_text()
+            assert time.monotonic() < deadline, "jit serve did not listen in time"
+            time.sleep(0.1)
+        yield Served(base, path, port, proc)
+    finally:
+        stop(proc)
+        log.close()
+
+
+@asynccontextmanager
+async def session_over_http(url: str) -> AsyncIterator[ClientSession]:
+    """An initialized ClientSession on ``url`` through the SDK's Streamable HTTP client."""
+    async with httpx2.AsyncClient(timeout=httpx2.Timeout(TIMEOUT)) as http, \
+            streamable_http_client(url, http_client=http) as (read, write), \
+            ClientSession(read, write, read_timeout_seconds=TIMEOUT) as session:
+        await session.initialize()
+        yield session
+
+
+# --------------------------------------------------------------------------- Streamable HTTP
+
+
+def test_http_listens_on_loopback_when_no_host_is_given(served):
+    assert listening_addresses(served.port) == {"127.0.0.1"}
+
+
+async def test_meta_tools_are_listed_with_schemas(served):
+    async with session_over_http(served.url) as s:
+        tools = {t.name: t for t in (await s.list_tools()).tools}
+    assert set(tools) == {"search_tools", "describe_tool", "call_tool", "compile_tools", "reload"}
+    assert tools["search_tools"].input_schema["required"] == ["query"]
+    assert set(tools["call_tool"].input_schema["properties"]) == {"server", "tool", "arguments"}
+
+
+async def test_search_tools_ranks_every_server_with_scores_between_0_and_1(served):
+    async with session_over_http(served.url) as s:
+        res = await s.call_tool("search_tools", {"query": "open a new bug report in the issue tracker", "limit": 5})
+    assert not res.is_error
+    hits = res.structured_content["tools"]
+    assert len(hits) == 5
+    assert hits[0]["server"] == "tracker" and hits[0]["tool"] == "create_issue"
+    scores = [h["score"] for h in hits]
+    assert all(0 <= x <= 1 for x in scores) and scores == sorted(scores, reverse=True)
+    # The tracker is down, yet its cached tools are still found, marked offline.
+    assert hits[0]["online"] is False
+
+
+async def test_describe_tool_returns_definition_and_analysis(served):
+    async with session_over_http(served.url) as s:
+        res = await s.call_tool("describe_tool", {"server": "workspace", "tool": "read_file"})
+        missing = await s.call_tool("describe_tool", {"server": "workspace", "tool": "no_such_tool"})
+    data = res.structured_content
+    assert data["definition"]["input_schema"]["required"] == ["path"]
+    assert data["analysis"]["categories"] and data["online"] is True
+    assert missing.is_error
+    assert missing.structured_content == {"error": "tool_not_found", "message": "server 'workspace' has no tool "
+                                          "'no_such_tool'", "server": "workspace", "tool": "no_such_tool"}
+
+
+async def test_call_tool_is_proxied_to_the_real_server(served):
+    async with session_over_http(served.url) as s:
+        res = await s.call_tool("call_tool", {"server": "workspace", "tool": "read_file",
+                                              "arguments": {"path": "src/app.py"}})
+        failed = await s.call_tool("call_tool", {"server": "workspace", "tool": "read_file",
+                                                 "arguments": {"path": "../outside.txt"}})
+    assert not res.is_error
+    assert res.content[0].text == (served.base / "workspace" / "src" / "app.py").read_text()
+    # The upstream's own isError result comes back as it was sent.
+    assert failed.is_error and "outside the workspace" in failed.content[0].text
+
+
+async def test_call_to_an_offline_server_fails_at_once_with_its_status(served):
+    async with session_over_http(served.url) as s:
+        res = await s.call_tool("call_tool", {"server": "tracker", "tool": "list_issues", "arguments": {}})
+    assert res.is_error
+    err = res.structured_content
+    assert err["error"] == "server_unavailable"
+    assert (err["server"], err["tool"], err["status"]) == ("tracker", "list_issues", "error")
+    assert "not valid JSON" in err["last_error"]  # the server's own stderr, so a person can fix it
+
+
+async def test_compile_tools_returns_tiers_within_the_budget(served):
+    async with session_over_http(served.url) as s:
+        res = await s.call_tool("compile_tools", {"shard": "coder", "task": "edit src/app.py to return a greeting",
+                                                  "budget": 1500})
+        bad = await s.call_tool("compile_tools", {"shard": "astronaut", "task": "fly"})
+    data = res.structured_content
+    assert data["budget"] == 1500 and 0 < data["tokens_used"] <= 1500
+    tiers = {t["tier"] for t in data["tools"]}
+    assert "full" in tiers and tiers <= {"full", "condensed", "minimal"}
+    assert any(t["name"] == "workspace__edit_file" for t in data["tools"])
+    assert res.content[0].text.startswith("# Tools for shard `coder`")
+    assert bad.is_error and bad.structured_content["error"] == "selection_error"
+
+
+async def test_resources_describe_tools_servers_and_selection(served):
+    async with session_over_http(served.url) as s:
+        templates = (await s.list_resource_templates()).resource_templates
+        uris = {str(r.uri) for r in (await s.list_resources()).resources}
+        tool = json.loads((await s.read_resource("jit://tools/workspace/write_file")).contents[0].text)
+        servers = json.loads((await s.read_resource("jit://servers")).contents[0].text)
+        with pytest.raises(MCPError) as missing:
+            await s.read_resource("jit://tools/workspace/no_such_tool")
+    assert [t.uri_template for t in templates] == ["jit://tools/{server}/{tool}"]
+    assert uris == {"jit://servers", "jit://selection"}
+    assert tool["definition"]["name"] == "write_file"
+    assert {r["server"]: r["status"] for r in servers}["tracker"] == "error"
+    assert missing.value.code == INVALID_PARAMS
+    assert "no_such_tool" in missing.value.message
+
+
+async def test_reload_rereads_the_config_and_syncs_new_servers(served):
+    path = served.config
+    config = json.loads(path.read_text())
+    notes = served.base / "notes"
+    notes.mkdir(exist_ok=True)
+    (notes / "todo.md").write_text("- ship jit\n")
+    config["servers"]["notes"] = {"command": sys.executable,
+                                  "args": [config["servers"]["workspace"]["args"][0], "--root", str(notes)]}
+    path.write_text(json.dumps(config))
+    async with session_over_http(served.url) as s:
+        res = await s.call_tool("reload", {})
+        found = await s.call_tool("call_tool", {"server": "notes", "tool": "read_file",
+                                                "arguments": {"path": "todo.md"}})
+    report = res.structured_content
+    assert not res.is_error
+    assert sorted(report["changes"]["notes"]["added"])[:2] == ["delete_path", "edit_file"]
+    assert {r["server"]: r["status"] for r in report["servers"]}["notes"] == "connected"
+    assert found.content[0].text == "- ship jit\n"
+
+
+# --------------------------------------------------------------------------- stdio, --expose-shard
+
+
+async def test_exposed_shard_is_listed_proxied_and_announced_when_it_changes(tmp_path, embedder):
+    # The test server of the client tests, whose remove_tool changes its tools mid-session; an override
+    # makes its echo tool skeleton for coders, so it is in the exposed Full tier until removed.
+    available = json.loads((REPO / "available_tools.json").read_text())
+    available["overrides"] = {"demo/echo": {"skeleton": ["coder"]}}
+    (tmp_path / "available_tools.json").write_text(json.dumps(available))
+    demo = {"command": sys.executable, "args": [str(REPO / "tests" / "servers" / "demo_server.py")]}
+    path = await prepare(tmp_path, embedder, servers={"demo": demo},
+                         available_tools=str(tmp_path / "available_tools.json"))
+    changes: list[object] = []
+
+    async def on_message(message: object) -> None:
+        if isinstance(message, ToolListChangedNotification):
+            changes.append(message)
+
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "jit", "serve", "--stdio", "--config", str(path), "--expose-shard", "coder",
+              "--task", "read and edit the python files in src/"],
+        env=ENV,
+    )
+    async with stdio_client(params) as (read, write), \
+            ClientSession(read, write, read_timeout_seconds=TIMEOUT, message_handler=on_message) as s:
+        init = await s.initialize()
+        assert init.capabilities.tools.list_changed is True
+        names = [t.name for t in (await s.list_tools()).tools]
+        assert {"search_tools", "describe_tool", "call_tool", "compile_tools", "reload"} <= set(names)
+        exposed = [n for n in names if "__" in n]
+        assert "workspace__edit_file" in exposed and len(exposed) <= 10  # max_full_tools
+        assert all(not n.startswith("harness") for n in names)
+
+        res = await s.call_tool("workspace__read_file", {"path": "README.md"})
+        assert res.content[0].text.startswith("# demo project")
+        searched = await s.call_tool("search_tools", {"query": "rename a file", "shard": "coder", "limit": 3})
+        assert "workspace__move_path" in [t["name"] for t in searched.structured_content["tools"]]
+        offline = await s.call_tool("call_tool", {"server": "tracker", "tool": "get_issue", "arguments": {"number": 1}})
+        assert offline.is_error and offline.structured_content["error"] == "server_unavailable"
+
+        # An upstream drops an exposed tool: jit re-syncs in the background and announces the change.
+        assert "demo__echo" in exposed
+        await s.call_tool("call_tool", {"server": "demo", "tool": "remove_tool", "arguments": {"tool_name": "echo"}})
+        with anyio.fail_after(TIMEOUT):
+            while not changes:
+                await anyio.sleep(0.05)
+        assert "demo__echo" not in [t.name for t in (await s.list_tools()).tools]
+
+        # Drop the workspace server from the config: its tools leave the selection.
+        config = json.loads(path.read_text())
+        del config["servers"]["workspace"]
+        path.write_text(json.dumps(config))
+        report = (await s.call_tool("reload", {})).structured_content
+        assert report["removed_servers"] == ["workspace"] and report["selection_changed"] is True
+        after = [t.name for t in (await s.list_tools()).tools]
+        gone = await s.call_tool("workspace__read_file", {"path": "README.md"})
+    assert len(changes) == 2
+    assert not any(n.startswith("workspace__") for n in after)
+    assert gone.is_error  # no longer exposed: an unknown tool now
