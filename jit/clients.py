@@ -142,7 +142,11 @@ class ClientManager:
             await up.settled.wait()
 
     async def close(self) -> None:
-        """Stop every connection and child process; mark the servers disconnected."""
+        """Stop every connection and child process.
+
+        A server that was connected is left ``idle`` (closed by jit, reachable at
+        the last contact), so a one-shot CLI run does not make its tools look offline.
+        """
         ups = list(self._upstreams.values())
         self._upstreams.clear()
         self._started = False
@@ -151,7 +155,9 @@ class ClientManager:
     async def _stop(self, up: Upstream) -> None:
         await up.stop()
         record = self.store.server(up.name)
-        if record is not None and record.status in (ServerStatus.CONNECTED, ServerStatus.CONNECTING):
+        if record is not None and record.status is ServerStatus.CONNECTED:
+            self._set_status(up.name, ServerStatus.IDLE)
+        elif record is not None and record.status is ServerStatus.CONNECTING:
             # Stopped mid-attempt: "error" if it never connected and has failed before.
             never = not up.ever_connected and record.last_error is not None
             self._set_status(up.name, ServerStatus.ERROR if never else ServerStatus.DISCONNECTED)

@@ -40,7 +40,7 @@ import numpy as np
 from .config import Config
 from .embed import Embedder
 from .errors import SelectionError
-from .logic import Fact, LogicEngine, RuleSet, default_rules_dir
+from .logic import Fact, LogicEngine, RuleSet
 from .models import HARNESS_SERVER, StoredTool, ToolAnalysis
 from .render import fit_budget, namespaced, order_key, summary_line, tier_cost, with_hash
 from .retrieve import RetrievalIndex, split_task
@@ -100,7 +100,7 @@ class Compiler:
         self.embedder = embedder
         self.counter = token_counter or default_counter(api_key_env=config.analyzer.api_key_env)
         self._estimate = EstimateCounter()
-        self.rules = rules or RuleSet.load(_rules_dir(config))
+        self.rules = rules or RuleSet.load(config.rules_dir)
         self.engine = LogicEngine(self.rules)
         self._view: _View | None = None
         self._lock = threading.RLock()
@@ -572,13 +572,6 @@ class Compiler:
         allowed = self._allowed(view, (), ())
         ids, vector, _named = self._retrieve(view, query, pool, [], allowed, [])
         return [(view.by_id[t], vector[t] / 100.0) for t in ids[:k]]
-
-
-def _rules_dir(config: Config) -> Path:
-    """The config's rules directory; a default config (no file) without one uses jit's bundled rules."""
-    if config.path is None and not config.rules_dir.is_dir():
-        return default_rules_dir()
-    return config.rules_dir
 
 
 def _where(rules: RuleSet, predicate: str) -> str:

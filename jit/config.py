@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .errors import ConfigError
 from .models import HARNESS_SERVER, ToolDef
+from .paths import bundled_dir
 
 __all__ = [
     "AnalyzerConfig",
@@ -218,7 +219,9 @@ class _ConfigFile(_Strict):
     embedding: EmbeddingConfig = Field(default_factory=EmbeddingConfig)
     connection: ConnectionConfig = Field(default_factory=ConnectionConfig)
     store: str = ".jit/catalog.db"
-    rules: str = "rules"
+    #: Datalog rules directory; unset: ``rules/`` beside the config file if there is one,
+    #: else the rules jit ships.
+    rules: str | None = None
     available_tools: str | None = None
     server_files: list[str] = Field(default_factory=list)
 
@@ -505,7 +508,11 @@ def load_config(path: str | os.PathLike[str] | None = None, *, env: Mapping[str,
             err = _validation_error(exc, src)
             key = err.key.replace("servers.", f"{where}.", 1) if err.key else where
             raise ConfigError(err.message.split(" (file ")[0], path=src, key=key) from None
-        servers[name] = one.servers[name]
+        server = one.servers[name]
+        if isinstance(server, StdioServerConfig) and server.cwd and not Path(server.cwd).expanduser().is_absolute():
+            # Relative to the file that defines it, so a config works from any working directory.
+            server = server.model_copy(update={"cwd": str((Path(src).parent / Path(server.cwd).expanduser()).resolve())})
+        servers[name] = server
     return _build(parsed, p.parent, p, servers)
 
 
@@ -527,9 +534,14 @@ def _build(parsed: _ConfigFile, base: Path, path: Path | None, servers: dict[str
         embedding=parsed.embedding,
         connection=parsed.connection,
         store_path=resolve(parsed.store),
-        rules_dir=resolve(parsed.rules),
+        rules_dir=resolve(parsed.rules) if parsed.rules is not None else _default_rules(base),
         available_tools=available,
     )
+
+
+def _default_rules(base: Path) -> Path:
+    local = base / "rules"
+    return local.resolve() if local.is_dir() else bundled_dir("rules")
 
 
 def load_available_tools(path: str | os.PathLike[str], *, shards: Mapping[str, Any] | None = None) -> AvailableTools:

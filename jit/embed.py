@@ -129,6 +129,10 @@ class EmbedReport:
 
 def embed_pending(store: Store, embedder: Embedder, *, chunk: int = 1024) -> EmbedReport:
     """Give every tool that lacks a vector one, embedding only text never seen before."""
+    current = store.embedding_model()
+    if current is not None and current[0] == embedder.model_name and not store.pending_embeddings():
+        # Nothing to do: do not load the model (seconds) just to learn its dimension.
+        return EmbedReport(0, 0, False)
     changed = store.set_embedding_model(embedder.model_name, embedder.dimension)
     pending = store.pending_embeddings()
     if not pending:

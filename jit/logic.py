@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from .errors import RuleError
+from .paths import bundled_dir
 
 __all__ = [
     "Declaration",
@@ -55,9 +56,7 @@ T = TypeVar("T")
 
 def default_rules_dir() -> Path:
     """The repository's ``rules/`` (editable install) or the copy bundled in the wheel."""
-    from .store import _bundled
-
-    return _bundled("rules")
+    return bundled_dir("rules")
 
 
 @dataclass(frozen=True, slots=True)

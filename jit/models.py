@@ -48,10 +48,14 @@ class ServerStatus(str, enum.Enum):
     DISCONNECTED = "disconnected"  # was connected, went away
     ERROR = "error"  # failed to connect / initialize / discover
     DISABLED = "disabled"  # ``enabled: false`` in config
+    #: jit closed the connection itself (a CLI command ended) after the server answered:
+    #: its tools are as available as they were at that last contact.
+    IDLE = "idle"
 
     @property
     def online(self) -> bool:
-        return self is ServerStatus.CONNECTED
+        """Reachable at the last contact: connected now, or closed cleanly by jit."""
+        return self in (ServerStatus.CONNECTED, ServerStatus.IDLE)
 
 
 @dataclass(frozen=True, slots=True)

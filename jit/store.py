@@ -28,6 +28,7 @@ import pysqlite3.dbapi2 as sqlite3
 import sqlite_vec
 
 from .errors import MigrationError, StoreError
+from .paths import bundled_dir
 from .models import (
     ServerRecord,
     ServerStatus,
@@ -43,14 +44,8 @@ __all__ = ["Migration", "Store", "default_migrations_dir", "text_hash"]
 _MIGRATION_NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
 
 
-def _bundled(name: str) -> Path:
-    """Repo-level data dir (editable install) or the copy bundled into the wheel."""
-    repo = Path(__file__).resolve().parent.parent / name
-    return repo if repo.is_dir() else Path(__file__).resolve().parent / "_bundled" / name
-
-
 def default_migrations_dir() -> Path:
-    return _bundled("migrations")
+    return bundled_dir("migrations")
 
 
 def text_hash(text: str) -> str:
@@ -375,9 +370,9 @@ class Store:
             where.append("t.server = ?")
             params.append(server)
         if online is True:
-            where.append("s.status = 'connected'")
+            where.append("s.status IN ('connected', 'idle')")
         elif online is False:
-            where.append("s.status != 'connected'")
+            where.append("s.status NOT IN ('connected', 'idle')")
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY t.server, t.name"

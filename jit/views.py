@@ -22,12 +22,10 @@ def reached(rec: ServerRecord) -> bool:
     """Whether jit reached ``rec``'s server at the last contact.
 
     A CLI command's client manager closes its connections when it ends, which
-    records a server it reached as ``disconnected`` with no error; a server lost
-    or never reached keeps an error (``disconnected`` or ``error``).
+    leaves a server it reached ``idle``; a server lost or never reached is
+    ``disconnected`` or ``error``.
     """
-    if rec.name == HARNESS_SERVER or rec.status.value == "connected":
-        return True
-    return rec.status.value == "disconnected" and not rec.last_error
+    return rec.name == HARNESS_SERVER or rec.status.online
 
 
 def tool_counts(store: Store) -> dict[str, int]:

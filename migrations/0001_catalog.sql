@@ -12,7 +12,7 @@ CREATE TABLE servers (
     name              TEXT PRIMARY KEY,
     transport         TEXT NOT NULL,
     status            TEXT NOT NULL DEFAULT 'unknown'
-                      CHECK (status IN ('unknown','connecting','connected','disconnected','error','disabled')),
+                      CHECK (status IN ('unknown','connecting','connected','disconnected','error','disabled','idle')),
     status_changed_at REAL,
     last_seen         REAL,
     last_error        TEXT,

@@ -343,6 +343,16 @@ async def test_close_stops_every_child_process(tmp_path, store):
     assert not any(pid_alive(p) for p in alive)
 
 
+async def test_closing_the_manager_leaves_reached_servers_idle_not_offline(tmp_path, store):
+    config = make_config(tmp_path, {"up": demo_stdio(), "down": raw_stdio("--mode", "crash")})
+    async with ClientManager(config, store):
+        pass
+    assert store.server("up").status is ServerStatus.IDLE
+    assert store.server("down").status is ServerStatus.ERROR
+    assert store.tools("up") and all(t.online for t in store.tools("up"))
+    assert {t.tool.server for t in store.tools(online=True)} == {"up"}
+
+
 async def test_disabled_server_is_recorded_and_never_connected(tmp_path, store):
     pid_file = tmp_path / "pid"
     store.ensure_server("off", "stdio")  # known from an earlier run

@@ -12,6 +12,7 @@ from compiler_fixtures import build_store, write_config
 from jit.compiler import Compiler
 from jit.errors import SelectionError, ToolNotFoundError
 from jit.logic import default_rules_dir
+from jit.models import ServerStatus
 from jit.selection import TaskContext, Tier
 from jit.tokens import EstimateCounter
 
@@ -106,6 +107,19 @@ def test_offline_server_tools_stay_selectable_and_are_marked(env):
     rendered = {t["name"]: t for t in ts.render("anthropic")}
     assert rendered["web__web_search"]["description"].startswith("[offline: server 'web' is disconnected")
     assert ts.get("ci__run_pipeline").offline
+
+
+def test_idle_server_tools_are_not_offline(env):
+    """A server jit closed itself after it answered (a CLI command ended) is not offline."""
+    _, _, store, compiler = env
+    store.set_server_status("web", ServerStatus.IDLE)
+    try:
+        ts = compiler.compile(TaskContext(shard="researcher", task="search the web for the latest parser release"))
+        assert not ts.get("web__web_search").offline
+        rendered = {t["name"]: t for t in ts.render("anthropic")}
+        assert not rendered["web__web_search"]["description"].startswith("[offline")
+    finally:
+        store.set_server_status("web", ServerStatus.DISCONNECTED)
 
 
 def test_skeleton_keeps_one_instance_per_slot_and_renders_each_tool_once(env):

@@ -168,3 +168,18 @@ def test_overrides_match_exact_keys_before_globs(tmp_path):
     assert at.override_for("github", "create_issue").categories == ["project_management"]
     assert at.override_for("github", "list_commits").categories == ["vcs"]
     assert at.override_for("gitlab", "x") is None
+
+
+def test_relative_cwd_is_relative_to_the_config_file(tmp_path):
+    (tmp_path / "sub").mkdir()
+    cfg = load_config(write(tmp_path / "config.json", {"servers": {"w": {"command": "srv", "cwd": "sub"}}}), env={})
+    assert cfg.servers["w"].cwd == str((tmp_path / "sub").resolve())
+
+
+def test_rules_default_to_the_bundled_ones_when_the_config_dir_has_none(tmp_path):
+    from jit.paths import bundled_dir
+
+    cfg = load_config(write(tmp_path / ".mcp.json", {"mcpServers": {}}), env={})
+    assert cfg.rules_dir == bundled_dir("rules") and (cfg.rules_dir / "policy.dl").is_file()
+    (tmp_path / "rules").mkdir()
+    assert load_config(tmp_path / ".mcp.json", env={}).rules_dir == (tmp_path / "rules").resolve()

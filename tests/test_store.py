@@ -248,3 +248,16 @@ def test_removing_a_server_removes_its_tools_and_vectors(store, embedder):
     store.remove_server("files")
     assert store.tools() == [] and store.servers() == []
     assert len(store.vector_matrix()[0]) == 0
+
+
+def test_unchanged_catalog_does_not_load_the_model(store, embedder):
+    store.ensure_server("files", "stdio")
+    store.sync_tools("files", TOOLS)
+    embed_pending(store, embedder)
+
+    class Unloadable(RecordingEmbedder):
+        @property
+        def dimension(self) -> int:
+            raise AssertionError("the model was loaded for nothing")
+
+    assert embed_pending(store, Unloadable(embedder)).embedded == 0
