@@ -83,7 +83,7 @@ async def test_stdio_server_is_discovered_with_what_it_reports(tmp_path, store):
         assert [p["name"] for p in store.prompts("demo")] == ["greet"]
         session = mgr.session("demo")  # the live SDK session, for requests jit does not wrap
         assert (await session.read_resource("demo://readme")).contents[0].text == "demo server"
-    assert status(mgr, "demo") is ServerStatus.DISCONNECTED
+    assert status(mgr, "demo") is ServerStatus.IDLE  # closed by jit after it answered
     assert mgr.session("demo") is None
 
 
@@ -399,7 +399,7 @@ async def test_apply_config_adds_removes_and_restarts_servers(tmp_path, store):
         assert states["add"].status is ServerStatus.CONNECTED and len(store.tools("add")) == 4
         assert len(store.tools("change")) == 5
         assert states["off"].status is ServerStatus.DISABLED
-        assert store.server("drop").status is ServerStatus.DISCONNECTED  # kept for the sync pipeline to prune
+        assert store.server("drop").status is ServerStatus.IDLE  # kept for the sync pipeline to prune
         assert len(store.tools("drop")) == 3
         with pytest.raises(ToolNotFoundError):
             await mgr.call_tool("drop", "tool_0", {})
