@@ -675,13 +675,14 @@ class EvalReport:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        fig, ax = plt.subplots(figsize=(8, 5))
+        fig, ax = plt.subplots(figsize=(10, 5))
         for m in self.methods:
             pts = m["curve"]
             ax.plot([p["tokens"] for p in pts], [p["recall"] for p in pts], marker="o", markersize=4,
                     linestyle="--" if m["kind"] == "baseline" else "-", label=f"{m['method']} top-k (k={pts[0]['k']}…"
                     f"{pts[-1]['k']})" if pts else m["method"])
-        shard_colors = itertools.cycle(("crimson", "darkviolet", "saddlebrown", "teal"))
+        # Filled markers with black edges stand apart from the ranking curves' colours.
+        shard_colors = itertools.cycle(("gold", "deepskyblue", "violet", "lime"))
         for c, color in zip(self.compile, shard_colors, strict=False):
             x = c["render_tokens"]
             for key, marker, label in (("recall_full", "v", "Full"), ("recall_full_condensed", "s", "Full+Condensed"),
@@ -699,17 +700,25 @@ class EvalReport:
         ax.set_ylabel("recall of gold groups")
         ax.set_title(f"{self.dataset}: {self.pool['tools']:,} tools, {self.queries['scored']:,} queries")
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7, loc="upper left")
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
         fig.tight_layout()
         path.parent.mkdir(parents=True, exist_ok=True)
         fig.savefig(path, dpi=120)
         plt.close(fig)
 
+    def _json_text(self) -> str:
+        """Indented JSON, except one compact line per query (metatool has 2,000)."""
+        data = self.to_json()
+        rows = data.pop("per_query")
+        head = json.dumps(data, indent=1, ensure_ascii=False)
+        lines = ",\n".join("  " + json.dumps(r, ensure_ascii=False, separators=(",", ":")) for r in rows)
+        return f'{head[:-2]},\n "per_query": [\n{lines}\n ]\n}}\n'
+
     def write(self, out_dir: Path) -> dict[str, Path]:
         """Write ``<dataset>.json``, ``.png`` and ``.md`` (which shows the chart) into ``out_dir``."""
         out_dir.mkdir(parents=True, exist_ok=True)
         paths = {ext: out_dir / f"{self.dataset}.{ext}" for ext in ("json", "png", "md")}
-        paths["json"].write_text(json.dumps(self.to_json(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        paths["json"].write_text(self._json_text(), encoding="utf-8")
         self.chart(paths["png"])
         paths["md"].write_text(self.markdown(chart=paths["png"].name) + "\n", encoding="utf-8")
         return paths
