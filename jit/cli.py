@@ -350,7 +350,7 @@ def sync_command(
 
 
 def _status(value: str) -> str:
-    colors = {"connected": "green", "error": "red", "disconnected": "yellow", "disabled": "dim"}
+    colors = {"connected": "green", "idle": "green", "error": "red", "disconnected": "yellow", "disabled": "dim"}
     color = colors.get(value)
     return f"[{color}]{value}[/]" if color else value
 
