@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from .config import Config
-from .embed import Embedder
+from .embed import Embedder, QueryVectorCache
 from .errors import SelectionError
 from .logic import Fact, LogicEngine, RuleSet
 from .models import HARNESS_SERVER, StoredTool, ToolAnalysis
@@ -97,7 +97,8 @@ class Compiler:
                  token_counter: TokenCounter | None = None, rules: RuleSet | None = None) -> None:
         self.store = store
         self.config = config
-        self.embedder = embedder
+        # Query text only: shards spawned for one task share its vectors.
+        self.embedder = QueryVectorCache(embedder)
         self.counter = token_counter or default_counter(api_key_env=config.analyzer.api_key_env)
         self._estimate = EstimateCounter()
         self.rules = rules or RuleSet.load(config.rules_dir)

@@ -310,3 +310,22 @@ def test_rules_fingerprint_is_reported(env):
     ts = compiler.compile(TaskContext(shard="coder", task=TASK))
     assert ts.rules == compiler.rules.fingerprint and len(ts.rules) == 16
     assert Path(compiler.rules.directory).name == "rules"
+
+
+def test_shards_spawned_for_one_task_embed_it_once(env, embedder):
+    _, config, store, _ = env
+    calls: list[list[str]] = []
+
+    class Counting:
+        model_name = embedder.model_name
+        dimension = embedder.dimension
+
+        def embed(self, texts):
+            calls.append(list(texts))
+            return embedder.embed(texts)
+
+    task = "read the parser source, then run the failing test and search the web for the error"
+    with Compiler(store, config, Counting(), token_counter=EstimateCounter()) as compiler:
+        sets = [compiler.compile(TaskContext(shard=s, task=task)) for s in ("coder", "tester", "reviewer")]
+    assert len(calls) == 1 and calls[0][0] == task
+    assert all(ts.tools for ts in sets)

@@ -27,3 +27,32 @@ def test_a_model_that_cannot_load_is_an_embedding_error(tmp_path):
     broken = SentenceTransformerEmbedder(model="missing", path=str(tmp_path / "no-such-model"))
     with pytest.raises(EmbeddingError, match="cannot load embedding model 'missing'"):
         broken.embed(["x"])
+
+
+class CountingEmbedder:
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.calls: list[list[str]] = []
+
+    model_name = property(lambda self: self.inner.model_name)
+    dimension = property(lambda self: self.inner.dimension)
+
+    def embed(self, texts):
+        self.calls.append(list(texts))
+        return self.inner.embed(texts)
+
+
+def test_query_cache_embeds_each_distinct_text_once(embedder):
+    from jit.embed import QueryVectorCache
+
+    counting = CountingEmbedder(embedder)
+    cache = QueryVectorCache(counting, size=3)
+    first = cache.embed(["fix the parser", "run the tests", "fix the parser"])
+    again = cache.embed(["run the tests", "fix the parser"])
+    assert counting.calls == [["fix the parser", "run the tests"]]
+    assert np.allclose(first[0], again[1]) and np.allclose(first[1], again[0]) and first.shape == (3, 384)
+    assert np.allclose(first[0], embedder.embed(["fix the parser"])[0], atol=1e-6)
+    cache.embed(["a", "b"])  # evicts the least recently used ("run the tests")
+    cache.embed(["fix the parser", "run the tests"])
+    assert counting.calls[-1] == ["run the tests"]
+    assert cache.embed([]).shape == (0, 384)
