@@ -32,6 +32,7 @@ from typing import Any
 from jit.analyze import OfflineAnalyzer, analyze_pending
 from jit.config import DEFAULT_SHARDS, AnalyzerConfig
 from jit.hostile import detect_hostile
+from jit.evaluate import load_pool
 from jit.llm_analyzer import analysis_tool, label_agreement, render_tool, system_prompt, user_message
 from jit.models import ToolDef
 from jit.store import Store
@@ -45,19 +46,7 @@ RESULTS = REPO / "bench" / "results"
 
 def load_tools(path: Path, limit: int) -> list[ToolDef]:
     """The first ``limit`` tools of a tools.jsonl, one per (server, name)."""
-    seen: set[tuple[str, str]] = set()
-    out: list[ToolDef] = []
-    with path.open(encoding="utf-8") as f:
-        for line in f:
-            row = json.loads(line)
-            if (row["server"], row["name"]) in seen:
-                continue
-            seen.add((row["server"], row["name"]))
-            out.append(ToolDef(server=row["server"], name=row["name"], description=row.get("description") or "",
-                               input_schema=row.get("input_schema") or {"type": "object", "properties": {}}))
-            if len(out) >= limit:
-                break
-    return out
+    return load_pool([path]).tools[:limit]
 
 
 def timed(fn: Any, repeat: int) -> tuple[list[float], list[float], Any]:
@@ -77,14 +66,9 @@ def timed(fn: Any, repeat: int) -> tuple[list[float], list[float], Any]:
 def catalog_pass(tools: list[ToolDef], repeat: int) -> dict[str, float]:
     """analyze_pending over a fresh catalog (median of ``repeat``), then over the unchanged one."""
     first, again = [], []
-    by_server: dict[str, list[ToolDef]] = {}
-    for t in tools:
-        by_server.setdefault(t.server, []).append(t)
     for _ in range(repeat):
         with tempfile.TemporaryDirectory() as tmp, Store(Path(tmp) / "catalog.db") as store:
-            for server, ts in by_server.items():
-                store.ensure_server(server, "stdio")
-                store.sync_tools(server, ts)
+            store.sync_catalog(tools)
             analyzer = OfflineAnalyzer(DEFAULT_SHARDS)
             t0 = time.perf_counter()
             report = analyze_pending(store, analyzer)

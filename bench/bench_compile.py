@@ -33,7 +33,7 @@ from jit.analyze import OfflineAnalyzer, analyze_pending
 from jit.compiler import Compiler
 from jit.config import Config
 from jit.embed import SentenceTransformerEmbedder, embed_pending
-from jit.evaluate import default_data_dir
+from jit.evaluate import default_data_dir, load_pool
 from jit.models import ServerStatus, ToolDef
 from jit.selection import TaskContext
 from jit.store import Store
@@ -45,31 +45,11 @@ SHARDS = ("coder", "researcher", "tester", "reviewer")
 
 
 def load_tools(n: int) -> list[ToolDef]:
-    seen: set[tuple[str, str]] = set()
-    out: list[ToolDef] = []
-    with (default_data_dir() / "toucan_smithery" / "tools.jsonl").open(encoding="utf-8") as fh:
-        for line in fh:
-            row = json.loads(line)
-            key = (row["server"][:60], row["name"])
-            if key in seen:
-                continue
-            seen.add(key)
-            schema = row.get("input_schema") if isinstance(row.get("input_schema"), dict) else None
-            out.append(ToolDef(server=key[0], name=key[1], description=row.get("description") or "",
-                               input_schema=schema or {"type": "object", "properties": {}}))
-            if len(out) == n:
-                break
-    return out
+    return load_pool([default_data_dir() / "toucan_smithery" / "tools.jsonl"]).tools[:n]
 
 
 def fill(store: Store, tools: list[ToolDef]) -> None:
-    by_server: dict[str, list[ToolDef]] = {}
-    for t in tools:
-        by_server.setdefault(t.server, []).append(t)
-    for server, group in by_server.items():
-        store.ensure_server(server, "stdio")
-        store.sync_tools(server, group)
-        store.set_server_status(server, ServerStatus.CONNECTED)
+    store.sync_catalog(tools, status=ServerStatus.CONNECTED)
 
 
 def real_catalog(n: int, embedder) -> Store:

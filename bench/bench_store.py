@@ -16,7 +16,6 @@ import resource
 import statistics
 import tempfile
 import time
-from collections import defaultdict
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -24,6 +23,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import numpy as np  # noqa: E402
 
 from jit.embed import SentenceTransformerEmbedder, embed_pending  # noqa: E402
+from jit.evaluate import load_pool  # noqa: E402
 from jit.models import ToolDef  # noqa: E402
 from jit.store import Store  # noqa: E402
 
@@ -32,33 +32,18 @@ DEFAULT_DATA = REPO.parent / "shared" / "data" / "toucan_smithery" / "tools.json
 RESULTS = REPO / "bench" / "results"
 
 
-def load_tools(path: Path, limit: int) -> dict[str, list[ToolDef]]:
-    by_server: dict[str, dict[str, ToolDef]] = defaultdict(dict)
-    n = 0
-    with path.open(encoding="utf-8") as f:
-        for line in f:
-            row = json.loads(line)
-            tool = ToolDef(server=row["server"], name=row["name"], description=row.get("description") or "",
-                           input_schema=row.get("input_schema") or {"type": "object", "properties": {}})
-            if tool.name in by_server[tool.server]:
-                continue
-            by_server[tool.server][tool.name] = tool
-            n += 1
-            if n >= limit:
-                break
-    return {s: list(t.values()) for s, t in by_server.items()}
+def load_tools(path: Path, limit: int) -> list[ToolDef]:
+    """The first ``limit`` tools of a tools.jsonl, one per (server, name)."""
+    return load_pool([path]).tools[:limit]
 
 
 def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def sync_all(store: Store, catalog: dict[str, list[ToolDef]]) -> int:
-    changed = 0
-    for server, tools in catalog.items():
-        store.ensure_server(server, "stdio")
-        changed += len(store.sync_tools(server, tools).added)
-    return changed
+def sync_all(store: Store, tools: list[ToolDef]) -> int:
+    """Sync every server's tools; returns how many tools were added."""
+    return sum(len(r.added) for r in store.sync_catalog(tools).values())
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -69,7 +54,7 @@ def main(argv: list[str] | None = None) -> dict:
     args = ap.parse_args(argv)
 
     catalog = load_tools(args.data, args.tools)
-    n_tools = sum(len(t) for t in catalog.values())
+    n_tools = len(catalog)
     embedder = SentenceTransformerEmbedder()
     t0 = time.perf_counter()
     embedder.embed(["warm up"])
@@ -105,7 +90,7 @@ def main(argv: list[str] | None = None) -> dict:
 
     result = {
         "tools": n_tools,
-        "servers": len(catalog),
+        "servers": len({t.server for t in catalog}),
         "model_load_s": round(load_s, 2),
         "store_tools_per_s": round(n_tools / store_s, 1),
         "embed_tools_per_s": round(report.embedded / embed_s, 1),

@@ -53,7 +53,7 @@ from .errors import (
     ToolCallError,
     ToolNotFoundError,
 )
-from .views import analysis_of, describe, reached, server_rows, summarize, tool_counts
+from .views import analysis_of, describe, server_rows, summarize, tool_counts
 
 if TYPE_CHECKING:
     from .selection import ToolSet
@@ -318,7 +318,7 @@ def sync_command(
                 "changed": list(change.changed) if change else [],
                 "removed": list(change.removed) if change else [],
                 "last_error": rec.last_error,
-                "reached": reached(rec),
+                "reached": rec.status.online,
             })
         analysis = dataclasses.asdict(report.analysis) if dataclasses.is_dataclass(report.analysis) else None
         embedding = dataclasses.asdict(report.embedding) if report.embedding is not None else None
@@ -397,16 +397,14 @@ def tools_command(
         with _open_store(config) as store:
             if server is not None and store.server(server) is None:
                 raise ToolNotFoundError(f"no server named {server!r} in the catalog (run `jit sync`?)", server=server)
-            reachable = {r.name: reached(r) for r in store.servers()}
             rows = []
-            for t in store.tools(server):
-                if offline and reachable.get(t.tool.server, False):
-                    continue
+            # "online" is the server's status at the last contact (ServerStatus.online).
+            for t in store.tools(server, online=False if offline else None):
                 analysis = analysis_of(config, t)
                 rows.append({
                     "server": t.tool.server,
                     "tool": t.tool.name,
-                    "online": reachable.get(t.tool.server, False),
+                    "online": t.online,
                     "status": t.server_status.value,
                     "categories": (analysis or {}).get("categories", []),
                     "description": t.tool.description,

@@ -273,20 +273,13 @@ def build_catalog(pool: Pool, path: Path, config: Config, embedder: Embedder, *,
     so a second run is quick."""
     store = Store(path)
     try:
-        by_server: dict[str, list[ToolDef]] = {}
-        for t in pool.tools:
-            by_server.setdefault(t.server, []).append(t)
-        known = {s.name: s for s in store.servers()}
-        for name in known.keys() - by_server.keys() - {HARNESS_SERVER}:
-            store.remove_server(name)
-        for server, tools in by_server.items():
-            if server not in known:
-                store.ensure_server(server, "stdio")
-            store.sync_tools(server, tools)
-            if server not in known or known[server].status is not ServerStatus.CONNECTED:
-                # Benchmark servers are not running; marked connected so selection treats
-                # them as any live server (offline tools may be ranked differently).
-                store.set_server_status(server, ServerStatus.CONNECTED)
+        servers = {t.server for t in pool.tools}
+        for rec in store.servers():
+            if rec.name not in servers and rec.name != HARNESS_SERVER:
+                store.remove_server(rec.name)
+        # Benchmark servers are not running; marked connected so selection treats
+        # them as any live server (offline tools may be ranked differently).
+        store.sync_catalog(pool.tools, status=ServerStatus.CONNECTED)
         # Harness tools of a user config take part as in `jit sync` (none by default).
         sync_harness_tools(store, config)
         pending = len(store.pending_embeddings())

@@ -356,6 +356,27 @@ class Store:
                 self._bump(c)
         return result
 
+    def sync_catalog(
+        self, tools: Iterable[ToolDef], *, transport: str = "stdio", status: ServerStatus | None = None
+    ) -> dict[str, SyncResult]:
+        """:meth:`sync_tools` for every server the tools name, registering new servers.
+
+        For catalogs built from files (evaluation, benchmarks, fixtures) rather than
+        discovery; with ``status``, each server is recorded in that state.
+        """
+        by_server: dict[str, list[ToolDef]] = {}
+        for t in tools:
+            by_server.setdefault(t.server, []).append(t)
+        known = {r[0] for r in self._query("SELECT name FROM servers")}
+        results = {}
+        for server, group in by_server.items():
+            if server not in known:
+                self.ensure_server(server, transport)
+            results[server] = self.sync_tools(server, group)
+            if status is not None:
+                self.set_server_status(server, status)
+        return results
+
     def _delete_tool_rows(self, c: sqlite3.Connection, ids: Sequence[int]) -> None:
         for tool_id in ids:
             c.execute("DELETE FROM tools_fts WHERE rowid = ?", (tool_id,))

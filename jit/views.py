@@ -15,17 +15,7 @@ if TYPE_CHECKING:
     from .selection import ToolSet
     from .store import Store
 
-__all__ = ["analysis_of", "describe", "reached", "server_rows", "summarize", "tool_counts"]
-
-
-def reached(rec: ServerRecord) -> bool:
-    """Whether jit reached ``rec``'s server at the last contact.
-
-    A CLI command's client manager closes its connections when it ends, which
-    leaves a server it reached ``idle``; a server lost or never reached is
-    ``disconnected`` or ``error``.
-    """
-    return rec.name == HARNESS_SERVER or rec.status.online
+__all__ = ["analysis_of", "describe", "server_rows", "summarize", "tool_counts"]
 
 
 def tool_counts(store: Store) -> dict[str, int]:

@@ -57,13 +57,7 @@ def livemcpbench_store(tmp_path_factory, embedder, livemcpbench_tools):
     from jit.models import ServerStatus
 
     with Store(tmp_path_factory.mktemp("livemcpbench") / "catalog.db") as s:
-        by_server: dict[str, list[ToolDef]] = {}
-        for t in livemcpbench_tools:
-            by_server.setdefault(t.server, []).append(t)
-        for server, tools in by_server.items():
-            s.ensure_server(server, "stdio")
-            s.sync_tools(server, tools)
-            s.set_server_status(server, ServerStatus.CONNECTED)
+        s.sync_catalog(livemcpbench_tools, status=ServerStatus.CONNECTED)
         embed_pending(s, embedder)
         analyze_pending(s, OfflineAnalyzer(DEFAULT_SHARDS))
         yield s
