@@ -372,7 +372,9 @@ class Compiler:
             ids = sorted({view.rows[r] for r in extra if allowed[r]}, key=lambda i: view.names[i])
             return ids, dict.fromkeys(ids, 0.0), set()
         if view.index.has_vector.any():
-            vecs = self.embedder.embed(queries)
+            # The model is most of a new task's compile time: clauses get their own vectors
+            # only when the config asks (docs/selection.md, "Clauses").
+            vecs = self.embedder.embed(queries if sel.dense_clauses else queries[:1])
         else:
             vecs = np.zeros((0, 0), dtype=np.float32)
             if view.rows:

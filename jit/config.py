@@ -127,6 +127,9 @@ class ToolSelectionConfig(_Strict):
     lexical_weight: float = Field(0.5, ge=0, le=1)
     #: How many candidates dense and lexical retrieval each contribute before scoring.
     candidate_pool: int = Field(200, ge=1)
+    #: Embed each clause of a multi-step task as well as the whole task. Off, clauses are
+    #: matched lexically only and the model runs once per task (about half the query time).
+    dense_clauses: bool = False
     #: The rendering the token budget is measured on (the format the harness sends).
     budget_format: Literal["anthropic", "openai", "markdown", "json"] = "anthropic"
 

@@ -24,11 +24,14 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
+from threadpoolctl import ThreadpoolController
 
 from .models import StoredTool
 
@@ -95,6 +98,29 @@ def split_task(text: str, *, max_parts: int = 8) -> list[str]:
     if len(out) <= 1:
         return []
     return out[:max_parts]
+
+
+_blas: ThreadpoolController | None = None
+_blas_lock = threading.Lock()
+
+
+@contextmanager
+def single_threaded_blas() -> Iterator[None]:
+    """Run the matrix scan on one BLAS thread.
+
+    On a small machine the scan shares the cores with the query embedding
+    (torch's own thread pool). OpenBLAS's workers spin-wait after a product and
+    slow the next embedding down: on 2 cores, a new task's compile() took 130 ms
+    with the default threads and 70 ms with one (bench/bench_compile.py, 10k
+    tools). One thread costs under a millisecond of scan at 10k tools.
+    """
+    global _blas
+    if _blas is None:
+        with _blas_lock:
+            if _blas is None:
+                _blas = ThreadpoolController()
+    with _blas.limit(limits=1, user_api="blas"):
+        yield
 
 
 class LexicalIndex:
@@ -172,6 +198,7 @@ class RetrievalIndex:
             if v is not None:
                 self.matrix[row] = v
                 self.has_vector[row] = True
+        self.all_vectors = bool(self.has_vector.all())
         self.lexical = LexicalIndex([lexical_text(st) for st in tools])
         servers = sorted({st.tool.server for st in tools})
         self.server_names = servers
@@ -200,24 +227,34 @@ class RetrievalIndex:
     ) -> VectorScores:
         """Score the union of the top ``pool`` rows by dense and by lexical relevance
         (plus ``extra_rows``). ``queries[0]`` is the whole task, the rest its clauses,
-        whose scores count ``clause_weight`` times."""
+        whose scores count ``clause_weight`` times.
+
+        ``query_vecs`` holds a vector for the first queries, at least the whole
+        task's; a clause without one is matched lexically and takes the whole
+        task's dense similarity.
+        """
         if self.n == 0:
             z = np.zeros(0, dtype=np.float32)
             return VectorScores(np.zeros(0, dtype=np.int64), z, z, z, list(queries))
         q = len(queries)
         weights = np.full(q, clause_weight, dtype=np.float32)
         weights[0] = 1.0
-        if self.has_vector.any() and query_vecs.size:
-            sims = self.matrix @ query_vecs.T  # (n, q): one pass over the matrix
-            sims[~self.has_vector] = sims[self.has_vector].min(axis=0) if self.has_vector.any() else 0.0
+        dense_q = min(len(query_vecs), q) if query_vecs.size else 0
+        if self.has_vector.any() and dense_q:
+            with single_threaded_blas():
+                sims = self.matrix @ query_vecs[:dense_q].T  # (n, dense_q): one pass over the matrix
+            if not self.all_vectors:
+                sims[~self.has_vector] = sims[self.has_vector].min(axis=0)
             lo, hi = sims.min(axis=0), sims.max(axis=0)
             dense_norm = (sims - lo) / np.maximum(hi - lo, 1e-6)
         else:
-            sims = np.zeros((self.n, q), dtype=np.float32)
+            sims = np.zeros((self.n, 1), dtype=np.float32)
             dense_norm = sims
+        # Column j of the dense part for query j: its own, or the whole task's.
+        dense_col = np.where(np.arange(q) < dense_norm.shape[1], np.arange(q), 0)
         lex = np.stack([self.lexical.scores(text) for text in queries], axis=1)
         lex_norm = lex / np.maximum(lex.max(axis=0), 1e-6)
-        dense_best = (dense_norm * weights).max(axis=1)
+        dense_best = (dense_norm * weights[: dense_norm.shape[1]]).max(axis=1)
         lex_best = (lex_norm * weights).max(axis=1)
         k = min(pool, self.n)
         lex_top = np.argpartition(-lex_best, k - 1)[:k]
@@ -226,7 +263,7 @@ class RetrievalIndex:
         if extra_rows:
             picked.append(np.asarray(list(extra_rows), dtype=np.int64))
         rows = np.unique(np.concatenate(picked))
-        hybrid = ((1 - lexical_weight) * dense_norm[rows] + lexical_weight * lex_norm[rows]) * weights
+        hybrid = ((1 - lexical_weight) * dense_norm[rows][:, dense_col] + lexical_weight * lex_norm[rows]) * weights
         best = hybrid.max(axis=1)
         if server_share > 0:
             # Lift the other tools of a server whose best tool is relevant.

@@ -24,20 +24,20 @@ GOLDEN: dict[str, dict[str, Tier]] = {
     "coder": {
         "bash": F, "fs__search_files": F, "read_file": F, "gh__create_issue": F, "gh__read_file": F,
         "ci__run_pipeline": C, "gh__list_issues": C, "fs__notes": C,
-        "fs__read_file": M, "pdf__make_pdf": M, "fs__write_file": M,
-        "web__fetch": X, "web__web_search": X,
+        "fs__read_file": M, "pdf__make_pdf": M,
+        "fs__write_file": X, "web__fetch": X, "web__web_search": X,
     },
     "tester": {
         "bash": F, "read_file": F, "gh__create_issue": F, "gh__read_file": F,
         "ci__run_pipeline": C, "gh__list_issues": C,
-        "fs__read_file": M, "fs__notes": M, "pdf__make_pdf": M, "fs__write_file": M,
-        "web__fetch": X, "fs__search_files": X, "web__web_search": X,
+        "fs__read_file": M, "fs__notes": M, "pdf__make_pdf": M,
+        "fs__write_file": X, "web__fetch": X, "fs__search_files": X, "web__web_search": X,
     },
     "reviewer": {
         "fs__search_files": F, "read_file": F, "gh__create_issue": F, "gh__read_file": F,
         "ci__run_pipeline": C, "gh__list_issues": C,
-        "bash": M, "fs__read_file": M, "fs__notes": M, "pdf__make_pdf": M, "fs__write_file": M,
-        "web__fetch": X, "web__web_search": X,
+        "bash": M, "fs__read_file": M, "fs__notes": M, "pdf__make_pdf": M,
+        "fs__write_file": X, "web__fetch": X, "web__web_search": X,
     },
     "researcher": {
         "web__fetch": F, "web__web_search": F, "gh__create_issue": F, "gh__read_file": F,
@@ -284,6 +284,35 @@ def test_weights_thresholds_and_pool_come_from_config(env, tmp_path, embedder):
             assert s.wanted is (F if s.final >= 95 else C if s.final >= 50 else M if s.final >= 5 else X)
     # lexical_weight=1 and a pool of 2: only the two best lexical matches, plus skeleton and named tools.
     assert len([s for s in ts.tools if not s.skeleton]) <= 2 * 2
+
+
+class _Recording:
+    """The real embedder, keeping every batch it was asked to embed."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.batches: list[list[str]] = []
+        self.model_name, self.dimension = inner.model_name, inner.dimension
+
+    def embed(self, texts):
+        self.batches.append(list(texts))
+        return self.inner.embed(texts)
+
+
+@pytest.mark.parametrize("dense_clauses", [False, True])
+def test_dense_clauses_decides_what_the_model_embeds(env, tmp_path, embedder, dense_clauses):
+    from jit.retrieve import split_task
+
+    root, _, store, _ = env
+    config = write_config(tmp_path, rules=root / "rules", dense_clauses=dense_clauses)
+    recording = _Recording(embedder)
+    with Compiler(store, config, recording, token_counter=EstimateCounter()) as c:
+        ts = c.compile(TaskContext(shard="coder", task=TASK))
+    clauses = split_task(TASK)
+    assert len(clauses) == 2
+    assert recording.batches == [[TASK, *clauses] if dense_clauses else [TASK]]
+    # On this task the clause "Fix the failing unit test in parser.py" lifts the file writer.
+    assert selection(ts)["fs__write_file"] is (M if dense_clauses else X)
 
 
 def test_max_full_tools_caps_the_full_tier(env, tmp_path, embedder):

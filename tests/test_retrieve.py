@@ -63,6 +63,19 @@ def test_clauses_recall_every_step_of_a_multi_step_task(index, embedder):
     split = top(embedder.embed(queries), queries)
     assert len(gold & split) > len(gold & whole) or gold <= split
     assert gold <= split
+    # The default (dense_clauses off): one vector for the task, clauses matched lexically.
+    lexical_clauses = top(embedder.embed([TASK]), queries)
+    assert gold <= lexical_clauses
+
+
+def test_clauses_without_vectors_take_the_whole_tasks_dense_score(index, embedder):
+    _, idx = index
+    queries = [TASK, *split_task(TASK)]
+    task_vec = embedder.embed([TASK])
+    one = idx.score(task_vec, queries, lexical_weight=0.0, pool=50)
+    same = idx.score(np.repeat(task_vec, len(queries), axis=0), queries, lexical_weight=0.0, pool=50)
+    assert np.array_equal(one.rows, same.rows)
+    assert np.allclose(one.vector, same.vector) and np.allclose(one.dense, same.dense)
 
 
 def test_vector_scores_are_0_to_100_and_cover_the_pool(index, embedder):
