@@ -54,6 +54,7 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError
+from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.shared.subscriptions import ToolsListChanged
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
@@ -64,6 +65,7 @@ from . import __version__
 from .config import Config, load_config
 from .errors import JitError, ToolNotFoundError
 from .models import HARNESS_SERVER
+from .stdio import pipe_stdio
 
 __all__ = ["JitServer", "ServeOptions", "ServeState", "create_server", "run"]
 
@@ -303,6 +305,13 @@ class JitServer(MCPServer[ServeState]):
 
             low.create_initialization_options = with_list_changed  # type: ignore[method-assign]
         _register(self)
+
+    async def run_stdio_async(self) -> None:
+        """``MCPServer.run_stdio_async`` with stdin/stdout on the event loop's pipe transports
+        when they are pipes (every MCP client), so no call waits on a worker thread (jit/stdio.py)."""
+        async with pipe_stdio() as (stdin, stdout), stdio_server(stdin, stdout) as (read_stream, write_stream):
+            low = self._lowlevel_server
+            await low.run(read_stream, write_stream, low.create_initialization_options())
 
     async def _track_connection(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         # ctx.session is built per request; the connection behind it is what outlives the request.
