@@ -11,7 +11,9 @@ A compile runs in four steps:
    ``skeleton``) asked again with the tool bound; the rest is kept. Per-tool
    derived facts are assumed to depend on the tool's own facts and on
    ``server_status`` of its server (true of any rule that joins through
-   ``tool(T, Server, Name)``).
+   ``tool(T, Server, Name)``). Tool calls move ``Store.usage_version()``
+   instead: the called tools' usage facts are diffed and only the predicates
+   that read ``usage`` (``RuleSet.dependents``) asked again.
 2. **Task tables** (per compile): the task facts (shard, intent, language and
    the task's capabilities, categories and domains from ``analyze_task``) are
    asserted, the ``*_points`` tables are asked, and the facts retracted: a
@@ -31,7 +33,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +62,9 @@ _TIER_BY_NAME = {t.value: t for t in Tier}
 _POINT_RULES = {"shard": "shard_points", "usage": "usage_points", "capability": "capability_points",
                 "category": "category_points", "domain": "domain_points", "relevance": "relevance_points"}
 _TASK_TABLES = ("capability_points", "category_points", "domain_points", "relevance_points")
+#: Derived per tool (asked with the tool bound when it changes), and per shard and tool.
+_TOOL_PREDICATES = ("blocked", "offline", "tier_cap", "usage_points")
+_SHARD_PREDICATES = ("shard_points", "skeleton")
 
 
 @dataclass
@@ -67,7 +72,8 @@ class _View:
     """One catalog version as the compiler sees it. Never mutated once published,
     except for the per-shard caches, which only gain entries."""
 
-    version: int
+    version: int  # Store.catalog_version()
+    usage_version: int  # Store.usage_version()
     states: dict[int, tuple]
     by_id: dict[int, StoredTool]
     rows: list[int]  # tool ids in row order
@@ -107,6 +113,8 @@ class Compiler:
         self._lock = threading.RLock()
         #: For explanations: the rule lines behind each kind of logic points.
         self._fired = {kind: _where(self.rules, pred) for kind, pred in _POINT_RULES.items()}
+        #: What a tool call can change: the derived predicates that read usage.
+        self._usage_dependents = self.rules.dependents("usage")
         self.engine.change([("shard", s) for s in config.shards]
                            + [("shard_category", s, c) for s, sc in config.shards.items() for c in sc.categories])
 
@@ -123,17 +131,22 @@ class Compiler:
     # ------------------------------------------------------------------ catalog view
 
     def _current(self) -> _View:
-        version = self.store.catalog_version()
+        # Versions are read before the catalog: a change racing a build moves them past the view.
+        versions = (self.store.catalog_version(), self.store.usage_version())
         view = self._view
-        if view is not None and view.version == version:
+        if view is not None and (view.version, view.usage_version) == versions:
             return view
         with self._lock:
-            version = self.store.catalog_version()
-            if self._view is None or self._view.version != version:
-                self._view = self._build(self._view, version)
+            versions = (self.store.catalog_version(), self.store.usage_version())
+            view = self._view
+            if view is None or view.version != versions[0]:
+                self._view = self._build(view, *versions)
+            elif view.usage_version != versions[1]:
+                self._view = self._with_usage(view, versions[1])
             return self._view
 
-    def _build(self, prev: _View | None, version: int) -> _View:
+    def _build(self, prev: _View | None, version: int, usage_version: int) -> _View:
+        """The view of a catalog version: every tool's state read, the changed ones reloaded."""
         states = self.store.tool_states()
         if prev is None:
             changed = set(states)
@@ -154,6 +167,46 @@ class Compiler:
             usable = model is not None and model[0] == self.embedder.model_name
             vectors = dict(zip(ids.tolist(), matrix, strict=True)) if usable else {}
             index = RetrievalIndex([by_id[i] for i in rows], vectors, matrix.shape[1] if usable else 0)
+        servers = frozenset(("server_status", s.name, s.status.value) for s in self.store.servers())
+        if prev is None:
+            names = self._names(by_id, rows)
+        elif set(prev.names) == set(rows):
+            names = prev.names
+        else:
+            names = self._names(by_id, rows)
+        view = _View(
+            version=version, usage_version=usage_version, states=states, by_id=by_id, rows=rows,
+            row_of={i: r for r, i in enumerate(rows)}, index=index, index_key=index_key, analyses={}, names=names,
+            facts={}, global_facts=servers, blocked={}, offline=frozenset(), tier_cap={}, usage_points={},
+        )
+        self._apply(view, prev, changed, removed)
+        return view
+
+    def _with_usage(self, prev: _View, usage_version: int) -> _View:
+        """The view after tool calls only: the called tools' usage changes, nothing else is read.
+
+        A proxied call must not cost the next compile a scan of the catalog."""
+        states = dict(prev.states)
+        by_id = dict(prev.by_id)
+        changed: set[int] = set()
+        for i, (calls, errors) in self.store.usage_since(prev.usage_version).items():
+            state = states.get(i)
+            if state is None or state[-2:] == (calls, errors):
+                continue
+            states[i] = (*state[:-2], calls, errors)
+            by_id[i] = replace(by_id[i], calls=calls, errors=errors)
+            changed.add(i)
+        view = replace(prev, usage_version=usage_version, states=states, by_id=by_id, analyses={}, facts={},
+                       blocked={}, offline=frozenset(), tier_cap={}, usage_points={}, shard_points={}, skeleton={},
+                       summaries={}, costs={}, explain_facts={})
+        self._apply(view, prev, changed, set(), only=self._usage_dependents)
+        return view
+
+    def _apply(self, view: _View, prev: _View | None, changed: set[int], removed: set[int], *,
+               only: frozenset[str] | None = None) -> None:
+        """Fill ``view`` from ``prev`` and the tools that changed: analyses, Datalog facts
+        (diffed into the engine), derived facts, and the caches of unchanged tools."""
+        by_id = view.by_id
         analyses = dict(prev.analyses) if prev else {}
         for i in removed:
             analyses.pop(i, None)
@@ -170,22 +223,17 @@ class Compiler:
             drop.extend(old - new)
             add.extend(new - old)
             facts[i] = new
-        servers = frozenset(("server_status", s.name, s.status.value) for s in self.store.servers())
         old_global = prev.global_facts if prev else frozenset()
-        self.engine.change(add=list(add) + list(servers - old_global), remove=list(drop) + list(old_global - servers))
-        if prev is None:
-            names = self._names(by_id, rows)
-        elif set(prev.names) == set(rows):
-            names = prev.names
-        else:
-            names = self._names(by_id, rows)
-        view = _View(
-            version=version, states=states, by_id=by_id, rows=rows, row_of={i: r for r, i in enumerate(rows)},
-            index=index, index_key=index_key, analyses=analyses, names=names, facts=facts, global_facts=servers,
-            blocked={}, offline=frozenset(), tier_cap={}, usage_points={},
-        )
-        self._derive(view, prev, changed, removed)
-        return view
+        self.engine.change(add=add + list(view.global_facts - old_global),
+                           remove=drop + list(old_global - view.global_facts))
+        view.analyses, view.facts = analyses, facts
+        if prev is not None:
+            stale = changed | removed
+            view.summaries = {i: v for i, v in prev.summaries.items() if i not in stale}
+            view.explain_facts = {i: v for i, v in prev.explain_facts.items() if i not in stale}
+            if view.names is prev.names:  # a tool's rendered size depends on its name
+                view.costs = {k: v for k, v in prev.costs.items() if k[0] not in stale}
+        self._derive(view, prev, changed, removed, only=only)
 
     def _effective(self, st: StoredTool) -> ToolAnalysis:
         try:
@@ -238,50 +286,70 @@ class Compiler:
             names[i] = name
         return names
 
-    def _derive(self, view: _View, prev: _View | None, changed: set[int], removed: set[int]) -> None:
-        """Per-tool derived facts: all of them the first time, then only for changed tools."""
+    def _derive(self, view: _View, prev: _View | None, changed: set[int], removed: set[int], *,
+                only: frozenset[str] | None = None) -> None:
+        """Per-tool derived facts: all of them the first time, then only for changed tools, and
+        of those only the predicates in ``only`` (default: all; after tool calls, the ones the
+        rules make depend on ``usage``)."""
         shards = list(prev.shard_points) if prev else []
-        if prev is None:
-            todo: list[int | None] = [None]
-        else:
-            todo = sorted(changed)
+        tool_preds = [p for p in _TOOL_PREDICATES if only is None or p in only]
+        shard_preds = [p for p in _SHARD_PREDICATES if only is None or p in only]
+        todo: list[int | None] = [None] if prev is None else sorted(changed)
         queries: list[tuple[str, Sequence[Any]]] = []
         for i in todo:
-            queries += [("blocked", (i, None)), ("offline", (i,)), ("tier_cap", (i, None)), ("usage_points", (i, None))]
-            queries += [q for s in shards for q in (("shard_points", (s, i, None)), ("skeleton", (s, i, None)))]
-        answers = self.engine.query_many(queries) if queries else []
+            queries += [(p, (i,) if p == "offline" else (i, None)) for p in tool_preds]
+            queries += [(p, (s, i, None)) for s in shards for p in shard_preds]
+        answers = iter(self.engine.query_many(queries) if queries else [])
         blocked = dict(prev.blocked) if prev else {}
         offline = set(prev.offline) if prev else set()
         caps = dict(prev.tier_cap) if prev else {}
         usage = dict(prev.usage_points) if prev else {}
         shard_points = {s: dict(prev.shard_points[s]) for s in shards} if prev else {}
         skeleton = {s: dict(prev.skeleton[s]) for s in shards} if prev else {}
-        for i in list(changed) + list(removed):
-            blocked.pop(i, None)
-            offline.discard(i)
-            caps.pop(i, None)
-            usage.pop(i, None)
+        for i in removed | changed:
+            redo = set(tool_preds) | set(shard_preds) if i in changed else set(_TOOL_PREDICATES + _SHARD_PREDICATES)
+            if "blocked" in redo:
+                blocked.pop(i, None)
+            if "offline" in redo:
+                offline.discard(i)
+            if "tier_cap" in redo:
+                caps.pop(i, None)
+            if "usage_points" in redo:
+                usage.pop(i, None)
             for s in shards:
-                shard_points[s].pop(i, None)
-                skeleton[s].pop(i, None)
-        it = iter(answers)
+                if "shard_points" in redo:
+                    shard_points[s].pop(i, None)
+                if "skeleton" in redo:
+                    skeleton[s].pop(i, None)
         for _ in todo:
-            for t, reason in next(it):
-                blocked.setdefault(t, str(reason))
-            offline.update(t for (t,) in next(it))
-            for t, tier in next(it):
-                cap = _TIER_BY_NAME.get(str(tier), Tier.EXCLUDED)
-                caps[t] = max(cap, caps.get(t, Tier.FULL), key=lambda x: x.rank)
-            for t, p in next(it):
-                usage[t] = max(int(p), usage.get(t, -10**6))
+            for p in tool_preds:
+                rows = next(answers)
+                if p == "blocked":
+                    for t, reason in rows:
+                        blocked.setdefault(t, str(reason))
+                elif p == "offline":
+                    offline.update(t for (t,) in rows)
+                elif p == "tier_cap":
+                    for t, tier in rows:
+                        cap = _TIER_BY_NAME.get(str(tier), Tier.EXCLUDED)
+                        caps[t] = max(cap, caps.get(t, Tier.FULL), key=lambda x: x.rank)
+                else:
+                    for t, points in rows:
+                        usage[t] = max(int(points), usage.get(t, -10**6))
             for s in shards:
-                _merge_points(shard_points[s], [(t, p) for _s, t, p in next(it)])
-                _merge_slots(skeleton[s], [(t, slot) for _s, t, slot in next(it)])
-        live = set(view.by_id)
-        view.blocked = {t: r for t, r in blocked.items() if t in live}
-        view.offline = frozenset(t for t in offline if t in live)
-        view.tier_cap = {t: c for t, c in caps.items() if t in live}
-        view.usage_points = {t: p for t, p in usage.items() if t in live}
+                for p in shard_preds:
+                    rows = next(answers)
+                    if p == "shard_points":
+                        _merge_points(shard_points[s], [(t, points) for _s, t, points in rows])
+                    else:
+                        _merge_slots(skeleton[s], [(t, slot) for _s, t, slot in rows])
+        if removed:
+            live = set(view.by_id)
+            blocked = {t: r for t, r in blocked.items() if t in live}
+            offline &= live
+            caps = {t: c for t, c in caps.items() if t in live}
+            usage = {t: p for t, p in usage.items() if t in live}
+        view.blocked, view.offline, view.tier_cap, view.usage_points = blocked, frozenset(offline), caps, usage
         view.shard_points = shard_points
         view.skeleton = skeleton
 
@@ -552,6 +620,7 @@ class Compiler:
         return ToolSet(
             shard=ctx.shard, task=ctx.task, budget=budget, tokens_used=used, warnings=warnings, tools=tools,
             budget_format=fmt, token_counter=self.counter.name, catalog_version=view.version,
+            usage_version=view.usage_version,
             rules=self.rules.fingerprint, task_facts=task_facts,
         )
 

@@ -83,6 +83,8 @@ class Rule:
     path: str
     line: int
     text: str
+    #: Predicates the body reads (empty for a fact).
+    uses: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -121,6 +123,16 @@ class RuleSet:
 
     def rules_for(self, head: str) -> list[Rule]:
         return [r for r in self.rules if r.head == head]
+
+    def dependents(self, predicate: str) -> frozenset[str]:
+        """Every predicate whose rules read ``predicate``, directly or through others."""
+        found: set[str] = set()
+        frontier = {predicate}
+        while frontier:
+            step = {r.head for r in self.rules if frontier.intersection(r.uses)} - found
+            found |= step
+            frontier = step
+        return frozenset(found)
 
     def derived(self) -> list[Declaration]:
         return [d for d in self.declarations.values() if d.kind == "derive"]
@@ -190,9 +202,11 @@ class _PolicyChecker:
         if isinstance(expr, ast.Compare) and len(expr.ops) == 1 and isinstance(expr.ops[0], ast.LtE):
             head, body = expr.left, expr.comparators[0]
             name = self._head(head, path, line)
+            first = len(self.used)
             for lit in _conjuncts(body):
                 self._body_literal(lit, path, line)
-            self.rules.append(Rule(name, path, line, " ".join(src.split())))
+            uses = tuple(sorted({u[0] for u in self.used[first:]}))
+            self.rules.append(Rule(name, path, line, " ".join(src.split()), uses))
             return
         raise RuleError("expected a rule 'head(...) <= body' or a fact '+ name(...)'", path=path, line=line)
 

@@ -103,7 +103,9 @@ class ToolSet:
     budget_format: str = "anthropic"
     token_counter: str = ""
     meta_tool: str = "jit_expand_tools"
+    #: The catalog (Store.catalog_version) and usage (Store.usage_version) the selection saw.
     catalog_version: int = 0
+    usage_version: int = 0
     rules: str = ""  # fingerprint of the rule files used
     #: Task facts the rules saw (intent, language, capabilities, ...).
     task_facts: dict[str, list[str]] = field(default_factory=dict)

@@ -208,8 +208,16 @@ class Store:
             )
 
     def catalog_version(self) -> int:
-        """A counter bumped by every change that can alter a selection."""
+        """A counter bumped by every change to tools, analyses, vectors or server status.
+
+        Tool calls, which alter a selection only through usage, move
+        :meth:`usage_version` instead; a cache of the catalog watches both."""
         v = self.get_meta("catalog_version")
+        return int(v) if v else 0
+
+    def usage_version(self) -> int:
+        """A counter bumped by every :meth:`record_call`; see :meth:`usage_since`."""
+        v = self.get_meta("usage_version")
         return int(v) if v else 0
 
     # ------------------------------------------------------------------ servers
@@ -606,17 +614,31 @@ class Store:
     # ------------------------------------------------------------------ usage
 
     def record_call(self, server: str, tool: str, *, ok: bool, latency_ms: float, error: str | None = None) -> None:
+        """Count one call of ``server``/``tool``; moves :meth:`usage_version`, not the catalog version."""
         with self.transaction() as c:
             c.execute(
-                "INSERT INTO usage(server, tool, calls, errors, total_latency_ms, last_called_at, last_error)"
-                " VALUES (?, ?, 1, ?, ?, ?, ?) ON CONFLICT(server, tool) DO UPDATE SET"
+                "INSERT INTO meta(key, value) VALUES ('usage_version', '1') "
+                "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+            )
+            c.execute(
+                "INSERT INTO usage(server, tool, calls, errors, total_latency_ms, last_called_at, last_error, seq)"
+                " VALUES (?, ?, 1, ?, ?, ?, ?, (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'usage_version'))"
+                " ON CONFLICT(server, tool) DO UPDATE SET"
                 " calls = calls + 1, errors = errors + excluded.errors,"
                 " total_latency_ms = total_latency_ms + excluded.total_latency_ms,"
                 " last_called_at = excluded.last_called_at,"
-                " last_error = COALESCE(excluded.last_error, last_error)",
+                " last_error = COALESCE(excluded.last_error, last_error), seq = excluded.seq",
                 (server, tool, 0 if ok else 1, float(latency_ms), time.time(), None if ok else error),
             )
-            self._bump(c)
+
+    def usage_since(self, version: int) -> dict[int, tuple[int, int]]:
+        """``tool id -> (calls, errors)`` of the catalog's tools called after ``usage_version`` was ``version``."""
+        rows = self._query(
+            "SELECT t.id, u.calls, u.errors FROM usage u JOIN tools t ON t.server = u.server AND t.name = u.tool"
+            " WHERE u.seq > ?",
+            (int(version),),
+        )
+        return {r[0]: (r[1], r[2]) for r in rows}
 
     def usage(self, server: str, tool: str) -> dict[str, Any] | None:
         rows = self._query("SELECT * FROM usage WHERE server = ? AND tool = ?", (server, tool))

@@ -234,13 +234,21 @@ def test_catalog_changes_update_only_what_changed(env, tmp_path, embedder):
     view = compiler._view
     for _ in range(60):
         store.record_call("gh", "list_issues", ok=True, latency_ms=3)
+    # Calls alone change usage only: the next compile must not scan every tool's state.
+    scan, store.tool_states = store.tool_states, lambda: pytest.fail("a usage change re-read the catalog")
     after = compiler.compile(TaskContext(shard="coder", task="list the GitHub issues"))
-    assert after.catalog_version > before.catalog_version
+    store.tool_states = scan
+    assert after.usage_version > before.usage_version and after.catalog_version == before.catalog_version
     assert before.get("gh__list_issues").points["usage"] == -40
     assert after.get("gh__list_issues").points["usage"] == 10  # 66 calls, 5 errors: proven now
     new_view = compiler._view
     assert new_view.by_id[after.get("gh__create_issue").tool.id] is view.by_id[after.get("gh__create_issue").tool.id]
     assert new_view.index is view.index  # no definition changed: the retrieval index is kept
+    # A definition change after calls rebuilds from the catalog, usage included.
+    store.set_server_status("gh", ServerStatus.DISCONNECTED, error="gone")
+    offline = compiler.compile(TaskContext(shard="coder", task="list the GitHub issues"))
+    assert offline.catalog_version > after.catalog_version
+    assert offline.get("gh__list_issues").offline and offline.get("gh__list_issues").points["usage"] == 10
     compiler.close()
     store.close()
 
@@ -269,6 +277,26 @@ def test_rank_orders_the_catalog_with_scores_between_0_and_1(env):
     assert scores == sorted(scores, reverse=True) and all(0 <= s <= 1 for s in scores)
     by_shard = compiler.rank("create a new GitHub issue with a title", k=3, shard="reviewer")
     assert len(by_shard) == 3 and by_shard[0][0].tool.name == "create_issue"
+
+
+def test_a_rule_that_reads_usage_is_asked_again_after_calls(env, tmp_path, embedder):
+    root, config, _, _ = env
+    store = build_store(tmp_path / "own.db", config, embedder)
+    rules = tmp_path / "rules"
+    shutil.copytree(default_rules_dir(), rules)
+    with (rules / "policy.dl").open("a", encoding="utf-8") as f:
+        f.write("\nblocked(T, 'failed three times') <= usage(T, C, E) & (E >= 3)\n")
+    edited = write_config(tmp_path, rules=rules)
+    with Compiler(store, edited, embedder, token_counter=EstimateCounter()) as compiler:
+        assert "blocked" in compiler._usage_dependents
+        before = compiler.compile(TaskContext(shard="coder", task="create a GitHub issue"))
+        for _ in range(3):
+            store.record_call("gh", "create_issue", ok=False, latency_ms=3, error="HTTP 500")
+        after = compiler.compile(TaskContext(shard="coder", task="create a GitHub issue"))
+    assert before.get("gh__create_issue").tier is Tier.FULL
+    assert "gh__create_issue" not in selection(after)
+    assert after.catalog_version == before.catalog_version  # the usage path, not a rebuild
+    store.close()
 
 
 def test_weights_thresholds_and_pool_come_from_config(env, tmp_path, embedder):

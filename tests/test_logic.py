@@ -37,6 +37,15 @@ def test_shipped_rules_load_and_declare_every_derived_predicate():
     assert derived <= defined
 
 
+def test_dependents_follow_rules_through_other_predicates(rules_copy: Path):
+    rules = RuleSet.load()
+    assert rules.dependents("usage") == {"usage_points"}
+    assert rules.dependents("server_status") == {"blocked", "offline", "tier_cap"}
+    with (rules_copy / "policy.dl").open("a", encoding="utf-8") as f:
+        f.write("\nblocked(T, 'penalised') <= usage_points(T, P) & (P < 0)\n")
+    assert RuleSet.load(rules_copy).dependents("usage") == {"usage_points", "blocked"}
+
+
 def test_syntax_error_names_file_and_line(rules_copy: Path):
     line = _append(rules_copy / "policy.dl", "offline(T) <= tool(T, S, N) &\n")
     with pytest.raises(RuleError) as info:
