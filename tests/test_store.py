@@ -241,6 +241,21 @@ def test_usage_is_recorded_per_tool(store):
     assert (t.calls, t.errors) == (2, 1)
 
 
+def test_calls_move_the_usage_version_and_only_what_they_changed_is_returned(store):
+    store.ensure_server("files", "stdio")
+    store.sync_tools("files", TOOLS)
+    catalog, start = store.catalog_version(), store.usage_version()
+    store.record_call("files", "read_file", ok=True, latency_ms=1.0)
+    middle = store.usage_version()
+    store.record_call("files", "write_file", ok=False, latency_ms=1.0, error="disk full")
+    store.record_call("files", "no_such_tool", ok=True, latency_ms=1.0)  # usage of a tool not in the catalog
+    assert store.catalog_version() == catalog and store.usage_version() == start + 3
+    ids = {t.tool.name: t.id for t in store.tools()}
+    assert store.usage_since(start) == {ids["read_file"]: (1, 0), ids["write_file"]: (1, 1)}
+    assert store.usage_since(middle) == {ids["write_file"]: (1, 1)}
+    assert store.usage_since(store.usage_version()) == {}
+
+
 def test_removing_a_server_removes_its_tools_and_vectors(store, embedder):
     store.ensure_server("files", "stdio")
     store.sync_tools("files", TOOLS)
