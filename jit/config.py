@@ -124,7 +124,7 @@ class ToolSelectionConfig(_Strict):
     max_full_tools: int = Field(10, ge=0)
     token_budget: int = Field(4000, gt=0)
     #: Share of the lexical (BM25) part inside the vector score; the rest is dense cosine.
-    lexical_weight: float = Field(0.5, ge=0, le=1)
+    lexical_weight: float = Field(0.4, ge=0, le=1)
     #: How many candidates dense and lexical retrieval each contribute before scoring.
     candidate_pool: int = Field(200, ge=1)
     #: Embed each clause of a multi-step task as well as the whole task. Off, clauses are

@@ -30,8 +30,8 @@ GOLDEN: dict[str, dict[str, Tier]] = {
     "tester": {
         "bash": F, "read_file": F, "gh__create_issue": F, "gh__read_file": F,
         "ci__run_pipeline": C, "gh__list_issues": C,
-        "fs__read_file": M, "fs__notes": M, "pdf__make_pdf": M,
-        "fs__write_file": X, "web__fetch": X, "fs__search_files": X, "web__web_search": X,
+        "fs__read_file": M, "fs__notes": M, "pdf__make_pdf": M, "fs__search_files": M,
+        "fs__write_file": X, "web__fetch": X, "web__web_search": X,
     },
     "reviewer": {
         "fs__search_files": F, "read_file": F, "gh__create_issue": F, "gh__read_file": F,
@@ -42,8 +42,8 @@ GOLDEN: dict[str, dict[str, Tier]] = {
     "researcher": {
         "web__fetch": F, "web__web_search": F, "gh__create_issue": F, "gh__read_file": F,
         "ci__run_pipeline": C, "gh__list_issues": C, "read_file": C,
-        "bash": M, "fs__notes": M, "fs__read_file": M, "pdf__make_pdf": M,
-        "fs__write_file": X, "fs__search_files": X,
+        "bash": M, "fs__notes": M, "fs__read_file": M, "pdf__make_pdf": M, "fs__search_files": M,
+        "fs__write_file": X,
     },
 }
 SKELETON = {
