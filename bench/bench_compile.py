@@ -15,7 +15,9 @@ turn, after one warm-up compile per shard (which builds the catalog view and
 the per-shard tables); also jit's own share (the time outside the embedder),
 which is what the catalog size changes. Every timed task is new to the compiler;
 separately, the same task compiled for the other shards (the harness pattern:
-coder, tester, reviewer spawned for one task), which reuses the task's vectors.
+coder, tester, reviewer spawned for one task), which reuses the task's vectors;
+and at 10k, the same compile right after a tool call (only usage changed) against
+one with nothing changed, on a copy of the catalog.
 Each size is measured ``--repeat`` times with a fresh compiler (the 2-core VM's
 speed drifts between runs by ±20 %); samples are pooled and each run's p50 kept.
 Prints and writes bench/results/compile.json.
@@ -26,7 +28,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
+import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -158,6 +162,32 @@ def measure(store: Store, embedder, tasks: list[str], *, dense_clauses: bool = F
     return {"warm": [warm], "ms": ms, "own": own, "same": same, "emb": emb}
 
 
+def after_calls(path: Path, embedder, task: str, n: int = 20) -> dict:
+    """The compile after a tool call (usage changes only) against one with nothing changed,
+    on a copy of the catalog so the cached one keeps no usage."""
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = Path(tmp) / path.name
+        shutil.copy(path, copy)
+        store = Store(copy)
+        compiler = Compiler(store, Config.default(Path.cwd()), embedder, token_counter=EstimateCounter())
+        ctx = TaskContext(shard="coder", task=task)
+        compiler.compile(ctx)
+        tools = store.tools()[:n]
+        quiet, called = [], []
+        for st in tools:
+            t = time.perf_counter()
+            compiler.compile(ctx)
+            quiet.append(1000 * (time.perf_counter() - t))
+            store.record_call(st.tool.server, st.tool.name, ok=True, latency_ms=1.0)
+            t = time.perf_counter()
+            compiler.compile(ctx)
+            called.append(1000 * (time.perf_counter() - t))
+        compiler.close()
+        store.close()
+    return {"p50_ms_nothing_changed": round(statistics.median(quiet), 1),
+            "p50_ms_after_a_tool_call": round(statistics.median(called), 1)}
+
+
 def summarize(runs: list[dict[str, list[float]]], tools: int) -> dict:
     """Pooled over the runs (each run's p50 listed too: one run moves with the machine's state)."""
     pool = {k: [x for r in runs for x in r[k]] for k in runs[0]}
@@ -198,6 +228,8 @@ def main() -> None:
                 dense.append(measure(store, embedder, tasks, dense_clauses=True))
         r = summarize(runs, store.tool_count())
         r["load_avg_1m"] = os.getloadavg()[0]
+        if n == 10000:
+            r["same_task"] = after_calls(CACHE / f"real_{n}.db", embedder, tasks[0])
         if dense:
             d = summarize(dense, store.tool_count())
             r["dense_clauses"] = {k: d[k] for k in ("p50_ms", "p95_ms", "p50_ms_without_embedding", "runs_p50_ms")}

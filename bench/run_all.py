@@ -66,6 +66,8 @@ HEADLINES = (
     Headline("compile() p50, 10,000 tools, warm", "compile", "sizes[tools=10000].p50_ms", "ms", "<=", 50),
     Headline("compile() p50, 10,000 tools, same task for another shard (task vectors reused)", "compile",
              "sizes[tools=10000].p50_ms_same_task_other_shard", "ms"),
+    Headline("compile() p50, 10,000 tools, same task right after a tool call (usage changed)", "compile",
+             "sizes[tools=10000].same_task.p50_ms_after_a_tool_call", "ms"),
     Headline("re-sync of 10,000 unchanged tools", "store", "resync_unchanged_s", "s", "<=", 5),
     Headline("re-embeds on that re-sync", "store", "resync_reembedded", "", "==", 0),
     Headline("`jit serve` proxied call overhead p50 (stdio, exposed tool)", "serve",

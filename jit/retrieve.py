@@ -112,7 +112,9 @@ def single_threaded_blas() -> Iterator[None]:
     (torch's own thread pool). OpenBLAS's workers spin-wait after a product and
     slow the next embedding down: on 2 cores, a new task's compile() took 130 ms
     with the default threads and 70 ms with one (bench/bench_compile.py, 10k
-    tools). One thread costs under a millisecond of scan at 10k tools.
+    tools). One thread costs under a millisecond of scan at 10k tools. The
+    limit is process-wide while it lasts (threadpoolctl); two compiles that
+    overlap may restore it early for each other, which changes speed only.
     """
     global _blas
     if _blas is None:

@@ -120,8 +120,10 @@ async def pipe_stdio() -> AsyncIterator[tuple[PipeLines, PipeWriter] | tuple[Non
     try:
         in_transport, _ = await loop.connect_read_pipe(
             lambda: asyncio.StreamReaderProtocol(reader, loop=loop), os.fdopen(wire_in, "rb", buffering=0, closefd=False))
+        # StreamReaderProtocol brings the flow control StreamWriter.drain() needs (the public recipe).
         out_transport, out_protocol = await loop.connect_write_pipe(
-            lambda: asyncio.streams.FlowControlMixin(loop=loop), os.fdopen(wire_out, "wb", buffering=0, closefd=False))
+            lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader(loop=loop), loop=loop),
+            os.fdopen(wire_out, "wb", buffering=0, closefd=False))
         writer = asyncio.StreamWriter(out_transport, out_protocol, None, loop)
         yield PipeLines(reader), PipeWriter(writer)
     finally:
