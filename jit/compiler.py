@@ -132,12 +132,12 @@ class Compiler:
 
     def _current(self) -> _View:
         # Versions are read before the catalog: a change racing a build moves them past the view.
-        versions = (self.store.catalog_version(), self.store.usage_version())
+        versions = self.store.versions()
         view = self._view
         if view is not None and (view.version, view.usage_version) == versions:
             return view
         with self._lock:
-            versions = (self.store.catalog_version(), self.store.usage_version())
+            versions = self.store.versions()
             view = self._view
             if view is None or view.version != versions[0]:
                 self._view = self._build(view, *versions)
@@ -306,8 +306,9 @@ class Compiler:
         usage = dict(prev.usage_points) if prev else {}
         shard_points = {s: dict(prev.shard_points[s]) for s in shards} if prev else {}
         skeleton = {s: dict(prev.skeleton[s]) for s in shards} if prev else {}
+        asked = set(tool_preds + shard_preds)  # what a changed tool loses; a removed one loses all
         for i in removed | changed:
-            redo = set(tool_preds) | set(shard_preds) if i in changed else set(_TOOL_PREDICATES + _SHARD_PREDICATES)
+            redo = asked if i in changed else set(_TOOL_PREDICATES + _SHARD_PREDICATES)
             if "blocked" in redo:
                 blocked.pop(i, None)
             if "offline" in redo:

@@ -22,9 +22,9 @@ The index is built from one catalog snapshot; the compiler rebuilds it when
 
 from __future__ import annotations
 
+import functools
 import math
 import re
-import threading
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -100,8 +100,9 @@ def split_task(text: str, *, max_parts: int = 8) -> list[str]:
     return out[:max_parts]
 
 
-_blas: ThreadpoolController | None = None
-_blas_lock = threading.Lock()
+@functools.cache
+def _blas() -> ThreadpoolController:
+    return ThreadpoolController()  # scans the loaded BLAS libraries: once
 
 
 @contextmanager
@@ -116,12 +117,7 @@ def single_threaded_blas() -> Iterator[None]:
     limit is process-wide while it lasts (threadpoolctl); two compiles that
     overlap may restore it early for each other, which changes speed only.
     """
-    global _blas
-    if _blas is None:
-        with _blas_lock:
-            if _blas is None:
-                _blas = ThreadpoolController()
-    with _blas.limit(limits=1, user_api="blas"):
+    with _blas().limit(limits=1, user_api="blas"):
         yield
 
 

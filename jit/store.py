@@ -215,6 +215,12 @@ class Store:
         v = self.get_meta("catalog_version")
         return int(v) if v else 0
 
+    def versions(self) -> tuple[int, int]:
+        """``(catalog_version, usage_version)`` in one read, for a cache checking both per use."""
+        rows = self._query("SELECT key, value FROM meta WHERE key IN ('catalog_version', 'usage_version')")
+        found = {r[0]: int(r[1]) for r in rows}
+        return found.get("catalog_version", 0), found.get("usage_version", 0)
+
     def usage_version(self) -> int:
         """A counter bumped by every :meth:`record_call`; see :meth:`usage_since`."""
         v = self.get_meta("usage_version")

@@ -250,6 +250,7 @@ def test_calls_move_the_usage_version_and_only_what_they_changed_is_returned(sto
     store.record_call("files", "write_file", ok=False, latency_ms=1.0, error="disk full")
     store.record_call("files", "no_such_tool", ok=True, latency_ms=1.0)  # usage of a tool not in the catalog
     assert store.catalog_version() == catalog and store.usage_version() == start + 3
+    assert store.versions() == (catalog, start + 3)
     ids = {t.tool.name: t.id for t in store.tools()}
     assert store.usage_since(start) == {ids["read_file"]: (1, 0), ids["write_file"]: (1, 1)}
     assert store.usage_since(middle) == {ids["write_file"]: (1, 1)}
