@@ -130,6 +130,9 @@ class ToolSelectionConfig(_Strict):
     #: Embed each clause of a multi-step task as well as the whole task. Off, clauses are
     #: matched lexically only and the model runs once per task (about half the query time).
     dense_clauses: bool = False
+    #: Build catalog views with Python's cyclic GC paused, then ``gc.freeze()`` them, so
+    #: later collections do not walk the catalog (process-wide; see ``jit.compiler``).
+    freeze_gc: bool = True
     #: The rendering the token budget is measured on (the format the harness sends).
     budget_format: Literal["anthropic", "openai", "markdown", "json"] = "anthropic"
 

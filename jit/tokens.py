@@ -73,7 +73,8 @@ class EstimateCounter:
         pieces = len(_PIECE.findall(text))
         long_words = _LONG_WORD.findall(text)
         extra = 0.25 * (sum(map(len, long_words)) - 6 * len(long_words))
-        extra += sum(len(run) - 1 for run in _NON_ASCII_LETTERS.findall(text))
+        if not text.isascii():
+            extra += sum(len(run) - 1 for run in _NON_ASCII_LETTERS.findall(text))
         return int(round((pieces + extra) * self.scale))
 
     def count_tools(self, tools: list[dict[str, Any]]) -> int:

@@ -386,3 +386,39 @@ def test_shards_spawned_for_one_task_embed_it_once(env, embedder):
         sets = [compiler.compile(TaskContext(shard=s, task=task)) for s in ("coder", "tester", "reviewer")]
     assert len(calls) == 1 and calls[0][0] == task
     assert all(ts.tools for ts in sets)
+
+
+@pytest.mark.parametrize("freeze_gc", [False, True])
+def test_freeze_gc_pauses_the_collector_for_a_build_and_freezes_the_view(env, tmp_path, embedder, monkeypatch,
+                                                                          freeze_gc):
+    import gc
+
+    root, base, _, _ = env
+    store = build_store(tmp_path / "own.db", base, embedder)  # this test changes its catalog
+    config = write_config(tmp_path, rules=root / "rules", freeze_gc=freeze_gc)
+    during: list[bool] = []
+    build = Compiler._build
+
+    def recording_build(self, *args):
+        during.append(gc.isenabled())
+        return build(self, *args)
+
+    monkeypatch.setattr(Compiler, "_build", recording_build)
+    gc.unfreeze()
+    try:
+        with Compiler(store, config, embedder, token_counter=EstimateCounter()) as c:
+            c.compile(TaskContext(shard="coder", task=TASK))
+            assert during == [not freeze_gc]
+            assert gc.isenabled()
+            assert (gc.get_freeze_count() > 0) is freeze_gc
+            # A collector the host turned off stays off.
+            gc.disable()
+            store.record_call("fs", "notes", ok=True, latency_ms=1.0)  # usage only: no build
+            store.set_server_status("gh", ServerStatus.DISCONNECTED, error="gone")  # a catalog change: a build
+            c.compile(TaskContext(shard="coder", task=TASK))
+            assert during == [not freeze_gc, False]
+            assert not gc.isenabled()
+    finally:
+        gc.enable()
+        gc.unfreeze()
+        store.close()
