@@ -393,6 +393,8 @@ def test_freeze_gc_pauses_the_collector_for_a_build_and_freezes_the_view(env, tm
                                                                           freeze_gc):
     import gc
 
+    from jit.compiler import _FrozenGC
+
     root, base, _, _ = env
     store = build_store(tmp_path / "own.db", base, embedder)  # this test changes its catalog
     config = write_config(tmp_path, rules=root / "rules", freeze_gc=freeze_gc)
@@ -418,6 +420,13 @@ def test_freeze_gc_pauses_the_collector_for_a_build_and_freezes_the_view(env, tm
             c.compile(TaskContext(shard="coder", task=TASK))
             assert during == [not freeze_gc, False]
             assert not gc.isenabled()
+        # The engine's facts are cyclic: close() unfreezes them, and the next build collects first.
+        assert gc.get_freeze_count() == 0
+        assert _FrozenGC.released is freeze_gc
+        if freeze_gc:
+            with Compiler(store, config, embedder, token_counter=EstimateCounter()) as c:
+                c.compile(TaskContext(shard="coder", task=TASK))
+                assert not _FrozenGC.released and gc.get_freeze_count() > 0
     finally:
         gc.enable()
         gc.unfreeze()
