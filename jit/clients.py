@@ -37,6 +37,7 @@ import anyio
 import mcp_types as types
 from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
+from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from pydantic import ValidationError
 
 from .config import Config
@@ -282,9 +283,15 @@ class ClientManager:
                                       last_error=record.last_error if record else None)
 
     async def call_tool(
-        self, server: str, tool: str, arguments: dict[str, Any] | None = None, *, timeout: float | None = None
+        self, server: str, tool: str, arguments: dict[str, Any] | None = None, *, timeout: float | None = None,
+        record: bool = True,
     ) -> CallResult:
         """Call ``tool`` on ``server`` with ``timeout`` (default: the server's ``call_timeout``).
+
+        The call's usage is recorded in the catalog before returning; with
+        ``record=False`` a returned result is left for the caller to pass to
+        :meth:`record` (a proxy answers its client first). Failures are always
+        recorded here.
 
         Raises :class:`ToolNotFoundError` (unknown server or tool),
         :class:`ServerUnavailableError` (not connected; nothing was sent),
@@ -297,23 +304,26 @@ class ClientManager:
             raise ToolNotFoundError(f"no configured server named {server!r}", server=server, tool=tool)
         up = self._upstreams.get(server)
         session = up.session if up is not None and up.connected else None
-        if up is None or session is None:
+        dispatcher = up.dispatcher if up is not None else None
+        if up is None or session is None or dispatcher is None:
             raise self._unavailable(server, tool)
         if tool not in up.tool_names:
             raise ToolNotFoundError(f"server {server!r} has no tool {tool!r}", server=server, tool=tool)
         limit = timeout if timeout is not None else up.config.call_timeout
+        params: dict[str, Any] = {"name": tool}
+        if arguments is not None:
+            params["arguments"] = arguments
         started = time.perf_counter()
         try:
-            if up.lenient:
-                # This server's tools/list fails SDK validation, and ClientSession.call_tool
-                # re-lists tools to validate structured output, so it would fail every call.
-                result = await session.send_request(
-                    types.CallToolRequest(params=types.CallToolRequestParams(name=tool, arguments=arguments)),
-                    types.CallToolResult,
-                    request_read_timeout_seconds=limit,
-                )
-            else:
-                result = await session.call_tool(tool, arguments, read_timeout_seconds=limit)
+            # Straight through the session's dispatcher (what ClientSession.call_tool does under
+            # its request and result models), then the result checked as the session checks it.
+            raw = await dispatcher.send_raw_request("tools/call", params, {
+                "timeout": limit, "headers": {MCP_PROTOCOL_VERSION_HEADER: up.protocol_version}})
+            result = types.CallToolResult.model_validate(raw)
+            if not up.lenient and not result.is_error:
+                # Structured content against the tool's output schema. A lenient server's
+                # tools/list fails SDK validation, so the session cannot know its schemas.
+                await session.validate_tool_result(tool, result)
         except MCPError as exc:
             latency = (time.perf_counter() - started) * 1000
             self.store.record_call(server, tool, ok=False, latency_ms=latency, error=exc.message)
@@ -338,7 +348,12 @@ class ClientManager:
         content = [wire(c) for c in result.content]
         call = CallResult(server=server, tool=tool, content=content, structured_content=result.structured_content,
                           is_error=bool(result.is_error), latency_ms=latency)
-        self.store.record_call(server, tool, ok=not call.is_error, latency_ms=latency,
-                               error=(call.text()[:500] or "isError") if call.is_error else None)
         up.touch()
+        if record:
+            self.record(call)
         return call
+
+    def record(self, call: CallResult) -> None:
+        """Count a returned call in the catalog's usage (what :meth:`call_tool` does unless told not to)."""
+        self.store.record_call(call.server, call.tool, ok=not call.is_error, latency_ms=call.latency_ms,
+                               error=(call.text()[:500] or "isError") if call.is_error else None)

@@ -65,6 +65,7 @@ from . import __version__
 from .config import Config, load_config
 from .errors import JitError, ToolNotFoundError
 from .models import HARNESS_SERVER
+from .proxylane import ProxyLane, ProxyTarget
 from .stdio import pipe_stdio
 
 __all__ = ["JitServer", "ServeOptions", "ServeState", "create_server", "run"]
@@ -285,6 +286,10 @@ class JitServer(MCPServer[ServeState]):
         self.bus = InMemorySubscriptionBus()
         #: Client connections, for list_changed outside a request (handshake-era clients).
         self.connections: weakref.WeakSet[Connection] = weakref.WeakSet()
+        #: The stdio fast path for proxied calls (None until serving stdio over pipes).
+        self.lane: ProxyLane | None = None
+        self._exposed_for: Any = None
+        self._exposed_map: dict[str, Any] = {}
         super().__init__(
             "jit",
             version=__version__,
@@ -308,10 +313,56 @@ class JitServer(MCPServer[ServeState]):
 
     async def run_stdio_async(self) -> None:
         """``MCPServer.run_stdio_async`` with stdin/stdout on the event loop's pipe transports
-        when they are pipes (every MCP client), so no call waits on a worker thread (jit/stdio.py)."""
-        async with pipe_stdio() as (stdin, stdout), stdio_server(stdin, stdout) as (read_stream, write_stream):
-            low = self._lowlevel_server
-            await low.run(read_stream, write_stream, low.create_initialization_options())
+        when they are pipes (every MCP client), so no call waits on a worker thread (jit/stdio.py),
+        and proxied calls answered by a :class:`~jit.proxylane.ProxyLane` in front of the SDK."""
+        low = self._lowlevel_server
+        async with pipe_stdio() as (stdin, stdout):
+            if stdin is None or stdout is None:
+                async with stdio_server() as (read_stream, write_stream):
+                    await low.run(read_stream, write_stream, low.create_initialization_options())
+                return
+            async with anyio.create_task_group() as lane_tasks:
+                self.lane = ProxyLane(self, stdout, lane_tasks.start_soon)
+                async with stdio_server(self.lane.lines(stdin), self.lane.writer) as (read_stream, write_stream):
+                    await low.run(read_stream, write_stream, low.create_initialization_options())
+                lane_tasks.cancel_scope.cancel()
+
+    def proxy_target(self, name: Any, arguments: Any) -> ProxyTarget | None:
+        """``(server, tool, arguments)`` when a ``tools/call`` is a plain proxied call: an exposed
+        tool, or the ``call_tool`` meta-tool with well-formed arguments. None leaves it to the SDK
+        (which validates it and answers any error)."""
+        if self.state is None or not isinstance(name, str):
+            return None
+        if arguments is not None and not isinstance(arguments, dict):
+            return None
+        target = self._exposed_by_name().get(name)
+        if target is not None:
+            return target.server, target.tool_name, arguments or {}
+        if name != "call_tool" or arguments is None or set(arguments) - {"server", "tool", "arguments"}:
+            return None
+        server, tool, inner = arguments.get("server"), arguments.get("tool"), arguments.get("arguments")
+        if not (isinstance(server, str) and server and isinstance(tool, str) and tool):
+            return None
+        if inner is not None and not isinstance(inner, dict):
+            return None
+        return server, tool, inner or {}
+
+    async def proxy_call(self, server: str, tool: str, arguments: dict[str, Any]
+                         ) -> tuple[dict[str, Any], Callable[[], None] | None]:
+        """A proxied call's ``tools/call`` result as a wire dict (as the SDK path returns it), and
+        what records its usage, to run once the client has its answer (None: nothing left to do)."""
+        state = self.state
+        if state is None:
+            raise RuntimeError("jit serve is shutting down")
+        manager = state.manager
+        try:
+            call = await manager.call_tool(server, tool, arguments, record=False)
+        except JitError as exc:
+            return error_result(exc).model_dump(by_alias=True, mode="json", exclude_none=True), None
+        result: dict[str, Any] = {"content": call.content, "isError": call.is_error}
+        if call.structured_content is not None:
+            result["structuredContent"] = call.structured_content
+        return result, functools.partial(manager.record, call)
 
     async def _track_connection(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         # ctx.session is built per request; the connection behind it is what outlives the request.
@@ -325,6 +376,13 @@ class JitServer(MCPServer[ServeState]):
         for connection in list(self.connections):
             await connection.send_tool_list_changed()
         await self.bus.publish(ToolsListChanged())
+
+    def _exposed_by_name(self) -> dict[str, Any]:
+        state = self.state
+        exposed = state.exposed if state is not None else None
+        if exposed is not self._exposed_for:
+            self._exposed_for, self._exposed_map = exposed, {s.name: s for s in self._exposed()}
+        return self._exposed_map
 
     def _exposed(self) -> list[Any]:
         """The exposed selection's Full tier (``--expose-shard``), harness tools left out: the harness runs them."""
@@ -355,7 +413,7 @@ class JitServer(MCPServer[ServeState]):
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         """Proxy an exposed tool to its server; anything else is a meta-tool."""
-        target = next((s for s in self._exposed() if s.name == name), None)
+        target = self._exposed_by_name().get(name)
         if target is None or self.state is None:
             return await super().call_tool(name, arguments, context)
         try:

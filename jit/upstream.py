@@ -23,6 +23,7 @@ import mcp_types as types
 from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
 from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
+from mcp_types.version import LATEST_HANDSHAKE_VERSION
 from pydantic import ValidationError
 
 from . import __version__
@@ -180,6 +181,8 @@ class Upstream:
         self.tool_names: frozenset[str] = frozenset()
         #: The server sent a tools/list the SDK rejects; calls bypass its re-listing (see call_tool).
         self.lenient = False
+        #: The revision the handshake settled on (sent with each raw request, as the session does).
+        self.protocol_version = LATEST_HANDSHAKE_VERSION
         self.warnings: list[str] = []
         self.stderr: StderrTail | None = None
         self.ever_connected = False
@@ -320,6 +323,7 @@ class Upstream:
 
     def _connected(self, init: types.InitializeResult, result: SyncResult) -> None:
         self.connected = self.ever_connected = True
+        self.protocol_version = init.protocol_version
         self.first_result = result
         self._status(
             ServerStatus.CONNECTED,

@@ -406,6 +406,7 @@ def test_freeze_gc_pauses_the_collector_for_a_build_and_freezes_the_view(env, tm
         return build(self, *args)
 
     monkeypatch.setattr(Compiler, "_build", recording_build)
+    monkeypatch.setattr(_FrozenGC, "released", False)  # earlier tests' compilers were closed
     gc.unfreeze()
     try:
         with Compiler(store, config, embedder, token_counter=EstimateCounter()) as c:
