@@ -86,7 +86,12 @@ class ProxyLane:
 
     async def lines(self, source: AsyncIterator[str]) -> AsyncIterator[str]:
         async for line in source:
-            if not self._take(line):
+            try:
+                taken = self._take(line)
+            except Exception:  # noqa: BLE001 - a fault here must not stop the server reading
+                log.exception("proxy lane failed on a line; the SDK handles it")
+                taken = False
+            if not taken:
                 yield line
 
     def _take(self, line: str) -> bool:
@@ -136,12 +141,12 @@ class ProxyLane:
             with scope:
                 try:
                     result, after = await self._proxy.proxy_call(*target)
-                    response: dict[str, Any] = {"jsonrpc": "2.0", "id": rid,
-                                                "result": serialize_server_result("tools/call", version, result)}
+                    response = _line({"jsonrpc": "2.0", "id": rid,
+                                      "result": serialize_server_result("tools/call", version, result)})
                 except Exception:  # noqa: BLE001 - what the SDK answers for a handler's bug
                     log.exception("proxied call to %s/%s failed", target[0], target[1])
-                    response = {"jsonrpc": "2.0", "id": rid,
-                                "error": {"code": INTERNAL_ERROR, "message": "Internal error"}}
+                    response = _line({"jsonrpc": "2.0", "id": rid,
+                                      "error": {"code": INTERNAL_ERROR, "message": "Internal error"}})
                 self.handled += 1
                 await self._send(response)
         finally:
@@ -153,9 +158,9 @@ class ProxyLane:
                 except Exception:  # noqa: BLE001 - a catalog write must not take the server down
                     log.exception("recording a proxied call to %s/%s failed", target[0], target[1])
 
-    async def _send(self, message: dict[str, Any]) -> None:
+    async def _send(self, line: str) -> None:
         try:
-            await self._out.write(json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n")
+            await self._out.write(line)
             await self._out.flush()
         except (OSError, RuntimeError, anyio.ClosedResourceError, anyio.BrokenResourceError):
             log.debug("client went away before a proxied result could be sent")
@@ -172,6 +177,11 @@ class ProxyLane:
         result = msg.get("result")
         version = result.get("protocolVersion") if isinstance(result, dict) else None
         self.version = version if version in HANDSHAKE_PROTOCOL_VERSIONS else None
+
+
+def _line(message: dict[str, Any]) -> str:
+    """One JSON-RPC message as a line of strict JSON (a NaN raises rather than goes out)."""
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False) + "\n"
 
 
 class _SniffingWriter:

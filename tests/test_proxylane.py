@@ -154,15 +154,35 @@ async def test_cancelled_call_gets_no_answer_and_a_duplicate_id_goes_to_the_sdk(
     assert len(out.lines) == 1 and proxy.recorded == [] and lane.handled == 0
 
 
-async def test_a_failing_proxy_answers_internal_error():
+@pytest.mark.parametrize("fault", ["raises", "invalid result"])
+async def test_a_failing_proxy_answers_internal_error(fault):
     proxy, out = Proxy(), Out()
-    proxy.fail = True
+    if fault == "raises":
+        proxy.fail = True
+    else:
+        async def invalid(*_args):  # the protocol's surface refuses it, as the SDK's runner does
+            return {"content": "not a list of blocks"}, None
+
+        proxy.proxy_call = invalid
     async with anyio.create_task_group() as tg:
         lane = ProxyLane(proxy, out, tg.start_soon)
         await handshake(lane)
         await run(lane, call(3))
     answer = out.messages()[-1]
     assert answer == {"jsonrpc": "2.0", "id": 3, "error": {"code": INTERNAL_ERROR, "message": "Internal error"}}
+
+
+async def test_a_fault_while_reading_a_line_passes_it_to_the_sdk():
+    proxy, out = Proxy(), Out()
+
+    def broken(name, arguments):
+        raise KeyError(name)
+
+    proxy.proxy_target = broken
+    async with anyio.create_task_group() as tg:
+        lane = ProxyLane(proxy, out, tg.start_soon)
+        await handshake(lane)
+        assert await run(lane, call(4)) == [call(4)]
 
 
 @pytest.mark.parametrize(("name", "arguments", "target"), [
