@@ -73,7 +73,8 @@ _SHARD_PREDICATES = ("shard_points", "skeleton")
 @dataclass
 class _View:
     """One catalog version as the compiler sees it. Never mutated once published,
-    except for the per-shard caches, which only gain entries."""
+    except for the caches, which only gain entries (a view after tool calls shares
+    with the one before it the caches that do not depend on usage)."""
 
     version: int  # Store.catalog_version()
     usage_version: int  # Store.usage_version()
@@ -190,6 +191,12 @@ class Compiler:
             row_of={i: r for r, i in enumerate(rows)}, index=index, index_key=index_key, analyses={}, names=names,
             facts={}, global_facts=servers, blocked={}, offline=frozenset(), tier_cap={}, usage_points={},
         )
+        if prev is not None:  # the caches of tools that did not change carry over
+            stale = changed | removed
+            view.summaries = {i: v for i, v in prev.summaries.items() if i not in stale}
+            view.explain_facts = {i: v for i, v in prev.explain_facts.items() if i not in stale}
+            if names is prev.names:  # a tool's rendered size depends on its name
+                view.costs = {k: v for k, v in prev.costs.items() if k[0] not in stale}
         self._apply(view, prev, changed, removed)
         return view
 
@@ -207,16 +214,17 @@ class Compiler:
             states[i] = (*state[:-2], calls, errors)
             by_id[i] = replace(by_id[i], calls=calls, errors=errors)
             changed.add(i)
+        # Summaries, token costs and the label index do not depend on usage: shared with prev.
         view = replace(prev, usage_version=usage_version, states=states, by_id=by_id, analyses={}, facts={},
                        blocked={}, offline=frozenset(), tier_cap={}, usage_points={}, shard_points={}, skeleton={},
-                       summaries={}, costs={}, explain_facts={})
+                       explain_facts={i: v for i, v in prev.explain_facts.items() if i not in changed})
         self._apply(view, prev, changed, set(), only=self._usage_dependents)
         return view
 
     def _apply(self, view: _View, prev: _View | None, changed: set[int], removed: set[int], *,
                only: frozenset[str] | None = None) -> None:
         """Fill ``view`` from ``prev`` and the tools that changed: analyses, Datalog facts
-        (diffed into the engine), derived facts, and the caches of unchanged tools."""
+        (diffed into the engine) and derived facts."""
         by_id = view.by_id
         analyses = dict(prev.analyses) if prev else {}
         for i in removed:
@@ -238,12 +246,6 @@ class Compiler:
         self.engine.change(add=add + list(view.global_facts - old_global),
                            remove=drop + list(old_global - view.global_facts))
         view.analyses, view.facts = analyses, facts
-        if prev is not None:
-            stale = changed | removed
-            view.summaries = {i: v for i, v in prev.summaries.items() if i not in stale}
-            view.explain_facts = {i: v for i, v in prev.explain_facts.items() if i not in stale}
-            if view.names is prev.names:  # a tool's rendered size depends on its name
-                view.costs = {k: v for k, v in prev.costs.items() if k[0] not in stale}
         self._derive(view, prev, changed, removed, only=only)
 
     def _effective(self, st: StoredTool) -> ToolAnalysis:
@@ -545,8 +547,8 @@ class Compiler:
         # label instead of a lookup per label of every candidate.
         candidates = set(ids)
         labels = self._labels(view)
-        best = {kind: _label_points(tables[f"{kind}_points"], labels[kind], candidates) for kind in _LABEL_KINDS}
-        capability, category, domain = (best[k] for k in _LABEL_KINDS)
+        capability, category, domain = (_label_points(tables[f"{kind}_points"], labels[kind], candidates)
+                                        for kind in _LABEL_KINDS)
         relevance = [(max_rank, min_vec, p) for (max_rank, min_vec), p in sorted(tables["relevance_points"].items())]
         usage_points, tier_cap, offline, names = view.usage_points, view.tier_cap, view.offline, view.names
         lw, vw = sel.logic_weight, sel.vector_weight

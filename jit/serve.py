@@ -114,12 +114,17 @@ def error_result(exc: JitError) -> CallToolResult:
     )
 
 
-def _proxied(call: Any) -> CallToolResult:
+def _wire_result(call: Any) -> dict[str, Any]:
     """A :class:`~jit.clients.CallResult` back into the wire result the upstream sent."""
-    return CallToolResult.model_validate(
-        {"content": call.content, "structuredContent": call.structured_content, "isError": call.is_error},
-        by_alias=True,
-    )
+    result: dict[str, Any] = {"content": call.content, "isError": call.is_error}
+    if call.structured_content is not None:
+        result["structuredContent"] = call.structured_content
+    return result
+
+
+def _proxied(call: Any) -> CallToolResult:
+    """:func:`_wire_result` as the SDK's model (what a tool handler returns)."""
+    return CallToolResult.model_validate(_wire_result(call), by_alias=True)
 
 
 def _selection_key(toolset: Any) -> tuple[tuple[str, str], ...]:
@@ -359,10 +364,7 @@ class JitServer(MCPServer[ServeState]):
             call = await manager.call_tool(server, tool, arguments, record=False)
         except JitError as exc:
             return error_result(exc).model_dump(by_alias=True, mode="json", exclude_none=True), None
-        result: dict[str, Any] = {"content": call.content, "isError": call.is_error}
-        if call.structured_content is not None:
-            result["structuredContent"] = call.structured_content
-        return result, functools.partial(manager.record, call)
+        return _wire_result(call), functools.partial(manager.record, call)
 
     async def _track_connection(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         # ctx.session is built per request; the connection behind it is what outlives the request.

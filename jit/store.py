@@ -154,10 +154,11 @@ class Store:
         with self._lock, self._errors("read"):
             return self._conn.execute(sql, params).fetchall()
 
-    def _bump(self, conn: sqlite3.Connection) -> None:
+    def _bump(self, conn: sqlite3.Connection, counter: str = "catalog_version") -> None:
         conn.execute(
-            "INSERT INTO meta(key, value) VALUES ('catalog_version', '1') "
-            "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+            "INSERT INTO meta(key, value) VALUES (?, '1') "
+            "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1",
+            (counter,),
         )
 
     # ------------------------------------------------------------------ migrations
@@ -212,8 +213,7 @@ class Store:
 
         Tool calls, which alter a selection only through usage, move
         :meth:`usage_version` instead; a cache of the catalog watches both."""
-        v = self.get_meta("catalog_version")
-        return int(v) if v else 0
+        return self.versions()[0]
 
     def versions(self) -> tuple[int, int]:
         """``(catalog_version, usage_version)`` in one read, for a cache checking both per use."""
@@ -223,8 +223,7 @@ class Store:
 
     def usage_version(self) -> int:
         """A counter bumped by every :meth:`record_call`; see :meth:`usage_since`."""
-        v = self.get_meta("usage_version")
-        return int(v) if v else 0
+        return self.versions()[1]
 
     # ------------------------------------------------------------------ servers
 
@@ -622,10 +621,7 @@ class Store:
     def record_call(self, server: str, tool: str, *, ok: bool, latency_ms: float, error: str | None = None) -> None:
         """Count one call of ``server``/``tool``; moves :meth:`usage_version`, not the catalog version."""
         with self.transaction() as c:
-            c.execute(
-                "INSERT INTO meta(key, value) VALUES ('usage_version', '1') "
-                "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
-            )
+            self._bump(c, "usage_version")
             c.execute(
                 "INSERT INTO usage(server, tool, calls, errors, total_latency_ms, last_called_at, last_error, seq)"
                 " VALUES (?, ?, 1, ?, ?, ?, ?, (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'usage_version'))"
