@@ -42,14 +42,18 @@ from pydantic import ValidationError
 
 from .config import Config
 from .errors import (
+    InvalidArgumentsError,
     ServerConnectError,
     ServerDisconnectedError,
     ServerTimeoutError,
     ServerUnavailableError,
     ToolCallError,
+    ToolNotApprovedError,
     ToolNotFoundError,
 )
+from .jsonrpc import MAX_DEPTH, find_unsendable, json_path
 from .models import ServerRecord, ServerStatus, SyncResult
+from .ownership import config_identity
 from .store import Store
 from .transports import describe_error
 from .upstream import ServerConfig, Upstream, wire
@@ -131,8 +135,9 @@ class ClientManager:
 
     async def _launch(self, servers: Iterable[tuple[str, ServerConfig]]) -> None:
         started: list[Upstream] = []
+        owner = config_identity(self.config)
         for name, cfg in servers:
-            self.store.ensure_server(name, cfg.transport)
+            self.store.ensure_server(name, cfg.transport, owner=owner)
             if not cfg.enabled:
                 self._set_status(name, ServerStatus.DISABLED)
                 continue
@@ -145,22 +150,26 @@ class ClientManager:
     async def close(self) -> None:
         """Stop every connection and child process.
 
-        A server that was connected is left ``idle`` (closed by jit, reachable at
-        the last contact), so a one-shot CLI run does not make its tools look offline.
+        A server this process held connected is left ``idle`` (closed by jit,
+        reachable at the last contact), so a one-shot CLI run does not make its
+        tools look offline; a server another live process (``jit serve``) also
+        holds keeps that process's status (see :mod:`jit.store_servers`).
         """
         ups = list(self._upstreams.values())
         self._upstreams.clear()
         self._started = False
         await asyncio.gather(*(self._stop(up) for up in ups))
+        self.store.release_holder()
 
     async def _stop(self, up: Upstream) -> None:
         await up.stop()
-        record = self.store.server(up.name)
-        if record is not None and record.status is ServerStatus.CONNECTED:
+        own = self.store.held_status(up.name)  # this process's hold, not whatever the summary shows
+        if own is ServerStatus.CONNECTED:
             self._set_status(up.name, ServerStatus.IDLE)
-        elif record is not None and record.status is ServerStatus.CONNECTING:
+        elif own is ServerStatus.CONNECTING:
             # Stopped mid-attempt: "error" if it never connected and has failed before.
-            never = not up.ever_connected and record.last_error is not None
+            record = self.store.server(up.name, everything=True)
+            never = not up.ever_connected and record is not None and record.last_error is not None
             self._set_status(up.name, ServerStatus.ERROR if never else ServerStatus.DISCONNECTED)
 
     async def apply_config(self, config: Config) -> None:
@@ -295,6 +304,8 @@ class ClientManager:
 
         Raises :class:`ToolNotFoundError` (unknown server or tool),
         :class:`ServerUnavailableError` (not connected; nothing was sent),
+        :class:`ToolNotApprovedError` (``security.pin_definitions`` and the tool's
+        definition changed since it was approved; nothing was sent),
         :class:`ServerTimeoutError`, :class:`ServerDisconnectedError` (the
         connection dropped mid-call) or :class:`ToolCallError` (JSON-RPC error or
         malformed result). A result with ``isError`` is returned with
@@ -309,6 +320,9 @@ class ClientManager:
             raise self._unavailable(server, tool)
         if tool not in up.tool_names:
             raise ToolNotFoundError(f"server {server!r} has no tool {tool!r}", server=server, tool=tool)
+        if self.config.security.pin_definitions and self.store.awaiting_approval(server, tool):
+            raise ToolNotApprovedError(server=server, tool=tool)  # a rug pull until reviewed: nothing sent
+        _check_sendable(server, tool, arguments)
         limit = timeout if timeout is not None else up.config.call_timeout
         params: dict[str, Any] = {"name": tool}
         if arguments is not None:
@@ -357,3 +371,19 @@ class ClientManager:
         """Count a returned call in the catalog's usage (what :meth:`call_tool` does unless told not to)."""
         self.store.record_call(call.server, call.tool, ok=not call.is_error, latency_ms=call.latency_ms,
                                error=(call.text()[:500] or "isError") if call.is_error else None)
+
+
+#: Deepest nesting of a call's arguments: ``tools/call`` puts them two levels into the message,
+#: and the SDK's parser on the other end reads messages :data:`~jit.jsonrpc.MAX_DEPTH` deep.
+MAX_ARGUMENT_DEPTH = MAX_DEPTH - 2
+
+
+def _check_sendable(server: str, tool: str, arguments: Any) -> None:
+    """Refuse arguments JSON cannot carry before anything is sent. Sent, a lone surrogate or a
+    too-deep value breaks the SDK's serialiser inside the connection's writer, which drops the
+    connection (and respawns a stdio server, losing its state) though the call never left; NaN
+    goes out as a literal other servers cannot parse, so the call waits out its timeout."""
+    found = find_unsendable(arguments, ("arguments",), MAX_ARGUMENT_DEPTH)
+    if found is not None:
+        path, problem = found
+        raise InvalidArgumentsError(server=server, tool=tool, path=json_path(path), problem=problem)

@@ -20,6 +20,8 @@ Hierarchy::
     │   ├── ServerTimeoutError      the server did not answer in time
     │   ├── ServerDisconnectedError the connection dropped while a call was in flight
     │   ├── ToolNotFoundError       no such tool on that server (or no such server)
+    │   ├── ToolNotApprovedError    the tool's definition changed and awaits `jit approve` (pinning)
+    │   ├── InvalidArgumentsError   a call's arguments cannot be sent as JSON; nothing was sent
     │   └── ToolCallError           the server answered with an error (JSON-RPC or isError)
     └── EvaluationError             benchmark data missing or malformed
 
@@ -37,6 +39,7 @@ __all__ = [
     "ConfigError",
     "EmbeddingError",
     "EvaluationError",
+    "InvalidArgumentsError",
     "JitError",
     "MigrationError",
     "RuleError",
@@ -48,6 +51,7 @@ __all__ = [
     "ServerUnavailableError",
     "StoreError",
     "ToolCallError",
+    "ToolNotApprovedError",
     "ToolNotFoundError",
 ]
 
@@ -186,6 +190,42 @@ class ToolNotFoundError(ServerError):
     """The named tool (or server) is not in the catalog."""
 
     code = "tool_not_found"
+
+
+class ToolNotApprovedError(ServerError):
+    """The tool's definition changed since it was approved and ``security.pin_definitions``
+    is on: it is not served, and a call is refused before anything is sent (a rug pull
+    until a user reviews it; see jit/approval.py)."""
+
+    code = "tool_not_approved"
+
+    def __init__(self, *, server: str, tool: str, definition_hash: str | None = None) -> None:
+        from .approval import approve_hint
+
+        super().__init__(
+            f"tool {tool!r} on server {server!r} changed its definition since it was approved and is not served "
+            f"until approved (security.pin_definitions); nothing was sent to the server: "
+            f"{approve_hint(server, tool)}",
+            server=server, tool=tool, definition_hash=definition_hash,
+        )
+        self.tool = tool
+
+
+class InvalidArgumentsError(ServerError):
+    """A call's arguments hold what JSON text cannot carry (a lone surrogate, NaN, a non-JSON
+    value, nesting too deep): refused before anything is sent, so the connection to the server
+    is untouched. ``path`` names the bad value (``arguments.items[2].name``)."""
+
+    code = "invalid_arguments"
+
+    def __init__(self, *, server: str, tool: str, path: str, problem: str) -> None:
+        super().__init__(
+            f"arguments for tool {tool!r} on server {server!r} cannot be sent: {path} {problem}; "
+            f"nothing was sent to the server",
+            server=server, tool=tool, path=path,
+        )
+        self.tool = tool
+        self.path = path
 
 
 class ToolCallError(ServerError):

@@ -14,6 +14,13 @@ answer is written, off the critical path), and the result is
 shaped by the SDK's own per-version surface (``serialize_server_result``), so a
 client sees the same response either way.
 
+The lane is also jit's stdio transport (what the SDK's ``stdio_server`` would be):
+every line is decided by :func:`jit.jsonrpc.decode` before anything else sees it, so
+a line the SDK would drop unanswered (invalid JSON, a batch, a bad envelope, a lone
+surrogate, a line over the size limit) gets its JSON-RPC error and serving goes on,
+and every outgoing message, the SDK's and the lane's, is written by one writer that
+cannot fail on its text (jit.jsonrpc.encode, jit.stdio.PipeWriter).
+
 Anything else, and anything the lane is not sure of, goes to the SDK untouched:
 requests before the ``initialize`` handshake has answered, connections on a
 stateless (2026-era) protocol revision, requests whose ``_meta`` carries more
@@ -27,12 +34,25 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import Any, Protocol
 
 import anyio
-from mcp_types import INTERNAL_ERROR
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from mcp.shared.message import SessionMessage
+from mcp_types import (
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    JSONRPCError,
+    JSONRPCMessage,
+    JSONRPCResponse,
+    jsonrpc_message_adapter,
+)
 from mcp_types.methods import serialize_server_result
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from pydantic import ValidationError
+
+from .jsonrpc import Rejected, decode, encode, error
+from .stdio import LineTooLong
 
 __all__ = ["ProxyLane", "ProxyTarget"]
 
@@ -40,9 +60,6 @@ log = logging.getLogger(__name__)
 
 #: (server, tool, arguments) of a plain proxied call.
 ProxyTarget = tuple[str, str, dict[str, Any]]
-
-# Substrings every line the lane may take contains: most lines skip the JSON parse.
-_MARKERS = ('"tools/call"', '"notifications/cancelled"', '"initialize"')
 
 
 class _Writer(Protocol):
@@ -68,42 +85,112 @@ def _id_key(value: Any) -> tuple[str, Any] | None:
 
 
 class ProxyLane:
-    """Line filter in front of ``stdio_server``: :meth:`lines` for its stdin, :attr:`writer`
-    for its stdout. ``spawn`` starts a task (a task group's ``start_soon``) that must
-    end before the pipes close."""
+    """jit's stdio transport with a fast path for proxied calls: :meth:`streams` gives the
+    server its read and write streams over a source of lines and the writer ``out``.
+    ``spawn`` starts a task (a task group's ``start_soon``) that must end before the pipes close."""
 
     def __init__(self, proxy: _Proxy, out: _Writer, spawn: Callable[..., None]) -> None:
         self._proxy = proxy
         self._out = out
         self._spawn = spawn
-        self.writer = _SniffingWriter(self, out)
         #: The protocol revision the handshake settled on; None until then, or when not handshake-era.
         self.version: str | None = None
         self._init_id: tuple[str, Any] | None = None
         self._inflight: dict[tuple[str, Any], anyio.CancelScope] = {}
         #: Requests answered by the lane (for tests and benchmarks).
         self.handled = 0
+        #: Lines refused with a JSON-RPC error (or dropped, for a notification).
+        self.refused = 0
 
-    async def lines(self, source: AsyncIterator[str]) -> AsyncIterator[str]:
-        async for line in source:
+    @asynccontextmanager
+    async def streams(self, source: AsyncIterator[str | LineTooLong]
+                      ) -> AsyncIterator[tuple[Any, Any]]:
+        """``(read_stream, write_stream)`` for ``Server.run``, as ``stdio_server`` yields them: one
+        task reads ``source`` through :meth:`messages`, one writes what the server sends."""
+        read_send, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+        write_stream, write_receive = anyio.create_memory_object_stream[SessionMessage](0)
+        written = anyio.Event()
+
+        async def reader() -> None:
+            async with read_send:
+                async for message in self.messages(source):
+                    try:
+                        await read_send.send(message)
+                    except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                        return  # the server stopped reading
+
+        async def writer() -> None:
             try:
-                taken = self._take(line)
+                async with write_receive:
+                    async for session_message in write_receive:
+                        await self.write_message(session_message.message)
+            finally:
+                written.set()
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(reader)
+            tasks.start_soon(writer)
+            try:
+                yield read_stream, write_stream
+            finally:
+                write_stream.close()
+                with anyio.move_on_after(5, shield=True):
+                    await written.wait()  # what the server sent before it stopped still goes out
+                tasks.cancel_scope.cancel()  # the reader may be waiting on a client that keeps the pipe open
+
+    async def messages(self, source: AsyncIterator[str | LineTooLong]) -> AsyncIterator[SessionMessage]:
+        """The messages of ``source`` for the SDK: refused lines are answered here, proxied calls
+        are started here; the rest are validated into the SDK's models."""
+        async for line in source:
+            if isinstance(line, LineTooLong):
+                await self._refuse(Rejected(error(None, INVALID_REQUEST, (
+                    f"Invalid Request: a message of {line.size} bytes is over jit serve's limit of "
+                    f"{line.limit} bytes per line")), f"a line of {line.size} bytes"))
+                continue
+            try:
+                decoded = decode(line)
+            except Exception:  # noqa: BLE001 - a fault here must not stop the server reading
+                log.exception("reading a line failed")
+                decoded = Rejected(error(None, INTERNAL_ERROR, "Internal error"), "reading the line failed")
+            if decoded is None:
+                continue
+            if isinstance(decoded, Rejected):
+                await self._refuse(decoded)
+                continue
+            try:
+                taken = self._take(decoded)
             except Exception:  # noqa: BLE001 - a fault here must not stop the server reading
                 log.exception("proxy lane failed on a line; the SDK handles it")
                 taken = False
-            if not taken:
-                yield line
+            if taken:
+                continue
+            try:
+                message = jsonrpc_message_adapter.validate_python(decoded, by_name=False)
+            except ValidationError as exc:  # check_envelope is the SDK's rule; this is its safety net
+                rid = decoded.get("id")
+                await self._refuse(Rejected(error(rid if "method" in decoded and _id_key(rid) else None,
+                                                  INVALID_REQUEST, "Invalid Request: not a JSON-RPC message"),
+                                            f"{exc.error_count()} validation errors"))
+                continue
+            yield SessionMessage(message)
 
-    def _take(self, line: str) -> bool:
-        """Start answering ``line`` and return True, or return False to pass it on."""
-        if not any(marker in line for marker in _MARKERS):
-            return False
-        try:
-            msg = json.loads(line)
-        except ValueError:
-            return False
-        if not isinstance(msg, dict) or msg.get("jsonrpc") != "2.0":
-            return False
+    async def write_message(self, message: JSONRPCMessage) -> None:
+        """One message the server sends; the ``initialize`` answer names the revision the lane serves."""
+        if self._init_id is not None and isinstance(message, JSONRPCResponse | JSONRPCError) \
+                and _id_key(message.id) == self._init_id:
+            self._init_id = None
+            version = message.result.get("protocolVersion") if isinstance(message, JSONRPCResponse) else None
+            self.version = version if version in HANDSHAKE_PROTOCOL_VERSIONS else None
+        await self._send(encode(message))
+
+    async def _refuse(self, rejected: Rejected) -> None:
+        self.refused += 1
+        log.warning("refused a message from the client: %s", rejected.reason)
+        if rejected.reply is not None:
+            await self._send(encode(rejected.reply))
+
+    def _take(self, msg: dict[str, Any]) -> bool:
+        """Start answering ``msg`` (a checked envelope) and return True, or return False to pass it on."""
         method = msg.get("method")
         params = msg.get("params")
         if method == "initialize":
@@ -163,39 +250,9 @@ class ProxyLane:
             await self._out.write(line)
             await self._out.flush()
         except (OSError, RuntimeError, anyio.ClosedResourceError, anyio.BrokenResourceError):
-            log.debug("client went away before a proxied result could be sent")
-
-    def _answered(self, line: str) -> None:
-        """An outgoing line while the handshake is pending: the ``initialize`` result names the revision."""
-        try:
-            msg = json.loads(line)
-        except ValueError:
-            return
-        if not isinstance(msg, dict) or _id_key(msg.get("id")) != self._init_id:
-            return
-        self._init_id = None
-        result = msg.get("result")
-        version = result.get("protocolVersion") if isinstance(result, dict) else None
-        self.version = version if version in HANDSHAKE_PROTOCOL_VERSIONS else None
+            log.debug("client went away before a message could be sent")
 
 
 def _line(message: dict[str, Any]) -> str:
     """One JSON-RPC message as a line of strict JSON (a NaN raises rather than goes out)."""
     return json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False) + "\n"
-
-
-class _SniffingWriter:
-    """The SDK's stdout, reading outgoing lines only while an ``initialize`` answer is due."""
-
-    def __init__(self, lane: ProxyLane, out: _Writer) -> None:
-        self._lane = lane
-        self._out = out
-
-    async def write(self, text: str) -> None:
-        if self._lane._init_id is not None:
-            self._lane._answered(text)
-        await self._out.write(text)
-
-    async def flush(self) -> None:
-        await self._out.flush()
-

@@ -1,5 +1,7 @@
 """ProxyLane: which lines it answers itself, which it leaves to the SDK, and what it writes.
 
+(What it refuses, line by line, is in tests/test_faults_wire.py.)
+
 The lane is driven with the lines a client would send and the SDK's answer to
 ``initialize``; the proxy behind it is a stand-in, so every decision is visible.
 (tests/test_serve.py runs the lane in a real ``jit serve --stdio`` process.)
@@ -12,7 +14,7 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp_types import INTERNAL_ERROR
+from mcp_types import INTERNAL_ERROR, JSONRPCResponse
 
 from jit.proxylane import ProxyLane
 
@@ -72,18 +74,21 @@ def call(rid: Any, name: str = "ws__read", arguments: Any = None, **params: Any)
 
 
 async def run(lane: ProxyLane, *lines: str) -> list[str]:
-    """Feed ``lines``; return those passed on to the SDK."""
+    """Feed ``lines``; return those passed on to the SDK (as the lines they were)."""
 
     async def source():
         for text in lines:
             yield text
 
-    return [text async for text in lane.lines(source())]
+    passed = [m.message.model_dump(by_alias=True, exclude_unset=True) async for m in lane.messages(source())]
+    originals = {json.dumps(json.loads(text), sort_keys=True): text for text in lines}
+    return [originals.get(json.dumps(m, sort_keys=True), json.dumps(m)) for m in passed]
 
 
 async def handshake(lane: ProxyLane, version: str = "2025-11-25") -> None:
     assert await run(lane, line(id=0, method="initialize", params={"protocolVersion": version})) != []
-    await lane.writer.write(line(id=0, result={"protocolVersion": version, "capabilities": {}}))
+    await lane.write_message(JSONRPCResponse(jsonrpc="2.0", id=0,
+                                             result={"protocolVersion": version, "capabilities": {}}))
 
 
 async def test_calls_are_answered_by_the_lane_after_the_handshake_and_usage_recorded_after_the_answer():
@@ -105,11 +110,9 @@ async def test_calls_are_answered_by_the_lane_after_the_handshake_and_usage_reco
 @pytest.mark.parametrize("text", [
     call(4, name="other__tool"),  # not a proxied tool
     call(5, arguments=["a"]),  # arguments of the wrong shape
-    call(True),  # not a JSON-RPC id
     call(6, _meta={"io.modelcontextprotocol/protocolVersion": "2026-07-28"}),  # a stateless-era request
     line(method="tools/call", params={"name": "ws__read"}),  # a notification, not a request
     line(id=7, method="tools/list"),
-    '{"jsonrpc": "2.0", "id": 8, "method": "tools/call", ',  # broken JSON
 ])
 async def test_anything_else_is_passed_to_the_sdk_untouched(text):
     proxy, out = Proxy(), Out()

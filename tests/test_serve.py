@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -29,7 +28,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, ToolListChangedNotification
-from servers.support import free_port, listening_addresses, port_open
+from servers.support import free_port, listening_addresses, port_open, stop
 
 from jit.config import load_config
 from jit.store import Store
@@ -68,17 +67,6 @@ class Served:
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/mcp"
-
-
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    """SIGTERM (jit serve closes its upstreams), then SIGKILL the group if it lingers."""
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
 
 
 @pytest.fixture(scope="module")

@@ -14,17 +14,14 @@ import textwrap
 
 import pytest
 
-from jit.stdio import PipeLines
+from jit.stdio import LineTooLong, PipeLines, PipeWriter
 
 CHILD = textwrap.dedent("""
     import os, sys, anyio
-    from jit.stdio import pipe_stdio
+    from jit.stdio import stdio_wire
 
     async def main():
-        async with pipe_stdio() as (stdin, stdout):
-            if stdin is None:
-                print("fallback", flush=True)
-                return
+        async with stdio_wire() as (stdin, stdout):
             print("stray print while serving", flush=True)
             os.write(1, b"stray fd write while serving\\n")
             async for line in stdin:
@@ -50,13 +47,16 @@ def test_the_wire_carries_only_protocol_lines_and_is_restored_after():
     assert b"stray print while serving" in done.stderr and b"stray fd write while serving" in done.stderr
 
 
-def test_stdio_that_is_not_a_pipe_falls_back_to_the_sdk_transport(tmp_path):
+def test_stdio_that_is_not_a_pipe_is_served_through_worker_threads_the_same_way(tmp_path):
     requests = tmp_path / "requests.jsonl"
-    requests.write_text("{}\n")
-    with requests.open("rb") as f:
-        done = subprocess.run([sys.executable, "-c", CHILD], stdin=f, capture_output=True, timeout=60)
+    requests.write_text("{}\nsecond\n")
+    out = tmp_path / "out.jsonl"
+    with requests.open("rb") as f, out.open("wb") as sink:
+        done = subprocess.run([sys.executable, "-c", CHILD], stdin=f, stdout=sink, stderr=subprocess.PIPE,
+                              timeout=60)
     assert done.returncode == 0, done.stderr.decode()
-    assert done.stdout.decode().splitlines() == ["fallback"]
+    assert out.read_text().splitlines() == ["echo {}", "echo second", "after"]
+    assert b"stray print while serving" in done.stderr
 
 
 @pytest.mark.parametrize("chunks, lines", [
@@ -74,3 +74,36 @@ def test_pipe_lines_frame_chunks_into_lines(chunks, lines):
         return [line async for line in PipeLines(reader)]
 
     assert asyncio.run(read_all()) == lines
+
+
+@pytest.mark.parametrize("chunks, lines", [
+    ([b"ok\n", b"x" * 9, b"\nok\n"], ["ok\n", LineTooLong(9, 8), "ok\n"]),  # over the limit, newline later
+    ([b"y" * 20 + b"\nz\n"], [LineTooLong(20, 8), "z\n"]),  # over the limit within one chunk
+    ([b"12345678\n"], ["12345678\n"]),  # exactly the limit
+    ([b"x" * 5, b"x" * 5, b"x" * 5], [LineTooLong(15, 8)]),  # over the limit at end of input
+])
+def test_a_line_over_the_limit_is_dropped_as_it_arrives_and_reported_with_its_size(chunks, lines):
+    async def read_all() -> list:
+        reader = asyncio.StreamReader()
+        for c in chunks:
+            reader.feed_data(c)
+        reader.feed_eof()
+        return [line async for line in PipeLines(reader, max_line=8)]
+
+    assert asyncio.run(read_all()) == lines
+
+
+def test_the_writer_cannot_fail_on_a_lone_surrogate():
+    class Sink:
+        def __init__(self) -> None:
+            self.data = b""
+
+        def write(self, data: bytes) -> None:
+            self.data += data
+
+        async def drain(self) -> None:
+            pass
+
+    sink = Sink()
+    asyncio.run(PipeWriter(sink).write('{"text":"cut \ud83d here, whole \ud83d\ude00"}\n'))
+    assert sink.data.decode("utf-8") == '{"text":"cut \ufffd here, whole \U0001f600"}\n'

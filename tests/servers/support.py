@@ -143,6 +143,17 @@ async def wait_until(predicate: Callable[[], Any], *, within: float = 30, what: 
         await anyio.sleep(0.02)
 
 
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM (jit serve closes its upstreams), then SIGKILL the group if it lingers."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+
+
 def pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

@@ -1,0 +1,176 @@
+"""Who may reach ``jit serve --http``: loopback by default, a bearer token beyond it.
+
+Behind jit are every configured server's tools (a shell, a filesystem, a git
+repository): whoever reaches its HTTP endpoint can call them. So:
+
+* a host that is not loopback (``0.0.0.0``, ``::``, a LAN address, a hostname other
+  than ``localhost``) is refused unless ``--allow-remote`` is given, before anything
+  binds or loads (:func:`http_access` raises :class:`RemoteBindRefused`);
+* with ``--allow-remote`` a bearer token is required: ``$JIT_SERVE_TOKEN``, at least
+  :data:`MIN_TOKEN_LENGTH` characters, never printed or logged. Each request must send
+  ``Authorization: Bearer <token>``, compared in constant time; anything else is
+  answered 401 before the MCP transport sees it (:class:`BearerTokenMiddleware`).
+  When ``$JIT_SERVE_TOKEN`` is set it is enforced on a loopback bind too;
+* the Host/Origin checks against DNS rebinding stay on whatever the bind (the SDK turns
+  them on only for a literal loopback host): the allowed hosts are the loopback names,
+  the bound address, this machine's host names, and those given with ``--allow-host``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import ipaddress
+import os
+import socket
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcp.server.transport_security import TransportSecuritySettings
+
+__all__ = [
+    "MIN_TOKEN_LENGTH",
+    "TOKEN_ENV",
+    "BearerTokenMiddleware",
+    "HttpAccess",
+    "RemoteBindRefused",
+    "http_access",
+    "is_loopback",
+]
+
+#: The environment variable holding the bearer token.
+TOKEN_ENV = "JIT_SERVE_TOKEN"
+#: Shortest token accepted (``openssl rand -hex 32`` gives 64 characters).
+MIN_TOKEN_LENGTH = 16
+
+_LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+
+
+class RemoteBindRefused(ValueError):
+    """``jit serve --http`` was asked to listen where it must not, or without the token it needs."""
+
+
+@dataclass(frozen=True)
+class HttpAccess:
+    """How an HTTP ``jit serve`` is guarded: the SDK's Host/Origin settings and the bearer token."""
+
+    security: TransportSecuritySettings
+    token: str | None = field(default=None, repr=False)
+
+
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and loopback addresses (127.0.0.0/8, ::1); False for wildcard
+    addresses, other addresses and other names (what a name resolves to may change)."""
+    name = host.strip("[]").lower()
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def _host_form(host: str) -> str:
+    """``host`` as it appears in a Host header (IPv6 literals bracketed)."""
+    name = host.strip("[]")
+    try:
+        return f"[{name}]" if ipaddress.ip_address(name).version == 6 else name
+    except ValueError:
+        return name.lower()
+
+
+def _machine_names() -> list[str]:
+    """This machine's host names: what a client on the network puts in Host for a wildcard bind."""
+    names = {socket.gethostname()}
+    try:
+        names.add(socket.getfqdn())
+    except OSError:
+        pass
+    return sorted(n.lower() for n in names if n)
+
+
+def _settings(hosts: Iterable[str]) -> TransportSecuritySettings:
+    allowed = list(dict.fromkeys(_host_form(h) for h in hosts if h))
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[form for h in allowed for form in (h, f"{h}:*")],
+        allowed_origins=[f"{scheme}://{h}{port}" for h in allowed for scheme in ("http", "https")
+                         for port in ("", ":*")],
+    )
+
+
+def http_access(host: str, *, allow_remote: bool = False, allowed_hosts: Iterable[str] = (),
+                environ: Mapping[str, str] | None = None) -> HttpAccess:
+    """The guard for ``jit serve --http`` on ``host``, or :class:`RemoteBindRefused` saying why it
+    may not start (a non-loopback host without ``allow_remote``; ``allow_remote`` without a token)."""
+    env = os.environ if environ is None else environ
+    token = env.get(TOKEN_ENV) or None
+    loopback = is_loopback(host)
+    if not loopback and not allow_remote:
+        raise RemoteBindRefused(
+            f"refusing to serve HTTP on {host!r}: it is not a loopback address, so anyone who can reach it "
+            f"could call every configured server's tools. Use a loopback host (127.0.0.1), or pass "
+            f"--allow-remote with a bearer token in ${TOKEN_ENV}")
+    if allow_remote and token is None:
+        raise RemoteBindRefused(f"--allow-remote needs a bearer token: set ${TOKEN_ENV} "
+                                f"(at least {MIN_TOKEN_LENGTH} characters, e.g. `openssl rand -hex 32`)")
+    if token is not None and len(token) < MIN_TOKEN_LENGTH:
+        raise RemoteBindRefused(f"${TOKEN_ENV} is too short: use at least {MIN_TOKEN_LENGTH} characters "
+                                "(e.g. `openssl rand -hex 32`)")
+    try:
+        wildcard = ipaddress.ip_address(host.strip("[]")).is_unspecified
+    except ValueError:
+        wildcard = False
+    hosts = [*_LOOPBACK_NAMES, *(_machine_names() if wildcard else [host]), *allowed_hosts]
+    return HttpAccess(_settings(hosts), token)
+
+
+class BearerTokenMiddleware:
+    """ASGI middleware: an HTTP request without ``Authorization: Bearer <token>`` is answered 401.
+
+    Both sides are hashed before the constant-time comparison, so neither the token's
+    content nor its length shows in the timing."""
+
+    def __init__(self, app: Any, token: str) -> None:
+        self._app = app
+        self._digest = hashlib.sha256(token.encode("utf-8")).digest()
+
+    def _authorized(self, headers: list[tuple[bytes, bytes]]) -> bool:
+        values = [value for name, value in headers if name.lower() == b"authorization"]
+        if len(values) != 1:
+            return False
+        scheme, _, credentials = values[0].partition(b" ")
+        if scheme.lower() != b"bearer":
+            return False
+        return hmac.compare_digest(hashlib.sha256(credentials.strip()).digest(), self._digest)
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            await self._app(scope, receive, send)
+            return
+        if scope["type"] != "http":
+            return  # nothing but HTTP is served (a websocket upgrade goes unanswered and is closed)
+        if self._authorized(scope.get("headers", [])):
+            await self._app(scope, receive, send)
+            return
+        body = (b'{"error":"invalid_token","error_description":"this jit serve requires '
+                b'Authorization: Bearer <token>"}')
+        await send({"type": "http.response.start", "status": 401, "headers": [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+            (b"www-authenticate", b'Bearer realm="jit", error="invalid_token"'),
+        ]})
+        await send({"type": "http.response.body", "body": body})
+
+
+async def serve_http(server: Any, host: str, port: int, access: HttpAccess) -> None:
+    """``MCPServer.run_streamable_http_async`` with jit's guard: the SDK's Streamable HTTP app
+    with ``access.security`` as its Host/Origin settings, behind the bearer token when there is one."""
+    import uvicorn
+
+    app: Any = server.streamable_http_app(transport_security=access.security, host=host)
+    if access.token is not None:
+        app = BearerTokenMiddleware(app, access.token)
+    config = uvicorn.Config(app, host=host, port=port, log_level=server.settings.log_level.lower())
+    await uvicorn.Server(config).serve()
