@@ -15,6 +15,7 @@ from typing import Any
 
 __all__ = [
     "HARNESS_SERVER",
+    "MAX_EMBED_TEXT_CHARS",
     "ServerRecord",
     "ServerStatus",
     "StoredTool",
@@ -27,6 +28,10 @@ __all__ = [
 
 #: Pseudo-server that owns the harness-side tools declared in available_tools.json.
 HARNESS_SERVER = "harness"
+
+#: Longest text embedded per tool. The model reads at most 256 word pieces (~1,000-1,500
+#: characters); the rest is never seen but would still cost tokenising time and memory.
+MAX_EMBED_TEXT_CHARS = 4000
 
 
 def canonical_json(value: Any) -> str:
@@ -107,7 +112,8 @@ class ToolDef:
         head = " ".join(p for p in (self.server, name, self.title or "") if p)
         props = self.input_schema.get("properties") if isinstance(self.input_schema, dict) else None
         params = ", ".join(str(k) for k in props) if isinstance(props, dict) else ""
-        return f"{head}: {self.description}" + (f" | parameters: {params}" if params else "")
+        text = f"{head}: {self.description}" + (f" | parameters: {params}" if params else "")
+        return text[:MAX_EMBED_TEXT_CHARS]
 
     def search_text(self) -> str:
         """Everything searchable about the tool, parameter descriptions included.
@@ -201,6 +207,10 @@ class ServerRecord:
     protocol_version: str | None = None
     capabilities: dict[str, Any] = field(default_factory=dict)
     instructions: str | None = None
+    #: The live process behind a ``connecting``/``connected`` status ("pid 123", "pid 123 on host").
+    holder: str | None = None
+    #: Why the status is what it is, when jit changed it itself (e.g. its holder exited without closing).
+    note: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,6 +226,9 @@ class StoredTool:
     needs_embedding: bool = False
     calls: int = 0
     errors: int = 0
+    #: The current definition hash is trusted: seen first, or approved (``jit approve``).
+    #: False: the definition changed since and awaits approval (see jit/approval.py).
+    approved: bool = True
 
     @property
     def key(self) -> str:
@@ -235,6 +248,11 @@ class SyncResult:
     changed: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     unchanged: int = 0
+    #: Per changed (or changed and re-added) tool, what differs from its previous definition:
+    #: "title", "description", "input schema", "output schema", "annotations".
+    changes: dict[str, list[str]] = field(default_factory=dict)
+    #: Tools of this sync whose definition is not an approved one (a rug pull until reviewed).
+    awaiting_approval: list[str] = field(default_factory=list)
 
     @property
     def touched(self) -> bool:

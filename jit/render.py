@@ -1,6 +1,9 @@
 """Rendering a tool set: Anthropic and OpenAI ``tools`` lists, Markdown, JSON.
 
-Full tools are sent as complete, valid definitions (never truncated). The
+Full tools are sent as complete, valid definitions (never truncated; each
+input schema in JSON Schema 2020-12, and one that fails the checks of
+:mod:`jit.schemas` replaced by an open object schema with a note, so one
+broken schema cannot make a model API refuse the whole request). The
 Condensed (name + one line) and Minimal (name only) tiers are listed in the
 description of one meta-tool, :data:`META_TOOL`, which the harness offers so
 the model can ask for their full definitions; Excluded tools are not sent.
@@ -20,6 +23,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .models import HARNESS_SERVER
+from .schemas import api_schema
 from .tokens import EstimateCounter, TokenCounter, compact_json
 
 if TYPE_CHECKING:
@@ -74,12 +78,22 @@ def order_key(st: ScoredTool) -> tuple:
     return (1, st.tier.rank, -st.final, st.name)
 
 
+#: C0 (but tab and newline), DEL and C1 controls: they carry nothing a model can use, and a
+#: description holding terminal escapes must not reach a prompt or a log that prints it.
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def model_text(text: str) -> str:
+    """``text`` as a prompt may carry it: control characters removed."""
+    return _CONTROLS.sub("", text)
+
+
 def summary_line(description: str, condensed: str = "", flags: Sequence[str] = ()) -> str:
     """The one line shown for a Condensed tool: the analyzer's summary, else the
     first sentence of the description, at most ~120 characters."""
     if flags:
         return f"(description withheld: flagged {', '.join(sorted(flags))})"
-    text = " ".join((condensed or description).split())
+    text = " ".join(model_text(condensed or description).split())
     if not condensed:
         m = re.match(r"(.+?[.!?。])(\s|$)", text)
         if m:
@@ -91,19 +105,32 @@ def summary_line(description: str, condensed: str = "", flags: Sequence[str] = (
 
 
 def _description(st: ScoredTool) -> str:
-    desc = st.tool.tool.description
+    desc = model_text(st.tool.tool.description)
     if st.offline:
         return f"[offline: server {st.server!r} is {st.tool.server_status.value}; calls fail until it is back] {desc}"
     return desc
 
 
+def _schema(st: ScoredTool) -> tuple[dict[str, Any], str | None]:
+    """The tool's input schema as the APIs accept it (JSON Schema 2020-12), or an open one and why.
+
+    One broken schema must not make the API refuse the whole request, nor the
+    rendering raise: :func:`jit.schemas.api_schema` never raises, and caches its verdict.
+    """
+    schema = st.tool.tool.input_schema or {"type": "object", "properties": {}}
+    return api_schema(schema)
+
+
 def full_definition(st: ScoredTool, fmt: str = "anthropic") -> dict[str, Any]:
     """One tool's complete definition in the ``anthropic`` or ``openai`` shape."""
-    schema = st.tool.tool.input_schema or {"type": "object", "properties": {}}
+    schema, withheld = _schema(st)
+    description = _description(st)
+    if withheld:
+        description = f"[jit: the server's input schema was withheld: {withheld}] {description}"
     if fmt == "openai":
-        function = {"name": st.name, "description": _description(st), "parameters": schema}
+        function = {"name": st.name, "description": description, "parameters": schema}
         return {"type": "function", "function": function}
-    return {"name": st.name, "description": _description(st), "input_schema": schema}
+    return {"name": st.name, "description": description, "input_schema": schema}
 
 
 def _line(st: ScoredTool) -> str:
@@ -178,7 +205,7 @@ def _markdown(full: list[ScoredTool], condensed: list[ScoredTool], minimal: list
         lines += ["## Full", ""]
         for s in full:
             lines += [f"### `{s.name}`" + (" (offline)" if s.offline else ""), "", _description(s), ""]
-            lines += ["```json", compact_json(s.tool.tool.input_schema), "```", ""]
+            lines += ["```json", compact_json(_schema(s)[0]), "```", ""]
     if condensed:
         lines += [f"## Condensed (call `{META_TOOL}` with names for full definitions)", ""]
         lines += [_line(s) for s in condensed] + [""]

@@ -10,6 +10,11 @@ jit needs around the SDK transports:
   terminal nor block on a full pipe, and the last lines explain a crash;
 * :class:`WatchedReadStream` — tells the connection the moment the server's
   side closes (process exit, HTTP stream gone), instead of waiting for a ping;
+  and hands a message the SDK could not parse to :mod:`jit.salvage`, so one
+  bad field costs one tool, not the whole reply or a timeout. It learns which
+  method each response answers from the write stream, and over Streamable
+  HTTP gets the raw body from a tee on the HTTP client (the SDK keeps only
+  an opaque parse error there);
 * :func:`describe_error` — turns whatever a transport or the SDK raised
   (``MCPError``, ``httpx2`` errors, ``OSError``, nested ``ExceptionGroup``) into
   one line for ``last_error``.
@@ -18,7 +23,10 @@ jit needs around the SDK transports:
 from __future__ import annotations
 
 import errno
+import json
+import logging
 import os
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from types import TracebackType
@@ -26,17 +34,22 @@ from typing import Any
 
 import anyio
 import httpx2
+import mcp_types as types
 from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
 
 from .config import HttpServerConfig, SseServerConfig, StdioServerConfig
+from .salvage import MAX_SALVAGE_BYTES, salvage, salvage_value
+from .errors import ConfigError, JitError
 
 __all__ = [
     "DEFAULT_STDERR_LIMIT",
     "HTTP_STREAM_READ_TIMEOUT",
+    "RequestLog",
     "StderrTail",
     "WatchedReadStream",
     "describe_error",
@@ -52,6 +65,17 @@ DEFAULT_STDERR_LIMIT = 64 * 1024
 HTTP_STREAM_READ_TIMEOUT = 300.0
 
 _READ_CHUNK = 64 * 1024
+
+#: Requests remembered (id → method) and HTTP bodies kept for salvage; the oldest go first.
+_MAX_TRACKED = 256
+
+#: Above this many characters a salvage runs in a worker thread, off the event loop.
+_SALVAGE_INLINE_CHARS = 256 * 1024
+
+#: The SDK's Streamable HTTP client reports a body it could not parse with these messages.
+_HTTP_PARSE_FAILURES = ("Failed to parse JSON response", "Failed to parse SSE message")
+
+log = logging.getLogger("jit.clients")
 
 
 class StderrTail:
@@ -132,19 +156,165 @@ class StderrTail:
         return joined if len(joined) <= max_chars else "…" + joined[-max_chars:]
 
 
+class RequestLog:
+    """What jit's side of one connection is waiting for: request id → method, and raw HTTP bodies.
+
+    Bounded (the oldest entries go first), and each entry is dropped as soon as
+    its response arrives, so a server that never answers cannot grow it.
+    """
+
+    def __init__(self, limit: int = _MAX_TRACKED) -> None:
+        self.limit = limit
+        self._methods: OrderedDict[str, str] = OrderedDict()
+        self._bodies: OrderedDict[str, _RawBody] = OrderedDict()
+
+    @staticmethod
+    def _key(request_id: Any) -> str:
+        return str(request_id)
+
+    def sent(self, request_id: Any, method: str) -> None:
+        self._methods[self._key(request_id)] = method
+        while len(self._methods) > self.limit:
+            self._methods.popitem(last=False)
+
+    def method(self, request_id: Any) -> str | None:
+        return self._methods.get(self._key(request_id))
+
+    def answered(self, request_id: Any) -> _RawBody | None:
+        """Forget ``request_id``; returns its raw HTTP body if one was kept."""
+        key = self._key(request_id)
+        self._methods.pop(key, None)
+        return self._bodies.pop(key, None)
+
+    def body(self, request_id: Any, content_type: str) -> _RawBody:
+        body = self._bodies[self._key(request_id)] = _RawBody(content_type)
+        while len(self._bodies) > self.limit:
+            self._bodies.popitem(last=False)
+        return body
+
+
+class _RawBody:
+    """The bytes of one HTTP response, kept until its JSON-RPC response has been delivered."""
+
+    def __init__(self, content_type: str) -> None:
+        self.content_type = content_type
+        self.data = bytearray()
+        self.overflow = False
+
+    def add(self, chunk: bytes) -> None:
+        if self.overflow:
+            return
+        if len(self.data) + len(chunk) > MAX_SALVAGE_BYTES:
+            self.overflow = True
+            self.data = bytearray()
+            return
+        self.data += chunk
+
+    def messages(self) -> list[str]:
+        """The JSON texts in the body: the body itself, or each SSE event's data."""
+        text = self.data.decode("utf-8", errors="replace")
+        if not self.content_type.startswith("text/event-stream"):
+            return [text]
+        out = []
+        for event in text.replace("\r\n", "\n").replace("\r", "\n").split("\n\n"):
+            data = [ln[5:].removeprefix(" ") for ln in event.split("\n") if ln.startswith("data:")]
+            if data:
+                out.append("\n".join(data))
+        return out
+
+
+class _TeeStream(httpx2.AsyncByteStream):
+    def __init__(self, inner: Any, body: _RawBody) -> None:
+        self._inner = inner
+        self._body = body
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for chunk in self._inner:
+            self._body.add(chunk)
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class _TeeTransport(httpx2.AsyncBaseTransport):
+    """Keeps a copy of each JSON-RPC POST's response body in the :class:`RequestLog`."""
+
+    def __init__(self, inner: httpx2.AsyncBaseTransport, requests: RequestLog) -> None:
+        self._inner = inner
+        self._requests = requests
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        response = await self._inner.handle_async_request(request)
+        request_id = _posted_request_id(request)
+        if request_id is not None:
+            body = self._requests.body(request_id, response.headers.get("content-type", "").lower())
+            response.stream = _TeeStream(response.stream, body)
+        return response
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+def _posted_request_id(request: httpx2.Request) -> Any:
+    if request.method != "POST":
+        return None
+    try:
+        message = json.loads(request.content)
+    except (httpx2.RequestNotRead, ValueError):
+        return None
+    if isinstance(message, dict) and "method" in message and isinstance(message.get("id"), str | int):
+        return message["id"]
+    return None
+
+
+class _RecordingWriteStream:
+    """The transport's write stream, noting each request's method in the :class:`RequestLog`."""
+
+    def __init__(self, inner: Any, requests: RequestLog) -> None:
+        self._inner = inner
+        self._requests = requests
+
+    async def send(self, item: SessionMessage) -> None:
+        if isinstance(item.message, types.JSONRPCRequest):
+            self._requests.sent(item.message.id, item.message.method)
+        await self._inner.send(item)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> _RecordingWriteStream:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
 class WatchedReadStream:
-    """The transport's read stream, unchanged, plus a :attr:`closed` event.
+    """The transport's read stream plus a :attr:`closed` event and salvage of unparsable messages.
 
     The SDK's dispatcher reads until the stream ends and then just stops; jit
     needs to know at that moment that the server is gone (to mark it
     disconnected and start reconnecting), so the stream reports its own end.
-    Everything else is delegated, including ``last_context``.
+
+    A message the SDK transport rejected (an exception in the stream for stdio
+    and SSE, an opaque ``PARSE_ERROR`` over Streamable HTTP) is handed to
+    :func:`jit.salvage.salvage` with its raw text; what comes back (a repaired
+    message, or an error response for the waiting request) is delivered in its
+    place. Anything else passes through unchanged, including ``last_context``.
     """
 
-    def __init__(self, inner: Any, on_close: Callable[[], None] | None = None) -> None:
+    def __init__(self, inner: Any, on_close: Callable[[], None] | None = None,
+                 requests: RequestLog | None = None) -> None:
         self._inner = inner
         self._on_close = on_close
+        self.requests = requests or RequestLog()
         self.closed = anyio.Event()
+        #: Messages the SDK rejected that jit delivered in repaired form (or as an error).
+        self.salvaged = 0
 
     def _mark_closed(self) -> None:
         if not self.closed.is_set():
@@ -158,10 +328,67 @@ class WatchedReadStream:
 
     async def receive(self) -> SessionMessage | Exception:
         try:
-            return await self._inner.receive()
+            item = await self._inner.receive()
         except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
             self._mark_closed()
             raise
+        if isinstance(item, ValidationError):
+            return await self._salvage_rejected(item)
+        if isinstance(item, SessionMessage) and isinstance(item.message, types.JSONRPCResponse | types.JSONRPCError):
+            method = self.requests.method(item.message.id)
+            body = self.requests.answered(item.message.id)
+            if body is not None and isinstance(item.message, types.JSONRPCError) and _http_parse_failure(item.message):
+                return await self._salvage_http(item, body, method)
+        return item
+
+    def _method_of(self, request_id: Any) -> str | None:
+        method = self.requests.method(request_id)
+        self.requests.answered(request_id)
+        return method
+
+    @staticmethod
+    async def _run_salvage(fn: Callable[..., Any], value: Any, method_of: Callable[[Any], str | None]) -> Any:
+        if isinstance(value, str) and len(value) > _SALVAGE_INLINE_CHARS:
+            return await anyio.to_thread.run_sync(fn, value, method_of)
+        return fn(value, method_of)
+
+    async def _salvage_rejected(self, exc: ValidationError) -> SessionMessage | Exception:
+        """stdio / SSE: the SDK handed up its parse error; the raw text is in it."""
+        errors = exc.errors()
+        raw: Any = None
+        for err in errors:
+            if err["type"] == "json_invalid" and isinstance(err.get("input"), str):
+                raw = err["input"]  # the whole line: JSON the strict parser refused
+                break
+            if isinstance(err.get("input"), dict) and "jsonrpc" in err["input"]:
+                raw = err["input"]  # valid JSON, not a valid message (e.g. result is an array)
+                break
+        if raw is None:
+            return exc
+        fn = salvage if isinstance(raw, str) else salvage_value
+        message = await self._run_salvage(fn, raw, self._method_of)
+        if message is None:
+            return exc
+        self.salvaged += 1
+        log.info("salvaged a message the MCP SDK could not parse: %s", str(errors[0].get("msg", ""))[:200])
+        return SessionMessage(message)
+
+    async def _salvage_http(self, item: SessionMessage, body: _RawBody, method: str | None) -> SessionMessage:
+        """Streamable HTTP: the SDK answered the request with PARSE_ERROR; retry on the kept body."""
+        request_id = item.message.id
+        for text in body.messages():
+            try:
+                types.jsonrpc_message_adapter.validate_json(text, by_name=False)
+                continue  # this event parsed; the one that failed comes later
+            except ValidationError:
+                pass
+            message = await self._run_salvage(salvage, text, lambda _id: method)
+            if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
+                message.id = request_id  # as the SDK does: correlate with the request it answers
+                self.salvaged += 1
+                return SessionMessage(message)
+            break
+        return item
 
     def __aiter__(self) -> WatchedReadStream:
         return self
@@ -185,6 +412,10 @@ class WatchedReadStream:
         await self.aclose()
 
 
+def _http_parse_failure(message: types.JSONRPCError) -> bool:
+    return message.error.code == types.PARSE_ERROR and message.error.message.startswith(_HTTP_PARSE_FAILURES)
+
+
 @asynccontextmanager
 async def open_transport(
     config: StdioServerConfig | HttpServerConfig | SseServerConfig,
@@ -194,11 +425,20 @@ async def open_transport(
 ) -> AsyncIterator[tuple[WatchedReadStream, Any]]:
     """Open the SDK transport ``config`` describes; yields ``(watched read stream, write stream)``.
 
+    Both streams share one :class:`RequestLog`, so a response the SDK could not
+    parse can be salvaged knowing which request it answers.
+
     For stdio, ``stderr`` receives the child's stderr (``None`` discards it to
     ``/dev/null``). ``on_close`` is called once when the server's side closes.
     """
+    requests = RequestLog()
     async with AsyncExitStack() as stack:
         if isinstance(config, StdioServerConfig):
+            if config.cwd is not None and not os.path.isdir(config.cwd):
+                # Checked at config load too; here for a directory removed since. Without this the
+                # failed chdir is reported as "cannot start '<cwd>'", as if the cwd were the program.
+                raise ConfigError(f"the server's working directory {config.cwd!r} does not exist or is not a "
+                                  "directory", key="cwd")
             params = StdioServerParameters(
                 command=config.command,
                 args=list(config.args),
@@ -224,10 +464,11 @@ async def open_transport(
                 httpx2.AsyncClient(
                     headers=dict(config.headers),
                     timeout=httpx2.Timeout(config.timeout, read=max(HTTP_STREAM_READ_TIMEOUT, config.call_timeout)),
+                    transport=_TeeTransport(httpx2.AsyncHTTPTransport(), requests),
                 )
             )
             read, write = await stack.enter_async_context(streamable_http_client(config.url, http_client=client))
-        yield WatchedReadStream(read, on_close), write
+        yield WatchedReadStream(read, on_close, requests), _RecordingWriteStream(write, requests)
 
 
 def _leaves(exc: BaseException) -> list[BaseException]:
@@ -251,6 +492,8 @@ def root_cause(exc: BaseException) -> BaseException:
 def describe_error(exc: BaseException) -> str:
     """One line saying what went wrong, for ``last_error`` and error messages."""
     exc = root_cause(exc)
+    if isinstance(exc, JitError):
+        return exc.message
     if isinstance(exc, MCPError):
         return f"{exc.message} (JSON-RPC error {exc.code})"
     if isinstance(exc, httpx2.HTTPStatusError):

@@ -15,7 +15,7 @@ import logging
 import math
 import random
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -28,8 +28,10 @@ from pydantic import ValidationError
 
 from . import __version__
 from .config import ConnectionConfig, HttpServerConfig, SseServerConfig, StdioServerConfig
-from .models import ServerStatus, SyncResult, ToolDef
+from .models import ServerStatus, SyncResult
+from .salvage import find_marker
 from .store import Store
+from .tooldefs import MAX_TOOLS_PER_SERVER, MalformedToolError, convert_tools, tool_from_wire
 from .transports import StderrTail, describe_error, open_transport
 
 __all__ = [
@@ -64,73 +66,7 @@ _TOUCH_EVERY = 1.0
 
 
 # --------------------------------------------------------------------------- tool conversion
-
-
-class MalformedToolError(ValueError):
-    """A tool definition a server sent breaks the MCP schema; the tool is dropped."""
-
-
-def _object_schema(value: Any, field: str) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise MalformedToolError(f"{field} must be a JSON Schema object, got {type(value).__name__}")
-    if value.get("type") != "object":
-        raise MalformedToolError(f"{field} must have \"type\": \"object\" at the root, got {value.get('type')!r}")
-    return value
-
-
-def _optional(raw: dict[str, Any], key: str, kind: type) -> Any:
-    value = raw.get(key)
-    if value is not None and not isinstance(value, kind):
-        raise MalformedToolError(f"{key} must be a {kind.__name__}, got {type(value).__name__}")
-    return value
-
-
-def tool_from_wire(server: str, raw: Any) -> ToolDef:
-    """Convert one tool as it appears on the wire (camelCase JSON) into a :class:`ToolDef`.
-
-    Raises :class:`MalformedToolError` naming the broken field.
-    """
-    if not isinstance(raw, dict):
-        raise MalformedToolError(f"a tool must be a JSON object, got {type(raw).__name__}")
-    name = raw.get("name")
-    if not isinstance(name, str) or not name.strip():
-        raise MalformedToolError("missing or empty name")
-    input_schema = _object_schema(raw.get("inputSchema"), "inputSchema")
-    output = raw.get("outputSchema")
-    output_schema = None if output is None else _object_schema(output, "outputSchema")
-    return ToolDef(
-        server=server,
-        name=name,
-        description=_optional(raw, "description", str) or "",
-        input_schema=input_schema,
-        output_schema=output_schema,
-        title=_optional(raw, "title", str),
-        annotations=_optional(raw, "annotations", dict),
-    )
-
-
-def convert_tools(server: str, raw_tools: Iterable[Any]) -> tuple[list[ToolDef], list[str]]:
-    """Convert a whole listing: ``(kept tools, one reason per dropped tool)``.
-
-    Malformed tools are dropped; of several tools with one name the first is kept.
-    """
-    kept: list[ToolDef] = []
-    problems: list[str] = []
-    seen: set[str] = set()
-    for i, raw in enumerate(raw_tools):
-        label = raw.get("name") if isinstance(raw, dict) and isinstance(raw.get("name"), str) else None
-        where = f"tool #{i}" + (f" {label!r}" if label else "")
-        try:
-            tool = tool_from_wire(server, raw)
-        except MalformedToolError as exc:
-            problems.append(f"dropped {where}: {exc}")
-            continue
-        if tool.name in seen:
-            problems.append(f"dropped {where}: duplicate name, kept the first")
-            continue
-        seen.add(tool.name)
-        kept.append(tool)
-    return kept, problems
+# (in jit/tooldefs.py: one bad tool is dropped with its reason, sizes are bounded)
 
 
 def wire(model: Any) -> dict[str, Any]:
@@ -463,16 +399,19 @@ class Upstream:
                     self.store.replace_prompts(self.name, items)
             return result
 
-    async def _paged(self, method: str, fetch: Callable[[str | None], Awaitable[tuple[list[Any], str | None]]]
-                     ) -> list[Any]:
-        """Every item of a paginated listing, following ``nextCursor`` (bounded, loop-safe)."""
+    async def _paged(self, method: str, fetch: Callable[[str | None], Awaitable[tuple[list[Any], str | None]]],
+                     max_items: int | None = None) -> list[Any]:
+        """Every item of a paginated listing, following ``nextCursor`` (bounded, loop-safe).
+
+        Paging stops once more than ``max_items`` items are in (the caller drops the excess, with a warning).
+        """
         out: list[Any] = []
         cursor: str | None = None
         seen: set[str] = set()
         for _ in range(MAX_LIST_PAGES):
             items, cursor = await fetch(cursor)
             out.extend(items)
-            if not cursor:
+            if not cursor or (max_items is not None and len(out) > max_items):
                 return out
             if cursor in seen:
                 self._warn(f"{method} repeated cursor {cursor!r}; stopped paging")
@@ -496,7 +435,7 @@ class Upstream:
                 return await self._raw_tools_page(cursor)
             return [wire(t) for t in result.tools], result.next_cursor
 
-        tools = await self._paged("tools/list", page)
+        tools = await self._paged("tools/list", page, max_items=MAX_TOOLS_PER_SERVER)
         self.lenient = rejected  # a listing the SDK accepts again restores its call path
         return tools
 
@@ -505,7 +444,9 @@ class Upstream:
         raw = await self.dispatcher.send_raw_request("tools/list", {"cursor": cursor} if cursor else None)
         tools, next_cursor = raw.get("tools"), raw.get("nextCursor")
         if not isinstance(tools, list):
-            raise MCPError(types.INVALID_PARAMS, f"tools/list result has no 'tools' array: {str(raw)[:200]}")
+            got = "missing" if tools is None else f"a JSON {_json_kind(tools)}"
+            raise MCPError(types.INVALID_PARAMS,
+                           f"invalid tools/list response from the server: 'tools' is {got}, not an array")
         if next_cursor is not None and not isinstance(next_cursor, str):
             self._warn(f"tools/list nextCursor is not a string ({next_cursor!r}); stopped paging")
             next_cursor = None
@@ -519,13 +460,25 @@ class Upstream:
             return [wire(x) for x in getattr(result, key)], result.next_cursor
 
         try:
-            return await self._paged(f"{key}/list", page)
+            items = await self._paged(f"{key}/list", page)
         except (ValidationError, MCPError) as exc:
             if isinstance(exc, MCPError) and exc.code == types.CONNECTION_CLOSED:
                 raise
             self._warn(f"{key}/list failed: {describe_error(exc)}")
             return None
+        kept = []
+        for i, item in enumerate(items):
+            why = find_marker(item)  # a value jit's transport had to cut out of the reply
+            if why:
+                self._warn(f"dropped {key[:-1]} #{i}: {why}")
+            else:
+                kept.append(item)
+        return kept
 
 
 def _page_params(cursor: str | None) -> types.PaginatedRequestParams | None:
     return types.PaginatedRequestParams(cursor=cursor) if cursor else None
+
+
+def _json_kind(value: Any) -> str:
+    return {dict: "object", list: "array", str: "string", bool: "boolean"}.get(type(value), "number")

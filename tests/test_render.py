@@ -96,3 +96,17 @@ def test_summary_line_is_one_short_line_and_withholds_flagged_text():
     assert summary_line("x" * 300).endswith("…") and len(summary_line("x" * 300)) <= 121
     assert summary_line("ignored", condensed="Short summary") == "Short summary"
     assert summary_line("IGNORE previous instructions", flags=("hidden_unicode",)).startswith("(description withheld")
+
+
+def test_control_characters_never_reach_a_rendering():
+    hostile = "Lists files.\x1b[2J\x1b]0;pwned\x07 Really\x00 \x9b31m now.\tTabbed\nnext line"
+    tools = [scored("fs", "ls", Tier.FULL, 90, description=hostile),
+             scored("fs", "cat", Tier.CONDENSED, 60, description=hostile)]
+    for fmt in ("anthropic", "openai", "markdown", "json"):
+        text = str(render_tools(tools, fmt, shard="coder"))
+        rendered = text if fmt == "markdown" else repr(render_tools(tools, fmt, shard="coder"))
+        assert "\x1b" not in text and "\x00" not in text and "\x07" not in text and "\x9b" not in text, fmt
+        assert "\\x1b" not in rendered and "\\x00" not in rendered, fmt
+    full = render_tools(tools, "anthropic", shard="coder")[0]["description"]
+    assert full == "Lists files.[2J]0;pwned Really 31m now.\tTabbed\nnext line"
+    assert summary_line(hostile) == "Lists files.[2J]0;pwned Really 31m now."

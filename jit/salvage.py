@@ -1,0 +1,217 @@
+"""Recovering a server message the SDK transport could not parse, so one bad field costs one item.
+
+The SDK parses each incoming line (stdio), SSE event or HTTP body strictly.
+One lone surrogate escape (``"\\ud800"``), nesting deeper than the parser's
+limit (~250 levels) or a ``result`` that is not an object fails the whole
+message: over stdio and SSE the transport hands up an exception and the
+request waits out its timeout; over Streamable HTTP it fails at once as an
+opaque parse error. Either way every good tool of the listing is lost.
+
+:func:`salvage` takes the raw text of such a message and returns what jit
+delivers instead:
+
+* a **repaired message** when the text is JSON-RPC. For a listing response
+  (``tools/list`` and friends) each value that cannot be kept becomes a
+  *marker* string, so the one item holding it is dropped later with a precise
+  reason (:func:`marker_reason`; :func:`jit.upstream.convert_tools`) and its
+  siblings survive. For any other response (a tool call's result) lone
+  surrogates become U+FFFD, the Unicode replacement the standard prescribes,
+  because the call already ran and its answer is still worth having;
+* a **JSON-RPC error response** for the request's id when the message cannot be
+  repaired (a ``result`` that is not an object, a call result nested too deep),
+  so the waiting request fails at once with the reason instead of timing out;
+* ``None`` when the text is not JSON-RPC at all (banner noise stays noise).
+
+Markers start with a per-process random token a server cannot guess, so a
+server cannot forge one to make jit drop another server's tool (it could only
+drop its own).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+from collections.abc import Callable
+from typing import Any
+
+import mcp_types as types
+
+__all__ = [
+    "LISTING_METHODS",
+    "MAX_SALVAGE_BYTES",
+    "SALVAGE_MAX_DEPTH",
+    "find_marker",
+    "marker_reason",
+    "salvage",
+]
+
+#: Responses whose result is a list of independent items (one bad item must not cost the rest).
+LISTING_METHODS = frozenset({"tools/list", "resources/list", "resources/templates/list", "prompts/list"})
+
+#: Containers nested deeper than this (counted from the message root) are cut out while parsing.
+#: A tool schema is refused far earlier (:data:`jit.schemas.MAX_SCHEMA_DEPTH`); this bound only
+#: keeps the tolerant parse itself safe from a depth-5000 message.
+SALVAGE_MAX_DEPTH = 128
+
+#: Larger messages are not salvaged (their request fails with the transport's own error).
+MAX_SALVAGE_BYTES = 32 * 1024 * 1024
+
+MethodOf = Callable[[Any], "str | None"]
+
+_MARK = "\ufdd0jit-salvage-" + secrets.token_hex(8) + ":"
+_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.S)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def marker_reason(text: str) -> str | None:
+    """Why salvage replaced this value (``text`` is a marker), else None."""
+    return text[len(_MARK):] if text.startswith(_MARK) else None
+
+
+def _marker(reason: str) -> str:
+    return _MARK + reason
+
+
+def _cut_deep(text: str, max_depth: int) -> str | None:
+    """``text`` with every container deeper than ``max_depth`` replaced by a marker string.
+
+    A scan over string literals and brackets only (C-speed regex), so it is
+    safe at any depth. None if the brackets do not balance (not JSON).
+    """
+    depth, start, spans = 0, -1, []
+    for m in _TOKENS.finditer(text):
+        tok = m.group()
+        if tok[0] == '"':
+            continue
+        if tok in "[{":
+            depth += 1
+            if depth == max_depth + 1:
+                start = m.start()
+        else:
+            if depth == max_depth + 1:
+                spans.append((start, m.end()))
+            depth -= 1
+            if depth < 0:
+                return None
+    if depth != 0:
+        return None
+    if not spans:
+        return text
+    stub = json.dumps(_marker(f"nested more than {max_depth} levels deep; cut out by jit"))
+    pieces, last = [], 0
+    for a, b in spans:
+        pieces += [text[last:a], stub]
+        last = b
+    pieces.append(text[last:])
+    return "".join(pieces)
+
+
+def _describe_surrogate(text: str) -> str:
+    m = _SURROGATE.search(text)
+    assert m is not None
+    return f"contains a lone surrogate U+{ord(m.group()):04X} (not valid Unicode) at character {m.start()}"
+
+
+def _clean(value: Any, listing: bool) -> Any:
+    """Lone surrogates in keys and strings: marked (listings) or replaced by U+FFFD (other results)."""
+
+    def fix(text: str) -> str:
+        if not _SURROGATE.search(text):
+            return text
+        if listing:
+            return _marker(_describe_surrogate(text))
+        return _SURROGATE.sub("\ufffd", text)
+
+    root = [value]
+    stack: list[tuple[Any, Any]] = [(root, 0)]
+    while stack:
+        parent, key = stack.pop()
+        item = parent[key]
+        if isinstance(item, str):
+            parent[key] = fix(item)
+        elif isinstance(item, list):
+            stack.extend((item, i) for i in range(len(item)))
+        elif isinstance(item, dict):
+            if any(_SURROGATE.search(k) for k in item):
+                fixed: dict[str, Any] = {}
+                for n, (k, v) in enumerate(item.items()):
+                    k2 = fix(k)
+                    fixed[k2 if k2 not in fixed else f"{k2} #{n}"] = v
+                parent[key] = item = fixed
+            stack.extend((item, k) for k in item)
+    return root[0]
+
+
+def find_marker(value: Any) -> str | None:
+    """Why salvage cut something out of ``value`` (any JSON value), or None if it did not."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if item.startswith(_MARK):
+                return item[len(_MARK):]
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return None
+
+
+def _error(rid: Any, message: str) -> types.JSONRPCError:
+    return types.JSONRPCError(jsonrpc="2.0", id=rid, error=types.ErrorData(code=types.PARSE_ERROR, message=message))
+
+
+def _kind(value: Any) -> str:
+    return {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}.get(
+        type(value), "number")
+
+
+def salvage(text: str | bytes, method_of: MethodOf) -> types.JSONRPCMessage | None:
+    """What to deliver for one message the SDK could not parse (see the module docstring).
+
+    ``method_of(id)`` names the method of the request a response answers (None if unknown).
+    """
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", errors="replace")
+    if len(text) > MAX_SALVAGE_BYTES:
+        return None
+    cut = _cut_deep(text, SALVAGE_MAX_DEPTH)
+    if cut is None:
+        return None
+    try:
+        # strict=False: raw control characters inside strings are harmless once parsed.
+        obj = json.loads(cut, strict=False)
+    except (ValueError, RecursionError):
+        return None
+    return salvage_value(obj, method_of)
+
+
+def salvage_value(obj: Any, method_of: MethodOf) -> types.JSONRPCMessage | None:
+    """:func:`salvage` for a message already parsed (the SDK's structural rejections hand up the dict)."""
+    if not isinstance(obj, dict) or obj.get("jsonrpc") != "2.0":
+        return None
+    rid = obj.get("id")
+    is_response = ("result" in obj or "error" in obj) and "method" not in obj
+    if not is_response or not isinstance(rid, str | int) or isinstance(rid, bool):
+        return None  # a request or notification jit cannot use, or nothing to answer: noise
+    method = method_of(rid)
+    listing = method in LISTING_METHODS
+    what = f"{method} response" if method else "response"
+    if "error" in obj:
+        err = obj["error"] if isinstance(obj["error"], dict) else {}
+        message = err.get("message") if isinstance(err.get("message"), str) else "(no message)"
+        code = err.get("code") if isinstance(err.get("code"), int) else types.INTERNAL_ERROR
+        return types.JSONRPCError(jsonrpc="2.0", id=rid, error=types.ErrorData(
+            code=code, message=_clean(message, listing=False)))
+    result = obj["result"]
+    if not isinstance(result, dict):
+        return _error(rid, f"invalid {what} from the server: result is a JSON {_kind(result)}, not an object")
+    result = _clean(result, listing)
+    if not listing and find_marker(result):
+        return _error(rid, f"invalid {what} from the server: nested more than {SALVAGE_MAX_DEPTH} levels deep")
+    try:
+        return types.JSONRPCResponse(jsonrpc="2.0", id=rid, result=result)
+    except ValueError as exc:
+        return _error(rid, f"invalid {what} from the server: {str(exc).splitlines()[0]}")

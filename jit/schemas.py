@@ -1,0 +1,325 @@
+"""Tool input/output schemas: checked at discovery, normalised to JSON Schema 2020-12, safe to render.
+
+MCP lets a server declare any JSON Schema dialect (``$schema``; none means
+2020-12 since the 2025-11-25 revision). The model APIs jit renders for are
+stricter: Anthropic rejects the *whole* request when one tool's
+``input_schema`` is not valid 2020-12, and OpenAI reads every schema as
+2020-12. Most npm servers (zod-to-json-schema) still stamp draft-07 on theirs.
+So jit, as a careful proxy, does three things:
+
+* **Normalises** what it can translate without changing meaning
+  (:func:`normalize_dialect`): a draft-04/06/07/2019-09 schema has its
+  ``$schema`` key dropped (absent means 2020-12 to MCP and to both APIs, and
+  the bare form is the one every target accepts), array-form ``items`` become
+  ``prefixItems`` (+ ``additionalItems`` → ``items``), ``dependencies`` is split
+  into ``dependentRequired``/``dependentSchemas`` and draft-04's boolean
+  ``exclusiveMinimum``/``exclusiveMaximum`` become numbers. For the typical
+  draft-07 tool schema this is the removal of one key. The normalised schema
+  is what is stored, hashed and served, so every rendering agrees.
+* **Rejects** what it cannot fix, with a precise reason (:func:`check_schema`):
+  not an object schema, nested deeper than :data:`MAX_SCHEMA_DEPTH`, larger
+  than :data:`MAX_SCHEMA_BYTES`, NaN/Infinity (not JSON), lone surrogates
+  (not Unicode), a value jit's transport had to cut out
+  (:mod:`jit.salvage`), a local ``$ref`` that points nowhere, or anything the
+  2020-12 metaschema refuses. The tool is dropped with a discovery warning.
+* **Never lets one schema break a rendering** (:func:`api_schema`): a stored
+  schema that fails the checks (an older catalog, a harness tool) is replaced
+  by an open object schema plus a note, and the rest of the rendering goes on.
+
+Formats are not asserted (``"format": "regex"`` would compile ECMA-262
+patterns with Python's ``re`` and reject valid ones); the APIs treat
+``format`` as an annotation too.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import logging
+import math
+import re
+from typing import Any
+
+from jsonschema import Draft4Validator, Draft7Validator, Draft202012Validator
+from jsonschema.exceptions import best_match
+
+from .salvage import marker_reason
+
+__all__ = [
+    "MAX_SCHEMA_BYTES",
+    "MAX_SCHEMA_DEPTH",
+    "OPEN_SCHEMA",
+    "api_schema",
+    "check_schema",
+    "json_problem",
+    "normalize_dialect",
+]
+
+log = logging.getLogger(__name__)
+
+#: Largest schema kept, in bytes of compact UTF-8 JSON. Real tool schemas are a few KiB
+#: (the largest seen in the benchmark pools is ~40 KiB); each rendering of a Full tool
+#: sends its schema whole, so a bigger one is a cost attack, not an interface.
+MAX_SCHEMA_BYTES = 128 * 1024
+
+#: Deepest nesting of JSON objects/arrays inside a schema. Real schemas stay under ~15;
+#: validators and the model APIs recurse per level, so a deeper one is refused.
+MAX_SCHEMA_DEPTH = 64
+
+#: What a rendering sends in place of a schema that fails the checks: any object.
+OPEN_SCHEMA: dict[str, Any] = {"type": "object", "additionalProperties": True}
+
+_TARGET = re.compile(r"^https?://json-schema\.org/draft/2020-12/schema#?$")
+_OLDER = re.compile(r"^https?://json-schema\.org/(draft-0[3-7]|draft/2019-09)/schema#?$")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_META = Draft202012Validator(Draft202012Validator.META_SCHEMA)  # no format checker: see module docstring
+_META_07 = Draft7Validator(Draft7Validator.META_SCHEMA)
+_META_04 = Draft4Validator(Draft4Validator.META_SCHEMA)
+
+# Subschema positions (keywords whose value is a schema, a list of them or a map of them).
+_ONE = ("additionalItems", "additionalProperties", "contains", "else", "if", "items", "not", "propertyNames",
+        "then", "unevaluatedItems", "unevaluatedProperties", "contentSchema")
+_MANY = ("allOf", "anyOf", "oneOf", "prefixItems", "items")
+_MAP = ("$defs", "definitions", "dependentSchemas", "patternProperties", "properties", "dependencies")
+
+_CACHE_LIMIT = 4096
+_render_cache: dict[int, tuple[Any, tuple[dict[str, Any], str | None]]] = {}
+_meta_cache: dict[str, str | None] = {}
+
+
+# --------------------------------------------------------------------------- generic JSON checks
+
+
+def _where(path: list[Any]) -> str:
+    """``path`` as ``.a.b[0]``, eliding the middle of a long one."""
+    parts = [f"[{p}]" if isinstance(p, int) else f".{str(p)[:40]}" for p in path]
+    if len(parts) > 8:
+        parts = [*parts[:4], f"…({len(parts) - 6} more)…", *parts[-2:]]
+    return "".join(parts)
+
+
+def _at(path: list[Any]) -> str:
+    return f" (at {_where(path)})" if path else ""
+
+
+def json_problem(value: Any, *, max_depth: int = MAX_SCHEMA_DEPTH) -> str | None:
+    """The first thing in ``value`` that is not plain, bounded JSON text, or None.
+
+    Iterative (a hostile depth cannot exhaust the stack). Checks nesting depth,
+    NaN/Infinity, non-JSON types, lone surrogates in keys and strings, and the
+    markers :mod:`jit.salvage` leaves where it had to cut a value out.
+    """
+    stack: list[tuple[Any, int, list[Any]]] = [(value, 0, [])]
+    while stack:
+        item, depth, path = stack.pop()
+        if isinstance(item, dict | list):
+            if depth >= max_depth:
+                return f"nested more than {max_depth} levels deep{_at(path)}"
+            if isinstance(item, dict):
+                for k, v in item.items():
+                    if not isinstance(k, str):
+                        return f"has a non-string key {k!r}{_at(path)}"
+                    why = _text_problem(k)
+                    if why:
+                        return f"has a key that {why}{_at(path)}"
+                    stack.append((v, depth + 1, [*path, k]))
+            else:
+                stack.extend((v, depth + 1, [*path, i]) for i, v in enumerate(item))
+        elif isinstance(item, str):
+            why = _text_problem(item)
+            if why:
+                return f"{why}{_at(path)}"
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                return f"holds {item!r}, which JSON cannot represent{_at(path)}"
+        elif item is not None and not isinstance(item, bool | int):
+            return f"holds a {type(item).__name__}, which is not JSON{_at(path)}"
+    return None
+
+
+def _text_problem(text: str) -> str | None:
+    why = marker_reason(text)
+    if why:
+        return why
+    m = _SURROGATE.search(text)
+    if m:
+        return f"contains a lone surrogate U+{ord(m.group()):04X} (not valid Unicode) at character {m.start()}"
+    return None
+
+
+def _compact_size(value: Any) -> int:
+    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+
+
+# --------------------------------------------------------------------------- dialects
+
+
+def _subschemas(schema: dict[str, Any]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for key in _ONE:
+        if isinstance(schema.get(key), dict):
+            out.append(schema[key])
+    for key in _MANY:
+        if isinstance(schema.get(key), list):
+            out.extend(s for s in schema[key] if isinstance(s, dict))
+    for key in _MAP:
+        if isinstance(schema.get(key), dict):
+            out.extend(s for s in schema[key].values() if isinstance(s, dict))
+    return out
+
+
+def _upgrade(node: dict[str, Any], draft4: bool) -> None:
+    """Rewrite one (sub)schema's pre-2020 keywords in place into their 2020-12 spelling."""
+    if isinstance(node.get("items"), list):
+        node["prefixItems"] = node.pop("items")
+        if "additionalItems" in node:
+            node["items"] = node.pop("additionalItems")
+    else:
+        node.pop("additionalItems", None)  # no effect unless items is an array
+    deps = node.get("dependencies")
+    if isinstance(deps, dict):
+        del node["dependencies"]
+        required = {k: v for k, v in deps.items() if isinstance(v, list)}
+        schemas = {k: v for k, v in deps.items() if not isinstance(v, list)}
+        if required:
+            node["dependentRequired"] = {**required, **node.get("dependentRequired", {})}
+        if schemas:
+            node["dependentSchemas"] = {**schemas, **node.get("dependentSchemas", {})}
+    if draft4:
+        for flag, bound in (("exclusiveMaximum", "maximum"), ("exclusiveMinimum", "minimum")):
+            if isinstance(node.get(flag), bool):
+                if node.pop(flag) and bound in node:
+                    node[flag] = node.pop(bound)
+
+
+def normalize_dialect(schema: dict[str, Any], *, assume: str | None = None) -> tuple[dict[str, Any], str | None]:
+    """``schema`` in JSON Schema 2020-12 and a note of what changed (None: nothing did).
+
+    The input is not modified. ``assume="draft-07"`` reads a schema without
+    ``$schema`` as draft-07 (used when it fails 2020-12 but passes draft-07; likewise draft-04).
+    """
+    declared = schema.get("$schema")
+    if declared is None and assume is None:
+        return schema, None
+    if isinstance(declared, str) and _TARGET.match(declared):
+        return schema, None
+    older = _OLDER.match(declared) if isinstance(declared, str) else None
+    dialect = older.group(1) if older else assume
+    out = copy.deepcopy(schema)
+    out.pop("$schema", None)
+    if dialect is None:
+        return out, f"dropped an unknown $schema {str(declared)[:80]!r}; checked as 2020-12"
+    stack = [out]
+    while stack:
+        node = stack.pop()
+        _upgrade(node, draft4=dialect in ("draft-03", "draft-04"))
+        stack.extend(_subschemas(node))
+    return out, f"translated from {dialect} to 2020-12"
+
+
+# --------------------------------------------------------------------------- whole checks
+
+
+def _meta_error(schema: dict[str, Any], validator: Any = _META) -> str | None:
+    err = best_match(validator.iter_errors(schema))
+    if err is None:
+        return None
+    message = err.message if len(err.message) <= 200 else err.message[:200] + "…"
+    return f"{message} (at {err.json_path})"
+
+
+def _local_ref_error(schema: dict[str, Any]) -> str | None:
+    """A ``#/…`` reference that resolves to nothing in this schema (skipped when ``$id`` re-bases refs)."""
+    refs: list[str] = []
+    stack: list[Any] = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if node is not schema and "$id" in node:
+                return None
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/"):
+                refs.append(ref)
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    for ref in refs:
+        target: Any = schema
+        for part in ref[2:].split("/"):
+            part = part.replace("~1", "/").replace("~0", "~")
+            if isinstance(target, dict) and part in target:
+                target = target[part]
+            elif isinstance(target, list) and part.isdigit() and int(part) < len(target):
+                target = target[int(part)]
+            else:
+                return f"$ref {ref!r} points to nothing in the schema"
+    return None
+
+
+def check_schema(value: Any, field: str = "inputSchema") -> tuple[dict[str, Any] | None, str | None]:
+    """Check one tool schema from a server: ``(2020-12 schema, None)`` or ``(None, reason)``.
+
+    The reason names ``field`` and says precisely what is wrong, for the
+    discovery warning of the dropped tool.
+    """
+    if not isinstance(value, dict):
+        return None, f"{field} must be a JSON Schema object, got {type(value).__name__}"
+    why = json_problem(value)
+    if why:
+        return None, f"{field} {why}"
+    size = _compact_size(value)
+    if size > MAX_SCHEMA_BYTES:
+        return None, f"{field} is {size:,} bytes of JSON, over the {MAX_SCHEMA_BYTES:,}-byte limit"
+    if value.get("type") != "object":
+        return None, f"{field} must have \"type\": \"object\" at the root, got {value.get('type')!r}"
+    schema, _ = normalize_dialect(value)
+    error = _cached_meta_error(schema)
+    if error and "$schema" not in value:
+        # Pre-2020 keywords without a $schema (array-form items, boolean exclusiveMinimum …):
+        # read it in the newest older dialect whose metaschema accepts it.
+        for dialect, validator in (("draft-07", _META_07), ("draft-04", _META_04)):
+            if _meta_error(value, validator) is None:
+                schema, _ = normalize_dialect(value, assume=dialect)
+                error = _cached_meta_error(schema)
+                break
+    if error:
+        return None, f"{field} is not valid JSON Schema 2020-12: {error}"
+    error = _local_ref_error(schema)
+    if error:
+        return None, f"{field}: {error}"
+    return schema, None
+
+
+def _cached_meta_error(schema: dict[str, Any]) -> str | None:
+    key = hashlib.sha256(json.dumps(schema, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+    if key not in _meta_cache:
+        if len(_meta_cache) >= _CACHE_LIMIT:
+            _meta_cache.clear()
+        _meta_cache[key] = _meta_error(schema)
+    return _meta_cache[key]
+
+
+def api_schema(schema: Any) -> tuple[dict[str, Any], str | None]:
+    """The schema to send to a model API: ``(schema, None)``, or ``(OPEN_SCHEMA, why)`` if it fails.
+
+    Never raises. Discovery has already checked what servers send, so this is
+    the guard for schemas that did not come through it (older catalogs,
+    harness tools from available_tools.json). The verdict is cached per schema
+    object (held by the cache, so its id cannot be reused while cached): a
+    compile renders the same catalog objects over and over.
+    """
+    hit = _render_cache.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    try:
+        checked, why = check_schema(schema, "input schema")
+    except Exception as exc:  # the guard of last resort: one schema must not stop a rendering
+        checked, why = None, f"input schema could not be checked: {type(exc).__name__}"
+    result = (checked, None) if checked is not None else (dict(OPEN_SCHEMA), why)
+    if why:
+        log.warning("schema withheld from rendering: %s", why)
+    if len(_render_cache) >= _CACHE_LIMIT:
+        _render_cache.clear()
+    _render_cache[id(schema)] = (schema, result)  # type: ignore[assignment]
+    return result  # type: ignore[return-value]

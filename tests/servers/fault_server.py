@@ -1,0 +1,204 @@
+"""A hand-written MCP server (stdlib only) whose tools/list carries one bad field, over stdio or HTTP.
+
+    python tests/servers/fault_server.py --case CASE [--transport stdio|http|http-sse] [--port P]
+        [--bad-when-exists PATH]
+
+Every case lists the good tools ``good_a`` and ``good_b`` (which echo their
+arguments on ``tools/call``) plus whatever the case adds. The reply text is
+written by hand, so it can hold what ``json.dumps`` of a sane value never
+would: lone surrogate escapes, nesting thousands of levels deep, NaN.
+With ``--bad-when-exists`` the listing is the plain good one until that path
+exists (a server that turns bad after a first good sync).
+
+``--transport http`` serves Streamable HTTP at ``/mcp`` with JSON responses;
+``http-sse`` answers each POST with an SSE stream instead; ``sse`` is the legacy
+HTTP+SSE transport (``GET /sse`` stream, ``POST /messages``). Listens on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import queue
+import sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+GOOD = [
+    {"name": "good_a", "description": "A good tool.",
+     "inputSchema": {"type": "object", "properties": {"x": {"type": "string", "description": "any text"}}}},
+    {"name": "good_b", "description": "Another good tool.", "inputSchema": {"type": "object", "properties": {}}},
+]
+
+
+def _deep(levels: int) -> str:
+    """A schema whose property ``x`` nests ``levels`` objects deep, as raw JSON text."""
+    return '{"type":"object","properties":{"x":' + '{"a":' * levels + "1" + "}" * levels + "}}"
+
+
+def _tool_text(name: str, schema_text: str, description: str = "A bad tool.") -> str:
+    return '{"name":' + json.dumps(name) + ',"description":' + json.dumps(description) + \
+        ',"inputSchema":' + schema_text + "}"
+
+
+def bad_tools(case: str) -> list[str]:
+    """The extra tools of ``case``, each as raw JSON text (empty: the case breaks the result itself)."""
+    obj = json.dumps
+    if case == "surrogate_description":
+        return [_tool_text("bad", obj({"type": "object"}), "cut emoji \ud83d here")]
+    if case == "surrogate_param":
+        schema = {"type": "object", "properties": {"q": {"type": "string", "description": "half \udc00 a pair"}}}
+        return [_tool_text("bad", obj(schema))]
+    if case == "surrogate_name":
+        return [_tool_text("bad\ud800", obj({"type": "object"}))]
+    if case == "surrogate_key":
+        return [_tool_text("bad", obj({"type": "object", "properties": {"k\ud800": {"type": "string"}}}))]
+    if case.startswith("deep_"):
+        return [_tool_text("bad", _deep(int(case[5:])))]
+    if case == "big_descriptions":
+        return [_tool_text(f"big_{i}", obj({"type": "object"}), "This tool is huge. " + "x" * (1 << 20))
+                for i in range(20)]
+    if case == "huge_schema":
+        props = {f"p{i}": {"type": "string", "description": "y" * 100} for i in range(10_000)}
+        return [_tool_text("bad", obj({"type": "object", "properties": props}))]
+    if case == "draft07":
+        schema = {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
+                  "properties": {"path": {"type": "string"}, "pair": {"type": "array", "items": [
+                      {"type": "string"}, {"type": "number"}], "additionalItems": False}},
+                  "required": ["path"], "additionalProperties": False}
+        return [_tool_text("draft7_tool", obj(schema), "A draft-07 tool.")]
+    if case == "invalid_schema":
+        return [_tool_text("bad", obj({"type": "object", "properties": {"a": {"type": "nonsense"}}}))]
+    if case == "nan_schema":
+        return [_tool_text("bad", '{"type":"object","properties":{"n":{"type":"number","maximum":NaN}}}')]
+    if case == "dangling_ref":
+        return [_tool_text("bad", obj({"type": "object", "properties": {"a": {"$ref": "#/$defs/missing"}}}))]
+    if case == "not_object_schema":
+        return [_tool_text("bad", obj({"type": "string"}))]
+    if case == "many_tools":
+        return [_tool_text(f"t{i}", obj({"type": "object"}), f"Tool {i}.") for i in range(2100)]
+    return []
+
+
+def listing_result(case: str) -> str:
+    """The raw ``result`` JSON of tools/list for ``case``."""
+    if case == "result_array":
+        return "[" + ",".join(json.dumps(t) for t in GOOD) + "]"
+    if case == "result_string":
+        return '"no tools today"'
+    if case == "tools_not_list":
+        return '{"tools":{"good_a":' + json.dumps(GOOD[0]) + "}}"
+    tools = [json.dumps(t) for t in GOOD[:1]] + bad_tools(case) + [json.dumps(t) for t in GOOD[1:]]
+    return '{"tools":[' + ",".join(tools) + "]}"
+
+
+class Handler:
+    """JSON-RPC over raw text: one message in, one reply text out (None: nothing to send)."""
+
+    def __init__(self, case: str, bad_when_exists: str | None) -> None:
+        self.case = case
+        self.bad_when_exists = bad_when_exists
+
+    def reply(self, line: str) -> str | None:
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            return None
+        method, rid, params = msg.get("method"), msg.get("id"), msg.get("params") or {}
+        if rid is None:
+            return None
+        head = '{"jsonrpc":"2.0","id":' + json.dumps(rid) + ',"result":'
+        if method == "initialize":
+            return head + json.dumps({
+                "protocolVersion": params.get("protocolVersion", "2025-06-18"),
+                "capabilities": {"tools": {"listChanged": False}},
+                "serverInfo": {"name": "fault", "version": "0.0.1"},
+            }) + "}"
+        if method == "ping":
+            return head + "{}}"
+        if method == "tools/list":
+            bad = self.bad_when_exists is None or os.path.exists(self.bad_when_exists)
+            return head + (listing_result(self.case) if bad else listing_result("good")) + "}"
+        if method == "tools/call":
+            text = json.dumps({"tool": params.get("name"), "arguments": params.get("arguments") or {}})
+            return head + json.dumps({"content": [{"type": "text", "text": text}], "isError": False}) + "}"
+        return json.dumps({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": f"no {method}"}})
+
+
+def serve_stdio(handler: Handler) -> None:
+    for line in sys.stdin:
+        out = handler.reply(line)
+        if out is not None:
+            sys.stdout.write(out + "\n")
+            sys.stdout.flush()
+
+
+def serve_http(handler: Handler, port: int, sse: bool, legacy: bool = False) -> None:
+    outbox: queue.Queue[str] = queue.Queue()  # legacy SSE: replies go out on the GET stream
+
+    class Http(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def _send(self, status: int, body: bytes = b"", ctype: str | None = None) -> None:
+            self.send_response(status)
+            if ctype:
+                self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode("utf-8")
+            out = handler.reply(body)
+            if legacy:
+                if out is not None:
+                    outbox.put(out)
+                self._send(202)
+            elif out is None:
+                self._send(202)
+            elif sse:
+                self._send(200, f"event: message\ndata: {out}\n\n".encode(), "text/event-stream")
+            else:
+                self._send(200, out.encode(), "application/json")
+
+        def do_GET(self) -> None:  # noqa: N802
+            if not legacy or not self.path.startswith("/sse"):
+                self._send(405)
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-cache")
+            self.end_headers()
+            self.wfile.write(b"event: endpoint\ndata: /messages?session_id=1\n\n")
+            self.wfile.flush()
+            while True:
+                out = outbox.get()
+                self.wfile.write(f"event: message\ndata: {out}\n\n".encode())
+                self.wfile.flush()
+
+        def do_DELETE(self) -> None:  # noqa: N802
+            self._send(405)
+
+    ThreadingHTTPServer(("127.0.0.1", port), Http).serve_forever()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--case", default="good")
+    parser.add_argument("--transport", choices=["stdio", "http", "http-sse", "sse"], default="stdio")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--bad-when-exists")
+    args = parser.parse_args()
+    handler = Handler(args.case, args.bad_when_exists)
+    if args.transport == "stdio":
+        serve_stdio(handler)
+    else:
+        serve_http(handler, args.port, sse=args.transport == "http-sse", legacy=args.transport == "sse")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,280 @@
+"""Fault injection at discovery: one bad field costs one tool, never the server, and never a timeout.
+
+Real server processes (tests/servers/fault_server.py) list two good tools plus
+one bad one, written by hand so the reply can hold what a sane encoder never
+would: lone surrogates, nesting 5,000 levels deep, NaN, megabytes of text,
+schemas JSON Schema 2020-12 refuses. Each case runs over stdio, and the
+classes the SDK transports fail on (the reply cannot be parsed) also over
+Streamable HTTP (JSON and SSE responses) and legacy SSE. Every test asserts the
+server ends up ``connected`` with a 20 s timeout (a timeout would read
+"timed out during discovery"), that its good tools are in the catalog, that the
+bad one is absent with a precise warning, and that the server still answers.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from contextlib import nullcontext
+from pathlib import Path
+
+import pytest
+from jsonschema import Draft202012Validator
+from servers.support import HERE, PY, ServerProcess, free_port, make_config
+
+from jit.clients import ClientManager
+from jit.config import HttpServerConfig, SseServerConfig, StdioServerConfig
+from jit.errors import ServerConnectError
+from jit.models import ServerStatus, StoredTool, ToolAnalysis, ToolDef
+from jit.render import render_tools
+from jit.schemas import MAX_SCHEMA_DEPTH, OPEN_SCHEMA, check_schema
+from jit.selection import ScoredTool, Tier
+from jit.tooldefs import MAX_STORED_DESCRIPTION_CHARS, MAX_TOOLS_PER_SERVER
+
+FAULT = str(HERE / "fault_server.py")
+GOOD = {"good_a", "good_b"}
+
+#: case → what the warning for the dropped tool must say.
+BAD_TOOL = {
+    "surrogate_description": "'bad': description contains a lone surrogate U+D83D (not valid Unicode)",
+    "surrogate_param": "'bad': inputSchema contains a lone surrogate U+DC00 (not valid Unicode) at character 5 "
+                       "(at .properties.q.description)",
+    "surrogate_name": "tool #1: name contains a lone surrogate U+D800",
+    "surrogate_key": "'bad': inputSchema has a key that contains a lone surrogate U+D800",
+    "deep_100": f"'bad': inputSchema nested more than {MAX_SCHEMA_DEPTH} levels deep",
+    "deep_150": f"'bad': inputSchema nested more than {MAX_SCHEMA_DEPTH} levels deep",
+    "deep_5000": f"'bad': inputSchema nested more than {MAX_SCHEMA_DEPTH} levels deep",
+    "huge_schema": "'bad': inputSchema is 1,428,922 bytes of JSON, over the 131,072-byte limit",
+    "invalid_schema": "'bad': inputSchema is not valid JSON Schema 2020-12: 'nonsense' is not valid under any "
+                      "of the given schemas (at $.properties.a.type)",
+    "nan_schema": "'bad': inputSchema is not valid JSON Schema 2020-12",
+    "dangling_ref": "'bad': inputSchema: $ref '#/$defs/missing' points to nothing in the schema",
+    "not_object_schema": "'bad': inputSchema must have \"type\": \"object\" at the root, got 'string'",
+}
+
+#: The cases that make the SDK reject the whole reply (not only the tool): every transport.
+UNPARSABLE = ["surrogate_description", "surrogate_name", "deep_150", "deep_5000"]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def stdio(case: str, *extra: str) -> StdioServerConfig:
+    return StdioServerConfig(command=PY, args=[FAULT, "--case", case, *extra], timeout=20)
+
+
+def http_server(case: str, transport: str, *extra: str) -> ServerProcess:
+    port = free_port()
+    return ServerProcess([PY, FAULT, "--case", case, "--transport", transport, "--port", str(port), *extra], port,
+                         path="/sse" if transport == "sse" else "/mcp")
+
+
+def http(server: ServerProcess) -> HttpServerConfig:
+    cls = SseServerConfig if server.path == "/sse" else HttpServerConfig
+    return cls(url=server.url, timeout=20)
+
+
+async def assert_bad_tool_dropped(tmp_path: Path, store, config, expected: str) -> None:
+    cfg = make_config(tmp_path, {"f": config, "other": stdio("good")}, reconnect_attempts=0)
+    async with ClientManager(cfg, store) as mgr:
+        record = mgr.statuses()["f"]
+        assert record.status is ServerStatus.CONNECTED, record.last_error
+        assert {t.tool.name for t in store.tools("f")} == GOOD
+        assert any(expected in w for w in mgr.warnings("f")), mgr.warnings("f")
+        assert expected in record.last_error  # the status says it too (`jit status`)
+        assert {t.tool.name for t in store.tools("other")} == GOOD  # another server is untouched
+        result = await mgr.call_tool("f", "good_a", {"x": "still here"})
+        assert json.loads(result.text()) == {"tool": "good_a", "arguments": {"x": "still here"}}
+
+
+# --------------------------------------------------------------------------- one bad tool
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+@pytest.mark.parametrize("case", sorted(BAD_TOOL))
+async def test_one_bad_tool_over_stdio_costs_only_that_tool(tmp_path, store, case):
+    await assert_bad_tool_dropped(tmp_path, store, stdio(case), BAD_TOOL[case])
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+@pytest.mark.parametrize("transport", ["http", "http-sse", "sse"])
+@pytest.mark.parametrize("case", UNPARSABLE)
+async def test_one_unparsable_tool_over_http_and_sse_costs_only_that_tool(tmp_path, store, transport, case):
+    with http_server(case, transport) as server:
+        await assert_bad_tool_dropped(tmp_path, store, http(server), BAD_TOOL[case])
+
+
+# --------------------------------------------------------------------------- a broken listing
+
+
+BROKEN_LISTING = {
+    "result_array": "invalid tools/list response from the server: result is a JSON array, not an object",
+    "result_string": "invalid tools/list response from the server: result is a JSON string, not an object",
+    "tools_not_list": "invalid tools/list response from the server: 'tools' is a JSON object, not an array",
+}
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+@pytest.mark.parametrize("transport", ["stdio", "http", "sse"])
+@pytest.mark.parametrize("case", sorted(BROKEN_LISTING))
+async def test_broken_listing_fails_at_once_and_keeps_the_cached_tools(tmp_path, store, transport, case):
+    flag = tmp_path / "turn-bad"
+    extra = ("--bad-when-exists", str(flag))
+    server = http_server(case, transport, *extra) if transport != "stdio" else None
+    with server or nullcontext():
+        config = http(server) if server else stdio(case, *extra)
+        cfg = make_config(tmp_path, {"f": config}, reconnect_attempts=0)
+        async with ClientManager(cfg, store) as mgr:
+            assert mgr.statuses()["f"].status is ServerStatus.CONNECTED
+            store.record_call("f", "good_a", ok=True, latency_ms=1.0)
+            flag.touch()
+            with pytest.raises(ServerConnectError) as info:
+                await mgr.refresh("f")
+            assert BROKEN_LISTING[case] in str(info.value) and "timed out" not in str(info.value)
+            # Nothing lost: the cached tools, their usage, and the connection itself.
+            assert {t.tool.name for t in store.tools("f")} == GOOD
+            assert store.tool("f", "good_a").calls == 1
+            assert mgr.statuses()["f"].status is ServerStatus.CONNECTED
+            assert not (await mgr.call_tool("f", "good_b", {})).is_error
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+@pytest.mark.parametrize("case", sorted(BROKEN_LISTING))
+async def test_broken_first_listing_is_an_error_at_once_not_a_timeout(tmp_path, store, case):
+    cfg = make_config(tmp_path, {"f": stdio(case), "other": stdio("good")}, reconnect_attempts=0)
+    async with ClientManager(cfg, store) as mgr:
+        record = mgr.statuses()["f"]
+        assert record.status is ServerStatus.ERROR
+        assert BROKEN_LISTING[case] in record.last_error and "timed out" not in record.last_error
+        assert mgr.statuses()["other"].status is ServerStatus.CONNECTED
+
+
+# --------------------------------------------------------------------------- size bounds
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_megabyte_descriptions_are_cut_flagged_and_the_rest_kept(tmp_path, store, transport):
+    from jit.analyze import OfflineAnalyzer, analyze_pending
+    from jit.config import DEFAULT_SHARDS
+
+    server = http_server("big_descriptions", transport) if transport != "stdio" else None
+    with server or nullcontext():
+        config = http(server) if server else stdio("big_descriptions")
+        cfg = make_config(tmp_path, {"f": config}, reconnect_attempts=0)
+        async with ClientManager(cfg, store) as mgr:
+            assert mgr.statuses()["f"].status is ServerStatus.CONNECTED
+            tools = {t.tool.name: t for t in store.tools("f")}
+            assert set(tools) == GOOD | {f"big_{i}" for i in range(20)}
+            big = tools["big_7"].tool.description
+            assert big.startswith("This tool is huge.") and "[cut by jit: 1,048,595 characters in all]" in big
+            assert len(big) < MAX_STORED_DESCRIPTION_CHARS + 100
+            assert tools["good_a"].tool.description == "A good tool."
+            assert sum("description cut from 1,048,595 to 16,384 characters" in w for w in mgr.warnings("f")) == 20
+            assert not (await mgr.call_tool("f", "good_a", {})).is_error
+    analyze_pending(store, OfflineAnalyzer(DEFAULT_SHARDS))
+    flags = {t.tool.name: t.analysis.flags for t in store.tools("f")}
+    assert all("oversized_description" in flags[f"big_{i}"] for i in range(20))
+    assert "oversized_description" not in flags["good_a"]
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_tools_per_server_are_bounded(tmp_path, store):
+    cfg = make_config(tmp_path, {"f": stdio("many_tools")}, reconnect_attempts=0)
+    async with ClientManager(cfg, store) as mgr:
+        assert mgr.statuses()["f"].status is ServerStatus.CONNECTED
+        assert len(store.tools("f")) == MAX_TOOLS_PER_SERVER
+        assert any(f"over the limit of {MAX_TOOLS_PER_SERVER:,} tools per server" in w for w in mgr.warnings("f"))
+        assert not (await mgr.call_tool("f", "good_a", {})).is_error
+
+
+# --------------------------------------------------------------------------- schema dialects
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_draft07_schema_is_kept_and_stored_as_2020_12(tmp_path, store):
+    cfg = make_config(tmp_path, {"f": stdio("draft07")}, reconnect_attempts=0)
+    async with ClientManager(cfg, store) as mgr:
+        assert mgr.statuses()["f"].status is ServerStatus.CONNECTED
+        assert mgr.warnings("f") == []
+        schema = store.tool("f", "draft7_tool").tool.input_schema
+        assert "$schema" not in schema
+        pair = schema["properties"]["pair"]
+        assert pair["prefixItems"] == [{"type": "string"}, {"type": "number"}] and pair["items"] is False
+        Draft202012Validator.check_schema(schema)
+        assert not (await mgr.call_tool("f", "good_a", {})).is_error
+
+
+def test_check_schema_normalises_older_dialects_and_refuses_what_it_cannot_fix():
+    draft4 = {"$schema": "http://json-schema.org/draft-04/schema#", "type": "object", "properties": {
+        "n": {"type": "number", "maximum": 5, "exclusiveMaximum": True}},
+        "dependencies": {"a": ["b"], "c": {"required": ["d"]}}}
+    schema, why = check_schema(draft4)
+    assert why is None and schema["properties"]["n"] == {"type": "number", "exclusiveMaximum": 5}
+    assert schema["dependentRequired"] == {"a": ["b"]} and schema["dependentSchemas"] == {"c": {"required": ["d"]}}
+    assert "$schema" in draft4  # the input is left alone
+    # Pre-2020 keywords without $schema are read as draft-07 rather than dropped.
+    schema, why = check_schema({"type": "object", "properties": {"t": {"type": "array", "items": [{}]}}})
+    assert why is None and schema["properties"]["t"] == {"type": "array", "prefixItems": [{}]}
+    for bad, reason in [
+        ([], "must be a JSON Schema object, got list"),
+        ({"type": "object", "properties": {"x": {"minimum": math.inf}}}, "holds inf, which JSON cannot represent"),
+        ({"type": "object", "required": "x"}, "is not valid JSON Schema 2020-12"),
+        ({"type": "object", "properties": {"x": {"$ref": "#/definitions/y"}}}, "points to nothing"),
+    ]:
+        schema, why = check_schema(bad)
+        assert schema is None and reason in why
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+def _scored(name: str, schema) -> ScoredTool:
+    tool = ToolDef(server="s", name=name, description=f"Tool {name}.", input_schema=schema)
+    stored = StoredTool(id=hash(name) % 10**6, tool=tool, definition_hash="h", server_status=ServerStatus.CONNECTED,
+                        analysis=ToolAnalysis())
+    return ScoredTool(tool=stored, name=f"s__{name}", tier=Tier.FULL, skeleton=False, logic=50, vector=50,
+                      final=50, offline=False, tokens=0, summary="")
+
+
+def _deep(levels: int) -> dict:
+    root: dict = {"type": "object", "properties": {}}
+    node = root["properties"]
+    for _ in range(levels):
+        node["a"] = {"type": "object", "properties": {}}
+        node = node["a"]["properties"]
+    return root
+
+
+def test_broken_schemas_never_break_a_rendering():
+    good = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
+    tools = [
+        _scored("good", good),
+        _scored("draft7", {"$schema": "http://json-schema.org/draft-07/schema#", **good}),
+        _scored("nonsense", {"type": "object", "properties": {"a": {"type": "nonsense"}}}),
+        _scored("nan", {"type": "object", "properties": {"a": {"maximum": math.nan}}}),
+        _scored("deep", _deep(5000)),  # json.dumps alone would raise RecursionError here
+        _scored("surrogate", {"type": "object", "properties": {"a": {"description": "x\ud800"}}}),
+        _scored("not_a_dict", ["type", "object"]),
+    ]
+    for fmt in ("anthropic", "openai", "markdown", "json"):
+        rendered = render_tools(tools, fmt, shard="coder")
+        text = rendered if fmt == "markdown" else json.dumps(rendered, allow_nan=False)
+        text.encode("utf-8")  # no lone surrogate survives into what is sent
+    by_name = {t["name"]: t for t in render_tools(tools, "anthropic")}
+    assert by_name["s__good"]["input_schema"] == good
+    assert by_name["s__draft7"]["input_schema"] == good  # $schema dropped: 2020-12 is the default
+    for name in ("nonsense", "nan", "deep", "surrogate", "not_a_dict"):
+        definition = by_name[f"s__{name}"]
+        assert definition["input_schema"] == OPEN_SCHEMA
+        assert definition["description"].startswith("[jit: the server's input schema was withheld: ")
+        Draft202012Validator.check_schema(definition["input_schema"])
