@@ -41,11 +41,12 @@ from typing import Any
 
 import numpy as np
 
+from .approval import CHANGED_FLAG, PIN_REASON
 from .config import Config
 from .embed import Embedder, QueryVectorCache
 from .errors import SelectionError
 from .logic import Fact, LogicEngine, RuleSet
-from .models import HARNESS_SERVER, StoredTool, ToolAnalysis
+from .models import HARNESS_SERVER, ServerRecord, ServerStatus, StoredTool, ToolAnalysis
 from .render import fit_budget, namespaced, order_key, summary_line, tier_cost, with_hash
 from .retrieve import RetrievalIndex, split_task
 from .selection import ScoredTool, TaskContext, Tier, ToolSet
@@ -179,7 +180,7 @@ class Compiler:
             usable = model is not None and model[0] == self.embedder.model_name
             vectors = dict(zip(ids.tolist(), matrix, strict=True)) if usable else {}
             index = RetrievalIndex([by_id[i] for i in rows], vectors, matrix.shape[1] if usable else 0)
-        servers = frozenset(("server_status", s.name, s.status.value) for s in self.store.servers())
+        servers = frozenset(("server_status", s.name, self._status_of(s)) for s in self.store.servers())
         if prev is None:
             names = self._names(by_id, rows)
         elif set(prev.names) == set(rows):
@@ -199,6 +200,17 @@ class Compiler:
                 view.costs = {k: v for k, v in prev.costs.items() if k[0] not in stale}
         self._apply(view, prev, changed, removed)
         return view
+
+    def _status_of(self, server: ServerRecord) -> str:
+        """The status the rules see. Statuses are shared by the configs of a catalog, but
+        ``enabled`` is each config's own: disabled here is disabled, and a server this
+        config enables is not blocked because another config disabled it."""
+        cfg = self.config.servers.get(server.name)
+        if cfg is not None and not cfg.enabled:
+            return ServerStatus.DISABLED.value
+        if cfg is not None and server.status is ServerStatus.DISABLED:
+            return (ServerStatus.IDLE if server.last_seen is not None else ServerStatus.UNKNOWN).value
+        return server.status.value
 
     def _with_usage(self, prev: _View, usage_version: int) -> _View:
         """The view after tool calls only: the called tools' usage changes, nothing else is read.
@@ -247,6 +259,11 @@ class Compiler:
                            remove=drop + list(old_global - view.global_facts))
         view.analyses, view.facts = analyses, facts
         self._derive(view, prev, changed, removed, only=only)
+        if self.config.security.pin_definitions:
+            # Not a rule: what pinning withholds must not depend on an editable policy file.
+            for i in changed:
+                if not by_id[i].approved:
+                    view.blocked.setdefault(i, PIN_REASON)
 
     def _effective(self, st: StoredTool) -> ToolAnalysis:
         try:
@@ -267,6 +284,8 @@ class Compiler:
         out.update(("domain", i, d) for d in a.domains)
         out.update(("affinity", i, s, int(p)) for s, p in a.shard_affinity.items())
         out.update(("flag", i, f) for f in a.flags)
+        if not st.approved:  # a changed definition is capped like hostile text until approved
+            out.add(("flag", i, CHANGED_FLAG))
         if st.calls:
             out.add(("usage", i, st.calls, st.errors))
         shards = list(self.config.shards)
@@ -458,9 +477,7 @@ class Compiler:
             # only when the config asks (docs/selection.md, "Clauses").
             vecs = self.embedder.embed(queries if sel.dense_clauses else queries[:1])
         else:
-            vecs = np.zeros((0, 0), dtype=np.float32)
-            if view.rows:
-                warnings.append("no tool vectors for this embedding model: ranking is lexical only")
+            vecs = np.zeros((0, 0), dtype=np.float32)  # compile() warns (_embedding_warning)
         named = set(mentions.tools)
         scores = view.index.score(
             vecs, queries, lexical_weight=sel.lexical_weight, pool=pool, clause_weight=CLAUSE_WEIGHT,
@@ -608,6 +625,8 @@ class Compiler:
         }
         if st.calls:
             facts["usage"] = {"calls": st.calls, "errors": st.errors}
+        if not st.approved:
+            facts["definition"] = "changed since approved: awaiting `jit approve`"
         if a.flags:
             facts["flags"] = list(a.flags)
         if t in view.blocked:
@@ -622,6 +641,9 @@ class Compiler:
         warnings: list[str] = []
         budget = ctx.budget if ctx.budget is not None else sel.token_budget
         view, tools, task_facts = self._score(ctx, warnings)
+        missing = _embedding_warning(view.index)
+        if missing:
+            warnings.append(missing)
         skeleton_full = [s for s in tools if s.skeleton and s.tier is Tier.FULL]
         room = max(0, sel.max_full_tools - len(skeleton_full))
         if len(skeleton_full) > sel.max_full_tools:
@@ -679,6 +701,25 @@ class Compiler:
         allowed = self._allowed(view, (), ())
         ids, vector, _named = self._retrieve(view, query, pool, [], allowed, [])
         return [(view.by_id[t], vector[t] / 100.0) for t in ids[:k]]
+
+
+def _embedding_warning(index: RetrievalIndex) -> str | None:
+    """Say so when tools have no vector (an interrupted ``jit sync``, or another embedding model).
+
+    Such a tool is not lost: its dense similarity reads as the lowest of the
+    catalog's, so it is still found by the words of its name, description and
+    parameters (``lexical_weight`` of the score) and by name mentions, never by
+    meaning. Silently, it would just rank low."""
+    have = int(index.has_vector.sum())
+    if not index.n or have == index.n:
+        return None
+    if not have:
+        return (f"none of the {index.n} tools has a vector for this embedding model: ranking is by their words "
+                "only (lexical), not by meaning; run `jit sync` to embed them")
+    missing = index.n - have
+    return (f"{missing} of {index.n} tools have no embedding yet (an interrupted or unfinished `jit sync`?): "
+            "they are found only by the words of their name and description (lexical), not by meaning; "
+            "run `jit sync` to embed them")
 
 
 def _where(rules: RuleSet, predicate: str) -> str:

@@ -27,10 +27,12 @@ import numpy as np
 import pysqlite3.dbapi2 as sqlite3
 import sqlite_vec
 
+from .approval import changed_fields
 from .errors import MigrationError, StoreError
 from .paths import bundled_dir
+from .store_servers import ServerCatalog
 from .models import (
-    ServerRecord,
+    HARNESS_SERVER,
     ServerStatus,
     StoredTool,
     SyncResult,
@@ -84,7 +86,7 @@ def _load_migrations(directory: Path) -> list[Migration]:
     return found
 
 
-class Store:
+class Store(ServerCatalog):
     """The SQLite catalog. Use as a context manager or call :meth:`close`.
 
     ``Store(path)`` opens (creating if needed) and applies pending migrations.
@@ -96,7 +98,11 @@ class Store:
         self.migrations_dir = migrations_dir or default_migrations_dir()
         self._lock = threading.RLock()
         if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            try:
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:  # under a file, read-only parent: an error of the tree, not a traceback
+                raise StoreError(f"cannot create the catalog's directory: {exc.strerror or exc}",
+                                 path=self.path) from exc
         with self._errors("open"):
             self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
             self._conn.row_factory = sqlite3.Row
@@ -225,72 +231,6 @@ class Store:
         """A counter bumped by every :meth:`record_call`; see :meth:`usage_since`."""
         return self.versions()[1]
 
-    # ------------------------------------------------------------------ servers
-
-    def ensure_server(self, name: str, transport: str) -> None:
-        """Register a configured server (status ``unknown`` if new)."""
-        with self.transaction() as c:
-            c.execute(
-                "INSERT INTO servers(name, transport) VALUES (?, ?) "
-                "ON CONFLICT(name) DO UPDATE SET transport = excluded.transport",
-                (name, transport),
-            )
-
-    def set_server_status(
-        self,
-        name: str,
-        status: ServerStatus,
-        *,
-        error: str | None = None,
-        server_name: str | None = None,
-        server_version: str | None = None,
-        protocol_version: str | None = None,
-        capabilities: dict[str, Any] | None = None,
-        instructions: str | None = None,
-    ) -> None:
-        """Record a status transition (and, on connect, what the server reported)."""
-        now = time.time()
-        with self.transaction() as c:
-            row = c.execute("SELECT status FROM servers WHERE name = ?", (name,)).fetchone()
-            if row is None:
-                raise StoreError(f"unknown server {name!r}; call ensure_server first", server=name)
-            changed = row["status"] != status.value
-            c.execute(
-                "UPDATE servers SET status = ?, status_changed_at = CASE WHEN ? THEN ? ELSE status_changed_at END,"
-                " last_error = CASE WHEN ? IS NOT NULL THEN ? WHEN ? = 'connected' THEN NULL ELSE last_error END,"
-                " last_seen = CASE WHEN ? = 'connected' THEN ? ELSE last_seen END WHERE name = ?",
-                (status.value, changed, now, error, error, status.value, status.value, now, name),
-            )
-            if server_name is not None or capabilities is not None:
-                c.execute(
-                    "UPDATE servers SET server_name = ?, server_version = ?, protocol_version = ?,"
-                    " capabilities = ?, instructions = ? WHERE name = ?",
-                    (server_name, server_version, protocol_version, canonical_json(capabilities or {}),
-                     instructions, name),
-                )
-            if changed:
-                self._bump(c)
-
-    def touch_server(self, name: str) -> None:
-        """Mark the server as seen now (a successful ping or call)."""
-        with self.transaction() as c:
-            c.execute("UPDATE servers SET last_seen = ? WHERE name = ?", (time.time(), name))
-
-    def servers(self) -> list[ServerRecord]:
-        return [_server(r) for r in self._query("SELECT * FROM servers ORDER BY name")]
-
-    def server(self, name: str) -> ServerRecord | None:
-        rows = self._query("SELECT * FROM servers WHERE name = ?", (name,))
-        return _server(rows[0]) if rows else None
-
-    def remove_server(self, name: str) -> None:
-        """Forget a server that is no longer configured, and all its tools."""
-        with self.transaction() as c:
-            ids = [r[0] for r in c.execute("SELECT id FROM tools WHERE server = ?", (name,))]
-            self._delete_tool_rows(c, ids)
-            c.execute("DELETE FROM servers WHERE name = ?", (name,))
-            self._bump(c)
-
     # ------------------------------------------------------------------ tools
 
     def sync_tools(self, server: str, tools: Iterable[ToolDef]) -> SyncResult:
@@ -316,6 +256,8 @@ class Store:
             }
             gone = [existing[n]["id"] for n in existing if n not in incoming]
             result.removed = sorted(n for n in existing if n not in incoming)
+            # Before any row changes: the definitions being replaced or dropped go to history.
+            self._record_definitions(c, server, incoming, result, now)
             self._delete_tool_rows(c, gone)
             for name, t in incoming.items():
                 dhash = t.definition_hash
@@ -386,8 +328,8 @@ class Store:
             if server not in known:
                 self.ensure_server(server, transport)
             results[server] = self.sync_tools(server, group)
-            if status is not None:
-                self.set_server_status(server, status)
+            if status is not None:  # a declared state: no process holds a connection to it
+                self.set_server_status(server, status, hold=False)
         return results
 
     def _delete_tool_rows(self, c: sqlite3.Connection, ids: Sequence[int]) -> None:
@@ -397,9 +339,11 @@ class Store:
             c.execute("DELETE FROM tools WHERE id = ?", (tool_id,))
 
     def tools(self, server: str | None = None, *, online: bool | None = None) -> list[StoredTool]:
-        """Catalog tools, ordered by server then name; ``online`` filters on server status."""
+        """Catalog tools in scope, ordered by server then name; ``online`` filters on server status."""
+        self._settle_statuses()
         sql = _TOOL_SELECT
-        where, params = [], []
+        scope, params = self._scope_sql("t.server")
+        where = [scope]
         if server is not None:
             where.append("t.server = ?")
             params.append(server)
@@ -407,12 +351,13 @@ class Store:
             where.append("s.status IN ('connected', 'idle')")
         elif online is False:
             where.append("s.status NOT IN ('connected', 'idle')")
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY t.server, t.name"
+        sql += " WHERE " + " AND ".join(where) + " ORDER BY t.server, t.name"
         return [_stored(r) for r in self._query(sql, params)]
 
     def tool(self, server: str, name: str) -> StoredTool | None:
+        if self.scope is not None and server not in self.scope:
+            return None
+        self._settle_statuses()
         rows = self._query(_TOOL_SELECT + " WHERE t.server = ? AND t.name = ?", (server, name))
         return _stored(rows[0]) if rows else None
 
@@ -427,25 +372,32 @@ class Store:
         return out
 
     def tool_count(self) -> int:
-        return int(self._query("SELECT count(*) FROM tools")[0][0])
+        scope, params = self._scope_sql("server")
+        return int(self._query(f"SELECT count(*) FROM tools WHERE {scope}", params)[0][0])
 
     def tool_states(self) -> dict[int, tuple[Any, ...]]:
         """``id -> (definition_hash, text_hash, needs_embedding, analysis created_at, server status,
-        calls, errors)``: cheap to read (no definitions parsed), so a cache can see which
-        tools changed since it last looked and reload only those."""
+        approved, calls, errors)``: cheap to read (no definitions parsed), so a cache can see which
+        tools changed since it last looked and reload only those. Tools in scope only."""
+        self._settle_statuses()
+        scope, params = self._scope_sql("t.server")
         rows = self._query(
             "SELECT t.id, t.definition_hash, t.text_hash, t.needs_embedding, a.created_at, s.status,"
-            " COALESCE(u.calls, 0), COALESCE(u.errors, 0)"
+            f" {_APPROVED}, COALESCE(u.calls, 0), COALESCE(u.errors, 0)"
             " FROM tools t JOIN servers s ON s.name = t.server"
             " LEFT JOIN analysis a ON a.definition_hash = t.definition_hash"
             " LEFT JOIN usage u ON u.server = t.server AND u.tool = t.name"
+            f" WHERE {scope}", params,
         )
         return {r[0]: tuple(r[1:]) for r in rows}
 
     # ------------------------------------------------------------------ analysis
 
     def pending_analysis(self) -> list[StoredTool]:
-        return [_stored(r) for r in self._query(_TOOL_SELECT + " WHERE t.needs_analysis = 1 ORDER BY t.id")]
+        """Tools in scope awaiting analysis (another config's tools wait for that config's analyzer)."""
+        scope, params = self._scope_sql("t.server")
+        return [_stored(r) for r in self._query(
+            _TOOL_SELECT + f" WHERE t.needs_analysis = 1 AND {scope} ORDER BY t.id", params)]
 
     def cached_analysis(self, definition_hash: str) -> ToolAnalysis | None:
         rows = self._query("SELECT data FROM analysis WHERE definition_hash = ?", (definition_hash,))
@@ -522,9 +474,10 @@ class Store:
             c.execute("DELETE FROM tool_vectors WHERE tool_id = ?", (tool_id,))
 
     def pending_embeddings(self) -> list[tuple[int, str, str]]:
-        """``(tool_id, embedding_text, text_hash)`` of tools whose vector is missing."""
+        """``(tool_id, embedding_text, text_hash)`` of tools in scope whose vector is missing."""
         out = []
-        for r in self._query(_TOOL_SELECT + " WHERE t.needs_embedding = 1 ORDER BY t.id"):
+        scope, params = self._scope_sql("t.server")
+        for r in self._query(_TOOL_SELECT + f" WHERE t.needs_embedding = 1 AND {scope} ORDER BY t.id", params):
             tool = _stored(r).tool
             out.append((r["id"], tool.embedding_text(), r["text_hash"]))
         return out
@@ -591,11 +544,16 @@ class Store:
         return [(r["tool_id"], float(r["distance"])) for r in rows]
 
     def vector_matrix(self) -> tuple[np.ndarray, np.ndarray]:
-        """All tool vectors as ``(ids int64[n], matrix float32[n, dim])`` for in-memory scans."""
+        """The vectors of the tools in scope as ``(ids int64[n], matrix float32[n, dim])`` for in-memory scans."""
         model = self.embedding_model()
         if model is None or not self._has_vec_table():
             return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
-        rows = self._query("SELECT tool_id, embedding FROM tool_vectors ORDER BY tool_id")
+        if self.scope is None:
+            rows = self._query("SELECT tool_id, embedding FROM tool_vectors ORDER BY tool_id")
+        else:
+            scope, params = self._scope_sql("t.server")
+            rows = self._query("SELECT v.tool_id, v.embedding FROM tool_vectors v JOIN tools t ON t.id = v.tool_id"
+                               f" WHERE {scope} ORDER BY v.tool_id", params)
         ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), model[1])
         return ids, mat.copy()
@@ -615,6 +573,150 @@ class Store:
             (match, int(k)),
         )
         return [(r["rowid"], -float(r["score"])) for r in rows]
+
+    # ------------------------------------------------------------------ definition history and approvals
+
+    def _record_definitions(self, c: sqlite3.Connection, server: str, incoming: dict[str, ToolDef],
+                            result: SyncResult, now: float) -> None:
+        """Part of :meth:`sync_tools`, run before it rewrites any row: rug-pull bookkeeping.
+
+        A definition being replaced (or no longer listed) goes to ``tool_history`` with
+        the usage earned under it, which leaves ``usage`` (so the new text does not
+        inherit the old text's track record; nothing is lost). A tool seen for the
+        first time is trusted on first use; a tool whose new definition hash was
+        never approved is listed in ``result.awaiting_approval``. The harness's own
+        tools (``available_tools.json``, written by the user) are always approved.
+        """
+        # Hashes only: definitions (possibly large) are read for the few rows that change.
+        rows = {r[0]: (r[1], r[2]) for r in c.execute(
+            "SELECT name, id, definition_hash FROM tools WHERE server = ?", (server,))}
+        listed = c.execute("SELECT listed_at FROM tool_listings WHERE server = ?", (server,)).fetchone()
+        approved: dict[str, set[str]] = {}
+        for r in c.execute("SELECT name, definition_hash FROM tool_approvals WHERE server = ?", (server,)):
+            approved.setdefault(r[0], set()).add(r[1])
+        for name, (tool_id, dhash) in rows.items():
+            new = incoming.get(name)
+            if new is None or dhash != new.definition_hash:
+                row = c.execute(
+                    "SELECT name, title, description, input_schema, output_schema, annotations, definition_hash,"
+                    " updated_at FROM tools WHERE id = ?", (tool_id,),
+                ).fetchone()
+                # Last seen at this server's previous listing: it was current until this one.
+                seen = max(row["updated_at"], listed[0]) if listed else row["updated_at"]
+                if new is not None:
+                    result.changes[name] = changed_fields(_definition(row), _definition_of(new))
+                self._retire(c, server, row, seen, new.definition_hash if new is not None else None, now)
+        for name, t in incoming.items():
+            dhash = t.definition_hash
+            if server == HARNESS_SERVER:
+                c.execute(
+                    "INSERT OR IGNORE INTO tool_approvals(server, name, definition_hash, approved_at, how)"
+                    " VALUES (?, ?, ?, ?, 'harness')", (server, name, dhash, now),
+                )
+                continue
+            if name not in rows:
+                if name not in approved:  # never seen before: trusted on first use
+                    c.execute(
+                        "INSERT INTO tool_approvals(server, name, definition_hash, approved_at, how)"
+                        " VALUES (?, ?, ?, ?, 'first_use')", (server, name, dhash, now),
+                    )
+                    approved[name] = {dhash}
+                else:  # back after it was dropped: compared with what it was then
+                    self._returning(c, server, name, t, result)
+            if dhash not in approved.get(name, ()):
+                result.awaiting_approval.append(name)
+        result.awaiting_approval.sort()
+        c.execute(
+            "INSERT INTO tool_listings(server, listed_at) VALUES (?, ?)"
+            " ON CONFLICT(server) DO UPDATE SET listed_at = excluded.listed_at", (server, now),
+        )
+
+    def _retire(self, c: sqlite3.Connection, server: str, row: sqlite3.Row, last_seen: float,
+                replaced_by: str | None, now: float) -> None:
+        """Move a tool's current definition, and the usage earned under it, to ``tool_history``."""
+        usage = c.execute(
+            "SELECT calls, errors, total_latency_ms, last_called_at, last_error FROM usage"
+            " WHERE server = ? AND tool = ?", (server, row["name"]),
+        ).fetchone()
+        c.execute(
+            "INSERT INTO tool_history(server, name, definition_hash, definition, first_seen, last_seen, replaced_at,"
+            " replaced_by, calls, errors, total_latency_ms, last_called_at, last_error)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (server, row["name"], row["definition_hash"], canonical_json(_definition(row)), row["updated_at"],
+             last_seen, now, replaced_by, *(tuple(usage) if usage else (0, 0, 0.0, None, None))),
+        )
+        # A dropped tool keeps its usage row: if it comes back unchanged, its record stands.
+        if replaced_by is not None and usage is not None:
+            c.execute("DELETE FROM usage WHERE server = ? AND tool = ?", (server, row["name"]))
+
+    def _returning(self, c: sqlite3.Connection, server: str, name: str, t: ToolDef, result: SyncResult) -> None:
+        """A tool listed again after it was dropped: if its definition differs from the one it
+        had then, that is a change, and the usage kept since moves to that definition's history."""
+        last = c.execute(
+            "SELECT id, definition_hash, definition FROM tool_history WHERE server = ? AND name = ?"
+            " ORDER BY id DESC LIMIT 1", (server, name),
+        ).fetchone()
+        if last is None or last["definition_hash"] == t.definition_hash:
+            return
+        result.changes[name] = changed_fields(json.loads(last["definition"]), _definition_of(t))
+        usage = c.execute(
+            "SELECT calls, errors, total_latency_ms, last_called_at, last_error FROM usage"
+            " WHERE server = ? AND tool = ?", (server, name),
+        ).fetchone()
+        calls, errors, latency, called_at, error = tuple(usage) if usage else (0, 0, 0.0, None, None)
+        c.execute(
+            "UPDATE tool_history SET replaced_by = ?, calls = calls + ?, errors = errors + ?,"
+            " total_latency_ms = total_latency_ms + ?, last_called_at = COALESCE(?, last_called_at),"
+            " last_error = COALESCE(?, last_error) WHERE id = ?",
+            (t.definition_hash, calls, errors, latency, called_at, error, last["id"]),
+        )
+        c.execute("DELETE FROM usage WHERE server = ? AND tool = ?", (server, name))
+
+    def awaiting_approval(self, server: str, tool: str) -> bool:
+        """True when ``server``/``tool`` is in the catalog with a definition never approved
+        (the call path's check under ``security.pin_definitions``: one indexed read)."""
+        rows = self._query(
+            "SELECT 1 FROM tools t WHERE t.server = ? AND t.name = ? AND NOT EXISTS (SELECT 1 FROM tool_approvals"
+            " ap WHERE ap.server = t.server AND ap.name = t.name AND ap.definition_hash = t.definition_hash)",
+            (server, tool),
+        )
+        return bool(rows)
+
+    def approve(self, server: str | None = None, tool: str | None = None, *,
+                definition_hash: str | None = None) -> list[StoredTool]:
+        """Approve the current definition of every tool awaiting approval that matches
+        (``server``, ``tool``; None: any). With ``definition_hash`` (a prefix is enough)
+        a tool is approved only while its definition is still that one, so what is
+        approved is what was reviewed. Returns the tools approved."""
+        pending = [st for st in self.tools(server) if not st.approved and (tool is None or st.tool.name == tool)]
+        if definition_hash is not None:
+            pending = [st for st in pending if st.definition_hash.startswith(definition_hash.lower())]
+        if not pending:
+            return []
+        now = time.time()
+        with self.transaction() as c:
+            c.executemany(
+                "INSERT OR IGNORE INTO tool_approvals(server, name, definition_hash, approved_at, how)"
+                " VALUES (?, ?, ?, ?, 'user')",
+                [(st.tool.server, st.tool.name, st.definition_hash, now) for st in pending],
+            )
+            self._bump(c)
+        return pending
+
+    def approvals(self, server: str, tool: str) -> list[dict[str, Any]]:
+        """The approved definition hashes of a tool, newest first, with when and how."""
+        rows = self._query(
+            "SELECT definition_hash, approved_at, how FROM tool_approvals WHERE server = ? AND name = ?"
+            " ORDER BY approved_at DESC", (server, tool),
+        )
+        return [dict(r) for r in rows]
+
+    def definition_history(self, server: str, tool: str) -> list[dict[str, Any]]:
+        """Every earlier definition of a tool, newest first: the definition, when it was first
+        and last seen and replaced (and by which hash), and the usage earned under it."""
+        rows = self._query("SELECT * FROM tool_history WHERE server = ? AND name = ? ORDER BY id DESC",
+                           (server, tool))
+        return [{**dict(r), "definition": json.loads(r["definition"])} for r in rows]
 
     # ------------------------------------------------------------------ usage
 
@@ -681,9 +783,14 @@ class Store:
         ]
 
 
+#: Whether a tool's current definition is an approved one (tool_approvals, migration 0004).
+_APPROVED = ("EXISTS (SELECT 1 FROM tool_approvals ap WHERE ap.server = t.server AND ap.name = t.name"
+             " AND ap.definition_hash = t.definition_hash)")
+
 _TOOL_SELECT = (
     "SELECT t.*, s.status AS server_status, a.data AS analysis_data,"
-    " COALESCE(u.calls, 0) AS calls, COALESCE(u.errors, 0) AS errors"
+    " COALESCE(u.calls, 0) AS calls, COALESCE(u.errors, 0) AS errors,"
+    f" {_APPROVED} AS approved"
     " FROM tools t JOIN servers s ON s.name = t.server"
     " LEFT JOIN analysis a ON a.definition_hash = t.definition_hash"
     " LEFT JOIN usage u ON u.server = t.server AND u.tool = t.name"
@@ -710,23 +817,24 @@ def _stored(r: sqlite3.Row) -> StoredTool:
         needs_embedding=bool(r["needs_embedding"]),
         calls=r["calls"],
         errors=r["errors"],
+        approved=bool(r["approved"]),
     )
 
 
-def _server(r: sqlite3.Row) -> ServerRecord:
-    return ServerRecord(
-        name=r["name"],
-        transport=r["transport"],
-        status=ServerStatus(r["status"]),
-        status_changed_at=r["status_changed_at"],
-        last_seen=r["last_seen"],
-        last_error=r["last_error"],
-        server_name=r["server_name"],
-        server_version=r["server_version"],
-        protocol_version=r["protocol_version"],
-        capabilities=json.loads(r["capabilities"] or "{}"),
-        instructions=r["instructions"],
-    )
+def _definition(r: sqlite3.Row) -> dict[str, Any]:
+    """A ``tools`` row's definition as ``tool_history`` keeps it (the fields the hash covers)."""
+    return {
+        "title": r["title"],
+        "description": r["description"],
+        "input_schema": json.loads(r["input_schema"]),
+        "output_schema": json.loads(r["output_schema"]) if r["output_schema"] else None,
+        "annotations": json.loads(r["annotations"]) if r["annotations"] else None,
+    }
+
+
+def _definition_of(t: ToolDef) -> dict[str, Any]:
+    return {"title": t.title, "description": t.description, "input_schema": t.input_schema,
+            "output_schema": t.output_schema, "annotations": t.annotations}
 
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Za-z])(?=[0-9])|(?<=[0-9])(?=[A-Za-z])")

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from .config import Config
 from .embed import EmbedReport, Embedder, embed_pending
 from .models import HARNESS_SERVER, ServerRecord, ServerStatus, SyncResult
+from .ownership import Reconciled, config_identity
 from .store import Store
 
 if TYPE_CHECKING:
@@ -36,6 +37,10 @@ class SyncReport:
     servers: list[ServerRecord] = field(default_factory=list)
     changes: dict[str, SyncResult] = field(default_factory=dict)
     removed_servers: list[str] = field(default_factory=list)
+    #: Servers this config does not configure, kept because another config does: server -> those configs.
+    kept_servers: dict[str, list[str]] = field(default_factory=dict)
+    #: Servers this config does not configure, kept because no config is recorded for them.
+    unowned_servers: list[str] = field(default_factory=list)
     analysis: AnalyzeReport | None = None
     embedding: EmbedReport | None = None
 
@@ -43,17 +48,19 @@ class SyncReport:
 def sync_harness_tools(store: Store, config: Config) -> SyncResult:
     """Mirror available_tools.json's harness tools into the catalog (always online)."""
     store.ensure_server(HARNESS_SERVER, HARNESS_TRANSPORT)
-    store.set_server_status(HARNESS_SERVER, ServerStatus.CONNECTED)
+    # No process holds it: the harness's tools are there as long as the harness runs.
+    store.set_server_status(HARNESS_SERVER, ServerStatus.CONNECTED, hold=False)
     return store.sync_tools(HARNESS_SERVER, [t.to_tool() for t in config.available_tools.tools])
 
 
-def prune_unconfigured(store: Store, config: Config) -> list[str]:
-    """Forget servers that are no longer in the config, with their tools."""
-    keep = set(config.servers) | {HARNESS_SERVER}
-    gone = [s.name for s in store.servers() if s.name not in keep]
-    for name in gone:
-        store.remove_server(name)
-    return gone
+def prune_unconfigured(store: Store, config: Config, *, forget_foreign: bool = False) -> Reconciled:
+    """Claim the config's servers; forget those only this config configured and no longer does.
+
+    Servers another config configures (or that no config claims yet) are kept and
+    listed in the result; ``forget_foreign`` forgets every server this config does
+    not configure. See :mod:`jit.ownership`.
+    """
+    return store.reconcile_owner(config_identity(config), config.servers, forget_foreign=forget_foreign)
 
 
 def refresh_catalog(
@@ -86,18 +93,22 @@ async def sync(
     analyzer: ToolAnalyzer | None = None,
     manager: ClientManager | None = None,
     progress: Progress | None = None,
+    forget_foreign: bool = False,
 ) -> SyncReport:
     """Bring the catalog up to date with the configured servers.
 
     With ``manager`` given (already started, e.g. by ``jit serve``) it is
     asked to re-discover; otherwise a manager is started for the duration of
     the sync and closed after. Servers that fail stay in the catalog with
-    their status and last error; their cached tools remain selectable.
+    their status and last error; their cached tools remain selectable. Servers
+    of other configs sharing the catalog are left alone unless ``forget_foreign``.
     """
     from .clients import ClientManager
 
     report = SyncReport()
-    report.removed_servers = prune_unconfigured(store, config)
+    reconciled = prune_unconfigured(store, config, forget_foreign=forget_foreign)
+    report.removed_servers, report.kept_servers = reconciled.removed, reconciled.kept
+    report.unowned_servers = reconciled.unowned
     report.changes[HARNESS_SERVER] = sync_harness_tools(store, config)
     if progress:
         progress("discover", {"servers": len(config.servers)})

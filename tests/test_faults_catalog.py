@@ -1,0 +1,525 @@
+"""Fault injection: configs sharing one catalog, status truth across processes, unembedded tools.
+
+Two configs live in one directory and share its default catalog (``.jit/catalog.db``),
+each with real stdio servers (tests/servers/demo_server.py, examples/servers/). The
+processes are real: ``jit sync``/``jit call``/``jit compile`` through the console
+script, ``jit serve --stdio`` as a subprocess, ``kill -9`` where a process dies.
+
+Classes (issue #12, defects 1 and 11):
+
+* ownership: a sync of one config never deletes another config's tools, analyses
+  or usage; a shared server is forgotten only by its last owner; rows from before
+  owners were recorded are kept; ``--prune-foreign`` forgets them when asked;
+* scope: each config's compile, ``tools``, ``servers``, ``show`` and ``jit serve``
+  see only its own servers (and the harness);
+* status truth: a CLI run leaves a running ``jit serve``'s statuses connected;
+  a killed holder's statuses read stale (idle, with a note), whether it was
+  ``jit serve``, ``jit call``, a pid reused, or a holder on another host;
+* unembedded tools: after an interrupted sync, compile warns and names the fix.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import REPO
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from typer.testing import CliRunner
+
+from jit import holders
+from jit.cli import app
+from jit.compiler import Compiler
+from jit.config import load_config
+from jit.models import ServerStatus, ToolDef
+from jit.ownership import open_catalog
+from jit.selection import TaskContext
+from jit.store import Store, default_migrations_dir
+from jit.sync import sync
+
+pytestmark = pytest.mark.slow
+
+JIT = str(Path(sys.executable).parent / "jit")
+ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
+       "COLUMNS": "250"}
+DEMO = str(REPO / "tests" / "servers" / "demo_server.py")
+RAW = str(REPO / "tests" / "servers" / "raw_server.py")
+EXAMPLES = REPO / "examples" / "servers"
+#: Hang guard while waiting for a process (start-up loads the model and connects servers).
+WAIT = 180
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def demo(name: str, *extra: str) -> dict[str, Any]:
+    return {"command": sys.executable, "args": [DEMO, "--name", name, *extra]}
+
+
+def write_config(path: Path, servers: dict[str, Any]) -> Path:
+    """A config in ``path``'s directory with the default store (``.jit/catalog.db``, shared)."""
+    body = {
+        "servers": servers,
+        "rules": str(REPO / "rules"),
+        "available_tools": str(REPO / "available_tools.json"),
+        "connection": {"reconnect_initial_delay": 0.05, "reconnect_max_delay": 0.3, "reconnect_attempts": 0,
+                       "ping_interval": 0},
+    }
+    path.write_text(json.dumps(body, indent=2), encoding="utf-8")
+    return path
+
+
+def two_configs(base: Path) -> tuple[Path, Path]:
+    """``a.json`` (alpha, workspace, shared) and ``b.json`` (beta, tracker, shared) in one directory."""
+    ws = base / "workspace"
+    ws.mkdir(exist_ok=True)
+    (ws / "README.md").write_text("# shared catalog test\n", encoding="utf-8")
+    workspace = {"command": sys.executable, "args": [str(EXAMPLES / "workspace.py"), "--root", str(ws)]}
+    tracker = {"command": sys.executable, "args": [str(EXAMPLES / "tracker.py"), "--data", str(base / "t.json")]}
+    a = write_config(base / "a.json", {"alpha": demo("alpha"), "workspace": workspace, "shared": demo("shared")})
+    b = write_config(base / "b.json", {"beta": demo("beta"), "tracker": tracker, "shared": demo("shared")})
+    return a, b
+
+
+def catalog(base: Path) -> Store:
+    """The shared catalog, unscoped: every config's rows."""
+    return Store(base / ".jit" / "catalog.db")
+
+
+def sync_config(path: Path, embedder, **kw: Any):
+    """What ``jit sync -c path`` does, in process with the session's model."""
+    config = load_config(path)
+    with open_catalog(config) as store:
+        return asyncio.run(sync(config, store, embedder, **kw))
+
+
+def jit(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([JIT, *args], capture_output=True, text=True, env=ENV, timeout=timeout)
+
+
+def invoke(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(app, list(args), env={"COLUMNS": "250"})
+    return result.exit_code, result.stdout
+
+
+def snapshot(store: Store, servers: set[str]) -> dict[str, Any]:
+    """Everything a config owns in the catalog: tool rows, their analyses, usage."""
+    tools = [t for t in store.tools() if t.tool.server in servers]
+    return {
+        "tools": sorted((t.id, t.key, t.definition_hash) for t in tools),
+        "analyses": sorted((t.key, store.cached_analysis(t.definition_hash) is not None) for t in tools),
+        "usage": sorted((t.key, t.calls, t.errors) for t in tools),
+    }
+
+
+def wait_for(check: Callable[[], Any], what: str) -> Any:
+    deadline = time.monotonic() + WAIT
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"gave up waiting for {what}")
+        time.sleep(0.1)
+
+
+def holder_pid(record) -> int | None:
+    return int(record.holder.split()[1]) if record is not None and record.holder else None
+
+
+@contextmanager
+def process(*argv: str, **kw: Any) -> Iterator[subprocess.Popen[str]]:
+    """A process in its own group, killed with its children however the test ends."""
+    proc = subprocess.Popen(argv, env=ENV, text=True, start_new_session=True, **kw)
+    try:
+        yield proc
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait(timeout=30)
+
+
+def status_of(base: Path, server: str):
+    with catalog(base) as store:
+        return store.server(server)
+
+
+# --------------------------------------------------------------------------- ownership
+
+
+def test_cli_sync_of_one_config_never_drops_the_other_configs_tools_analyses_or_usage(tmp_path, embedder):
+    a, b = two_configs(tmp_path)
+    sync_config(b, embedder)
+    called = jit("call", "-c", str(b), "beta/echo", "--args", '{"text": "kept"}')
+    assert called.returncode == 0, called.stderr
+    with catalog(tmp_path) as store:
+        before = snapshot(store, {"beta", "tracker", "shared"})
+    assert ("beta/echo", 1, 0) in before["usage"] and all(ok for _, ok in before["analyses"])
+
+    synced = jit("sync", "-c", str(a), "--json")
+    assert synced.returncode == 0, synced.stderr
+    report = json.loads(synced.stdout)
+    assert report["removed_servers"] == []
+    assert report["kept_servers"] == {"beta": [str(b)], "tracker": [str(b)]}
+    assert {r["server"] for r in report["servers"]} == {"alpha", "workspace", "shared", "harness"}
+    text = jit("sync", "-c", str(a))
+    assert text.returncode == 0, text.stderr
+    assert f"kept 2 servers configured by {b}: beta, tracker" in " ".join(text.stdout.split())
+    assert "forgot" not in text.stdout
+
+    with catalog(tmp_path) as store:
+        assert snapshot(store, {"beta", "tracker", "shared"}) == before  # same rows, analyses, usage
+        owners = store.server_owners()
+    assert owners["shared"] == sorted([str(a), str(b)]) and owners["beta"] == [str(b)]
+    again = jit("call", "-c", str(b), "beta/echo", "--args", '{"text": "still here"}')
+    assert again.returncode == 0 and "still here" in again.stdout  # B's server still answers through B
+
+
+def test_each_config_compiles_lists_and_shows_only_its_own_servers(tmp_path, embedder):
+    a, b = two_configs(tmp_path)
+    sync_config(a, embedder)
+    sync_config(b, embedder)
+    mine = {"alpha", "workspace", "shared", "harness"}
+
+    code, out = invoke("tools", "-c", str(a), "--json")
+    assert code == 0 and {r["server"] for r in json.loads(out)} == mine
+    code, out = invoke("servers", "-c", str(a), "--json")
+    assert code == 0 and {r["server"] for r in json.loads(out)} == mine
+    code, out = invoke("servers", "-c", str(a))
+    assert "2 more servers in this catalog belong to other configs" in " ".join(out.split())
+    code, _ = invoke("show", "-c", str(a), "beta/echo")
+    assert code != 0  # another config's tool is not this config's to show
+    code, _ = invoke("tools", "-c", str(a), "--server", "tracker")
+    assert code != 0
+
+    compiled = jit("compile", "-c", str(a), "--shard", "coder", "--json",
+                   "--task", "echo a text with beta__echo, then read the issue tracker and echo it")
+    assert compiled.returncode == 0, compiled.stderr
+    assert {t["server"] for t in json.loads(compiled.stdout)["tools"]} <= mine
+    for path, servers in ((a, mine), (b, {"beta", "tracker", "shared", "harness"})):
+        config = load_config(path)
+        with open_catalog(config) as store, Compiler(store, config, embedder) as compiler:
+            toolset = compiler.compile(TaskContext(shard="coder", task="echo some text and add two numbers"))
+            assert {s.server for s in toolset.tools} <= servers
+            assert {st.tool.server for st, _ in compiler.rank("echo the text", k=50)} <= servers
+
+
+def test_a_server_both_configs_configure_is_forgotten_only_by_its_last_owner(tmp_path, embedder):
+    a, b = two_configs(tmp_path)
+    sync_config(a, embedder)
+    sync_config(b, embedder)
+    with catalog(tmp_path) as store:
+        shared = snapshot(store, {"shared"})
+    assert shared["tools"]
+
+    body = json.loads(a.read_text())
+    del body["servers"]["shared"]
+    a.write_text(json.dumps(body))
+    report = sync_config(a, embedder)
+    assert report.removed_servers == [] and report.kept_servers == {"beta": [str(b)], "shared": [str(b)],
+                                                                     "tracker": [str(b)]}
+    with catalog(tmp_path) as store:
+        assert snapshot(store, {"shared"}) == shared
+        assert store.server_owners()["shared"] == [str(b)]
+
+    body = json.loads(b.read_text())
+    del body["servers"]["shared"]
+    b.write_text(json.dumps(body))
+    report = sync_config(b, embedder)
+    assert report.removed_servers == ["shared"]  # its last owner dropped it
+    with catalog(tmp_path) as store:
+        assert store.server("shared") is None and not store.tools("shared")
+        assert {s.name for s in store.servers()} == {"alpha", "workspace", "beta", "tracker", "harness"}
+
+
+def test_enabled_is_each_configs_own_say_about_a_shared_server(tmp_path, embedder):
+    a, b = two_configs(tmp_path)
+    body = json.loads(b.read_text())
+    body["servers"]["shared"]["enabled"] = False
+    b.write_text(json.dumps(body))
+    sync_config(a, embedder)
+    sync_config(b, embedder)  # records the shared row as "disabled"
+    task = TaskContext(shard="coder", task="echo the text with shared__echo")
+    for path, served in ((a, True), (b, False)):
+        config = load_config(path)
+        with open_catalog(config) as store, Compiler(store, config, embedder) as compiler:
+            got = compiler.compile(task).get("shared__echo")
+            assert (got is not None and got.tier.value != "excluded") is served, path
+    with catalog(tmp_path) as store:
+        assert store.tools("shared")  # B disabling it deleted nothing
+
+
+def test_dropping_a_server_from_its_own_config_still_forgets_it(tmp_path, embedder):
+    a, b = two_configs(tmp_path)
+    sync_config(a, embedder)
+    sync_config(b, embedder)
+    with catalog(tmp_path) as store:
+        theirs = snapshot(store, {"beta", "tracker", "shared"})
+    body = json.loads(a.read_text())
+    del body["servers"]["workspace"]
+    a.write_text(json.dumps(body))
+    synced = jit("sync", "-c", str(a), "--json")
+    assert synced.returncode == 0, synced.stderr
+    assert json.loads(synced.stdout)["removed_servers"] == ["workspace"]
+    with catalog(tmp_path) as store:
+        assert store.server("workspace") is None and not store.tools("workspace")
+        assert snapshot(store, {"beta", "tracker", "shared"}) == theirs
+
+
+def test_prune_foreign_forgets_other_configs_servers_only_when_asked(tmp_path, embedder):
+    a, b = two_configs(tmp_path)
+    sync_config(a, embedder)
+    sync_config(b, embedder)
+    with catalog(tmp_path) as store:
+        mine = snapshot(store, {"alpha", "workspace", "shared"})
+    plain = jit("sync", "-c", str(a), "--json")
+    assert plain.returncode == 0, plain.stderr
+    assert json.loads(plain.stdout)["removed_servers"] == []
+
+    pruned = jit("sync", "-c", str(a), "--prune-foreign", "--json")
+    assert pruned.returncode == 0, pruned.stderr
+    report = json.loads(pruned.stdout)
+    assert sorted(report["removed_servers"]) == ["beta", "tracker"] and report["kept_servers"] == {}
+    with catalog(tmp_path) as store:
+        assert {s.name for s in store.servers()} == {"alpha", "workspace", "shared", "harness"}
+        assert snapshot(store, {"alpha", "workspace", "shared"})["tools"] == mine["tools"]
+        assert store.server_owners()["shared"] == sorted([str(a), str(b)])  # still B's too
+    # B gets its servers back by syncing: nothing of A's is touched.
+    report = sync_config(b, embedder)
+    assert report.removed_servers == [] and set(report.kept_servers) == {"alpha", "workspace"}
+    with catalog(tmp_path) as store:
+        assert store.tools("beta") and store.tools("tracker")
+
+
+def test_rows_from_before_owners_were_recorded_are_kept_until_a_config_claims_them(tmp_path, embedder):
+    a, b = two_configs(tmp_path)
+    sync_config(b, embedder)
+    with catalog(tmp_path) as store:
+        with store.transaction() as c:
+            c.execute("DELETE FROM server_owners")  # what a catalog synced before migration 0003 holds
+        before = snapshot(store, {"beta", "tracker", "shared"})
+
+    report = sync_config(a, embedder)
+    assert report.removed_servers == [] and report.kept_servers == {}
+    assert report.unowned_servers == ["beta", "tracker"]  # shared: A configures it, so A claims it
+    text = jit("sync", "-c", str(a))
+    assert "kept 2 servers no config claims" in " ".join(text.stdout.split())
+    with catalog(tmp_path) as store:
+        assert snapshot(store, {"beta", "tracker", "shared"}) == before
+        assert store.server_owners()["shared"] == [str(a)]
+
+    sync_config(b, embedder)  # B claims its own again
+    with catalog(tmp_path) as store:
+        assert store.server_owners()["tracker"] == [str(b)]
+    body = json.loads(b.read_text())
+    del body["servers"]["tracker"]
+    b.write_text(json.dumps(body))
+    assert sync_config(b, embedder).removed_servers == ["tracker"]
+
+
+# --------------------------------------------------------------------------- status truth
+
+
+def test_cli_runs_leave_a_running_serve_connected_and_serve_sees_only_its_config(tmp_path, embedder):
+    a, b = two_configs(tmp_path)
+    sync_config(a, embedder)
+    sync_config(b, embedder)
+    params = StdioServerParameters(command=sys.executable, args=["-m", "jit", "serve", "--stdio", "-c", str(a)],
+                                   env=ENV)
+
+    async def session() -> None:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
+            await s.initialize()
+            await s.list_tools()  # answered after jit serve's start-up (sync, connections)
+            held = {n: status_of(tmp_path, n) for n in ("alpha", "workspace", "shared")}
+            assert all(r.status is ServerStatus.CONNECTED for r in held.values())
+            serve_pid = holder_pid(held["alpha"])
+            assert serve_pid and b"serve" in Path(f"/proc/{serve_pid}/cmdline").read_bytes()
+
+            for argv in (("sync", "-c", str(a)), ("call", "-c", str(a), "alpha/echo", "--args", '{"text": "x"}'),
+                         ("sync", "-c", str(b))):
+                done = await asyncio.to_thread(jit, *argv)
+                assert done.returncode == 0, done.stderr
+                for name in ("alpha", "workspace", "shared"):
+                    record = status_of(tmp_path, name)
+                    assert record.status is ServerStatus.CONNECTED, (argv, name, record)
+                    assert holder_pid(record) == serve_pid
+            echoed = await s.call_tool("call_tool", {"server": "alpha", "tool": "echo", "arguments": {"text": "ok"}})
+            assert echoed.content[0].text == "ok"  # the serve's own connection is untouched
+
+            found = await s.call_tool("search_tools", {"query": "echo the text back", "limit": 50})
+            assert {t["server"] for t in found.structured_content["tools"]} <= {"alpha", "workspace", "shared",
+                                                                                 "harness"}
+            listing = json.loads((await s.read_resource("jit://servers")).contents[0].text)
+            assert {r["server"] for r in listing} == {"alpha", "workspace", "shared", "harness"}
+            offline = await s.call_tool("call_tool", {"server": "beta", "tool": "echo", "arguments": {"text": "x"}})
+            assert offline.is_error  # B's server is not this config's
+
+            # An interrupted sync elsewhere left a tool of this config without a vector: compile says so.
+            with catalog(tmp_path) as store:
+                tools = [t.tool for t in store.tools("alpha")]
+                changed = [ToolDef(server="alpha", name=t.name, description=t.description + " Reverberates.",
+                                   input_schema=t.input_schema) if t.name == "echo" else t for t in tools]
+                store.sync_tools("alpha", changed)
+            compiled = await s.call_tool("compile_tools", {"shard": "coder", "task": "echo some text"})
+            warnings = compiled.structured_content["warnings"]
+            assert any("have no embedding yet" in w and "jit sync" in w for w in warnings), warnings
+
+    asyncio.run(session())
+    for name in ("alpha", "workspace", "shared"):  # the serve closed cleanly: reachable, held by nobody
+        record = status_of(tmp_path, name)
+        assert record.status is ServerStatus.IDLE and record.holder is None and record.note is None
+
+
+def test_kill_9_of_jit_serve_leaves_statuses_that_read_stale_not_connected(tmp_path, embedder):
+    a, _ = two_configs(tmp_path)
+    sync_config(a, embedder)
+    with process(JIT, "serve", "--stdio", "-c", str(a), stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                 stderr=subprocess.DEVNULL) as serve:
+        wait_for(lambda: all(holder_pid(r := status_of(tmp_path, n)) == serve.pid
+                             and r.status is ServerStatus.CONNECTED for n in ("alpha", "workspace", "shared")),
+                 "jit serve to hold its servers")
+        serve.send_signal(signal.SIGKILL)
+        serve.wait(timeout=30)
+    for name in ("alpha", "workspace", "shared"):
+        record = status_of(tmp_path, name)
+        assert record.status is ServerStatus.IDLE, record  # answered at last_seen; nobody holds it now
+        assert record.holder is None and f"pid {serve.pid}" in record.note and "exited" in record.note
+    code, out = invoke("servers", "-c", str(a), "--json")
+    rows = {r["server"]: r for r in json.loads(out)}
+    assert rows["alpha"]["status"] == "idle" and "exited" in rows["alpha"]["status_note"]
+    with catalog(tmp_path) as store:
+        assert store.tools("alpha", online=True)  # still selectable, calls reconnect
+        assert not store._query("SELECT * FROM server_holds")
+    called = jit("call", "-c", str(a), "alpha/echo", "--args", '{"text": "after the crash"}')
+    assert called.returncode == 0 and "after the crash" in called.stdout
+    assert status_of(tmp_path, "alpha").note is None  # a new holder's status replaced the note
+
+
+def test_kill_9_of_jit_call_mid_call_leaves_its_status_stale(tmp_path, embedder):
+    a, _ = two_configs(tmp_path)
+    sync_config(a, embedder)
+    with process(JIT, "call", "-c", str(a), "alpha/sleep", "--args", '{"seconds": 600}',
+                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as call:
+        wait_for(lambda: holder_pid(r := status_of(tmp_path, "alpha")) == call.pid
+                 and r.status is ServerStatus.CONNECTED, "jit call to connect")
+        call.send_signal(signal.SIGKILL)
+        call.wait(timeout=30)
+    record = status_of(tmp_path, "alpha")
+    assert record.status is ServerStatus.IDLE and f"pid {call.pid}" in record.note
+    assert status_of(tmp_path, "workspace").status is ServerStatus.IDLE  # never touched by that call
+
+
+def test_holders_that_cannot_be_alive_read_stale_and_live_ones_do_not(tmp_path):
+    exited = subprocess.Popen([sys.executable, "-c", "pass"])
+    exited.wait()
+    me = holders.current()
+    cases = {
+        "exited": (holders.Holder(me.host, exited.pid, me.start).id, None, ServerStatus.IDLE),
+        # A live pid with another start token: the pid was reused by a new process.
+        "reused": (holders.Holder(me.host, os.getppid(), "0-1").id, None, ServerStatus.IDLE),
+        "remote_old": ("far-away-host:4242:x", time.time() - holders.REMOTE_LEASE - 60, ServerStatus.IDLE),
+        "remote_fresh": ("far-away-host:4243:x", time.time(), ServerStatus.CONNECTED),
+        "never_seen": (holders.Holder(me.host, exited.pid, me.start).id, None, ServerStatus.UNKNOWN),
+        "alive": (me.id, time.time(), ServerStatus.CONNECTED),
+    }
+    with Store(tmp_path / "catalog.db") as store:
+        with store.transaction() as c:
+            for name, (holder, heartbeat, _) in cases.items():
+                seen = None if name == "never_seen" else time.time() - 5
+                c.execute("INSERT INTO servers(name, transport, status, status_holder, last_seen)"
+                          " VALUES (?, 'stdio', 'connected', ?, ?)", (name, holder, seen))
+                c.execute("INSERT INTO server_holds(server, holder, status, since) VALUES (?, ?, 'connected', 0)",
+                          (name, holder))
+                if heartbeat is not None:
+                    c.execute("INSERT OR REPLACE INTO holders(id, host, pid, started_at, heartbeat)"
+                              " VALUES (?, 'h', 1, 0, ?)", (holder, heartbeat))
+        version = store.catalog_version()
+        read = {r.name: r for r in store.servers()}
+        assert {n: r.status for n, r in read.items()} == {n: want for n, (_, _, want) in cases.items()}
+        assert "exited without closing" in read["exited"].note and read["alive"].note is None
+        assert store.catalog_version() > version  # compilers rebuild their view
+        assert {t for (t,) in store._query("SELECT server FROM server_holds")} == {"remote_fresh", "alive"}
+
+
+def test_a_catalog_from_before_holders_reads_its_connected_rows_as_idle(tmp_path):
+    old = tmp_path / "old_migrations"
+    old.mkdir()
+    for p in sorted(default_migrations_dir().glob("000[12]_*.sql")):
+        (old / p.name).write_text(p.read_text())
+    db = tmp_path / "catalog.db"
+    with Store(db, migrations_dir=old) as legacy, legacy.transaction() as c:
+        c.executemany("INSERT INTO servers(name, transport, status, last_seen) VALUES (?, ?, ?, ?)",
+                      [("killed", "stdio", "connected", 1.0), ("starting", "stdio", "connecting", None),
+                       ("harness", "harness", "connected", None), ("broken", "stdio", "error", None)])
+    with Store(db) as store:
+        read = {r.name: r for r in store.servers()}
+    assert read["killed"].status is ServerStatus.IDLE and "unknown" in read["killed"].note
+    assert read["starting"].status is ServerStatus.UNKNOWN
+    assert read["harness"].status is ServerStatus.CONNECTED and read["broken"].status is ServerStatus.ERROR
+
+
+# --------------------------------------------------------------------------- unembedded tools
+
+
+def test_compile_warns_about_tools_without_vectors_and_still_finds_them_by_words(tmp_path, embedder):
+    a, _ = two_configs(tmp_path)
+    sync_config(a, embedder)
+    config = load_config(a)
+    with open_catalog(config) as store, Compiler(store, config, embedder) as compiler:
+        ctx = TaskContext(shard="coder", task="reverberate the sentence")
+        assert not any("embedding" in w for w in compiler.compile(ctx).warnings)
+        tools = [t.tool for t in store.tools("alpha")]
+        store.sync_tools("alpha", [
+            ToolDef(server="alpha", name=t.name, description="Reverberate a sentence back to the caller.",
+                    input_schema=t.input_schema) if t.name == "echo" else t for t in tools])
+        toolset = compiler.compile(ctx)
+        total = len(store.tools())
+        assert f"1 of {total} tools have no embedding yet" in " ".join(toolset.warnings)
+        assert "run `jit sync`" in " ".join(toolset.warnings)
+        echo = toolset.get("alpha__echo")
+        # A candidate near the top, by its words alone (no vector: dense similarity is the catalog's lowest).
+        assert echo is not None and 0 < echo.rank <= 5 and echo.vector > 0
+    sync_config(a, embedder)
+    with open_catalog(config) as store, Compiler(store, config, embedder) as compiler:
+        assert not any("embedding" in w for w in compiler.compile(ctx).warnings)
+
+
+def test_kill_9_during_embedding_makes_compile_warn_until_the_next_sync(tmp_path):
+    big = {"command": sys.executable, "args": [RAW, "--tools", "400"]}
+    config = write_config(tmp_path / "big.json", {"big": big})
+    with process(JIT, "sync", "-c", str(config), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as syncing:
+        for line in syncing.stderr:
+            if "embedding" in line:  # discovery and analysis are done; the model is loading
+                syncing.send_signal(signal.SIGKILL)
+                break
+        syncing.wait(timeout=30)
+    assert syncing.returncode == -signal.SIGKILL
+    with catalog(tmp_path) as store:
+        assert len(store.tools("big")) == 400 and store.pending_embeddings()
+        assert store.tool("big", "tool_7").analysis is not None  # what the sync finished is kept
+
+    def compiled() -> dict[str, Any]:
+        done = jit("compile", "-c", str(config), "--shard", "coder", "--task", "run tool_7 on the input", "--json")
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    first = compiled()
+    assert any("jit sync" in w and "vector" in w for w in first["warnings"]), first["warnings"]
+    assert "big__tool_7" in {t["name"] for t in first["tools"]}  # named: selected without a vector
+    again = jit("sync", "-c", str(config))
+    assert again.returncode == 0, again.stderr
+    assert not any("vector" in w or "embedding" in w for w in compiled()["warnings"])
