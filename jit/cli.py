@@ -15,6 +15,7 @@ code  meaning
 4     a server is unreachable: offline, failed to connect, timed out, went away
 5     no such server or tool
 6     the tool ran and reported an error
+7     the tool's definition changed and awaits ``jit approve`` (``security.pin_definitions``)
 130   interrupted
 ====  =====================================================================
 
@@ -37,23 +38,28 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, NoReturn
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from . import __version__
 from .config import CONFIG_ENV_VAR, Config, load_config
+from .display import json_text, markup, visible
 from .errors import (
     ConfigError,
+    InvalidArgumentsError,
     JitError,
     SelectionError,
     ServerConnectError,
+    StoreError,
     ServerDisconnectedError,
     ServerTimeoutError,
     ServerUnavailableError,
     ToolCallError,
+    ToolNotApprovedError,
     ToolNotFoundError,
 )
+from .approval import change_report, pending_report
 from .views import analysis_of, describe, server_rows, summarize, tool_counts
+from .ownership import Reconciled, config_scope, describe_kept
 
 if TYPE_CHECKING:
     from .selection import ToolSet
@@ -65,12 +71,14 @@ __all__ = ["EXIT_CODES", "app", "main"]
 EXIT_CODES: dict[type[JitError], int] = {
     JitError: 1,
     SelectionError: 2,
+    InvalidArgumentsError: 2,
     ConfigError: 3,
     ServerUnavailableError: 4,
     ServerConnectError: 4,
     ServerTimeoutError: 4,
     ServerDisconnectedError: 4,
     ToolNotFoundError: 5,
+    ToolNotApprovedError: 7,
     ToolCallError: 6,
 }
 EXIT_USAGE = 2
@@ -89,8 +97,10 @@ app = typer.Typer(
 )
 
 #: Tables are laid out for a terminal; piped output gets 120 columns rather than rich's 80.
-out = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
-err = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else 120)
+#: Text from servers is printed through jit.display (visible escapes, no markup); emoji codes
+#: such as ``:warning:`` are not expanded either, so a description prints as written.
+out = Console(highlight=False, emoji=False, width=None if sys.stdout.isatty() else 120)
+err = Console(stderr=True, highlight=False, emoji=False, width=None if sys.stderr.isatty() else 120)
 
 
 # --------------------------------------------------------------------------- plumbing
@@ -150,9 +160,10 @@ def exit_code(exc: JitError) -> int:
 
 def _fail(message: str, code: int, *, as_json: bool, payload: dict[str, Any] | None = None) -> NoReturn:
     if as_json:
-        err.print_json(data=payload or {"error": "usage_error", "message": message})
+        sys.stderr.write(json_text(payload or {"error": "usage_error", "message": message}) + "\n")
     else:
-        err.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
+        # soft_wrap: one message, one line (rich would cut it at the console width), so it greps.
+        err.print(f"[bold red]error:[/] {markup(message, layout=False)}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 
@@ -169,7 +180,8 @@ def _errors(as_json: bool) -> Iterator[None]:
 
 
 def _emit_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+    """``--json`` output: exact data, with control and invisible characters as ``\\uXXXX`` escapes."""
+    sys.stdout.write(json_text(data) + "\n")
 
 
 def _split_key(key: str, *, as_json: bool) -> tuple[str, str]:
@@ -192,14 +204,25 @@ def _ago(ts: float | None) -> str:
 
 
 def _first_line(text: str, limit: int = 90) -> str:
-    line = (text or "").strip().splitlines()[0] if (text or "").strip() else ""
+    """The first line of ``text``, control and invisible characters made visible (jit.display)."""
+    # Only the head can be shown: escape that, not a megabyte of description.
+    text = visible((text or "").strip()[: limit + 1]).strip()
+    line = text.split("\n", 1)[0].rstrip() if text else ""
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def _open_store(config: Config) -> Store:
+    """The catalog ``store`` names; an unusable path is a ConfigError naming that key."""
+    from .config import check_store_path
     from .store import Store
 
-    return Store(config.store_path)
+    check_store_path(config)
+    try:
+        store = Store(config.store_path)
+    except StoreError as exc:  # e.g. not an SQLite file: say which file and which key
+        raise type(exc)(f"{exc.message} (catalog {config.store_path}, config key 'store')", **exc.details) from exc
+    store.set_scope(config_scope(config))  # only this config's servers (and the harness): see jit/ownership.py
+    return store
 
 
 def _embedder(config: Config) -> Any:
@@ -275,7 +298,7 @@ class _SyncProgress:
         self._phase = phase
         self._started = time.perf_counter()
         label = self._LABELS.get(phase, phase)
-        detail = escape(", ".join(f"{k} {v}" for k, v in info.items() if k not in ("done", "total")))
+        detail = markup(", ".join(f"{k} {v}" for k, v in info.items() if k not in ("done", "total")))
         if self.live:
             self._task = self.progress.add_task(f"{label} ({detail})" if detail else label,
                                                 total=total if total else None, completed=done or 0)
@@ -289,13 +312,18 @@ def sync_command(
     strict: Annotated[
         bool, typer.Option("--strict", help="Exit with code 4 when an enabled server could not be reached.")
     ] = False,
+    prune_foreign: Annotated[
+        bool, typer.Option("--prune-foreign", help="Also forget servers this config does not configure, even "
+                           "those another config sharing the catalog configures.")
+    ] = False,
     config_file: ConfigOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Connect to every configured server, discover its tools, analyze and embed them.
 
     Servers that cannot be reached keep their cached tools (marked offline);
-    the summary shows each server's status and what changed.
+    the summary shows each server's status and what changed. Servers of other
+    configs sharing the catalog are kept (see --prune-foreign).
     """
     from .sync import sync
 
@@ -304,8 +332,9 @@ def sync_command(
         with _open_store(config) as store:
             embedder = _embedder(config)
             with _SyncProgress(err, enabled=not as_json) as progress:
-                report = _run(sync(config, store, embedder, progress=progress))
+                report = _run(sync(config, store, embedder, progress=progress, forget_foreign=prune_foreign))
             counts = tool_counts(store)
+            waiting = pending_report(store)
         rows = []
         for rec in report.servers:
             change = report.changes.get(rec.name)
@@ -317,6 +346,7 @@ def sync_command(
                 "added": list(change.added) if change else [],
                 "changed": list(change.changed) if change else [],
                 "removed": list(change.removed) if change else [],
+                "definition_changes": dict(change.changes) if change else {},
                 "last_error": rec.last_error,
                 "reached": rec.status.online,
             })
@@ -324,35 +354,59 @@ def sync_command(
         embedding = dataclasses.asdict(report.embedding) if report.embedding is not None else None
         unreachable = [r["server"] for r in rows if not r["reached"] and r["status"] != "disabled"]
         if as_json:
-            _emit_json({"servers": rows, "removed_servers": report.removed_servers, "analysis": analysis,
-                        "embedding": embedding, "unreachable": unreachable})
+            _emit_json({"servers": rows, "removed_servers": report.removed_servers,
+                        "kept_servers": report.kept_servers, "unowned_servers": report.unowned_servers,
+                        "analysis": analysis,
+                        "embedding": embedding, "unreachable": unreachable, "awaiting_approval": waiting})
         else:
             table = Table(title="jit sync", title_justify="left")
             for col in ("server", "sync", "tools", "added", "changed", "removed", "last error"):
                 table.add_column(col, justify="right" if col in ("tools", "added", "changed", "removed") else "left")
             for r in rows:
-                table.add_row(escape(r["server"]), "[green]ok[/]" if r["reached"] else _status(r["status"]),
+                table.add_row(markup(r["server"]), "[green]ok[/]" if r["reached"] else _status(r["status"]),
                               str(r["tools"]), str(len(r["added"])), str(len(r["changed"])), str(len(r["removed"])),
-                              escape(_first_line(r["last_error"] or "", 60)))
+                              markup(_first_line(r["last_error"] or "", 60)))
             out.print(table)
+            _print_definition_changes(rows, waiting, config)
             if report.removed_servers:
-                out.print(f"forgot servers no longer configured: {', '.join(report.removed_servers)}")
+                out.print(f"forgot servers no longer configured: {markup(', '.join(report.removed_servers))}")
+            for line in describe_kept(Reconciled(report.removed_servers, report.kept_servers, report.unowned_servers)):
+                out.print(markup(line))
             if embedding:
                 out.print(f"embedding: {embedding['embedded']} embedded, {embedding['cached']} from cache"
                           + (" (model changed: everything re-embedded)" if embedding.get("model_changed") else ""))
             if analysis:
-                out.print("analysis: " + ", ".join(f"{k} {v}" for k, v in analysis.items()
-                                                    if isinstance(v, (int, float, str)) and v != ""))
+                out.print("analysis: " + markup(", ".join(f"{k} {v}" for k, v in analysis.items()
+                                                           if isinstance(v, (int, float, str)) and v != "")))
         if strict and unreachable:
             if not as_json:
-                err.print(f"unreachable: {', '.join(unreachable)}")
+                err.print(f"unreachable: {markup(', '.join(unreachable))}")
             raise typer.Exit(EXIT_CODES[ServerUnavailableError])
+
+
+def _print_definition_changes(rows: list[dict[str, Any]], waiting: list[dict[str, Any]], config: Config) -> None:
+    """One line per tool whose definition this sync found changed, then what awaits ``jit approve``."""
+    held = {(w["server"], w["tool"]) for w in waiting}
+    for r in rows:
+        for tool, fields in sorted(r["definition_changes"].items()):
+            key = markup(f"{r['server']}/{tool}")
+            what = ", ".join(fields) or "definition"
+            if (r["server"], tool) in held:
+                out.print(f"[yellow]changed:[/] {key}: {what} [yellow](awaiting approval)[/]")
+            else:
+                out.print(f"changed: {key}: {what} (back to an approved definition)")
+    if waiting:
+        effect = "not served (security.pin_definitions)" if config.security.pin_definitions else \
+            "kept out of the Full tier"
+        noun = "tool awaits" if len(waiting) == 1 else "tools await"
+        out.print(f"[yellow]{len(waiting)} {noun} approval[/] ({effect}): `jit show SERVER/TOOL` shows the change, "
+                  "`jit approve --list` lists them, `jit approve SERVER/TOOL` trusts the new definition")
 
 
 def _status(value: str) -> str:
     colors = {"connected": "green", "idle": "green", "error": "red", "disconnected": "yellow", "disabled": "dim"}
     color = colors.get(value)
-    return f"[{color}]{value}[/]" if color else value
+    return f"[{color}]{value}[/]" if color else markup(value)
 
 
 # --------------------------------------------------------------------------- servers, tools, show
@@ -365,17 +419,27 @@ def servers_command(ctx: typer.Context, config_file: ConfigOption = None, as_jso
         config = _config(ctx, config_file)
         with _open_store(config) as store:
             rows = server_rows(config, store.servers(), tool_counts(store))
+            foreign = {n: o for n, o in store.server_owners().items() if n not in store.scope}
     if as_json:
         _emit_json(rows)
         return
-    table = Table(title=f"servers ({config.path})", title_justify="left")
+    table = Table(title=f"servers ({markup(config.path)})", title_justify="left")
     for col in ("server", "transport", "status", "tools", "last seen", "command / url", "last error"):
         table.add_column(col, justify="right" if col == "tools" else "left", overflow="fold")
     for r in rows:
         status = r["status"] if r["enabled"] else "disabled"
-        table.add_row(escape(r["server"]), r["transport"], _status(status), str(r["tools"]), _ago(r["last_seen"]),
-                      _first_line(r["target"], 50), _first_line(r["last_error"] or "", 50))
+        table.add_row(markup(r["server"]), markup(r["transport"]), _status(status), str(r["tools"]),
+                      _ago(r["last_seen"]), markup(_first_line(r["target"], 50)),
+                      markup(_first_line(r["last_error"] or "", 50)))
     out.print(table)
+    for r in rows:
+        if r["status_note"] or r["held_by"]:
+            out.print(markup(f"{r['server']}: " + "; ".join(
+                x for x in (r["held_by"] and f"{r['status']}, held by {r['held_by']}", r["status_note"]) if x)))
+    if foreign:
+        owners = sorted({o for names in foreign.values() for o in names}) or ["no recorded config"]
+        out.print(markup(f"{len(foreign)} more server{'s' * (len(foreign) != 1)} in this catalog belong to other "
+                         f"configs ({', '.join(owners)}): {', '.join(sorted(foreign))}"))
     if not any(r["tools"] for r in rows):
         err.print("the catalog is empty: run `jit sync` first")
 
@@ -388,10 +452,17 @@ def tools_command(
         bool, typer.Option("--offline", help="Only tools whose server could not be reached at the last contact "
                            "(cached; calls fail until it is back).")
     ] = False,
+    changed: Annotated[
+        bool, typer.Option("--changed", help="Only tools whose definition changed since it was approved "
+                           "(awaiting `jit approve`).")
+    ] = False,
     config_file: ConfigOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """List the tools in the catalog: server, name, online state, categories, description."""
+    """List the tools in the catalog: server, name, online state, categories, description.
+
+    A tool whose definition changed since it was approved is marked ``changed``.
+    """
     with _errors(as_json):
         config = _config(ctx, config_file)
         with _open_store(config) as store:
@@ -400,6 +471,8 @@ def tools_command(
             rows = []
             # "online" is the server's status at the last contact (ServerStatus.online).
             for t in store.tools(server, online=False if offline else None):
+                if changed and t.approved:
+                    continue
                 analysis = analysis_of(config, t)
                 rows.append({
                     "server": t.tool.server,
@@ -410,6 +483,7 @@ def tools_command(
                     "description": t.tool.description,
                     "calls": t.calls,
                     "errors": t.errors,
+                    "awaiting_approval": not t.approved,
                 })
     if as_json:
         _emit_json(rows)
@@ -418,9 +492,11 @@ def tools_command(
     for col in ("tool", "state", "categories", "description"):
         table.add_column(col, overflow="fold")
     for r in rows:
-        state = "ok" if r["online"] else f"[yellow]offline[/] ({r['status']})"
-        table.add_row(escape(f"{r['server']}/{r['tool']}"), state, escape(", ".join(r["categories"])),
-                      escape(_first_line(r["description"])))
+        state = "ok" if r["online"] else f"[yellow]offline[/] ({markup(r['status'])})"
+        if r["awaiting_approval"]:
+            state += ", [bold red]changed[/] (awaiting `jit approve`)"
+        table.add_row(markup(f"{r['server']}/{r['tool']}"), state, markup(", ".join(r["categories"])),
+                      markup(_first_line(r["description"])))
     out.print(table)
 
 
@@ -442,16 +518,19 @@ def show_command(
                     raise ToolNotFoundError(f"no server named {server!r} in the catalog", server=server, tool=name)
                 raise ToolNotFoundError(f"server {server!r} has no tool {name!r}", server=server, tool=name)
             data = describe(config, store, stored)
+            data["definition_status"] = change_report(store, stored, diff=True)
     if as_json:
         _emit_json(data)
         return
     from rich.panel import Panel
     from rich.syntax import Syntax
+    from rich.text import Text
 
     tool = data["definition"]
-    state = "online" if data["online"] else f"offline ({data['status']})"
-    head = f"[bold]{escape(server)}/{escape(name)}[/]  {state}\n\n{escape(tool['description'] or '(no description)')}"
-    out.print(Panel(head, title=escape(tool.get("title") or name), title_align="left"))
+    state = "online" if data["online"] else f"offline ({markup(data['status'])})"
+    head = f"[bold]{markup(server)}/{markup(name)}[/]  {state}\n\n{markup(tool['description'] or '(no description)')}"
+    # A Text title: Panel would read a str title as markup with emoji codes (":warning:") expanded.
+    out.print(Panel(head, title=Text(visible(tool.get("title") or name, layout=False)), title_align="left"))
     out.print("[bold]input schema[/]")
     out.print(Syntax(json.dumps(tool["input_schema"], indent=2), "json", word_wrap=True))
     if tool.get("output_schema"):
@@ -463,13 +542,128 @@ def show_command(
         table.add_column("key")
         table.add_column("value", overflow="fold")
         for k, v in analysis.items():
-            table.add_row(k, escape(json.dumps(v, ensure_ascii=False) if not isinstance(v, str) else v))
+            table.add_row(markup(k), markup(json.dumps(v, ensure_ascii=False) if not isinstance(v, str) else v))
         out.print(table)
     else:
         out.print("analysis: pending (run `jit sync`)")
     usage = data["usage"]
     out.print(f"usage: {usage['calls']} calls, {usage['errors']} errors; "
               f"definition hash {data['definition_hash'][:12]}")
+    _print_definition_status(data["definition_status"], config, f"{server}/{name}", data["definition_hash"])
+
+
+def _print_definition_status(status: dict[str, Any], config: Config, key: str, definition_hash: str) -> None:
+    """``jit show``'s account of a changed definition: approval, what changed, the diff, earlier usage."""
+    previous = status["previous"]
+    if not previous:
+        return
+    last = previous[0]
+    since = f"replaced {last['definition_hash'][:12]} {_ago(last['replaced_at'])}"
+    what = ", ".join(status["changed"]) or "definition"
+    if status["approved"]:
+        out.print(f"definition: approved; changed ({what}), {since}")
+    else:
+        effect = "not served (security.pin_definitions)" if config.security.pin_definitions else \
+            "kept out of the Full tier"
+        out.print(f"[bold red]definition changed since it was approved[/] ({what}), {since}: {effect}")
+    for part in status.get("diff", []):
+        out.print(f"[bold]{part['field']}[/] (previous → current)")
+        for line in part["diff"]:
+            color = {"-": "red", "+": "green"}.get(line[:1])
+            text = markup(line, layout=False)
+            out.print(f"  [{color}]{text}[/]" if color else f"  {text}", highlight=False)
+    calls = sum(p["calls"] for p in previous)
+    errors = sum(p["errors"] for p in previous)
+    noun = "definition" if len(previous) == 1 else "definitions"
+    out.print(f"earlier {noun}: {len(previous)}, with {calls} calls and {errors} errors (not counted for this one)")
+    if not status["approved"]:
+        out.print(f"to trust this definition: jit approve {markup(key, layout=False)} --hash {definition_hash[:12]}")
+
+
+# --------------------------------------------------------------------------- approve
+
+
+@app.command("approve")
+def approve_command(
+    ctx: typer.Context,
+    key: Annotated[
+        str | None, typer.Argument(metavar="SERVER/TOOL", help="The tool whose current definition to trust.")
+    ] = None,
+    server: Annotated[
+        str | None, typer.Option("--server", "-s", help="Every tool of this server awaiting approval.")
+    ] = None,
+    everything: Annotated[bool, typer.Option("--all", help="Every tool awaiting approval.")] = False,
+    definition_hash: Annotated[
+        str | None, typer.Option("--hash", metavar="PREFIX", help="Approve SERVER/TOOL only while its definition "
+                                 "hash starts with PREFIX (as `jit show` printed it).")
+    ] = None,
+    list_only: Annotated[
+        bool, typer.Option("--list", help="List the tools awaiting approval (of --server); change nothing.")
+    ] = False,
+    config_file: ConfigOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Trust the current definition of tools whose definition changed since it was approved.
+
+    Approval is per definition: a later change needs a new approval.
+    """
+    targets = sum(bool(x) for x in (key, everything, list_only)) + (server is not None and not list_only)
+    if targets != 1:
+        _fail("give one of SERVER/TOOL, --server NAME, --all or --list", EXIT_USAGE, as_json=as_json)
+    if definition_hash is not None and key is None:
+        _fail("--hash goes with SERVER/TOOL", EXIT_USAGE, as_json=as_json)
+    tool = None
+    if key is not None:
+        server, tool = _split_key(key, as_json=as_json)
+    with _errors(as_json):
+        config = _config(ctx, config_file)
+        with _open_store(config) as store:
+            if server is not None and store.server(server) is None:
+                raise ToolNotFoundError(f"no server named {server!r} in the catalog", server=server, tool=tool)
+            if list_only:
+                waiting = pending_report(store, server)
+            else:
+                current = store.tool(server, tool) if server is not None and tool is not None else None
+                if tool is not None and current is None:
+                    raise ToolNotFoundError(f"server {server!r} has no tool {tool!r}", server=server, tool=tool)
+                if current is not None and definition_hash and not current.approved and \
+                        not current.definition_hash.startswith(definition_hash.lower()):
+                    _fail(f"{key}'s definition is now {current.definition_hash[:12]}, not the "
+                          f"{definition_hash!r} given: it changed again; review it with `jit show {key}`",
+                          EXIT_CODES[ToolNotApprovedError], as_json=as_json)
+                # What each approved tool was waiting with (what changed), for the report.
+                before = {(p["server"], p["tool"]): p for p in pending_report(store, server)}
+                approved = store.approve(server, tool, definition_hash=definition_hash)
+                done = [before.get((st.tool.server, st.tool.name), {
+                    "server": st.tool.server, "tool": st.tool.name, "definition_hash": st.definition_hash,
+                    "changed": []}) for st in approved]  # (a sync may have run in between)
+    if list_only:
+        if as_json:
+            _emit_json(waiting)
+            return
+        if not waiting:
+            out.print("no tool awaits approval")
+            return
+        table = Table(title=f"{len(waiting)} awaiting approval", title_justify="left")
+        for col in ("tool", "changed", "since", "previous → current"):
+            table.add_column(col, overflow="fold")
+        for w in waiting:
+            hashes = f"{(w['previous_hash'] or '?')[:12]} → {w['definition_hash'][:12]}"
+            table.add_row(markup(f"{w['server']}/{w['tool']}"), ", ".join(w["changed"]), _ago(w["changed_at"]), hashes)
+        out.print(table)
+        out.print("`jit show SERVER/TOOL` shows a change; `jit approve SERVER/TOOL` trusts it")
+        return
+    if as_json:
+        _emit_json({"approved": done})
+        return
+    if not done:
+        what = f"{key}'s current definition is" if key else "every definition is"
+        out.print(f"nothing to approve: {markup(what)} already approved")
+        return
+    for d in done:
+        changed = f" ({', '.join(d['changed'])})" if d["changed"] else ""
+        key_text = markup(f"{d['server']}/{d['tool']}")
+        out.print(f"approved {key_text} at definition {d['definition_hash'][:12]}{changed}")
 
 
 # --------------------------------------------------------------------------- compile
@@ -506,9 +700,9 @@ def compile_command(
                 return
             if fmt is not None:
                 rendered = toolset.render(fmt)
-                sys.stdout.write((rendered if isinstance(rendered, str) else json.dumps(rendered, indent=2)) + "\n")
+                sys.stdout.write((visible(rendered) if isinstance(rendered, str) else json_text(rendered)) + "\n")
                 if explain:
-                    _print_toolset(Console(stderr=True, highlight=False), toolset, explain=True)
+                    _print_toolset(Console(stderr=True, highlight=False, emoji=False), toolset, explain=True)
                 return
             _print_toolset(out, toolset, explain=explain)
 
@@ -528,12 +722,12 @@ def _print_toolset(console: Console, toolset: ToolSet, *, explain: bool) -> None
     from .selection import Tier
 
     share = toolset.tokens_used / toolset.budget if toolset.budget else 0
-    console.print(f"[bold]shard[/] {toolset.shard}   [bold]tokens[/] {toolset.tokens_used} of {toolset.budget} "
+    console.print(f"[bold]shard[/] {markup(toolset.shard)}   [bold]tokens[/] {toolset.tokens_used} of {toolset.budget} "
                   f"({share:.0%}, {toolset.token_counter or 'estimated'})   [bold]candidates[/] {len(toolset.tools)}")
-    console.print(f"[bold]task[/] {escape(toolset.task)}", highlight=False)
+    console.print(f"[bold]task[/] {markup(toolset.task)}", highlight=False)
     if explain and toolset.task_facts:
         facts = "; ".join(f"{k}: {', '.join(v)}" for k, v in toolset.task_facts.items() if v)
-        console.print(f"[bold]task facts[/] {escape(facts)}")
+        console.print(f"[bold]task facts[/] {markup(facts)}")
     table = Table(title_justify="left")
     table.add_column("tier")
     table.add_column("tool", no_wrap=True)
@@ -545,7 +739,8 @@ def _print_toolset(console: Console, toolset: ToolSet, *, explain: bool) -> None
         rows = toolset.tier(tier)
         for s in rows:
             marks = " ".join(m for m, on in (("skeleton", s.skeleton), ("[yellow]offline[/]", s.offline)) if on)
-            table.add_row(tier.value, s.name, str(s.final), str(s.logic), str(s.vector), str(s.tokens), marks)
+            table.add_row(tier.value, markup(s.name, layout=False), str(s.final), str(s.logic), str(s.vector),
+                          str(s.tokens), marks)
         if rows:
             table.add_section()
     console.print(table)
@@ -553,13 +748,13 @@ def _print_toolset(console: Console, toolset: ToolSet, *, explain: bool) -> None
     if explain:
         console.print("[bold]why[/]")
         for s in shown + excluded:
-            why = escape("; ".join(s.reasons) or "-")
-            console.print(f"  [bold]{s.name}[/] ({s.tier.value}, final {s.final}): {why}",
+            why = markup("; ".join(s.reasons) or "-")
+            console.print(f"  [bold]{markup(s.name, layout=False)}[/] ({s.tier.value}, final {s.final}): {why}",
                           highlight=False)
     elif excluded:
         console.print(f"{len(excluded)} more tools excluded (not sent); --explain lists them with reasons")
     for w in toolset.warnings:
-        console.print(f"[yellow]warning:[/] {escape(w)}")
+        console.print(f"[yellow]warning:[/] {markup(w)}")
 
 
 # --------------------------------------------------------------------------- call
@@ -593,15 +788,16 @@ def call_command(
     else:
         text = result.text()
         if text:
-            out.print(text, markup=False, highlight=False)
+            out.print(visible(text), markup=False, highlight=False)
         elif result.structured_content is not None:
-            out.print_json(data=result.structured_content)
+            out.print(json_text(result.structured_content), markup=False, highlight=False)
         for block in result.content:
             if block.get("type") != "text":
-                out.print(f"[{block.get('type')} content, {len(json.dumps(block))} bytes of JSON]", markup=False)
+                kind = visible(block.get("type"), layout=False)
+                out.print(f"[{kind} content, {len(json.dumps(block))} bytes of JSON]", markup=False)
     if result.is_error:
         if not as_json:
-            err.print(f"error: {server}/{tool} reported an error", markup=False)
+            err.print(f"error: {visible(f'{server}/{tool}', layout=False)} reported an error", markup=False)
         raise typer.Exit(EXIT_TOOL_ERROR)
 
 
@@ -644,12 +840,12 @@ def import_command(
     verb = "would import" if dry_run else "imported"
     count = len(result["servers"])
     noun = "server" if count == 1 else "servers"
-    table = Table(title=escape(f"{verb} {count} {noun} into {result['config']}"), title_justify="left")
+    table = Table(title=markup(f"{verb} {count} {noun} into {result['config']}"), title_justify="left")
     for col in ("server", "transport", "command / url", "action"):
         table.add_column(col, overflow="fold")
     for s in result["servers"]:
         target_text = s["entry"].get("url") or " ".join([s["entry"].get("command", ""), *s["entry"].get("args", [])])
-        table.add_row(escape(s["server"]), s["entry"]["transport"], escape(target_text), s["action"])
+        table.add_row(markup(s["server"]), markup(s["entry"]["transport"]), markup(target_text), s["action"])
     out.print(table)
     if not dry_run and result["servers"]:
         out.print("next: `jit sync` to connect and discover their tools")
@@ -725,6 +921,14 @@ def serve_command(
     budget: Annotated[
         int | None, typer.Option("--budget", min=1, help="Token budget for --expose-shard (default: from config).")
     ] = None,
+    allow_remote: Annotated[
+        bool, typer.Option("--allow-remote", help="Allow --http on a host that is not loopback; requires a bearer "
+                           "token in $JIT_SERVE_TOKEN.")
+    ] = False,
+    allow_host: Annotated[
+        list[str] | None, typer.Option("--allow-host", metavar="HOST", help="Also accept this name in the Host and "
+                                       "Origin headers of --http requests (repeatable).")
+    ] = None,
     config_file: ConfigOption = None,
 ) -> None:
     """Run jit as an MCP server: search, describe, call and compile tools from any MCP client."""
@@ -740,15 +944,26 @@ def serve_command(
         if not sep or not p.isdigit() or not 0 < int(p) < 65536:
             _fail(f"--http expects HOST:PORT or :PORT, got {http!r}", EXIT_USAGE, as_json=False)
         host, port = (h.strip("[]") or "127.0.0.1"), int(p)
+        from .httpguard import RemoteBindRefused, http_access
+
+        try:  # before anything loads or binds
+            http_access(host, allow_remote=allow_remote, allowed_hosts=allow_host or ())
+        except RemoteBindRefused as exc:
+            _fail(str(exc), EXIT_USAGE, as_json=False)
+    elif allow_remote or allow_host:
+        _fail("--allow-remote and --allow-host apply to --http", EXIT_USAGE, as_json=False)
+    from .display import log_to_stderr
     from .serve import ServeOptions, run
 
+    log_to_stderr()  # before the SDK sets up logging: upstream text in log lines is escaped
     with _errors(False):
         # Validate the config before any transport opens: a broken file is an exit code, not a hung client.
         config = load_config(_config_path(ctx, config_file))
         if expose_shard is not None and expose_shard not in config.shards:
             raise SelectionError(f"unknown shard {expose_shard!r}; config names {sorted(config.shards)}")
         run(ServeOptions(config_path=config.path, transport="http" if http else "stdio", host=host, port=port,
-                         expose_shard=expose_shard, task=task, budget=budget))
+                         expose_shard=expose_shard, task=task, budget=budget, allow_remote=allow_remote,
+                         allowed_hosts=tuple(allow_host or ())))
 
 
 @app.command(

@@ -54,7 +54,6 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError
-from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.shared.subscriptions import ToolsListChanged
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
@@ -62,11 +61,13 @@ from mcp_types import Tool as MCPTool
 from pydantic import Field
 
 from . import __version__
-from .config import Config, load_config
-from .errors import JitError, ToolNotFoundError
+from .approval import approve_hint, pending_report
+from .config import Config, check_store_path, load_config
+from .errors import JitError, ToolNotApprovedError, ToolNotFoundError
 from .models import HARNESS_SERVER
+from .ownership import config_scope
 from .proxylane import ProxyLane, ProxyTarget
-from .stdio import pipe_stdio
+from .stdio import stdio_wire
 
 __all__ = ["JitServer", "ServeOptions", "ServeState", "create_server", "run"]
 
@@ -97,6 +98,10 @@ class ServeOptions:
     expose_shard: str | None = None
     task: str | None = None
     budget: int | None = None
+    #: Serve HTTP on a host that is not loopback (then ``$JIT_SERVE_TOKEN`` is required; jit/httpguard.py).
+    allow_remote: bool = False
+    #: Host names accepted in the Host/Origin headers besides loopback and the bound host.
+    allowed_hosts: tuple[str, ...] = ()
 
 
 def _result(data: dict[str, Any], text: str | None = None) -> CallToolResult:
@@ -181,17 +186,36 @@ class ServeState:
         if self._discovered is not None:
             self._discovered[server] = result  # reload() analyzes and embeds these itself
         elif self.ready:
+            self.warn_changed(server, result)
             self.spawn(self.on_tools_changed, server, result)
+
+    def warn_changed(self, server: str, result: Any) -> None:
+        """A warning on stderr for each tool a discovery found with a changed definition (rug pulls)."""
+        waiting = set(getattr(result, "awaiting_approval", ()))
+        for name, fields in sorted(getattr(result, "changes", {}).items()):
+            self._warn_definition(server, name, fields, name in waiting, approve_hint(server, name))
+
+    def _warn_definition(self, server: str, tool: str, fields: list[str], waiting: bool, hint: str) -> None:
+        what = ", ".join(fields) or "definition"
+        if not waiting:
+            log.warning("tool %s/%s changed its definition (%s) back to an approved one", server, tool, what)
+            return
+        effect = "not served (security.pin_definitions)" if self.config.security.pin_definitions else \
+            "kept out of the Full tier"
+        log.warning("tool %s/%s changed its definition (%s) and awaits approval: %s; %s",
+                    server, tool, what, effect, hint)
 
     async def sync(self) -> dict[str, Any]:
         """Discover every server again, then analyze and embed what changed (the ``reload()`` body)."""
         from .sync import prune_unconfigured, refresh_catalog, sync_harness_tools
 
-        removed = prune_unconfigured(self.store, self.config)
+        reconciled = prune_unconfigured(self.store, self.config)  # other configs' servers are kept
         changes = {HARNESS_SERVER: sync_harness_tools(self.store, self.config)}
         changes.update(await self.manager.refresh())
         # Servers (re)connected by apply_config reported their first discovery through the callback.
         changes.update(self._discovered or {})
+        for name, change in changes.items():
+            self.warn_changed(name, change)
         analysis, embedding = await self.blocking(refresh_catalog, self.store, self.config, self.embedder)
         return {
             "servers": [
@@ -199,11 +223,13 @@ class ServeState:
                 for r in self.store.servers()
             ],
             "changes": {
-                name: {"added": c.added, "changed": c.changed, "removed": c.removed}
+                name: {"added": c.added, "changed": c.changed, "removed": c.removed,
+                       "definition_changes": c.changes, "awaiting_approval": c.awaiting_approval}
                 for name, c in changes.items()
                 if c.touched
             },
-            "removed_servers": removed,
+            "removed_servers": reconciled.removed,
+            "kept_servers": reconciled.kept,
             "embedded": embedding.embedded,
             "analyzed": analysis.analyzed,
         }
@@ -211,6 +237,9 @@ class ServeState:
     async def start(self) -> None:
         """First sync and compiler; the exposed selection when asked for."""
         await self.sync()
+        # Changes the manager's first discovery found, or an earlier `jit sync`: still unreviewed.
+        for p in pending_report(self.store):
+            self._warn_definition(p["server"], p["tool"], p["changed"], True, approve_hint(p["server"], p["tool"]))
         self.compiler = await self.blocking(self._new_compiler)
         if self.options.expose_shard is not None:
             self.exposed = self.selection = await self.compile(
@@ -226,6 +255,7 @@ class ServeState:
             try:
                 await self.manager.apply_config(config)
                 self.config = config
+                self.store.set_scope(config_scope(config))
                 report = await self.sync()
             finally:
                 self._discovered = None
@@ -279,6 +309,8 @@ class ServeState:
             what = f"server {server!r} has no tool {tool!r}" if self.store.server(server) else \
                 f"no server named {server!r}"
             raise ToolNotFoundError(what, server=server, tool=tool)
+        if self.config.security.pin_definitions and not stored.approved:
+            raise ToolNotApprovedError(server=server, tool=tool)  # its text is what awaits review
         return describe(self.config, self.store, stored)
 
 
@@ -317,20 +349,16 @@ class JitServer(MCPServer[ServeState]):
         _register(self)
 
     async def run_stdio_async(self) -> None:
-        """``MCPServer.run_stdio_async`` with stdin/stdout on the event loop's pipe transports
-        when they are pipes (every MCP client), so no call waits on a worker thread (jit/stdio.py),
-        and proxied calls answered by a :class:`~jit.proxylane.ProxyLane` in front of the SDK."""
+        """``MCPServer.run_stdio_async`` on jit's own stdio layer: the event loop's pipe transports
+        when stdin/stdout are pipes (every MCP client), so no call waits on a worker thread
+        (jit/stdio.py), and a :class:`~jit.proxylane.ProxyLane` as the transport, which answers
+        malformed lines and proxied calls itself and writes every outgoing line."""
         low = self._lowlevel_server
-        async with pipe_stdio() as (stdin, stdout):
-            if stdin is None or stdout is None:
-                async with stdio_server() as (read_stream, write_stream):
-                    await low.run(read_stream, write_stream, low.create_initialization_options())
-                return
-            async with anyio.create_task_group() as lane_tasks:
-                self.lane = ProxyLane(self, stdout, lane_tasks.start_soon)
-                async with stdio_server(self.lane.lines(stdin), self.lane.writer) as (read_stream, write_stream):
-                    await low.run(read_stream, write_stream, low.create_initialization_options())
-                lane_tasks.cancel_scope.cancel()
+        async with stdio_wire() as (stdin, stdout), anyio.create_task_group() as lane_tasks:
+            self.lane = ProxyLane(self, stdout, lane_tasks.start_soon)
+            async with self.lane.streams(stdin) as (read_stream, write_stream):
+                await low.run(read_stream, write_stream, low.create_initialization_options())
+            lane_tasks.cancel_scope.cancel()
 
     def proxy_target(self, name: Any, arguments: Any) -> ProxyTarget | None:
         """``(server, tool, arguments)`` when a ``tools/call`` is a plain proxied call: an exposed
@@ -555,7 +583,9 @@ async def _lifespan(server: MCPServer[ServeState]) -> AsyncIterator[ServeState]:
     assert isinstance(server, JitServer)
     options = server.options
     config = load_config(options.config_path)
+    check_store_path(config)  # an unusable `store` is a ConfigError naming the key, not an OS traceback
     store = Store(config.store_path)
+    store.set_scope(config_scope(config))  # this config's servers and the harness only (jit/ownership.py)
     try:
         embedder = SentenceTransformerEmbedder.from_config(config.embedding)
         # Load the model before the first request rather than inside it.
@@ -588,11 +618,18 @@ def create_server(options: ServeOptions) -> JitServer:
 
 
 def run(options: ServeOptions) -> None:
-    """Run ``jit serve`` until the client disconnects (stdio) or the process is stopped (HTTP)."""
+    """Run ``jit serve`` until the client disconnects (stdio) or the process is stopped (HTTP).
+
+    An HTTP bind on a host that is not loopback without ``allow_remote``, or ``allow_remote``
+    without ``$JIT_SERVE_TOKEN``, raises :class:`~jit.httpguard.RemoteBindRefused` before
+    anything loads or binds."""
     server = create_server(options)
     try:
         if options.transport == "http":
-            server.run("streamable-http", host=options.host, port=options.port)
+            from .httpguard import http_access, serve_http
+
+            access = http_access(options.host, allow_remote=options.allow_remote, allowed_hosts=options.allowed_hosts)
+            anyio.run(serve_http, server, options.host, options.port, access)
         else:
             server.run("stdio")
     except BaseExceptionGroup as group:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .approval import change_report
 from .config import Config
 from .models import HARNESS_SERVER, ServerRecord, StoredTool
 
@@ -50,6 +51,9 @@ def server_rows(config: Config, records: list[ServerRecord], counts: dict[str, i
             "tools": counts.get(name, 0),
             "last_seen": rec.last_seen if rec else None,
             "last_error": rec.last_error if rec else None,
+            # The live process behind a connecting/connected status, and why jit changed a status itself.
+            "held_by": rec.holder if rec else None,
+            "status_note": rec.note if rec else None,
             "server_name": rec.server_name if rec else None,
             "server_version": rec.server_version if rec else None,
             "target": target,
@@ -87,6 +91,8 @@ def describe(config: Config, store: Store, stored: StoredTool) -> dict[str, Any]
         },
         "analysis": analysis_of(config, stored),
         "definition_hash": stored.definition_hash,
+        # Approved or changed since (a rug pull until reviewed), and the earlier definitions' usage.
+        "definition_status": change_report(store, stored),
         "pending": {"analysis": stored.needs_analysis, "embedding": stored.needs_embedding},
         "usage": {
             "calls": usage.get("calls", 0),
