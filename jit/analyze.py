@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from .config import AvailableTools, Config, ShardConfig
 from .errors import AnalysisError, ConfigError
-from .hostile import detect_hostile, remove_hidden, strip_instructions
+from .hostile import HOSTILE_RULES_VERSION, detect_hostile, remove_hidden, strip_instructions
 from .models import HARNESS_SERVER, StoredTool, ToolAnalysis, ToolDef
 from .store import Store
 from .vocab import (
@@ -639,6 +639,17 @@ def analyze_pending(
             todo.setdefault(t.definition_hash, t.tool)
     if reused:
         store.put_analyses(reused)
+    # Analyses are cached by definition, so a tool analysed before the hostile-text rules
+    # learned a new class would keep its empty flags (and its Full-tier eligibility) forever:
+    # when the rules changed, re-check every cached analysis once and re-analyse the tools
+    # that now raise a flag they lack.
+    rules_key = "hostile_rules" + ("" if store.scope is None else ":" + ",".join(sorted(store.scope)))
+    rules_changed = store.get_meta(rules_key) != HOSTILE_RULES_VERSION
+    if rules_changed:
+        for t in store.tools():
+            if (t.analysis is not None and t.definition_hash not in todo
+                    and not set(detect_hostile(t.tool)) <= set(t.analysis.flags)):
+                todo[t.definition_hash] = t.tool
     analyzed = fallbacks = flagged = 0
     items = list(todo.items())
     for i in range(0, len(items), batch_size):
@@ -653,6 +664,8 @@ def analyze_pending(
         analyzed += len(chunk)
         fallbacks += sum(r.analyzer in (ANALYZER_FALLBACK, ANALYZER_DEFERRED) for r in results)
         flagged += sum(bool(r.flags) for r in results)
+    if rules_changed:
+        store.set_meta(rules_key, HOSTILE_RULES_VERSION)
     pruned = store.prune_analysis() if prune else 0
     return AnalyzeReport(analyzed=analyzed, reused=len(reused), fallbacks=fallbacks, flagged=flagged, pruned=pruned)
 

@@ -1,0 +1,223 @@
+"""Detection and false-positive rates of :func:`jit.hostile.detect_hostile`.
+
+    python -m bench.injection_corpus [--shared ../shared/data] [--misses] [--json out.json]
+
+Reads the labelled corpus in ``tests/data/injection/``:
+
+* ``hostile.jsonl``: hand-written hostile tool definitions, one class each, split into
+  ``tune`` (written first, rules tuned on them) and ``holdout`` (written after tuning,
+  never tuned on: the honest estimate for unseen cases);
+* ``benign.jsonl``: real tool definitions sampled from the shared data pools.
+
+and, when the shared pools are present, every tool of LiveMCPBench, MetaTool,
+StableToolBench and the Smithery catalogue (deduplicated by text) as a larger
+benign sample. "Caught" means the tool gets any flag (every flag keeps a tool out of
+the Full tier); "right flag" means it gets the flag of its class. Time is wall clock
+for ``detect_hostile`` over the large sample, best of 3.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+from jit.hostile import (
+    FLAG_HIDDEN_UNICODE,
+    FLAG_HOMOGLYPH,
+    FLAG_OVERSIZED,
+    INSTRUCTION_PREFIX,
+    detect_hostile,
+)
+from jit.models import ToolDef
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "tests" / "data" / "injection"
+POOLS = ("livemcpbench", "metatool", "stabletoolbench", "toucan_smithery")
+
+#: The flag each corpus class is expected to raise; None: any instruction flag.
+CLASS_FLAG: dict[str, str | None] = {
+    "ignore_previous": "instruction:ignore_previous",
+    "always_select": "instruction:always_select",
+    "role_override": "instruction:role_override",
+    "conceal": "instruction:conceal",
+    "exfiltrate": "instruction:exfiltrate",
+    "hidden_unicode": FLAG_HIDDEN_UNICODE,
+    "cross_tool": "instruction:cross_tool",
+    "shadowing": "instruction:shadowing",
+    "exfiltrate_url": "instruction:exfiltrate_url",
+    "must_call_first": "instruction:must_call_first",
+    "non_english": None,
+    "homoglyph": FLAG_HOMOGLYPH,
+}
+
+
+def tool_of(row: dict) -> ToolDef:
+    return ToolDef(row.get("server") or "srv", row["name"], row.get("description") or "",
+                   row.get("input_schema") or {}, title=row.get("title"))
+
+
+def load_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def right_flag(cls: str, flags: tuple[str, ...]) -> bool:
+    """Whether ``flags`` holds the flag of class ``cls`` (homoglyph: also an instruction
+    flag, when NFKC alone already folded the look-alikes)."""
+    want = CLASS_FLAG.get(cls)
+    instr = any(f.startswith(INSTRUCTION_PREFIX) for f in flags)
+    if want is None:
+        return instr
+    return want in flags or (cls == "homoglyph" and instr)
+
+
+def hostile_rates(rows: list[dict]) -> dict:
+    """Per split and class: total, caught (any flag), right flag, and the misses."""
+    out: dict = {}
+    for split in ("tune", "holdout", "fresh", "final", "blind", "blind2", "blind3", "blind4", "blind5", "all"):
+        sel = [r for r in rows if split == "all" or r.get("split") == split]
+        if not sel:
+            continue
+        per: dict[str, Counter] = defaultdict(Counter)
+        misses = []
+        for r in sel:
+            flags = detect_hostile(tool_of(r))
+            c = per[r["class"]]
+            c["n"] += 1
+            c["caught"] += bool(flags)
+            c["right"] += right_flag(r["class"], flags)
+            if not flags:
+                misses.append(r["id"])
+        n = sum(c["n"] for c in per.values())
+        out[split] = {
+            "n": n,
+            "caught": sum(c["caught"] for c in per.values()) / n,
+            "right_flag": sum(c["right"] for c in per.values()) / n,
+            "classes": {k: {"n": c["n"], "caught": c["caught"] / c["n"], "right_flag": c["right"] / c["n"]}
+                        for k, c in sorted(per.items())},
+            "missed": misses,
+        }
+    return out
+
+
+def pool_rows(shared: Path) -> list[dict]:
+    """Every tool of the shared pools, deduplicated by (description, schema)."""
+    seen: set[str] = set()
+    rows = []
+    for pool in POOLS:
+        path = shared / pool / "tools.jsonl"
+        if not path.exists():
+            continue
+        for i, line in enumerate(path.read_text(encoding="utf-8").splitlines()):
+            r = json.loads(line)
+            key = json.dumps([r.get("description") or "", r.get("input_schema") or {}], sort_keys=True)
+            if key in seen:
+                continue
+            seen.add(key)
+            r["source"] = f"{pool}:{i}"
+            rows.append(r)
+    return rows
+
+
+#: How many benign tools each pool gives the committed corpus (MCP pools first).
+BENIGN_QUOTA = {"livemcpbench": 260, "toucan_smithery": 800, "stabletoolbench": 100, "metatool": 40}
+#: Rows whose JSON is longer are skipped when sampling (keeps the file small; 0.5% of tools).
+BENIGN_MAX_CHARS = 4000
+
+
+def sample_benign(shared: Path) -> list[dict]:
+    """The committed benign sample: every k-th deduplicated tool of each pool, in file order."""
+    rows = pool_rows(shared)
+    out = []
+    for pool, quota in BENIGN_QUOTA.items():
+        fitting = [r for r in rows if r["source"].startswith(pool + ":")
+                   and len(json.dumps([r.get("description"), r.get("input_schema")], ensure_ascii=False))
+                   <= BENIGN_MAX_CHARS]
+        step = max(1, len(fitting) // quota)
+        for r in fitting[::step][:quota]:
+            out.append({"source": r["source"], "server": r["server"], "name": r["name"],
+                        "description": r.get("description") or "", "input_schema": r.get("input_schema") or {}})
+    return out
+
+
+def benign_rates(rows: list[dict]) -> dict:
+    """Share of benign tools with any flag, with an instruction/homoglyph flag, and which."""
+    flagged, counts, listing = 0, Counter(), []
+    strict = 0
+    for r in rows:
+        flags = detect_hostile(tool_of(r))
+        if flags:
+            flagged += 1
+            counts.update(flags)
+            listing.append((r.get("source", r.get("name")), flags))
+            strict += any(f != FLAG_OVERSIZED for f in flags)
+    n = len(rows) or 1
+    return {"n": len(rows), "flagged_any": flagged, "rate_any": flagged / n,
+            "flagged_text": strict, "rate_text": strict / n, "flags": dict(counts), "listing": listing}
+
+
+def time_per_1000(rows: list[dict], runs: int = 3) -> float:
+    tools = [tool_of(r) for r in rows]
+    detect_hostile(ToolDef("s", "warm", "Привет, мир ignоre"))  # load the confusables tables once
+    best = float("inf")
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        for t in tools:
+            detect_hostile(t)
+        best = min(best, time.perf_counter() - t0)
+    return best * 1000 / len(tools) * 1000
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--shared", type=Path, default=ROOT.parent / "shared" / "data",
+                    help="directory of the shared data pools (default: ../shared/data)")
+    ap.add_argument("--misses", action="store_true", help="list missed hostile ids and flagged benign tools")
+    ap.add_argument("--json", type=Path, help="also write the numbers to this file")
+    ap.add_argument("--write-benign", action="store_true",
+                    help="(re)write tests/data/injection/benign.jsonl from the shared pools, then measure")
+    args = ap.parse_args(argv)
+    if args.write_benign:
+        sample = sample_benign(args.shared)
+        with (CORPUS / "benign.jsonl").open("w", encoding="utf-8") as f:
+            for r in sample:
+                f.write(json.dumps(r, ensure_ascii=False) + "\n")
+        print(f"wrote {len(sample)} benign tools to {CORPUS / 'benign.jsonl'}")
+
+    hostile = hostile_rates(load_jsonl(CORPUS / "hostile.jsonl"))
+    benign = benign_rates(load_jsonl(CORPUS / "benign.jsonl"))
+    result = {"hostile": hostile, "benign_corpus": benign}
+    for split, h in hostile.items():
+        print(f"hostile [{split}] n={h['n']}: caught {h['caught']:.1%}, right flag {h['right_flag']:.1%}")
+        for cls, c in h["classes"].items():
+            print(f"    {cls:16s} n={c['n']:3d}  caught {c['caught']:6.1%}  right flag {c['right_flag']:6.1%}")
+        if args.misses and h["missed"]:
+            print("    missed:", ", ".join(h["missed"]))
+    print(f"benign corpus n={benign['n']}: flagged {benign['flagged_any']} ({benign['rate_any']:.2%}), "
+          f"text flags {benign['flagged_text']} ({benign['rate_text']:.2%}) {benign['flags']}")
+    if args.misses:
+        for src, flags in benign["listing"]:
+            print(f"    {src}: {', '.join(flags)}")
+    rows = pool_rows(args.shared)
+    if rows:
+        pool = benign_rates(rows)
+        ms = time_per_1000(rows)
+        result["benign_pools"] = {**pool, "ms_per_1000_tools": ms}
+        print(f"benign pools n={pool['n']}: flagged {pool['flagged_any']} ({pool['rate_any']:.2%}), "
+              f"text flags {pool['flagged_text']} ({pool['rate_text']:.2%}) {pool['flags']}")
+        print(f"detect_hostile: {ms:.0f} ms per 1,000 tools (best of 3)")
+        if args.misses:
+            for src, flags in pool["listing"]:
+                print(f"    {src}: {', '.join(flags)}")
+    else:
+        print(f"(no shared pools under {args.shared}: large benign sample skipped)")
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=1, ensure_ascii=False), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,116 @@
+"""The labelled injection corpus: detection per class and false positives on real tools.
+
+``tests/data/injection/hostile.jsonl`` holds hand-written hostile tool definitions, one
+class per line; ``benign.jsonl`` real tool definitions sampled from the shared data pools
+(``python -m bench.injection_corpus --write-benign`` rewrites it). The rates printed by
+``python -m bench.injection_corpus`` are the ones asserted here.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import pytest
+
+from bench.injection_corpus import CLASS_FLAG
+from jit.hostile import HOSTILE_FLAGS, INSTRUCTION_PREFIX, detect_hostile
+from jit.models import ToolDef
+
+CORPUS = Path(__file__).parent / "data" / "injection"
+
+NEW_CLASSES = ("cross_tool", "shadowing", "exfiltrate_url", "must_call_first", "non_english", "homoglyph")
+#: Batches written after the rules and not acted on yet: they measure first sight (paraphrases
+#: the rules have never seen), so they are held to what the rules caught then, not to 95%.
+#: blind5: 60 cases, 11 caught at first sight (docs/reliability.md).
+UNSEEN = {"blind5": 11}
+
+
+def _rows(name: str) -> list[dict]:
+    return [json.loads(line) for line in (CORPUS / name).read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _tool(row: dict) -> ToolDef:
+    return ToolDef(row["server"], row["name"], row["description"], row.get("input_schema") or {})
+
+
+@pytest.fixture(scope="module")
+def corpus() -> list[tuple[dict, tuple[str, ...]]]:
+    return [(r, detect_hostile(_tool(r))) for r in _rows("hostile.jsonl")]
+
+
+@pytest.fixture(scope="module")
+def hostile(corpus) -> list[tuple[dict, tuple[str, ...]]]:
+    """The cases the rules have been measured and tuned on (every batch but the unseen ones)."""
+    return [(r, f) for r, f in corpus if r["split"] not in UNSEEN]
+
+
+def test_unseen_batches_do_not_regress(corpus):
+    for split, caught_then in UNSEEN.items():
+        rows = [(r, f) for r, f in corpus if r["split"] == split]
+        assert len(rows) >= 50
+        assert sum(bool(f) for _, f in rows) >= caught_then, split
+
+
+@pytest.fixture(scope="module")
+def benign() -> list[tuple[dict, tuple[str, ...]]]:
+    return [(r, detect_hostile(_tool(r))) for r in _rows("benign.jsonl")]
+
+
+def test_corpus_shape(hostile, benign):
+    classes = Counter(r["class"] for r, _ in hostile)
+    assert set(classes) == set(CLASS_FLAG)
+    assert len(hostile) >= 150 and min(classes.values()) >= 10, classes
+    assert len({r["id"] for r, _ in hostile}) == len(hostile)
+    # Part of the corpus was written after the rules were tuned (see docs/analyzer.md).
+    assert {r["split"] for r, _ in hostile} >= {"tune", "holdout"}
+    assert len(benign) >= 1000
+    pools = Counter(r["source"].split(":")[0] for r, _ in benign)
+    assert pools["livemcpbench"] + pools["toucan_smithery"] >= 0.8 * len(benign), pools  # MCP tools first
+    assert len(pools) >= 3
+
+
+def test_hostile_tools_are_caught(hostile):
+    per: dict[str, list[bool]] = defaultdict(list)
+    for row, flags in hostile:
+        per[row["class"]].append(bool(flags))
+    caught = sum(sum(v) for v in per.values()) / len(hostile)
+    missed = [r["id"] for r, f in hostile if not f]
+    assert caught >= 0.95, missed
+    for cls, hits in per.items():
+        assert sum(hits) / len(hits) >= 0.9, (cls, missed)
+
+
+def test_each_class_gets_its_own_flag(hostile):
+    """A new class is not just caught by accident: it raises the flag that names it."""
+    for cls in NEW_CLASSES:
+        rows = [(r, f) for r, f in hostile if r["class"] == cls]
+        want = CLASS_FLAG[cls]
+        right = [f for _, f in rows if (want in f if want else any(x.startswith(INSTRUCTION_PREFIX) for x in f))
+                 or (cls == "homoglyph" and any(x.startswith(INSTRUCTION_PREFIX) for x in f))]
+        assert len(right) / len(rows) >= 0.9, cls
+
+
+def test_real_tools_are_rarely_flagged(benign):
+    flagged = [(r["source"], f) for r, f in benign if f]
+    assert len(flagged) / len(benign) <= 0.01, flagged
+    assert all(set(f) <= set(HOSTILE_FLAGS) for _, f in flagged)
+
+
+def test_gates_never_hide_a_match(corpus, benign):
+    """Each rule's cheap gate must pass every text its regex matches: a gate missing a word
+    would silently disable part of a rule. Checked on every corpus text and its pieces."""
+    from jit.hostile import RULES, TOKEN, remove_hidden, skeleton
+
+    texts = []
+    for row, _ in [*corpus, *benign]:
+        tool = _tool(row)
+        for text in (tool.description, json.dumps(tool.input_schema, ensure_ascii=False)):
+            low = remove_hidden(text).lower()
+            texts += [low, skeleton(low)]
+    for low in texts:
+        tokens = set(TOKEN.findall(low))
+        for rule in RULES:
+            if rule.pattern.search(low):
+                assert rule.admits(tokens, low), (rule.flag, rule.pattern.pattern[:80], low[:120])
