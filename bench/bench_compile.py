@@ -43,6 +43,7 @@ from jit.config import Config
 from jit.embed import SentenceTransformerEmbedder, embed_pending
 from jit.evaluate import default_data_dir, load_pool
 from jit.models import ServerStatus, ToolDef
+from jit.process import tuned
 from jit.selection import TaskContext
 from jit.store import Store
 from jit.tokens import EstimateCounter
@@ -241,4 +242,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with tuned():  # the process's owner: snapshots frozen out of the GC, one BLAS thread (jit.process)
+        main()

@@ -23,6 +23,7 @@ from jit.compiler import Compiler
 from jit.config import Config
 from jit.embed import SentenceTransformerEmbedder
 from jit.evaluate import DATASETS, build_catalog, default_data_dir, load_pool, load_queries
+from jit.process import tuned
 from jit.retrieve import LexicalIndex
 from jit.selection import TaskContext, Tier
 
@@ -97,4 +98,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with tuned():  # the process's owner: snapshots frozen out of the GC, one BLAS thread (jit.process)
+        main()

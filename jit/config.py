@@ -178,9 +178,6 @@ class ToolSelectionConfig(_Strict):
     #: Embed each clause of a multi-step task as well as the whole task. Off, clauses are
     #: matched lexically only and the model runs once per task (about half the query time).
     dense_clauses: bool = False
-    #: Build catalog views with Python's cyclic GC paused, then ``gc.freeze()`` them, so
-    #: later collections do not walk the catalog (process-wide; see ``jit.compiler``).
-    freeze_gc: bool = True
     #: The rendering the token budget is measured on (the format the harness sends).
     budget_format: Literal["anthropic", "openai", "markdown", "json"] = "anthropic"
 
@@ -512,6 +509,13 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+#: Keys jit no longer reads, and what took their place (an old file fails with this, not "unknown key").
+_REMOVED_KEYS = {
+    "tool_selection.freeze_gc": "no longer a config key: freezing the garbage collector is process-wide, so "
+    "the process owner decides (the jit command and `jit serve` do; a harness opts in with jit.process.tuned())",
+}
+
+
 def _validation_error(exc: ValidationError, path: str) -> ConfigError:
     err = exc.errors()[0]
     loc = [str(p) for p in err["loc"]]
@@ -521,7 +525,7 @@ def _validation_error(exc: ValidationError, path: str) -> ConfigError:
     key = ".".join(loc) or None
     msg = err["msg"]
     if err["type"] == "extra_forbidden":
-        msg = "unknown key"
+        msg = _REMOVED_KEYS.get(key or "", "unknown key")
     elif err["type"] in _TYPE_MESSAGES:
         msg = f"{_TYPE_MESSAGES[err['type']]}, got {_shown(err.get('input'))}"
     elif err["type"] == "value_error":

@@ -9,7 +9,7 @@ the same pool and the same queries:
 * jit's ``compile()``: gold groups recalled in the Full tier, in Full + Condensed, in
   any tier, and the tokens of the rendering, per shard.
 
-Metrics follow ``BASELINES.md``: a query's gold is a list of *groups* (``gold_groups``,
+Metrics follow the reference measurement of docs/quality.md: a query's gold is a list of *groups* (``gold_groups``,
 or each ``gold`` item its own group); a group is recalled when any member is selected.
 R@k is the share of a query's groups with a member in the top k; Hit@1 whether the
 first tool is in some group; MRR 1 / rank of the first tool in any group; nDCG@10 uses
@@ -80,7 +80,7 @@ log = logging.getLogger("jit.evaluate")
 #: Shard used for compile() when none is named: the benchmark tasks are general
 #: research-and-produce tasks, closest to the default "researcher" role.
 DEFAULT_SHARDS = ("researcher",)
-#: Queries in the fixed metatool sample (BASELINES.md).
+#: Queries in the fixed metatool sample (docs/quality.md, "The reference measurement").
 METATOOL_SAMPLE = 2000
 EMBED_CHUNK = 1024
 #: Queries between two progress lines of jit's ranking and compile() (each takes a while).
@@ -631,4 +631,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())
+    from .process import tuned
+
+    with tuned():  # the process's owner (`jit eval` is tuned by jit.cli.main)
+        raise SystemExit(main())

@@ -22,18 +22,16 @@ The index is built from one catalog snapshot; the compiler rebuilds it when
 
 from __future__ import annotations
 
-import functools
 import math
 import re
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from threadpoolctl import ThreadpoolController
 
 from .models import StoredTool
+from .process import matrix_scan
 
 __all__ = ["LexicalIndex", "Mentions", "RetrievalIndex", "VectorScores", "find_mentions", "split_task", "tokenize"]
 
@@ -98,27 +96,6 @@ def split_task(text: str, *, max_parts: int = 8) -> list[str]:
     if len(out) <= 1:
         return []
     return out[:max_parts]
-
-
-@functools.cache
-def _blas() -> ThreadpoolController:
-    return ThreadpoolController()  # scans the loaded BLAS libraries: once
-
-
-@contextmanager
-def single_threaded_blas() -> Iterator[None]:
-    """Run the matrix scan on one BLAS thread.
-
-    On a small machine the scan shares the cores with the query embedding
-    (torch's own thread pool). OpenBLAS's workers spin-wait after a product and
-    slow the next embedding down: on 2 cores, a new task's compile() took 130 ms
-    with the default threads and 70 ms with one (bench/bench_compile.py, 10k
-    tools). One thread costs under a millisecond of scan at 10k tools. The
-    limit is process-wide while it lasts (threadpoolctl); two compiles that
-    overlap may restore it early for each other, which changes speed only.
-    """
-    with _blas().limit(limits=1, user_api="blas"):
-        yield
 
 
 class LexicalIndex:
@@ -239,7 +216,7 @@ class RetrievalIndex:
         weights[0] = 1.0
         dense_q = min(len(query_vecs), q) if query_vecs.size else 0
         if self.has_vector.any() and dense_q:
-            with single_threaded_blas():
+            with matrix_scan():  # one BLAS thread when the process owner opted in (jit.process)
                 sims = self.matrix @ query_vecs[:dense_q].T  # (n, dense_q): one pass over the matrix
             if not self.all_vectors:
                 sims[~self.has_vector] = sims[self.has_vector].min(axis=0)

@@ -231,7 +231,7 @@ def test_catalog_changes_update_only_what_changed(env, tmp_path, embedder):
     store = build_store(tmp_path / "own.db", config, embedder)  # this test changes its catalog
     compiler = Compiler(store, config, embedder, token_counter=EstimateCounter())
     before = compiler.compile(TaskContext(shard="coder", task="list the GitHub issues"))
-    view = compiler._view
+    view = compiler.catalog.snapshot()
     for _ in range(60):
         store.record_call("gh", "list_issues", ok=True, latency_ms=3)
     # Calls alone change usage only: the next compile must not scan every tool's state.
@@ -241,7 +241,7 @@ def test_catalog_changes_update_only_what_changed(env, tmp_path, embedder):
     assert after.usage_version > before.usage_version and after.catalog_version == before.catalog_version
     assert before.get("gh__list_issues").points["usage"] == -40
     assert after.get("gh__list_issues").points["usage"] == 10  # 66 calls, 5 errors: proven now
-    new_view = compiler._view
+    new_view = compiler.catalog.snapshot()
     assert new_view.by_id[after.get("gh__create_issue").tool.id] is view.by_id[after.get("gh__create_issue").tool.id]
     assert new_view.index is view.index  # no definition changed: the retrieval index is kept
     # A definition change after calls rebuilds from the catalog, usage included.
@@ -288,7 +288,7 @@ def test_a_rule_that_reads_usage_is_asked_again_after_calls(env, tmp_path, embed
         f.write("\nblocked(T, 'failed three times') <= usage(T, C, E) & (E >= 3)\n")
     edited = write_config(tmp_path, rules=rules)
     with Compiler(store, edited, embedder, token_counter=EstimateCounter()) as compiler:
-        assert "blocked" in compiler._usage_dependents
+        assert "blocked" in compiler.catalog.usage_dependents
         before = compiler.compile(TaskContext(shard="coder", task="create a GitHub issue"))
         for _ in range(3):
             store.record_call("gh", "create_issue", ok=False, latency_ms=3, error="HTTP 500")
@@ -388,47 +388,156 @@ def test_shards_spawned_for_one_task_embed_it_once(env, embedder):
     assert all(ts.tools for ts in sets)
 
 
-@pytest.mark.parametrize("freeze_gc", [False, True])
-def test_freeze_gc_pauses_the_collector_for_a_build_and_freezes_the_view(env, tmp_path, embedder, monkeypatch,
-                                                                          freeze_gc):
+def test_a_changed_tool_reloads_only_itself(env, tmp_path, embedder, monkeypatch):
+    from compiler_fixtures import CATALOG
+
+    from jit.models import ToolDef
+
+    _, config, _, _ = env
+    store = build_store(tmp_path / "own.db", config, embedder)  # this test changes its catalog
+    with Compiler(store, config, embedder, token_counter=EstimateCounter()) as compiler:
+        before = compiler.compile(TaskContext(shard="coder", task=TASK))
+        old = compiler.catalog.snapshot()
+        defs = [ToolDef(server="fs", name=n, description=d + (" Now also in bulk." if n == "notes" else ""),
+                        input_schema=sch) for n, d, sch, _ in CATALOG["fs"][1]]
+        store.sync_tools("fs", defs)
+        notes = next(i for i, st in old.by_id.items() if (st.tool.server, st.tool.name) == ("fs", "notes"))
+        loaded: list[set[int]] = []
+        asked: list[list] = []
+        tools_by_id, query_many = store.tools_by_id, compiler.catalog.engine.query_many
+        monkeypatch.setattr(store, "tools_by_id", lambda ids: loaded.append(set(ids)) or tools_by_id(ids))
+        monkeypatch.setattr(compiler.catalog.engine, "query_many", lambda qs: asked.append(list(qs)) or query_many(qs))
+        after = compiler.compile(TaskContext(shard="coder", task=TASK))
+        new = compiler.catalog.snapshot()
+    assert after.catalog_version > before.catalog_version and new is not old
+    assert loaded == [{notes}]
+    # The per-tool rules were asked with that tool bound, for every shard a compile had asked for.
+    bound = [q for batch in asked for q in batch if q[0] in ("blocked", "offline", "tier_cap", "usage_points")]
+    assert bound and all(q[1][0] == notes for q in bound)
+    assert {q[1][0] for batch in asked for q in batch if q[0] == "shard_points"} == {"coder"}
+    assert new.by_id[notes] is not old.by_id[notes] and "bulk" in new.by_id[notes].tool.description
+    assert all(new.by_id[i] is st for i, st in old.by_id.items() if i != notes)
+    assert new.index is not old.index  # a definition changed: the lexical index is rebuilt
+    # Memo entries of the other tools carry over.
+    assert {i: v for i, v in new.memo.summaries.items() if i != notes} == \
+        {i: v for i, v in old.memo.summaries.items() if i != notes}
+    store.close()
+
+
+def test_a_published_snapshot_is_never_written_only_its_memo(env, embedder):
+    """Compiles for a shard not asked before fill the snapshot's memo, never its fields."""
+    import copy
+    from dataclasses import fields
+
+    from jit.catalog_view import CatalogSnapshot
+
+    _, config, store, _ = env
+    with Compiler(store, config, embedder, token_counter=EstimateCounter()) as compiler:
+        compiler.compile(TaskContext(shard="coder", task=TASK))
+        snap = compiler.catalog.snapshot()
+        kept = {f.name: copy.deepcopy(getattr(snap, f.name)) for f in fields(CatalogSnapshot)
+                if f.name not in ("memo", "index")}
+        assert set(snap.memo.shards) == {"coder"}
+        with pytest.raises(AttributeError):
+            snap.blocked = {}  # type: ignore[misc]
+        for shard in ("tester", "reviewer", "researcher"):
+            compiler.compile(TaskContext(shard=shard, task=TASK))
+        assert compiler.catalog.snapshot() is snap
+        assert {f: getattr(snap, f) for f in kept} == kept
+        assert set(snap.memo.shards) == set(GOLDEN)
+
+
+def test_a_stale_snapshot_does_not_keep_the_newer_engines_shard_tables(env, tmp_path, embedder):
+    _, config, _, _ = env
+    store = build_store(tmp_path / "own.db", config, embedder)
+    with Compiler(store, config, embedder, token_counter=EstimateCounter()) as compiler:
+        old = compiler.catalog.snapshot()
+        store.set_server_status("gh", ServerStatus.DISCONNECTED, error="gone")
+        new = compiler.catalog.snapshot()
+        assert new is not old
+        points, _slots = compiler.catalog.shard_tables(old, "tester")  # a compile that began before the change
+        assert "tester" not in old.memo.shards and points.keys() <= old.by_id.keys()
+        compiler.catalog.shard_tables(new, "tester")
+        assert "tester" in new.memo.shards
+    store.close()
+
+
+def test_an_untuned_process_keeps_its_collector_and_blas_threads(env, embedder, monkeypatch):
+    """A library object changes no process-wide state: nothing is paused, frozen or limited."""
     import gc
 
-    from jit.compiler import _FrozenGC
+    from jit import process
+    from jit.catalog_view import CatalogView
 
-    root, base, _, _ = env
-    store = build_store(tmp_path / "own.db", base, embedder)  # this test changes its catalog
-    config = write_config(tmp_path, rules=root / "rules", freeze_gc=freeze_gc)
+    _, config, store, _ = env
     during: list[bool] = []
-    build = Compiler._build
+    build = CatalogView._build
+    monkeypatch.setattr(CatalogView, "_build", lambda self, *a: during.append(gc.isenabled()) or build(self, *a))
+    monkeypatch.setattr(process, "_blas", lambda: pytest.fail("an untuned process got a BLAS limit"))
+    assert process.current() == process.Tuning()
+    gc.unfreeze()
+    with Compiler(store, config, embedder, token_counter=EstimateCounter()) as compiler:
+        assert compiler.compile(TaskContext(shard="coder", task=TASK)).tools
+    assert during == [True] and gc.isenabled() and gc.get_freeze_count() == 0
 
-    def recording_build(self, *args):
-        during.append(gc.isenabled())
-        return build(self, *args)
 
-    monkeypatch.setattr(Compiler, "_build", recording_build)
-    monkeypatch.setattr(_FrozenGC, "released", False)  # earlier tests' compilers were closed
+def test_a_tuned_process_pauses_the_collector_for_a_build_and_freezes_the_snapshot(env, tmp_path, embedder,
+                                                                                    monkeypatch):
+    import gc
+
+    from jit import process
+    from jit.catalog_view import CatalogView
+
+    _, config, _, _ = env
+    store = build_store(tmp_path / "own.db", config, embedder)  # this test changes its catalog
+    during: list[bool] = []
+    build = CatalogView._build
+    monkeypatch.setattr(CatalogView, "_build", lambda self, *a: during.append(gc.isenabled()) or build(self, *a))
     gc.unfreeze()
     try:
-        with Compiler(store, config, embedder, token_counter=EstimateCounter()) as c:
+        with process.tuned(), Compiler(store, config, embedder, token_counter=EstimateCounter()) as c:
             c.compile(TaskContext(shard="coder", task=TASK))
-            assert during == [not freeze_gc]
-            assert gc.isenabled()
-            assert (gc.get_freeze_count() > 0) is freeze_gc
+            assert during == [False] and gc.isenabled() and gc.get_freeze_count() > 0
             # A collector the host turned off stays off.
             gc.disable()
             store.record_call("fs", "notes", ok=True, latency_ms=1.0)  # usage only: no build
             store.set_server_status("gh", ServerStatus.DISCONNECTED, error="gone")  # a catalog change: a build
             c.compile(TaskContext(shard="coder", task=TASK))
-            assert during == [not freeze_gc, False]
-            assert not gc.isenabled()
-        # The engine's facts are cyclic: close() unfreezes them, and the next build collects first.
-        assert gc.get_freeze_count() == 0
-        assert _FrozenGC.released is freeze_gc
-        if freeze_gc:
-            with Compiler(store, config, embedder, token_counter=EstimateCounter()) as c:
-                c.compile(TaskContext(shard="coder", task=TASK))
-                assert not _FrozenGC.released and gc.get_freeze_count() > 0
+            assert during == [False, False] and not gc.isenabled()
+        # Leaving the owner's block thaws: the closed compiler's cyclic facts can be collected.
+        assert gc.get_freeze_count() == 0 and process.current() == process.Tuning()
     finally:
         gc.enable()
         gc.unfreeze()
         store.close()
+
+
+def test_closing_one_compiler_does_not_thaw_another_compilers_snapshot(env, embedder, monkeypatch):
+    import gc
+
+    from jit import process
+
+    _, config, store, _ = env
+    collections: list[int] = []
+    collect = gc.collect
+    monkeypatch.setattr(gc, "collect", lambda *a: collections.append(1) or collect(*a))
+    gc.unfreeze()
+    try:
+        with process.tuned():
+            a = Compiler(store, config, embedder, token_counter=EstimateCounter())
+            a.compile(TaskContext(shard="coder", task=TASK))
+            live = a.catalog.snapshot().by_id
+            with Compiler(store, config, embedder, token_counter=EstimateCounter()) as b:
+                b.compile(TaskContext(shard="coder", task=TASK))
+            # b is closed: nothing thawed, a's snapshot is still out of the collector's reach.
+            assert gc.get_freeze_count() > 0 and not any(o is live for o in gc.get_objects())
+            assert collections == []
+            # The next build, whichever compiler runs it, collects once and freezes again.
+            with Compiler(store, config, embedder, token_counter=EstimateCounter()) as c:
+                c.compile(TaskContext(shard="coder", task=TASK))
+            assert len(collections) == 1
+            assert gc.get_freeze_count() > 0 and not any(o is live for o in gc.get_objects())
+            assert a.compile(TaskContext(shard="coder", task=TASK)).tools
+            a.close()
+    finally:
+        gc.unfreeze()

@@ -69,6 +69,7 @@ def test_defaults_apply_without_a_file():
         ({"connection": {"reconnect_initial_delay": 5, "reconnect_max_delay": 1}}, "connection", "reconnect_max_delay"),
         ({"embedding": {"batch_size": 0}}, "embedding.batch_size", "greater than or equal to 1"),
         ({"shards": {"coder": {"descripton": "x"}}}, "shards.coder.descripton", "unknown key"),
+        ({"tool_selection": {"freeze_gc": False}}, "tool_selection.freeze_gc", "jit.process.tuned()"),
         ({"colour": "blue"}, "colour", "unknown key"),
     ],
 )

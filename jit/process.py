@@ -1,0 +1,192 @@
+"""Process-wide tuning that only the owner of the process may switch on.
+
+Two things make compiles at 10,000 tools fast, and both change state that
+belongs to the whole process, not to one library object:
+
+- **the cyclic garbage collector.** A 10,000-tool catalog snapshot is about
+  1.2 million Python objects. Each full collection walks all of them (0.75 s on
+  a 2-core VM), several times while a snapshot is built and then about once
+  every 100 compiles. Tuned, a snapshot is built with the collector paused and
+  then ``gc.freeze()``-d, so later collections skip it: first compiles at 10,000
+  tools 6.6–8.3 s → 3.7–4.6 s, GC time per compile ~8 ms → ~0.2 ms on average
+  (docs/selection.md, "Numbers").
+- **BLAS threads.** The retrieval scan (one matrix product) runs on one BLAS
+  thread: OpenBLAS's workers spin after a product and, on a small machine, slow
+  the next query embedding (torch's own pool) down: 130 → 70 ms per new task at
+  10,000 tools on 2 cores. One thread costs under a millisecond of scan there.
+
+``gc.freeze()`` and BLAS limits are process-wide, so a :class:`~jit.compiler.Compiler`
+never changes them on its own: a host process embedding jit keeps its collector
+and its BLAS threads as it set them. The process owner opts in — ``jit``'s CLI
+(:func:`jit.cli.main`), ``jit serve`` (:func:`jit.serve.run`), ``jit eval``, the
+benchmarks, or a harness that wants the same speed::
+
+    with jit.process.tuned():
+        ...  # compilers built here freeze their snapshots; scans use one BLAS thread
+
+**Freezing with several compilers.** CPython's collector has one permanent
+generation and no owners: ``gc.unfreeze()`` thaws everything, so no compiler
+can thaw only its own objects, and counting references to "frozen generations"
+is not something the gc module offers. The policy is therefore the process's,
+not a compiler's:
+
+- each snapshot build ends with ``gc.freeze()`` (everything alive is frozen);
+- closing a compiler never thaws anything: it only notes that frozen objects
+  (its Datalog engine's facts are cyclic) may now be garbage;
+- the next build, whichever compiler runs it, first thaws, collects once and —
+  when it ends — freezes again, so a process that re-creates compilers keeps a
+  flat memory, and another live compiler's snapshot is frozen again before any
+  ordinary collection runs (the collector stays paused in between);
+- :func:`reclaim` does the same on demand, and leaving the outermost
+  :func:`tuned` block thaws everything: the owner's word, not a library's.
+
+Builds running at the same time in several threads pause the collector once:
+the first to start pauses it and the last to end resumes it, and only if the
+host had it enabled.
+"""
+
+from __future__ import annotations
+
+import functools
+import gc
+import threading
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Tuning", "current", "reclaim", "tuned"]
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """What the process owner opted into (nothing, by default)."""
+
+    #: Build catalog snapshots with the cyclic GC paused, then ``gc.freeze()`` them.
+    freeze_gc: bool = False
+    #: Run the retrieval scan on one BLAS thread (threadpoolctl).
+    single_threaded_blas: bool = False
+
+
+_UNTUNED = Tuning()
+_lock = threading.Lock()
+_tuning = _UNTUNED
+#: A compiler was closed since the last freeze: the next build thaws and collects first.
+_reclaim_pending = False
+#: Builds in progress (the collector is paused while any runs), and whether the host had it on.
+_building = 0
+_host_gc_enabled = True
+
+
+def current() -> Tuning:
+    """The tuning in force: what the innermost :func:`tuned` block asked for."""
+    return _tuning
+
+
+@contextmanager
+def tuned(*, freeze_gc: bool = True, single_threaded_blas: bool = True) -> Iterator[Tuning]:
+    """Opt this process into jit's process-wide tuning while the block runs.
+
+    For the process owner only (a CLI's ``main``, a server's ``run``, a
+    benchmark, a harness's entry point): library code never calls it. Blocks
+    nest; each restores the tuning it found. Leaving the block thaws every
+    frozen object if freezing was on in it and is off outside it, so the
+    objects of compilers closed meanwhile become collectable again.
+    """
+    global _tuning, _reclaim_pending
+    wanted = Tuning(freeze_gc=freeze_gc, single_threaded_blas=single_threaded_blas)
+    with _lock:
+        before, _tuning = _tuning, wanted
+    try:
+        yield wanted
+    finally:
+        with _lock:
+            _tuning = before
+            if wanted.freeze_gc and not before.freeze_gc:
+                _reclaim_pending = False
+                gc.unfreeze()
+
+
+def reclaim() -> None:
+    """Collect the garbage frozen with earlier snapshots (closed compilers' Datalog facts)
+    and freeze what is alive again. A no-op unless the process is tuned to freeze.
+
+    The next snapshot build does this by itself after a compiler was closed; call it
+    when compilers were closed and no build is coming soon. It costs one full
+    collection (about 0.75 s over a live 10,000-tool snapshot).
+    """
+    global _reclaim_pending
+    with _lock:
+        if not _tuning.freeze_gc:
+            return
+        _reclaim_pending = False
+        gc.unfreeze()
+        gc.collect()
+        gc.freeze()
+
+
+# ---------------------------------------------------------------------- for jit's own modules
+
+
+@contextmanager
+def building_snapshot() -> Iterator[None]:
+    """Wrap one catalog snapshot build (:class:`jit.catalog_view.CatalogView`).
+
+    Untuned: nothing. Tuned to freeze: a pending reclaim first (thaw, collect),
+    then the build with the collector paused, then ``gc.freeze()``.
+    """
+    global _reclaim_pending, _building, _host_gc_enabled
+    if not _tuning.freeze_gc:
+        yield
+        return
+    with _lock:
+        thawed = _reclaim_pending
+        if thawed:
+            _reclaim_pending = False
+            gc.unfreeze()
+            gc.collect()
+        if _building == 0:
+            _host_gc_enabled = gc.isenabled()
+            gc.disable()
+        _building += 1
+    built = False
+    try:
+        yield
+        built = True
+    finally:
+        with _lock:
+            _building -= 1
+            if _building == 0 and _host_gc_enabled:
+                gc.enable()
+            # A failed build leaves its garbage unfrozen, but what the reclaim thawed
+            # (another compiler's live snapshot) is frozen again.
+            if built or thawed:
+                gc.freeze()
+
+
+def snapshot_released() -> None:
+    """A compiler let go of its snapshot and engine: frozen objects may be garbage now.
+
+    Never thaws (another compiler's snapshot may be frozen too): the next build,
+    or :func:`reclaim`, collects them."""
+    global _reclaim_pending
+    if _tuning.freeze_gc:
+        with _lock:
+            _reclaim_pending = True
+
+
+@functools.cache
+def _blas() -> Any:
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()  # scans the loaded BLAS libraries: once
+
+
+def matrix_scan() -> AbstractContextManager[Any]:
+    """Wrap the retrieval scan's matrix product: one BLAS thread when tuned, else as the host set it.
+
+    The limit is process-wide while it lasts (threadpoolctl); two scans that overlap
+    may restore it early for each other, which changes speed only."""
+    if not _tuning.single_threaded_blas:
+        return nullcontext()
+    return _blas().limit(limits=1, user_api="blas")

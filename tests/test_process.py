@@ -1,0 +1,127 @@
+"""jit.process: process-wide tuning is the process owner's, and freezing survives several compilers."""
+
+from __future__ import annotations
+
+import gc
+import threading
+import weakref
+
+import pytest
+
+from jit import process
+
+
+class _Cycle:
+    def __init__(self) -> None:
+        self.me = self
+
+
+@pytest.fixture(autouse=True)
+def _thawed():
+    gc.unfreeze()
+    yield
+    gc.enable()
+    gc.unfreeze()
+    assert process.current() == process.Tuning()
+
+
+def test_nothing_is_tuned_until_the_owner_asks_and_blocks_restore_what_they_found():
+    assert process.current() == process.Tuning(freeze_gc=False, single_threaded_blas=False)
+    with process.building_snapshot():
+        assert gc.isenabled()
+    assert gc.get_freeze_count() == 0
+    with process.tuned() as outer:
+        assert outer == process.current() == process.Tuning(freeze_gc=True, single_threaded_blas=True)
+        with process.tuned(freeze_gc=False):
+            assert process.current() == process.Tuning(freeze_gc=False, single_threaded_blas=True)
+            with process.building_snapshot():
+                assert gc.isenabled()
+        assert process.current() == outer
+    assert process.current() == process.Tuning()
+
+
+def test_a_tuned_build_pauses_the_collector_and_freezes_what_it_built():
+    with process.tuned():
+        with process.building_snapshot():
+            assert not gc.isenabled()
+            built = _Cycle()
+        assert gc.isenabled() and gc.get_freeze_count() > 0
+        assert not any(o is built for o in gc.get_objects())
+    # The owner's block is over: everything is collectable again.
+    assert gc.get_freeze_count() == 0 and any(o is built for o in gc.get_objects())
+
+
+def test_a_release_never_thaws_and_the_next_build_collects_the_garbage_then_freezes_again():
+    with process.tuned():
+        with process.building_snapshot():
+            closed = _Cycle()  # a compiler's cyclic Datalog facts
+            live = _Cycle()  # another compiler's snapshot
+        gone = weakref.ref(closed)
+        del closed
+        process.snapshot_released()
+        assert gc.get_freeze_count() > 0 and not any(o is live for o in gc.get_objects())
+        gc.collect()
+        assert gone() is not None  # frozen garbage is out of reach until the next build
+        with process.building_snapshot():
+            assert gone() is None
+            assert not gc.isenabled()  # between the reclaim and the freeze no ordinary collection runs
+        assert not any(o is live for o in gc.get_objects())
+
+
+def test_reclaim_on_demand_and_a_failed_build_refreezes_what_the_reclaim_thawed():
+    with process.tuned():
+        with process.building_snapshot():
+            live = _Cycle()
+            closed = _Cycle()
+        gone = weakref.ref(closed)
+        del closed
+        process.reclaim()
+        assert gone() is None and not any(o is live for o in gc.get_objects())
+        process.snapshot_released()
+        with pytest.raises(RuntimeError), process.building_snapshot():
+            raise RuntimeError("the store went away")
+        assert gc.isenabled() and not any(o is live for o in gc.get_objects())
+    process.reclaim()  # untuned: a no-op
+    assert gc.get_freeze_count() == 0
+
+
+def test_overlapping_builds_resume_the_collector_once_the_last_one_ends():
+    first_in, second_done = threading.Event(), threading.Event()
+    seen: list[bool] = []
+
+    def other() -> None:
+        first_in.wait()
+        with process.building_snapshot():
+            pass
+        seen.append(gc.isenabled())
+        second_done.set()
+
+    with process.tuned():
+        t = threading.Thread(target=other)
+        t.start()
+        with process.building_snapshot():
+            first_in.set()
+            second_done.wait()
+            seen.append(gc.isenabled())
+        t.join()
+        assert seen == [False, False] and gc.isenabled()
+        gc.disable()  # a host that runs without the collector keeps it off
+        with process.building_snapshot():
+            pass
+        assert not gc.isenabled()
+
+
+def test_the_blas_limit_applies_only_while_tuned(monkeypatch):
+    limits: list[dict] = []
+
+    class Controller:
+        def limit(self, **kw):
+            limits.append(kw)
+            return threading.Lock()  # any context manager
+
+    monkeypatch.setattr(process, "_blas", Controller)
+    with process.matrix_scan():
+        pass
+    with process.tuned(freeze_gc=False), process.matrix_scan():
+        pass
+    assert limits == [{"limits": 1, "user_api": "blas"}]
