@@ -101,6 +101,15 @@ def llm_request_size(tools: list[ToolDef], cfg: AnalyzerConfig) -> dict[str, flo
     }
 
 
+def data_name(path: Path) -> str:
+    """The data set as the report shows it: its path in the repository, else its folder and
+    file name (``toucan_smithery/tools.jsonl``), never this machine's absolute path."""
+    path = path.resolve()
+    if path.is_relative_to(REPO):
+        return path.relative_to(REPO).as_posix()
+    return f"{path.parent.name}/{path.name}"
+
+
 def agreement() -> dict[str, Any] | None:
     if not (LABELS.exists() and LIVEMCPBENCH.exists()):
         return None
@@ -137,7 +146,7 @@ def main() -> None:
     result = {
         "tools": n,
         "repeat": args.repeat,
-        "data": str(args.data),
+        "data": data_name(args.data),
         "machine": {"python": platform.python_version(), "platform": platform.platform(),
                     "cpus": os.cpu_count()},
         "offline_s": offline_s,

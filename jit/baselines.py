@@ -1,4 +1,4 @@
-"""The plain retrievers jit is measured against (as ``BASELINES.md`` defines them), and
+"""The plain retrievers jit is measured against (as docs/quality.md defines them), and
 the ranking metrics that score them and jit alike.
 
 Every ranker scores the whole pool for one query (higher is better); :class:`TieBreak`
@@ -62,7 +62,7 @@ __all__ = [
 REPORT_KS = (5, 10, 20)
 CURVE_KS = (5, 10, 20, 50, 100)
 NDCG_K = 10
-#: The chars/4 token estimate of BASELINES.md.
+#: The chars/4 token estimate of the evaluation (docs/quality.md).
 CHARS_PER_TOKEN = 4
 BM25_K1 = 1.2
 BM25_B = 0.75
@@ -91,8 +91,9 @@ def bm25_tokens(text: str) -> list[str]:
     """BM25's tokens: split on non-alphanumerics and ``_``, camelCase and letter/digit
     boundaries, lowercased; runs of non-ASCII letters (CJK) are kept whole.
 
-    This reproduces BASELINES.md's BM25 figures exactly on livemcpbench; splitting
-    non-ASCII runs from adjacent ASCII, or not splitting ``HTTPServer``, moves R@5.
+    This reproduces the reference measurement's BM25 figures (docs/quality.md) exactly
+    on livemcpbench; splitting non-ASCII runs from adjacent ASCII, or not splitting
+    ``HTTPServer``, moves R@5.
     """
     return [t.lower() for t in _TOKEN.findall(_CAMEL.sub(" ", text))]
 

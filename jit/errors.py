@@ -9,7 +9,7 @@ Hierarchy::
     JitError
     ├── ConfigError                 broken config.json / mcpServers file / available_tools.json
     ├── StoreError                  the SQLite catalog (wraps sqlite3 errors)
-    │   └── MigrationError          a migration failed; nothing of it was applied
+    │   └── MigrationError          a migration failed (nothing of it applied), or an applied one was edited
     ├── EmbeddingError              the embedding model could not load or run
     ├── AnalysisError               a tool analyzer failed (the offline analyzer takes over)
     ├── RuleError                   a Datalog rule file is invalid (names file and line)
@@ -96,7 +96,8 @@ class StoreError(JitError):
 
 
 class MigrationError(StoreError):
-    """A migration failed; its transaction was rolled back."""
+    """A migration failed (its transaction was rolled back), or a migration the catalog
+    already ran no longer matches its file (``migration`` names the file)."""
 
     code = "migration_error"
 

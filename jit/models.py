@@ -104,9 +104,10 @@ class ToolDef:
     def embedding_text(self) -> str:
         """The text that is embedded: server, name, title, description and parameter *names*.
 
-        Parameter descriptions are left to lexical search: on the public benchmarks
-        they do not help MiniLM (BASELINES.md, dense vs dense+schema) and they make
-        texts longer, which is what embedding time grows with.
+        Parameter descriptions are left to lexical search: on LiveMCPBench they lower
+        MiniLM's recall and change little elsewhere (docs/quality.md, "The reference
+        measurement", dense vs dense+schema), and they make texts longer, which is
+        what embedding time grows with.
         """
         name = self.name.replace("_", " ").replace("-", " ")
         head = " ".join(p for p in (self.server, name, self.title or "") if p)
@@ -114,17 +115,6 @@ class ToolDef:
         params = ", ".join(str(k) for k in props) if isinstance(props, dict) else ""
         text = f"{head}: {self.description}" + (f" | parameters: {params}" if params else "")
         return text[:MAX_EMBED_TEXT_CHARS]
-
-    def search_text(self) -> str:
-        """Everything searchable about the tool, parameter descriptions included.
-
-        Measured on the public benchmarks, parameter text lifts lexical and hybrid
-        recall (BASELINES.md, bm25 vs bm25+schema).
-        """
-        name = self.name.replace("_", " ").replace("-", " ")
-        head = " ".join(p for p in (self.server, name, self.title or "") if p)
-        params = self.parameter_text()
-        return f"{head}: {self.description}" + (f" | {params}" if params else "")
 
 
 def _walk_schema(schema: Any, out: list[str], depth: int) -> None:

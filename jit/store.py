@@ -1,9 +1,12 @@
-"""The catalog: SQLite (through pysqlite3) with sqlite-vec vectors and FTS5 text.
+"""The catalog: SQLite (through pysqlite3) with sqlite-vec vectors.
 
 SQLite is the record of everything jit knows: servers and their status, tools
-keyed by definition hash, analysis, usage, the embedding cache, and lexical and
-vector indexes. The schema changes only through the numbered files in
-``migrations/``, each applied in one transaction together with its record.
+keyed by definition hash, analysis, usage, the embedding cache and the tools'
+vectors. Search is not done here: the compiler reads the catalog into memory
+(a vector matrix, a BM25 index; jit/retrieve.py) and ranks there. The schema
+changes only through the numbered files in ``migrations/``, each applied in one
+transaction together with its record (name and checksum); an applied file that
+was edited afterwards is refused at open, since the catalog no longer matches it.
 
 One connection, guarded by a lock, serves every thread: the catalog is small
 enough that writes are short, and WAL lets other processes (``jit`` CLI while
@@ -89,8 +92,10 @@ def _load_migrations(directory: Path) -> list[Migration]:
 class Store(ServerCatalog):
     """The SQLite catalog. Use as a context manager or call :meth:`close`.
 
-    ``Store(path)`` opens (creating if needed) and applies pending migrations.
-    ``path`` may be ``":memory:"`` for throwaway catalogs.
+    ``Store(path)`` opens (creating if needed), checks that the migrations it ran
+    are still the files in ``migrations_dir``, and applies pending ones (with
+    ``migrate=False`` it only checks). ``path`` may be ``":memory:"`` for
+    throwaway catalogs.
     """
 
     def __init__(self, path: str | Path, *, migrations_dir: Path | None = None, migrate: bool = True) -> None:
@@ -120,6 +125,8 @@ class Store(ServerCatalog):
             )
         if migrate:
             self.migrate()
+        else:
+            self.check_migrations()
 
     # ------------------------------------------------------------------ plumbing
 
@@ -179,11 +186,40 @@ class Store(ServerCatalog):
         done = self.applied_migrations()
         return [m for m in self.migrations() if m.version not in done]
 
+    def check_migrations(self, migrations: Sequence[Migration] | None = None) -> None:
+        """Refuse a catalog whose applied migrations no longer match their files.
+
+        A migration runs once per catalog, so an edit to an applied file never reaches
+        the catalogs that already ran it: they would silently differ from new ones
+        (a constraint, a column, a default). Each record keeps the checksum of the text
+        that ran; a file whose text now differs is a :class:`MigrationError` naming it.
+        A recorded version with no file (a catalog from a newer jit) is not checked here.
+        """
+        recorded = {r["version"]: (r["name"], r["checksum"])
+                    for r in self._query("SELECT version, name, checksum FROM schema_migrations")}
+        for m in self.migrations() if migrations is None else migrations:
+            if m.version not in recorded:
+                continue
+            name, checksum = recorded[m.version]
+            if (name, checksum) != (m.name, m.checksum):
+                raise MigrationError(
+                    f"migration {m.path.name} differs from the one this catalog ran"
+                    f" (recorded as {m.version:04d}_{name}.sql, sha256 {checksum[:12]}; the file now has"
+                    f" sha256 {m.checksum[:12]}): an applied migration must not be edited; restore the file and"
+                    " put the change in a new migration (a catalog made by a pre-release jit: delete it and"
+                    " run `jit sync`)",
+                    path=self.path, migration=str(m.path),
+                )
+
     def migrate(self) -> list[Migration]:
-        """Apply pending migrations in order, each atomically with its record."""
+        """Check the applied migrations (:meth:`check_migrations`), then apply pending
+        ones in order, each atomically with its record."""
         applied: list[Migration] = []
         with self._lock:
-            for m in self.pending_migrations():
+            found = self.migrations()
+            self.check_migrations(found)
+            done = self.applied_migrations()
+            for m in (m for m in found if m.version not in done):
                 record = (
                     "INSERT INTO schema_migrations(version, name, checksum, applied_at) "
                     f"VALUES ({m.version}, '{m.name}', '{m.checksum}', {time.time()!r});"
@@ -293,17 +329,12 @@ class Store(ServerCatalog):
                     )
                     if text_changed:
                         self._drop_vector(c, tool_id)
-                    c.execute("DELETE FROM tools_fts WHERE rowid = ?", (tool_id,))
                     result.changed.append(name)
                 # A definition analyzed before (same hash) needs no new analysis.
                 c.execute(
                     "UPDATE tools SET needs_analysis = 0 WHERE id = ? AND EXISTS"
                     " (SELECT 1 FROM analysis WHERE definition_hash = ?)",
                     (tool_id, dhash),
-                )
-                c.execute(
-                    "INSERT INTO tools_fts(rowid, name, server, description, params) VALUES (?, ?, ?, ?, ?)",
-                    (tool_id, _words(name) + " " + name, _words(server), t.description, t.parameter_text()),
                 )
             result.added.sort()
             result.changed.sort()
@@ -334,7 +365,6 @@ class Store(ServerCatalog):
 
     def _delete_tool_rows(self, c: sqlite3.Connection, ids: Sequence[int]) -> None:
         for tool_id in ids:
-            c.execute("DELETE FROM tools_fts WHERE rowid = ?", (tool_id,))
             self._drop_vector(c, tool_id)
             c.execute("DELETE FROM tools WHERE id = ?", (tool_id,))
 
@@ -532,17 +562,6 @@ class Store(ServerCatalog):
                 self._bump(c)
         return n
 
-    def knn(self, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
-        """``(tool_id, cosine distance)`` of the ``k`` nearest tools (vec0 KNN)."""
-        if not self._has_vec_table():
-            return []
-        blob = np.asarray(vector, dtype=np.float32).tobytes()
-        rows = self._query(
-            "SELECT tool_id, distance FROM tool_vectors WHERE embedding MATCH ? AND k = ? ORDER BY distance",
-            (blob, int(k)),
-        )
-        return [(r["tool_id"], float(r["distance"])) for r in rows]
-
     def vector_matrix(self) -> tuple[np.ndarray, np.ndarray]:
         """The vectors of the tools in scope as ``(ids int64[n], matrix float32[n, dim])`` for in-memory scans."""
         model = self.embedding_model()
@@ -557,22 +576,6 @@ class Store(ServerCatalog):
         ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), model[1])
         return ids, mat.copy()
-
-    # ------------------------------------------------------------------ lexical search
-
-    def lexical_search(self, query: str, k: int) -> list[tuple[int, float]]:
-        """``(tool_id, relevance)`` by FTS5 BM25 (higher is better) over name, server,
-        description and parameter text. Query words are OR-ed."""
-        terms = _fts_terms(query)
-        if not terms:
-            return []
-        match = " OR ".join(f'"{t}"' for t in terms)
-        rows = self._query(
-            "SELECT rowid, bm25(tools_fts, 3.0, 2.0, 1.0, 0.5) AS score FROM tools_fts"
-            " WHERE tools_fts MATCH ? ORDER BY score LIMIT ?",
-            (match, int(k)),
-        )
-        return [(r["rowid"], -float(r["score"])) for r in rows]
 
     # ------------------------------------------------------------------ definition history and approvals
 
@@ -835,16 +838,3 @@ def _definition(r: sqlite3.Row) -> dict[str, Any]:
 def _definition_of(t: ToolDef) -> dict[str, Any]:
     return {"title": t.title, "description": t.description, "input_schema": t.input_schema,
             "output_schema": t.output_schema, "annotations": t.annotations}
-
-
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Za-z])(?=[0-9])|(?<=[0-9])(?=[A-Za-z])")
-
-
-def _words(name: str) -> str:
-    """``getUserById`` / ``read_file`` / ``web-search`` → space-separated words."""
-    return " ".join(w for w in re.split(r"[^0-9A-Za-z\u0080-\uffff]+", _CAMEL.sub(" ", name)) if w).lower()
-
-
-def _fts_terms(query: str) -> list[str]:
-    words = re.findall(r"[0-9A-Za-z\u0080-\uffff]+", _CAMEL.sub(" ", query))
-    return list(dict.fromkeys(w.lower() for w in words if len(w) > 1 or not w.isascii()))[:64]

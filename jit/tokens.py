@@ -13,8 +13,9 @@ regular-expression scans (no Python loop per piece). Measured on
 4,054 tool definitions and one-line summaries (LiveMCPBench + StableToolBench,
 bench/token_error.py) against OpenAI's o200k_base / cl100k_base BPE: mean
 absolute error 7 % per text, 95th percentile 20 %, total within 1 %;
-``chars / 4`` (BASELINES.md) is off by 15-16 % (p95 35-37 %) on the same texts. Claude's
-tokenizer is not public; when ``ANTHROPIC_API_KEY`` is set,
+``chars / 4`` (the evaluation's estimate, docs/quality.md) is off by 15-16 %
+(p95 35-37 %) on the same texts. Claude's tokenizer is not public; when
+``ANTHROPIC_API_KEY`` is set,
 :class:`AnthropicCounter` asks the count-tokens endpoint for exact numbers.
 """
 

@@ -1,20 +1,36 @@
-"""Every CLI command and option is in docs/cli.md; every config key is in docs/configuration.md."""
+"""The documentation says what the code does, and a change to one without the other fails here.
+
+Every CLI command and option is in docs/cli.md; every config key is in
+docs/configuration.md; every derived predicate of rules/schema.dl is in
+docs/selection.md; every meta-tool of `jit serve` is in docs/serve.md; every error
+code is in docs/cli.md's table; every module of the package is in the module table of
+docs/ARCHITECTURE.md; and no Markdown link points outside the repository or nowhere.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import re
 import types
 import typing
+import unicodedata
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 import pytest
 from pydantic import BaseModel
 from typer.main import get_command
 
 from jit import config as cfg
-from jit.cli import EXIT_CODES, app
+from jit import errors
+from jit.cli import EXIT_CODES, app, exit_code
+from jit.logic import RuleSet
+from jit.serve import ServeOptions, create_server
 
-DOCS = Path(__file__).resolve().parent.parent / "docs"
+REPO = Path(__file__).resolve().parent.parent
+DOCS = REPO / "docs"
+PACKAGE = REPO / "jit"
 CLI_DOC = (DOCS / "cli.md").read_text(encoding="utf-8")
 CONFIG_DOC = (DOCS / "configuration.md").read_text(encoding="utf-8")
 
@@ -94,3 +110,143 @@ def test_every_available_tools_key_is_documented():
     assert {"tools[].skeleton", "overrides.<name>.exclude"} <= keys
     missing = sorted(k for k in keys if not _documented(k))
     assert not missing, f"available_tools.json keys missing from docs/configuration.md: {missing}"
+
+
+# --------------------------------------------------------------------------- tables in the docs
+
+
+def _heading_section(doc: Path, heading: str) -> str:
+    """The text under the Markdown heading ``heading`` (any level) up to the next heading
+    of the same or a higher level."""
+    text = doc.read_text(encoding="utf-8")
+    m = re.search(rf"^(#+) {re.escape(heading)}\n", text, re.MULTILINE)
+    assert m, f"{doc.relative_to(REPO)} has no heading {heading!r}"
+    level = len(m.group(1))
+    end = re.compile(rf"^#{{1,{level}}} ", re.MULTILINE).search(text, m.end())
+    return text[m.end() : end.start() if end else len(text)]
+
+
+def _table_column(section: str, column: int) -> list[str]:
+    """Cell ``column`` of every body row of the Markdown table(s) in ``section``."""
+    rows = [line for line in section.splitlines() if line.startswith("|")]
+    cells = [[c.strip() for c in row.strip().strip("|").split("|")] for row in rows]
+    body = [c for c in cells if not all(re.fullmatch(r":?-+:?", x) for x in c)]
+    return [c[column] for c in body[1:] if len(c) > column]  # body[0] is the header
+
+
+def _code_names(cell: str) -> list[str]:
+    """The names in backticks in a table cell, an argument list dropped: `skeleton(Shard, T)` → skeleton."""
+    return [re.sub(r"\(.*\)$", "", name) for name in re.findall(r"`([^`]+)`", cell)]
+
+
+def test_every_derived_predicate_is_documented_in_selection():
+    derived = {d.name for d in RuleSet.load().derived()}
+    assert {"blocked", "tier_cap", "relevance_points"} <= derived
+    section = _heading_section(DOCS / "selection.md", "2. The rules (`rules/`)")
+    documented = [n for cell in _table_column(section, 2) for n in _code_names(cell)]
+    assert len(documented) == len(set(documented)), f"a predicate is listed twice: {documented}"
+    assert set(documented) == derived, (
+        f"docs/selection.md's strata table vs rules/schema.dl's derive predicates: "
+        f"undocumented {sorted(derived - set(documented))}, not derived {sorted(set(documented) - derived)}"
+    )
+
+
+def test_every_meta_tool_of_jit_serve_is_documented():
+    registered = {t.name for t in asyncio.run(create_server(ServeOptions()).list_tools())}
+    assert {"search_tools", "call_tool", "reload"} <= registered
+    section = _heading_section(DOCS / "serve.md", "Meta-tools")
+    documented = {n for cell in _table_column(section, 0) for n in _code_names(cell)}
+    assert documented == registered, (
+        f"docs/serve.md's meta-tool table vs jit serve: undocumented {sorted(registered - documented)}, "
+        f"not served {sorted(documented - registered)}"
+    )
+
+
+def _error_classes() -> list[type[errors.JitError]]:
+    return [c for _, c in inspect.getmembers(errors, inspect.isclass)
+            if issubclass(c, errors.JitError) and c.__module__ == errors.__name__]
+
+
+def test_every_error_code_is_documented_with_its_class_and_exit_code():
+    classes = _error_classes()
+    codes = [c.code for c in classes]
+    assert len(codes) == len(set(codes)), f"two error classes share a code (one does not set its own): {codes}"
+    section = _heading_section(DOCS / "cli.md", "Error codes")
+    rows = {
+        _code_names(code)[0]: (_code_names(cls)[0], int(exit_))
+        for code, cls, exit_ in zip(*(_table_column(section, i) for i in range(3)), strict=True)
+    }
+    expected = {c.code: (c.__name__, exit_code(c.__new__(c))) for c in classes}
+    assert rows == expected, (
+        f"docs/cli.md's error-code table vs jit/errors.py: undocumented {sorted(expected.keys() - rows.keys())}, "
+        f"no such code {sorted(rows.keys() - expected.keys())}, "
+        f"wrong class or exit code {sorted(k for k in rows.keys() & expected.keys() if rows[k] != expected[k])}"
+    )
+
+
+def _modules() -> set[str]:
+    """Every module of the package, as a path relative to jit/ (subpackages included)."""
+    return {p.relative_to(PACKAGE).as_posix() for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts}
+
+
+def test_the_module_table_names_every_module_and_nothing_else():
+    section = _heading_section(DOCS / "ARCHITECTURE.md", "Modules")
+    named = [n for cell in _table_column(section, 0) for n in _code_names(cell)]
+    # A subpackage may be named by its directory (`catalog/`) for its __init__.py.
+    named = [n + "__init__.py" if n.endswith("/") else n for n in named]
+    assert len(named) == len(set(named)), f"a module is named twice in docs/ARCHITECTURE.md: {named}"
+    modules = _modules()
+    assert len(modules) > 20 and "__init__.py" in modules
+    assert set(named) == modules, (
+        f"docs/ARCHITECTURE.md's module table vs jit/: missing {sorted(modules - set(named))}, "
+        f"no such module {sorted(set(named) - modules)}"
+    )
+
+
+# --------------------------------------------------------------------------- links
+
+_FENCE = re.compile(r"^(```|~~~).*?^\1", re.DOTALL | re.MULTILINE)
+_INLINE_CODE = re.compile(r"`[^`\n]*`")
+_LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+_REFERENCE = re.compile(r"^\s*\[[^\]]+\]:\s*<?(\S+?)>?(?:\s+.*)?$", re.MULTILINE)
+
+
+def _markdown_files() -> list[Path]:
+    return [REPO / "README.md", *sorted(DOCS.rglob("*.md"))]
+
+
+def _links(doc: Path) -> list[str]:
+    text = _INLINE_CODE.sub("", _FENCE.sub("", doc.read_text(encoding="utf-8")))
+    return _LINK.findall(text) + _REFERENCE.findall(text)
+
+
+def _anchors(doc: Path) -> set[str]:
+    """GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens, -1, -2 for repeats."""
+    seen: dict[str, int] = {}
+    for heading in re.findall(r"^#+ (.+?)\s*$", _FENCE.sub("", doc.read_text(encoding="utf-8")), re.MULTILINE):
+        slug = "".join(ch for ch in heading.lower() if ch in " -_" or unicodedata.category(ch)[0] in "LN")
+        slug = slug.replace(" ", "-")
+        n = seen.get(slug, 0)
+        seen[slug] = n + 1
+        seen.setdefault(f"{slug}-{n}" if n else slug, 1)
+    return set(seen)
+
+
+@pytest.mark.parametrize("doc", _markdown_files(), ids=lambda p: p.relative_to(REPO).as_posix())
+def test_links_stay_in_the_repository_and_resolve(doc):
+    bad = []
+    for target in _links(doc):
+        url = urlsplit(target)
+        if url.scheme in ("http", "https", "mailto"):
+            continue  # a web address: not a file
+        if url.scheme or url.netloc:
+            bad.append(f"{target} (not a repository path)")
+            continue
+        path = (doc.parent / unquote(url.path)).resolve() if url.path else doc
+        if url.path.startswith("/") or not path.is_relative_to(REPO):
+            bad.append(f"{target} (outside the repository)")
+        elif not path.exists():
+            bad.append(f"{target} (no such file)")
+        elif url.fragment and path.suffix == ".md" and url.fragment not in _anchors(path):
+            bad.append(f"{target} (no such heading in {path.relative_to(REPO).as_posix()})")
+    assert not bad, f"{doc.relative_to(REPO).as_posix()}: broken links: {bad}"

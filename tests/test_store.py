@@ -1,4 +1,4 @@
-"""The catalog on real SQLite with sqlite-vec and FTS5."""
+"""The catalog on real SQLite with sqlite-vec."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from jit.store import Store, default_migrations_dir
 
 
 class RecordingEmbedder:
-    """Wraps the real model and records every text it is asked to embed."""
+    """Wraps an embedder (the model, or its deterministic stand-in) and records every text it is asked to embed."""
 
     def __init__(self, inner, model_name: str | None = None, dims: int | None = None) -> None:
         self.inner = inner
@@ -91,6 +91,47 @@ def test_failed_migration_rolls_back_everything_it_did(tmp_path):
         assert n in s.applied_migrations()
 
 
+def test_an_applied_migration_edited_afterwards_is_refused_at_open(tmp_path):
+    mdir, n = _migrations_copy(tmp_path)
+    notes = mdir / f"{n:04d}_notes.sql"
+    notes.write_text("CREATE TABLE notes (id INTEGER PRIMARY KEY) STRICT;")
+    db = tmp_path / "c.db"
+    Store(db, migrations_dir=mdir).close()
+    # The catalog ran the old text: the new column would exist only in new catalogs.
+    notes.write_text("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT) STRICT;")
+    for migrate in (True, False):
+        with pytest.raises(MigrationError, match=rf"migration {notes.name} differs from the one this catalog ran"
+                           r".*must not be edited") as caught:
+            Store(db, migrations_dir=mdir, migrate=migrate)
+        assert caught.value.details["migration"] == str(notes)
+    # A file renamed under the same version is not the migration that ran either.
+    notes.write_text("CREATE TABLE notes (id INTEGER PRIMARY KEY) STRICT;")
+    notes.rename(mdir / f"{n:04d}_memos.sql")
+    with pytest.raises(MigrationError, match=rf"{n:04d}_memos.sql differs.*recorded as {n:04d}_notes.sql"):
+        Store(db, migrations_dir=mdir)
+    # Restored, the catalog opens, and the shipped files match what it ran.
+    (mdir / f"{n:04d}_memos.sql").rename(notes)
+    with Store(db, migrations_dir=mdir) as s:
+        s.check_migrations()
+        assert n in s.applied_migrations()
+
+
+def test_the_unread_fts_table_is_dropped_by_a_migration(tmp_path):
+    old = tmp_path / "old"
+    old.mkdir()
+    for p in sorted(default_migrations_dir().glob("000[1-4]_*.sql")):
+        shutil.copy(p, old / p.name)
+    db = tmp_path / "c.db"
+    with Store(db, migrations_dir=old) as s:
+        s.ensure_server("files", "stdio")
+        s.sync_tools("files", TOOLS)
+        assert s._query("SELECT name FROM sqlite_master WHERE name = 'tools_fts'")
+    with Store(db) as s:
+        assert 5 in s.applied_migrations()
+        assert not s._query("SELECT name FROM sqlite_master WHERE name LIKE 'tools_fts%'")
+        assert [t.tool.name for t in s.tools("files")] == sorted(t.name for t in TOOLS)
+
+
 def test_badly_named_migration_is_an_error(tmp_path):
     mdir, _ = _migrations_copy(tmp_path)
     (mdir / "2_whatever.sql").write_text("SELECT 1;")
@@ -122,7 +163,6 @@ def test_sync_adds_changes_and_removes_tools(store):
     assert result.changed == ["search_web"]
     assert result.removed == ["get_weather"]
     assert store.tool("files", "get_weather") is None
-    assert store.lexical_search("weather city", 5) == []
     assert [t.tool.name for t in store.tools("files")] == ["read_file", "search_web", "write_file"]
 
 
@@ -140,8 +180,8 @@ def test_changed_definition_is_marked_for_reanalysis(store):
     assert store.pending_analysis() == []
 
 
-def test_resync_of_unchanged_catalog_embeds_nothing(store, embedder):
-    rec = RecordingEmbedder(embedder)
+def test_resync_of_unchanged_catalog_embeds_nothing(store, hashing_embedder):
+    rec = RecordingEmbedder(hashing_embedder)
     store.ensure_server("files", "stdio")
     store.sync_tools("files", TOOLS)
     first = embed_pending(store, rec)
@@ -152,8 +192,8 @@ def test_resync_of_unchanged_catalog_embeds_nothing(store, embedder):
     assert (again.embedded, again.cached, rec.seen) == (0, 0, [])
 
 
-def test_changed_description_reembeds_exactly_that_tool(store, embedder):
-    rec = RecordingEmbedder(embedder)
+def test_changed_description_reembeds_exactly_that_tool(store, hashing_embedder):
+    rec = RecordingEmbedder(hashing_embedder)
     store.ensure_server("files", "stdio")
     store.sync_tools("files", TOOLS)
     embed_pending(store, rec)
@@ -168,8 +208,8 @@ def test_changed_description_reembeds_exactly_that_tool(store, embedder):
     assert len(ids) == len(TOOLS) and matrix.shape == (len(TOOLS), 384)
 
 
-def test_text_already_embedded_is_taken_from_the_cache(store, embedder):
-    rec = RecordingEmbedder(embedder)
+def test_text_already_embedded_is_taken_from_the_cache(store, hashing_embedder):
+    rec = RecordingEmbedder(hashing_embedder)
     store.ensure_server("a", "stdio")
     store.ensure_server("b", "stdio")
     store.sync_tools("a", [_tool("ping", "Check the service.", server="a")])
@@ -183,11 +223,11 @@ def test_text_already_embedded_is_taken_from_the_cache(store, embedder):
     assert (report.embedded, report.cached, rec.seen) == (0, 1, [])
 
 
-def test_changing_the_embedding_model_reembeds_everything(store, embedder):
+def test_changing_the_embedding_model_reembeds_everything(store, hashing_embedder):
     store.ensure_server("files", "stdio")
     store.sync_tools("files", TOOLS)
-    embed_pending(store, RecordingEmbedder(embedder))
-    other = RecordingEmbedder(embedder, model_name="minilm-first-64", dims=64)
+    embed_pending(store, RecordingEmbedder(hashing_embedder))
+    other = RecordingEmbedder(hashing_embedder, model_name="minilm-first-64", dims=64)
     report = embed_pending(store, other)
     assert report.model_changed and report.embedded == len(TOOLS)
     assert store.embedding_model() == ("minilm-first-64", 64)
@@ -195,15 +235,14 @@ def test_changing_the_embedding_model_reembeds_everything(store, embedder):
     assert matrix.shape == (len(TOOLS), 64)
 
 
-def test_knn_and_lexical_search_find_the_right_tool(store, embedder):
+def test_the_vector_matrix_finds_the_right_tool(store, embedder):
     store.ensure_server("files", "stdio")
     store.sync_tools("files", TOOLS)
     embed_pending(store, embedder)
     q = embedder.embed(["what is the temperature in Paris today"])[0]
-    (best, dist), *_ = store.knn(q, 2)
-    assert store.tools_by_id([best])[best].tool.name == "get_weather" and 0 <= dist < 1
-    (lex, score), *_ = store.lexical_search("writeFile content", 3)
-    assert store.tools_by_id([lex])[lex].tool.name == "write_file" and score > 0
+    ids, matrix = store.vector_matrix()
+    best = int(ids[np.argmax(matrix @ q)])
+    assert store.tools_by_id([best])[best].tool.name == "get_weather"
 
 
 def test_server_status_transitions_are_persisted(store):
@@ -257,23 +296,23 @@ def test_calls_move_the_usage_version_and_only_what_they_changed_is_returned(sto
     assert store.usage_since(store.usage_version()) == {}
 
 
-def test_removing_a_server_removes_its_tools_and_vectors(store, embedder):
+def test_removing_a_server_removes_its_tools_and_vectors(store, hashing_embedder):
     store.ensure_server("files", "stdio")
     store.sync_tools("files", TOOLS)
-    embed_pending(store, embedder)
+    embed_pending(store, hashing_embedder)
     store.remove_server("files")
     assert store.tools() == [] and store.servers() == []
     assert len(store.vector_matrix()[0]) == 0
 
 
-def test_unchanged_catalog_does_not_load_the_model(store, embedder):
+def test_unchanged_catalog_does_not_load_the_model(store, hashing_embedder):
     store.ensure_server("files", "stdio")
     store.sync_tools("files", TOOLS)
-    embed_pending(store, embedder)
+    embed_pending(store, hashing_embedder)
 
     class Unloadable(RecordingEmbedder):
         @property
         def dimension(self) -> int:
             raise AssertionError("the model was loaded for nothing")
 
-    assert embed_pending(store, Unloadable(embedder)).embedded == 0
+    assert embed_pending(store, Unloadable(hashing_embedder)).embedded == 0
