@@ -60,6 +60,7 @@ from .errors import (
 from .approval import change_report, pending_report
 from .views import analysis_of, describe, server_rows, summarize, tool_counts
 from .ownership import Reconciled, config_scope, describe_kept
+from .process import tuned
 
 if TYPE_CHECKING:
     from .selection import ToolSet
@@ -996,7 +997,10 @@ def main(argv: list[str] | None = None) -> None:
     """The ``jit`` console script (exits the process with the command's exit code)."""
     # The tokenizers' thread pool warns about forking (stdio servers are forked children).
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    app(args=argv, prog_name="jit")
+    # This is the process's owner: catalog snapshots are frozen out of the GC and the
+    # retrieval scan runs on one BLAS thread (jit.process says why).
+    with tuned():
+        app(args=argv, prog_name="jit")
 
 
 if __name__ == "__main__":  # pragma: no cover

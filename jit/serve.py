@@ -66,6 +66,7 @@ from .config import Config, check_store_path, load_config
 from .errors import JitError, ToolNotApprovedError, ToolNotFoundError
 from .models import HARNESS_SERVER
 from .ownership import config_scope
+from .process import tuned
 from .proxylane import ProxyLane, ProxyTarget
 from .stdio import stdio_wire
 
@@ -622,16 +623,21 @@ def run(options: ServeOptions) -> None:
 
     An HTTP bind on a host that is not loopback without ``allow_remote``, or ``allow_remote``
     without ``$JIT_SERVE_TOKEN``, raises :class:`~jit.httpguard.RemoteBindRefused` before
-    anything loads or binds."""
+    anything loads or binds.
+
+    ``run`` owns the process, so it opts into :func:`jit.process.tuned` (snapshots frozen
+    out of the GC, one BLAS thread for the scan); :func:`create_server` alone does not."""
     server = create_server(options)
     try:
-        if options.transport == "http":
-            from .httpguard import http_access, serve_http
+        with tuned():
+            if options.transport == "http":
+                from .httpguard import http_access, serve_http
 
-            access = http_access(options.host, allow_remote=options.allow_remote, allowed_hosts=options.allowed_hosts)
-            anyio.run(serve_http, server, options.host, options.port, access)
-        else:
-            server.run("stdio")
+                access = http_access(options.host, allow_remote=options.allow_remote,
+                                     allowed_hosts=options.allowed_hosts)
+                anyio.run(serve_http, server, options.host, options.port, access)
+            else:
+                server.run("stdio")
     except BaseExceptionGroup as group:
         # A failed start-up (bad rules, unreadable catalog) arrives wrapped in the SDK's task
         # groups; surface the jit error itself so the CLI prints it and exits with its code.

@@ -15,6 +15,11 @@ jit needs around the SDK transports:
   method each response answers from the write stream, and over Streamable
   HTTP gets the raw body from a tee on the HTTP client (the SDK keeps only
   an opaque parse error there);
+* :class:`InProcessServerConfig` — a server object living in this process
+  (the SDK's ``MCPServer`` or low-level ``Server``), reached over the SDK's
+  in-memory streams: no child process, no socket, the same session and
+  supervisor on top. Built in Python only (a harness wrapping its own tools,
+  jit's fast tests); a config file cannot name one;
 * :func:`describe_error` — turns whatever a transport or the SDK raised
   (``MCPError``, ``httpx2`` errors, ``OSError``, nested ``ExceptionGroup``) into
   one line for ``last_error``.
@@ -29,12 +34,15 @@ import os
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
 import anyio
 import httpx2
 import mcp_types as types
+# The SDK's own in-process transport (what ``mcp.Client(server)`` uses); not re-exported by mcp.client.
+from mcp.client._memory import InMemoryTransport
 from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -42,13 +50,14 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
-from .config import HttpServerConfig, SseServerConfig, StdioServerConfig
+from .config import DEFAULT_CALL_TIMEOUT, DEFAULT_TIMEOUT, HttpServerConfig, SseServerConfig, StdioServerConfig
 from .salvage import MAX_SALVAGE_BYTES, salvage, salvage_value
 from .errors import ConfigError, JitError
 
 __all__ = [
     "DEFAULT_STDERR_LIMIT",
     "HTTP_STREAM_READ_TIMEOUT",
+    "InProcessServerConfig",
     "RequestLog",
     "StderrTail",
     "WatchedReadStream",
@@ -76,6 +85,33 @@ _SALVAGE_INLINE_CHARS = 256 * 1024
 _HTTP_PARSE_FAILURES = ("Failed to parse JSON response", "Failed to parse SSE message")
 
 log = logging.getLogger("jit.clients")
+
+
+@dataclass(frozen=True)
+class InProcessServerConfig:
+    """An MCP server object in this process, connected over the SDK's in-memory transport.
+
+    Stands where a ``servers`` entry of a config file would (``Config.servers``),
+    with the same ``enabled``, ``timeout`` and ``call_timeout``; everything above
+    the transport (handshake, discovery, list_changed, pings, calls, reconnects)
+    is the code path every other transport takes. Each connection attempt runs
+    ``server`` afresh on a new stream pair, as a restarted process would start.
+    Two configs are equal only for the same server object, so a reload that
+    swaps the object restarts the connection.
+    """
+
+    #: An ``mcp.server.mcpserver.MCPServer`` or a low-level ``mcp.server.Server``.
+    server: Any
+    enabled: bool = True
+    timeout: float = DEFAULT_TIMEOUT
+    call_timeout: float = DEFAULT_CALL_TIMEOUT
+    #: What the catalog records as the server's transport.
+    transport: str = "memory"
+
+    def __post_init__(self) -> None:
+        for key in ("timeout", "call_timeout"):
+            if not getattr(self, key) > 0:
+                raise ConfigError(f"{key} must be greater than 0", key=key)
 
 
 class StderrTail:
@@ -418,7 +454,7 @@ def _http_parse_failure(message: types.JSONRPCError) -> bool:
 
 @asynccontextmanager
 async def open_transport(
-    config: StdioServerConfig | HttpServerConfig | SseServerConfig,
+    config: StdioServerConfig | HttpServerConfig | SseServerConfig | InProcessServerConfig,
     *,
     stderr: StderrTail | None = None,
     on_close: Callable[[], None] | None = None,
@@ -450,6 +486,8 @@ async def open_transport(
             read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
             if stderr is not None:
                 stderr.close_writer()  # the child holds its own copy now
+        elif isinstance(config, InProcessServerConfig):
+            read, write = await stack.enter_async_context(InMemoryTransport(config.server))
         elif isinstance(config, SseServerConfig):  # before HttpServerConfig: SSE subclasses it
             read, write = await stack.enter_async_context(
                 sse_client(

@@ -32,7 +32,7 @@ from .models import ServerStatus, SyncResult
 from .salvage import find_marker
 from .store import Store
 from .tooldefs import MAX_TOOLS_PER_SERVER, MalformedToolError, convert_tools, tool_from_wire
-from .transports import StderrTail, describe_error, open_transport
+from .transports import InProcessServerConfig, StderrTail, describe_error, open_transport
 
 __all__ = [
     "CLIENT_INFO",
@@ -49,7 +49,8 @@ __all__ = [
 
 log = logging.getLogger("jit.clients")
 
-ServerConfig = StdioServerConfig | HttpServerConfig | SseServerConfig
+#: What one upstream connects to: a config file's entry, or a server object in this process.
+ServerConfig = StdioServerConfig | HttpServerConfig | SseServerConfig | InProcessServerConfig
 
 #: How jit introduces itself in ``initialize``.
 CLIENT_INFO = types.Implementation(name="jit", version=__version__)

@@ -1,11 +1,22 @@
-"""Shared fixtures. Everything here is real: SQLite with sqlite-vec, the MiniLM model."""
+"""Shared fixtures. Everything here is real: SQLite with sqlite-vec, the MiniLM model.
+
+Test tiers: ``pytest -m "not slow"`` is the fast tier (in-process peers on the
+SDK's in-memory transport, no model); the slow tier is real subprocesses and
+the model. A test that asks for the model (the ``embedder`` or
+``livemcpbench_store`` fixture) is marked ``slow`` here, so it cannot land in
+the fast tier by accident; subprocess tests carry the mark themselves.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import zlib
+from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -20,10 +31,65 @@ DATA = Path(__file__).parent / "data"
 REPO = Path(__file__).resolve().parent.parent
 
 
+#: Fixtures that load the embedding model: their tests are in the slow tier.
+MODEL_FIXTURES = frozenset({"embedder", "livemcpbench_store"})
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m reads the marks
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if MODEL_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(scope="session")
 def embedder() -> SentenceTransformerEmbedder:
     """The real default model, loaded once per test session (~3 s)."""
     return SentenceTransformerEmbedder()
+
+
+class HashingEmbedder:
+    """A deterministic stand-in for the model (jit's ``Embedder`` protocol): feature hashing of words.
+
+    Each lower-cased word (``snake_case`` and ``camelCase`` split) adds one to a
+    CRC32-chosen dimension; rows are L2-normalised. Texts sharing words are
+    near, others orthogonal: enough for tests about *what* gets embedded, stored
+    and ranked lexically, in microseconds and with no model to load. Semantic
+    rankings (the golden selections) need the real model and stay in the slow tier.
+    """
+
+    def __init__(self, dimension: int = 384, model_name: str = "test-hashing-384") -> None:
+        self._dimension = dimension
+        self._name = model_name
+        self.texts_embedded = 0
+
+    @property
+    def model_name(self) -> str:
+        return self._name
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self._dimension), dtype=np.float32)
+        for row, text in enumerate(texts):
+            spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", text)
+            for word in re.findall(r"[a-z0-9]+", spaced.lower()):
+                out[row, zlib.crc32(word.encode()) % self._dimension] += 1.0
+            norm = np.linalg.norm(out[row])
+            if norm:
+                out[row] /= norm
+            else:
+                out[row, 0] = 1.0  # a unit vector even for a text with no words
+        self.texts_embedded += len(texts)
+        return out
+
+
+@pytest.fixture(scope="session")
+def hashing_embedder() -> HashingEmbedder:
+    """The model's deterministic stand-in for the fast tier (see :class:`HashingEmbedder`)."""
+    return HashingEmbedder()
 
 
 @pytest.fixture

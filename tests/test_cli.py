@@ -56,6 +56,7 @@ def catalog(tmp_path_factory, embedder) -> Path:
 # --------------------------------------------------------------------------- sync and compile, end to end
 
 
+@pytest.mark.slow  # the console script, the model and the example servers
 def test_sync_then_compile_through_the_console_script(tmp_path):
     path = write_example_config(tmp_path)
     synced = jit("sync", "--config", str(path), "--strict")
@@ -208,6 +209,7 @@ def test_import_of_an_invalid_server_changes_nothing(tmp_path):
 # --------------------------------------------------------------------------- config and errors
 
 
+@pytest.mark.slow  # the console script
 def test_config_errors_name_file_and_key_with_exit_code_3(tmp_path):
     path = write_example_config(tmp_path, tool_selection={"full_threshold": "high"})
     human = jit("servers", "--config", str(path))
@@ -240,6 +242,7 @@ def test_serve_rejects_bad_arguments_before_starting(catalog):
         assert code == 2 and message in err, (args, err)
 
 
+@pytest.mark.slow  # the console script (--version)
 def test_every_command_has_help_and_the_version_is_printed():
     from typer.main import get_command
 

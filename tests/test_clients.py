@@ -1,4 +1,11 @@
-"""ClientManager against real MCP servers (tests/servers/) over stdio, Streamable HTTP and SSE."""
+"""ClientManager against real MCP servers (tests/servers/): in process and over stdio, Streamable HTTP, SSE.
+
+The fast tier runs the demo server in this process on the SDK's in-memory
+transport (:func:`servers.support.demo_memory`): the same session, supervisor,
+discovery and call path as every other transport. What only a real peer can
+show (a process killed or stopped, its stderr, HTTP and SSE wires, child
+processes reaped) is in the ``slow`` tier.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +18,7 @@ import anyio
 import pytest
 from servers.support import (
     demo_http,
+    demo_memory,
     demo_stdio,
     http_config,
     make_config,
@@ -29,6 +37,7 @@ from jit.errors import (
     ToolCallError,
     ToolNotFoundError,
 )
+from jit.config import StdioServerConfig
 from jit.models import ServerStatus, ToolDef
 
 pytestmark = pytest.mark.anyio
@@ -37,13 +46,6 @@ pytestmark = pytest.mark.anyio
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-@pytest.fixture(scope="module")
-def shared_http(tmp_path_factory):
-    """One demo server over Streamable HTTP for the call tests (each test has its own manager and catalog)."""
-    with demo_http("http", log=tmp_path_factory.mktemp("shared") / "http.log") as server:
-        yield server
 
 
 @pytest.fixture
@@ -65,8 +67,8 @@ def status(mgr: ClientManager, name: str) -> ServerStatus:
 # --------------------------------------------------------------------------- discovery
 
 
-async def test_stdio_server_is_discovered_with_what_it_reports(tmp_path, store):
-    config = make_config(tmp_path, {"demo": demo_stdio()})
+async def discovered_with_what_it_reports(tmp_path, store, demo) -> None:
+    config = make_config(tmp_path, {"demo": demo})
     async with ClientManager(config, store) as mgr:
         record = mgr.statuses()["demo"]
         assert record.status is ServerStatus.CONNECTED
@@ -87,6 +89,16 @@ async def test_stdio_server_is_discovered_with_what_it_reports(tmp_path, store):
     assert mgr.session("demo") is None
 
 
+async def test_server_is_discovered_with_what_it_reports(tmp_path, store):
+    await discovered_with_what_it_reports(tmp_path, store, demo_memory())
+
+
+@pytest.mark.slow
+async def test_stdio_server_is_discovered_with_what_it_reports(tmp_path, store):
+    await discovered_with_what_it_reports(tmp_path, store, demo_stdio())
+
+
+@pytest.mark.slow
 async def test_streamable_http_server_is_discovered_and_called(tmp_path, store, http_server):
     config = make_config(tmp_path, {"web": http_config(http_server)})
     async with ClientManager(config, store) as mgr:
@@ -96,6 +108,7 @@ async def test_streamable_http_server_is_discovered_and_called(tmp_path, store, 
         assert result.text() == "over http" and not result.is_error
 
 
+@pytest.mark.slow
 async def test_sse_server_is_discovered_and_called(tmp_path, store, sse_server):
     config = make_config(tmp_path, {"legacy": http_config(sse_server)})
     async with ClientManager(config, store) as mgr:
@@ -144,8 +157,8 @@ def test_convert_tools_keeps_wire_fields_as_plain_dicts():
 # --------------------------------------------------------------------------- calls
 
 
-async def test_call_tool_returns_content_and_records_usage(tmp_path, store, shared_http):
-    config = make_config(tmp_path, {"demo": http_config(shared_http)})
+async def test_call_tool_returns_content_and_records_usage(tmp_path, store):
+    config = make_config(tmp_path, {"demo": demo_memory()})
     async with ClientManager(config, store) as mgr:
         result = await mgr.call_tool("demo", "add", {"a": 1, "b": 2})
         assert (result.server, result.tool, result.is_error) == ("demo", "add", False)
@@ -155,8 +168,8 @@ async def test_call_tool_returns_content_and_records_usage(tmp_path, store, shar
         assert (usage["calls"], usage["errors"]) == (1, 0) and usage["total_latency_ms"] > 0
 
 
-async def test_tool_error_result_is_reported_as_error_not_success(tmp_path, store, shared_http):
-    config = make_config(tmp_path, {"demo": http_config(shared_http)})
+async def test_tool_error_result_is_reported_as_error_not_success(tmp_path, store):
+    config = make_config(tmp_path, {"demo": demo_memory()})
     async with ClientManager(config, store) as mgr:
         result = await mgr.call_tool("demo", "fail", {"message": "it broke"})
         assert result.is_error and "it broke" in result.text()
@@ -164,8 +177,8 @@ async def test_tool_error_result_is_reported_as_error_not_success(tmp_path, stor
         assert (usage["calls"], usage["errors"]) == (1, 1) and "it broke" in usage["last_error"]
 
 
-async def test_slow_call_raises_timeout_and_counts_as_failure(tmp_path, store, shared_http):
-    config = make_config(tmp_path, {"demo": http_config(shared_http)})
+async def test_slow_call_raises_timeout_and_counts_as_failure(tmp_path, store):
+    config = make_config(tmp_path, {"demo": demo_memory()})
     async with ClientManager(config, store) as mgr:
         with pytest.raises(ServerTimeoutError) as info:
             await mgr.call_tool("demo", "sleep", {"seconds": 30}, timeout=0.3)
@@ -175,8 +188,8 @@ async def test_slow_call_raises_timeout_and_counts_as_failure(tmp_path, store, s
         assert (await mgr.call_tool("demo", "echo", {"text": "after"})).text() == "after"
 
 
-async def test_call_timeout_comes_from_server_config(tmp_path, store, shared_http):
-    config = make_config(tmp_path, {"demo": http_config(shared_http, call_timeout=0.3)})
+async def test_call_timeout_comes_from_server_config(tmp_path, store):
+    config = make_config(tmp_path, {"demo": demo_memory(call_timeout=0.3)})
     async with ClientManager(config, store) as mgr:
         with pytest.raises(ServerTimeoutError):
             await mgr.call_tool("demo", "sleep", {"seconds": 30})
@@ -191,8 +204,8 @@ async def test_json_rpc_error_raises_tool_call_error(tmp_path, store):
         assert store.usage("raw", "rpc_error")["errors"] == 1
 
 
-async def test_unknown_server_or_tool_raises_tool_not_found(tmp_path, store, shared_http):
-    config = make_config(tmp_path, {"demo": http_config(shared_http)})
+async def test_unknown_server_or_tool_raises_tool_not_found(tmp_path, store):
+    config = make_config(tmp_path, {"demo": demo_memory()})
     async with ClientManager(config, store) as mgr:
         with pytest.raises(ToolNotFoundError):
             await mgr.call_tool("nope", "echo", {})
@@ -206,7 +219,7 @@ async def test_unknown_server_or_tool_raises_tool_not_found(tmp_path, store, sha
 
 async def test_list_changed_makes_the_catalog_follow_the_server(tmp_path, store):
     changes = []
-    config = make_config(tmp_path, {"demo": demo_stdio()})
+    config = make_config(tmp_path, {"demo": demo_memory()})
     async with ClientManager(config, store, on_tools_changed=lambda s, r: changes.append((s, r))) as mgr:
         assert changes and changes[0][1].added  # the first discovery is a change too
         await mgr.call_tool("demo", "add_tool", {"tool_name": "dynamic"})
@@ -223,6 +236,7 @@ async def test_list_changed_makes_the_catalog_follow_the_server(tmp_path, store)
 # --------------------------------------------------------------------------- offline fallback
 
 
+@pytest.mark.slow
 async def test_killed_http_server_goes_offline_and_comes_back(tmp_path, store, http_server):
     # An idle Streamable HTTP connection has no open request to fail: the ping finds the death.
     config = make_config(tmp_path, {"web": http_config(http_server), "local": raw_stdio()},
@@ -250,6 +264,7 @@ async def test_killed_http_server_goes_offline_and_comes_back(tmp_path, store, h
         assert (await mgr.call_tool("web", "echo", {"text": "after"})).text() == "after"
 
 
+@pytest.mark.slow
 async def test_server_dying_mid_call_raises_disconnected_and_goes_offline(tmp_path, store, http_server):
     # No pings: the failed call itself must make jit look at the connection.
     config = make_config(tmp_path, {"web": http_config(http_server)}, reconnect_attempts=0, ping_interval=0)
@@ -269,6 +284,7 @@ async def test_server_dying_mid_call_raises_disconnected_and_goes_offline(tmp_pa
             await mgr.call_tool("web", "echo", {"text": "x"})
 
 
+@pytest.mark.slow
 async def test_killed_stdio_server_is_offline_until_it_can_start_again(tmp_path, store):
     pid_file, down = tmp_path / "pid", tmp_path / "down"
     config = make_config(tmp_path, {"raw": raw_stdio("--pid-file", str(pid_file), "--fail-if-exists", str(down))},
@@ -289,6 +305,7 @@ async def test_killed_stdio_server_is_offline_until_it_can_start_again(tmp_path,
         assert int(pid_file.read_text()) != first_pid
 
 
+@pytest.mark.slow
 async def test_reconnect_gives_up_after_the_configured_attempts(tmp_path, store):
     config = make_config(tmp_path, {"crash": raw_stdio("--mode", "crash")}, reconnect_attempts=2)
     async with ClientManager(config, store) as mgr:
@@ -307,13 +324,14 @@ def test_backoff_grows_exponentially_with_jitter_and_is_capped():
 
 
 async def test_ping_health_check_marks_the_server_seen(tmp_path, store):
-    config = make_config(tmp_path, {"raw": raw_stdio()}, ping_interval=0.05)
+    config = make_config(tmp_path, {"demo": demo_memory()}, ping_interval=0.05)
     async with ClientManager(config, store) as mgr:
-        seen = mgr.statuses()["raw"].last_seen
-        await wait_until(lambda: mgr.statuses()["raw"].last_seen > seen, what="a ping to touch the server")
-        assert status(mgr, "raw") is ServerStatus.CONNECTED
+        seen = mgr.statuses()["demo"].last_seen
+        await wait_until(lambda: mgr.statuses()["demo"].last_seen > seen, what="a ping to touch the server")
+        assert status(mgr, "demo") is ServerStatus.CONNECTED
 
 
+@pytest.mark.slow
 async def test_ping_timeout_disconnects_a_server_that_stopped_answering(tmp_path, store):
     # The raw server starts in ~50 ms, so a short timeout bounds both connecting and pings.
     config = make_config(tmp_path, {"raw": raw_stdio("--pid-file", str(tmp_path / "pid"), timeout=1)},
@@ -333,6 +351,7 @@ async def test_ping_timeout_disconnects_a_server_that_stopped_answering(tmp_path
 # --------------------------------------------------------------------------- lifecycle and config
 
 
+@pytest.mark.slow
 async def test_close_stops_every_child_process(tmp_path, store):
     pids = [tmp_path / "a.pid", tmp_path / "b.pid"]
     config = make_config(tmp_path, {"a": demo_stdio("--pid-file", str(pids[0])),
@@ -344,7 +363,9 @@ async def test_close_stops_every_child_process(tmp_path, store):
 
 
 async def test_closing_the_manager_leaves_reached_servers_idle_not_offline(tmp_path, store):
-    config = make_config(tmp_path, {"up": demo_stdio(), "down": raw_stdio("--mode", "crash")})
+    # "down" cannot even start: no such program (fails at once, no process to wait for).
+    down = StdioServerConfig(command=str(tmp_path / "no-such-server"))
+    config = make_config(tmp_path, {"up": demo_memory(), "down": down})
     async with ClientManager(config, store):
         pass
     assert store.server("up").status is ServerStatus.IDLE
@@ -388,27 +409,30 @@ async def test_refresh_rediscovers_and_reconnects(tmp_path, store):
 
 
 async def test_apply_config_adds_removes_and_restarts_servers(tmp_path, store):
-    config = make_config(tmp_path, {"keep": raw_stdio("--tools", "3"), "drop": raw_stdio(),
-                                    "change": raw_stdio("--tools", "3")})
+    keep = demo_memory(extra_tools=1)  # the demo's 7 tools and extra_0
+    config = make_config(tmp_path, {"keep": keep, "drop": demo_memory(), "change": demo_memory(extra_tools=1)})
     async with ClientManager(config, store) as mgr:
-        new = make_config(tmp_path, {"keep": raw_stdio("--tools", "3"), "change": raw_stdio("--tools", "5"),
-                                     "add": raw_stdio("--tools", "4"), "off": raw_stdio(enabled=False)})
+        kept_session = mgr.session("keep")
+        new = make_config(tmp_path, {"keep": keep, "change": demo_memory(extra_tools=3),
+                                     "add": demo_memory(extra_tools=2), "off": demo_memory(enabled=False)})
         await mgr.apply_config(new)
         states = mgr.statuses()
         assert set(states) == {"keep", "change", "add", "off"}
-        assert states["add"].status is ServerStatus.CONNECTED and len(store.tools("add")) == 4
-        assert len(store.tools("change")) == 5
+        assert mgr.session("keep") is kept_session  # an unchanged server is not reconnected
+        assert states["add"].status is ServerStatus.CONNECTED and len(store.tools("add")) == 9
+        assert len(store.tools("change")) == 10
         assert states["off"].status is ServerStatus.DISABLED
         assert store.server("drop").status is ServerStatus.IDLE  # kept for the sync pipeline to prune
-        assert len(store.tools("drop")) == 3
+        assert len(store.tools("drop")) == 7
         with pytest.raises(ToolNotFoundError):
-            await mgr.call_tool("drop", "tool_0", {})
+            await mgr.call_tool("drop", "echo", {"text": "x"})
 
 
 async def test_connection_settings_are_read_live(tmp_path, store):
-    config = make_config(tmp_path, {"raw": raw_stdio()})
+    demo = demo_memory()
+    config = make_config(tmp_path, {"demo": demo})
     async with ClientManager(config, store) as mgr:
-        seen = mgr.statuses()["raw"].last_seen
-        await mgr.apply_config(make_config(tmp_path, {"raw": raw_stdio()}, ping_interval=0.05))
-        await wait_until(lambda: mgr.statuses()["raw"].last_seen > seen, what="pings after the reload")
+        seen = mgr.statuses()["demo"].last_seen
+        await mgr.apply_config(make_config(tmp_path, {"demo": demo}, ping_interval=0.05))
+        await wait_until(lambda: mgr.statuses()["demo"].last_seen > seen, what="pings after the reload")
 

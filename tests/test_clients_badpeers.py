@@ -13,7 +13,7 @@ from jit.errors import ServerUnavailableError
 from jit.models import ServerStatus
 from jit.transports import DEFAULT_STDERR_LIMIT
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # real misbehaving processes
 
 
 @pytest.fixture

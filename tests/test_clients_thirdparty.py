@@ -27,7 +27,7 @@ from jit.config import StdioServerConfig
 from jit.errors import ServerUnavailableError
 from jit.models import ServerStatus
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # third-party server processes
 
 INSTALL_HINT = "run scripts/install-test-servers.sh"
 

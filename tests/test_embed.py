@@ -23,6 +23,7 @@ def test_empty_batch_needs_no_model_call(embedder):
     assert embedder.embed([]).shape == (0, 384)
 
 
+@pytest.mark.slow  # imports sentence-transformers (and torch) to try the load
 def test_a_model_that_cannot_load_is_an_embedding_error(tmp_path):
     broken = SentenceTransformerEmbedder(model="missing", path=str(tmp_path / "no-such-model"))
     with pytest.raises(EmbeddingError, match="cannot load embedding model 'missing'"):

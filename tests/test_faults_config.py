@@ -23,7 +23,9 @@ from pathlib import Path
 
 import pytest
 from servers.support import RAW
+from typer.testing import CliRunner
 
+from jit.cli import app
 from jit.config import load_config
 from jit.errors import ConfigError
 from jit.models import ServerStatus, ToolDef
@@ -123,7 +125,25 @@ def config_bytes(body: bytes) -> bytes:
 
 
 def jit(*args: str) -> subprocess.CompletedProcess[str]:
+    """The installed ``jit`` console script, in its own process (the slow tier's cases)."""
     return subprocess.run([JIT, *args], capture_output=True, text=True, env=ENV, timeout=300)
+
+
+_runner = CliRunner()
+
+
+def jit_in_process(*args: str) -> subprocess.CompletedProcess[str]:
+    """The same command through the Typer app in this process, as a CompletedProcess.
+
+    The error paths under test (parse, report, exit code) are all inside the app;
+    what only a real process adds (the console script, interpreter start-up) is
+    covered by the slow cases that call :func:`jit`."""
+    result = _runner.invoke(app, list(args), env={"COLUMNS": "200"})
+    return subprocess.CompletedProcess([JIT, *args], result.exit_code, result.stdout, result.stderr)
+
+
+#: The cases that also go through the real console script (the rest run in process).
+SUBPROCESS_CASES = {"dup-server", "enabled-string", "nan", "latin-1", "deep-5000", "header-crlf"}
 
 
 def digest(directory: Path) -> dict[str, str]:
@@ -163,26 +183,38 @@ def test_load_config_names_file_and_key(tmp_path, case, body, key, fragment):
     assert fragment in err.message
 
 
-@pytest.mark.parametrize(("case", "body", "key", "fragment"), CASES, ids=[c[0] for c in CASES])
-def test_cli_exits_3_with_one_line_and_keeps_the_catalog(tmp_path, catalog, case, body, key, fragment):
+def cli_exits_3_with_one_line_and_keeps_the_catalog(run, tmp_path: Path, body: bytes, key: str | None,
+                                                    fragment: str) -> None:
     path = tmp_path / "config.json"
     path.write_bytes(config_bytes(body))
     before = digest(tmp_path)
     # sync is the command that would rewrite the catalog if the config got through.
-    assert_one_clear_line(jit("sync", "--config", str(path)), path, key, fragment)
-    payload = json.loads(jit("servers", "--json", "--config", str(path)).stderr)
+    assert_one_clear_line(run("sync", "--config", str(path)), path, key, fragment)
+    payload = json.loads(run("servers", "--json", "--config", str(path)).stderr)
     assert payload["error"] == "config_error" and payload["path"] == str(path) and payload.get("key") == key
     assert digest(tmp_path) == before
+
+
+@pytest.mark.parametrize(("case", "body", "key", "fragment"), CASES, ids=[c[0] for c in CASES])
+def test_cli_exits_3_with_one_line_and_keeps_the_catalog(tmp_path, catalog, case, body, key, fragment):
+    cli_exits_3_with_one_line_and_keeps_the_catalog(jit_in_process, tmp_path, body, key, fragment)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("case", "body", "key", "fragment"), [c for c in CASES if c[0] in SUBPROCESS_CASES],
+                         ids=[c[0] for c in CASES if c[0] in SUBPROCESS_CASES])
+def test_console_script_exits_3_with_one_line_and_keeps_the_catalog(tmp_path, catalog, case, body, key, fragment):
+    cli_exits_3_with_one_line_and_keeps_the_catalog(jit, tmp_path, body, key, fragment)
 
 
 def test_the_catalog_answers_with_a_good_config_afterwards(tmp_path, catalog):
     bad = tmp_path / "config.json"
     for _, body, _, _ in CASES[:6]:
         bad.write_bytes(config_bytes(body))
-        assert jit("sync", "--config", str(bad)).returncode == 3
+        assert jit_in_process("sync", "--config", str(bad)).returncode == 3
     good = tmp_path / "good.json"
     good.write_text(f'{{"store": "catalog.db", "servers": {{"alpha": {GOOD_SERVER}}}}}', encoding="utf-8")
-    listed = jit("tools", "--json", "--config", str(good))
+    listed = jit_in_process("tools", "--json", "--config", str(good))
     assert listed.returncode == 0, listed.stderr
     assert sorted(r["tool"] for r in json.loads(listed.stdout)) == ["tool_0", "tool_1", "tool_2"]
     with Store(catalog) as store:
@@ -229,7 +261,7 @@ def test_available_tools_faults_name_file_and_key(tmp_path, catalog, body, key, 
         load_config(path, env={})
     assert info.value.path == str(tools) and info.value.key == key and fragment in info.value.message
     before = digest(tmp_path)
-    assert_one_clear_line(jit("sync", "--config", str(path)), tools, key, fragment)
+    assert_one_clear_line(jit_in_process("sync", "--config", str(path)), tools, key, fragment)
     assert digest(tmp_path) == before
 
 
@@ -268,7 +300,7 @@ def test_an_unusable_store_is_a_config_error_naming_store(tmp_path, where):
     path = tmp_path / "config.json"
     path.write_text(json.dumps({"store": store}), encoding="utf-8")
     for command in (["servers"], ["tools"], ["sync"]):
-        done = jit(*command, "--config", str(path))
+        done = jit_in_process(*command, "--config", str(path))
         assert_one_clear_line(done, path, "store", "catalog")
     assert blocker.read_text(encoding="utf-8") == "a file, not a directory"
 
@@ -286,6 +318,7 @@ def test_a_bad_cwd_names_the_cwd_key_not_the_program(tmp_path, kind):
     assert_one_clear_line(jit("sync", "--config", str(path)), path, "mcpServers.alpha.cwd", "working directory")
 
 
+@pytest.mark.slow  # real stdio servers: the cwd is the child process's
 def test_a_cwd_removed_after_loading_is_reported_as_the_cwd(tmp_path):
     """The directory exists when the config loads and is gone when the server starts."""
     from jit.clients import ClientManager

@@ -1,9 +1,15 @@
-"""``jit serve`` against the SDK's own client session, over Streamable HTTP and stdio.
+"""``jit serve`` against the SDK's own client session: in process, over Streamable HTTP and stdio.
 
 Upstreams are the repo's example servers (examples/servers/: workspace, tracker),
-real processes. The catalog is synced in process first (with the session's model),
-then the tracker's data file is broken so that, in ``jit serve``, the tracker is
-down while its cached tools stay in the catalog: the offline case.
+real processes. The catalog is synced first, then the tracker's data file is
+broken so that, in ``jit serve``, the tracker is down while its cached tools
+stay in the catalog: the offline case.
+
+The meta-tool tests run twice. In the fast tier, against ``create_server()`` in
+this process: its lifespan entered once for the module, each test a new
+ClientSession on the SDK's in-memory streams, the model replaced by the tests'
+deterministic :class:`~conftest.HashingEmbedder`. In the slow tier, against a
+real ``jit serve --http`` process with the model.
 """
 
 from __future__ import annotations
@@ -26,11 +32,15 @@ from conftest import REPO, write_example_config
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.server.runner import serve_dual_era_loop
 from mcp.shared.exceptions import MCPError
+from mcp.shared.memory import create_client_server_memory_streams
 from mcp_types import INVALID_PARAMS, ToolListChangedNotification
 from servers.support import free_port, listening_addresses, port_open, stop
 
 from jit.config import load_config
+from jit.embed import SentenceTransformerEmbedder
+from jit.serve import JitServer, ServeOptions, ServeState, create_server
 from jit.store import Store
 from jit.sync import sync
 
@@ -41,9 +51,9 @@ TIMEOUT = 180
 ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def anyio_backend() -> str:
-    return "asyncio"
+    return "asyncio"  # module scope: the in-process server's lifespan outlives one test
 
 
 async def prepare(base: Path, embedder, **keys) -> Path:
@@ -59,6 +69,8 @@ async def prepare(base: Path, embedder, **keys) -> Path:
 
 @dataclass
 class Served:
+    """``jit serve --http`` in its own process."""
+
     base: Path
     config: Path
     port: int
@@ -68,9 +80,55 @@ class Served:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/mcp"
 
+    def session(self) -> AsyncIterator[ClientSession]:
+        return session_over_http(self.url)
+
+
+@dataclass
+class InProcess:
+    """``create_server()`` in this process, its lifespan (catalog, model, upstreams) already entered."""
+
+    base: Path
+    config: Path
+    server: JitServer
+    state: ServeState
+
+    @asynccontextmanager
+    async def session(self) -> AsyncIterator[ClientSession]:
+        """A new client connection on the SDK's in-memory streams, served as the HTTP transport
+        serves each of its sessions: the server loop with the shared lifespan state."""
+        low = self.server._lowlevel_server
+        async with create_client_server_memory_streams() as ((read, write), (server_read, server_write)), \
+                anyio.create_task_group() as tg:
+            tg.start_soon(lambda: serve_dual_era_loop(low, server_read, server_write, lifespan_state=self.state,
+                                                      init_options=low.create_initialization_options()))
+            async with ClientSession(read, write, read_timeout_seconds=TIMEOUT) as session:
+                await session.initialize()
+                yield session
+            await write.aclose()  # end of stream: the server loop returns
+
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory, embedder):
+async def served_in_process(tmp_path_factory, hashing_embedder) -> AsyncIterator[InProcess]:
+    base = tmp_path_factory.mktemp("serve-memory")
+    path = await prepare(base, hashing_embedder)
+    server = create_server(ServeOptions(config_path=path))
+    low = server._lowlevel_server
+    with pytest.MonkeyPatch.context() as patch:
+        # The lifespan loads the configured model; the fast tier hands it the stand-in instead.
+        patch.setattr(SentenceTransformerEmbedder, "from_config", classmethod(lambda cls, cfg: hashing_embedder))
+        async with low.lifespan(low) as state:
+            yield InProcess(base, path, server, state)
+
+
+@pytest.fixture(scope="module", params=["in-process", pytest.param("http", marks=pytest.mark.slow)])
+def served(request) -> InProcess | Served:
+    """The jit server each meta-tool test talks to (both kinds share the assertions)."""
+    return request.getfixturevalue("served_in_process" if request.param == "in-process" else "served_over_http")
+
+
+@pytest.fixture(scope="module")
+def served_over_http(tmp_path_factory, embedder):
     """One ``jit serve --http :PORT`` for the HTTP tests (each test opens its own session)."""
     base = tmp_path_factory.mktemp("serve-http")
     path = asyncio.run(prepare(base, embedder))
@@ -105,12 +163,12 @@ async def session_over_http(url: str) -> AsyncIterator[ClientSession]:
 # --------------------------------------------------------------------------- Streamable HTTP
 
 
-def test_http_listens_on_loopback_when_no_host_is_given(served):
-    assert listening_addresses(served.port) == {"127.0.0.1"}
+def test_http_listens_on_loopback_when_no_host_is_given(served_over_http):
+    assert listening_addresses(served_over_http.port) == {"127.0.0.1"}
 
 
 async def test_meta_tools_are_listed_with_schemas(served):
-    async with session_over_http(served.url) as s:
+    async with served.session() as s:
         tools = {t.name: t for t in (await s.list_tools()).tools}
     assert set(tools) == {"search_tools", "describe_tool", "call_tool", "compile_tools", "reload"}
     assert tools["search_tools"].input_schema["required"] == ["query"]
@@ -118,7 +176,7 @@ async def test_meta_tools_are_listed_with_schemas(served):
 
 
 async def test_search_tools_ranks_every_server_with_scores_between_0_and_1(served):
-    async with session_over_http(served.url) as s:
+    async with served.session() as s:
         res = await s.call_tool("search_tools", {"query": "open a new bug report in the issue tracker", "limit": 5})
     assert not res.is_error
     hits = res.structured_content["tools"]
@@ -131,7 +189,7 @@ async def test_search_tools_ranks_every_server_with_scores_between_0_and_1(serve
 
 
 async def test_describe_tool_returns_definition_and_analysis(served):
-    async with session_over_http(served.url) as s:
+    async with served.session() as s:
         res = await s.call_tool("describe_tool", {"server": "workspace", "tool": "read_file"})
         missing = await s.call_tool("describe_tool", {"server": "workspace", "tool": "no_such_tool"})
     data = res.structured_content
@@ -143,7 +201,7 @@ async def test_describe_tool_returns_definition_and_analysis(served):
 
 
 async def test_call_tool_is_proxied_to_the_real_server(served):
-    async with session_over_http(served.url) as s:
+    async with served.session() as s:
         res = await s.call_tool("call_tool", {"server": "workspace", "tool": "read_file",
                                               "arguments": {"path": "src/app.py"}})
         failed = await s.call_tool("call_tool", {"server": "workspace", "tool": "read_file",
@@ -155,7 +213,7 @@ async def test_call_tool_is_proxied_to_the_real_server(served):
 
 
 async def test_call_to_an_offline_server_fails_at_once_with_its_status(served):
-    async with session_over_http(served.url) as s:
+    async with served.session() as s:
         res = await s.call_tool("call_tool", {"server": "tracker", "tool": "list_issues", "arguments": {}})
     assert res.is_error
     err = res.structured_content
@@ -165,7 +223,7 @@ async def test_call_to_an_offline_server_fails_at_once_with_its_status(served):
 
 
 async def test_compile_tools_returns_tiers_within_the_budget(served):
-    async with session_over_http(served.url) as s:
+    async with served.session() as s:
         res = await s.call_tool("compile_tools", {"shard": "coder", "task": "edit src/app.py to return a greeting",
                                                   "budget": 1500})
         bad = await s.call_tool("compile_tools", {"shard": "astronaut", "task": "fly"})
@@ -179,7 +237,7 @@ async def test_compile_tools_returns_tiers_within_the_budget(served):
 
 
 async def test_resources_describe_tools_servers_and_selection(served):
-    async with session_over_http(served.url) as s:
+    async with served.session() as s:
         templates = (await s.list_resource_templates()).resource_templates
         uris = {str(r.uri) for r in (await s.list_resources()).resources}
         tool = json.loads((await s.read_resource("jit://tools/workspace/write_file")).contents[0].text)
@@ -203,7 +261,7 @@ async def test_reload_rereads_the_config_and_syncs_new_servers(served):
     config["servers"]["notes"] = {"command": sys.executable,
                                   "args": [config["servers"]["workspace"]["args"][0], "--root", str(notes)]}
     path.write_text(json.dumps(config))
-    async with session_over_http(served.url) as s:
+    async with served.session() as s:
         res = await s.call_tool("reload", {})
         found = await s.call_tool("call_tool", {"server": "notes", "tool": "read_file",
                                                 "arguments": {"path": "todo.md"}})

@@ -69,11 +69,15 @@ def build(name: str, extra_tools: int) -> Any:
         await ctx.session.send_tool_list_changed()
         return f"removed {tool_name}"
 
-    for i in range(extra_tools):
-        def extra(x: str = "", _i: int = i) -> str:
-            return f"extra {_i}: {x}"
+    def make_extra(i: int) -> Any:
+        # A closure, not a defaulted parameter: MCPServer publishes every parameter in the schema.
+        def extra(x: str = "") -> str:
+            return f"extra {i}: {x}"
 
-        server.add_tool(extra, name=f"extra_{i}", description=f"Extra tool number {i} for scale tests.")
+        return extra
+
+    for i in range(extra_tools):
+        server.add_tool(make_extra(i), name=f"extra_{i}", description=f"Extra tool number {i} for scale tests.")
 
     @server.resource("demo://readme", name="readme", description="What this server is.", mime_type="text/plain")
     def readme() -> str:

@@ -1,4 +1,4 @@
-"""Helpers for the client tests: configs for the test servers, HTTP server processes, waiting.
+"""Helpers for the client tests: configs for the test servers (processes or in-process), waiting.
 
 Imported by ``tests/test_clients*.py`` as ``servers.support`` (pytest puts ``tests/``
 on ``sys.path``) and by ``bench/bench_clients.py``.
@@ -21,6 +21,7 @@ from typing import Any
 import anyio
 
 from jit.config import Config, ConnectionConfig, HttpServerConfig, SseServerConfig, StdioServerConfig
+from jit.transports import InProcessServerConfig
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -37,6 +38,17 @@ FAST = {"reconnect_initial_delay": 0.05, "reconnect_max_delay": 0.3, "reconnect_
 
 def demo_stdio(*args: str, timeout: float = 20, **kw: Any) -> StdioServerConfig:
     return StdioServerConfig(command=PY, args=[DEMO, "--transport", "stdio", *args], timeout=timeout, **kw)
+
+
+def demo_memory(name: str = "demo", *, extra_tools: int = 0, timeout: float = 10, **kw: Any) -> InProcessServerConfig:
+    """The demo server as an object in this process, on the SDK's in-memory transport.
+
+    A new server object per call: its ``add_tool``/``remove_tool`` change that object's
+    tools, so tests do not share them. No process, so it starts in milliseconds (the fast tier).
+    """
+    from servers.demo_server import build
+
+    return InProcessServerConfig(build(name, extra_tools), timeout=timeout, **kw)
 
 
 def raw_stdio(*args: str, timeout: float = 10, **kw: Any) -> StdioServerConfig:
