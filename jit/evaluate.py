@@ -50,13 +50,16 @@ from .baselines import (
     definition_chars,
     list_chars,
 )
-from .config import AvailableTools, Config
-from .embed import Embedder, SentenceTransformerEmbedder, embed_pending
-from .errors import EvaluationError
+from .compiler import Compiler
+from .config import AvailableTools, Config, load_config
+from .embed import Embedder, SentenceTransformerEmbedder, embed_pending, embed_through_cache
+from .errors import EvaluationError, JitError
 from .models import HARNESS_SERVER, ServerStatus, ToolDef
+from .offline_analyzer import OfflineAnalyzer
+from .selection import TaskContext, Tier
 from .eval_report import EvalReport, machine_info
 from .store import Store, text_hash
-from .sync import sync_harness_tools
+from .pipeline import sync_harness_tools
 
 __all__ = [
     "DATASETS",
@@ -82,7 +85,6 @@ log = logging.getLogger("jit.evaluate")
 DEFAULT_SHARDS = ("researcher",)
 #: Queries in the fixed metatool sample (docs/quality.md, "The reference measurement").
 METATOOL_SAMPLE = 2000
-EMBED_CHUNK = 1024
 #: Queries between two progress lines of jit's ranking and compile() (each takes a while).
 PROGRESS_EVERY = 100
 
@@ -305,18 +307,15 @@ def build_catalog(pool: Pool, path: Path, config: Config, embedder: Embedder, *,
 def base_vectors(store: Store, embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
     """Embeddings of the baseline texts, through the catalog's content-hash cache."""
     hashes = [text_hash(t) for t in texts]
-    cached = store.cached_vectors(embedder.model_name, hashes)
-    todo = list(dict.fromkeys(h for h in hashes if h not in cached))
-    if todo:
-        log.info("embedding %d baseline texts (cached by text hash)", len(todo))
-        text_of = dict(zip(hashes, texts, strict=True))
-        for i in range(0, len(todo), EMBED_CHUNK):
-            part = todo[i : i + EMBED_CHUNK]
-            vecs = embedder.embed([text_of[h] for h in part])
-            rows = [(h, np.ascontiguousarray(v, dtype=np.float32).tobytes()) for h, v in zip(part, vecs, strict=True)]
+    text_of = dict(zip(hashes, texts, strict=True))
+
+    def keep(rows: list[tuple[str, bytes]], fresh: bool) -> None:
+        if fresh:
+            log.info("embedded %d baseline texts (cached by text hash)", len(rows))
             store.cache_vectors(embedder.model_name, rows)
-            cached.update(rows)
-    return np.stack([np.frombuffer(cached[h], dtype=np.float32) for h in hashes])
+
+    vectors = embed_through_cache(store, embedder, text_of, keep=keep)
+    return np.stack([np.frombuffer(vectors[h], dtype=np.float32) for h in hashes])
 
 
 # --------------------------------------------------------------------------- the run
@@ -388,9 +387,6 @@ def run_evaluation(
 
     analyzer = None
     if include_jit:
-        from .analyze import OfflineAnalyzer
-        from .compiler import Compiler
-
         # The offline analyzer, whatever the config says: results must not depend on an API key.
         analyzer = OfflineAnalyzer(config.shards)
     store = build_catalog(pool, cache / f"{spec.name}.db", config, embedder, analyzer=analyzer)
@@ -473,8 +469,6 @@ def _run_rank(compiler: Any, queries: Sequence[EvalQuery], pool: Pool, def_chars
 
 def _run_compile(compiler: Any, shard: str, queries: Sequence[EvalQuery], pool: Pool) -> dict[str, Any]:
     """compile() once per query: the best tier each gold group reaches, and the cost."""
-    from .selection import TaskContext, Tier
-
     sent = (Tier.FULL, Tier.CONDENSED, Tier.MINIMAL)
     tiers_per_query: list[list[str | None]] = []
     tokens_used, render_tokens, ms = [], [], []
@@ -578,9 +572,6 @@ def write_quality_doc(path: Path, results_dir: Path) -> Path:
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m jit.evaluate DATASET... [options]``; ``all`` runs every dataset."""
     import argparse
-
-    from .config import load_config
-    from .errors import JitError
 
     parser = argparse.ArgumentParser(prog="python -m jit.evaluate", description=__doc__.split("\n\n")[0])
     parser.add_argument("datasets", nargs="+", metavar="DATASET",

@@ -32,45 +32,14 @@ import numpy as np
 
 from .models import StoredTool
 from .process import matrix_scan
+from .text import has_camel_hump, search_tokens
 
-__all__ = ["LexicalIndex", "Mentions", "RetrievalIndex", "VectorScores", "find_mentions", "split_task", "tokenize"]
+__all__ = ["LexicalIndex", "Mentions", "RetrievalIndex", "VectorScores", "find_mentions", "split_task"]
 
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Za-z])(?=[0-9])|(?<=[0-9])(?=[A-Za-z])")
-_WORD = re.compile(r"[0-9A-Za-z]+|[^\x00-\x7f\s\W_]+")
-_STOP = frozenset(
-    "a an and are as at be by for from has have in into is it its of on or that the this to was were will with "
-    "i me my we our you your please can could would should then also using use".split()
-)
-
-
-def _stem(w: str) -> str:
-    """A light English suffix stripper (plurals, -ing, -ed): enough to match
-    'files'/'file', 'searching'/'search' without a stemming dependency."""
-    if not w.isascii() or len(w) <= 3:
-        return w
-    if w.endswith("ies") and len(w) > 4:
-        return w[:-3] + "y"
-    if w.endswith("sses"):
-        return w[:-2]
-    if w.endswith("ing") and len(w) > 5:
-        return w[:-3]
-    if w.endswith("ed") and len(w) > 4:
-        return w[:-2]
-    if w.endswith("s") and not w.endswith("ss"):
-        return w[:-1]
-    return w
-
-
-def tokenize(text: str, *, drop_stopwords: bool = False) -> list[str]:
-    """Words split on non-alphanumerics, ``_``, camelCase and letter/digit
-    boundaries, lower-cased and stemmed; non-ASCII runs (CJK) kept whole."""
-    out = []
-    for w in _WORD.findall(_CAMEL.sub(" ", text)):
-        w = w.lower()
-        if drop_stopwords and w in _STOP:
-            continue
-        out.append(_stem(w))
-    return out
+#: A clause's retrieval score counts this much of the whole task's.
+CLAUSE_WEIGHT = 0.9
+#: Share of a server's best vector score given to its other tools.
+SERVER_SHARE = 0.15
 
 
 def split_task(text: str, *, max_parts: int = 8) -> list[str]:
@@ -85,7 +54,7 @@ def split_task(text: str, *, max_parts: int = 8) -> list[str]:
             piece = piece.strip(" .,;:")
             if not piece:
                 continue
-            if len(tokenize(piece, drop_stopwords=True)) < 2 and parts:
+            if len(search_tokens(piece, drop_stopwords=True)) < 2 and parts:
                 parts[-1] = f"{parts[-1]} {piece}"
             else:
                 parts.append(piece)
@@ -110,7 +79,7 @@ class LexicalIndex:
         postings: dict[str, dict[int, int]] = defaultdict(dict)
         lengths = np.zeros(self.n, dtype=np.float32)
         for row, text in enumerate(texts):
-            toks = tokenize(text)
+            toks = search_tokens(text)
             lengths[row] = len(toks)
             for t in toks:
                 d = postings[t]
@@ -128,7 +97,7 @@ class LexicalIndex:
 
     def scores(self, query: str) -> np.ndarray:
         """BM25 of every document (row order), 0 where no query word occurs."""
-        terms = [t for t in dict.fromkeys(tokenize(query, drop_stopwords=True)) if t in self._rows]
+        terms = [t for t in dict.fromkeys(search_tokens(query, drop_stopwords=True)) if t in self._rows]
         if not terms or not self.n:
             return np.zeros(self.n, dtype=np.float32)
         rows = np.concatenate([self._rows[t] for t in terms])
@@ -196,8 +165,8 @@ class RetrievalIndex:
         *,
         lexical_weight: float,
         pool: int,
-        clause_weight: float = 0.9,
-        server_share: float = 0.15,
+        clause_weight: float = CLAUSE_WEIGHT,
+        server_share: float = SERVER_SHARE,
         extra_rows: Sequence[int] = (),
     ) -> VectorScores:
         """Score the union of the top ``pool`` rows by dense and by lexical relevance
@@ -263,7 +232,7 @@ _MENTION = re.compile(r"[`'\"]?[A-Za-z0-9][A-Za-z0-9_.:/\-]*[A-Za-z0-9][`'\"]?")
 
 def _distinctive(name: str) -> bool:
     """A name unlikely to be an ordinary word: has a separator, a digit or camelCase."""
-    return bool(re.search(r"[_\-./:0-9]|[a-z][A-Z]", name))
+    return bool(re.search(r"[_\-./:0-9]", name)) or has_camel_hump(name)
 
 
 def find_mentions(text: str, index: RetrievalIndex) -> Mentions:

@@ -8,7 +8,7 @@ both produce labels of the same meaning. ``docs/analyzer.md`` lists them.
 Lexicon syntax: space-separated keywords; ``word!`` is a strong cue (specific
 to the label: ``git!``), a plain word is a weak one (``commit``); ``a_b`` is a
 two-word phrase (``pull_request``). Keywords are stemmed the same way as tool
-text, so ``files`` and ``file`` match alike. Adding a keyword is safe; the
+text (:func:`jit.text.stem`), so ``files`` and ``file`` match alike. Adding a keyword is safe; the
 lexicons must describe the label, never a particular tool.
 """
 
@@ -17,8 +17,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
 from itertools import pairwise
+
+from .text import CJK, stem
 
 __all__ = [
     "CAPABILITIES",
@@ -30,7 +31,6 @@ __all__ = [
     "CATEGORY_LEXICON",
     "CATEGORY_NOUNS",
     "CATEGORY_RELATED",
-    "CJK",
     "CJK_TERMS",
     "DOMAINS",
     "DOMAIN_DEFINITIONS",
@@ -38,15 +38,10 @@ __all__ = [
     "STOPWORDS",
     "Evidence",
     "cjk_terms",
-    "first_sentence",
-    "identifier_stems",
     "name_tokens",
     "normalize_capability",
     "normalize_category",
     "normalize_domain",
-    "prose_stems",
-    "split_identifier",
-    "stem",
     "with_bigrams",
 ]
 
@@ -145,50 +140,6 @@ DOMAIN_DEFINITIONS: dict[str, str] = {
     "/data_science": "data analysis and machine learning: notebooks, dataframes, models",
 }
 DOMAINS: tuple[str, ...] = tuple(DOMAIN_DEFINITIONS)
-
-# --------------------------------------------------------------------------- stemming
-
-
-_SUFFIXES = (
-    ("ational", "ate"),
-    ("ization", "ize"),
-    ("ations", "ate"),
-    ("ation", "ate"),
-    ("ies", "y"),
-    ("sses", "ss"),
-    ("ing", ""),
-    ("ed", ""),
-    ("es", ""),
-    ("s", ""),
-)
-_NO_STRIP = frozenset({"news", "https", "kubernetes", "series", "species", "always", "canvas", "jenkins",
-                       "postgres", "redis", "atlas", "bias", "lens", "css", "dns", "aws", "rss", "sms", "ios",
-                       "macos", "js", "ts", "this", "was", "has", "does", "yes", "exists"})
-
-
-@lru_cache(maxsize=1 << 16)
-def stem(word: str) -> str:
-    """A small, deterministic suffix stripper (``files``→``fil``, ``searching``→``search``).
-
-    It only has to map a keyword and its inflections to the same key, not to
-    produce dictionary words: ``save``, ``saved`` and ``saving`` all become ``sav``.
-    """
-    w = word.lower()
-    if len(w) <= 3 or w in _NO_STRIP or not w.isascii():
-        return w
-    for suffix, repl in _SUFFIXES:
-        if not w.endswith(suffix) or len(w) - len(suffix) + len(repl) < 3:
-            continue
-        if suffix == "s" and w[-2] in "sui":  # "process", "status", "analysis" keep their s
-            break
-        w = w[: len(w) - len(suffix)] + repl
-        if suffix in ("ing", "ed") and len(w) >= 4 and w[-1] == w[-2] and w[-1] not in "lsz":
-            w = w[:-1]  # "running" -> "run", "mapped" -> "map"
-        break
-    if len(w) > 3 and w.endswith("e"):
-        w = w[:-1]
-    return w
-
 
 # --------------------------------------------------------------------------- lexicons
 
@@ -487,27 +438,7 @@ CATEGORY_RELATED: dict[str, dict[str, float]] = {
 
 # --------------------------------------------------------------------------- matching text against the lexicons
 
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[A-Za-z])(?=[0-9])")
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
-_PLAIN_WORD = re.compile(r"[a-z][a-z0-9]*")
-#: Chinese, Japanese and Korean characters.
-CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uac00-\ud7af]")
-_FIRST_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？])|\n\s*\n")
-
-
-def split_identifier(name: str) -> list[str]:
-    """``getUserById`` / ``read_file`` / ``web-search`` / ``HTMLParser`` → lower-case words."""
-    return [w.lower() for w in _WORD.findall(_CAMEL.sub(" ", name))]
-
-
-def identifier_stems(text: str) -> list[str]:
-    """Stems of an identifier-like text (a name, a parameter): camelCase is split."""
-    return [stem(w) for w in split_identifier(text)]
-
-
-def prose_stems(text: str) -> list[str]:
-    """Stems of prose. camelCase is not split: prose names brands (JavaScript, GitHub), not identifiers."""
-    return [stem(w) for w in _PLAIN_WORD.findall(text.lower())]
+# The stems themselves come from jit.text (identifier_stems, prose_stems); these combine them.
 
 
 def with_bigrams(stems: list[str]) -> list[str]:
@@ -525,11 +456,6 @@ def cjk_terms(text: str) -> list[str]:
     if not CJK.search(text):
         return []
     return [stem(eng) for term, eng in CJK_TERMS.items() if term in text]
-
-
-def first_sentence(text: str) -> str:
-    """The first sentence (or paragraph) of ``text``."""
-    return _FIRST_SENTENCE.split(text.strip(), maxsplit=1)[0] if text.strip() else ""
 
 
 @dataclass(slots=True)
