@@ -56,7 +56,7 @@ from mcp_types import CallToolResult  # noqa: E402
 from jit.config import load_config  # noqa: E402
 from jit.embed import SentenceTransformerEmbedder  # noqa: E402
 from jit.store import Store  # noqa: E402
-from jit.sync import sync  # noqa: E402
+from jit.pipeline import sync  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "bench" / "results"

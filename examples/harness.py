@@ -3,7 +3,7 @@
 What a harness does with jit, end to end:
 
 1. hold one :class:`~jit.clients.ClientManager` (live connections to every MCP
-   server) and bring the catalog up to date with :func:`jit.sync.sync`;
+   server) and bring the catalog up to date with :func:`jit.sync`;
 2. when a shard is spawned, ``compile()`` its tool set for its task;
 3. send the Full tier (plus jit's ``jit_expand_tools`` meta-tool, which lists the
    Condensed and Minimal tools) as the Messages API ``tools``;
@@ -32,16 +32,23 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from jit.clients import ClientManager
-from jit.compiler import Compiler
-from jit.config import load_config
-from jit.embed import Embedder, SentenceTransformerEmbedder
-from jit.errors import JitError
+from jit import (
+    ClientManager,
+    Compiler,
+    JitError,
+    SentenceTransformerEmbedder,
+    TaskContext,
+    Tier,
+    ToolSet,
+    load_config,
+    open_catalog,
+    sync,
+)
+
+# Beyond the public API: the meta-tool's name and a tool's full definition, for answering it.
+from jit.embed import Embedder
 from jit.models import HARNESS_SERVER
 from jit.render import META_TOOL, full_definition
-from jit.selection import TaskContext, Tier, ToolSet
-from jit.store import Store
-from jit.sync import sync
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
 MAX_TURNS = 8
@@ -143,7 +150,7 @@ async def main(config_path: str | Path | None, client: Any, *, embedder: Embedde
     """Sync the catalog, spawn ``shards`` and run their conversations concurrently."""
     config = load_config(config_path)
     embedder = embedder or SentenceTransformerEmbedder.from_config(config.embedding)
-    with Store(config.store_path) as store:
+    with open_catalog(config) as store:  # this config's servers and the harness's tools
         async with ClientManager(config, store) as manager:
             await sync(config, store, embedder, manager=manager)
             with Compiler(store, config, embedder) as compiler:

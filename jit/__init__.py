@@ -1,7 +1,128 @@
-"""jit: just-in-time tool selection for agent harnesses talking to many MCP servers."""
+"""jit: just-in-time tool selection for agent harnesses talking to many MCP servers.
 
-from .errors import JitError
+The public API, importable from ``jit`` itself::
+
+    from jit import Compiler, TaskContext, load_config, open_catalog, sync, tuned
+
+====================================  ===================================================
+``load_config``, ``Config``           the config file (:mod:`jit.config`)
+``Store``, ``open_catalog``           the catalog, and one scoped to a config's servers
+``ClientManager``                     connections to the configured MCP servers
+``sync``                              discover → store → analyze → embed
+``SentenceTransformerEmbedder``       the embedding model (:mod:`jit.embed`)
+``Compiler``, ``TaskContext``         one shard spawn's task in, a ``ToolSet`` out
+``ToolSet``, ``ScoredTool``, ``Tier`` what a compile returns (:mod:`jit.selection`)
+``tuned``                             the process owner's policies (:mod:`jit.process`)
+``JitError`` and its subclasses       every error jit raises (:mod:`jit.errors`)
+====================================  ===================================================
+
+Only the errors are imported with the package; every other name loads its module on
+first use (:pep:`562`), so ``import jit`` stays fast (the MCP SDK, the rules engine
+and numpy load only when used) and cannot close an import cycle: modules inside
+the package import their siblings, never the package (``__version__`` aside;
+tests/test_layers.py checks both).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from .errors import (
+    AnalysisError,
+    ConfigError,
+    EmbeddingError,
+    EvaluationError,
+    InvalidArgumentsError,
+    JitError,
+    MigrationError,
+    RuleError,
+    SelectionError,
+    ServerConnectError,
+    ServerDisconnectedError,
+    ServerError,
+    ServerTimeoutError,
+    ServerUnavailableError,
+    StoreError,
+    ToolCallError,
+    ToolNotApprovedError,
+    ToolNotFoundError,
+)
 
 __version__ = "0.1.0"
 
-__all__ = ["JitError", "__version__"]
+#: Lazily exported name -> the module that defines it.
+_LAZY: dict[str, str] = {
+    "ClientManager": "jit.clients",
+    "Compiler": "jit.compiler",
+    "Config": "jit.config",
+    "load_config": "jit.config",
+    "SentenceTransformerEmbedder": "jit.embed",
+    "open_catalog": "jit.ownership",
+    "tuned": "jit.process",
+    "ScoredTool": "jit.selection",
+    "TaskContext": "jit.selection",
+    "Tier": "jit.selection",
+    "ToolSet": "jit.selection",
+    "Store": "jit.store",
+    "sync": "jit.pipeline",
+}
+
+__all__ = [
+    "AnalysisError",
+    "ClientManager",
+    "Compiler",
+    "Config",
+    "ConfigError",
+    "EmbeddingError",
+    "EvaluationError",
+    "InvalidArgumentsError",
+    "JitError",
+    "MigrationError",
+    "RuleError",
+    "ScoredTool",
+    "SelectionError",
+    "SentenceTransformerEmbedder",
+    "ServerConnectError",
+    "ServerDisconnectedError",
+    "ServerError",
+    "ServerTimeoutError",
+    "ServerUnavailableError",
+    "Store",
+    "StoreError",
+    "TaskContext",
+    "Tier",
+    "ToolCallError",
+    "ToolNotApprovedError",
+    "ToolNotFoundError",
+    "ToolSet",
+    "__version__",
+    "load_config",
+    "open_catalog",
+    "sync",
+    "tuned",
+]
+
+if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ loads these
+    from .clients import ClientManager
+    from .compiler import Compiler
+    from .config import Config, load_config
+    from .embed import SentenceTransformerEmbedder
+    from .ownership import open_catalog
+    from .pipeline import sync
+    from .process import tuned
+    from .selection import ScoredTool, TaskContext, Tier, ToolSet
+    from .store import Store
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # once loaded, a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

@@ -31,6 +31,11 @@ import difflib
 import json
 from typing import TYPE_CHECKING, Any
 
+# The catalog records what changed on every sync, so the pure comparison lives below the
+# store (models, errors); this module re-exports it next to the reports that read the store.
+from .errors import approve_hint
+from .models import DEFINITION_FIELDS, changed_fields
+
 if TYPE_CHECKING:
     from .models import StoredTool
     from .store import Store
@@ -53,23 +58,7 @@ CHANGED_FLAG = "definition_changed"
 PIN_REASON = "definition changed since it was approved (security.pin_definitions): run `jit approve`"
 
 #: Definition fields as users name them, in the order they are reported.
-FIELDS: tuple[tuple[str, str], ...] = (
-    ("title", "title"),
-    ("description", "description"),
-    ("input_schema", "input schema"),
-    ("output_schema", "output schema"),
-    ("annotations", "annotations"),
-)
-
-
-def approve_hint(server: str, tool: str) -> str:
-    """The commands that review and approve one tool."""
-    return f"review it with `jit show {server}/{tool}`, then `jit approve {server}/{tool}`"
-
-
-def changed_fields(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
-    """What differs between two definitions (dicts with the keys of :data:`FIELDS`)."""
-    return [label for key, label in FIELDS if old.get(key) != new.get(key)]
+FIELDS = DEFINITION_FIELDS
 
 
 def _lines(value: Any) -> list[str]:

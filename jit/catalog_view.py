@@ -42,6 +42,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from . import process
+from .analyze import EffectiveTool, effective_tool
 from .approval import CHANGED_FLAG, PIN_REASON
 from .config import Config
 from .logic import Fact, LogicEngine, RuleSet
@@ -248,17 +249,16 @@ class CatalogView:
         """Analyses, Datalog facts (diffed into the engine) and derived facts of a snapshot
         from ``prev`` and the tools that changed."""
         analyses = dict(prev.analyses) if prev else {}
-        for i in removed:
-            analyses.pop(i, None)
-        for i in changed:
-            analyses[i] = self._effective(by_id[i])
         facts = dict(prev.facts) if prev else {}
         add: list[Fact] = []
         drop: list[Fact] = []
         for i in removed:
+            analyses.pop(i, None)
             drop.extend(facts.pop(i, ()))
         for i in changed:
-            new = self._tool_facts(by_id[i], analyses[i])
+            effective = effective_tool(by_id[i], self.config.available_tools, shards=self.config.shards)
+            analyses[i] = effective.analysis
+            new = self._tool_facts(by_id[i], effective)
             old = facts.get(i, frozenset())
             drop.extend(old - new)
             add.extend(new - old)
@@ -273,15 +273,11 @@ class CatalogView:
                     derived.blocked.setdefault(i, PIN_REASON)
         return analyses, facts, derived
 
-    def _effective(self, st: StoredTool) -> ToolAnalysis:
-        try:
-            from .analyze import effective_analysis
-        except ImportError:  # pragma: no cover - analyze.py ships with jit
-            return st.analysis or ToolAnalysis(analyzer="none")
-        return effective_analysis(st, self.config.available_tools, shards=self.config.shards)
-
-    def _tool_facts(self, st: StoredTool, a: ToolAnalysis) -> frozenset:
-        i, t = st.id, st.tool
+    @staticmethod
+    def _tool_facts(st: StoredTool, effective: EffectiveTool) -> frozenset:
+        """One tool's catalog facts: its state and what :func:`~jit.analyze.effective_tool` made of
+        ``available_tools.json`` for it (this module does not interpret that file itself)."""
+        i, t, a = st.id, st.tool, effective.analysis
         out: set[Fact] = {("tool", i, t.server, t.name)}
         if t.server == HARNESS_SERVER:
             out.add(("harness", i))
@@ -296,21 +292,9 @@ class CatalogView:
             out.add(("flag", i, CHANGED_FLAG))
         if st.calls:
             out.add(("usage", i, st.calls, st.errors))
-        shards = list(self.config.shards)
-        declared: list[str] = []
-        available = self.config.available_tools
-        if t.server == HARNESS_SERVER:
-            for ht in available.tools:
-                if ht.name == t.name:
-                    declared.extend(ht.skeleton)
-        ov = available.override_for(t.server, t.name)
-        if ov is not None:
-            if ov.skeleton is not None:
-                declared = list(ov.skeleton)
-            if ov.exclude:
-                out.add(("override_excluded", i))
-        for s in declared:
-            out.update(("declared_skeleton", i, x) for x in (shards if s == "*" else [s]))
+        if effective.excluded:
+            out.add(("override_excluded", i))
+        out.update(("declared_skeleton", i, s) for s in effective.skeleton)
         return frozenset(out)
 
     def _derive(self, prev: CatalogSnapshot | None, by_id: dict[int, StoredTool], changed: set[int],

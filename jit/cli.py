@@ -41,8 +41,9 @@ from rich.console import Console
 from rich.table import Table
 
 from . import __version__
-from .config import CONFIG_ENV_VAR, Config, load_config
-from .display import json_text, markup, visible
+from .config import CONFIG_ENV_VAR, Config, _read_json, check_store_path, load_config, parse_mcp_servers
+from .display import json_text, log_to_stderr, markup, visible
+from .embed import SentenceTransformerEmbedder
 from .errors import (
     ConfigError,
     InvalidArgumentsError,
@@ -61,10 +62,16 @@ from .approval import change_report, pending_report
 from .views import analysis_of, describe, server_rows, summarize, tool_counts
 from .ownership import Reconciled, config_scope, describe_kept
 from .process import tuned
+from .store import Store
+from .tiers import Tier
 
+# Each command imports the wing it runs where that wing is heavy to load: the selection
+# wing (compiler, rules, schema checks: ~0.7 s) and the MCP SDK (clients, sync, serve,
+# httpguard: ~1 s). So `jit --help`, `jit tools` and `jit show` start in about half a
+# second. Nothing below imports this module, so these imports are not hiding a cycle
+# (tests/test_layers.py).
 if TYPE_CHECKING:
     from .selection import ToolSet
-    from .store import Store
 
 __all__ = ["EXIT_CODES", "app", "main"]
 
@@ -214,9 +221,6 @@ def _first_line(text: str, limit: int = 90) -> str:
 
 def _open_store(config: Config) -> Store:
     """The catalog ``store`` names; an unusable path is a ConfigError naming that key."""
-    from .config import check_store_path
-    from .store import Store
-
     check_store_path(config)
     try:
         store = Store(config.store_path)
@@ -227,8 +231,6 @@ def _open_store(config: Config) -> Store:
 
 
 def _embedder(config: Config) -> Any:
-    from .embed import SentenceTransformerEmbedder
-
     return SentenceTransformerEmbedder.from_config(config.embedding)
 
 
@@ -241,7 +243,7 @@ def _run(coro: Any) -> Any:
 
 
 class _SyncProgress:
-    """Turns :func:`jit.sync.sync`'s ``(phase, info)`` callbacks into rich progress output.
+    """Turns :func:`jit.pipeline.sync`'s ``(phase, info)`` callbacks into rich progress output.
 
     A phase with a known size (``pending``/``total``) gets a bar, one without a
     spinner; the previous phase completes when the next starts. When stderr is
@@ -326,7 +328,7 @@ def sync_command(
     the summary shows each server's status and what changed. Servers of other
     configs sharing the catalog are kept (see --prune-foreign).
     """
-    from .sync import sync
+    from .pipeline import sync  # the MCP client SDK: see the note on imports at the top
 
     with _errors(as_json):
         config = _config(ctx, config_file)
@@ -468,7 +470,7 @@ def tools_command(
         config = _config(ctx, config_file)
         with _open_store(config) as store:
             if server is not None and store.server(server) is None:
-                raise ToolNotFoundError(f"no server named {server!r} in the catalog (run `jit sync`?)", server=server)
+                raise ToolNotFoundError.uncatalogued(server, hint="run `jit sync`?")
             rows = []
             # "online" is the server's status at the last contact (ServerStatus.online).
             for t in store.tools(server, online=False if offline else None):
@@ -515,9 +517,7 @@ def show_command(
         with _open_store(config) as store:
             stored = store.tool(server, name)
             if stored is None:
-                if store.server(server) is None:
-                    raise ToolNotFoundError(f"no server named {server!r} in the catalog", server=server, tool=name)
-                raise ToolNotFoundError(f"server {server!r} has no tool {name!r}", server=server, tool=name)
+                raise ToolNotFoundError.in_catalog(server, name, server_known=store.server(server) is not None)
             data = describe(config, store, stored)
             data["definition_status"] = change_report(store, stored, diff=True)
     if as_json:
@@ -620,13 +620,13 @@ def approve_command(
         config = _config(ctx, config_file)
         with _open_store(config) as store:
             if server is not None and store.server(server) is None:
-                raise ToolNotFoundError(f"no server named {server!r} in the catalog", server=server, tool=tool)
+                raise ToolNotFoundError.uncatalogued(server, tool)
             if list_only:
                 waiting = pending_report(store, server)
             else:
                 current = store.tool(server, tool) if server is not None and tool is not None else None
                 if tool is not None and current is None:
-                    raise ToolNotFoundError(f"server {server!r} has no tool {tool!r}", server=server, tool=tool)
+                    raise ToolNotFoundError.no_tool(server, tool)
                 if current is not None and definition_hash and not current.approved and \
                         not current.definition_hash.startswith(definition_hash.lower()):
                     _fail(f"{key}'s definition is now {current.definition_hash[:12]}, not the "
@@ -712,7 +712,7 @@ def compile_toolset(
     config: Config, store: Store, embedder: Any, *, shard: str, task: str, budget: int | None = None
 ) -> ToolSet:
     """One ``compile()`` with a fresh :class:`~jit.compiler.Compiler` (the CLI's one-shot path)."""
-    from .compiler import Compiler
+    from .compiler import Compiler  # the selection wing: see the note on imports at the top
     from .selection import TaskContext
 
     with Compiler(store, config, embedder) as compiler:
@@ -720,8 +720,6 @@ def compile_toolset(
 
 
 def _print_toolset(console: Console, toolset: ToolSet, *, explain: bool) -> None:
-    from .selection import Tier
-
     share = toolset.tokens_used / toolset.budget if toolset.budget else 0
     console.print(f"[bold]shard[/] {markup(toolset.shard)}   [bold]tokens[/] {toolset.tokens_used} of {toolset.budget} "
                   f"({share:.0%}, {toolset.token_counter or 'estimated'})   [bold]candidates[/] {len(toolset.tools)}")
@@ -804,7 +802,7 @@ def call_command(
 
 async def _call(config: Config, store: Store, server: str, tool: str, arguments: dict[str, Any],
                 timeout: float | None) -> Any:
-    from .clients import ClientManager
+    from .clients import ClientManager  # the MCP client SDK: see the note on imports at the top
 
     # Connect only the server being called: faster, and the others are left alone.
     if server in config.servers:
@@ -854,8 +852,6 @@ def import_command(
 
 def import_servers(source: Path, target: Path, *, replace: bool = False, dry_run: bool = False) -> dict[str, Any]:
     """Merge ``source``'s ``mcpServers`` into ``target``'s ``servers``; validate, then write atomically."""
-    from .config import _read_json, parse_mcp_servers
-
     src = source.expanduser().resolve()
     data = _read_json(src, "server file")
     if not isinstance(data, dict) or "mcpServers" not in data:
@@ -945,7 +941,7 @@ def serve_command(
         if not sep or not p.isdigit() or not 0 < int(p) < 65536:
             _fail(f"--http expects HOST:PORT or :PORT, got {http!r}", EXIT_USAGE, as_json=False)
         host, port = (h.strip("[]") or "127.0.0.1"), int(p)
-        from .httpguard import RemoteBindRefused, http_access
+        from .httpguard import RemoteBindRefused, http_access  # the MCP server SDK (see the top)
 
         try:  # before anything loads or binds
             http_access(host, allow_remote=allow_remote, allowed_hosts=allow_host or ())
@@ -953,8 +949,7 @@ def serve_command(
             _fail(str(exc), EXIT_USAGE, as_json=False)
     elif allow_remote or allow_host:
         _fail("--allow-remote and --allow-host apply to --http", EXIT_USAGE, as_json=False)
-    from .display import log_to_stderr
-    from .serve import ServeOptions, run
+    from .serve import ServeOptions, run  # the MCP server SDK: see the note on imports at the top
 
     log_to_stderr()  # before the SDK sets up logging: upstream text in log lines is escaped
     with _errors(False):
@@ -979,7 +974,7 @@ def eval_command(
     ] = None,
 ) -> None:
     """Measure retrieval and selection quality on benchmark data (see `jit eval --help`)."""
-    from .evaluate import main as evaluate_main
+    from .evaluate import main as evaluate_main  # the selection wing and the datasets (see the top)
 
     argv = list(args or []) + list(ctx.args)
     state: _State = ctx.obj or _State()

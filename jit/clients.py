@@ -240,7 +240,7 @@ class ClientManager:
         out of the result (their status says why).
         """
         if server is not None and server not in self.config.servers:
-            raise ToolNotFoundError(f"no configured server named {server!r}", server=server)
+            raise ToolNotFoundError.unconfigured(server)
         names = [server] if server is not None else [n for n, c in self.config.servers.items() if c.enabled]
         results: dict[str, SyncResult] = {}
 
@@ -285,7 +285,7 @@ class ClientManager:
 
     def _unavailable(self, server: str, tool: str) -> ServerUnavailableError | ToolNotFoundError:
         if self.store.tool(server, tool) is None:
-            return ToolNotFoundError(f"server {server!r} has no tool {tool!r}", server=server, tool=tool)
+            return ToolNotFoundError.no_tool(server, tool)
         record = self.store.server(server)
         status = record.status.value if record else ServerStatus.UNKNOWN.value
         return ServerUnavailableError(server=server, tool=tool, status=status,
@@ -312,14 +312,14 @@ class ClientManager:
         ``is_error=True`` and counted as a failed call.
         """
         if server not in self.config.servers:
-            raise ToolNotFoundError(f"no configured server named {server!r}", server=server, tool=tool)
+            raise ToolNotFoundError.unconfigured(server, tool)
         up = self._upstreams.get(server)
         session = up.session if up is not None and up.connected else None
         dispatcher = up.dispatcher if up is not None else None
         if up is None or session is None or dispatcher is None:
             raise self._unavailable(server, tool)
         if tool not in up.tool_names:
-            raise ToolNotFoundError(f"server {server!r} has no tool {tool!r}", server=server, tool=tool)
+            raise ToolNotFoundError.no_tool(server, tool)
         if self.config.security.pin_definitions and self.store.awaiting_approval(server, tool):
             raise ToolNotApprovedError(server=server, tool=tool)  # a rug pull until reviewed: nothing sent
         _check_sendable(server, tool, arguments)

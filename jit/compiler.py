@@ -37,18 +37,16 @@ from .embed import Embedder, QueryVectorCache
 from .errors import SelectionError
 from .logic import Fact, RuleSet
 from .models import HARNESS_SERVER, StoredTool, ToolAnalysis
+from .offline_analyzer import analyze_task
 from .render import fit_budget, order_key, summary_line, tier_cost
 from .retrieve import RetrievalIndex, split_task
 from .selection import ScoredTool, TaskContext, Tier, ToolSet
 from .store import Store
 from .tokens import EstimateCounter, TokenCounter, default_counter
+from .vocab import normalize_domain
 
 __all__ = ["Compiler"]
 
-#: A clause's retrieval score counts this much of the whole task's.
-CLAUSE_WEIGHT = 0.9
-#: Share of a server's best vector score given to its other tools.
-SERVER_SHARE = 0.15
 #: Vector score floor for the tools of a server the task names.
 SERVER_MENTION_FLOOR = 70
 _POINT_RULES = {"shard": "shard_points", "usage": "usage_points", "capability": "capability_points",
@@ -88,9 +86,6 @@ class Compiler:
     # ------------------------------------------------------------------ task facts
 
     def _task_facts(self, ctx: TaskContext, text: str) -> list[Fact]:
-        from .analyze import analyze_task
-        from .vocab import normalize_domain
-
         facts: list[Fact] = [("task_shard", ctx.shard)]
         if ctx.intent:
             facts.append(("task_intent", ctx.intent.strip().lower()))
@@ -163,8 +158,8 @@ class Compiler:
             vecs = np.zeros((0, 0), dtype=np.float32)  # compile() warns (_embedding_warning)
         named = set(mentions.tools)
         scores = view.index.score(
-            vecs, queries, lexical_weight=sel.lexical_weight, pool=pool, clause_weight=CLAUSE_WEIGHT,
-            server_share=SERVER_SHARE, extra_rows=sorted(set(extra) | named | set(mentions.servers)),
+            vecs, queries, lexical_weight=sel.lexical_weight, pool=pool,
+            extra_rows=sorted(set(extra) | named | set(mentions.servers)),
         )
         vector: dict[int, float] = {}
         for r, v in zip(scores.rows.tolist(), scores.vector.tolist(), strict=True):

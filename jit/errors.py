@@ -188,9 +188,48 @@ class ServerDisconnectedError(ServerError):
 
 
 class ToolNotFoundError(ServerError):
-    """The named tool (or server) is not in the catalog."""
+    """The named tool (or server) is not known where it was looked up.
+
+    Raise it through the constructors below, one per place a name is looked up
+    (the config, the catalog, a server's tools, a compiled tool set), so that
+    the CLI, ``jit serve`` and the client manager word a missing name the same
+    way and a harness sees one vocabulary in ``message``.
+    """
 
     code = "tool_not_found"
+
+    @classmethod
+    def unconfigured(cls, server: str, tool: str | None = None) -> ToolNotFoundError:
+        """``server`` is not in the config (so there is nothing to connect to or call)."""
+        return cls(f"no configured server named {server!r}", server=server, tool=tool)
+
+    @classmethod
+    def uncatalogued(cls, server: str, tool: str | None = None, *, hint: str | None = None) -> ToolNotFoundError:
+        """``server`` has no row in the catalog; ``hint`` is what to do about it, in parentheses."""
+        message = f"no server named {server!r} in the catalog"
+        return cls(f"{message} ({hint})" if hint else message, server=server, tool=tool)
+
+    @classmethod
+    def no_tool(cls, server: str, tool: str) -> ToolNotFoundError:
+        """``server`` is known but has no tool named ``tool``."""
+        return cls(f"server {server!r} has no tool {tool!r}", server=server, tool=tool)
+
+    @classmethod
+    def in_catalog(cls, server: str, tool: str, *, server_known: bool) -> ToolNotFoundError:
+        """A catalog lookup of ``server/tool`` that failed: says which of the two is missing."""
+        return cls.no_tool(server, tool) if server_known else cls.uncatalogued(server, tool)
+
+    @classmethod
+    def not_in_toolset(cls, name: str) -> ToolNotFoundError:
+        """A rendered (``server__tool``) name that a compiled tool set does not hold."""
+        server, sep, _ = name.partition("__")
+        return cls(f"no tool named {name!r} in this tool set", server=server if sep else "?", tool=name)
+
+
+def approve_hint(server: str, tool: str) -> str:
+    """The commands that review and approve one tool (the hint of :class:`ToolNotApprovedError`,
+    of ``jit sync`` and of ``jit serve``'s warnings; re-exported by :mod:`jit.approval`)."""
+    return f"review it with `jit show {server}/{tool}`, then `jit approve {server}/{tool}`"
 
 
 class ToolNotApprovedError(ServerError):
@@ -201,8 +240,6 @@ class ToolNotApprovedError(ServerError):
     code = "tool_not_approved"
 
     def __init__(self, *, server: str, tool: str, definition_hash: str | None = None) -> None:
-        from .approval import approve_hint
-
         super().__init__(
             f"tool {tool!r} on server {server!r} changed its definition since it was approved and is not served "
             f"until approved (security.pin_definitions); nothing was sent to the server: "

@@ -72,6 +72,7 @@ from .hostile_rules import (
 )
 from .hostile_tools import TOOL_RULES
 from .models import ToolDef
+from .text import sentences
 
 #: Every phrase rule, English first.
 RULES = (*ENGLISH_RULES, *TOOL_RULES, *NON_ENGLISH_RULES)
@@ -149,7 +150,6 @@ HOSTILE_RULES_VERSION = hashlib.sha256("\n".join([
 
 _WS = re.compile(r"\s+")
 _HSPACE = re.compile(r"[^\S\n]+")
-_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+|(?<=[。！？])")
 _WORD = re.compile(r"\w+")
 
 # Words that make "always use this tool ..." usage guidance rather than a grab for
@@ -361,5 +361,5 @@ def strip_instructions(text: str) -> str:
     tools, so injected text never reaches a rendered prompt or inflates a score.
     """
     clean = remove_hidden(text)
-    kept = [s for s in _SENTENCE.split(clean) if s.strip() and not _instruction_flags(s)]
+    kept = [s for s in sentences(clean) if s.strip() and not _instruction_flags(s)]
     return " ".join(s.strip() for s in kept)

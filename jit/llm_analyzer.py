@@ -34,7 +34,11 @@ from typing import Any
 import anthropic
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from .analyze import (
+from .config import AnalyzerConfig, ShardConfig
+from .errors import AnalysisError
+from .hostile import FLAG_LLM_REPORTED, HIDDEN_CHARS
+from .models import ToolAnalysis, ToolDef
+from .offline_analyzer import (
     ANALYZER_DEFERRED,
     ANALYZER_FALLBACK,
     CONDENSED_MAX_CHARS,
@@ -45,10 +49,6 @@ from .analyze import (
     extra_categories,
     normalize_analysis,
 )
-from .config import AnalyzerConfig, ShardConfig
-from .errors import AnalysisError
-from .hostile import FLAG_LLM_REPORTED, HIDDEN_CHARS
-from .models import ToolAnalysis, ToolDef
 from .vocab import (
     CAPABILITY_DEFINITIONS,
     CATEGORY_DEFINITIONS,

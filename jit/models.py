@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
+    "DEFINITION_FIELDS",
     "HARNESS_SERVER",
     "MAX_EMBED_TEXT_CHARS",
     "ServerRecord",
@@ -23,6 +24,7 @@ __all__ = [
     "ToolAnalysis",
     "ToolDef",
     "canonical_json",
+    "changed_fields",
     "tool_key",
 ]
 
@@ -115,6 +117,22 @@ class ToolDef:
         params = ", ".join(str(k) for k in props) if isinstance(props, dict) else ""
         text = f"{head}: {self.description}" + (f" | parameters: {params}" if params else "")
         return text[:MAX_EMBED_TEXT_CHARS]
+
+
+#: The fields of a definition as users name them, in the order changes are reported
+#: (``jit sync``, ``jit show``, :mod:`jit.approval`).
+DEFINITION_FIELDS: tuple[tuple[str, str], ...] = (
+    ("title", "title"),
+    ("description", "description"),
+    ("input_schema", "input schema"),
+    ("output_schema", "output schema"),
+    ("annotations", "annotations"),
+)
+
+
+def changed_fields(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """What differs between two definitions (dicts with the keys of :data:`DEFINITION_FIELDS`)."""
+    return [label for key, label in DEFINITION_FIELDS if old.get(key) != new.get(key)]
 
 
 def _walk_schema(schema: Any, out: list[str], depth: int) -> None:

@@ -18,15 +18,15 @@ lands in the same file. Two rules keep them from hurting each other:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .models import HARNESS_SERVER
+from .store import Store
+from .store_servers import Reconciled
 
 if TYPE_CHECKING:
     from .config import Config
-    from .store import Store
 
 __all__ = ["Reconciled", "config_identity", "config_scope", "describe_kept", "open_catalog"]
 
@@ -47,23 +47,9 @@ def config_scope(config: Config) -> frozenset[str]:
 
 def open_catalog(config: Config) -> Store:
     """The config's catalog, with reads scoped to the config's servers."""
-    from .store import Store
-
     store = Store(config.store_path)
     store.set_scope(config_scope(config))
     return store
-
-
-@dataclass
-class Reconciled:
-    """What one sync did to servers its config does not configure."""
-
-    #: Forgotten with their tools (their analyses go when no tool refers to them).
-    removed: list[str] = field(default_factory=list)
-    #: Kept because another config configures them: server -> those configs.
-    kept: dict[str, list[str]] = field(default_factory=dict)
-    #: Kept because no config is recorded for them (synced before jit recorded owners).
-    unowned: list[str] = field(default_factory=list)
 
 
 def describe_kept(result: Reconciled) -> list[str]:

@@ -1,26 +1,32 @@
 """The sync pipeline: discover → store → analyze → embed, in that order.
 
-``jit sync``, ``jit serve``'s ``reload()`` and the demo all run this. Each
-phase only touches what changed: discovery rewrites changed definitions,
+``jit sync``, ``jit serve`` (its start and ``reload()``) and the demo all run
+:func:`sync`; ``jit serve`` adds its reporting on top of the :class:`SyncReport`.
+Each phase only touches what changed: discovery rewrites changed definitions,
 analysis runs on tools whose definition hash has no analysis yet, embedding
 on tools whose search text has no vector in the cache.
+
+Only discovery runs on the event loop (it is the client manager's I/O); the
+catalog writes, analysis and embedding run in a worker thread, so a caller
+that keeps serving meanwhile (``jit serve`` proxying calls) is not stalled
+by a model.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+import anyio.to_thread
+
+from .analyze import AnalyzeReport, ToolAnalyzer, analyze_pending, make_analyzer
+from .clients import ClientManager
 from .config import Config
-from .embed import EmbedReport, Embedder, embed_pending
+from .embed import Embedder, EmbedReport, embed_pending
 from .models import HARNESS_SERVER, ServerRecord, ServerStatus, SyncResult
 from .ownership import Reconciled, config_identity
 from .store import Store
-
-if TYPE_CHECKING:
-    from .analyze import AnalyzeReport, ToolAnalyzer
-    from .clients import ClientManager
 
 __all__ = ["SyncReport", "prune_unconfigured", "refresh_catalog", "sync", "sync_harness_tools"]
 
@@ -72,8 +78,6 @@ def refresh_catalog(
     progress: Progress | None = None,
 ) -> tuple[AnalyzeReport, EmbedReport]:
     """Analyze and embed whatever discovery left pending (no network needed)."""
-    from .analyze import analyze_pending, make_analyzer
-
     analyzer = analyzer or make_analyzer(config)
     if progress:
         progress("analyze", {"pending": len(store.pending_analysis()), "analyzer": analyzer.name})
@@ -94,26 +98,34 @@ async def sync(
     manager: ClientManager | None = None,
     progress: Progress | None = None,
     forget_foreign: bool = False,
+    discovered: Mapping[str, SyncResult] | None = None,
 ) -> SyncReport:
     """Bring the catalog up to date with the configured servers.
 
     With ``manager`` given (already started, e.g. by ``jit serve``) it is
     asked to re-discover; otherwise a manager is started for the duration of
-    the sync and closed after. Servers that fail stay in the catalog with
-    their status and last error; their cached tools remain selectable. Servers
-    of other configs sharing the catalog are left alone unless ``forget_foreign``.
+    the sync and closed after. ``discovered`` holds discoveries the caller's
+    manager reported through its ``on_tools_changed`` since the last sync
+    (servers ``apply_config`` reconnected); it is read after re-discovery, so
+    the caller may keep filling it meanwhile. Servers that fail stay in the
+    catalog with their status and last error; their cached tools remain
+    selectable. Servers of other configs sharing the catalog are left alone
+    unless ``forget_foreign``. ``progress`` is called from a worker thread
+    during analysis and embedding.
     """
-    from .clients import ClientManager
+    def claim() -> tuple[Reconciled, SyncResult]:
+        reconciled = prune_unconfigured(store, config, forget_foreign=forget_foreign)
+        return reconciled, sync_harness_tools(store, config)
 
     report = SyncReport()
-    reconciled = prune_unconfigured(store, config, forget_foreign=forget_foreign)
+    reconciled, report.changes[HARNESS_SERVER] = await anyio.to_thread.run_sync(claim)
     report.removed_servers, report.kept_servers = reconciled.removed, reconciled.kept
     report.unowned_servers = reconciled.unowned
-    report.changes[HARNESS_SERVER] = sync_harness_tools(store, config)
     if progress:
         progress("discover", {"servers": len(config.servers)})
     if manager is not None:
         report.changes.update(await manager.refresh())
+        report.changes.update(discovered or {})
     else:
         seen: dict[str, SyncResult] = {}
 
@@ -124,6 +136,10 @@ async def sync(
         async with ClientManager(config, store, on_tools_changed=on_change):
             pass
         report.changes.update(seen)
-    report.analysis, report.embedding = refresh_catalog(store, config, embedder, analyzer, progress=progress)
-    report.servers = store.servers()
+
+    def finish() -> tuple[AnalyzeReport, EmbedReport, list[ServerRecord]]:
+        analysis, embedding = refresh_catalog(store, config, embedder, analyzer, progress=progress)
+        return analysis, embedding, store.servers()
+
+    report.analysis, report.embedding, report.servers = await anyio.to_thread.run_sync(finish)
     return report

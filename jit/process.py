@@ -15,6 +15,12 @@ belongs to the whole process, not to one library object:
   the next query embedding (torch's own pool) down: 130 → 70 ms per new task at
   10,000 tools on 2 cores. One thread costs under a millisecond of scan there.
 
+A third policy is about output, not speed: loading the embedding model prints a
+progress bar and transformers' warnings on stderr, which is the CLI's output and
+``jit serve --stdio``'s log stream. Those libraries take their settings from
+environment variables, which belong to the process too, so :func:`tuned` sets
+them (where the environment does not already) and the embedder never does.
+
 ``gc.freeze()`` and BLAS limits are process-wide, so a :class:`~jit.compiler.Compiler`
 never changes them on its own: a host process embedding jit keeps its collector
 and its BLAS threads as it set them. The process owner opts in — ``jit``'s CLI
@@ -49,13 +55,14 @@ from __future__ import annotations
 
 import functools
 import gc
+import os
 import threading
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Tuning", "current", "reclaim", "tuned"]
+__all__ = ["QUIET_MODEL_LOADING", "Tuning", "current", "reclaim", "tuned"]
 
 
 @dataclass(frozen=True)
@@ -78,6 +85,11 @@ _building = 0
 _host_gc_enabled = True
 
 
+#: Environment defaults :func:`tuned` applies while it runs: no weight-loading progress bar,
+#: transformers' log at errors only (both libraries read these when the model first loads).
+QUIET_MODEL_LOADING: dict[str, str] = {"HF_HUB_DISABLE_PROGRESS_BARS": "1", "TRANSFORMERS_VERBOSITY": "error"}
+
+
 def current() -> Tuning:
     """The tuning in force: what the innermost :func:`tuned` block asked for."""
     return _tuning
@@ -92,15 +104,22 @@ def tuned(*, freeze_gc: bool = True, single_threaded_blas: bool = True) -> Itera
     nest; each restores the tuning it found. Leaving the block thaws every
     frozen object if freezing was on in it and is off outside it, so the
     objects of compilers closed meanwhile become collectable again.
+
+    Model loading is kept quiet while the block runs (:data:`QUIET_MODEL_LOADING`,
+    each variable only where the environment does not set it; removed again on exit).
     """
     global _tuning, _reclaim_pending
     wanted = Tuning(freeze_gc=freeze_gc, single_threaded_blas=single_threaded_blas)
+    added = [k for k, v in QUIET_MODEL_LOADING.items() if k not in os.environ]
     with _lock:
         before, _tuning = _tuning, wanted
+        os.environ.update({k: QUIET_MODEL_LOADING[k] for k in added})
     try:
         yield wanted
     finally:
         with _lock:
+            for k in added:
+                os.environ.pop(k, None)
             _tuning = before
             if wanted.freeze_gc and not before.freeze_gc:
                 _reclaim_pending = False

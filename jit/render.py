@@ -20,14 +20,14 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from .errors import SelectionError
 from .models import HARNESS_SERVER
 from .schemas import api_schema
+from .text import line_lead
+from .tiers import ScoredTool, Tier
 from .tokens import EstimateCounter, TokenCounter, compact_json
-
-if TYPE_CHECKING:
-    from .selection import ScoredTool, Tier, ToolSet
 
 __all__ = [
     "FORMATS",
@@ -37,7 +37,6 @@ __all__ = [
     "measure",
     "namespaced",
     "order_key",
-    "render",
     "render_tools",
     "summary_line",
     "tier_cost",
@@ -95,9 +94,7 @@ def summary_line(description: str, condensed: str = "", flags: Sequence[str] = (
         return f"(description withheld: flagged {', '.join(sorted(flags))})"
     text = " ".join(model_text(condensed or description).split())
     if not condensed:
-        m = re.match(r"(.+?[.!?。])(\s|$)", text)
-        if m:
-            text = m.group(1)
+        text = line_lead(text)
     if len(text) > _SUMMARY_CHARS:
         cut = text[:_SUMMARY_CHARS].rsplit(" ", 1)[0] if " " in text[:_SUMMARY_CHARS] else text[:_SUMMARY_CHARS]
         text = cut.rstrip(",;:") + "…"
@@ -168,8 +165,6 @@ def _meta_tool(condensed: Sequence[ScoredTool], minimal: Sequence[ScoredTool], f
 
 
 def _split(tools: Sequence[ScoredTool]) -> tuple[list[ScoredTool], list[ScoredTool], list[ScoredTool]]:
-    from .selection import Tier
-
     ordered = sorted(tools, key=order_key)
     full = [s for s in ordered if s.tier is Tier.FULL]
     condensed = [s for s in ordered if s.tier is Tier.CONDENSED]
@@ -178,10 +173,9 @@ def _split(tools: Sequence[ScoredTool]) -> tuple[list[ScoredTool], list[ScoredTo
 
 
 def render_tools(tools: Sequence[ScoredTool], fmt: str = "anthropic", *, shard: str = "") -> Any:
-    """Render ``tools`` at their current tiers (see :func:`render`)."""
+    """Render ``tools`` at their current tiers in one of :data:`FORMATS` (what
+    :meth:`jit.selection.ToolSet.render` returns)."""
     if fmt not in FORMATS:
-        from .errors import SelectionError
-
         raise SelectionError(f"unknown render format {fmt!r}; expected one of {', '.join(FORMATS)}")
     full, condensed, minimal = _split(tools)
     if fmt in ("anthropic", "openai"):
@@ -215,11 +209,6 @@ def _markdown(full: list[ScoredTool], condensed: list[ScoredTool], minimal: list
     return "\n".join(lines).rstrip() + "\n"
 
 
-def render(toolset: ToolSet, fmt: str = "anthropic") -> Any:
-    """Render a compiled :class:`~jit.selection.ToolSet` in one of :data:`FORMATS`."""
-    return render_tools(toolset.tools, fmt, shard=toolset.shard)
-
-
 # --------------------------------------------------------------------------- budget
 
 
@@ -234,8 +223,6 @@ def measure(rendered: Any, fmt: str, counter: TokenCounter) -> int:
 
 def tier_cost(st: ScoredTool, tier: Tier, fmt: str, estimate: TokenCounter) -> int:
     """Estimated tokens one tool adds at ``tier`` (its line in the meta-tool, or its definition)."""
-    from .selection import Tier
-
     if tier is Tier.FULL:
         if fmt == "markdown":
             return estimate.count_text(_markdown([st], [], [], "")) - 3
@@ -267,8 +254,6 @@ def fit_budget(
     tool's share (default: :func:`tier_cost` with ``estimate``; the compiler passes a
     cached one). Returns ``(tokens used, warnings)``.
     """
-    from .selection import Tier
-
     estimate = estimate or EstimateCounter()
     if cost is None:
         def cost(st: ScoredTool, tier: Tier) -> int:

@@ -3,34 +3,14 @@
 from __future__ import annotations
 
 import copy
-import enum
 from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import ToolNotFoundError
-from .models import StoredTool
+from .render import render_tools
+from .tiers import ScoredTool, Tier
 
 __all__ = ["ScoredTool", "TaskContext", "Tier", "ToolSet"]
-
-
-class Tier(str, enum.Enum):
-    """How much of a tool the shard sees, best first."""
-
-    FULL = "full"  # name, description, complete JSON schema
-    CONDENSED = "condensed"  # name + one line, full definition on request
-    MINIMAL = "minimal"  # name only, on request
-    EXCLUDED = "excluded"  # not sent
-
-    @property
-    def rank(self) -> int:
-        """0 for Full … 3 for Excluded."""
-        return _TIER_ORDER.index(self)
-
-    def demoted(self) -> Tier:
-        return _TIER_ORDER[min(self.rank + 1, len(_TIER_ORDER) - 1)]
-
-
-_TIER_ORDER = (Tier.FULL, Tier.CONDENSED, Tier.MINIMAL, Tier.EXCLUDED)
 
 
 @dataclass(frozen=True)
@@ -50,39 +30,6 @@ class TaskContext:
     budget: int | None = None
     include_servers: tuple[str, ...] = ()
     exclude_servers: tuple[str, ...] = ()
-
-
-@dataclass
-class ScoredTool:
-    """One candidate of a compile, with every number that placed it."""
-
-    tool: StoredTool
-    name: str  # namespaced as rendered, e.g. "github__create_issue"
-    tier: Tier
-    skeleton: bool
-    logic: int
-    vector: int
-    final: int
-    offline: bool
-    tokens: int  # tokens this tool adds to the rendering at its tier (0 when excluded)
-    reasons: list[str] = field(default_factory=list)
-    #: Logic points by source (shard, usage, capability, category, domain, relevance).
-    points: dict[str, int] = field(default_factory=dict)
-    #: The facts the rules saw for this tool.
-    facts: dict[str, Any] = field(default_factory=dict)
-    #: Tier from the thresholds, before caps, max_full_tools and the budget.
-    wanted: Tier = Tier.EXCLUDED
-    #: 1-based rank by vector score among the candidates (0 for a tool outside the ranking).
-    rank: int = 0
-    summary: str = ""  # the one line shown in the Condensed tier
-
-    @property
-    def server(self) -> str:
-        return self.tool.tool.server
-
-    @property
-    def tool_name(self) -> str:
-        return self.tool.tool.name
 
 
 @dataclass
@@ -126,18 +73,13 @@ class ToolSet:
     def render(self, fmt: str = "anthropic") -> Any:
         """``anthropic`` / ``openai``: a list of tool dicts (Full tier plus the meta-tool
         that lists Condensed and Minimal); ``markdown``: a string; ``json``: a dict."""
-        from .render import render
-
-        return render(self, fmt)
+        return render_tools(self.tools, fmt, shard=self.shard)
 
     def resolve(self, namespaced: str) -> tuple[str, str]:
         """Map a rendered name (or the meta-tool's listed names) back to ``(server, tool)``."""
         st = self._by_name.get(namespaced)
         if st is None:
-            server, sep, tool = namespaced.partition("__")
-            raise ToolNotFoundError(
-                f"no tool named {namespaced!r} in this tool set", server=server if sep else "?", tool=namespaced
-            )
+            raise ToolNotFoundError.not_in_toolset(namespaced)
         return st.server, st.tool_name
 
     def get(self, namespaced: str) -> ScoredTool | None:

@@ -62,13 +62,22 @@ from pydantic import Field
 
 from . import __version__
 from .approval import approve_hint, pending_report
+from .clients import ClientManager
+from .compiler import Compiler
 from .config import Config, check_store_path, load_config
+from .embed import SentenceTransformerEmbedder
 from .errors import JitError, ToolNotApprovedError, ToolNotFoundError
+from .httpguard import http_access, serve_http
 from .models import HARNESS_SERVER
 from .ownership import config_scope
 from .process import tuned
 from .proxylane import ProxyLane, ProxyTarget
+from .render import full_definition, namespaced, summary_line
+from .selection import TaskContext, Tier
 from .stdio import stdio_wire
+from .store import Store
+from .pipeline import refresh_catalog, sync
+from .views import describe, server_rows, summarize, tool_counts
 
 __all__ = ["JitServer", "ServeOptions", "ServeState", "create_server", "run"]
 
@@ -135,8 +144,6 @@ def _proxied(call: Any) -> CallToolResult:
 
 def _selection_key(toolset: Any) -> tuple[tuple[str, str], ...]:
     """What a client sees of an exposed selection: names and definitions of the Full tier."""
-    from .selection import Tier
-
     return tuple((s.name, s.tool.definition_hash) for s in toolset.tier(Tier.FULL) if s.server != HARNESS_SERVER)
 
 
@@ -170,8 +177,6 @@ class ServeState:
         return await anyio.to_thread.run_sync(lambda: fn(*args))
 
     def _new_compiler(self) -> Any:
-        from .compiler import Compiler
-
         return Compiler(self.store, self.config, self.embedder)
 
     def close_compiler(self) -> None:
@@ -207,32 +212,28 @@ class ServeState:
                     server, tool, what, effect, hint)
 
     async def sync(self) -> dict[str, Any]:
-        """Discover every server again, then analyze and embed what changed (the ``reload()`` body)."""
-        from .sync import prune_unconfigured, refresh_catalog, sync_harness_tools
-
-        reconciled = prune_unconfigured(self.store, self.config)  # other configs' servers are kept
-        changes = {HARNESS_SERVER: sync_harness_tools(self.store, self.config)}
-        changes.update(await self.manager.refresh())
+        """The ``reload()`` body: :func:`jit.pipeline.sync` on the running manager, its catalog work in a
+        worker thread; then a warning per changed definition, and the report as the tool returns it."""
         # Servers (re)connected by apply_config reported their first discovery through the callback.
-        changes.update(self._discovered or {})
-        for name, change in changes.items():
+        report = await sync(self.config, self.store, self.embedder, manager=self.manager,
+                            discovered=self._discovered)
+        for name, change in report.changes.items():
             self.warn_changed(name, change)
-        analysis, embedding = await self.blocking(refresh_catalog, self.store, self.config, self.embedder)
         return {
             "servers": [
                 {"server": r.name, "status": r.status.value, "last_error": r.last_error}
-                for r in self.store.servers()
+                for r in report.servers
             ],
             "changes": {
                 name: {"added": c.added, "changed": c.changed, "removed": c.removed,
                        "definition_changes": c.changes, "awaiting_approval": c.awaiting_approval}
-                for name, c in changes.items()
+                for name, c in report.changes.items()
                 if c.touched
             },
-            "removed_servers": reconciled.removed,
-            "kept_servers": reconciled.kept,
-            "embedded": embedding.embedded,
-            "analyzed": analysis.analyzed,
+            "removed_servers": report.removed_servers,
+            "kept_servers": report.kept_servers,
+            "embedded": report.embedding.embedded if report.embedding else 0,
+            "analyzed": report.analysis.analyzed if report.analysis else 0,
         }
 
     async def start(self) -> None:
@@ -268,8 +269,6 @@ class ServeState:
 
     async def on_tools_changed(self, server: str, result: Any) -> None:
         """An upstream changed its tools mid-session: analyze and embed them, then recompile."""
-        from .sync import refresh_catalog
-
         try:
             async with self._lock:
                 await self.blocking(refresh_catalog, self.store, self.config, self.embedder)
@@ -293,8 +292,6 @@ class ServeState:
 
     async def compile(self, shard: str, task: str, budget: int | None) -> Any:
         """``compile()`` in a worker thread (the compiler checks shard and budget)."""
-        from .selection import TaskContext
-
         return await self.blocking(self.compiler.compile, TaskContext(shard=shard, task=task, budget=budget))
 
     async def rank(self, query: str, k: int, shard: str | None) -> list[tuple[Any, float]]:
@@ -303,13 +300,9 @@ class ServeState:
 
     def describe(self, server: str, tool: str) -> dict[str, Any]:
         """One tool's record (``describe_tool``, ``jit://tools/…``); unknown ones raise ToolNotFoundError."""
-        from .views import describe
-
         stored = self.store.tool(server, tool)
         if stored is None:
-            what = f"server {server!r} has no tool {tool!r}" if self.store.server(server) else \
-                f"no server named {server!r}"
-            raise ToolNotFoundError(what, server=server, tool=tool)
+            raise ToolNotFoundError.in_catalog(server, tool, server_known=self.store.server(server) is not None)
         if self.config.security.pin_definitions and not stored.approved:
             raise ToolNotApprovedError(server=server, tool=tool)  # its text is what awaits review
         return describe(self.config, self.store, stored)
@@ -417,8 +410,6 @@ class JitServer(MCPServer[ServeState]):
 
     def _exposed(self) -> list[Any]:
         """The exposed selection's Full tier (``--expose-shard``), harness tools left out: the harness runs them."""
-        from .selection import Tier
-
         state = self.state
         if state is None or state.exposed is None:
             return []
@@ -426,8 +417,6 @@ class JitServer(MCPServer[ServeState]):
 
     async def list_tools(self) -> list[MCPTool]:
         """The exposed shard's Full tier (namespaced, when ``--expose-shard`` is on), then the meta-tools."""
-        from .render import full_definition
-
         exposed = []
         for s in self._exposed():
             definition = full_definition(s)  # the rendering compile() gives a harness (offline note included)
@@ -482,8 +471,6 @@ def _register(app: JitServer) -> None:
         limit: Annotated[int, Field(ge=1, le=100, description="How many tools to return")] = 10,
     ) -> CallToolResult:
         """Find tools across every server jit knows, ranked by relevance (score 0-1, best first)."""
-        from .render import namespaced, summary_line
-
         ranked = await _state(ctx).rank(query, limit, shard)
         hits = [
             {
@@ -492,7 +479,9 @@ def _register(app: JitServer) -> None:
                 "name": namespaced(st.tool.server, st.tool.name),
                 "score": round(float(score), 4),
                 "online": st.online,
-                "summary": summary_line(st.tool.description, st.analysis.condensed if st.analysis else ""),
+                # Flagged (hostile) text is withheld here as in a compiled tool set.
+                "summary": summary_line(st.tool.description, st.analysis.condensed if st.analysis else "",
+                                        st.analysis.flags if st.analysis else ()),
             }
             for st, score in ranked
         ]
@@ -528,8 +517,6 @@ def _register(app: JitServer) -> None:
         budget: Annotated[int | None, Field(ge=1, description="Token budget (default from config)")] = None,
     ) -> CallToolResult:
         """The tool set for an agent role and task, by tier (full, condensed, minimal) within a token budget."""
-        from .views import summarize
-
         state = _state(ctx)
         toolset = await state.compile(shard, task, budget)
         if state.exposed is None:
@@ -547,8 +534,6 @@ def _register(app: JitServer) -> None:
     @app.resource("jit://servers", name="servers", mime_type="application/json",
                   description="Every server jit knows: status, tool count, last error")
     def servers_resource() -> str:
-        from .views import server_rows, tool_counts
-
         state = app.state
         assert state is not None  # resources are read inside the lifespan
         return json.dumps(server_rows(state.config, state.store.servers(), tool_counts(state.store)), default=str)
@@ -556,8 +541,6 @@ def _register(app: JitServer) -> None:
     @app.resource("jit://selection", name="selection", mime_type="application/json",
                   description="The current selection: the exposed shard's tool set, else the last compile_tools")
     def selection_resource() -> str:
-        from .views import summarize
-
         state = app.state
         assert state is not None
         if state.selection is None:
@@ -577,10 +560,6 @@ def _register(app: JitServer) -> None:
 
 @asynccontextmanager
 async def _lifespan(server: MCPServer[ServeState]) -> AsyncIterator[ServeState]:
-    from .clients import ClientManager
-    from .embed import SentenceTransformerEmbedder
-    from .store import Store
-
     assert isinstance(server, JitServer)
     options = server.options
     config = load_config(options.config_path)
@@ -631,8 +610,6 @@ def run(options: ServeOptions) -> None:
     try:
         with tuned():
             if options.transport == "http":
-                from .httpguard import http_access, serve_http
-
                 access = http_access(options.host, allow_remote=options.allow_remote,
                                      allowed_hosts=options.allowed_hosts)
                 anyio.run(serve_http, server, options.host, options.port, access)

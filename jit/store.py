@@ -30,7 +30,6 @@ import numpy as np
 import pysqlite3.dbapi2 as sqlite3
 import sqlite_vec
 
-from .approval import changed_fields
 from .errors import MigrationError, StoreError
 from .paths import bundled_dir
 from .store_servers import ServerCatalog
@@ -42,6 +41,7 @@ from .models import (
     ToolAnalysis,
     ToolDef,
     canonical_json,
+    changed_fields,
 )
 
 __all__ = ["Migration", "Store", "default_migrations_dir", "text_hash"]

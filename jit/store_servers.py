@@ -22,20 +22,31 @@ import logging
 import sys
 import time
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import Any
 
 from . import holders
 from .errors import StoreError
 from .models import HARNESS_SERVER, ServerRecord, ServerStatus, canonical_json
 
-if TYPE_CHECKING:
-    from .ownership import Reconciled
-
-__all__ = ["ServerCatalog"]
+__all__ = ["Reconciled", "ServerCatalog"]
 
 log = logging.getLogger(__name__)
 
 _HELD = (ServerStatus.CONNECTING.value, ServerStatus.CONNECTED.value)
+
+
+@dataclass
+class Reconciled:
+    """What one sync did to servers its config does not configure (the result of
+    :meth:`ServerCatalog.reconcile_owner`; :mod:`jit.ownership` re-exports it)."""
+
+    #: Forgotten with their tools (their analyses go when no tool refers to them).
+    removed: list[str] = field(default_factory=list)
+    #: Kept because another config configures them: server -> those configs.
+    kept: dict[str, list[str]] = field(default_factory=dict)
+    #: Kept because no config is recorded for them (synced before jit recorded owners).
+    unowned: list[str] = field(default_factory=list)
 
 
 class ServerCatalog:
@@ -105,8 +116,6 @@ class ServerCatalog:
         ``forget_foreign`` every server ``owner`` does not configure is forgotten.
         The harness pseudo-server is never touched.
         """
-        from .ownership import Reconciled
-
         configured = set(configured)
         result = Reconciled()
         now = time.time()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .analyze import effective_analysis
 from .approval import change_report
 from .config import Config
 from .models import HARNESS_SERVER, ServerRecord, StoredTool
@@ -63,8 +64,6 @@ def server_rows(config: Config, records: list[ServerRecord], counts: dict[str, i
 
 def analysis_of(config: Config, stored: StoredTool) -> dict[str, Any] | None:
     """The analysis selection uses: the stored one with available_tools.json overrides applied."""
-    from .analyze import effective_analysis
-
     if stored.analysis is None and stored.tool.server != HARNESS_SERVER and \
             config.available_tools.override_for(stored.tool.server, stored.tool.name) is None:
         return None  # not analyzed yet, and nothing declared for it

@@ -18,7 +18,7 @@ from jit.embed import embed_pending
 from jit.logic import default_rules_dir
 from jit.models import ServerStatus, ToolAnalysis, ToolDef
 from jit.store import Store
-from jit.sync import sync_harness_tools
+from jit.pipeline import sync_harness_tools
 
 OBJ = {"type": "object", "properties": {}}
 

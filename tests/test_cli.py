@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 from jit.cli import app
 from jit.config import load_config
 from jit.store import Store
-from jit.sync import sync
+from jit.pipeline import sync
 
 JIT = str(Path(sys.executable).parent / "jit")
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "COLUMNS": "200"}

@@ -46,7 +46,7 @@ from jit.models import ServerStatus, ToolDef
 from jit.ownership import open_catalog
 from jit.selection import TaskContext
 from jit.store import Store, default_migrations_dir
-from jit.sync import sync
+from jit.pipeline import sync
 
 pytestmark = pytest.mark.slow
 

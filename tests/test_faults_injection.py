@@ -19,7 +19,7 @@ from jit.embed import embed_pending
 from jit.models import ServerStatus, ToolAnalysis, ToolDef
 from jit.selection import TaskContext, Tier
 from jit.store import Store
-from jit.sync import sync_harness_tools
+from jit.pipeline import sync_harness_tools
 from jit.tokens import EstimateCounter
 
 S = {"type": "object", "properties": {"path": {"type": "string", "description": "Path of the file"}}}

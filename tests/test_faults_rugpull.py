@@ -32,7 +32,7 @@ from jit.config import load_config
 from jit.errors import ToolNotApprovedError
 from jit.selection import TaskContext, Tier
 from jit.store import Store
-from jit.sync import sync
+from jit.pipeline import sync
 
 pytestmark = pytest.mark.slow
 

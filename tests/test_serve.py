@@ -42,7 +42,7 @@ from jit.config import load_config
 from jit.embed import SentenceTransformerEmbedder
 from jit.serve import JitServer, ServeOptions, ServeState, create_server
 from jit.store import Store
-from jit.sync import sync
+from jit.pipeline import sync
 
 pytestmark = pytest.mark.anyio
 

@@ -1,0 +1,197 @@
+"""The package's import graph: no cycles, and no module imports the front ends above it.
+
+Every module under ``jit/`` (subpackages included) is parsed, not imported, and each
+``import``/``from … import`` of a jit module becomes an edge: relative or absolute,
+at module level, inside a function (a function-local import is still a dependency,
+only a later one), or under ``if TYPE_CHECKING:`` (a type the module's API names).
+A cycle among them is what makes a newcomer read two modules at once, and what
+function-local imports used to hide.
+
+Layers: :data:`LAYERS` maps a module, or a subpackage by its prefix, to a number; a
+module may import its own layer and the ones below, never one above. Modules it
+does not name are layer 1, the library. Moving modules into subpackages means
+adding a line per subpackage here.
+
+The package root is the public façade (jit/__init__.py: lazy re-exports). Modules
+inside the package may take only ``__version__`` from it, which it defines without
+importing anything but the errors, so the façade can never close a cycle.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+import jit
+
+PACKAGE = Path(jit.__file__).parent
+ROOT = "jit"
+
+#: Module (or subpackage prefix) -> layer. Higher layers may import lower ones only.
+LAYERS: dict[str, int] = {
+    # Front ends: the CLI, the MCP server and the evaluation harness run the library.
+    "jit.__main__": 3,
+    "jit.cli": 3,
+    "jit.serve": 2,
+    "jit.evaluate": 2,
+    "jit.eval_report": 2,
+    "jit.baselines": 2,
+}
+
+#: What modules inside the package may import from the package root.
+ROOT_NAMES = frozenset({"__version__"})
+
+
+@dataclass(frozen=True)
+class Edge:
+    source: str
+    target: str
+    line: int
+    kind: str  # "top", "local" (inside a function) or "type" (under TYPE_CHECKING)
+    names: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        return f"{self.source} -> {self.target} ({self.source.replace('.', '/')}.py:{self.line}, {self.kind})"
+
+
+def modules() -> dict[str, Path]:
+    """Every module of the package by dotted name (``jit`` is jit/__init__.py)."""
+    out = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = path
+    return out
+
+
+def _kinds(tree: ast.Module) -> dict[int, str]:
+    """``id(node) -> kind`` for the imports nested in functions or TYPE_CHECKING blocks."""
+    kinds: dict[int, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            kind = "local"
+        elif isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            kind = "type"
+        else:
+            continue
+        for inner in ast.walk(node):
+            if isinstance(inner, ast.Import | ast.ImportFrom):
+                kinds.setdefault(id(inner), kind)
+    return kinds
+
+
+def imports(name: str, path: Path, known: dict[str, Path]) -> list[Edge]:
+    """The jit modules ``name`` imports, one edge per imported module and statement."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    kinds = _kinds(tree)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+
+    def resolve(dotted: str) -> str | None:
+        while dotted and dotted not in known:
+            dotted = dotted.rpartition(".")[0]
+        return dotted or None
+
+    edges = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            candidates = [(a.name, ()) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            # ``from . import holders`` imports a module; ``from . import __version__`` a name.
+            candidates = [(f"{module}.{a.name}", ()) if f"{module}.{a.name}" in known else (module, (a.name,))
+                          for a in node.names]
+        else:
+            continue
+        targets: dict[str, tuple[str, ...]] = {}
+        for dotted, names in candidates:
+            target = resolve(dotted)
+            if target is not None and target != name and (target == ROOT or target.startswith(ROOT + ".")):
+                targets[target] = targets.get(target, ()) + names
+        edges += [Edge(name, target, node.lineno, kinds.get(id(node), "top"), names)
+                  for target, names in targets.items()]
+    return edges
+
+
+def import_graph() -> dict[str, list[Edge]]:
+    known = modules()
+    return {name: imports(name, path, known) for name, path in known.items()}
+
+
+def find_cycle(graph: dict[str, list[Edge]]) -> list[Edge] | None:
+    """One import cycle as its edges, or None (depth-first search, deterministic order)."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[Edge] = []
+
+    def visit(node: str) -> list[Edge] | None:
+        state[node] = 1
+        for edge in sorted(graph.get(node, []), key=lambda e: (e.target, e.line)):
+            if state.get(edge.target) == 1:
+                start = next((i for i, e in enumerate(path) if e.source == edge.target), len(path))
+                return path[start:] + [edge]
+            if edge.target not in state:
+                path.append(edge)
+                found = visit(edge.target)
+                if found:
+                    return found
+                path.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            found = visit(node)
+            if found:
+                return found
+    return None
+
+
+def layer(module: str) -> int:
+    """The layer of ``module``: its longest prefix in :data:`LAYERS`, else 1."""
+    parts = module.split(".")
+    for i in range(len(parts), 0, -1):
+        if (prefix := ".".join(parts[:i])) in LAYERS:
+            return LAYERS[prefix]
+    return 1
+
+
+def _package_edges(graph: dict[str, list[Edge]]) -> dict[str, list[Edge]]:
+    """The graph without imports of ``__version__`` from the root (see the module docstring)."""
+    return {name: [e for e in edges if not (e.target == ROOT and set(e.names) <= ROOT_NAMES)]
+            for name, edges in graph.items()}
+
+
+def test_the_graph_sees_every_kind_of_import() -> None:
+    """The parser finds what it must, so a pass below means something."""
+    graph = import_graph()
+    assert {"jit", "jit.cli", "jit.store", "jit.errors"} <= graph.keys()
+    kinds = {e.kind for edges in graph.values() for e in edges}
+    assert kinds == {"top", "local", "type"}, kinds
+    assert any(e.target == "jit.holders" for e in graph["jit.store_servers"])  # ``from . import holders``
+    synthetic = {"a": [Edge("a", "b", 1, "top")], "b": [Edge("b", "c", 2, "local")], "c": [Edge("c", "a", 3, "type")]}
+    assert [e.target for e in find_cycle(synthetic) or []] == ["b", "c", "a"]
+    assert find_cycle({"a": [Edge("a", "b", 1, "top")], "b": []}) is None
+
+
+def test_no_import_cycles() -> None:
+    cycle = find_cycle(_package_edges(import_graph()))
+    assert cycle is None, "import cycle:\n  " + "\n  ".join(str(e) for e in cycle or [])
+
+
+def test_modules_take_only_the_version_from_the_package_root() -> None:
+    bad = [str(e) + f" imports {', '.join(e.names) or 'the package'}"
+           for edges in import_graph().values() for e in edges
+           if e.target == ROOT and e.source != ROOT and not (e.names and set(e.names) <= ROOT_NAMES)]
+    assert not bad, "the package root is the public façade; import the defining module instead:\n  " + "\n  ".join(bad)
+
+
+def test_no_upward_imports() -> None:
+    bad = [f"{e} (layer {layer(e.source)} imports layer {layer(e.target)})"
+           for edges in _package_edges(import_graph()).values() for e in edges
+           if e.source != ROOT and layer(e.target) > layer(e.source)]
+    assert not bad, "a module imports a layer above it:\n  " + "\n  ".join(bad)
