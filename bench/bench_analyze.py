@@ -29,13 +29,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from jit.analyze import OfflineAnalyzer, analyze_pending
+from jit.analysis.analyze import OfflineAnalyzer, analyze_pending
+from jit.analysis.hostile import detect_hostile
+from jit.analysis.llm_analyzer import analysis_tool, label_agreement, render_tool, system_prompt, user_message
+from jit.catalog.store import Store
 from jit.config import DEFAULT_SHARDS, AnalyzerConfig
-from jit.hostile import detect_hostile
-from jit.evaluate import load_pool
-from jit.llm_analyzer import analysis_tool, label_agreement, render_tool, system_prompt, user_message
+from jit.evaluation.evaluate import load_pool
 from jit.models import ToolDef
-from jit.store import Store
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "toucan_smithery" / "tools.jsonl"

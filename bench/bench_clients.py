@@ -35,8 +35,8 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from servers.support import demo_stdio, make_config, raw_stdio  # noqa: E402
 
-from jit.clients import ClientManager  # noqa: E402
-from jit.store import Store  # noqa: E402
+from jit.catalog.store import Store  # noqa: E402
+from jit.client.manager import ClientManager  # noqa: E402
 
 RESULTS = REPO / "bench" / "results" / "clients.json"
 

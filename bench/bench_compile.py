@@ -37,16 +37,16 @@ from pathlib import Path
 
 import numpy as np
 
-from jit.analyze import OfflineAnalyzer, analyze_pending
-from jit.compiler import Compiler
+from jit.analysis.analyze import OfflineAnalyzer, analyze_pending
+from jit.catalog.embed import SentenceTransformerEmbedder, embed_pending
+from jit.catalog.store import Store
 from jit.config import Config
-from jit.embed import SentenceTransformerEmbedder, embed_pending
-from jit.evaluate import default_data_dir, load_pool
+from jit.evaluation.evaluate import default_data_dir, load_pool
 from jit.models import ServerStatus, ToolDef
 from jit.process import tuned
-from jit.selection import TaskContext
-from jit.store import Store
-from jit.tokens import EstimateCounter
+from jit.selection.compiler import Compiler
+from jit.selection.tokens import EstimateCounter
+from jit.selection.toolset import TaskContext
 
 RESULTS = Path(__file__).parent / "results"
 CACHE = Path(".jit/bench")

@@ -53,9 +53,9 @@ from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from mcp.server.mcpserver import MCPServer  # noqa: E402
 from mcp_types import CallToolResult  # noqa: E402
 
+from jit.catalog.embed import SentenceTransformerEmbedder  # noqa: E402
+from jit.catalog.store import Store  # noqa: E402
 from jit.config import load_config  # noqa: E402
-from jit.embed import SentenceTransformerEmbedder  # noqa: E402
-from jit.store import Store  # noqa: E402
 from jit.pipeline import sync  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent

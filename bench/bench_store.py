@@ -4,7 +4,7 @@ Reports store throughput (sync_tools), embedding throughput (MiniLM, CPU),
 re-sync of the unchanged catalog (must embed nothing), vec0 KNN and in-memory
 matrix-scan latency, and peak RSS. Writes bench/results/store.json.
 
-The compiler ranks by scanning the vector matrix in memory (jit/retrieve.py); the
+The compiler ranks by scanning the vector matrix in memory (jit/selection/retrieve.py); the
 vec0 KNN query is measured beside it, on its own connection, as the alternative
 that scan was chosen over.
 
@@ -28,10 +28,10 @@ import numpy as np  # noqa: E402
 import pysqlite3.dbapi2 as sqlite3  # noqa: E402
 import sqlite_vec  # noqa: E402
 
-from jit.embed import SentenceTransformerEmbedder, embed_pending  # noqa: E402
-from jit.evaluate import load_pool  # noqa: E402
+from jit.catalog.embed import SentenceTransformerEmbedder, embed_pending  # noqa: E402
+from jit.catalog.store import Store  # noqa: E402
+from jit.evaluation.evaluate import load_pool  # noqa: E402
 from jit.models import ToolDef  # noqa: E402
-from jit.store import Store  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "toucan_smithery" / "tools.jsonl"

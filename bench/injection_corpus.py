@@ -1,4 +1,4 @@
-"""Detection and false-positive rates of :func:`jit.hostile.detect_hostile`.
+"""Detection and false-positive rates of :func:`jit.analysis.hostile.detect_hostile`.
 
     python -m bench.injection_corpus [--shared ../shared/data] [--misses] [--json out.json]
 
@@ -25,7 +25,7 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from jit.hostile import (
+from jit.analysis.hostile import (
     FLAG_HIDDEN_UNICODE,
     FLAG_HOMOGLYPH,
     FLAG_OVERSIZED,

@@ -1,4 +1,4 @@
-"""Quick selection-quality check of compile() while tuning (the full report is jit.evaluate).
+"""Quick selection-quality check of compile() while tuning (the full report is jit.evaluation.evaluate).
 
     python -m bench.quality_quick [livemcpbench|stabletoolbench|livemcpbench+toucan] [--shard S] [--sample N]
 
@@ -18,14 +18,14 @@ from pathlib import Path
 
 import numpy as np
 
-from jit.analyze import OfflineAnalyzer
-from jit.compiler import Compiler
+from jit.analysis.analyze import OfflineAnalyzer
+from jit.catalog.embed import SentenceTransformerEmbedder
 from jit.config import Config
-from jit.embed import SentenceTransformerEmbedder
-from jit.evaluate import DATASETS, build_catalog, default_data_dir, load_pool, load_queries
+from jit.evaluation.evaluate import DATASETS, build_catalog, default_data_dir, load_pool, load_queries
 from jit.process import tuned
-from jit.retrieve import LexicalIndex
-from jit.selection import TaskContext, Tier
+from jit.selection.compiler import Compiler
+from jit.selection.retrieve import LexicalIndex
+from jit.selection.toolset import TaskContext, Tier
 
 RESULTS = Path(__file__).parent / "results"
 

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
-from jit.evaluate import default_data_dir
-from jit.render import summary_line
-from jit.tokens import EstimateCounter, compact_json
+from jit.evaluation.evaluate import default_data_dir
+from jit.selection.render import summary_line
+from jit.selection.tokens import EstimateCounter, compact_json
 
 RESULTS = Path(__file__).parent / "results"
 

@@ -3,7 +3,7 @@
     python -m bench.train_injection_classifier [--shared ../shared/data] [--cache vecs.npz]
         [--C 10] [--coherence] [--max-tool-fp 0.003] [--out weights.npz] [--json out.json]
 
-The phrase rules of :mod:`jit.hostile` match wordings; this asks whether a linear model
+The phrase rules of :mod:`jit.analysis.hostile` match wordings; this asks whether a linear model
 over MiniLM sentence vectors (the embedder jit already ships) generalises to paraphrases.
 It was measured and NOT integrated: on unseen cases it catches ~20-40% at the false-positive
 budget (numbers in docs/reliability.md). Deterministic: same corpus, pools and model, same
@@ -45,8 +45,8 @@ from typing import Any
 import numpy as np
 
 from bench.injection_corpus import CORPUS, ROOT, load_jsonl, pool_rows, tool_of
-from jit.embed import SentenceTransformerEmbedder
-from jit.hostile import _instruction_flags, detect_hostile, remove_hidden
+from jit.analysis.hostile import _instruction_flags, detect_hostile, remove_hidden
+from jit.catalog.embed import SentenceTransformerEmbedder
 
 LATER = ("holdout", "fresh", "final", "blind", "blind2", "blind3", "blind4")
 #: Every k-th pool tool (outside benign.jsonl) is a training tool; the rest are held out.

@@ -2,13 +2,13 @@
 
 What a harness does with jit, end to end:
 
-1. hold one :class:`~jit.clients.ClientManager` (live connections to every MCP
+1. hold one :class:`~jit.client.manager.ClientManager` (live connections to every MCP
    server) and bring the catalog up to date with :func:`jit.sync`;
 2. when a shard is spawned, ``compile()`` its tool set for its task;
 3. send the Full tier (plus jit's ``jit_expand_tools`` meta-tool, which lists the
    Condensed and Minimal tools) as the Messages API ``tools``;
 4. when the model calls a tool, map the rendered name back to ``(server, tool)``
-   with :meth:`~jit.selection.ToolSet.resolve` and call it through the manager;
+   with :meth:`~jit.selection.toolset.ToolSet.resolve` and call it through the manager;
    when it calls the meta-tool, add the named tools' full definitions.
 
 Run it against the real API (needs ``ANTHROPIC_API_KEY``)::
@@ -46,9 +46,9 @@ from jit import (
 )
 
 # Beyond the public API: the meta-tool's name and a tool's full definition, for answering it.
-from jit.embed import Embedder
+from jit.catalog.embed import Embedder
 from jit.models import HARNESS_SERVER
-from jit.render import META_TOOL, full_definition
+from jit.selection.render import META_TOOL, full_definition
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
 MAX_TURNS = 8

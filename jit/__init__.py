@@ -9,9 +9,9 @@ The public API, importable from ``jit`` itself::
 ``Store``, ``open_catalog``           the catalog, and one scoped to a config's servers
 ``ClientManager``                     connections to the configured MCP servers
 ``sync``                              discover → store → analyze → embed
-``SentenceTransformerEmbedder``       the embedding model (:mod:`jit.embed`)
+``SentenceTransformerEmbedder``       the embedding model (:mod:`jit.catalog.embed`)
 ``Compiler``, ``TaskContext``         one shard spawn's task in, a ``ToolSet`` out
-``ToolSet``, ``ScoredTool``, ``Tier`` what a compile returns (:mod:`jit.selection`)
+``ToolSet``, ``ScoredTool``, ``Tier`` what a compile returns (:mod:`jit.selection.toolset`)
 ``tuned``                             the process owner's policies (:mod:`jit.process`)
 ``JitError`` and its subclasses       every error jit raises (:mod:`jit.errors`)
 ====================================  ===================================================
@@ -53,18 +53,18 @@ __version__ = "0.1.0"
 
 #: Lazily exported name -> the module that defines it.
 _LAZY: dict[str, str] = {
-    "ClientManager": "jit.clients",
-    "Compiler": "jit.compiler",
+    "ClientManager": "jit.client.manager",
+    "Compiler": "jit.selection.compiler",
     "Config": "jit.config",
     "load_config": "jit.config",
-    "SentenceTransformerEmbedder": "jit.embed",
-    "open_catalog": "jit.ownership",
+    "SentenceTransformerEmbedder": "jit.catalog.embed",
+    "open_catalog": "jit.catalog.ownership",
     "tuned": "jit.process",
-    "ScoredTool": "jit.selection",
-    "TaskContext": "jit.selection",
-    "Tier": "jit.selection",
-    "ToolSet": "jit.selection",
-    "Store": "jit.store",
+    "ScoredTool": "jit.selection.toolset",
+    "TaskContext": "jit.selection.toolset",
+    "Tier": "jit.selection.toolset",
+    "ToolSet": "jit.selection.toolset",
+    "Store": "jit.catalog.store",
     "sync": "jit.pipeline",
 }
 
@@ -104,15 +104,15 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ loads these
-    from .clients import ClientManager
-    from .compiler import Compiler
+    from .catalog.embed import SentenceTransformerEmbedder
+    from .catalog.ownership import open_catalog
+    from .catalog.store import Store
+    from .client.manager import ClientManager
     from .config import Config, load_config
-    from .embed import SentenceTransformerEmbedder
-    from .ownership import open_catalog
     from .pipeline import sync
     from .process import tuned
-    from .selection import ScoredTool, TaskContext, Tier, ToolSet
-    from .store import Store
+    from .selection.compiler import Compiler
+    from .selection.toolset import ScoredTool, TaskContext, Tier, ToolSet
 
 
 def __getattr__(name: str) -> Any:

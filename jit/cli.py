@@ -41,29 +41,29 @@ from rich.console import Console
 from rich.table import Table
 
 from . import __version__
+from .catalog.approval import change_report, pending_report
+from .catalog.embed import SentenceTransformerEmbedder
+from .catalog.ownership import Reconciled, config_scope, describe_kept
+from .catalog.store import Store
 from .config import CONFIG_ENV_VAR, Config, _read_json, check_store_path, load_config, parse_mcp_servers
 from .display import json_text, log_to_stderr, markup, visible
-from .embed import SentenceTransformerEmbedder
 from .errors import (
     ConfigError,
     InvalidArgumentsError,
     JitError,
     SelectionError,
     ServerConnectError,
-    StoreError,
     ServerDisconnectedError,
     ServerTimeoutError,
     ServerUnavailableError,
+    StoreError,
     ToolCallError,
     ToolNotApprovedError,
     ToolNotFoundError,
 )
-from .approval import change_report, pending_report
-from .views import analysis_of, describe, server_rows, summarize, tool_counts
-from .ownership import Reconciled, config_scope, describe_kept
 from .process import tuned
-from .store import Store
-from .tiers import Tier
+from .selection.tiers import Tier
+from .views import analysis_of, describe, server_rows, summarize, tool_counts
 
 # Each command imports the wing it runs where that wing is heavy to load: the selection
 # wing (compiler, rules, schema checks: ~0.7 s) and the MCP SDK (clients, sync, serve,
@@ -71,7 +71,7 @@ from .tiers import Tier
 # second. Nothing below imports this module, so these imports are not hiding a cycle
 # (tests/test_layers.py).
 if TYPE_CHECKING:
-    from .selection import ToolSet
+    from .selection.toolset import ToolSet
 
 __all__ = ["EXIT_CODES", "app", "main"]
 
@@ -226,7 +226,7 @@ def _open_store(config: Config) -> Store:
         store = Store(config.store_path)
     except StoreError as exc:  # e.g. not an SQLite file: say which file and which key
         raise type(exc)(f"{exc.message} (catalog {config.store_path}, config key 'store')", **exc.details) from exc
-    store.set_scope(config_scope(config))  # only this config's servers (and the harness): see jit/ownership.py
+    store.set_scope(config_scope(config))  # only this config's servers (and the harness): see jit/catalog/ownership.py
     return store
 
 
@@ -711,9 +711,9 @@ def compile_command(
 def compile_toolset(
     config: Config, store: Store, embedder: Any, *, shard: str, task: str, budget: int | None = None
 ) -> ToolSet:
-    """One ``compile()`` with a fresh :class:`~jit.compiler.Compiler` (the CLI's one-shot path)."""
-    from .compiler import Compiler  # the selection wing: see the note on imports at the top
-    from .selection import TaskContext
+    """One ``compile()`` with a fresh :class:`~jit.selection.compiler.Compiler` (the CLI's one-shot path)."""
+    from .selection.compiler import Compiler  # the selection wing: see the note on imports at the top
+    from .selection.toolset import TaskContext
 
     with Compiler(store, config, embedder) as compiler:
         return compiler.compile(TaskContext(shard=shard, task=task, budget=budget))
@@ -802,7 +802,7 @@ def call_command(
 
 async def _call(config: Config, store: Store, server: str, tool: str, arguments: dict[str, Any],
                 timeout: float | None) -> Any:
-    from .clients import ClientManager  # the MCP client SDK: see the note on imports at the top
+    from .client.manager import ClientManager  # the MCP client SDK: see the note on imports at the top
 
     # Connect only the server being called: faster, and the others are left alone.
     if server in config.servers:
@@ -941,7 +941,7 @@ def serve_command(
         if not sep or not p.isdigit() or not 0 < int(p) < 65536:
             _fail(f"--http expects HOST:PORT or :PORT, got {http!r}", EXIT_USAGE, as_json=False)
         host, port = (h.strip("[]") or "127.0.0.1"), int(p)
-        from .httpguard import RemoteBindRefused, http_access  # the MCP server SDK (see the top)
+        from .serve.httpguard import RemoteBindRefused, http_access  # the MCP server SDK (see the top)
 
         try:  # before anything loads or binds
             http_access(host, allow_remote=allow_remote, allowed_hosts=allow_host or ())
@@ -949,7 +949,7 @@ def serve_command(
             _fail(str(exc), EXIT_USAGE, as_json=False)
     elif allow_remote or allow_host:
         _fail("--allow-remote and --allow-host apply to --http", EXIT_USAGE, as_json=False)
-    from .serve import ServeOptions, run  # the MCP server SDK: see the note on imports at the top
+    from .serve.server import ServeOptions, run  # the MCP server SDK: see the note on imports at the top
 
     log_to_stderr()  # before the SDK sets up logging: upstream text in log lines is escaped
     with _errors(False):
@@ -974,7 +974,7 @@ def eval_command(
     ] = None,
 ) -> None:
     """Measure retrieval and selection quality on benchmark data (see `jit eval --help`)."""
-    from .evaluate import main as evaluate_main  # the selection wing and the datasets (see the top)
+    from .evaluation.evaluate import main as evaluate_main  # the selection wing and the datasets (see the top)
 
     argv = list(args or []) + list(ctx.args)
     state: _State = ctx.obj or _State()

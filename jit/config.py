@@ -263,7 +263,7 @@ class ConnectionConfig(_Strict):
 
 
 class SecurityConfig(_Strict):
-    """How jit treats tools whose definition changed after it first trusted them (jit/approval.py)."""
+    """How jit treats tools whose definition changed after it first trusted them (jit/catalog/approval.py)."""
 
     #: A tool whose definition changed since it was approved is not served (not compiled, not
     #: searchable, calls refused before they reach the server) until ``jit approve``. Off, it is

@@ -228,14 +228,14 @@ class ToolNotFoundError(ServerError):
 
 def approve_hint(server: str, tool: str) -> str:
     """The commands that review and approve one tool (the hint of :class:`ToolNotApprovedError`,
-    of ``jit sync`` and of ``jit serve``'s warnings; re-exported by :mod:`jit.approval`)."""
+    of ``jit sync`` and of ``jit serve``'s warnings; re-exported by :mod:`jit.catalog.approval`)."""
     return f"review it with `jit show {server}/{tool}`, then `jit approve {server}/{tool}`"
 
 
 class ToolNotApprovedError(ServerError):
     """The tool's definition changed since it was approved and ``security.pin_definitions``
     is on: it is not served, and a call is refused before anything is sent (a rug pull
-    until a user reviews it; see jit/approval.py)."""
+    until a user reviews it; see jit/catalog/approval.py)."""
 
     code = "tool_not_approved"
 

@@ -120,7 +120,7 @@ class ToolDef:
 
 
 #: The fields of a definition as users name them, in the order changes are reported
-#: (``jit sync``, ``jit show``, :mod:`jit.approval`).
+#: (``jit sync``, ``jit show``, :mod:`jit.catalog.approval`).
 DEFINITION_FIELDS: tuple[tuple[str, str], ...] = (
     ("title", "title"),
     ("description", "description"),
@@ -235,7 +235,7 @@ class StoredTool:
     calls: int = 0
     errors: int = 0
     #: The current definition hash is trusted: seen first, or approved (``jit approve``).
-    #: False: the definition changed since and awaits approval (see jit/approval.py).
+    #: False: the definition changed since and awaits approval (see jit/catalog/approval.py).
     approved: bool = True
 
     @property

@@ -20,13 +20,13 @@ from typing import Any
 
 import anyio.to_thread
 
-from .analyze import AnalyzeReport, ToolAnalyzer, analyze_pending, make_analyzer
-from .clients import ClientManager
+from .analysis.analyze import AnalyzeReport, ToolAnalyzer, analyze_pending, make_analyzer
+from .catalog.embed import Embedder, EmbedReport, embed_pending
+from .catalog.ownership import Reconciled, config_identity
+from .catalog.store import Store
+from .client.manager import ClientManager
 from .config import Config
-from .embed import Embedder, EmbedReport, embed_pending
 from .models import HARNESS_SERVER, ServerRecord, ServerStatus, SyncResult
-from .ownership import Reconciled, config_identity
-from .store import Store
 
 __all__ = ["SyncReport", "prune_unconfigured", "refresh_catalog", "sync", "sync_harness_tools"]
 
@@ -64,7 +64,7 @@ def prune_unconfigured(store: Store, config: Config, *, forget_foreign: bool = F
 
     Servers another config configures (or that no config claims yet) are kept and
     listed in the result; ``forget_foreign`` forgets every server this config does
-    not configure. See :mod:`jit.ownership`.
+    not configure. See :mod:`jit.catalog.ownership`.
     """
     return store.reconcile_owner(config_identity(config), config.servers, forget_foreign=forget_foreign)
 

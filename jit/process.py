@@ -21,10 +21,10 @@ progress bar and transformers' warnings on stderr, which is the CLI's output and
 environment variables, which belong to the process too, so :func:`tuned` sets
 them (where the environment does not already) and the embedder never does.
 
-``gc.freeze()`` and BLAS limits are process-wide, so a :class:`~jit.compiler.Compiler`
+``gc.freeze()`` and BLAS limits are process-wide, so a :class:`~jit.selection.compiler.Compiler`
 never changes them on its own: a host process embedding jit keeps its collector
 and its BLAS threads as it set them. The process owner opts in — ``jit``'s CLI
-(:func:`jit.cli.main`), ``jit serve`` (:func:`jit.serve.run`), ``jit eval``, the
+(:func:`jit.cli.main`), ``jit serve`` (:func:`jit.serve.server.run`), ``jit eval``, the
 benchmarks, or a harness that wants the same speed::
 
     with jit.process.tuned():
@@ -149,7 +149,7 @@ def reclaim() -> None:
 
 @contextmanager
 def building_snapshot() -> Iterator[None]:
-    """Wrap one catalog snapshot build (:class:`jit.catalog_view.CatalogView`).
+    """Wrap one catalog snapshot build (:class:`jit.selection.catalog_view.CatalogView`).
 
     Untuned: nothing. Tuned to freeze: a pending reclaim first (thaw, collect),
     then the build with the collector paused, then ``gc.freeze()``.

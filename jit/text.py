@@ -3,12 +3,12 @@ tokenizing, stemming and cutting sentences.
 
 Three consumers read words, and each needs a slightly different word on purpose:
 
-* the analysis vocabulary (:mod:`jit.vocab`, :mod:`jit.analyze`) matches stems of
+* the analysis vocabulary (:mod:`jit.analysis.vocab`, :mod:`jit.analysis.analyze`) matches stems of
   names and prose against its lexicons: :func:`split_identifier`,
   :func:`identifier_stems`, :func:`prose_stems`, :func:`stem`;
-* jit's own retrieval (:mod:`jit.retrieve`) indexes tool text for BM25 and splits
+* jit's own retrieval (:mod:`jit.selection.retrieve`) indexes tool text for BM25 and splits
   tasks into clauses: :func:`search_tokens` with :func:`light_stem`;
-* the evaluation's plain baselines (:mod:`jit.baselines`) must reproduce the
+* the evaluation's plain baselines (:mod:`jit.evaluation.baselines`) must reproduce the
   reference measurement exactly: :func:`bm25_tokens`, :func:`whitespace_tokens`.
 
 Their differences are documented on each function and are load-bearing: the
@@ -95,7 +95,7 @@ def stem(word: str) -> str:
 
     It only has to map a keyword and its inflections to the same key, not to
     produce dictionary words: ``save``, ``saved`` and ``saving`` all become ``sav``.
-    The analysis lexicons (:mod:`jit.vocab`) are keyed by its output.
+    The analysis lexicons (:mod:`jit.analysis.vocab`) are keyed by its output.
     """
     w = word.lower()
     if len(w) <= 3 or w in _NO_STRIP or not w.isascii():
@@ -225,7 +225,7 @@ def first_sentence(text: str) -> str:
 
 def line_lead(line: str) -> str:
     """The first sentence of ``line``, an already one-line text, as the rendered
-    summary of a tool with no analysis cuts it (:func:`jit.render.summary_line`);
+    summary of a tool with no analysis cuts it (:func:`jit.selection.render.summary_line`);
     the whole line when no sentence ends inside it.
 
     It differs from :func:`first_sentence` on purpose only in keeping rendered
@@ -243,6 +243,6 @@ def sentences(text: str) -> list[str]:
 
     Unlike :func:`first_sentence`, a single line break ends a sentence: an injected
     instruction on its own line must be cut out without taking its neighbours along
-    (:func:`jit.hostile.strip_instructions`). Pieces may be empty or blank.
+    (:func:`jit.analysis.hostile.strip_instructions`). Pieces may be empty or blank.
     """
     return _SENTENCES.split(text)

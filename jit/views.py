@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .analyze import effective_analysis
-from .approval import change_report
+from .analysis.analyze import effective_analysis
+from .catalog.approval import change_report
 from .config import Config
 from .models import HARNESS_SERVER, ServerRecord, StoredTool
 
 if TYPE_CHECKING:
-    from .selection import ToolSet
-    from .store import Store
+    from .catalog.store import Store
+    from .selection.toolset import ToolSet
 
 __all__ = ["analysis_of", "describe", "server_rows", "summarize", "tool_counts"]
 

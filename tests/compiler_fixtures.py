@@ -13,12 +13,12 @@ import json
 import shutil
 from pathlib import Path
 
+from jit.catalog.embed import embed_pending
+from jit.catalog.store import Store
 from jit.config import Config, load_config
-from jit.embed import embed_pending
-from jit.logic import default_rules_dir
 from jit.models import ServerStatus, ToolAnalysis, ToolDef
-from jit.store import Store
 from jit.pipeline import sync_harness_tools
+from jit.selection.logic import default_rules_dir
 
 OBJ = {"type": "object", "properties": {}}
 

@@ -23,9 +23,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.pop("ANTHROPIC_API_KEY", None)
 
-from jit.embed import SentenceTransformerEmbedder  # noqa: E402
+from jit.catalog.embed import SentenceTransformerEmbedder  # noqa: E402
+from jit.catalog.store import Store  # noqa: E402
 from jit.models import ToolDef  # noqa: E402
-from jit.store import Store  # noqa: E402
 
 DATA = Path(__file__).parent / "data"
 REPO = Path(__file__).resolve().parent.parent
@@ -117,9 +117,9 @@ def livemcpbench_tools() -> list[ToolDef]:
 def livemcpbench_store(tmp_path_factory, embedder, livemcpbench_tools):
     """The 527 LiveMCPBench tools on their 70 servers (all connected), embedded with the real
     model and analyzed by the offline analyzer; shared by the session, treat as read-only."""
-    from jit.analyze import OfflineAnalyzer, analyze_pending
+    from jit.analysis.analyze import OfflineAnalyzer, analyze_pending
+    from jit.catalog.embed import embed_pending
     from jit.config import DEFAULT_SHARDS
-    from jit.embed import embed_pending
     from jit.models import ServerStatus
 
     with Store(tmp_path_factory.mktemp("livemcpbench") / "catalog.db") as s:

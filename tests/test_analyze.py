@@ -1,4 +1,4 @@
-"""The offline analyzer, task profiles, overrides and the cached catalog pass (jit.analyze)."""
+"""The offline analyzer, task profiles, overrides and the cached catalog pass (jit.analysis.analyze)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from jit.analyze import (
+from jit.analysis.analyze import (
     ANALYZER_OFFLINE,
     CAPABILITIES,
     CATEGORIES,
@@ -21,17 +21,17 @@ from jit.analyze import (
     effective_analysis,
     normalize_analysis,
 )
-from jit.config import DEFAULT_SHARDS, AvailableTools, Config, ShardConfig
-from jit.errors import AnalysisError
-from jit.hostile import HOSTILE_FLAGS
-from jit.models import HARNESS_SERVER, ToolAnalysis, ToolDef
-from jit.vocab import (
+from jit.analysis.hostile import HOSTILE_FLAGS
+from jit.analysis.vocab import (
     CAPABILITY_VERBS,
     CATEGORY_LEXICON,
     CATEGORY_RELATED,
     DOMAIN_LEXICON,
     normalize_category,
 )
+from jit.config import DEFAULT_SHARDS, AvailableTools, Config, ShardConfig
+from jit.errors import AnalysisError
+from jit.models import HARNESS_SERVER, ToolAnalysis, ToolDef
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -6,10 +6,8 @@ import json
 
 import pytest
 
-from jit.analyze import FLAGGED_AFFINITY_CAP, OfflineAnalyzer, detect_hostile
-from jit.config import DEFAULT_SHARDS
-from jit.evaluate import default_data_dir
-from jit.hostile import (
+from jit.analysis.analyze import FLAGGED_AFFINITY_CAP, OfflineAnalyzer, detect_hostile
+from jit.analysis.hostile import (
     FLAG_ALWAYS_SELECT,
     FLAG_CONCEAL,
     FLAG_CROSS_TOOL,
@@ -27,6 +25,8 @@ from jit.hostile import (
     skeleton,
     strip_instructions,
 )
+from jit.config import DEFAULT_SHARDS
+from jit.evaluation.evaluate import default_data_dir
 from jit.models import ToolDef
 
 #: The Smithery catalogue of the shared benchmark data ($JIT_DATA_DIR, else ../shared/data).

@@ -1,7 +1,7 @@
 """How close the offline analyzer comes to LLM reference labels (tests/data/analyzer_labels.jsonl).
 
 The reference labels were written by Claude following the analyzer's LLM rubric
-(jit.llm_analyzer.system_prompt), not fetched through the API; see docs/analyzer.md.
+(jit.analysis.llm_analyzer.system_prompt), not fetched through the API; see docs/analyzer.md.
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from jit.analyze import CAPABILITIES, CATEGORIES, OfflineAnalyzer
+from jit.analysis.analyze import CAPABILITIES, CATEGORIES, OfflineAnalyzer
+from jit.analysis.llm_analyzer import label_agreement
 from jit.config import DEFAULT_SHARDS
 from jit.errors import AnalysisError
-from jit.llm_analyzer import label_agreement
 from jit.models import ToolAnalysis
 
 LABELS = Path(__file__).parent / "data" / "analyzer_labels.jsonl"

@@ -15,7 +15,7 @@ import anthropic
 import httpx2
 import pytest
 
-from jit.analyze import (
+from jit.analysis.analyze import (
     ANALYZER_DEFERRED,
     ANALYZER_FALLBACK,
     CATEGORIES,
@@ -23,10 +23,10 @@ from jit.analyze import (
     analyze_pending,
     make_analyzer,
 )
+from jit.analysis.hostile import FLAG_ALWAYS_SELECT, FLAG_HIDDEN_UNICODE, FLAG_IGNORE_PREVIOUS, FLAG_LLM_REPORTED
+from jit.analysis.llm_analyzer import RECORD_TOOL, AnthropicAnalyzer, render_tool
 from jit.config import DEFAULT_SHARDS, AnalyzerConfig, Config
 from jit.errors import ConfigError
-from jit.hostile import FLAG_ALWAYS_SELECT, FLAG_HIDDEN_UNICODE, FLAG_IGNORE_PREVIOUS, FLAG_LLM_REPORTED
-from jit.llm_analyzer import RECORD_TOOL, AnthropicAnalyzer, render_tool
 from jit.models import ToolDef
 
 MODEL = "claude-haiku-4-5"

@@ -16,11 +16,11 @@ def test_every_exported_name_resolves() -> None:
 
 
 def test_exports_are_the_defining_modules_objects() -> None:
-    from jit.compiler import Compiler
-    from jit.ownership import open_catalog
+    from jit.catalog.ownership import open_catalog
     from jit.pipeline import sync
     from jit.process import tuned
-    from jit.selection import TaskContext, Tier
+    from jit.selection.compiler import Compiler
+    from jit.selection.toolset import TaskContext, Tier
 
     assert (jit.Compiler, jit.TaskContext, jit.Tier, jit.open_catalog, jit.tuned, jit.sync) == \
         (Compiler, TaskContext, Tier, open_catalog, tuned, sync)
@@ -30,7 +30,7 @@ def test_exports_are_the_defining_modules_objects() -> None:
 
 def test_import_jit_loads_no_heavy_module() -> None:
     """The exports load on first use: `import jit` must not pull numpy, the catalog or the MCP SDK."""
-    code = ("import sys, jit; heavy = [m for m in ('numpy', 'mcp', 'jit.store', 'jit.compiler', 'jit.config') "
+    code = ("import sys, jit; heavy = [m for m in ('numpy', 'mcp', 'jit.catalog.store', 'jit.selection.compiler', 'jit.config') "
             "if m in sys.modules]; print(heavy)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr

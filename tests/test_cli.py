@@ -18,9 +18,9 @@ import pytest
 from conftest import write_example_config
 from typer.testing import CliRunner
 
+from jit.catalog.store import Store
 from jit.cli import app
 from jit.config import load_config
-from jit.store import Store
 from jit.pipeline import sync
 
 JIT = str(Path(sys.executable).parent / "jit")

@@ -27,8 +27,9 @@ from servers.support import (
     wait_until,
 )
 
-from jit.clients import ClientManager
-from jit.upstream import backoff_delay, convert_tools
+from jit.client.manager import ClientManager
+from jit.client.upstream import backoff_delay, convert_tools
+from jit.config import StdioServerConfig
 from jit.errors import (
     ServerConnectError,
     ServerDisconnectedError,
@@ -37,7 +38,6 @@ from jit.errors import (
     ToolCallError,
     ToolNotFoundError,
 )
-from jit.config import StdioServerConfig
 from jit.models import ServerStatus, ToolDef
 
 pytestmark = pytest.mark.anyio

@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 from servers.support import demo_http, free_port, http_config, make_config, raw_stdio, wait_until
 
-from jit.clients import ClientManager
+from jit.client.manager import ClientManager
+from jit.client.transports import DEFAULT_STDERR_LIMIT
 from jit.config import HttpServerConfig, StdioServerConfig
 from jit.errors import ServerUnavailableError
 from jit.models import ServerStatus
-from jit.transports import DEFAULT_STDERR_LIMIT
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # real misbehaving processes
 

@@ -22,7 +22,7 @@ from servers.support import (
     wait_until,
 )
 
-from jit.clients import ClientManager
+from jit.client.manager import ClientManager
 from jit.config import StdioServerConfig
 from jit.errors import ServerUnavailableError
 from jit.models import ServerStatus

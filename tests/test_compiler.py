@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from compiler_fixtures import build_store, write_config
 
-from jit.compiler import Compiler
 from jit.errors import SelectionError, ToolNotFoundError
-from jit.logic import default_rules_dir
 from jit.models import ServerStatus
-from jit.selection import TaskContext, Tier
-from jit.tokens import EstimateCounter
+from jit.selection.compiler import Compiler
+from jit.selection.logic import default_rules_dir
+from jit.selection.tokens import EstimateCounter
+from jit.selection.toolset import TaskContext, Tier
 
 TASK = "Fix the failing unit test in parser.py, then open a GitHub issue describing the bug"
 
@@ -329,7 +329,7 @@ class _Recording:
 
 @pytest.mark.parametrize("dense_clauses", [False, True])
 def test_dense_clauses_decides_what_the_model_embeds(env, tmp_path, embedder, dense_clauses):
-    from jit.retrieve import split_task
+    from jit.selection.retrieve import split_task
 
     root, _, store, _ = env
     config = write_config(tmp_path, rules=root / "rules", dense_clauses=dense_clauses)
@@ -429,7 +429,7 @@ def test_a_published_snapshot_is_never_written_only_its_memo(env, embedder):
     import copy
     from dataclasses import fields
 
-    from jit.catalog_view import CatalogSnapshot
+    from jit.selection.catalog_view import CatalogSnapshot
 
     _, config, store, _ = env
     with Compiler(store, config, embedder, token_counter=EstimateCounter()) as compiler:
@@ -467,7 +467,7 @@ def test_an_untuned_process_keeps_its_collector_and_blas_threads(env, embedder, 
     import gc
 
     from jit import process
-    from jit.catalog_view import CatalogView
+    from jit.selection.catalog_view import CatalogView
 
     _, config, store, _ = env
     during: list[bool] = []
@@ -486,7 +486,7 @@ def test_a_tuned_process_pauses_the_collector_for_a_build_and_freezes_the_snapsh
     import gc
 
     from jit import process
-    from jit.catalog_view import CatalogView
+    from jit.selection.catalog_view import CatalogView
 
     _, config, _, _ = env
     store = build_store(tmp_path / "own.db", config, embedder)  # this test changes its catalog

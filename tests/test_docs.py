@@ -25,8 +25,8 @@ from typer.main import get_command
 from jit import config as cfg
 from jit import errors
 from jit.cli import EXIT_CODES, app, exit_code
-from jit.logic import RuleSet
-from jit.serve import ServeOptions, create_server
+from jit.selection.logic import RuleSet
+from jit.serve.server import ServeOptions, create_server
 
 REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs"

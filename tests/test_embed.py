@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from jit.embed import Embedder, SentenceTransformerEmbedder
+from jit.catalog.embed import Embedder, SentenceTransformerEmbedder
 from jit.errors import EmbeddingError
 
 
@@ -44,7 +44,7 @@ class CountingEmbedder:
 
 
 def test_query_cache_embeds_each_distinct_text_once(embedder):
-    from jit.embed import QueryVectorCache
+    from jit.catalog.embed import QueryVectorCache
 
     counting = CountingEmbedder(embedder)
     cache = QueryVectorCache(counting, size=3)

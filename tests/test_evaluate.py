@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 from conftest import DATA
 
-from jit.baselines import (
+from jit.errors import EvaluationError
+from jit.evaluation.baselines import (
     BM25Ranker,
     ClimptRanker,
     MethodResult,
@@ -26,8 +27,7 @@ from jit.baselines import (
     recall_at,
     reciprocal_rank,
 )
-from jit.errors import EvaluationError
-from jit.evaluate import (
+from jit.evaluation.evaluate import (
     GENERATED_BEGIN,
     GENERATED_END,
     DatasetSpec,

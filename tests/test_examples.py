@@ -19,7 +19,7 @@ import httpx2
 import pytest
 from conftest import REPO, write_example_config
 
-from jit.render import META_TOOL
+from jit.selection.render import META_TOOL
 
 pytestmark = pytest.mark.anyio
 

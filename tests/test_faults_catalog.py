@@ -38,15 +38,15 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from typer.testing import CliRunner
 
-from jit import holders
+from jit.catalog import holders
+from jit.catalog.ownership import open_catalog
+from jit.catalog.store import Store, default_migrations_dir
 from jit.cli import app
-from jit.compiler import Compiler
 from jit.config import load_config
 from jit.models import ServerStatus, ToolDef
-from jit.ownership import open_catalog
-from jit.selection import TaskContext
-from jit.store import Store, default_migrations_dir
 from jit.pipeline import sync
+from jit.selection.compiler import Compiler
+from jit.selection.toolset import TaskContext
 
 pytestmark = pytest.mark.slow
 

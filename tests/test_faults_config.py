@@ -25,11 +25,11 @@ import pytest
 from servers.support import RAW
 from typer.testing import CliRunner
 
+from jit.catalog.store import Store
 from jit.cli import app
 from jit.config import load_config
 from jit.errors import ConfigError
 from jit.models import ServerStatus, ToolDef
-from jit.store import Store
 
 JIT = str(Path(sys.executable).parent / "jit")
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "COLUMNS": "200"}
@@ -321,7 +321,7 @@ def test_a_bad_cwd_names_the_cwd_key_not_the_program(tmp_path, kind):
 @pytest.mark.slow  # real stdio servers: the cwd is the child process's
 def test_a_cwd_removed_after_loading_is_reported_as_the_cwd(tmp_path):
     """The directory exists when the config loads and is gone when the server starts."""
-    from jit.clients import ClientManager
+    from jit.client.manager import ClientManager
 
     work = tmp_path / "work"
     work.mkdir()

@@ -22,14 +22,14 @@ import pytest
 from jsonschema import Draft202012Validator
 from servers.support import HERE, PY, ServerProcess, free_port, make_config
 
-from jit.clients import ClientManager
+from jit.client.manager import ClientManager
+from jit.client.tooldefs import MAX_STORED_DESCRIPTION_CHARS, MAX_TOOLS_PER_SERVER
 from jit.config import HttpServerConfig, SseServerConfig, StdioServerConfig
 from jit.errors import ServerConnectError
 from jit.models import ServerStatus, StoredTool, ToolAnalysis, ToolDef
-from jit.render import render_tools
 from jit.schemas import MAX_SCHEMA_DEPTH, OPEN_SCHEMA, check_schema
-from jit.selection import ScoredTool, Tier
-from jit.tooldefs import MAX_STORED_DESCRIPTION_CHARS, MAX_TOOLS_PER_SERVER
+from jit.selection.render import render_tools
+from jit.selection.toolset import ScoredTool, Tier
 
 FAULT = str(HERE / "fault_server.py")
 GOOD = {"good_a", "good_b"}
@@ -162,7 +162,7 @@ async def test_broken_first_listing_is_an_error_at_once_not_a_timeout(tmp_path, 
 @pytest.mark.anyio
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 async def test_megabyte_descriptions_are_cut_flagged_and_the_rest_kept(tmp_path, store, transport):
-    from jit.analyze import OfflineAnalyzer, analyze_pending
+    from jit.analysis.analyze import OfflineAnalyzer, analyze_pending
     from jit.config import DEFAULT_SHARDS
 
     server = http_server("big_descriptions", transport) if transport != "stdio" else None

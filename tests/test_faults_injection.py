@@ -12,15 +12,15 @@ from __future__ import annotations
 import pytest
 from compiler_fixtures import write_config
 
-from jit.analyze import OfflineAnalyzer, analyze_pending
-from jit.compiler import Compiler
+from jit.analysis.analyze import OfflineAnalyzer, analyze_pending
+from jit.catalog.embed import embed_pending
+from jit.catalog.store import Store
 from jit.config import DEFAULT_SHARDS
-from jit.embed import embed_pending
 from jit.models import ServerStatus, ToolAnalysis, ToolDef
-from jit.selection import TaskContext, Tier
-from jit.store import Store
 from jit.pipeline import sync_harness_tools
-from jit.tokens import EstimateCounter
+from jit.selection.compiler import Compiler
+from jit.selection.tokens import EstimateCounter
+from jit.selection.toolset import TaskContext, Tier
 
 S = {"type": "object", "properties": {"path": {"type": "string", "description": "Path of the file"}}}
 

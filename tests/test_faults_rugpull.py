@@ -25,14 +25,14 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp_types import ToolListChangedNotification
 from typer.testing import CliRunner
 
+from jit.catalog.store import Store
 from jit.cli import app
-from jit.clients import ClientManager
-from jit.compiler import Compiler
+from jit.client.manager import ClientManager
 from jit.config import load_config
 from jit.errors import ToolNotApprovedError
-from jit.selection import TaskContext, Tier
-from jit.store import Store
 from jit.pipeline import sync
+from jit.selection.compiler import Compiler
+from jit.selection.toolset import TaskContext, Tier
 
 pytestmark = pytest.mark.slow
 

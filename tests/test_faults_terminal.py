@@ -28,9 +28,9 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from servers import hostile_text_server as hostile
 
+from jit.catalog.store import Store
 from jit.config import load_config
 from jit.display import VisibleLogFormatter, json_text, markup, unsafe, visible
-from jit.store import Store
 
 JIT = str(Path(sys.executable).parent / "jit")
 SERVER = str(Path(hostile.__file__).resolve())

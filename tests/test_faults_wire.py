@@ -30,9 +30,9 @@ from typer.testing import CliRunner
 
 from jit.cli import app
 from jit.errors import InvalidArgumentsError
-from jit.httpguard import TOKEN_ENV, RemoteBindRefused, http_access, is_loopback
 from jit.jsonrpc import Rejected, decode, find_unsendable
-from jit.stdio import MAX_LINE_BYTES
+from jit.serve.httpguard import TOKEN_ENV, RemoteBindRefused, http_access, is_loopback
+from jit.serve.stdio import MAX_LINE_BYTES
 
 #: Hang guard for one answer (the first waits for jit serve's start-up: model, connections).
 TIMEOUT = 180
@@ -242,7 +242,7 @@ def anyio_backend() -> str:
 @pytest.mark.anyio
 @pytest.mark.slow
 async def test_the_client_manager_refuses_unsendable_arguments_and_keeps_the_connection(tmp_path, store):
-    from jit.clients import ClientManager
+    from jit.client.manager import ClientManager
 
     config = make_config(tmp_path, {"demo": demo_stdio()})
     async with ClientManager(config, store) as manager:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from bench.injection_corpus import CLASS_FLAG
-from jit.hostile import HOSTILE_FLAGS, INSTRUCTION_PREFIX, detect_hostile
+from jit.analysis.hostile import HOSTILE_FLAGS, INSTRUCTION_PREFIX, detect_hostile
 from jit.models import ToolDef
 
 CORPUS = Path(__file__).parent / "data" / "injection"
@@ -101,7 +101,7 @@ def test_real_tools_are_rarely_flagged(benign):
 def test_gates_never_hide_a_match(corpus, benign):
     """Each rule's cheap gate must pass every text its regex matches: a gate missing a word
     would silently disable part of a rule. Checked on every corpus text and its pieces."""
-    from jit.hostile import RULES, TOKEN, remove_hidden, skeleton
+    from jit.analysis.hostile import RULES, TOKEN, remove_hidden, skeleton
 
     texts = []
     for row, _ in [*corpus, *benign]:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from jit.errors import RuleError
-from jit.logic import LogicEngine, RuleSet, default_rules_dir
+from jit.selection.logic import LogicEngine, RuleSet, default_rules_dir
 
 
 @pytest.fixture

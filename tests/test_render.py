@@ -8,8 +8,8 @@ import pytest
 
 from jit.errors import SelectionError
 from jit.models import ServerStatus, StoredTool, ToolAnalysis, ToolDef
-from jit.render import META_TOOL, namespaced, render_tools, summary_line
-from jit.selection import ScoredTool, Tier
+from jit.selection.render import META_TOOL, namespaced, render_tools, summary_line
+from jit.selection.toolset import ScoredTool, Tier
 
 NAME_OK = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from jit.retrieve import LexicalIndex, RetrievalIndex, split_task
+from jit.selection.retrieve import LexicalIndex, RetrievalIndex, split_task
 from jit.text import search_tokens as tokenize
 
 TASK = ("Generate a well-formatted PDF report titled wechat_reading_report.pdf in /root/pdf, summarizing current "

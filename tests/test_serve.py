@@ -38,11 +38,11 @@ from mcp.shared.memory import create_client_server_memory_streams
 from mcp_types import INVALID_PARAMS, ToolListChangedNotification
 from servers.support import free_port, listening_addresses, port_open, stop
 
+from jit.catalog.embed import SentenceTransformerEmbedder
+from jit.catalog.store import Store
 from jit.config import load_config
-from jit.embed import SentenceTransformerEmbedder
-from jit.serve import JitServer, ServeOptions, ServeState, create_server
-from jit.store import Store
 from jit.pipeline import sync
+from jit.serve.server import JitServer, ServeOptions, ServeState, create_server
 
 pytestmark = pytest.mark.anyio
 

@@ -1,4 +1,4 @@
-"""jit/stdio.py: the pipe transports under ``jit serve --stdio``.
+"""jit/serve/stdio.py: the pipe transports under ``jit serve --stdio``.
 
 The end-to-end path (a real ClientSession against ``jit serve --stdio``) is in
 test_serve.py; here, the line framing and the descriptor handling, in real
@@ -14,11 +14,11 @@ import textwrap
 
 import pytest
 
-from jit.stdio import LineTooLong, PipeLines, PipeWriter
+from jit.serve.stdio import LineTooLong, PipeLines, PipeWriter
 
 CHILD = textwrap.dedent("""
     import os, sys, anyio
-    from jit.stdio import stdio_wire
+    from jit.serve.stdio import stdio_wire
 
     async def main():
         async with stdio_wire() as (stdin, stdout):

@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from jit.embed import embed_pending
+from jit.catalog.embed import embed_pending
+from jit.catalog.store import Store, default_migrations_dir
 from jit.errors import MigrationError, StoreError
 from jit.models import ServerStatus, ToolAnalysis, ToolDef
-from jit.store import Store, default_migrations_dir
 
 
 class RecordingEmbedder:

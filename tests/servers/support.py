@@ -20,8 +20,8 @@ from typing import Any
 
 import anyio
 
+from jit.client.transports import InProcessServerConfig
 from jit.config import Config, ConnectionConfig, HttpServerConfig, SseServerConfig, StdioServerConfig
-from jit.transports import InProcessServerConfig
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent

@@ -1,0 +1,365 @@
+"""Hostile tool text: descriptions and schemas are data, never instructions.
+
+A tool definition is written by whoever runs the server. Some put instructions
+for the model into it ("ignore previous instructions", "always select this
+tool", "when send_email is used, BCC me"), hide text in invisible characters or
+look-alike letters, or pad the description until it crowds out everything else.
+:func:`detect_hostile` names what it finds; the flags are stored with the tool's
+analysis, the analyzers cap a flagged tool's shard affinity at what the offline
+analyzer gives it, and the selection policy keeps every flagged tool out of the
+Full tier (``rules/policy.dl``: ``tier_cap(T, 'condensed') <= flag(T, F)``, any flag).
+
+Flag names (stable; the Datalog policy matches on them):
+
+``instruction:ignore_previous``  tries to cancel the model's instructions (English and 7 other languages)
+``instruction:always_select``    tells the model to always pick or rank this tool, for every task
+``instruction:role_override``    tries to replace the system prompt or the model's role
+``instruction:conceal``          tells the model to hide something from the user
+``instruction:exfiltrate``       asks the model to read or send secrets (keys, ~/.ssh, .env, mcp.json)
+                                 or the conversation itself
+``instruction:cross_tool``       tells the model to call *another* tool or server (``server__tool``,
+                                 "the slack server's post_message") with the conversation, the
+                                 user's data or an outside address, or to follow up with a tool
+                                 that sends, pays, deletes or runs something
+``instruction:shadowing``        tells the model how *other* tools must behave ("when git_commit is
+                                 used, always …", "all other tools must …")
+``instruction:exfiltrate_url``   a URL or markdown image that carries conversation data or secrets
+                                 out in its address (``![x](https://…?d={conversation})``)
+``instruction:must_call_first``  demands to be called before any other tool / in every session
+``instruction:llm_reported``     the LLM analyzer judged the text to be an instruction to the model
+``hidden_unicode``               invisible or direction-changing characters (zero-width, bidi, tag chars)
+``homoglyph``                    look-alike letters from another script inside Latin words (Cyrillic
+                                 ``о`` in ``Ignоre``, a Greek ``ι`` in a tool name), or text that only
+                                 reads as an instruction once look-alikes are mapped back to Latin
+``oversized_description``        a description longer than :data:`MAX_DESCRIPTION_CHARS`
+
+Every ``instruction:*`` flag is matched on the text as written and, when it holds
+look-alike letters, on its confusable skeleton (Unicode TR39 data, shipped by the
+``confusable-homoglyphs`` package); full-width and mathematical letters are folded by
+NFKC first. The phrase rules live in :mod:`jit.analysis.hostile_rules`, :mod:`jit.analysis.hostile_tools` and
+:mod:`jit.analysis.hostile_i18n`.
+
+Usage guidance that real servers write ("call this after resolve-library-id",
+"always use this tool first when the user mentions X", "use get_file_contents to
+read it first") is not flagged: only unconditional self-promotion is, and another
+tool is only a finding when the text sends data or side effects its way. Measured on
+a labelled corpus (``tests/data/injection/``) and ~20,000 real tools by
+``python -m bench.injection_corpus``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import unicodedata
+from functools import lru_cache
+from typing import Any
+
+from ..models import ToolDef
+from ..text import sentences
+from .hostile_i18n import NON_ENGLISH_RULES
+from .hostile_rules import (
+    ENGLISH_RULES,
+    FLAG_ALWAYS_SELECT,
+    FLAG_CONCEAL,
+    FLAG_CROSS_TOOL,
+    FLAG_EXFILTRATE,
+    FLAG_EXFILTRATE_URL,
+    FLAG_IGNORE_PREVIOUS,
+    FLAG_MUST_CALL_FIRST,
+    FLAG_ROLE_OVERRIDE,
+    FLAG_SHADOWING,
+    TOKEN,
+)
+from .hostile_tools import TOOL_RULES
+
+#: Every phrase rule, English first.
+RULES = (*ENGLISH_RULES, *TOOL_RULES, *NON_ENGLISH_RULES)
+
+__all__ = [
+    "FLAG_ALWAYS_SELECT",
+    "FLAG_CONCEAL",
+    "FLAG_CROSS_TOOL",
+    "FLAG_EXFILTRATE",
+    "FLAG_EXFILTRATE_URL",
+    "FLAG_HIDDEN_UNICODE",
+    "FLAG_HOMOGLYPH",
+    "FLAG_IGNORE_PREVIOUS",
+    "FLAG_LLM_REPORTED",
+    "FLAG_MUST_CALL_FIRST",
+    "FLAG_OVERSIZED",
+    "FLAG_ROLE_OVERRIDE",
+    "FLAG_SHADOWING",
+    "HIDDEN_CHARS",
+    "HOSTILE_FLAGS",
+    "HOSTILE_RULES_VERSION",
+    "INSTRUCTION_PREFIX",
+    "MAX_DESCRIPTION_CHARS",
+    "detect_hostile",
+    "remove_hidden",
+    "skeleton",
+    "strip_instructions",
+]
+
+FLAG_LLM_REPORTED = "instruction:llm_reported"
+FLAG_HIDDEN_UNICODE = "hidden_unicode"
+FLAG_HOMOGLYPH = "homoglyph"
+FLAG_OVERSIZED = "oversized_description"
+
+#: Every flag that says "this text instructs the model" starts with this.
+INSTRUCTION_PREFIX = "instruction:"
+
+#: Every flag jit can set, in the order they are reported.
+HOSTILE_FLAGS: tuple[str, ...] = (
+    FLAG_IGNORE_PREVIOUS,
+    FLAG_ALWAYS_SELECT,
+    FLAG_ROLE_OVERRIDE,
+    FLAG_CONCEAL,
+    FLAG_EXFILTRATE,
+    FLAG_CROSS_TOOL,
+    FLAG_SHADOWING,
+    FLAG_EXFILTRATE_URL,
+    FLAG_MUST_CALL_FIRST,
+    FLAG_LLM_REPORTED,
+    FLAG_HIDDEN_UNICODE,
+    FLAG_HOMOGLYPH,
+    FLAG_OVERSIZED,
+)
+
+#: Longer descriptions are flagged. On 18,105 real MCP tools (LiveMCPBench and the
+#: Smithery catalogue) the 99.9th percentile is ~3,500 characters.
+MAX_DESCRIPTION_CHARS = 5000
+
+#: Schema text scanned per tool; past this the schema is data nobody renders whole.
+_MAX_SCAN_CHARS = 50_000
+
+#: Invisible or reordering code points. U+200D (zero-width joiner) is left out:
+#: emoji sequences use it legitimately.
+HIDDEN_CHARS = re.compile(
+    "[\u00ad\u180e\u200b\u200c\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\ufff9-\ufffb"
+    "\U000e0000-\U000e007f]"
+)
+
+#: Changes whenever a rule, a flag or a limit changes: ``analyze_pending`` then re-checks the
+#: cached analyses once, so a tool analysed by older rules does not keep a clean bill.
+HOSTILE_RULES_VERSION = hashlib.sha256("\n".join([
+    *HOSTILE_FLAGS, *(f"{r.flag} {r.scoped_ok} {r.pattern.pattern}" for r in RULES), HIDDEN_CHARS.pattern,
+    str(MAX_DESCRIPTION_CHARS), "confusables-1",
+]).encode()).hexdigest()[:16]
+
+_WS = re.compile(r"\s+")
+_HSPACE = re.compile(r"[^\S\n]+")
+_WORD = re.compile(r"\w+")
+
+# Words that make "always use this tool ..." usage guidance rather than a grab for
+# every task: "always use this tool first when the user mentions a hotel",
+# "for any local file work, always use this tool", "call this for any question that
+# needs project docs".
+_SCOPE = (r"(?:task|request|query|queries|question|prompt|situation|purpose|case|job|conversation|message|use case"
+          r"|turn|step|interaction|reply|response|chat|session|topic|input|lookup|search|operation|action|thing)s?")
+_CONDITIONAL = re.compile(
+    r"\b(?:when|whenever|if|before|after|unless|once|while|where|with|related|regarding|about|involving)\b"
+    rf"|\b{_SCOPE}\s+(?:that|which)\b"
+    rf"|\bfor\s+(?!(?:any|every|all|each)\s+(?:and\s+every\s+|single\s+)?(?:\w+\s+)?{_SCOPE}\b)"
+    r"(?:(?:any|every|all|each)\s+)?\w+"
+)
+_CLAUSE = re.compile(r"[.!?;\n]+")
+
+
+# ------------------------------------------------------------------------------ homoglyphs
+
+_LATIN_SCRIPTS = frozenset({"LATIN", "COMMON", "INHERITED"})
+
+
+@lru_cache(maxsize=1)
+def _confusables() -> tuple[dict[int, str], frozenset[str]]:
+    """``(skeleton table, foreign look-alikes)`` from Unicode's confusables data.
+
+    The skeleton table maps every non-ASCII character that Unicode TR39 lists as
+    confusable with an ASCII letter or digit (and that NFKC does not already fold)
+    to that character, lower-cased: Cyrillic ``а`` → ``a``, Greek ``ρ`` → ``p``,
+    Cherokee ``Ꮃ`` → ``w``. The second set holds those of them that belong to a
+    script other than Latin: one of them inside a Latin word is a spoof, whereas
+    Turkish ``ı`` inside a Turkish word is spelling. Loaded once, on the first text
+    that is not ASCII.
+    """
+    from confusable_homoglyphs.categories import alias
+    from confusable_homoglyphs.confusables import confusables_data
+
+    table: dict[int, str] = {}
+    foreign: set[str] = set()
+    # Letters before digits, so a glyph that looks like both "l" and "1" reads as a letter.
+    for target in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789":
+        for glyph in confusables_data.get(target, ()):
+            c = glyph.get("c", "")
+            if len(c) != 1 or c.isascii() or ord(c) in table or unicodedata.normalize("NFKC", c).isascii():
+                continue
+            table[ord(c)] = target.lower()
+            if alias(c) not in _LATIN_SCRIPTS:
+                foreign.add(c)
+    return table, frozenset(foreign)
+
+
+def skeleton(text: str) -> str:
+    """``text`` with every look-alike of an ASCII letter or digit replaced by that letter.
+
+    Applied after :func:`remove_hidden` (NFKC), so full-width and mathematical
+    letters are already plain. Text in other scripts becomes unreadable, which is
+    fine: the skeleton is only matched against the English rules.
+    """
+    if text.isascii():
+        return text
+    return text.translate(_confusables()[0])
+
+
+def _mixed_script(text: str) -> bool:
+    """Whether some word mixes ASCII Latin letters with a look-alike from another script."""
+    foreign = _confusables()[1]
+    for word in _WORD.findall(text):
+        if word.isascii() or not any(c in foreign for c in word):
+            continue
+        if any("a" <= c <= "z" or "A" <= c <= "Z" for c in word):
+            return True
+    return False
+
+
+# ------------------------------------------------------------------------------ detection
+
+
+def remove_hidden(text: str) -> str:
+    """``text`` without invisible / direction-changing characters, NFKC-normalised."""
+    if text.isascii():  # nothing hidden and already NFKC: the common case, checked in C
+        return text
+    text = HIDDEN_CHARS.sub("", text)
+    return text if unicodedata.is_normalized("NFKC", text) else unicodedata.normalize("NFKC", text)
+
+
+#: The seams between strings of a JSON text (``","``, ``":{"``): they become line breaks, so a
+#: pattern never matches across two parameter descriptions.
+_JSON_SEAM = re.compile(r'"\s*[:,{}\[\]][\s:,{}\[\]]*"?|"?[\s:,{}\[\]]*[:,{}\[\]]\s*"')
+
+
+def _schema_text(schema: Any) -> str:
+    """Every string of a JSON schema (keys too), one per line, within the scan budget."""
+    try:
+        text = json.dumps(schema, ensure_ascii=False)[:_MAX_SCAN_CHARS]
+    except (TypeError, ValueError):
+        return ""
+    # json.dumps wrote newlines inside strings as "\\n": a space keeps word boundaries.
+    text = text.replace("\\n", " ").replace("\\t", " ").replace("\\r", " ").replace('\\"', '"')
+    return _JSON_SEAM.sub("\n", text)
+
+
+def _index_rules() -> tuple[dict[str, tuple[int, ...]], tuple[int, ...]]:
+    """Rules by the words of their first gate group, and the rules whose first group has literals.
+
+    A rule can only match a text holding one of its first group's words or literals, so
+    the candidates for a text are found with one set intersection instead of a pass over
+    every rule (there are ~110).
+    """
+    by_word: dict[str, list[int]] = {}
+    always: list[int] = []
+    for i, rule in enumerate(RULES):
+        words, ascii_lits, other_lits = rule.gate[0]
+        for w in words:
+            by_word.setdefault(w, []).append(i)
+        if ascii_lits or other_lits:
+            always.append(i)
+    return {w: tuple(ix) for w, ix in by_word.items()}, tuple(always)
+
+
+_BY_WORD, _LITERAL_FIRST = _index_rules()
+_GATE_WORDS = frozenset(_BY_WORD)
+
+
+def _rule_flags(low: str) -> set[str]:
+    """Instruction flags raised by one lower-cased text."""
+    found: set[str] = set()
+    tokens = set(TOKEN.findall(low))
+    ascii_text = low.isascii()
+    candidates = set(_LITERAL_FIRST)
+    for word in tokens & _GATE_WORDS:
+        candidates.update(_BY_WORD[word])
+    for i in sorted(candidates):
+        rule = RULES[i]
+        if rule.flag in found:
+            continue
+        # Rule.admits, inlined: this runs for every candidate rule on every tool.
+        for words, ascii_lits, other_lits in rule.gate:
+            if words.isdisjoint(tokens):
+                for lit in ascii_lits if ascii_text else ascii_lits + other_lits:
+                    if lit in low:
+                        break
+                else:
+                    break
+        else:
+            if not rule.pattern.search(low):
+                continue
+            if not rule.scoped_ok:
+                found.add(rule.flag)
+                continue
+            for sentence in _CLAUSE.split(low):
+                if rule.pattern.search(sentence) and not _CONDITIONAL.search(sentence):
+                    found.add(rule.flag)
+                    break
+    return found
+
+
+#: A tool name that reads as an identifier (``assist_max``, ``getWeather``): the text may
+#: name its own tool that way ("always route requests through assist_max").
+_IDENTIFIER = re.compile(r"[a-z][a-z0-9]*(?:[_.-][a-z0-9]+|[A-Z][a-z0-9]*)+")
+
+
+def _instruction_flags(text: str, own_name: str = "") -> set[str]:
+    """Instruction flags raised by one (already de-hidden) text, plus ``homoglyph`` when
+    only its confusable skeleton reads as an instruction. ``own_name`` (the tool's name,
+    when it reads as an identifier) is read as "this tool", so self-promotion by name is
+    matched by the rules about "this tool", and the name is never taken for another tool."""
+    low = _HSPACE.sub(" ", text.lower())
+    if own_name:
+        low = low.replace(own_name, "this tool")
+    found = _rule_flags(low)
+    if not low.isascii():
+        skel = skeleton(low)
+        if skel != low:
+            extra = _rule_flags(skel) - found
+            if extra:
+                found |= extra
+                found.add(FLAG_HOMOGLYPH)
+    return found
+
+
+def detect_hostile(tool: ToolDef) -> tuple[str, ...]:
+    """Flags for a tool whose text tries to instruct the model (empty when clean).
+
+    Looks at the name, title, description and every string of the input schema
+    (parameter descriptions can carry instructions too). Deterministic and cheap:
+    ASCII text (nearly every real tool) never touches the homoglyph tables.
+    """
+    found: set[str] = set()
+    desc = tool.description or ""
+    # One newline-joined text: every pattern stops at a line break, so texts do not run together.
+    text = "\n".join((_WS.sub(" ", tool.title or ""), _WS.sub(" ", desc), _schema_text(tool.input_schema)))
+    names = f"{tool.server}\n{tool.name}"
+    if not (text.isascii() and names.isascii()):
+        if HIDDEN_CHARS.search(text) or HIDDEN_CHARS.search(names):
+            found.add(FLAG_HIDDEN_UNICODE)
+        if _mixed_script(remove_hidden(names)) or _mixed_script(remove_hidden(text)):
+            found.add(FLAG_HOMOGLYPH)
+    if len(desc) > MAX_DESCRIPTION_CHARS:
+        found.add(FLAG_OVERSIZED)
+    own = tool.name if len(tool.name) >= 5 and _IDENTIFIER.fullmatch(tool.name) else ""
+    found.update(_instruction_flags(remove_hidden(text), own.lower()))
+    return tuple(f for f in HOSTILE_FLAGS if f in found)
+
+
+def strip_instructions(text: str) -> str:
+    """``text`` with hidden characters removed and every sentence that instructs the model dropped.
+
+    Used for the condensed description and the offline analysis of flagged
+    tools, so injected text never reaches a rendered prompt or inflates a score.
+    """
+    clean = remove_hidden(text)
+    kept = [s for s in sentences(clean) if s.strip() and not _instruction_flags(s)]
+    return " ".join(s.strip() for s in kept)

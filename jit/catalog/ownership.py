@@ -1,0 +1,71 @@
+"""Which config a server in the catalog belongs to, and what a config's commands see.
+
+Several configs may share one catalog: the default ``store`` is
+``.jit/catalog.db`` next to the config file, so every config in a directory
+lands in the same file. Two rules keep them from hurting each other:
+
+* **Ownership.** Each server row records the configs that configure it (by
+  :func:`config_identity`, the config file's absolute path). A sync forgets a
+  server only when its own config owned it and no other config still does;
+  servers of other configs are kept and reported, and forgotten only when asked
+  (``jit sync --prune-foreign``). A server name configured in two configs is one
+  server with two owners (same tools, analyses and usage).
+* **Scope.** Every read a config's commands make (``jit compile``, ``tools``,
+  ``servers``, ``show``, ``jit serve``) is limited to that config's servers plus
+  the harness pseudo-server (:meth:`Store.set_scope`), so a compile never
+  serves another config's tools.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..models import HARNESS_SERVER
+from .store import Store
+from .store_servers import Reconciled
+
+if TYPE_CHECKING:
+    from ..config import Config
+
+__all__ = ["Reconciled", "config_identity", "config_scope", "describe_kept", "open_catalog"]
+
+
+def config_identity(config: Config) -> str:
+    """The owner name a config's servers are recorded under: its file's absolute path.
+
+    A config with no file (``Config.default()``) is named after its directory."""
+    if config.path is not None:
+        return str(config.path)
+    return f"(no config file in {config.store_path.parent})"
+
+
+def config_scope(config: Config) -> frozenset[str]:
+    """The servers a config's commands see: its own (enabled or not) and the harness."""
+    return frozenset(config.servers) | {HARNESS_SERVER}
+
+
+def open_catalog(config: Config) -> Store:
+    """The config's catalog, with reads scoped to the config's servers."""
+    store = Store(config.store_path)
+    store.set_scope(config_scope(config))
+    return store
+
+
+def describe_kept(result: Reconciled) -> list[str]:
+    """One line per group of kept servers, for ``jit sync``'s output."""
+    by_owners: dict[tuple[str, ...], list[str]] = {}
+    for server, owners in sorted(result.kept.items()):
+        by_owners.setdefault(tuple(owners), []).append(server)
+    lines = []
+    for owners, servers in by_owners.items():
+        where = ", ".join(o if Path(o).exists() or not o.startswith("/") else f"{o} (file no longer exists)"
+                          for o in owners)
+        lines.append(f"kept {len(servers)} server{'s' * (len(servers) != 1)} configured by {where}: "
+                     f"{', '.join(servers)}")
+    if result.unowned:
+        lines.append(f"kept {len(result.unowned)} server{'s' * (len(result.unowned) != 1)} no config claims "
+                     f"(synced before jit recorded which config owns a server): {', '.join(result.unowned)}")
+    if lines:
+        lines.append("`jit sync --prune-foreign` forgets servers this config does not configure")
+    return lines

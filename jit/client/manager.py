@@ -1,0 +1,389 @@
+"""ClientManager: a live, truthful view of every configured MCP server.
+
+Each enabled server gets one *upstream*: a supervisor task that owns its own
+cancel scope, transport, :class:`~mcp.client.session.ClientSession` and (for
+stdio) child process. Nothing is shared between upstreams, so one server that
+hangs, crashes or takes its HTTP transport down with an ``ExceptionGroup``
+cannot delay or cancel another beyond its own timeout.
+
+Status transitions (persisted in the catalog with timestamps and the last error)::
+
+    unknown/disconnected/error ──► connecting ──► connected ──► disconnected ──► connecting …
+                                        │                             (backoff with jitter,
+                                        └──► error (never connected)   reconnect_attempts)
+                                                                      └──► error (gave up)
+
+Discovery lists tools (following ``nextCursor``), resources and prompts where
+the server offers them, and writes them to the :class:`~jit.catalog.store.Store`.
+``notifications/tools/list_changed`` (and the resource/prompt ones) re-run it.
+A malformed tool is dropped with a recorded reason, never the whole listing.
+
+Offline fallback: when a server goes away its tools stay in the catalog with
+the server's status, so selection still sees them; :meth:`ClientManager.call_tool`
+refuses a call to them at once with :class:`~jit.errors.ServerUnavailableError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.client.session import ClientSession
+from mcp.shared.exceptions import MCPError
+from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
+from pydantic import ValidationError
+
+from ..catalog.ownership import config_identity
+from ..catalog.store import Store
+from ..config import Config
+from ..errors import (
+    InvalidArgumentsError,
+    ServerConnectError,
+    ServerDisconnectedError,
+    ServerTimeoutError,
+    ServerUnavailableError,
+    ToolCallError,
+    ToolNotApprovedError,
+    ToolNotFoundError,
+)
+from ..jsonrpc import MAX_DEPTH, find_unsendable, json_path
+from ..models import ServerRecord, ServerStatus, SyncResult
+from .transports import describe_error
+from .upstream import ServerConfig, Upstream, wire
+
+__all__ = ["CallResult", "ClientManager"]
+
+log = logging.getLogger(__name__)
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True, slots=True)
+class CallResult:
+    """What a ``tools/call`` returned. ``is_error`` is the tool's own ``isError``."""
+
+    server: str
+    tool: str
+    content: list[dict[str, Any]]
+    structured_content: dict[str, Any] | None
+    is_error: bool
+    latency_ms: float
+
+    def text(self) -> str:
+        """The text content blocks joined by newlines (images and resources left out)."""
+        return "\n".join(str(c.get("text", "")) for c in self.content if c.get("type") == "text")
+
+
+# --------------------------------------------------------------------------- the manager
+
+
+class ClientManager:
+    """Connects to every configured MCP server and keeps the catalog true to them.
+
+    Use as ``async with ClientManager(config, store) as mgr:`` (or :meth:`start` /
+    :meth:`close`). Needs the asyncio backend (each server runs in its own task).
+
+    ``on_tools_changed(server, result)`` is called after every discovery that
+    added, changed or removed tools; a coroutine function is awaited. It runs in
+    the server's own task: keep it short, or hand heavy work elsewhere.
+    """
+
+    def __init__(
+        self,
+        config: Config,
+        store: Store,
+        *,
+        on_tools_changed: Callable[[str, SyncResult], Any] | None = None,
+    ) -> None:
+        self.config = config
+        self.store = store
+        self.on_tools_changed = on_tools_changed
+        self._upstreams: dict[str, Upstream] = {}
+        self._started = False
+
+    async def __aenter__(self) -> ClientManager:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # ---------------------------------------------------------------- lifecycle
+
+    async def start(self) -> None:
+        """Connect every enabled server concurrently.
+
+        Returns once each one is connected and discovered, or has failed or timed
+        out (each bounded by its own ``timeout``). Failed servers keep retrying in
+        the background per the ``connection`` settings.
+        """
+        if self._started:
+            return
+        self._started = True
+        await self._launch(self.config.servers.items())
+
+    def _upstream(self, name: str, cfg: ServerConfig) -> Upstream:
+        return Upstream(name, cfg, self.store, lambda: self.config.connection, self._notify)
+
+    async def _launch(self, servers: Iterable[tuple[str, ServerConfig]]) -> None:
+        started: list[Upstream] = []
+        owner = config_identity(self.config)
+        for name, cfg in servers:
+            self.store.ensure_server(name, cfg.transport, owner=owner)
+            if not cfg.enabled:
+                self._set_status(name, ServerStatus.DISABLED)
+                continue
+            up = self._upstreams[name] = self._upstream(name, cfg)
+            up.start()
+            started.append(up)
+        for up in started:
+            await up.settled.wait()
+
+    async def close(self) -> None:
+        """Stop every connection and child process.
+
+        A server this process held connected is left ``idle`` (closed by jit,
+        reachable at the last contact), so a one-shot CLI run does not make its
+        tools look offline; a server another live process (``jit serve``) also
+        holds keeps that process's status (see :mod:`jit.catalog.store_servers`).
+        """
+        ups = list(self._upstreams.values())
+        self._upstreams.clear()
+        self._started = False
+        await asyncio.gather(*(self._stop(up) for up in ups))
+        self.store.release_holder()
+
+    async def _stop(self, up: Upstream) -> None:
+        await up.stop()
+        own = self.store.held_status(up.name)  # this process's hold, not whatever the summary shows
+        if own is ServerStatus.CONNECTED:
+            self._set_status(up.name, ServerStatus.IDLE)
+        elif own is ServerStatus.CONNECTING:
+            # Stopped mid-attempt: "error" if it never connected and has failed before.
+            record = self.store.server(up.name, everything=True)
+            never = not up.ever_connected and record is not None and record.last_error is not None
+            self._set_status(up.name, ServerStatus.ERROR if never else ServerStatus.DISCONNECTED)
+
+    async def apply_config(self, config: Config) -> None:
+        """Reload: connect added servers, stop removed ones, restart changed ones.
+
+        ``connection`` settings apply at once to every server's next backoff and ping.
+        """
+        old, self.config = self.config, config
+        if old.connection != config.connection:
+            for up in self._upstreams.values():
+                up.wake()
+        stale = [n for n in old.servers if n not in config.servers]
+        changed = [n for n, c in config.servers.items() if n in old.servers and old.servers[n] != c]
+        await asyncio.gather(*(self._stop(self._upstreams.pop(n)) for n in stale + changed if n in self._upstreams))
+        fresh = [(n, c) for n, c in config.servers.items() if n not in old.servers or n in changed]
+        if self._started:
+            await self._launch(fresh)
+
+    # ---------------------------------------------------------------- status
+
+    def _set_status(self, name: str, status: ServerStatus, **kw: Any) -> None:
+        self.store.set_server_status(name, status, **kw)
+
+    def statuses(self) -> dict[str, ServerRecord]:
+        """Every configured server as the catalog records it (status, timestamps, last error)."""
+        records = {r.name: r for r in self.store.servers()}
+        return {n: records[n] for n in self.config.servers if n in records}
+
+    def warnings(self, server: str) -> list[str]:
+        """What the last discovery of ``server`` dropped or could not list."""
+        up = self._upstreams.get(server)
+        return list(up.warnings) if up is not None else []
+
+    def session(self, server: str) -> ClientSession | None:
+        """The live SDK session of ``server``, or None while it is not connected.
+
+        For requests jit does not wrap (``resources/read``, ``prompts/get``, …). The
+        manager owns it: do not close it, and expect it to be replaced on reconnect.
+        """
+        up = self._upstreams.get(server)
+        return up.session if up is not None and up.connected else None
+
+    def stderr_tail(self, server: str, max_chars: int = 4000) -> str:
+        """The last of a stdio server's stderr (empty for HTTP/SSE or unknown servers)."""
+        up = self._upstreams.get(server)
+        return up.stderr.text(max_chars) if up is not None and up.stderr is not None else ""
+
+    async def _notify(self, server: str, result: SyncResult | None) -> None:
+        if self.on_tools_changed is None or result is None or not result.touched:
+            return
+        try:
+            value = self.on_tools_changed(server, result)
+            if inspect.isawaitable(value):
+                await value
+        except Exception:
+            log.exception("on_tools_changed callback failed for server %s", server)
+
+    # ---------------------------------------------------------------- discovery on demand
+
+    async def refresh(self, server: str | None = None) -> dict[str, SyncResult]:
+        """Re-discover ``server`` (or every enabled server); returns what changed per server.
+
+        A connected server is re-listed in place. A named server that is not
+        connected gets a fresh connection attempt at once (with a fresh reconnect
+        budget), and :class:`ServerConnectError` if that fails. With ``server=None``
+        only servers that gave up reconnecting are restarted; those still retrying
+        in the background are left to it. Servers not connected afterwards are left
+        out of the result (their status says why).
+        """
+        if server is not None and server not in self.config.servers:
+            raise ToolNotFoundError.unconfigured(server)
+        names = [server] if server is not None else [n for n, c in self.config.servers.items() if c.enabled]
+        results: dict[str, SyncResult] = {}
+
+        async def one(name: str) -> None:
+            up = self._upstreams.get(name)
+            if up is None:
+                return
+            if up.connected:
+                try:
+                    with anyio.fail_after(up.config.timeout):
+                        res = await up.discover({"tools", "resources", "prompts"})
+                except (TimeoutError, MCPError) as exc:
+                    if server is not None:
+                        why = f"timed out after {up.config.timeout:g}s" if isinstance(exc, TimeoutError) \
+                            else describe_error(exc)
+                        raise ServerConnectError(f"re-discovery of {name!r} failed: {why}", server=name) from exc
+                    return
+                if res is not None:
+                    self._set_status(name, ServerStatus.CONNECTED, error=up.warning_text())
+                    await self._notify(name, res)
+                    results[name] = res
+                return
+            if server is None and not up.gave_up:
+                return
+            await self._stop(up)
+            fresh = self._upstreams[name] = self._upstream(name, up.config)
+            fresh.start()
+            await fresh.settled.wait()
+            if fresh.first_result is not None:
+                results[name] = fresh.first_result
+            elif server is not None:
+                record = self.store.server(name)
+                raise ServerConnectError(
+                    f"cannot connect to server {name!r}: {record.last_error if record else 'unknown error'}",
+                    server=name, last_error=record.last_error if record else None,
+                )
+
+        await asyncio.gather(*(one(n) for n in names))
+        return results
+
+    # ---------------------------------------------------------------- calls
+
+    def _unavailable(self, server: str, tool: str) -> ServerUnavailableError | ToolNotFoundError:
+        if self.store.tool(server, tool) is None:
+            return ToolNotFoundError.no_tool(server, tool)
+        record = self.store.server(server)
+        status = record.status.value if record else ServerStatus.UNKNOWN.value
+        return ServerUnavailableError(server=server, tool=tool, status=status,
+                                      last_error=record.last_error if record else None)
+
+    async def call_tool(
+        self, server: str, tool: str, arguments: dict[str, Any] | None = None, *, timeout: float | None = None,
+        record: bool = True,
+    ) -> CallResult:
+        """Call ``tool`` on ``server`` with ``timeout`` (default: the server's ``call_timeout``).
+
+        The call's usage is recorded in the catalog before returning; with
+        ``record=False`` a returned result is left for the caller to pass to
+        :meth:`record` (a proxy answers its client first). Failures are always
+        recorded here.
+
+        Raises :class:`ToolNotFoundError` (unknown server or tool),
+        :class:`ServerUnavailableError` (not connected; nothing was sent),
+        :class:`ToolNotApprovedError` (``security.pin_definitions`` and the tool's
+        definition changed since it was approved; nothing was sent),
+        :class:`ServerTimeoutError`, :class:`ServerDisconnectedError` (the
+        connection dropped mid-call) or :class:`ToolCallError` (JSON-RPC error or
+        malformed result). A result with ``isError`` is returned with
+        ``is_error=True`` and counted as a failed call.
+        """
+        if server not in self.config.servers:
+            raise ToolNotFoundError.unconfigured(server, tool)
+        up = self._upstreams.get(server)
+        session = up.session if up is not None and up.connected else None
+        dispatcher = up.dispatcher if up is not None else None
+        if up is None or session is None or dispatcher is None:
+            raise self._unavailable(server, tool)
+        if tool not in up.tool_names:
+            raise ToolNotFoundError.no_tool(server, tool)
+        if self.config.security.pin_definitions and self.store.awaiting_approval(server, tool):
+            raise ToolNotApprovedError(server=server, tool=tool)  # a rug pull until reviewed: nothing sent
+        _check_sendable(server, tool, arguments)
+        limit = timeout if timeout is not None else up.config.call_timeout
+        params: dict[str, Any] = {"name": tool}
+        if arguments is not None:
+            params["arguments"] = arguments
+        started = time.perf_counter()
+        try:
+            # Straight through the session's dispatcher (what ClientSession.call_tool does under
+            # its request and result models), then the result checked as the session checks it.
+            raw = await dispatcher.send_raw_request("tools/call", params, {
+                "timeout": limit, "headers": {MCP_PROTOCOL_VERSION_HEADER: up.protocol_version}})
+            result = types.CallToolResult.model_validate(raw)
+            if not up.lenient and not result.is_error:
+                # Structured content against the tool's output schema. A lenient server's
+                # tools/list fails SDK validation, so the session cannot know its schemas.
+                await session.validate_tool_result(tool, result)
+        except MCPError as exc:
+            latency = (time.perf_counter() - started) * 1000
+            self.store.record_call(server, tool, ok=False, latency_ms=latency, error=exc.message)
+            if exc.code == types.REQUEST_TIMEOUT:
+                raise ServerTimeoutError(f"tool {tool!r} on server {server!r} did not answer within {limit:g}s",
+                                         server=server, tool=tool, timeout=limit) from None
+            if exc.code == types.CONNECTION_CLOSED:
+                up.suspect()
+                raise ServerDisconnectedError(
+                    f"server {server!r} went away during a call to {tool!r}; the tool may or may not have run",
+                    server=server, tool=tool) from None
+            raise ToolCallError(f"tool {tool!r} on server {server!r} failed: {exc.message}", server=server,
+                                tool=tool, rpc_code=exc.code, data=exc.data) from None
+        except (ValidationError, RuntimeError) as exc:
+            # A result that breaks the MCP schema, or structured content that breaks the output schema.
+            latency = (time.perf_counter() - started) * 1000
+            message = describe_error(exc)
+            self.store.record_call(server, tool, ok=False, latency_ms=latency, error=message)
+            raise ToolCallError(f"tool {tool!r} on server {server!r} returned an invalid result: {message}",
+                                server=server, tool=tool) from None
+        latency = (time.perf_counter() - started) * 1000
+        content = [wire(c) for c in result.content]
+        call = CallResult(server=server, tool=tool, content=content, structured_content=result.structured_content,
+                          is_error=bool(result.is_error), latency_ms=latency)
+        up.touch()
+        if record:
+            self.record(call)
+        return call
+
+    def record(self, call: CallResult) -> None:
+        """Count a returned call in the catalog's usage (what :meth:`call_tool` does unless told not to)."""
+        self.store.record_call(call.server, call.tool, ok=not call.is_error, latency_ms=call.latency_ms,
+                               error=(call.text()[:500] or "isError") if call.is_error else None)
+
+
+#: Deepest nesting of a call's arguments: ``tools/call`` puts them two levels into the message,
+#: and the SDK's parser on the other end reads messages :data:`~jit.jsonrpc.MAX_DEPTH` deep.
+MAX_ARGUMENT_DEPTH = MAX_DEPTH - 2
+
+
+def _check_sendable(server: str, tool: str, arguments: Any) -> None:
+    """Refuse arguments JSON cannot carry before anything is sent. Sent, a lone surrogate or a
+    too-deep value breaks the SDK's serialiser inside the connection's writer, which drops the
+    connection (and respawns a stdio server, losing its state) though the call never left; NaN
+    goes out as a literal other servers cannot parse, so the call waits out its timeout."""
+    found = find_unsendable(arguments, ("arguments",), MAX_ARGUMENT_DEPTH)
+    if found is not None:
+        path, problem = found
+        raise InvalidArgumentsError(server=server, tool=tool, path=json_path(path), problem=problem)

@@ -1,0 +1,485 @@
+"""One upstream MCP server: its connection supervisor, discovery and tool conversion.
+
+:class:`Upstream` is what :class:`~jit.client.manager.ClientManager` runs per enabled
+server. Each one owns a task, a cancel scope, a transport, an SDK
+:class:`~mcp.client.session.ClientSession` and (for stdio) a child process, and
+shares none of them: one server's hang, crash or dying HTTP transport (which
+raises an ``ExceptionGroup`` that cancels everything inside it) stays inside its
+own scope. The catalog (:class:`~jit.catalog.store.Store`) is the only shared state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import random
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.client.session import ClientSession
+from mcp.shared.exceptions import MCPError
+from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
+from mcp_types.version import LATEST_HANDSHAKE_VERSION
+from pydantic import ValidationError
+
+from .. import __version__
+from ..catalog.store import Store
+from ..config import ConnectionConfig, HttpServerConfig, SseServerConfig, StdioServerConfig
+from ..models import ServerStatus, SyncResult
+from ..salvage import find_marker
+from .tooldefs import MAX_TOOLS_PER_SERVER, MalformedToolError, convert_tools, tool_from_wire
+from .transports import InProcessServerConfig, StderrTail, describe_error, open_transport
+
+__all__ = [
+    "CLIENT_INFO",
+    "MAX_GARBAGE_MESSAGES",
+    "MAX_LIST_PAGES",
+    "MalformedToolError",
+    "ServerConfig",
+    "Upstream",
+    "backoff_delay",
+    "convert_tools",
+    "tool_from_wire",
+    "wire",
+]
+
+log = logging.getLogger("jit.client.manager")
+
+#: What one upstream connects to: a config file's entry, or a server object in this process.
+ServerConfig = StdioServerConfig | HttpServerConfig | SseServerConfig | InProcessServerConfig
+
+#: How jit introduces itself in ``initialize``.
+CLIENT_INFO = types.Implementation(name="jit", version=__version__)
+
+#: Non-JSON-RPC messages (stdout noise, undecodable frames) tolerated per connection.
+#: A server that prints a banner survives; one that floods its protocol stream is dropped.
+MAX_GARBAGE_MESSAGES = 50
+
+#: Upper bound on pages of one listing, against a server whose cursors never end.
+MAX_LIST_PAGES = 1000
+
+#: ``touch_server`` at most this often per server on the call path (one write per call is enough).
+_TOUCH_EVERY = 1.0
+
+
+# --------------------------------------------------------------------------- tool conversion
+# (in jit/client/tooldefs.py: one bad tool is dropped with its reason, sizes are bounded)
+
+
+def wire(model: Any) -> dict[str, Any]:
+    """An SDK model as the JSON the server sent (camelCase keys, no nulls)."""
+    return model.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def backoff_delay(attempt: int, initial: float, maximum: float, rng: random.Random | None = None) -> float:
+    """Delay before reconnect attempt ``attempt`` (0-based): exponential, capped, "equal jitter".
+
+    Half the capped delay is fixed and half random, so servers restarted together
+    are not all hit at the same instant, yet no retry comes sooner than half its step.
+    """
+    step = min(maximum, initial * (2 ** min(attempt, 32)))
+    return step / 2 + (rng or random).uniform(0, step / 2)
+
+
+# --------------------------------------------------------------------------- one upstream
+
+
+class Upstream:
+    """One configured server: its supervisor task, current session and discovery state.
+
+    The supervisor connects, discovers, serves (list_changed, pings) and, when the
+    connection ends, waits a backoff and tries again until the reconnect budget is
+    spent. Everything it opens lives inside its own cancel scope, in its own task.
+    ``settings`` is read live, so a reload's connection settings apply at once.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        config: ServerConfig,
+        store: Store,
+        settings: Callable[[], ConnectionConfig],
+        on_tools_changed: Callable[[str, SyncResult | None], Awaitable[None]],
+    ) -> None:
+        self.name = name
+        self.config = config
+        self.store = store
+        self._settings = settings
+        self._on_tools_changed = on_tools_changed
+        #: The SDK session of the current connection attempt (set before discovery).
+        self.session: ClientSession | None = None
+        self.dispatcher: JSONRPCDispatcher | None = None
+        #: Connected and discovered: calls may be sent.
+        self.connected = False
+        self.tool_names: frozenset[str] = frozenset()
+        #: The server sent a tools/list the SDK rejects; calls bypass its re-listing (see call_tool).
+        self.lenient = False
+        #: The revision the handshake settled on (sent with each raw request, as the session does).
+        self.protocol_version = LATEST_HANDSHAKE_VERSION
+        self.warnings: list[str] = []
+        self.stderr: StderrTail | None = None
+        self.ever_connected = False
+        self.settled = anyio.Event()
+        self.first_result: SyncResult | None = None
+        self._scope = anyio.CancelScope()
+        self._task: asyncio.Task[None] | None = None
+        self._wake = anyio.Event()
+        self._pending: set[str] = set()
+        self._closed = False
+        self._check = False
+        self._garbage = 0
+        self._discover_lock = anyio.Lock()
+        self._last_touch = 0.0
+
+    # ---------------------------------------------------------------- lifecycle
+
+    def _status(self, status: ServerStatus, **kw: Any) -> None:
+        self.store.set_server_status(self.name, status, **kw)
+
+    def start(self) -> None:
+        """Mark the server connecting and launch its supervisor task (asyncio backend)."""
+        self._status(ServerStatus.CONNECTING)
+        self._task = asyncio.get_running_loop().create_task(self._run(), name=f"jit-upstream-{self.name}")
+
+    async def stop(self) -> None:
+        """Cancel the supervisor and wait for its transport and child process to be gone."""
+        self._scope.cancel()
+        if self._task is not None:
+            await asyncio.gather(self._task, return_exceptions=True)
+
+    @property
+    def gave_up(self) -> bool:
+        """The supervisor has ended (reconnect budget spent); only a restart revives the server."""
+        return self._task is not None and self._task.done()
+
+    def wake(self) -> None:
+        """Make the serving loop re-read its settings (ping interval) now."""
+        self._wake.set()
+
+    def suspect(self) -> None:
+        """A call saw the connection fail: ping now rather than at the next interval.
+
+        Streamable HTTP reports a dead server per request and may keep its streams
+        open, so without this the server could read ``connected`` until the next ping.
+        """
+        self._check = True
+        self._wake.set()
+
+    async def _run(self) -> None:
+        retries = 0
+        try:
+            with self._scope:
+                while True:
+                    began = anyio.current_time()
+                    was_connected, error = await self._attempt()
+                    conn = self._settings()
+                    # Only a connection that stayed up a while restores the reconnect budget,
+                    # so a server that connects and at once drops again ends in error.
+                    if was_connected and anyio.current_time() - began >= conn.reconnect_max_delay:
+                        retries = 0
+                    if retries >= conn.reconnect_attempts:
+                        why = f"gave up after {retries} reconnect attempts" if retries else "reconnect_attempts is 0"
+                        self._status(ServerStatus.ERROR, error=f"{error} ({why})")
+                        return
+                    delay = backoff_delay(retries, conn.reconnect_initial_delay, conn.reconnect_max_delay)
+                    retries += 1
+                    log.info("server %s: reconnecting in %.2fs (attempt %d): %s", self.name, delay, retries, error)
+                    await anyio.sleep(delay)
+        except Exception:  # a bug here must not take the manager (or the caller's loop) down
+            log.exception("server %s: supervisor failed", self.name)
+            self._status(ServerStatus.ERROR, error="internal error in jit's client")
+        finally:
+            self.settled.set()
+
+    # ---------------------------------------------------------------- one connection
+
+    async def _attempt(self) -> tuple[bool, str]:
+        """Connect, discover, serve until the connection ends. Returns (was connected, why it ended)."""
+        self._status(ServerStatus.CONNECTING)
+        self._closed = False
+        self._garbage = 0
+        self._pending.clear()
+        self._wake = anyio.Event()
+        stderr = self.stderr = StderrTail() if isinstance(self.config, StdioServerConfig) else None
+        timeout = self.config.timeout
+        phase = "connect"
+        connected = False
+        error = "connection closed"
+        # One deadline over connect + initialize + discovery, lifted once connected. A scope
+        # deadline (not fail_after around each await) because the transport and session
+        # open task groups that must stay inside the scope that bounds them.
+        deadline = anyio.CancelScope(deadline=anyio.current_time() + timeout)
+        try:
+            with deadline:
+                async with anyio.create_task_group() as tg:
+                    if stderr is not None:
+                        tg.start_soon(stderr.pump)
+                    try:
+                        async with open_transport(self.config, stderr=stderr, on_close=self._on_close) as (read, write):
+                            dispatcher = JSONRPCDispatcher(read, write)
+                            async with ClientSession(
+                                dispatcher=dispatcher, message_handler=self._on_message, client_info=CLIENT_INFO
+                            ) as session:
+                                phase = "initialize"
+                                init = await session.initialize()
+                                phase = "discovery"
+                                self.session, self.dispatcher = session, dispatcher
+                                result = await self.discover({"tools", "resources", "prompts"})
+                                deadline.deadline = math.inf
+                                connected = True
+                                self._connected(init, result)
+                                await self._on_tools_changed(self.name, result)
+                                error = await self._serve()
+                    finally:
+                        self.connected = False
+                        self.session = self.dispatcher = None
+                        tg.cancel_scope.cancel()
+        except Exception as exc:  # includes the ExceptionGroup a dying HTTP transport raises
+            error = describe_error(exc)
+        finally:
+            self.connected = False
+            self.session = self.dispatcher = None
+            if stderr is not None:
+                stderr.close()
+        if deadline.cancelled_caught:
+            error = f"timed out after {timeout:g}s during {phase}"
+        if stderr is not None and stderr.total_bytes and not connected:
+            error += f"; stderr: {stderr.last_lines()}"
+        if connected or self.ever_connected:
+            error = f"connection lost: {error}"
+            self._status(ServerStatus.DISCONNECTED, error=error)
+        else:
+            self._status(ServerStatus.ERROR, error=error)
+        self.settled.set()
+        log.info("server %s: %s", self.name, error)
+        return connected, error
+
+    def _connected(self, init: types.InitializeResult, result: SyncResult) -> None:
+        self.connected = self.ever_connected = True
+        self.protocol_version = init.protocol_version
+        self.first_result = result
+        self._status(
+            ServerStatus.CONNECTED,
+            error=self.warning_text(),
+            server_name=init.server_info.name,
+            server_version=init.server_info.version,
+            protocol_version=init.protocol_version,
+            capabilities=wire(init.capabilities),
+            instructions=init.instructions,
+        )
+        self.settled.set()
+
+    def _on_close(self) -> None:
+        self._closed = True
+        self._wake.set()
+
+    async def _on_message(self, message: Any) -> None:
+        """The session's message handler: list-changed notifications and transport faults."""
+        if isinstance(message, Exception):
+            self._garbage += 1
+            if self._garbage >= MAX_GARBAGE_MESSAGES:
+                self._wake.set()
+            return
+        kind = {
+            types.ToolListChangedNotification: "tools",
+            types.ResourceListChangedNotification: "resources",
+            types.PromptListChangedNotification: "prompts",
+        }.get(type(message))
+        if kind is not None:
+            self._pending.add(kind)
+            self._wake.set()
+
+    async def _serve(self) -> str:
+        """Stay connected: re-discover on list_changed, ping on schedule. Returns why it ended."""
+        next_ping = math.inf
+        while True:
+            interval = self._settings().ping_interval
+            now = anyio.current_time()
+            next_ping = min(next_ping, now + interval) if interval > 0 else math.inf
+            with anyio.move_on_after(max(0.0, next_ping - now)):
+                await self._wake.wait()
+            self._wake = anyio.Event()  # re-armed before reading the flags it guards
+            if self._closed:
+                return "server closed the connection" + self._stderr_hint()
+            if self._garbage >= MAX_GARBAGE_MESSAGES:
+                return f"server sent {self._garbage} messages that are not valid JSON-RPC"
+            if self._pending:
+                pending, self._pending = set(self._pending), set()
+                try:
+                    with anyio.fail_after(self.config.timeout):
+                        result = await self.discover(pending)
+                except TimeoutError:
+                    return f"re-discovery after list_changed timed out after {self.config.timeout:g}s"
+                except MCPError as exc:
+                    if exc.code == types.CONNECTION_CLOSED:
+                        return "server closed the connection" + self._stderr_hint()
+                    self._warn(f"re-discovery failed: {describe_error(exc)}")
+                    continue
+                self._status(ServerStatus.CONNECTED, error=self.warning_text())
+                if result is not None:
+                    await self._on_tools_changed(self.name, result)
+            if self._check or anyio.current_time() >= next_ping:
+                self._check, next_ping = False, math.inf
+                why = await self._ping()
+                if why:
+                    return why
+
+    async def _ping(self) -> str | None:
+        assert self.session is not None
+        try:
+            with anyio.fail_after(self.config.timeout):
+                await self.session.send_ping()
+        except TimeoutError:
+            return f"ping timed out after {self.config.timeout:g}s"
+        except MCPError as exc:
+            # Any JSON-RPC answer (even "method not found") proves the peer alive.
+            if exc.code == types.CONNECTION_CLOSED:
+                return "server closed the connection" + self._stderr_hint()
+        self.store.touch_server(self.name)
+        self._last_touch = time.monotonic()
+        return None
+
+    def _stderr_hint(self) -> str:
+        return f"; stderr: {self.stderr.last_lines()}" if self.stderr is not None and self.stderr.total_bytes else ""
+
+    def _warn(self, text: str) -> None:
+        log.warning("server %s: %s", self.name, text)
+        self.warnings.append(text)
+
+    def warning_text(self) -> str | None:
+        """The discovery warnings as one line for ``last_error`` (None when there are none)."""
+        if not self.warnings:
+            return None
+        text = "; ".join(self.warnings[:10])
+        more = f" (and {len(self.warnings) - 10} more)" if len(self.warnings) > 10 else ""
+        return f"discovery warnings: {text}{more}"
+
+    def touch(self) -> None:
+        """Record that the server answered (a call), at most once per second."""
+        now = time.monotonic()
+        if now - self._last_touch >= _TOUCH_EVERY:
+            self._last_touch = now
+            self.store.touch_server(self.name)
+
+    # ---------------------------------------------------------------- discovery
+
+    async def discover(self, what: set[str]) -> SyncResult | None:
+        """Re-list ``what`` (tools/resources/prompts) and write it to the catalog.
+
+        Returns the tools' :class:`SyncResult`, or None when tools were not re-listed.
+        """
+        session = self.session
+        if session is None:
+            raise MCPError(types.CONNECTION_CLOSED, "not connected")
+        async with self._discover_lock:
+            caps = session.server_capabilities or types.ServerCapabilities()
+            result = None
+            if "tools" in what:
+                self.warnings = []
+                raw = await self._list_tools(session) if caps.tools is not None else []
+                tools, problems = convert_tools(self.name, raw)
+                for p in problems:
+                    self._warn(p)
+                result = self.store.sync_tools(self.name, tools)
+                self.tool_names = frozenset(t.name for t in tools)
+            if "resources" in what and caps.resources is not None:
+                items = await self._list_other(session.list_resources, "resources")
+                if items is not None:
+                    self.store.replace_resources(
+                        self.name,
+                        [{"uri": r["uri"], "name": r.get("name"), "description": r.get("description"),
+                          "mime_type": r.get("mimeType")} for r in items],
+                    )
+            if "prompts" in what and caps.prompts is not None:
+                items = await self._list_other(session.list_prompts, "prompts")
+                if items is not None:
+                    self.store.replace_prompts(self.name, items)
+            return result
+
+    async def _paged(self, method: str, fetch: Callable[[str | None], Awaitable[tuple[list[Any], str | None]]],
+                     max_items: int | None = None) -> list[Any]:
+        """Every item of a paginated listing, following ``nextCursor`` (bounded, loop-safe).
+
+        Paging stops once more than ``max_items`` items are in (the caller drops the excess, with a warning).
+        """
+        out: list[Any] = []
+        cursor: str | None = None
+        seen: set[str] = set()
+        for _ in range(MAX_LIST_PAGES):
+            items, cursor = await fetch(cursor)
+            out.extend(items)
+            if not cursor or (max_items is not None and len(out) > max_items):
+                return out
+            if cursor in seen:
+                self._warn(f"{method} repeated cursor {cursor!r}; stopped paging")
+                return out
+            seen.add(cursor)
+        self._warn(f"{method} still had more pages after {MAX_LIST_PAGES}; stopped paging")
+        return out
+
+    async def _list_tools(self, session: ClientSession) -> list[Any]:
+        """Every tool of ``tools/list``, as wire dicts."""
+        rejected = False
+
+        async def page(cursor: str | None) -> tuple[list[Any], str | None]:
+            nonlocal rejected
+            try:
+                result = await session.list_tools(params=_page_params(cursor))
+            except ValidationError:
+                # One malformed tool fails the SDK's parse of the whole page. Fetch the page
+                # as raw JSON and judge each tool on its own, so the good ones survive.
+                rejected = self.lenient = True
+                return await self._raw_tools_page(cursor)
+            return [wire(t) for t in result.tools], result.next_cursor
+
+        tools = await self._paged("tools/list", page, max_items=MAX_TOOLS_PER_SERVER)
+        self.lenient = rejected  # a listing the SDK accepts again restores its call path
+        return tools
+
+    async def _raw_tools_page(self, cursor: str | None) -> tuple[list[Any], str | None]:
+        assert self.dispatcher is not None
+        raw = await self.dispatcher.send_raw_request("tools/list", {"cursor": cursor} if cursor else None)
+        tools, next_cursor = raw.get("tools"), raw.get("nextCursor")
+        if not isinstance(tools, list):
+            got = "missing" if tools is None else f"a JSON {_json_kind(tools)}"
+            raise MCPError(types.INVALID_PARAMS,
+                           f"invalid tools/list response from the server: 'tools' is {got}, not an array")
+        if next_cursor is not None and not isinstance(next_cursor, str):
+            self._warn(f"tools/list nextCursor is not a string ({next_cursor!r}); stopped paging")
+            next_cursor = None
+        return tools, next_cursor
+
+    async def _list_other(self, method: Callable[..., Any], key: str) -> list[dict[str, Any]] | None:
+        """Every item of resources/list or prompts/list; None (with a warning) if the server fails it."""
+
+        async def page(cursor: str | None) -> tuple[list[Any], str | None]:
+            result = await method(params=_page_params(cursor))
+            return [wire(x) for x in getattr(result, key)], result.next_cursor
+
+        try:
+            items = await self._paged(f"{key}/list", page)
+        except (ValidationError, MCPError) as exc:
+            if isinstance(exc, MCPError) and exc.code == types.CONNECTION_CLOSED:
+                raise
+            self._warn(f"{key}/list failed: {describe_error(exc)}")
+            return None
+        kept = []
+        for i, item in enumerate(items):
+            why = find_marker(item)  # a value jit's transport had to cut out of the reply
+            if why:
+                self._warn(f"dropped {key[:-1]} #{i}: {why}")
+            else:
+                kept.append(item)
+        return kept
+
+
+def _page_params(cursor: str | None) -> types.PaginatedRequestParams | None:
+    return types.PaginatedRequestParams(cursor=cursor) if cursor else None
+
+
+def _json_kind(value: Any) -> str:
+    return {dict: "object", list: "array", str: "string", bool: "boolean"}.get(type(value), "number")

@@ -1,0 +1,1 @@
+"""``jit eval``: datasets, metrics, the baselines and the report."""

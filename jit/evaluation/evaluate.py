@@ -1,0 +1,628 @@
+"""Selection quality on public benchmark data: jit's ranking and compile() beside plain baselines.
+
+One run loads a tool pool (one or more ``tools.jsonl``) and a ``queries.jsonl``, builds
+(or reuses) a jit catalog of the pool under ``.jit/eval/<dataset>.db``, and measures on
+the same pool and the same queries:
+
+* the baselines of :mod:`jit.evaluation.baselines` (climpt, bm25, dense) and "all tools in the prompt";
+* jit's own retrieval ranking (``Compiler.rank``) with the same ranking metrics;
+* jit's ``compile()``: gold groups recalled in the Full tier, in Full + Condensed, in
+  any tier, and the tokens of the rendering, per shard.
+
+Metrics follow the reference measurement of docs/quality.md: a query's gold is a list of *groups* (``gold_groups``,
+or each ``gold`` item its own group); a group is recalled when any member is selected.
+R@k is the share of a query's groups with a member in the top k; Hit@1 whether the
+first tool is in some group; MRR 1 / rank of the first tool in any group; nDCG@10 uses
+binary gain where each group counts once, at the rank of its first retrieved member,
+with ideal ``min(#groups, 10)``. Queries with empty gold are skipped and counted.
+
+Every number of a report comes from one run on one machine, so each comparison is a
+ratio of two measured numbers. ``python -m jit.evaluation.evaluate livemcpbench`` (or ``jit eval``)
+writes ``<out>/<dataset>.md``, ``.json`` and ``.png``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import random
+import statistics
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..analysis.offline_analyzer import OfflineAnalyzer
+from ..catalog.embed import Embedder, SentenceTransformerEmbedder, embed_pending, embed_through_cache
+from ..catalog.store import Store, text_hash
+from ..config import AvailableTools, Config, load_config
+from ..errors import EvaluationError, JitError
+from ..models import HARNESS_SERVER, ServerStatus, ToolDef
+from ..pipeline import sync_harness_tools
+from ..selection.compiler import Compiler
+from ..selection.toolset import TaskContext, Tier
+from .baselines import (
+    CHARS_PER_TOKEN,
+    CURVE_KS,
+    BM25Ranker,
+    ClimptRanker,
+    DenseRanker,
+    MethodResult,
+    Ranker,
+    TieBreak,
+    base_text,
+    definition_chars,
+    list_chars,
+)
+from .eval_report import EvalReport, machine_info
+
+__all__ = [
+    "DATASETS",
+    "DatasetSpec",
+    "EvalQuery",
+    "EvalReport",
+    "Pool",
+    "build_catalog",
+    "default_data_dir",
+    "load_pool",
+    "load_queries",
+    "machine_info",
+    "main",
+    "run_evaluation",
+    "write_quality_doc",
+]
+
+# Named explicitly: under `python -m jit.evaluation.evaluate` __name__ is "__main__".
+log = logging.getLogger("jit.evaluation.evaluate")
+
+#: Shard used for compile() when none is named: the benchmark tasks are general
+#: research-and-produce tasks, closest to the default "researcher" role.
+DEFAULT_SHARDS = ("researcher",)
+#: Queries in the fixed metatool sample (docs/quality.md, "The reference measurement").
+METATOOL_SAMPLE = 2000
+#: Queries between two progress lines of jit's ranking and compile() (each takes a while).
+PROGRESS_EVERY = 100
+
+
+# --------------------------------------------------------------------------- datasets
+
+
+@dataclass(frozen=True, slots=True)
+class DatasetSpec:
+    """A benchmark: tool pool files and a queries file (paths relative to the data dir
+    unless absolute). ``sample`` keeps that many queries, chosen by
+    ``random.Random(0).sample`` and kept in file order."""
+
+    name: str
+    tools: tuple[str, ...]
+    queries: str
+    sample: int | None = None
+    description: str = ""
+
+
+DATASETS: dict[str, DatasetSpec] = {
+    spec.name: spec
+    for spec in (
+        DatasetSpec("livemcpbench", ("livemcpbench/tools.jsonl",), "livemcpbench/queries.jsonl",
+                    description="95 human-written multi-tool MCP tasks over 70 real MCP servers"),
+        DatasetSpec("livemcpbench+toucan", ("livemcpbench/tools.jsonl", "toucan_smithery/tools_live.jsonl"),
+                    "livemcpbench/queries.jsonl",
+                    description="livemcpbench queries, with Toucan's 6,044 live Smithery tools as distractors"),
+        DatasetSpec("stabletoolbench", ("stabletoolbench/tools.jsonl",), "stabletoolbench/queries.jsonl",
+                    description="765 multi-API RapidAPI queries (ToolBench G1-G3 solvable test set)"),
+        DatasetSpec("metatool", ("metatool/tools.jsonl",), "metatool/queries.jsonl", sample=METATOOL_SAMPLE,
+                    description="single-tool intents over 199 OpenAI plugins (a fixed 2,000-query sample)"),
+    )
+}
+
+
+def default_data_dir() -> Path:
+    """``$JIT_DATA_DIR``, else ``../shared/data`` beside the repository root."""
+    env = os.environ.get("JIT_DATA_DIR")
+    if env:
+        return Path(env).expanduser()
+    return Path(__file__).resolve().parents[3] / "shared" / "data"  # jit/evaluation/ -> beside the repo
+
+
+@dataclass(frozen=True, slots=True)
+class Pool:
+    """The tools of a run, deduplicated by ``(server, name)`` (first file wins)."""
+
+    tools: list[ToolDef]
+    index: dict[tuple[str, str], int]
+    files: tuple[str, ...]
+    duplicates_dropped: int = 0
+
+    @property
+    def servers(self) -> int:
+        return len({t.server for t in self.tools})
+
+
+@dataclass(frozen=True, slots=True)
+class EvalQuery:
+    """One scored query: its text and gold groups as pool indices."""
+
+    id: str
+    text: str
+    groups: tuple[tuple[int, ...], ...]
+
+
+def _resolve(data_dir: Path, rel: str) -> Path:
+    p = Path(rel)
+    return p if p.is_absolute() else data_dir / p
+
+
+def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` of each non-blank line; any defect names file and line."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise EvaluationError(f"{path}: file not found", path=str(path)) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise EvaluationError(f"{path}: cannot read: {exc}", path=str(path)) from exc
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise EvaluationError(f"{path}:{n}: invalid JSON: {exc.msg} (column {exc.colno})",
+                                  path=str(path), line=n) from None
+        if not isinstance(row, dict):
+            raise EvaluationError(f"{path}:{n}: expected a JSON object, got {type(row).__name__}",
+                                  path=str(path), line=n)
+        yield n, row
+
+
+def _field(row: dict[str, Any], key: str, path: Path, n: int, *, required: bool = True) -> str:
+    value = row.get(key)
+    if value is None and not required:
+        return ""
+    if not isinstance(value, str) or (required and not value):
+        raise EvaluationError(f"{path}:{n}: {key!r} must be a non-empty string", path=str(path), line=n)
+    return value
+
+
+def load_pool(paths: Sequence[Path]) -> Pool:
+    """Read ``tools.jsonl`` files ({server, name, description, input_schema}) into one pool."""
+    tools: list[ToolDef] = []
+    index: dict[tuple[str, str], int] = {}
+    dropped = 0
+    for path in paths:
+        for n, row in _jsonl(path):
+            server, name = _field(row, "server", path, n), _field(row, "name", path, n)
+            description = _field(row, "description", path, n, required=False)
+            schema = row.get("input_schema")
+            if schema is None:
+                schema = {"type": "object", "properties": {}}
+            if not isinstance(schema, dict):
+                raise EvaluationError(f"{path}:{n}: 'input_schema' must be a JSON object", path=str(path), line=n)
+            if (server, name) in index:
+                # Real catalogues repeat a few (server, name) rows (Toucan: 8); the first is kept.
+                dropped += 1
+                continue
+            index[(server, name)] = len(tools)
+            tools.append(ToolDef(server=server, name=name, description=description, input_schema=schema))
+    if not tools:
+        raise EvaluationError(f"the tool pool is empty ({', '.join(map(str, paths))})")
+    return Pool(tools, index, tuple(str(p) for p in paths), dropped)
+
+
+def _tool_ref(ref: Any, pool: Pool, path: Path, n: int) -> int:
+    if not isinstance(ref, dict) or not isinstance(ref.get("server"), str) or not isinstance(ref.get("name"), str):
+        raise EvaluationError(f"{path}:{n}: a gold tool must be an object with 'server' and 'name' strings",
+                              path=str(path), line=n)
+    key = (ref["server"], ref["name"])
+    if key not in pool.index:
+        raise EvaluationError(
+            f"{path}:{n}: gold tool {key[0]}/{key[1]} is not in the tool pool ({', '.join(pool.files)})",
+            path=str(path), line=n)
+    return pool.index[key]
+
+
+def load_queries(path: Path, pool: Pool, *, sample: int | None = None) -> tuple[list[EvalQuery], int, str]:
+    """Read ``queries.jsonl`` against ``pool``.
+
+    Returns ``(scored queries, queries skipped for empty gold, gold kind)``; gold kind
+    is ``"gold_groups"``, ``"gold"`` or ``"mixed"``. ``gold_groups`` wins when present.
+    With ``sample``, ``random.Random(0).sample`` picks that many lines, kept in file order.
+    """
+    rows = list(_jsonl(path))
+    if sample is not None and sample < len(rows):
+        rows = [rows[i] for i in sorted(random.Random(0).sample(range(len(rows)), sample))]
+    queries: list[EvalQuery] = []
+    skipped = 0
+    kinds: set[str] = set()
+    for n, row in rows:
+        text = _field(row, "query", path, n)
+        if "gold_groups" in row and row["gold_groups"] is not None:
+            raw, kind = row["gold_groups"], "gold_groups"
+            if not isinstance(raw, list) or not all(isinstance(g, list) for g in raw):
+                raise EvaluationError(f"{path}:{n}: 'gold_groups' must be a list of lists of tools",
+                                      path=str(path), line=n)
+        elif "gold" in row:
+            raw, kind = row["gold"], "gold"
+            if not isinstance(raw, list):
+                raise EvaluationError(f"{path}:{n}: 'gold' must be a list of tools", path=str(path), line=n)
+            raw = [[ref] for ref in raw]
+        else:
+            raise EvaluationError(f"{path}:{n}: query has neither 'gold' nor 'gold_groups'", path=str(path), line=n)
+        kinds.add(kind)
+        groups = tuple(tuple(dict.fromkeys(_tool_ref(r, pool, path, n) for r in g)) for g in raw if g)
+        if not groups:
+            skipped += 1
+            continue
+        queries.append(EvalQuery(str(row.get("id", f"line {n}")), text, groups))
+    if not queries:
+        raise EvaluationError(f"{path}: no query with gold to score ({skipped} skipped for empty gold)",
+                              path=str(path))
+    return queries, skipped, kinds.pop() if len(kinds) == 1 else "mixed"
+
+
+# --------------------------------------------------------------------------- the catalog
+
+
+def build_catalog(pool: Pool, path: Path, config: Config, embedder: Embedder, *,
+                  analyzer: Any | None = None) -> Store:
+    """Open (or create) the catalog at ``path`` and make it hold exactly the pool (plus the
+    config's harness tools), every server connected, every tool embedded, and analyzed
+    by ``analyzer`` when given. Unchanged tools are neither rewritten nor re-embedded,
+    so a second run is quick."""
+    store = Store(path)
+    try:
+        servers = {t.server for t in pool.tools}
+        for rec in store.servers():
+            if rec.name not in servers and rec.name != HARNESS_SERVER:
+                store.remove_server(rec.name)
+        # Benchmark servers are not running; marked connected so selection treats
+        # them as any live server (offline tools may be ranked differently).
+        store.sync_catalog(pool.tools, status=ServerStatus.CONNECTED)
+        # Harness tools of a user config take part as in `jit sync` (none by default).
+        sync_harness_tools(store, config)
+        pending = len(store.pending_embeddings())
+        if pending:
+            log.info("embedding %d tool texts for the jit catalog (cached by text hash)", pending)
+        embed_pending(store, embedder)
+        if analyzer is not None:
+            # Every tool, every run: analyses are cached by definition hash alone, so a
+            # change of the analyzer's code or of the shards would otherwise leave the
+            # cached catalog with stale analyses. The offline analyzer takes ~2 ms a tool.
+            tools = store.tools()
+            fresh = analyzer.analyze([st.tool for st in tools])
+            stale = [(st.definition_hash, a) for st, a in zip(tools, fresh, strict=True) if st.analysis != a]
+            if stale:
+                log.info("storing %d new or changed offline analyses", len(stale))
+                store.put_analyses(stale)
+    except BaseException:
+        store.close()
+        raise
+    return store
+
+
+def base_vectors(store: Store, embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
+    """Embeddings of the baseline texts, through the catalog's content-hash cache."""
+    hashes = [text_hash(t) for t in texts]
+    text_of = dict(zip(hashes, texts, strict=True))
+
+    def keep(rows: list[tuple[str, bytes]], fresh: bool) -> None:
+        if fresh:
+            log.info("embedded %d baseline texts (cached by text hash)", len(rows))
+            store.cache_vectors(embedder.model_name, rows)
+
+    vectors = embed_through_cache(store, embedder, text_of, keep=keep)
+    return np.stack([np.frombuffer(vectors[h], dtype=np.float32) for h in hashes])
+
+
+# --------------------------------------------------------------------------- the run
+
+
+def _tooldef(item: Any) -> ToolDef:
+    """The ToolDef inside a ``(StoredTool, score)`` pair (jit's ranking) or a ScoredTool (compile)."""
+    if isinstance(item, tuple):
+        item = item[0]
+    while not isinstance(item, ToolDef):
+        item = item.tool
+    return item
+
+
+def _tools_of(items: Sequence[Any]) -> list[tuple[str, str]]:
+    return [(t.server, t.name) for t in map(_tooldef, items)]
+
+
+def _render_chars(rendered: Any) -> int:
+    text = rendered if isinstance(rendered, str) else json.dumps(rendered, ensure_ascii=False,
+                                                                  separators=(",", ":"), default=str)
+    return len(text)
+
+
+def run_evaluation(
+    dataset: str | DatasetSpec,
+    *,
+    data_dir: Path | None = None,
+    out_dir: Path | None = None,
+    config: Config | None = None,
+    sample: int | None = None,
+    shards: Sequence[str] = DEFAULT_SHARDS,
+    embedder: Embedder | None = None,
+    cache_dir: Path | None = None,
+    include_jit: bool = True,
+) -> EvalReport:
+    """Evaluate jit and the baselines on one dataset; write ``<out_dir>/<name>.{md,json,png}``.
+
+    ``dataset`` is a name from :data:`DATASETS` or a :class:`DatasetSpec`. ``config``
+    (default: every default, no harness tools) sets the selection weights, thresholds
+    and token budget; ``shards`` are the roles compile() is run for. The catalog is
+    cached at ``<cache_dir>/<name>.db`` (default: ``.jit/eval`` beside the config's store).
+    ``include_jit=False`` measures the baselines only.
+    """
+    spec = dataset if isinstance(dataset, DatasetSpec) else DATASETS.get(dataset)
+    if spec is None:
+        raise EvaluationError(f"unknown dataset {dataset!r}; known: {', '.join(DATASETS)}")
+    data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
+    if not data_dir.is_dir() and not all(Path(f).is_absolute() for f in (*spec.tools, spec.queries)):
+        raise EvaluationError(f"data directory not found: {data_dir} (set $JIT_DATA_DIR or pass data_dir)",
+                              path=str(data_dir))
+    if config is None:
+        # The pool is the benchmark's tools only: no harness tools from a local available_tools.json.
+        config = replace(Config.default(), available_tools=AvailableTools())
+    unknown = [s for s in shards if s not in config.shards]
+    if unknown:
+        raise EvaluationError(f"unknown shard(s) {unknown}; the config defines {sorted(config.shards)}")
+    started = time.perf_counter()
+    pool = load_pool([_resolve(data_dir, f) for f in spec.tools])
+    queries, skipped, gold_kind = load_queries(_resolve(data_dir, spec.queries), pool,
+                                               sample=sample if sample is not None else spec.sample)
+    log.info("%s: %d tools / %d servers, %d queries (%d skipped for empty gold)",
+             spec.name, len(pool.tools), pool.servers, len(queries), skipped)
+    embedder = embedder or SentenceTransformerEmbedder.from_config(config.embedding)
+    cache = Path(cache_dir) if cache_dir is not None else config.store_path.parent / "eval"
+    budget = config.tool_selection.token_budget
+    def_chars = np.array([definition_chars(t) for t in pool.tools], dtype=np.int64)
+    texts = [q.text for q in queries]
+
+    analyzer = None
+    if include_jit:
+        # The offline analyzer, whatever the config says: results must not depend on an API key.
+        analyzer = OfflineAnalyzer(config.shards)
+    store = build_catalog(pool, cache / f"{spec.name}.db", config, embedder, analyzer=analyzer)
+    compiler = None
+    try:
+        base = [base_text(t) for t in pool.tools]
+        rankers: list[Ranker] = [ClimptRanker(base), BM25Ranker(base),
+                                 DenseRanker(base_vectors(store, embedder, base), embedder)]
+        tiebreak = TieBreak(len(pool.tools))
+        methods: list[MethodResult] = []
+        for ranker in rankers:
+            result = MethodResult(ranker.name, "baseline")
+            t0 = time.perf_counter()
+            for q, scores in zip(queries, ranker.scores(texts), strict=True):
+                order = tiebreak.order(scores)
+                result.add(order.tolist(), q.groups, def_chars[order], budget)
+            result.seconds = time.perf_counter() - t0
+            methods.append(result)
+            log.info("%s: %s done", spec.name, ranker.name)
+        compiles: list[dict[str, Any]] = []
+        if include_jit:
+            compiler = Compiler(store, config, embedder)
+            methods.append(_run_rank(compiler, queries, pool, def_chars, budget))
+            for shard in shards:
+                compiles.append(_run_compile(compiler, shard, queries, pool))
+                log.info("%s: compile() for shard %s done", spec.name, shard)
+    finally:
+        if compiler is not None:
+            compiler.close()
+        store.close()
+
+    report = EvalReport(
+        dataset=spec.name,
+        description=spec.description,
+        pool={"tools": len(pool.tools), "servers": pool.servers, "files": [_display(f, data_dir) for f in pool.files],
+              "duplicates_dropped": pool.duplicates_dropped},
+        queries={"file": _display(str(_resolve(data_dir, spec.queries)), data_dir), "scored": len(queries),
+                 "skipped_empty_gold": skipped, "gold": gold_kind,
+                 "sample": sample if sample is not None else spec.sample},
+        all_tools={"chars": list_chars(def_chars), "tokens": list_chars(def_chars) / CHARS_PER_TOKEN},
+        methods=[m.summary() for m in methods],
+        compile=compiles,
+        selection=config.tool_selection.model_dump(),
+        notes=[] if include_jit else ["baselines only: jit's ranking and compile() were not run"],
+        per_query=_per_query(queries, methods, compiles),
+        machine=machine_info(),
+        seconds=time.perf_counter() - started,
+    )
+    if out_dir is not None:
+        report.write(Path(out_dir))
+    return report
+
+
+def _display(path: str, data_dir: Path) -> str:
+    try:
+        return str(Path(path).relative_to(data_dir))
+    except ValueError:
+        return str(path)
+
+
+def _run_rank(compiler: Any, queries: Sequence[EvalQuery], pool: Pool, def_chars: np.ndarray,
+              budget: int) -> MethodResult:
+    """jit's retrieval ranking (``Compiler.rank``) to the deepest curve depth."""
+    depth = min(max(CURVE_KS), len(pool.tools))
+    result = MethodResult("jit rank", "jit", depth=depth)
+    t0 = time.perf_counter()
+    for i, q in enumerate(queries, 1):
+        if i % PROGRESS_EVERY == 0:
+            log.info("jit rank: %d/%d queries", i, len(queries))
+        ranked = compiler.rank(q.text, k=depth)
+        # A tool outside the pool (a harness tool of a user config) cannot be gold: -1
+        # keeps its place in the ranking without matching any group.
+        order = [pool.index.get(key, -1) for key in _tools_of(ranked)]
+        chars = np.array([def_chars[i] if i >= 0 else definition_chars(_tooldef(st))
+                          for i, st in zip(order, ranked, strict=True)], dtype=np.int64)
+        result.add(order, q.groups, chars, budget)
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
+def _run_compile(compiler: Any, shard: str, queries: Sequence[EvalQuery], pool: Pool) -> dict[str, Any]:
+    """compile() once per query: the best tier each gold group reaches, and the cost."""
+    sent = (Tier.FULL, Tier.CONDENSED, Tier.MINIMAL)
+    tiers_per_query: list[list[str | None]] = []
+    tokens_used, render_tokens, ms = [], [], []
+    counts: dict[str, list[int]] = {t.value: [] for t in sent}
+    budget = None
+    for i, q in enumerate(queries, 1):
+        if i % PROGRESS_EVERY == 0:
+            log.info("compile() for shard %s: %d/%d queries", shard, i, len(queries))
+        t0 = time.perf_counter()
+        ts = compiler.compile(TaskContext(shard=shard, task=q.text))
+        ms.append(1000.0 * (time.perf_counter() - t0))
+        budget = ts.budget
+        best: dict[int, int] = {}  # pool index -> best tier rank (0 = Full)
+        for scored in ts.tools:
+            idx = pool.index.get((scored.server, scored.tool_name))
+            if scored.tier in sent and idx is not None:
+                best[idx] = min(scored.tier.rank, best.get(idx, scored.tier.rank))
+        levels = [min((best[m] for m in g if m in best), default=None) for g in q.groups]
+        tiers_per_query.append([None if lv is None else sent[lv].value for lv in levels])
+        tokens_used.append(ts.tokens_used)
+        render_tokens.append(_render_chars(ts.render("anthropic")) / CHARS_PER_TOKEN)
+        for t in sent:
+            counts[t.value].append(len(ts.tier(t)))
+
+    def recalled(*names: str) -> float:
+        return statistics.fmean(sum(t in names for t in tiers) / len(tiers) for tiers in tiers_per_query)
+
+    return {
+        "shard": shard,
+        "budget": budget,
+        "recall_full": recalled("full"),
+        "recall_full_condensed": recalled("full", "condensed"),
+        "recall_any": recalled("full", "condensed", "minimal"),
+        "tokens_used": statistics.fmean(tokens_used),
+        "render_tokens": statistics.fmean(render_tokens),
+        "tools": {name: statistics.fmean(v) for name, v in counts.items()},
+        "p50_ms": statistics.median(ms),
+        "p95_ms": float(np.percentile(ms, 95)),
+        "tiers_per_query": tiers_per_query,
+    }
+
+
+def _per_query(queries: Sequence[EvalQuery], methods: Sequence[MethodResult],
+               compiles: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Enough per query to recompute every metric: first-hit rank per group per method."""
+    out = []
+    for i, q in enumerate(queries):
+        row: dict[str, Any] = {"id": q.id, "groups": len(q.groups),
+                               "first_ranks": {m.name: m.ranks[i] for m in methods}}
+        if compiles:
+            row["compile_tiers"] = {c["shard"]: c["tiers_per_query"][i] for c in compiles}
+        out.append(row)
+    for c in compiles:
+        del c["tiers_per_query"]
+    return out
+
+
+# --------------------------------------------------------------------------- machine
+
+
+GENERATED_BEGIN = "<!-- BEGIN GENERATED by `python -m jit.evaluation.evaluate`; edit the text outside these markers -->"
+GENERATED_END = "<!-- END GENERATED -->"
+
+
+def write_quality_doc(path: Path, results_dir: Path) -> Path:
+    """Collect every ``<dataset>.json`` report in ``results_dir`` into ``path``.
+
+    Only the part between the GENERATED markers is rewritten, so a hand-written
+    introduction above (and notes below) survive regeneration.
+    """
+    reports = []
+    for f in sorted(results_dir.glob("*.json")):
+        data = json.loads(f.read_text(encoding="utf-8"))
+        if isinstance(data, dict) and {"dataset", "methods", "pool"} <= data.keys():
+            reports.append(EvalReport.from_json(data))
+    if not reports:
+        raise EvaluationError(f"no evaluation results (<dataset>.json) in {results_dir}", path=str(results_dir))
+    known = list(DATASETS)
+    reports.sort(key=lambda r: (known.index(r.dataset) if r.dataset in known else len(known), r.dataset))
+    m = reports[0].machine
+    body = [GENERATED_BEGIN, "",
+            f"Machine: {m.get('cpu')}, {m.get('cores')} cores, {m.get('ram_gib')} GiB RAM, Python {m.get('python')}, "
+            f"{m.get('os')}; " + ", ".join(f"{k} {v}" for k, v in m.get("packages", {}).items()) + ".", ""]
+    for r in reports:
+        png = results_dir / f"{r.dataset}.png"
+        chart = os.path.relpath(png, path.parent) if png.exists() else None
+        body += [r.markdown(chart=chart), ""]
+    body.append(GENERATED_END)
+    generated = "\n".join(body)
+    old = path.read_text(encoding="utf-8") if path.exists() else ""
+    if GENERATED_BEGIN in old and GENERATED_END in old:
+        head, rest = old.split(GENERATED_BEGIN, 1)
+        text = head + generated + rest.split(GENERATED_END, 1)[1]
+    else:
+        text = (old or "# Selection quality\n\n") + ("\n" if old and not old.endswith("\n") else "") + generated + "\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m jit.evaluation.evaluate DATASET... [options]``; ``all`` runs every dataset."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m jit.evaluation.evaluate", description=__doc__.split("\n\n")[0])
+    parser.add_argument("datasets", nargs="+", metavar="DATASET",
+                        help=f"one of {', '.join(DATASETS)}, or 'all'; with --queries, the name of your own set")
+    parser.add_argument("--tools", type=Path, action="append", help="a tools.jsonl of your own pool; repeatable")
+    parser.add_argument("--queries", type=Path, help="the queries.jsonl scored against --tools")
+    parser.add_argument("--data-dir", type=Path, help="benchmark data (default: $JIT_DATA_DIR, else ../shared/data)")
+    parser.add_argument("--out", type=Path, default=Path("docs/eval"), help="where <dataset>.md/.json/.png go")
+    parser.add_argument("--config", type=Path, help="config.json for weights, thresholds, budget, shards "
+                        "(default: built-in defaults, no harness tools)")
+    parser.add_argument("--sample", type=int, help="score only this many queries (fixed random sample)")
+    parser.add_argument("--shard", action="append", dest="shards", help="shard for compile(); repeatable "
+                        f"(default: {', '.join(DEFAULT_SHARDS)})")
+    parser.add_argument("--cache-dir", type=Path, help="where catalogs are cached (default: .jit/eval)")
+    parser.add_argument("--baselines-only", action="store_true", help="skip jit's ranking and compile()")
+    parser.add_argument("--quality", type=Path, help="also collect every result in --out into this Markdown file")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    args = parser.parse_args(argv)
+    if not args.quiet:
+        # Progress from jit only: the model loader and bm25s log their own chatter at INFO.
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        logging.getLogger("jit").addHandler(handler)
+        logging.getLogger("jit").setLevel(logging.INFO)
+    names: list[str | DatasetSpec] = list(DATASETS) if args.datasets == ["all"] else list(args.datasets)
+    try:
+        if args.sample is not None and args.sample < 1:
+            raise EvaluationError("--sample must be a positive number of queries")
+        if bool(args.tools) != bool(args.queries) or (args.queries and len(names) != 1):
+            raise EvaluationError("your own set needs --tools (one or more), --queries and exactly one DATASET name")
+        if args.queries:
+            pools = tuple(str(t.resolve()) for t in args.tools)
+            names = [DatasetSpec(str(names[0]), pools, str(args.queries.resolve()))]
+        config = load_config(args.config) if args.config else None
+        # One model load for all datasets.
+        embedder = SentenceTransformerEmbedder.from_config((config or Config.default()).embedding)
+        for name in names:
+            report = run_evaluation(name, data_dir=args.data_dir, out_dir=args.out, config=config,
+                                    sample=args.sample, shards=args.shards or DEFAULT_SHARDS, embedder=embedder,
+                                    cache_dir=args.cache_dir, include_jit=not args.baselines_only)
+            print(report.markdown())
+        if args.quality:
+            print(f"wrote {write_quality_doc(args.quality, args.out)}")
+    except JitError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    from ..process import tuned
+
+    with tuned():  # the process's owner (`jit eval` is tuned by jit.cli.main)
+        raise SystemExit(main())

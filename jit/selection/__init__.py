@@ -1,0 +1,1 @@
+"""Selection: the compiler, its catalog view, the Datalog adapter, retrieval, tiers, rendering and token counting."""

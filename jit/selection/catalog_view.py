@@ -1,0 +1,433 @@
+"""The catalog as the compiler sees it: one snapshot per catalog version, kept up to date incrementally.
+
+A :class:`CatalogView` turns the store into :class:`CatalogSnapshot` s: the
+tools, their effective analyses, the retrieval index (dense matrix + BM25), the
+catalog facts asserted into the Datalog engine and the per-tool facts the rules
+derive from them. :class:`~jit.selection.compiler.Compiler` asks for the current snapshot
+on every compile and scores against it; this module is the only place that
+knows when a snapshot is stale and what to redo.
+
+- **Catalog changes** move ``Store.catalog_version()``: every tool's state is
+  read, only tools whose state changed are reloaded, their facts diffed into
+  the engine (retract / assert) and their per-tool derived facts (``blocked``,
+  ``offline``, ``tier_cap``, ``usage_points``, and per shard ``shard_points``
+  and ``skeleton``) asked again with the tool bound; the rest is kept. The
+  retrieval index is rebuilt only when a definition or a vector changed. Per-tool
+  derived facts are assumed to depend on the tool's own facts and on
+  ``server_status`` of its server (true of any rule that joins through
+  ``tool(T, Server, Name)``).
+- **Tool calls** move ``Store.usage_version()`` only: the called tools' usage
+  facts are diffed and only the predicates that read ``usage``
+  (``RuleSet.dependents``) asked again; the catalog is not scanned.
+
+A published snapshot is immutable: a frozen dataclass whose containers are
+built before it is published and never written afterwards. What a compile
+computes lazily from it lives in its :class:`SnapshotMemo`: explicit memo
+tables, pure functions of the snapshot, that only gain entries. They are lazy
+because filling them up front would cost every build work most catalogs never
+need (token costs per tool, tier and format; shard tables of shards no task
+asks for). The engine holds exactly one snapshot's facts, the newest, so a
+shard table is memoised only for the published snapshot.
+
+The engine's facts and the snapshot change together under the view's lock;
+every pyDatalog call runs on the :class:`~jit.selection.logic.LogicEngine`'s own thread,
+so :meth:`CatalogView.snapshot` may be called from any number of threads.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from .. import process
+from ..analysis.analyze import EffectiveTool, effective_tool
+from ..catalog.approval import CHANGED_FLAG, PIN_REASON
+from ..catalog.store import Store
+from ..config import Config
+from ..models import HARNESS_SERVER, ServerRecord, ServerStatus, StoredTool, ToolAnalysis
+from .logic import Fact, LogicEngine, RuleSet
+from .render import namespaced, with_hash
+from .retrieve import RetrievalIndex
+from .toolset import Tier
+
+__all__ = ["CatalogSnapshot", "CatalogView", "ShardTables", "SnapshotMemo", "merge_points"]
+
+LABEL_KINDS = ("capability", "category", "domain")
+_TIER_BY_NAME = {t.value: t for t in Tier}
+#: Derived per tool (asked with the tool bound when it changes), and per shard and tool.
+_TOOL_PREDICATES = ("blocked", "offline", "tier_cap", "usage_points")
+_SHARD_PREDICATES = ("shard_points", "skeleton")
+
+#: One shard's derived tables: tool -> shard points, and tool -> the skeleton slots it may fill.
+ShardTables = tuple[dict[int, int], dict[int, tuple[str, ...]]]
+
+
+@dataclass
+class SnapshotMemo:
+    """What compiles compute from one snapshot, kept for the next compile.
+
+    Each table only gains entries, and each entry is a pure function of the
+    snapshot, so two threads racing to fill one store equal values (plain dict
+    writes: atomic). The two tables that are expensive to fill, ``shards`` and
+    ``labels``, are filled once under the view's lock. A snapshot built after tool
+    calls only shares with its predecessor the tables that do not depend on usage.
+    """
+
+    #: Shard -> its derived tables (:meth:`CatalogView.shard_tables`).
+    shards: dict[str, ShardTables] = field(default_factory=dict)
+    #: Tool id -> its one-line summary (depends on the definition and analysis).
+    summaries: dict[int, str] = field(default_factory=dict)
+    #: (id, tier, format, offline) -> estimated tokens (depends on the definition and the tool's name).
+    costs: dict[tuple, int] = field(default_factory=dict)
+    #: Tool id -> the facts an explanation shows (depends on the tool's state, usage included).
+    explain_facts: dict[int, dict[str, Any]] = field(default_factory=dict)
+    #: Kind ("capability", "category", "domain") -> label -> ids of the tools with it
+    #: (:meth:`CatalogView.labels`; analyses do not depend on usage).
+    labels: dict[str, dict[str, frozenset[int]]] | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class CatalogSnapshot:
+    """One catalog version as the compiler sees it. Immutable once published, except ``memo``."""
+
+    version: int  # Store.catalog_version()
+    usage_version: int  # Store.usage_version()
+    states: dict[int, tuple]
+    by_id: dict[int, StoredTool]
+    rows: list[int]  # tool ids in row order
+    row_of: dict[int, int]
+    index: RetrievalIndex
+    index_key: int
+    analyses: dict[int, ToolAnalysis]
+    names: dict[int, str]
+    facts: dict[int, frozenset]
+    global_facts: frozenset
+    blocked: dict[int, str]
+    offline: frozenset[int]
+    tier_cap: dict[int, Tier]
+    usage_points: dict[int, int]
+    memo: SnapshotMemo
+
+
+@dataclass
+class _Derived:
+    """Per-tool derived facts of a snapshot being built."""
+
+    blocked: dict[int, str]
+    offline: frozenset[int]
+    tier_cap: dict[int, Tier]
+    usage_points: dict[int, int]
+    shards: dict[str, ShardTables]
+
+
+class CatalogView:
+    """Keeps one store's catalog, seen through one config and rule set, as snapshots.
+
+    Owns the Datalog engine: the config's shard facts, the catalog's facts and the
+    per-tool derived facts are asserted here; the compiler only adds a task's facts
+    for the length of one query (``engine.with_facts``).
+    """
+
+    def __init__(self, store: Store, config: Config, rules: RuleSet, *, model_name: str) -> None:
+        self.store = store
+        self.config = config
+        self.rules = rules
+        #: Vectors of another embedding model are not used (the query would not match them).
+        self.model_name = model_name
+        self.engine = LogicEngine(rules)
+        #: What a tool call can change: the derived predicates that read usage.
+        self.usage_dependents = rules.dependents("usage")
+        self._published: CatalogSnapshot | None = None
+        self._lock = threading.RLock()
+        self.engine.change([("shard", s) for s in config.shards]
+                           + [("shard_category", s, c) for s, sc in config.shards.items() for c in sc.categories])
+
+    def close(self) -> None:
+        """Stop the engine's thread and let go of the snapshot (see :func:`jit.process.snapshot_released`)."""
+        self.engine.close()
+        self._published = None
+        process.snapshot_released()
+
+    # ------------------------------------------------------------------ snapshots
+
+    def snapshot(self) -> CatalogSnapshot:
+        """The snapshot of the store's current versions, built or refreshed if they moved."""
+        # Versions are read before the catalog: a change racing a build moves them past the snapshot.
+        versions = self.store.versions()
+        snap = self._published
+        if snap is not None and (snap.version, snap.usage_version) == versions:
+            return snap
+        with self._lock:
+            versions = self.store.versions()
+            snap = self._published
+            if snap is None or snap.version != versions[0]:
+                with process.building_snapshot():
+                    self._published = self._build(snap, *versions)
+            elif snap.usage_version != versions[1]:
+                self._published = self._with_usage(snap, versions[1])
+            return self._published
+
+    def _build(self, prev: CatalogSnapshot | None, version: int, usage_version: int) -> CatalogSnapshot:
+        """The snapshot of a catalog version: every tool's state read, the changed ones reloaded."""
+        states = self.store.tool_states()
+        if prev is None:
+            changed = set(states)
+            by_id = {st.id: st for st in self.store.tools()}
+        else:
+            changed = {i for i, s in states.items() if prev.states.get(i) != s}
+            by_id = {i: st for i, st in prev.by_id.items() if i in states and i not in changed}
+            by_id.update(self.store.tools_by_id(changed))
+        changed &= set(by_id)
+        removed = set(prev.states) - set(states) if prev else set()
+        rows = sorted(by_id)
+        index_key = hash(tuple((i, states[i][1], states[i][2]) for i in rows))
+        if prev is not None and prev.index_key == index_key:
+            index = prev.index
+        else:
+            ids, matrix = self.store.vector_matrix()
+            model = self.store.embedding_model()
+            usable = model is not None and model[0] == self.model_name
+            vectors = dict(zip(ids.tolist(), matrix, strict=True)) if usable else {}
+            index = RetrievalIndex([by_id[i] for i in rows], vectors, matrix.shape[1] if usable else 0)
+        global_facts = frozenset(("server_status", s.name, self._status_of(s)) for s in self.store.servers())
+        names = prev.names if prev is not None and set(prev.names) == set(rows) else _names(by_id, rows)
+        analyses, facts, derived = self._apply(prev, by_id, changed, removed, global_facts)
+        memo = SnapshotMemo(shards=derived.shards)
+        if prev is not None:  # the memos of tools that did not change carry over
+            stale = changed | removed
+            memo.summaries = {i: v for i, v in prev.memo.summaries.items() if i not in stale}
+            memo.explain_facts = {i: v for i, v in prev.memo.explain_facts.items() if i not in stale}
+            if names is prev.names:  # a tool's rendered size depends on its name
+                memo.costs = {k: v for k, v in prev.memo.costs.items() if k[0] not in stale}
+        return CatalogSnapshot(
+            version=version, usage_version=usage_version, states=states, by_id=by_id, rows=rows,
+            row_of={i: r for r, i in enumerate(rows)}, index=index, index_key=index_key, analyses=analyses,
+            names=names, facts=facts, global_facts=global_facts, blocked=derived.blocked, offline=derived.offline,
+            tier_cap=derived.tier_cap, usage_points=derived.usage_points, memo=memo,
+        )
+
+    def _status_of(self, server: ServerRecord) -> str:
+        """The status the rules see. Statuses are shared by the configs of a catalog, but
+        ``enabled`` is each config's own: disabled here is disabled, and a server this
+        config enables is not blocked because another config disabled it."""
+        cfg = self.config.servers.get(server.name)
+        if cfg is not None and not cfg.enabled:
+            return ServerStatus.DISABLED.value
+        if cfg is not None and server.status is ServerStatus.DISABLED:
+            return (ServerStatus.IDLE if server.last_seen is not None else ServerStatus.UNKNOWN).value
+        return server.status.value
+
+    def _with_usage(self, prev: CatalogSnapshot, usage_version: int) -> CatalogSnapshot:
+        """The snapshot after tool calls only: the called tools' usage changes, nothing else is read.
+
+        A proxied call must not cost the next compile a scan of the catalog."""
+        states = dict(prev.states)
+        by_id = dict(prev.by_id)
+        changed: set[int] = set()
+        for i, (calls, errors) in self.store.usage_since(prev.usage_version).items():
+            state = states.get(i)
+            if state is None or state[-2:] == (calls, errors):
+                continue
+            states[i] = (*state[:-2], calls, errors)
+            by_id[i] = replace(by_id[i], calls=calls, errors=errors)
+            changed.add(i)
+        analyses, facts, derived = self._apply(prev, by_id, changed, set(), prev.global_facts,
+                                               only=self.usage_dependents)
+        # Summaries, token costs and the label index do not depend on usage: shared with prev.
+        memo = SnapshotMemo(shards=derived.shards, summaries=prev.memo.summaries, costs=prev.memo.costs,
+                            explain_facts={i: v for i, v in prev.memo.explain_facts.items() if i not in changed},
+                            labels=prev.memo.labels)
+        return replace(prev, usage_version=usage_version, states=states, by_id=by_id, analyses=analyses,
+                       facts=facts, blocked=derived.blocked, offline=derived.offline, tier_cap=derived.tier_cap,
+                       usage_points=derived.usage_points, memo=memo)
+
+    def _apply(self, prev: CatalogSnapshot | None, by_id: dict[int, StoredTool], changed: set[int],
+               removed: set[int], global_facts: frozenset, *, only: frozenset[str] | None = None
+               ) -> tuple[dict[int, ToolAnalysis], dict[int, frozenset], _Derived]:
+        """Analyses, Datalog facts (diffed into the engine) and derived facts of a snapshot
+        from ``prev`` and the tools that changed."""
+        analyses = dict(prev.analyses) if prev else {}
+        facts = dict(prev.facts) if prev else {}
+        add: list[Fact] = []
+        drop: list[Fact] = []
+        for i in removed:
+            analyses.pop(i, None)
+            drop.extend(facts.pop(i, ()))
+        for i in changed:
+            effective = effective_tool(by_id[i], self.config.available_tools, shards=self.config.shards)
+            analyses[i] = effective.analysis
+            new = self._tool_facts(by_id[i], effective)
+            old = facts.get(i, frozenset())
+            drop.extend(old - new)
+            add.extend(new - old)
+            facts[i] = new
+        old_global = prev.global_facts if prev else frozenset()
+        self.engine.change(add=add + list(global_facts - old_global), remove=drop + list(old_global - global_facts))
+        derived = self._derive(prev, by_id, changed, removed, only=only)
+        if self.config.security.pin_definitions:
+            # Not a rule: what pinning withholds must not depend on an editable policy file.
+            for i in changed:
+                if not by_id[i].approved:
+                    derived.blocked.setdefault(i, PIN_REASON)
+        return analyses, facts, derived
+
+    @staticmethod
+    def _tool_facts(st: StoredTool, effective: EffectiveTool) -> frozenset:
+        """One tool's catalog facts: its state and what :func:`~jit.analysis.analyze.effective_tool` made of
+        ``available_tools.json`` for it (this module does not interpret that file itself)."""
+        i, t, a = st.id, st.tool, effective.analysis
+        out: set[Fact] = {("tool", i, t.server, t.name)}
+        if t.server == HARNESS_SERVER:
+            out.add(("harness", i))
+        if st.analysis is not None:
+            out.add(("analyzed", i))
+        out.update(("category", i, c) for c in a.categories)
+        out.update(("capability", i, c) for c in a.capabilities)
+        out.update(("domain", i, d) for d in a.domains)
+        out.update(("affinity", i, s, int(p)) for s, p in a.shard_affinity.items())
+        out.update(("flag", i, f) for f in a.flags)
+        if not st.approved:  # a changed definition is capped like hostile text until approved
+            out.add(("flag", i, CHANGED_FLAG))
+        if st.calls:
+            out.add(("usage", i, st.calls, st.errors))
+        if effective.excluded:
+            out.add(("override_excluded", i))
+        out.update(("declared_skeleton", i, s) for s in effective.skeleton)
+        return frozenset(out)
+
+    def _derive(self, prev: CatalogSnapshot | None, by_id: dict[int, StoredTool], changed: set[int],
+                removed: set[int], *, only: frozenset[str] | None = None) -> _Derived:
+        """Per-tool derived facts: all of them the first time, then only for changed tools, and
+        of those only the predicates in ``only`` (default: all; after tool calls, the ones the
+        rules make depend on ``usage``). Shard tables are kept for the shards ``prev`` knew."""
+        prev_shards = prev.memo.shards if prev else {}
+        shards = list(prev_shards)
+        tool_preds = [p for p in _TOOL_PREDICATES if only is None or p in only]
+        shard_preds = [p for p in _SHARD_PREDICATES if only is None or p in only]
+        todo: list[int | None] = [None] if prev is None else sorted(changed)
+        queries: list[tuple[str, Sequence[Any]]] = []
+        for i in todo:
+            queries += [(p, (i,) if p == "offline" else (i, None)) for p in tool_preds]
+            queries += [(p, (s, i, None)) for s in shards for p in shard_preds]
+        answers = iter(self.engine.query_many(queries) if queries else [])
+        blocked = dict(prev.blocked) if prev else {}
+        offline = set(prev.offline) if prev else set()
+        caps = dict(prev.tier_cap) if prev else {}
+        usage = dict(prev.usage_points) if prev else {}
+        shard_points = {s: dict(prev_shards[s][0]) for s in shards}
+        skeleton = {s: dict(prev_shards[s][1]) for s in shards}
+        asked = set(tool_preds + shard_preds)  # what a changed tool loses; a removed one loses all
+        for i in removed | changed:
+            redo = asked if i in changed else set(_TOOL_PREDICATES + _SHARD_PREDICATES)
+            if "blocked" in redo:
+                blocked.pop(i, None)
+            if "offline" in redo:
+                offline.discard(i)
+            if "tier_cap" in redo:
+                caps.pop(i, None)
+            if "usage_points" in redo:
+                usage.pop(i, None)
+            for s in shards:
+                if "shard_points" in redo:
+                    shard_points[s].pop(i, None)
+                if "skeleton" in redo:
+                    skeleton[s].pop(i, None)
+        for _ in todo:
+            for p in tool_preds:
+                rows = next(answers)
+                if p == "blocked":
+                    for t, reason in rows:
+                        blocked.setdefault(t, str(reason))
+                elif p == "offline":
+                    offline.update(t for (t,) in rows)
+                elif p == "tier_cap":
+                    for t, tier in rows:
+                        cap = _TIER_BY_NAME.get(str(tier), Tier.EXCLUDED)
+                        caps[t] = max(cap, caps.get(t, Tier.FULL), key=lambda x: x.rank)
+                else:
+                    for t, points in rows:
+                        usage[t] = max(int(points), usage.get(t, -10**6))
+            for s in shards:
+                for p in shard_preds:
+                    rows = next(answers)
+                    if p == "shard_points":
+                        merge_points(shard_points[s], [(t, points) for _s, t, points in rows])
+                    else:
+                        _merge_slots(skeleton[s], [(t, slot) for _s, t, slot in rows])
+        if removed:
+            blocked = {t: r for t, r in blocked.items() if t in by_id}
+            offline = {t for t in offline if t in by_id}
+            caps = {t: c for t, c in caps.items() if t in by_id}
+            usage = {t: p for t, p in usage.items() if t in by_id}
+        return _Derived(blocked=blocked, offline=frozenset(offline), tier_cap=caps, usage_points=usage,
+                        shards={s: (shard_points[s], skeleton[s]) for s in shards})
+
+    # ------------------------------------------------------------------ memo tables
+
+    def shard_tables(self, snap: CatalogSnapshot, shard: str) -> ShardTables:
+        """A shard's points and skeleton slots per tool, asked once per shard and kept
+        up to date by later builds (only for the changed tools)."""
+        tables = snap.memo.shards.get(shard)
+        if tables is not None:
+            return tables
+        with self._lock:  # the engine holds the published snapshot's facts while the lock is held
+            tables = snap.memo.shards.get(shard)
+            if tables is None:
+                pts, slots = self.engine.query_many(
+                    [("shard_points", (shard, None, None)), ("skeleton", (shard, None, None))]
+                )
+                points: dict[int, int] = {}
+                merge_points(points, [(t, p) for _s, t, p in pts])
+                skel: dict[int, tuple[str, ...]] = {}
+                _merge_slots(skel, [(t, slot) for _s, t, slot in slots])
+                live = snap.by_id
+                tables = ({t: v for t, v in points.items() if t in live},
+                          {t: v for t, v in skel.items() if t in live})
+                # A compile still on an older snapshot gets the newest facts, filtered to its tools,
+                # but they are not that snapshot's to keep.
+                if snap is self._published:
+                    snap.memo.shards[shard] = tables
+            return tables
+
+    def labels(self, snap: CatalogSnapshot) -> dict[str, dict[str, frozenset[int]]]:
+        """Kind -> label -> ids of the tools whose effective analysis has it, built on first use."""
+        index = snap.memo.labels
+        if index is not None:
+            return index
+        with self._lock:
+            if snap.memo.labels is None:
+                found: dict[str, dict[str, set[int]]] = {kind: {} for kind in LABEL_KINDS}
+                for t, a in snap.analyses.items():
+                    for kind, values in zip(LABEL_KINDS, (a.capabilities, a.categories, a.domains), strict=True):
+                        for label in values:
+                            found[kind].setdefault(label, set()).add(t)
+                snap.memo.labels = {kind: {label: frozenset(ids) for label, ids in by_label.items()}
+                                    for kind, by_label in found.items()}
+            return snap.memo.labels
+
+
+def _names(by_id: dict[int, StoredTool], rows: list[int]) -> dict[int, str]:
+    """Each tool's name as the model sees it: ``server__tool``, with a hash where two collide."""
+    names: dict[int, str] = {}
+    taken: set[str] = set()
+    for i in sorted(rows, key=lambda i: (by_id[i].tool.server, by_id[i].tool.name)):
+        t = by_id[i].tool
+        name = namespaced(t.server, t.name)
+        if name in taken:
+            name = with_hash(name, t.server, t.name)
+        taken.add(name)
+        names[i] = name
+    return names
+
+
+def merge_points(table: dict[Any, int], rows: Sequence[tuple]) -> None:
+    """One number per key: the largest Points of the rows (schema.dl's rule)."""
+    for key, p in rows:
+        table[key] = max(int(p), table.get(key, -10**6))
+
+
+def _merge_slots(table: dict[int, tuple[str, ...]], rows: Sequence[tuple]) -> None:
+    for t, slot in rows:
+        table[t] = tuple(sorted(set(table.get(t, ())) | {str(slot)}))

@@ -1,0 +1,426 @@
+"""compile(TaskContext) -> ToolSet: the heart of jit.
+
+A compile runs in four steps:
+
+1. **Catalog snapshot** (once per catalog version, shared by every thread): the
+   tools, their effective analyses, the retrieval index and the rules' per-tool
+   facts, kept up to date incrementally by :class:`~jit.selection.catalog_view.CatalogView`
+   (which owns every question of what changed and what to redo).
+2. **Task tables** (per compile): the task facts (shard, intent, language and
+   the task's capabilities, categories and domains from ``analyze_task``) are
+   asserted, the ``*_points`` tables are asked, and the facts retracted: a
+   handful of facts, a few milliseconds, whatever the catalog size.
+3. **Scores**: retrieval gives each candidate a vector score (0–100) and a rank;
+   logic = shard + usage + task + relevance points, clamped to 0–100, each part
+   read from the rules' tables; final = logic_weight × logic + vector_weight × vector.
+4. **Tiers**: thresholds, the rules' tier caps, ``max_full_tools`` and the token
+   budget, measured on the rendering (see :func:`jit.selection.render.fit_budget`).
+
+Every pyDatalog call runs on the :class:`~jit.selection.logic.LogicEngine`'s own thread,
+so compile() and rank() may be called from any number of threads at once. A
+compiler changes no process-wide state (the garbage collector, BLAS threads)
+unless the process owner opted in with :func:`jit.process.tuned`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..analysis.offline_analyzer import analyze_task
+from ..analysis.vocab import normalize_domain
+from ..catalog.embed import Embedder, QueryVectorCache
+from ..catalog.store import Store
+from ..config import Config
+from ..errors import SelectionError
+from ..models import HARNESS_SERVER, StoredTool, ToolAnalysis
+from .catalog_view import LABEL_KINDS, CatalogSnapshot, CatalogView, merge_points
+from .logic import Fact, RuleSet
+from .render import fit_budget, order_key, summary_line, tier_cost
+from .retrieve import RetrievalIndex, split_task
+from .tokens import EstimateCounter, TokenCounter, default_counter
+from .toolset import ScoredTool, TaskContext, Tier, ToolSet
+
+__all__ = ["Compiler"]
+
+#: Vector score floor for the tools of a server the task names.
+SERVER_MENTION_FLOOR = 70
+_POINT_RULES = {"shard": "shard_points", "usage": "usage_points", "capability": "capability_points",
+                "category": "category_points", "domain": "domain_points", "relevance": "relevance_points"}
+_TASK_TABLES = ("capability_points", "category_points", "domain_points", "relevance_points")
+
+class Compiler:
+    """Compiles tool sets for shards from one catalog, config and rule set.
+
+    The catalog side (snapshots, invalidation, the Datalog engine's catalog facts)
+    is :attr:`catalog`, a :class:`~jit.selection.catalog_view.CatalogView`; this class is the
+    selection policy: task facts, scores, tiers, the budget and explanations."""
+
+    def __init__(self, store: Store, config: Config, embedder: Embedder, *,
+                 token_counter: TokenCounter | None = None, rules: RuleSet | None = None) -> None:
+        self.store = store
+        self.config = config
+        # Query text only: shards spawned for one task share its vectors.
+        self.embedder = QueryVectorCache(embedder)
+        self.counter = token_counter or default_counter(api_key_env=config.analyzer.api_key_env)
+        self._estimate = EstimateCounter()
+        self.rules = rules or RuleSet.load(config.rules_dir)
+        self.catalog = CatalogView(store, config, self.rules, model_name=self.embedder.model_name)
+        #: For explanations: the rule lines behind each kind of logic points.
+        self._fired = {kind: _where(self.rules, pred) for kind, pred in _POINT_RULES.items()}
+
+    def close(self) -> None:
+        """Stop the Datalog engine's thread and let go of the catalog snapshot."""
+        self.catalog.close()
+
+    def __enter__(self) -> Compiler:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ task facts
+
+    def _task_facts(self, ctx: TaskContext, text: str) -> list[Fact]:
+        facts: list[Fact] = [("task_shard", ctx.shard)]
+        if ctx.intent:
+            facts.append(("task_intent", ctx.intent.strip().lower()))
+        if ctx.language:
+            lang = ctx.language.strip().lower()
+            facts.append(("task_language", normalize_domain(lang) or "/" + lang.lstrip("/")))
+        for f in ctx.files:
+            dom = _EXTENSION_DOMAINS.get(os.path.splitext(f)[1].lower())
+            if dom:
+                facts.append(("task_domain", dom))
+        if text.strip():
+            profile = analyze_task(text, self.config.shards)
+            facts += [("task_capability", c) for c in profile.capabilities]
+            facts += [("task_category", c) for c in profile.categories]
+            facts += [("task_domain", d) for d in profile.domains]
+        return list(dict.fromkeys(facts))
+
+    def _task_tables(self, facts: list[Fact]) -> dict[str, dict[Any, int]]:
+        queries = [(name, (None, None, None) if name == "relevance_points" else (None, None)) for name in _TASK_TABLES]
+        answers = self.catalog.engine.with_facts(facts, queries)
+        tables: dict[str, dict[Any, int]] = {}
+        for name, rows in zip(_TASK_TABLES, answers, strict=True):
+            table: dict[Any, int] = {}
+            merge_points(table, [((r[0], r[1]), r[2]) for r in rows] if name == "relevance_points" else rows)
+            tables[name] = table
+        return tables
+
+    # ------------------------------------------------------------------ scoring
+
+    def _check(self, ctx: TaskContext) -> None:
+        if not isinstance(ctx, TaskContext):
+            raise SelectionError(f"compile() takes a TaskContext, not {type(ctx).__name__}")
+        if ctx.shard not in self.config.shards:
+            raise SelectionError(f"unknown shard {ctx.shard!r}; config defines {sorted(self.config.shards)}",
+                                 shard=ctx.shard)
+        if not isinstance(ctx.task, str):
+            raise SelectionError("task must be a string")
+        if ctx.budget is not None and (not isinstance(ctx.budget, int) or ctx.budget < 1):
+            raise SelectionError(f"budget must be a positive number of tokens, got {ctx.budget!r}")
+        for key in ("files", "include_servers", "exclude_servers"):
+            value = getattr(ctx, key)
+            if isinstance(value, str) or not all(isinstance(v, str) for v in value):
+                raise SelectionError(f"{key} must be a sequence of strings, got {value!r}")
+
+    def _allowed(self, view: CatalogSnapshot, include: Sequence[str], exclude: Sequence[str]) -> np.ndarray:
+        """Rows that may be candidates: not blocked by the rules, servers filtered."""
+        ok = np.ones(len(view.rows), dtype=bool)
+        for t in view.blocked:
+            ok[view.row_of[t]] = False
+        if include or exclude:
+            names = view.index.server_names
+            keep = np.array([(not include or s in include) and s not in exclude for s in names], dtype=bool)
+            ok &= keep[view.index.server_of]
+        return ok
+
+    def _retrieve(self, view: CatalogSnapshot, text: str, pool: int, extra: Sequence[int], allowed: np.ndarray,
+                  warnings: list[str]) -> tuple[list[int], dict[int, float], set[int]]:
+        """Candidate ids in vector order, their vector scores, and the ids the text names."""
+        sel = self.config.tool_selection
+        queries = [text, *split_task(text)] if text.strip() else []
+        mentions = view.index.mentions(text)
+        if not queries or not view.rows:
+            ids = sorted({view.rows[r] for r in extra if allowed[r]}, key=lambda i: view.names[i])
+            return ids, dict.fromkeys(ids, 0.0), set()
+        if view.index.has_vector.any():
+            # The model is most of a new task's compile time: clauses get their own vectors
+            # only when the config asks (docs/selection.md, "Clauses").
+            vecs = self.embedder.embed(queries if sel.dense_clauses else queries[:1])
+        else:
+            vecs = np.zeros((0, 0), dtype=np.float32)  # compile() warns (_embedding_warning)
+        named = set(mentions.tools)
+        scores = view.index.score(
+            vecs, queries, lexical_weight=sel.lexical_weight, pool=pool,
+            extra_rows=sorted(set(extra) | named | set(mentions.servers)),
+        )
+        vector: dict[int, float] = {}
+        for r, v in zip(scores.rows.tolist(), scores.vector.tolist(), strict=True):
+            if not allowed[r]:
+                continue
+            if r in named:
+                v = 100.0
+            elif r in mentions.servers:
+                v = max(v, SERVER_MENTION_FLOOR)
+            vector[view.rows[r]] = v
+        named_ids = {view.rows[r] for r in named if allowed[r]}
+        ids = sorted(vector, key=lambda i: (i not in named_ids, -vector[i], view.names[i]))
+        return ids, vector, named_ids
+
+    def _dedupe_skeleton(self, view: CatalogSnapshot, slots: dict[int, tuple[str, ...]], allowed: np.ndarray
+                         ) -> tuple[dict[int, list[str]], dict[int, int]]:
+        """Best tool per skeleton slot: online, harness-declared, proven, then by name.
+        Returns ``(winner -> slots, loser -> winner)``."""
+        by_slot: dict[str, list[int]] = {}
+        for t, names in slots.items():
+            if allowed[view.row_of[t]]:
+                for s in names:
+                    by_slot.setdefault(s, []).append(t)
+        winners: dict[int, list[str]] = {}
+        losers: dict[int, int] = {}
+        for slot in sorted(by_slot):
+            ranked = sorted(by_slot[slot], key=lambda t: self._skeleton_key(view, t))
+            winners.setdefault(ranked[0], []).append(slot)
+            for t in ranked[1:]:
+                losers.setdefault(t, ranked[0])
+        for t in winners:
+            losers.pop(t, None)
+        return winners, losers
+
+    @staticmethod
+    def _skeleton_key(view: CatalogSnapshot, t: int) -> tuple:
+        st = view.by_id[t]
+        return (t in view.offline, st.tool.server != HARNESS_SERVER, -view.usage_points.get(t, 0),
+                -(st.calls - st.errors), st.errors, st.tool.server, st.tool.name)
+
+    def _summary(self, view: CatalogSnapshot, t: int) -> str:
+        s = view.memo.summaries.get(t)
+        if s is None:
+            a = view.analyses.get(t)
+            st = view.by_id[t]
+            s = summary_line(st.tool.description, a.condensed if a else "", a.flags if a else ())
+            view.memo.summaries[t] = s
+        return s
+
+    def _score(self, ctx: TaskContext, warnings: list[str], *, pool: int | None = None
+               ) -> tuple[CatalogSnapshot, list[ScoredTool], dict[str, list[str]]]:
+        """Every candidate of a task with its points, scores and wanted tier (no budget yet)."""
+        sel = self.config.tool_selection
+        view = self.catalog.snapshot()
+        shard_points, slots = self.catalog.shard_tables(view, ctx.shard)
+        text = " ".join([ctx.task, *(os.path.basename(f) for f in ctx.files)]).strip()
+        facts = self._task_facts(ctx, text)
+        tables = self._task_tables(facts)
+        allowed = self._allowed(view, ctx.include_servers, ctx.exclude_servers)
+        for s in (*ctx.include_servers, *ctx.exclude_servers):
+            if s not in view.index.server_names:
+                warnings.append(f"server {s!r} has no tools in the catalog")
+        winners, losers = self._dedupe_skeleton(view, slots, allowed)
+        extra = [view.row_of[t] for t in winners]
+        ids, vector, named = self._retrieve(view, text, pool or sel.candidate_pool, extra, allowed, warnings)
+        # Label points per candidate from the task's (small) tables: a set intersection per
+        # label instead of a lookup per label of every candidate.
+        candidates = set(ids)
+        labels = self.catalog.labels(view)
+        capability, category, domain = (_label_points(tables[f"{kind}_points"], labels[kind], candidates)
+                                        for kind in LABEL_KINDS)
+        relevance = [(max_rank, min_vec, p) for (max_rank, min_vec), p in sorted(tables["relevance_points"].items())]
+        usage_points, tier_cap, offline, names = view.usage_points, view.tier_cap, view.offline, view.names
+        lw, vw = sel.logic_weight, sel.vector_weight
+        thresholds = (sel.full_threshold, sel.condensed_threshold, sel.minimal_threshold)
+        fired = self._fired
+        out: list[ScoredTool] = []
+        for rank, t in enumerate(ids, 1):
+            v = vector[t]
+            rel = None
+            for max_rank, min_vec, p in relevance:
+                if rank <= max_rank and v >= min_vec and (rel is None or p > rel):
+                    rel = p
+            points = {"shard": shard_points.get(t, 0), "usage": usage_points.get(t, 0),
+                      "capability": capability.get(t, 0), "category": category.get(t, 0),
+                      "domain": domain.get(t, 0), "relevance": rel or 0}
+            logic = int(min(100, max(0, sum(points.values()))))
+            vec = int(round(v))
+            final = int(round(lw * logic + vw * vec))
+            wanted = _tier_for(final, *thresholds)
+            reasons = [f"{k} {p:+d} ({fired[k]})" for k, p in points.items() if p]
+            if t in named:
+                reasons.insert(0, "named in the task")
+            skeleton = t in winners
+            if skeleton:
+                wanted = Tier.FULL
+                reasons.insert(0, f"skeleton for {ctx.shard} (slot {', '.join(winners[t])})")
+            tier = wanted
+            cap = tier_cap.get(t)
+            if cap is not None and cap.rank > tier.rank:
+                reasons.append(f"capped at {cap.value} by rule tier_cap")
+                tier = cap
+            if t in losers:
+                reasons.append(f"not skeleton: {names[losers[t]]} fills the same slot")
+            out.append(ScoredTool(
+                tool=view.by_id[t], name=names[t], tier=tier, skeleton=skeleton, logic=logic, vector=vec,
+                final=final, offline=t in offline, tokens=0, reasons=reasons, points=points,
+                facts=self._explain_facts(view, t), wanted=wanted, rank=rank, summary=self._summary(view, t),
+            ))
+        task_facts: dict[str, list[str]] = {}
+        for f in facts:
+            task_facts.setdefault(f[0].removeprefix("task_"), []).append(str(f[1]))
+        return view, out, task_facts
+
+    def _explain_facts(self, view: CatalogSnapshot, t: int) -> dict[str, Any]:
+        cached = view.memo.explain_facts.get(t)
+        if cached is not None:
+            return cached
+        st = view.by_id[t]
+        a = view.analyses.get(t) or ToolAnalysis(analyzer="none")
+        facts: dict[str, Any] = {
+            "server_status": st.server_status.value,
+            "analyzed": st.analysis is not None,
+            "categories": list(a.categories),
+            "capabilities": list(a.capabilities),
+            "domains": list(a.domains),
+            "affinity": dict(a.shard_affinity),
+        }
+        if st.calls:
+            facts["usage"] = {"calls": st.calls, "errors": st.errors}
+        if not st.approved:
+            facts["definition"] = "changed since approved: awaiting `jit approve`"
+        if a.flags:
+            facts["flags"] = list(a.flags)
+        if t in view.blocked:
+            facts["blocked"] = view.blocked[t]
+        view.memo.explain_facts[t] = facts
+        return facts
+
+    def compile(self, ctx: TaskContext) -> ToolSet:
+        """The tool set for one shard spawn. Thread-safe."""
+        sel = self.config.tool_selection
+        self._check(ctx)
+        warnings: list[str] = []
+        budget = ctx.budget if ctx.budget is not None else sel.token_budget
+        view, tools, task_facts = self._score(ctx, warnings)
+        missing = _embedding_warning(view.index)
+        if missing:
+            warnings.append(missing)
+        skeleton_full = [s for s in tools if s.skeleton and s.tier is Tier.FULL]
+        room = max(0, sel.max_full_tools - len(skeleton_full))
+        if len(skeleton_full) > sel.max_full_tools:
+            warnings.append(f"{len(skeleton_full)} skeleton tools are Full, more than max_full_tools="
+                            f"{sel.max_full_tools}")
+        for s in sorted((s for s in tools if not s.skeleton and s.tier is Tier.FULL), key=lambda s: (-s.final, s.name)):
+            if room > 0:
+                room -= 1
+            else:
+                s.reasons.append(f"demoted full -> condensed: max_full_tools={sel.max_full_tools}")
+                s.tier = Tier.CONDENSED
+        fmt = sel.budget_format
+        costs = view.memo.costs
+
+        def cost(st: ScoredTool, tier: Tier) -> int:
+            key = (st.tool.id, tier, fmt, st.offline)
+            value = costs.get(key)
+            if value is None:
+                value = costs[key] = tier_cost(st, tier, fmt, self._estimate)
+            return value
+
+        used, budget_warnings = fit_budget(tools, budget, fmt, self.counter, estimate=self._estimate, cost=cost,
+                                           shard=ctx.shard)
+        warnings += budget_warnings
+        if getattr(self.counter, "last_error", None):
+            warnings.append(f"exact token count failed ({self.counter.last_error}); the estimate was used")
+        for s in tools:
+            if s.offline and s.tier is not Tier.EXCLUDED:
+                s.reasons.append(f"offline: server {s.server!r} is {s.tool.server_status.value}")
+        tools.sort(key=order_key)
+        return ToolSet(
+            shard=ctx.shard, task=ctx.task, budget=budget, tokens_used=used, warnings=warnings, tools=tools,
+            budget_format=fmt, token_counter=self.counter.name, catalog_version=view.version,
+            usage_version=view.usage_version,
+            rules=self.rules.fingerprint, task_facts=task_facts,
+        )
+
+    def rank(self, query: str, k: int = 50, *, shard: str | None = None) -> list[tuple[StoredTool, float]]:
+        """jit's retrieval ranking of the catalog for ``query``, scores 0..1, best first.
+
+        Without a shard it is the vector score (dense + lexical over the task and
+        its clauses); with a shard, the final score of compile() before tiers.
+        """
+        if k < 1:
+            raise SelectionError(f"k must be at least 1, got {k}")
+        sel = self.config.tool_selection
+        pool = max(k, sel.candidate_pool)
+        if shard is not None:
+            ctx = TaskContext(shard=shard, task=query)
+            self._check(ctx)
+            _view, tools, _facts = self._score(ctx, [], pool=pool)
+            ranked = sorted(tools, key=lambda s: (-s.final, -s.vector, s.name))
+            return [(s.tool, s.final / 100.0) for s in ranked[:k]]
+        view = self.catalog.snapshot()
+        allowed = self._allowed(view, (), ())
+        ids, vector, _named = self._retrieve(view, query, pool, [], allowed, [])
+        return [(view.by_id[t], vector[t] / 100.0) for t in ids[:k]]
+
+
+def _embedding_warning(index: RetrievalIndex) -> str | None:
+    """Say so when tools have no vector (an interrupted ``jit sync``, or another embedding model).
+
+    Such a tool is not lost: its dense similarity reads as the lowest of the
+    catalog's, so it is still found by the words of its name, description and
+    parameters (``lexical_weight`` of the score) and by name mentions, never by
+    meaning. Silently, it would just rank low."""
+    have = int(index.has_vector.sum())
+    if not index.n or have == index.n:
+        return None
+    if not have:
+        return (f"none of the {index.n} tools has a vector for this embedding model: ranking is by their words "
+                "only (lexical), not by meaning; run `jit sync` to embed them")
+    missing = index.n - have
+    return (f"{missing} of {index.n} tools have no embedding yet (an interrupted or unfinished `jit sync`?): "
+            "they are found only by the words of their name and description (lexical), not by meaning; "
+            "run `jit sync` to embed them")
+
+
+def _where(rules: RuleSet, predicate: str) -> str:
+    """``predicate @ policy.dl:12,13`` for explanations."""
+    by_file: dict[str, list[str]] = {}
+    for r in rules.rules_for(predicate):
+        by_file.setdefault(Path(r.path).name, []).append(str(r.line))
+    where = "; ".join(f"{f}:{','.join(lines)}" for f, lines in by_file.items())
+    return f"{predicate} @ {where}" if where else predicate
+
+
+def _label_points(table: dict[str, int], tools_with: dict[str, frozenset[int]], candidates: set[int]) -> dict[int, int]:
+    """Per candidate, the best points of its labels in ``table`` (absent: none of them is in it)."""
+    out: dict[int, int] = {}
+    for label, p in table.items():
+        for t in candidates.intersection(tools_with.get(label, ())):
+            if p > out.get(t, p - 1):
+                out[t] = p
+    return out
+
+
+def _tier_for(final: int, full: int, condensed: int, minimal: int) -> Tier:
+    if final >= full:
+        return Tier.FULL
+    if final >= condensed:
+        return Tier.CONDENSED
+    if final >= minimal:
+        return Tier.MINIMAL
+    return Tier.EXCLUDED
+
+
+_EXTENSION_DOMAINS = {
+    ".py": "/python", ".js": "/javascript", ".mjs": "/javascript", ".jsx": "/javascript", ".ts": "/typescript",
+    ".tsx": "/typescript", ".go": "/go", ".rs": "/rust", ".java": "/java", ".cs": "/csharp", ".c": "/cpp",
+    ".cc": "/cpp", ".cpp": "/cpp", ".h": "/cpp", ".hpp": "/cpp", ".rb": "/ruby", ".php": "/php",
+    ".swift": "/swift", ".kt": "/kotlin", ".sql": "/sql", ".sh": "/shell", ".bash": "/shell",
+    ".html": "/web", ".css": "/web", ".vue": "/web", ".ipynb": "/data_science", ".tf": "/devops",
+    ".dockerfile": "/devops",
+}

@@ -1,0 +1,260 @@
+"""Retrieval: from a task to a 0–100 vector score for every tool.
+
+The score mixes dense similarity (the catalog's MiniLM vectors, scanned as one
+in-memory float32 matrix) and lexical relevance (an in-memory BM25 index over
+tool name, server, description and parameter names), both min-max normalised
+per query, weighted by ``tool_selection.lexical_weight``.
+
+Benchmark tasks are multi-step ("a PDF report with a word cloud of trends"
+needs a trends tool, a chart tool and a document tool) and one vector for the
+whole text finds one step. So the task is also split into clauses
+(:func:`split_task`) and a tool keeps its best score over the whole task and
+the clauses. A small share of each server's best score is added to its other
+tools, because a multi-step task often needs several tools of one server.
+
+Exact mentions of a tool name (``create_issue``, ``github__create_issue``,
+``github/create_issue``) or a server name are found by :func:`find_mentions`
+and are never missed: the compiler puts them in the candidate set.
+
+The index is built from one catalog snapshot; the compiler rebuilds it when
+``Store.catalog_version()`` shows that definitions or vectors changed.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..models import StoredTool
+from ..process import matrix_scan
+from ..text import has_camel_hump, search_tokens
+
+__all__ = ["LexicalIndex", "Mentions", "RetrievalIndex", "VectorScores", "find_mentions", "split_task"]
+
+#: A clause's retrieval score counts this much of the whole task's.
+CLAUSE_WEIGHT = 0.9
+#: Share of a server's best vector score given to its other tools.
+SERVER_SHARE = 0.15
+
+
+def split_task(text: str, *, max_parts: int = 8) -> list[str]:
+    """Clauses of a task: sentences, then parts joined by ';', ',', 'and', 'then'.
+
+    Clauses of fewer than two content words are merged into the previous one;
+    the whole task is not included (callers score it separately).
+    """
+    parts: list[str] = []
+    for sentence in re.split(r"(?<=[.!?;])\s+|\n+|[。；！？]", text):
+        for piece in re.split(r",\s*(?:and\s+|then\s+)?|\s+(?:and then|then|and|after that|finally)\s+", sentence):
+            piece = piece.strip(" .,;:")
+            if not piece:
+                continue
+            if len(search_tokens(piece, drop_stopwords=True)) < 2 and parts:
+                parts[-1] = f"{parts[-1]} {piece}"
+            else:
+                parts.append(piece)
+    seen: dict[str, None] = {}
+    for p in parts:
+        seen.setdefault(p, None)
+    out = list(seen)
+    if len(out) <= 1:
+        return []
+    return out[:max_parts]
+
+
+class LexicalIndex:
+    """BM25 (k1=1.2, b=0.75) over name (counted twice), server, description and
+    parameter text, as postings arrays so a query is one ``np.bincount``."""
+
+    K1 = 1.2
+    B = 0.75
+
+    def __init__(self, texts: Sequence[str]) -> None:
+        self.n = len(texts)
+        postings: dict[str, dict[int, int]] = defaultdict(dict)
+        lengths = np.zeros(self.n, dtype=np.float32)
+        for row, text in enumerate(texts):
+            toks = search_tokens(text)
+            lengths[row] = len(toks)
+            for t in toks:
+                d = postings[t]
+                d[row] = d.get(row, 0) + 1
+        avg = float(lengths.mean()) if self.n else 1.0
+        norm = self.K1 * (1 - self.B + self.B * lengths / max(avg, 1e-9))
+        self._rows: dict[str, np.ndarray] = {}
+        self._weights: dict[str, np.ndarray] = {}
+        for term, docs in postings.items():
+            rows = np.fromiter(docs.keys(), dtype=np.int64, count=len(docs))
+            tf = np.fromiter(docs.values(), dtype=np.float32, count=len(docs))
+            idf = math.log(1 + (self.n - len(docs) + 0.5) / (len(docs) + 0.5))
+            self._rows[term] = rows
+            self._weights[term] = (idf * tf * (self.K1 + 1) / (tf + norm[rows])).astype(np.float32)
+
+    def scores(self, query: str) -> np.ndarray:
+        """BM25 of every document (row order), 0 where no query word occurs."""
+        terms = [t for t in dict.fromkeys(search_tokens(query, drop_stopwords=True)) if t in self._rows]
+        if not terms or not self.n:
+            return np.zeros(self.n, dtype=np.float32)
+        rows = np.concatenate([self._rows[t] for t in terms])
+        weights = np.concatenate([self._weights[t] for t in terms])
+        return np.bincount(rows, weights=weights, minlength=self.n).astype(np.float32)
+
+
+def lexical_text(st: StoredTool) -> str:
+    t = st.tool
+    name = t.name
+    return " ".join(p for p in (name, name, t.title or "", t.server, t.description, t.parameter_text()) if p)
+
+
+@dataclass(frozen=True)
+class Mentions:
+    """Rows of tools named in a task, and rows of tools whose server is named."""
+
+    tools: frozenset[int]
+    servers: frozenset[int]
+
+
+@dataclass
+class VectorScores:
+    """Per-candidate retrieval scores (rows of the index, parallel arrays)."""
+
+    rows: np.ndarray  # int64
+    vector: np.ndarray  # float32, 0..100
+    dense: np.ndarray  # float32, best raw cosine over the queries
+    lexical: np.ndarray  # float32, best normalised BM25 over the queries (0..1)
+    queries: list[str]
+
+
+class RetrievalIndex:
+    """Dense matrix + lexical index over one catalog snapshot, in row order."""
+
+    def __init__(self, tools: Sequence[StoredTool], vectors: dict[int, np.ndarray], dim: int) -> None:
+        self.n = len(tools)
+        self.matrix = np.zeros((self.n, max(dim, 1)), dtype=np.float32)
+        self.has_vector = np.zeros(self.n, dtype=bool)
+        for row, st in enumerate(tools):
+            v = vectors.get(st.id)
+            if v is not None:
+                self.matrix[row] = v
+                self.has_vector[row] = True
+        self.all_vectors = bool(self.has_vector.all())
+        self.lexical = LexicalIndex([lexical_text(st) for st in tools])
+        servers = sorted({st.tool.server for st in tools})
+        self.server_names = servers
+        index = {s: i for i, s in enumerate(servers)}
+        self.server_of = np.fromiter((index[st.tool.server] for st in tools), dtype=np.int64, count=self.n)
+        self._by_name: dict[str, list[int]] = defaultdict(list)
+        self._by_qualified: dict[str, list[int]] = defaultdict(list)
+        self._by_server: dict[str, list[int]] = defaultdict(list)
+        for row, st in enumerate(tools):
+            name, server = st.tool.name.lower(), st.tool.server.lower()
+            self._by_name[name].append(row)
+            for sep in ("__", "/", ".", ":"):
+                self._by_qualified[f"{server}{sep}{name}"].append(row)
+            self._by_server[server].append(row)
+
+    def score(
+        self,
+        query_vecs: np.ndarray,
+        queries: Sequence[str],
+        *,
+        lexical_weight: float,
+        pool: int,
+        clause_weight: float = CLAUSE_WEIGHT,
+        server_share: float = SERVER_SHARE,
+        extra_rows: Sequence[int] = (),
+    ) -> VectorScores:
+        """Score the union of the top ``pool`` rows by dense and by lexical relevance
+        (plus ``extra_rows``). ``queries[0]`` is the whole task, the rest its clauses,
+        whose scores count ``clause_weight`` times.
+
+        ``query_vecs`` holds a vector for the first queries, at least the whole
+        task's; a clause without one is matched lexically and takes the whole
+        task's dense similarity.
+        """
+        if self.n == 0:
+            z = np.zeros(0, dtype=np.float32)
+            return VectorScores(np.zeros(0, dtype=np.int64), z, z, z, list(queries))
+        q = len(queries)
+        weights = np.full(q, clause_weight, dtype=np.float32)
+        weights[0] = 1.0
+        dense_q = min(len(query_vecs), q) if query_vecs.size else 0
+        if self.has_vector.any() and dense_q:
+            with matrix_scan():  # one BLAS thread when the process owner opted in (jit.process)
+                sims = self.matrix @ query_vecs[:dense_q].T  # (n, dense_q): one pass over the matrix
+            if not self.all_vectors:
+                sims[~self.has_vector] = sims[self.has_vector].min(axis=0)
+            lo, hi = sims.min(axis=0), sims.max(axis=0)
+            dense_norm = (sims - lo) / np.maximum(hi - lo, 1e-6)
+        else:
+            sims = np.zeros((self.n, 1), dtype=np.float32)
+            dense_norm = sims
+        # Column j of the dense part for query j: its own, or the whole task's.
+        dense_col = np.where(np.arange(q) < dense_norm.shape[1], np.arange(q), 0)
+        lex = np.stack([self.lexical.scores(text) for text in queries], axis=1)
+        lex_norm = lex / np.maximum(lex.max(axis=0), 1e-6)
+        dense_best = (dense_norm * weights[: dense_norm.shape[1]]).max(axis=1)
+        lex_best = (lex_norm * weights).max(axis=1)
+        k = min(pool, self.n)
+        lex_top = np.argpartition(-lex_best, k - 1)[:k]
+        # Rows no query word matches are not lexical candidates (argpartition would pad with them).
+        picked = [np.argpartition(-dense_best, k - 1)[:k], lex_top[lex_best[lex_top] > 0]]
+        if extra_rows:
+            picked.append(np.asarray(list(extra_rows), dtype=np.int64))
+        rows = np.unique(np.concatenate(picked))
+        hybrid = ((1 - lexical_weight) * dense_norm[rows][:, dense_col] + lexical_weight * lex_norm[rows]) * weights
+        best = hybrid.max(axis=1)
+        if server_share > 0:
+            # Lift the other tools of a server whose best tool is relevant.
+            srv = self.server_of[rows]
+            top = np.zeros(len(self.server_names), dtype=np.float32)
+            np.maximum.at(top, srv, best)
+            best = (1 - server_share) * best + server_share * top[srv]
+        return VectorScores(
+            rows=rows,
+            vector=np.clip(best * 100.0, 0, 100).astype(np.float32),
+            dense=sims[rows].max(axis=1).astype(np.float32),
+            lexical=lex_best[rows].astype(np.float32),
+            queries=list(queries),
+        )
+
+    def mentions(self, text: str) -> Mentions:
+        return find_mentions(text, self)
+
+
+_MENTION = re.compile(r"[`'\"]?[A-Za-z0-9][A-Za-z0-9_.:/\-]*[A-Za-z0-9][`'\"]?")
+
+
+def _distinctive(name: str) -> bool:
+    """A name unlikely to be an ordinary word: has a separator, a digit or camelCase."""
+    return bool(re.search(r"[_\-./:0-9]", name)) or has_camel_hump(name)
+
+
+def find_mentions(text: str, index: RetrievalIndex) -> Mentions:
+    """Tools and servers named in ``text``.
+
+    A tool is mentioned by ``server__tool`` / ``server/tool`` / ``server.tool``,
+    or by its bare name when that name cannot be an ordinary word (it holds
+    ``_``, ``-``, a digit or camelCase) or is quoted. A server is mentioned by
+    its name as a whole word.
+    """
+    tools: set[int] = set()
+    servers: set[int] = set()
+    for m in _MENTION.finditer(text):
+        raw = m.group()
+        quoted = raw[0] in "`'\"" and raw[-1] == raw[0]
+        word = raw.strip("`'\"")
+        low = word.lower()
+        if low in index._by_qualified:
+            tools.update(index._by_qualified[low])
+            continue
+        if low in index._by_name and (quoted or _distinctive(word)):
+            tools.update(index._by_name[low])
+        if low in index._by_server:
+            servers.update(index._by_server[low])
+    return Mentions(frozenset(tools), frozenset(servers))

@@ -1,0 +1,111 @@
+"""What compile() takes and returns: TaskContext, Tier, ScoredTool, ToolSet."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import ToolNotFoundError
+from .render import render_tools
+from .tiers import ScoredTool, Tier
+
+__all__ = ["ScoredTool", "TaskContext", "Tier", "ToolSet"]
+
+
+@dataclass(frozen=True)
+class TaskContext:
+    """One shard spawn: who, what, and the limits of the tool set.
+
+    ``budget`` overrides ``tool_selection.token_budget``; ``include_servers``
+    (when given) keeps only those servers' tools, ``exclude_servers`` drops
+    servers. Harness tools count as server ``harness``.
+    """
+
+    shard: str
+    task: str
+    intent: str | None = None
+    language: str | None = None
+    files: tuple[str, ...] = ()
+    budget: int | None = None
+    include_servers: tuple[str, ...] = ()
+    exclude_servers: tuple[str, ...] = ()
+
+
+@dataclass
+class ToolSet:
+    """The compiled tool set of one shard spawn.
+
+    ``tools`` holds every candidate exactly once, excluded ones included, in
+    rendering order (skeleton, then by tier, score and name).
+    """
+
+    shard: str
+    task: str
+    budget: int
+    tokens_used: int
+    warnings: list[str]
+    tools: list[ScoredTool]
+    #: The format the budget was fitted on, and how tokens were counted.
+    budget_format: str = "anthropic"
+    token_counter: str = ""
+    meta_tool: str = "jit_expand_tools"
+    #: The catalog (Store.catalog_version) and usage (Store.usage_version) the selection saw.
+    catalog_version: int = 0
+    usage_version: int = 0
+    rules: str = ""  # fingerprint of the rule files used
+    #: Task facts the rules saw (intent, language, capabilities, ...).
+    task_facts: dict[str, list[str]] = field(default_factory=dict)
+    _by_name: dict[str, ScoredTool] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        self._by_name = {t.name: t for t in self.tools}
+
+    def tier(self, t: Tier) -> list[ScoredTool]:
+        """The tools in tier ``t``, in rendering order."""
+        t = Tier(t)
+        return [s for s in self.tools if s.tier is t]
+
+    def selected(self) -> list[ScoredTool]:
+        """Every tool that is sent in some form (not Excluded)."""
+        return [s for s in self.tools if s.tier is not Tier.EXCLUDED]
+
+    def render(self, fmt: str = "anthropic") -> Any:
+        """``anthropic`` / ``openai``: a list of tool dicts (Full tier plus the meta-tool
+        that lists Condensed and Minimal); ``markdown``: a string; ``json``: a dict."""
+        return render_tools(self.tools, fmt, shard=self.shard)
+
+    def resolve(self, namespaced: str) -> tuple[str, str]:
+        """Map a rendered name (or the meta-tool's listed names) back to ``(server, tool)``."""
+        st = self._by_name.get(namespaced)
+        if st is None:
+            raise ToolNotFoundError.not_in_toolset(namespaced)
+        return st.server, st.tool_name
+
+    def get(self, namespaced: str) -> ScoredTool | None:
+        return self._by_name.get(namespaced)
+
+    def explain(self) -> list[dict[str, Any]]:
+        """Per tool: the facts, the points and scores, the rules that fired, the tier and why."""
+        out = []
+        for s in self.tools:
+            out.append(
+                {
+                    "name": s.name,
+                    "server": s.server,
+                    "tool": s.tool_name,
+                    "tier": s.tier.value,
+                    "wanted_tier": s.wanted.value,
+                    "skeleton": s.skeleton,
+                    "offline": s.offline,
+                    "logic": s.logic,
+                    "vector": s.vector,
+                    "final": s.final,
+                    "rank": s.rank,
+                    "tokens": s.tokens,
+                    "points": dict(s.points),
+                    "facts": copy.deepcopy(s.facts),
+                    "reasons": list(s.reasons),
+                }
+            )
+        return out
