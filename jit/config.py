@@ -14,26 +14,39 @@ Two shapes are accepted for servers, and may be mixed in one file:
 
 ``${VAR}`` and ``${VAR:-default}`` are expanded in command, args, env, cwd, url
 and headers, as Claude Code does; an unset variable without a default is an error.
+
+The server models and the ``mcpServers`` translation live in :mod:`jit.servers_config`
+and are re-exported here.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
-from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from .errors import ConfigError
 from .jsonfile import read_json
 from .models import HARNESS_SERVER, ToolDef
 from .paths import bundled_dir
+from .servers_config import (
+    DEFAULT_CALL_TIMEOUT,
+    DEFAULT_TIMEOUT,
+    HttpServerConfig,
+    ServerConfig,
+    SseServerConfig,
+    StdioServerConfig,
+    _expand_server,
+    _name_problem,
+    _shown,
+    _Strict,
+    parse_mcp_servers,
+)
 
 __all__ = [
     "AnalyzerConfig",
@@ -42,7 +55,9 @@ __all__ = [
     "Config",
     "ConnectionConfig",
     "SecurityConfig",
+    "DEFAULT_CALL_TIMEOUT",
     "DEFAULT_CONFIG_FILE",
+    "DEFAULT_TIMEOUT",
     "DEFAULT_SHARDS",
     "EmbeddingConfig",
     "HarnessTool",
@@ -62,100 +77,6 @@ __all__ = [
 CONFIG_ENV_VAR = "JIT_CONFIG"
 DEFAULT_CONFIG_FILE = "config.json"
 DEFAULT_AVAILABLE_TOOLS_FILE = "available_tools.json"
-
-DEFAULT_TIMEOUT = 30.0
-DEFAULT_CALL_TIMEOUT = 60.0
-
-
-class _Strict(BaseModel):
-    """Every config model: unknown keys refused, and no type coercion.
-
-    Pydantic's lax mode would read ``"enabled": "no"`` as false, ``"timeout": true``
-    as 1 second and ``"token_budget": "4000"`` as a number; a config that says
-    something else than it means is refused instead. Booleans are ``true``/``false``
-    only, numbers are JSON numbers (an integer field takes no fraction) and finite.
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=False, strict=True,
-                              allow_inf_nan=False)
-
-
-# --------------------------------------------------------------------------- servers
-
-
-class _ServerBase(_Strict):
-    enabled: bool = True
-    #: Seconds allowed for connect + initialize + discovery, and for pings.
-    timeout: float = Field(DEFAULT_TIMEOUT, gt=0)
-    #: Seconds allowed for one tools/call.
-    call_timeout: float = Field(DEFAULT_CALL_TIMEOUT, gt=0)
-
-
-class StdioServerConfig(_ServerBase):
-    transport: Literal["stdio"] = "stdio"
-    command: str = Field(min_length=1)
-    args: list[str] = Field(default_factory=list)
-    env: dict[str, str] = Field(default_factory=dict)
-    cwd: str | None = Field(None, min_length=1)
-
-    @field_validator("command")
-    @classmethod
-    def _command(cls, v: str) -> str:
-        if not v.strip():
-            raise ValueError("must name a program, not only whitespace")
-        return v
-
-    @field_validator("env")
-    @classmethod
-    def _env(cls, v: dict[str, str]) -> dict[str, str]:
-        for name in v:
-            if not name or "=" in name:
-                raise ValueError(f"environment variable name {name!r} must be non-empty and hold no '='")
-        return v
-
-
-class HttpServerConfig(_ServerBase):
-    """Streamable HTTP."""
-
-    transport: Literal["http"] = "http"
-    url: str
-    headers: dict[str, str] = Field(default_factory=dict)
-
-    @field_validator("url")
-    @classmethod
-    def _url(cls, v: str) -> str:
-        if not re.match(r"^https?://", v):
-            raise ValueError("must be an http:// or https:// URL")
-        try:
-            parts = urlsplit(v)
-            host, _ = parts.hostname, parts.port  # .port raises on a port outside 0-65535
-        except ValueError as exc:  # e.g. an unclosed IPv6 bracket or a bad port
-            raise ValueError(f"is not a valid URL: {exc}") from None
-        if not host:
-            raise ValueError("must name a host (http://HOST[:PORT]/path)")
-        return v
-
-    @field_validator("headers")
-    @classmethod
-    def _headers(cls, v: dict[str, str]) -> dict[str, str]:
-        for name, value in v.items():
-            if not _HEADER_NAME.fullmatch(name):
-                raise ValueError(f"header name {name!r} is not a valid HTTP header name")
-            if any(c in value for c in "\r\n\x00"):
-                raise ValueError(f"header {name!r} holds a line break or NUL, which HTTP does not allow")
-        return v
-
-
-class SseServerConfig(HttpServerConfig):
-    transport: Literal["sse"] = "sse"  # type: ignore[assignment]
-
-
-#: An HTTP header name is an RFC 9110 token.
-_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
-
-ServerConfig = Annotated[
-    StdioServerConfig | HttpServerConfig | SseServerConfig, Field(discriminator="transport")
-]
 
 
 # --------------------------------------------------------------------------- selection
@@ -296,18 +217,6 @@ class _ConfigFile(_Strict):
         return v
 
 
-def _name_problem(name: str) -> str | None:
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}", name) or "__" in name:
-        return (
-            f"name {name!r} must be 1-64 letters, digits, '_', '-', '.', start alphanumeric, "
-            "and not contain '__' (jit's namespace separator)"
-        )
-    if name == HARNESS_SERVER:
-        return f"{HARNESS_SERVER!r} is reserved for available_tools.json"
-    return None
-
-
-# --------------------------------------------------------------------------- available_tools.json
 
 
 #: A shard affinity, on the same 0-100 scale as every score.
@@ -412,78 +321,6 @@ class Config:
         return _build(_ConfigFile(), base_dir or Path.cwd(), None, {})
 
 
-_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
-
-
-def _expand(value: str, env: Mapping[str, str], path: str, key: str) -> str:
-    def sub(m: re.Match[str]) -> str:
-        name, default = m.group(1), m.group(2)
-        if name in env:
-            return env[name]
-        if default is not None:
-            return default
-        raise ConfigError(f"environment variable {name!r} is not set and has no default", path=path, key=key)
-
-    return _VAR.sub(sub, value)
-
-
-def _expand_server(name: str, raw: dict[str, Any], env: Mapping[str, str], path: str, where: str) -> dict[str, Any]:
-    out = dict(raw)
-    for field_name in ("command", "cwd", "url"):
-        if isinstance(out.get(field_name), str):
-            out[field_name] = _expand(out[field_name], env, path, f"{where}.{name}.{field_name}")
-    if isinstance(out.get("args"), list):
-        out["args"] = [
-            _expand(a, env, path, f"{where}.{name}.args[{i}]") if isinstance(a, str) else a
-            for i, a in enumerate(out["args"])
-        ]
-    for field_name in ("env", "headers"):
-        if isinstance(out.get(field_name), dict):
-            out[field_name] = {
-                k: _expand(v, env, path, f"{where}.{name}.{field_name}.{k}") if isinstance(v, str) else v
-                for k, v in out[field_name].items()
-            }
-    return out
-
-
-#: Keys other MCP clients write into mcpServers entries that carry no meaning for jit.
-_FOREIGN_KEYS = frozenset({"autoApprove", "alwaysAllow", "description", "name", "icon", "transportType"})
-_MCP_TYPES = {
-    "stdio": "stdio",
-    "http": "http",
-    "streamable-http": "http",
-    "streamableHttp": "http",
-    "streamable_http": "http",
-    "sse": "sse",
-}
-
-
-def parse_mcp_servers(data: Any, path: str = "<mcpServers>") -> dict[str, dict[str, Any]]:
-    """Translate an ``mcpServers`` map into jit server entries (not yet validated or expanded)."""
-    if not isinstance(data, dict):
-        raise ConfigError("'mcpServers' must be an object mapping names to servers", path=path, key="mcpServers")
-    out: dict[str, dict[str, Any]] = {}
-    for name, entry in data.items():
-        key = f"mcpServers.{name}"
-        if not isinstance(entry, dict):
-            raise ConfigError("a server entry must be an object", path=path, key=key)
-        entry = {k: v for k, v in entry.items() if k not in _FOREIGN_KEYS}
-        kind = entry.pop("type", None) or ("stdio" if "command" in entry else "http" if "url" in entry else None)
-        if not isinstance(kind, str) or kind not in _MCP_TYPES:
-            raise ConfigError(
-                f"unknown server type {kind!r}; expected one of {sorted(set(_MCP_TYPES))}", path=path, key=f"{key}.type"
-            )
-        converted: dict[str, Any] = {"transport": _MCP_TYPES[kind]}
-        if "disabled" in entry:
-            disabled = entry.pop("disabled")
-            if not isinstance(disabled, bool):
-                raise ConfigError(f"must be true or false, got {_shown(disabled)}", path=path, key=f"{key}.disabled")
-            converted["enabled"] = not disabled
-        converted.update(entry)
-        out[name] = converted
-    return out
-
-
 def _read_json(path: Path, what: str) -> Any:
     """The file's JSON, strictly read (duplicate keys, NaN, bad encodings refused: jit.jsonfile)."""
     return read_json(path, what)
@@ -501,12 +338,6 @@ _TYPE_MESSAGES = {
     "model_type": "must be an object",
     "model_attributes_type": "must be an object",
 }
-
-
-def _shown(value: Any) -> str:
-    """A short, single-line rendering of a bad value for an error message."""
-    text = json.dumps(value, ensure_ascii=True, default=str)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 #: Keys jit no longer reads, and what took their place (an old file fails with this, not "unknown key").

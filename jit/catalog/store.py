@@ -6,7 +6,10 @@ vectors. Search is not done here: the compiler reads the catalog into memory
 (a vector matrix, a BM25 index; jit/selection/retrieve.py) and ranks there. The schema
 changes only through the numbered files in ``migrations/``, each applied in one
 transaction together with its record (name and checksum); an applied file that
-was edited afterwards is refused at open, since the catalog no longer matches it.
+was edited afterwards is refused at open, since the catalog no longer matches it
+(the runner: jit/catalog/migrations.py). Server rows live in the
+:class:`~jit.catalog.store_servers.ServerCatalog` mixin, definition history and
+approvals in :class:`~jit.catalog.store_history.DefinitionHistory`.
 
 One connection, guarded by a lock, serves every thread: the catalog is small
 enough that writes are short, and WAL lets other processes (``jit`` CLI while
@@ -17,12 +20,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,66 +31,27 @@ import numpy as np
 import pysqlite3.dbapi2 as sqlite3
 import sqlite_vec
 
-from ..errors import MigrationError, StoreError
+from ..errors import StoreError
 from ..models import (
-    HARNESS_SERVER,
     ServerStatus,
     StoredTool,
     SyncResult,
     ToolAnalysis,
     ToolDef,
     canonical_json,
-    changed_fields,
 )
-from ..paths import bundled_dir
+from .migrations import Migration, Migrations, default_migrations_dir
+from .store_history import DefinitionHistory
 from .store_servers import ServerCatalog
 
 __all__ = ["Migration", "Store", "default_migrations_dir", "text_hash"]
-
-_MIGRATION_NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
-
-
-def default_migrations_dir() -> Path:
-    return bundled_dir("migrations")
 
 
 def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-@dataclass(frozen=True, slots=True)
-class Migration:
-    version: int
-    name: str
-    path: Path
-
-    @property
-    def sql(self) -> str:
-        return self.path.read_text(encoding="utf-8")
-
-    @property
-    def checksum(self) -> str:
-        return text_hash(self.sql)
-
-
-def _load_migrations(directory: Path) -> list[Migration]:
-    if not directory.is_dir():
-        raise MigrationError(f"migrations directory not found: {directory}")
-    found: list[Migration] = []
-    for p in sorted(directory.iterdir()):
-        if p.suffix != ".sql":
-            continue
-        m = _MIGRATION_NAME.match(p.name)
-        if not m:
-            raise MigrationError(f"migration file name must look like 0001_name.sql: {p.name}")
-        found.append(Migration(int(m.group(1)), m.group(2), p))
-    versions = [m.version for m in found]
-    if len(set(versions)) != len(versions):
-        raise MigrationError(f"two migrations share a version number in {directory}")
-    return found
-
-
-class Store(ServerCatalog):
+class Store(DefinitionHistory, ServerCatalog):
     """The SQLite catalog. Use as a context manager or call :meth:`close`.
 
     ``Store(path)`` opens (creating if needed), checks that the migrations it ran
@@ -118,11 +80,9 @@ class Store(ServerCatalog):
                 self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA foreign_keys=ON")
             self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.execute(
-                "CREATE TABLE IF NOT EXISTS schema_migrations ("
-                " version INTEGER PRIMARY KEY, name TEXT NOT NULL, checksum TEXT NOT NULL,"
-                " applied_at REAL NOT NULL) STRICT"
-            )
+            self._migrations = Migrations(self._conn, self._lock, self.migrations_dir,
+                                          query=self._query, catalog_path=self.path)
+            self._migrations.ensure_table()
         if migrate:
             self.migrate()
         else:
@@ -174,68 +134,25 @@ class Store(ServerCatalog):
             (counter,),
         )
 
-    # ------------------------------------------------------------------ migrations
+    # ------------------------------------------------------------------ migrations (jit/catalog/migrations.py)
 
     def migrations(self) -> list[Migration]:
-        return _load_migrations(self.migrations_dir)
+        return self._migrations.all()
 
     def applied_migrations(self) -> dict[int, str]:
-        return {r["version"]: r["name"] for r in self._query("SELECT version, name FROM schema_migrations")}
+        return self._migrations.applied()
 
     def pending_migrations(self) -> list[Migration]:
-        done = self.applied_migrations()
-        return [m for m in self.migrations() if m.version not in done]
+        return self._migrations.pending()
 
     def check_migrations(self, migrations: Sequence[Migration] | None = None) -> None:
-        """Refuse a catalog whose applied migrations no longer match their files.
-
-        A migration runs once per catalog, so an edit to an applied file never reaches
-        the catalogs that already ran it: they would silently differ from new ones
-        (a constraint, a column, a default). Each record keeps the checksum of the text
-        that ran; a file whose text now differs is a :class:`MigrationError` naming it.
-        A recorded version with no file (a catalog from a newer jit) is not checked here.
-        """
-        recorded = {r["version"]: (r["name"], r["checksum"])
-                    for r in self._query("SELECT version, name, checksum FROM schema_migrations")}
-        for m in self.migrations() if migrations is None else migrations:
-            if m.version not in recorded:
-                continue
-            name, checksum = recorded[m.version]
-            if (name, checksum) != (m.name, m.checksum):
-                raise MigrationError(
-                    f"migration {m.path.name} differs from the one this catalog ran"
-                    f" (recorded as {m.version:04d}_{name}.sql, sha256 {checksum[:12]}; the file now has"
-                    f" sha256 {m.checksum[:12]}): an applied migration must not be edited; restore the file and"
-                    " put the change in a new migration (a catalog made by a pre-release jit: delete it and"
-                    " run `jit sync`)",
-                    path=self.path, migration=str(m.path),
-                )
+        """Refuse a catalog whose applied migrations no longer match their files (:meth:`Migrations.check`)."""
+        self._migrations.check(migrations)
 
     def migrate(self) -> list[Migration]:
-        """Check the applied migrations (:meth:`check_migrations`), then apply pending
-        ones in order, each atomically with its record."""
-        applied: list[Migration] = []
-        with self._lock:
-            found = self.migrations()
-            self.check_migrations(found)
-            done = self.applied_migrations()
-            for m in (m for m in found if m.version not in done):
-                record = (
-                    "INSERT INTO schema_migrations(version, name, checksum, applied_at) "
-                    f"VALUES ({m.version}, '{m.name}', '{m.checksum}', {time.time()!r});"
-                )
-                try:
-                    # executescript would commit a pending transaction first, so the
-                    # BEGIN lives inside the script and the record commits with it.
-                    self._conn.executescript(f"BEGIN IMMEDIATE;\n{m.sql}\n;{record}\nCOMMIT;")
-                except sqlite3.Error as exc:
-                    if self._conn.in_transaction:
-                        self._conn.execute("ROLLBACK")
-                    raise MigrationError(
-                        f"migration {m.path.name} failed and was rolled back: {exc}", path=str(m.path)
-                    ) from exc
-                applied.append(m)
-        return applied
+        """Check the applied migrations, then apply pending ones in order, each atomically
+        with its record (:meth:`Migrations.apply`)."""
+        return self._migrations.apply()
 
     # ------------------------------------------------------------------ meta
 
@@ -577,150 +494,6 @@ class Store(ServerCatalog):
         mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), model[1])
         return ids, mat.copy()
 
-    # ------------------------------------------------------------------ definition history and approvals
-
-    def _record_definitions(self, c: sqlite3.Connection, server: str, incoming: dict[str, ToolDef],
-                            result: SyncResult, now: float) -> None:
-        """Part of :meth:`sync_tools`, run before it rewrites any row: rug-pull bookkeeping.
-
-        A definition being replaced (or no longer listed) goes to ``tool_history`` with
-        the usage earned under it, which leaves ``usage`` (so the new text does not
-        inherit the old text's track record; nothing is lost). A tool seen for the
-        first time is trusted on first use; a tool whose new definition hash was
-        never approved is listed in ``result.awaiting_approval``. The harness's own
-        tools (``available_tools.json``, written by the user) are always approved.
-        """
-        # Hashes only: definitions (possibly large) are read for the few rows that change.
-        rows = {r[0]: (r[1], r[2]) for r in c.execute(
-            "SELECT name, id, definition_hash FROM tools WHERE server = ?", (server,))}
-        listed = c.execute("SELECT listed_at FROM tool_listings WHERE server = ?", (server,)).fetchone()
-        approved: dict[str, set[str]] = {}
-        for r in c.execute("SELECT name, definition_hash FROM tool_approvals WHERE server = ?", (server,)):
-            approved.setdefault(r[0], set()).add(r[1])
-        for name, (tool_id, dhash) in rows.items():
-            new = incoming.get(name)
-            if new is None or dhash != new.definition_hash:
-                row = c.execute(
-                    "SELECT name, title, description, input_schema, output_schema, annotations, definition_hash,"
-                    " updated_at FROM tools WHERE id = ?", (tool_id,),
-                ).fetchone()
-                # Last seen at this server's previous listing: it was current until this one.
-                seen = max(row["updated_at"], listed[0]) if listed else row["updated_at"]
-                if new is not None:
-                    result.changes[name] = changed_fields(_definition(row), _definition_of(new))
-                self._retire(c, server, row, seen, new.definition_hash if new is not None else None, now)
-        for name, t in incoming.items():
-            dhash = t.definition_hash
-            if server == HARNESS_SERVER:
-                c.execute(
-                    "INSERT OR IGNORE INTO tool_approvals(server, name, definition_hash, approved_at, how)"
-                    " VALUES (?, ?, ?, ?, 'harness')", (server, name, dhash, now),
-                )
-                continue
-            if name not in rows:
-                if name not in approved:  # never seen before: trusted on first use
-                    c.execute(
-                        "INSERT INTO tool_approvals(server, name, definition_hash, approved_at, how)"
-                        " VALUES (?, ?, ?, ?, 'first_use')", (server, name, dhash, now),
-                    )
-                    approved[name] = {dhash}
-                else:  # back after it was dropped: compared with what it was then
-                    self._returning(c, server, name, t, result)
-            if dhash not in approved.get(name, ()):
-                result.awaiting_approval.append(name)
-        result.awaiting_approval.sort()
-        c.execute(
-            "INSERT INTO tool_listings(server, listed_at) VALUES (?, ?)"
-            " ON CONFLICT(server) DO UPDATE SET listed_at = excluded.listed_at", (server, now),
-        )
-
-    def _retire(self, c: sqlite3.Connection, server: str, row: sqlite3.Row, last_seen: float,
-                replaced_by: str | None, now: float) -> None:
-        """Move a tool's current definition, and the usage earned under it, to ``tool_history``."""
-        usage = c.execute(
-            "SELECT calls, errors, total_latency_ms, last_called_at, last_error FROM usage"
-            " WHERE server = ? AND tool = ?", (server, row["name"]),
-        ).fetchone()
-        c.execute(
-            "INSERT INTO tool_history(server, name, definition_hash, definition, first_seen, last_seen, replaced_at,"
-            " replaced_by, calls, errors, total_latency_ms, last_called_at, last_error)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (server, row["name"], row["definition_hash"], canonical_json(_definition(row)), row["updated_at"],
-             last_seen, now, replaced_by, *(tuple(usage) if usage else (0, 0, 0.0, None, None))),
-        )
-        # A dropped tool keeps its usage row: if it comes back unchanged, its record stands.
-        if replaced_by is not None and usage is not None:
-            c.execute("DELETE FROM usage WHERE server = ? AND tool = ?", (server, row["name"]))
-
-    def _returning(self, c: sqlite3.Connection, server: str, name: str, t: ToolDef, result: SyncResult) -> None:
-        """A tool listed again after it was dropped: if its definition differs from the one it
-        had then, that is a change, and the usage kept since moves to that definition's history."""
-        last = c.execute(
-            "SELECT id, definition_hash, definition FROM tool_history WHERE server = ? AND name = ?"
-            " ORDER BY id DESC LIMIT 1", (server, name),
-        ).fetchone()
-        if last is None or last["definition_hash"] == t.definition_hash:
-            return
-        result.changes[name] = changed_fields(json.loads(last["definition"]), _definition_of(t))
-        usage = c.execute(
-            "SELECT calls, errors, total_latency_ms, last_called_at, last_error FROM usage"
-            " WHERE server = ? AND tool = ?", (server, name),
-        ).fetchone()
-        calls, errors, latency, called_at, error = tuple(usage) if usage else (0, 0, 0.0, None, None)
-        c.execute(
-            "UPDATE tool_history SET replaced_by = ?, calls = calls + ?, errors = errors + ?,"
-            " total_latency_ms = total_latency_ms + ?, last_called_at = COALESCE(?, last_called_at),"
-            " last_error = COALESCE(?, last_error) WHERE id = ?",
-            (t.definition_hash, calls, errors, latency, called_at, error, last["id"]),
-        )
-        c.execute("DELETE FROM usage WHERE server = ? AND tool = ?", (server, name))
-
-    def awaiting_approval(self, server: str, tool: str) -> bool:
-        """True when ``server``/``tool`` is in the catalog with a definition never approved
-        (the call path's check under ``security.pin_definitions``: one indexed read)."""
-        rows = self._query(
-            "SELECT 1 FROM tools t WHERE t.server = ? AND t.name = ? AND NOT EXISTS (SELECT 1 FROM tool_approvals"
-            " ap WHERE ap.server = t.server AND ap.name = t.name AND ap.definition_hash = t.definition_hash)",
-            (server, tool),
-        )
-        return bool(rows)
-
-    def approve(self, server: str | None = None, tool: str | None = None, *,
-                definition_hash: str | None = None) -> list[StoredTool]:
-        """Approve the current definition of every tool awaiting approval that matches
-        (``server``, ``tool``; None: any). With ``definition_hash`` (a prefix is enough)
-        a tool is approved only while its definition is still that one, so what is
-        approved is what was reviewed. Returns the tools approved."""
-        pending = [st for st in self.tools(server) if not st.approved and (tool is None or st.tool.name == tool)]
-        if definition_hash is not None:
-            pending = [st for st in pending if st.definition_hash.startswith(definition_hash.lower())]
-        if not pending:
-            return []
-        now = time.time()
-        with self.transaction() as c:
-            c.executemany(
-                "INSERT OR IGNORE INTO tool_approvals(server, name, definition_hash, approved_at, how)"
-                " VALUES (?, ?, ?, ?, 'user')",
-                [(st.tool.server, st.tool.name, st.definition_hash, now) for st in pending],
-            )
-            self._bump(c)
-        return pending
-
-    def approvals(self, server: str, tool: str) -> list[dict[str, Any]]:
-        """The approved definition hashes of a tool, newest first, with when and how."""
-        rows = self._query(
-            "SELECT definition_hash, approved_at, how FROM tool_approvals WHERE server = ? AND name = ?"
-            " ORDER BY approved_at DESC", (server, tool),
-        )
-        return [dict(r) for r in rows]
-
-    def definition_history(self, server: str, tool: str) -> list[dict[str, Any]]:
-        """Every earlier definition of a tool, newest first: the definition, when it was first
-        and last seen and replaced (and by which hash), and the usage earned under it."""
-        rows = self._query("SELECT * FROM tool_history WHERE server = ? AND name = ? ORDER BY id DESC",
-                           (server, tool))
-        return [{**dict(r), "definition": json.loads(r["definition"])} for r in rows]
-
     # ------------------------------------------------------------------ usage
 
     def record_call(self, server: str, tool: str, *, ok: bool, latency_ms: float, error: str | None = None) -> None:
@@ -822,19 +595,3 @@ def _stored(r: sqlite3.Row) -> StoredTool:
         errors=r["errors"],
         approved=bool(r["approved"]),
     )
-
-
-def _definition(r: sqlite3.Row) -> dict[str, Any]:
-    """A ``tools`` row's definition as ``tool_history`` keeps it (the fields the hash covers)."""
-    return {
-        "title": r["title"],
-        "description": r["description"],
-        "input_schema": json.loads(r["input_schema"]),
-        "output_schema": json.loads(r["output_schema"]) if r["output_schema"] else None,
-        "annotations": json.loads(r["annotations"]) if r["annotations"] else None,
-    }
-
-
-def _definition_of(t: ToolDef) -> dict[str, Any]:
-    return {"title": t.title, "description": t.description, "input_schema": t.input_schema,
-            "output_schema": t.output_schema, "annotations": t.annotations}

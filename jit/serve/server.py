@@ -39,13 +39,10 @@ from __future__ import annotations
 
 import functools
 import json
-import logging
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any
 
 import anyio
 import anyio.to_thread
@@ -61,29 +58,23 @@ from mcp_types import Tool as MCPTool
 from pydantic import Field
 
 from .. import __version__
-from ..catalog.approval import approve_hint, pending_report
 from ..catalog.embed import SentenceTransformerEmbedder
 from ..catalog.ownership import config_scope
 from ..catalog.store import Store
 from ..client.manager import ClientManager
-from ..config import Config, check_store_path, load_config
-from ..errors import JitError, ToolNotApprovedError, ToolNotFoundError
+from ..config import check_store_path, load_config
+from ..errors import JitError
 from ..models import HARNESS_SERVER
-from ..pipeline import refresh_catalog, sync
 from ..process import tuned
-from ..selection.compiler import Compiler
 from ..selection.render import full_definition, namespaced, summary_line
-from ..selection.toolset import TaskContext, Tier
-from ..views import describe, server_rows, summarize, tool_counts
+from ..selection.toolset import Tier
+from ..views import server_rows, summarize, tool_counts
 from .httpguard import http_access, serve_http
 from .proxylane import ProxyLane, ProxyTarget
+from .state import ServeOptions, ServeState
 from .stdio import stdio_wire
 
 __all__ = ["JitServer", "ServeOptions", "ServeState", "create_server", "run"]
-
-log = logging.getLogger(__name__)
-
-T = TypeVar("T")
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 PROXY = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=True)
@@ -94,24 +85,6 @@ INSTRUCTIONS = (
     "set for an agent role (shard) and task, in tiers. Tools of offline servers are listed but fail "
     "when called, with an error naming the server's status."
 )
-
-
-@dataclass(frozen=True)
-class ServeOptions:
-    """How ``jit serve`` runs. ``config_path`` None means ``$JIT_CONFIG`` or ``./config.json``."""
-
-    config_path: Path | None = None
-    transport: Literal["stdio", "http"] = "stdio"
-    host: str = "127.0.0.1"
-    port: int = 8000
-    #: Expose this shard's compiled Full tier in ``tools/list`` (with ``task``).
-    expose_shard: str | None = None
-    task: str | None = None
-    budget: int | None = None
-    #: Serve HTTP on a host that is not loopback (then ``$JIT_SERVE_TOKEN`` is required; jit/serve/httpguard.py).
-    allow_remote: bool = False
-    #: Host names accepted in the Host/Origin headers besides loopback and the bound host.
-    allowed_hosts: tuple[str, ...] = ()
 
 
 def _result(data: dict[str, Any], text: str | None = None) -> CallToolResult:
@@ -140,172 +113,6 @@ def _wire_result(call: Any) -> dict[str, Any]:
 def _proxied(call: Any) -> CallToolResult:
     """:func:`_wire_result` as the SDK's model (what a tool handler returns)."""
     return CallToolResult.model_validate(_wire_result(call), by_alias=True)
-
-
-def _selection_key(toolset: Any) -> tuple[tuple[str, str], ...]:
-    """What a client sees of an exposed selection: names and definitions of the Full tier."""
-    return tuple((s.name, s.tool.definition_hash) for s in toolset.tier(Tier.FULL) if s.server != HARNESS_SERVER)
-
-
-class ServeState:
-    """Everything ``jit serve`` holds for its lifetime; the lifespan context of the server."""
-
-    def __init__(self, server: JitServer, options: ServeOptions, config: Config, store: Any, embedder: Any,
-                 manager: Any, spawn: Callable[..., Any]) -> None:
-        self.server = server
-        #: Starts a background task in the server's lifespan task group.
-        self.spawn = spawn
-        self.options = options
-        self.config = config
-        self.store = store
-        self.embedder = embedder
-        self.manager = manager
-        self.compiler: Any = None
-        #: The compiled selection of ``--expose-shard`` (None without it).
-        self.exposed: Any = None
-        #: The latest selection: the exposed one, else the last ``compile_tools`` result.
-        self.selection: Any = None
-        self.ready = False
-        self._lock = anyio.Lock()  # one reload / re-sync at a time
-        #: While a reload runs, discoveries land here instead of starting a background re-sync.
-        self._discovered: dict[str, Any] | None = None
-
-    # ---------------------------------------------------------------- blocking work
-
-    async def blocking(self, fn: Callable[..., T], *args: Any) -> T:
-        """Run ``fn`` in a worker thread (compiling, ranking, embedding, analysis)."""
-        return await anyio.to_thread.run_sync(lambda: fn(*args))
-
-    def _new_compiler(self) -> Any:
-        return Compiler(self.store, self.config, self.embedder)
-
-    def close_compiler(self) -> None:
-        """Release the compiler's resources (its Datalog engine thread)."""
-        close = getattr(self.compiler, "close", None)
-        if callable(close):
-            close()
-
-    # ---------------------------------------------------------------- catalog
-
-    def tools_changed(self, server: str, result: Any) -> None:
-        """The client manager's ``on_tools_changed``: runs in the upstream's task, so stays short."""
-        if self._discovered is not None:
-            self._discovered[server] = result  # reload() analyzes and embeds these itself
-        elif self.ready:
-            self.warn_changed(server, result)
-            self.spawn(self.on_tools_changed, server, result)
-
-    def warn_changed(self, server: str, result: Any) -> None:
-        """A warning on stderr for each tool a discovery found with a changed definition (rug pulls)."""
-        waiting = set(getattr(result, "awaiting_approval", ()))
-        for name, fields in sorted(getattr(result, "changes", {}).items()):
-            self._warn_definition(server, name, fields, name in waiting, approve_hint(server, name))
-
-    def _warn_definition(self, server: str, tool: str, fields: list[str], waiting: bool, hint: str) -> None:
-        what = ", ".join(fields) or "definition"
-        if not waiting:
-            log.warning("tool %s/%s changed its definition (%s) back to an approved one", server, tool, what)
-            return
-        effect = "not served (security.pin_definitions)" if self.config.security.pin_definitions else \
-            "kept out of the Full tier"
-        log.warning("tool %s/%s changed its definition (%s) and awaits approval: %s; %s",
-                    server, tool, what, effect, hint)
-
-    async def sync(self) -> dict[str, Any]:
-        """The ``reload()`` body: :func:`jit.pipeline.sync` on the running manager, its catalog work in a
-        worker thread; then a warning per changed definition, and the report as the tool returns it."""
-        # Servers (re)connected by apply_config reported their first discovery through the callback.
-        report = await sync(self.config, self.store, self.embedder, manager=self.manager,
-                            discovered=self._discovered)
-        for name, change in report.changes.items():
-            self.warn_changed(name, change)
-        return {
-            "servers": [
-                {"server": r.name, "status": r.status.value, "last_error": r.last_error}
-                for r in report.servers
-            ],
-            "changes": {
-                name: {"added": c.added, "changed": c.changed, "removed": c.removed,
-                       "definition_changes": c.changes, "awaiting_approval": c.awaiting_approval}
-                for name, c in report.changes.items()
-                if c.touched
-            },
-            "removed_servers": report.removed_servers,
-            "kept_servers": report.kept_servers,
-            "embedded": report.embedding.embedded if report.embedding else 0,
-            "analyzed": report.analysis.analyzed if report.analysis else 0,
-        }
-
-    async def start(self) -> None:
-        """First sync and compiler; the exposed selection when asked for."""
-        await self.sync()
-        # Changes the manager's first discovery found, or an earlier `jit sync`: still unreviewed.
-        for p in pending_report(self.store):
-            self._warn_definition(p["server"], p["tool"], p["changed"], True, approve_hint(p["server"], p["tool"]))
-        self.compiler = await self.blocking(self._new_compiler)
-        if self.options.expose_shard is not None:
-            self.exposed = self.selection = await self.compile(
-                self.options.expose_shard, self.options.task or "", self.options.budget
-            )
-        self.ready = True
-
-    async def reload(self) -> dict[str, Any]:
-        """Re-read the config, apply it to the connections, re-sync, recompile the exposed selection."""
-        async with self._lock:
-            config = load_config(self.options.config_path)
-            self._discovered = {}
-            try:
-                await self.manager.apply_config(config)
-                self.config = config
-                self.store.set_scope(config_scope(config))
-                report = await self.sync()
-            finally:
-                self._discovered = None
-            fresh = await self.blocking(self._new_compiler)
-            await self.blocking(self.close_compiler)
-            self.compiler = fresh
-            report["selection_changed"] = await self._recompile_exposed()
-            return report
-
-    async def on_tools_changed(self, server: str, result: Any) -> None:
-        """An upstream changed its tools mid-session: analyze and embed them, then recompile."""
-        try:
-            async with self._lock:
-                await self.blocking(refresh_catalog, self.store, self.config, self.embedder)
-                await self._recompile_exposed()
-        except Exception:  # a background task: a failure here must not take the server down
-            log.exception("re-sync after a tool change on server %s failed", server)
-
-    async def _recompile_exposed(self) -> bool:
-        if self.options.expose_shard is None:
-            return False
-        before = _selection_key(self.exposed) if self.exposed is not None else ()
-        self.exposed = self.selection = await self.compile(
-            self.options.expose_shard, self.options.task or "", self.options.budget
-        )
-        changed = _selection_key(self.exposed) != before
-        if changed:
-            await self.server.notify_tools_changed()
-        return changed
-
-    # ---------------------------------------------------------------- selection
-
-    async def compile(self, shard: str, task: str, budget: int | None) -> Any:
-        """``compile()`` in a worker thread (the compiler checks shard and budget)."""
-        return await self.blocking(self.compiler.compile, TaskContext(shard=shard, task=task, budget=budget))
-
-    async def rank(self, query: str, k: int, shard: str | None) -> list[tuple[Any, float]]:
-        """The compiler's ranking in a worker thread: ``(tool, score 0..1)``, best first."""
-        return await self.blocking(lambda: self.compiler.rank(query, k, shard=shard))
-
-    def describe(self, server: str, tool: str) -> dict[str, Any]:
-        """One tool's record (``describe_tool``, ``jit://tools/…``); unknown ones raise ToolNotFoundError."""
-        stored = self.store.tool(server, tool)
-        if stored is None:
-            raise ToolNotFoundError.in_catalog(server, tool, server_known=self.store.server(server) is not None)
-        if self.config.security.pin_definitions and not stored.approved:
-            raise ToolNotApprovedError(server=server, tool=tool)  # its text is what awaits review
-        return describe(self.config, self.store, stored)
 
 
 class JitServer(MCPServer[ServeState]):

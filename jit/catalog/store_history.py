@@ -1,0 +1,184 @@
+"""The definition history and approvals of the catalog's tools (rug-pull bookkeeping).
+
+Mixed into :class:`~jit.catalog.store.Store` (which provides ``transaction``, ``_query``,
+``_bump`` and ``tools``), as :mod:`jit.catalog.store_servers` is for server rows.
+:meth:`Store.sync_tools` calls :meth:`DefinitionHistory._record_definitions` before
+it rewrites any row: a definition being replaced (or dropped) goes to ``tool_history``
+with the usage earned under it; a tool's new definition hash waits for approval
+(``tool_approvals``, migration 0004) unless it is the tool's first (trusted on first
+use) or the harness's own. See :mod:`jit.catalog.approval` for the policy.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import pysqlite3.dbapi2 as sqlite3
+
+from ..models import HARNESS_SERVER, StoredTool, SyncResult, ToolDef, canonical_json, changed_fields
+
+__all__ = ["DefinitionHistory"]
+
+
+class DefinitionHistory:
+    """Definition history and approvals of the :class:`~jit.catalog.store.Store` (a mixin; see the module docstring)."""
+
+    def _record_definitions(self, c: sqlite3.Connection, server: str, incoming: dict[str, ToolDef],
+                            result: SyncResult, now: float) -> None:
+        """Part of :meth:`sync_tools`, run before it rewrites any row: rug-pull bookkeeping.
+
+        A definition being replaced (or no longer listed) goes to ``tool_history`` with
+        the usage earned under it, which leaves ``usage`` (so the new text does not
+        inherit the old text's track record; nothing is lost). A tool seen for the
+        first time is trusted on first use; a tool whose new definition hash was
+        never approved is listed in ``result.awaiting_approval``. The harness's own
+        tools (``available_tools.json``, written by the user) are always approved.
+        """
+        # Hashes only: definitions (possibly large) are read for the few rows that change.
+        rows = {r[0]: (r[1], r[2]) for r in c.execute(
+            "SELECT name, id, definition_hash FROM tools WHERE server = ?", (server,))}
+        listed = c.execute("SELECT listed_at FROM tool_listings WHERE server = ?", (server,)).fetchone()
+        approved: dict[str, set[str]] = {}
+        for r in c.execute("SELECT name, definition_hash FROM tool_approvals WHERE server = ?", (server,)):
+            approved.setdefault(r[0], set()).add(r[1])
+        for name, (tool_id, dhash) in rows.items():
+            new = incoming.get(name)
+            if new is None or dhash != new.definition_hash:
+                row = c.execute(
+                    "SELECT name, title, description, input_schema, output_schema, annotations, definition_hash,"
+                    " updated_at FROM tools WHERE id = ?", (tool_id,),
+                ).fetchone()
+                # Last seen at this server's previous listing: it was current until this one.
+                seen = max(row["updated_at"], listed[0]) if listed else row["updated_at"]
+                if new is not None:
+                    result.changes[name] = changed_fields(_definition(row), _definition_of(new))
+                self._retire(c, server, row, seen, new.definition_hash if new is not None else None, now)
+        for name, t in incoming.items():
+            dhash = t.definition_hash
+            if server == HARNESS_SERVER:
+                c.execute(
+                    "INSERT OR IGNORE INTO tool_approvals(server, name, definition_hash, approved_at, how)"
+                    " VALUES (?, ?, ?, ?, 'harness')", (server, name, dhash, now),
+                )
+                continue
+            if name not in rows:
+                if name not in approved:  # never seen before: trusted on first use
+                    c.execute(
+                        "INSERT INTO tool_approvals(server, name, definition_hash, approved_at, how)"
+                        " VALUES (?, ?, ?, ?, 'first_use')", (server, name, dhash, now),
+                    )
+                    approved[name] = {dhash}
+                else:  # back after it was dropped: compared with what it was then
+                    self._returning(c, server, name, t, result)
+            if dhash not in approved.get(name, ()):
+                result.awaiting_approval.append(name)
+        result.awaiting_approval.sort()
+        c.execute(
+            "INSERT INTO tool_listings(server, listed_at) VALUES (?, ?)"
+            " ON CONFLICT(server) DO UPDATE SET listed_at = excluded.listed_at", (server, now),
+        )
+
+    def _retire(self, c: sqlite3.Connection, server: str, row: sqlite3.Row, last_seen: float,
+                replaced_by: str | None, now: float) -> None:
+        """Move a tool's current definition, and the usage earned under it, to ``tool_history``."""
+        usage = c.execute(
+            "SELECT calls, errors, total_latency_ms, last_called_at, last_error FROM usage"
+            " WHERE server = ? AND tool = ?", (server, row["name"]),
+        ).fetchone()
+        c.execute(
+            "INSERT INTO tool_history(server, name, definition_hash, definition, first_seen, last_seen, replaced_at,"
+            " replaced_by, calls, errors, total_latency_ms, last_called_at, last_error)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (server, row["name"], row["definition_hash"], canonical_json(_definition(row)), row["updated_at"],
+             last_seen, now, replaced_by, *(tuple(usage) if usage else (0, 0, 0.0, None, None))),
+        )
+        # A dropped tool keeps its usage row: if it comes back unchanged, its record stands.
+        if replaced_by is not None and usage is not None:
+            c.execute("DELETE FROM usage WHERE server = ? AND tool = ?", (server, row["name"]))
+
+    def _returning(self, c: sqlite3.Connection, server: str, name: str, t: ToolDef, result: SyncResult) -> None:
+        """A tool listed again after it was dropped: if its definition differs from the one it
+        had then, that is a change, and the usage kept since moves to that definition's history."""
+        last = c.execute(
+            "SELECT id, definition_hash, definition FROM tool_history WHERE server = ? AND name = ?"
+            " ORDER BY id DESC LIMIT 1", (server, name),
+        ).fetchone()
+        if last is None or last["definition_hash"] == t.definition_hash:
+            return
+        result.changes[name] = changed_fields(json.loads(last["definition"]), _definition_of(t))
+        usage = c.execute(
+            "SELECT calls, errors, total_latency_ms, last_called_at, last_error FROM usage"
+            " WHERE server = ? AND tool = ?", (server, name),
+        ).fetchone()
+        calls, errors, latency, called_at, error = tuple(usage) if usage else (0, 0, 0.0, None, None)
+        c.execute(
+            "UPDATE tool_history SET replaced_by = ?, calls = calls + ?, errors = errors + ?,"
+            " total_latency_ms = total_latency_ms + ?, last_called_at = COALESCE(?, last_called_at),"
+            " last_error = COALESCE(?, last_error) WHERE id = ?",
+            (t.definition_hash, calls, errors, latency, called_at, error, last["id"]),
+        )
+        c.execute("DELETE FROM usage WHERE server = ? AND tool = ?", (server, name))
+
+    def awaiting_approval(self, server: str, tool: str) -> bool:
+        """True when ``server``/``tool`` is in the catalog with a definition never approved
+        (the call path's check under ``security.pin_definitions``: one indexed read)."""
+        rows = self._query(
+            "SELECT 1 FROM tools t WHERE t.server = ? AND t.name = ? AND NOT EXISTS (SELECT 1 FROM tool_approvals"
+            " ap WHERE ap.server = t.server AND ap.name = t.name AND ap.definition_hash = t.definition_hash)",
+            (server, tool),
+        )
+        return bool(rows)
+
+    def approve(self, server: str | None = None, tool: str | None = None, *,
+                definition_hash: str | None = None) -> list[StoredTool]:
+        """Approve the current definition of every tool awaiting approval that matches
+        (``server``, ``tool``; None: any). With ``definition_hash`` (a prefix is enough)
+        a tool is approved only while its definition is still that one, so what is
+        approved is what was reviewed. Returns the tools approved."""
+        pending = [st for st in self.tools(server) if not st.approved and (tool is None or st.tool.name == tool)]
+        if definition_hash is not None:
+            pending = [st for st in pending if st.definition_hash.startswith(definition_hash.lower())]
+        if not pending:
+            return []
+        now = time.time()
+        with self.transaction() as c:
+            c.executemany(
+                "INSERT OR IGNORE INTO tool_approvals(server, name, definition_hash, approved_at, how)"
+                " VALUES (?, ?, ?, ?, 'user')",
+                [(st.tool.server, st.tool.name, st.definition_hash, now) for st in pending],
+            )
+            self._bump(c)
+        return pending
+
+    def approvals(self, server: str, tool: str) -> list[dict[str, Any]]:
+        """The approved definition hashes of a tool, newest first, with when and how."""
+        rows = self._query(
+            "SELECT definition_hash, approved_at, how FROM tool_approvals WHERE server = ? AND name = ?"
+            " ORDER BY approved_at DESC", (server, tool),
+        )
+        return [dict(r) for r in rows]
+
+    def definition_history(self, server: str, tool: str) -> list[dict[str, Any]]:
+        """Every earlier definition of a tool, newest first: the definition, when it was first
+        and last seen and replaced (and by which hash), and the usage earned under it."""
+        rows = self._query("SELECT * FROM tool_history WHERE server = ? AND name = ? ORDER BY id DESC",
+                           (server, tool))
+        return [{**dict(r), "definition": json.loads(r["definition"])} for r in rows]
+
+
+def _definition(r: sqlite3.Row) -> dict[str, Any]:
+    """A ``tools`` row's definition as ``tool_history`` keeps it (the fields the hash covers)."""
+    return {
+        "title": r["title"],
+        "description": r["description"],
+        "input_schema": json.loads(r["input_schema"]),
+        "output_schema": json.loads(r["output_schema"]) if r["output_schema"] else None,
+        "annotations": json.loads(r["annotations"]) if r["annotations"] else None,
+    }
+
+
+def _definition_of(t: ToolDef) -> dict[str, Any]:
+    return {"title": t.title, "description": t.description, "input_schema": t.input_schema,
+            "output_schema": t.output_schema, "annotations": t.annotations}
