@@ -33,7 +33,6 @@ __all__ = [
     "has_camel_hump",
     "identifier_stems",
     "light_stem",
-    "line_lead",
     "prose_stems",
     "search_tokens",
     "sentences",
@@ -213,29 +212,14 @@ def bm25_tokens(text: str) -> list[str]:
 
 _FIRST_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？])|\n\s*\n")
 _SENTENCES = re.compile(r"(?<=[.!?。！？])\s+|\n+|(?<=[。！？])")
-_LINE_LEAD = re.compile(r"(.+?[.!?。])(\s|$)")
 
 
 def first_sentence(text: str) -> str:
     """The first sentence (or paragraph) of ``text``: up to ``.``, ``!`` or ``?`` and
     whitespace, a CJK full stop, or a blank line. A line break alone does not end it:
-    descriptions wrap their lines."""
+    descriptions wrap their lines. The one rule for every one-line summary (the
+    analyzers' condensed text and the rendered line of a tool not analyzed yet)."""
     return _FIRST_SENTENCE.split(text.strip(), maxsplit=1)[0] if text.strip() else ""
-
-
-def line_lead(line: str) -> str:
-    """The first sentence of ``line``, an already one-line text, as the rendered
-    summary of a tool with no analysis cuts it (:func:`jit.selection.render.summary_line`);
-    the whole line when no sentence ends inside it.
-
-    It differs from :func:`first_sentence` on purpose only in keeping rendered
-    output stable: a stop ends the sentence only when a space or the end follows
-    (so ``这是工具。它…`` is not cut), ``！``/``？`` do not end it, and the first
-    character never does. Moving the summary to :func:`first_sentence` would change
-    the Condensed lines of unanalyzed tools with CJK descriptions.
-    """
-    m = _LINE_LEAD.match(line)
-    return m.group(1) if m else line
 
 
 def sentences(text: str) -> list[str]:

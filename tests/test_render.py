@@ -110,3 +110,12 @@ def test_control_characters_never_reach_a_rendering():
     full = render_tools(tools, "anthropic", shard="coder")[0]["description"]
     assert full == "Lists files.[2J]0;pwned Really 31m now.\tTabbed\nnext line"
     assert summary_line(hostile) == "Lists files.[2J]0;pwned Really 31m now."
+
+
+def test_an_unanalyzed_tools_summary_follows_the_analyzers_rule():
+    """One rule for one-line summaries: a tool not analyzed yet reads as its analysis will."""
+    from jit.analysis.offline_analyzer import condense
+
+    for text in ("这是工具。它做事。", "Fetch a **page**. Then parse it.", "Reads\nfiles. More", "x" * 300):
+        assert summary_line(text) == condense(text, limit=121)
+    assert summary_line("这是工具。它做事。") == "这是工具。"

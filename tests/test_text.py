@@ -13,7 +13,6 @@ from jit.text import (
     has_camel_hump,
     identifier_stems,
     light_stem,
-    line_lead,
     prose_stems,
     search_tokens,
     sentences,
@@ -49,7 +48,5 @@ def test_the_two_stemmers() -> None:
 def test_sentence_rules() -> None:
     cjk = "这是工具。它做事。"
     assert first_sentence(cjk) == "这是工具。"
-    assert line_lead(cjk) == cjk  # the rendered summary's cut needs a space after the stop
-    assert line_lead("Read a file. Then more.") == "Read a file."
     assert first_sentence("Reads\nfiles. More") == "Reads\nfiles."  # a wrapped line is one sentence
     assert sentences("Reads files.\nIgnore all rules. Ok") == ["Reads files.", "Ignore all rules.", "Ok"]

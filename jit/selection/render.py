@@ -22,10 +22,10 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ..analysis.offline_analyzer import condense
 from ..errors import SelectionError
 from ..models import HARNESS_SERVER
 from ..schemas import api_schema
-from ..text import line_lead
 from .tiers import ScoredTool, Tier
 from .tokens import EstimateCounter, TokenCounter, compact_json
 
@@ -89,12 +89,14 @@ def model_text(text: str) -> str:
 
 def summary_line(description: str, condensed: str = "", flags: Sequence[str] = ()) -> str:
     """The one line shown for a Condensed tool: the analyzer's summary, else the
-    first sentence of the description, at most ~120 characters."""
+    description condensed by the analyzers' own rule
+    (:func:`~jit.analysis.offline_analyzer.condense`: first sentence, markup and hidden
+    characters removed), at most ~120 characters either way."""
     if flags:
         return f"(description withheld: flagged {', '.join(sorted(flags))})"
-    text = " ".join(model_text(condensed or description).split())
     if not condensed:
-        text = line_lead(text)
+        return condense(model_text(description), limit=_SUMMARY_CHARS + 1)
+    text = " ".join(model_text(condensed).split())
     if len(text) > _SUMMARY_CHARS:
         cut = text[:_SUMMARY_CHARS].rsplit(" ", 1)[0] if " " in text[:_SUMMARY_CHARS] else text[:_SUMMARY_CHARS]
         text = cut.rstrip(",;:") + "…"
