@@ -375,8 +375,8 @@ def _embedding_warning(index: RetrievalIndex) -> str | None:
     catalog's, so it is still found by the words of its name, description and
     parameters (``lexical_weight`` of the score) and by name mentions, never by
     meaning. Silently, it would just rank low."""
-    have = int(index.has_vector.sum())
-    if not index.n or have == index.n:
+    have = index.vector_count
+    if not index.n or index.all_vectors:
         return None
     if not have:
         return (f"none of the {index.n} tools has a vector for this embedding model: ranking is by their words "

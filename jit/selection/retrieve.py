@@ -142,7 +142,9 @@ class RetrievalIndex:
             if v is not None:
                 self.matrix[row] = v
                 self.has_vector[row] = True
-        self.all_vectors = bool(self.has_vector.all())
+        #: How many tools have a vector (counted once per index, not per compile).
+        self.vector_count = int(self.has_vector.sum())
+        self.all_vectors = self.vector_count == self.n
         self.lexical = LexicalIndex([lexical_text(st) for st in tools])
         servers = sorted({st.tool.server for st in tools})
         self.server_names = servers
@@ -184,7 +186,7 @@ class RetrievalIndex:
         weights = np.full(q, clause_weight, dtype=np.float32)
         weights[0] = 1.0
         dense_q = min(len(query_vecs), q) if query_vecs.size else 0
-        if self.has_vector.any() and dense_q:
+        if self.vector_count and dense_q:
             with matrix_scan():  # one BLAS thread when the process owner opted in (jit.process)
                 sims = self.matrix @ query_vecs[:dense_q].T  # (n, dense_q): one pass over the matrix
             if not self.all_vectors:
