@@ -175,13 +175,14 @@ def search_tokens(text: str, *, drop_stopwords: bool = False) -> list[str]:
     """jit's retrieval tokens: words split on non-alphanumerics, ``_``, camelCase and
     letter/digit boundaries (acronyms kept whole), lower-cased and :func:`light_stem`-med;
     ASCII and non-ASCII runs split apart, a non-ASCII run (CJK) kept whole."""
-    out = []
-    for w in _SEARCH_WORD.findall(split_camel(text, acronyms=False)):
-        w = w.lower()
-        if drop_stopwords and w in SEARCH_STOPWORDS:
-            continue
-        out.append(light_stem(w))
-    return out
+    words = [w.lower() for w in _SEARCH_WORD.findall(split_camel(text, acronyms=False))]
+    if drop_stopwords:
+        words = [w for w in words if w not in SEARCH_STOPWORDS]
+    # A catalog has far fewer distinct words than words: stem each distinct one once.
+    return [_stemmed(w) for w in words]
+
+
+_stemmed = lru_cache(maxsize=1 << 16)(light_stem)
 
 
 # --------------------------------------------------------------------------- words for the baselines

@@ -37,7 +37,7 @@ so :meth:`CatalogView.snapshot` may be called from any number of threads.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -46,19 +46,31 @@ from ..analysis.analyze import EffectiveTool, effective_tool
 from ..catalog.approval import CHANGED_FLAG, PIN_REASON
 from ..catalog.store import Store
 from ..config import Config
+from ..errors import RuleError
 from ..models import HARNESS_SERVER, ServerRecord, ServerStatus, StoredTool, ToolAnalysis
+from .indexcache import IndexCache, index_key
 from .logic import Fact, LogicEngine, RuleSet
 from .render import namespaced, with_hash
 from .retrieve import RetrievalIndex
 from .toolset import Tier
 
-__all__ = ["CatalogSnapshot", "CatalogView", "ShardTables", "SnapshotMemo", "merge_points"]
+__all__ = ["TASK_TABLES", "CatalogSnapshot", "CatalogView", "ShardTables", "SnapshotMemo", "merge_points"]
 
 LABEL_KINDS = ("capability", "category", "domain")
 _TIER_BY_NAME = {t.value: t for t in Tier}
 #: Derived per tool (asked with the tool bound when it changes), and per shard and tool.
 _TOOL_PREDICATES = ("blocked", "offline", "tier_cap", "usage_points")
 _SHARD_PREDICATES = ("shard_points", "skeleton")
+_DERIVED = _TOOL_PREDICATES + _SHARD_PREDICATES
+#: Read per compile from the task facts: tables keyed by labels, never by tool.
+TASK_TABLES = ("capability_points", "category_points", "domain_points", "relevance_points")
+#: The catalog facts asserted per tool (``T`` first); the rest of the engine's facts are global.
+_TOOL_FACTS = frozenset({"tool", "harness", "analyzed", "category", "capability", "domain", "affinity", "flag",
+                         "usage", "override_excluded", "declared_skeleton"})
+#: Stand-in values start with a NUL, which no rule constant, name or label holds (see _abstract).
+_MARK = "\x00"
+_NAME_MARK = "\x00name"
+_SERVER_MARK = "\x00server "
 
 #: One shard's derived tables: tool -> shard points, and tool -> the skeleton slots it may fill.
 ShardTables = tuple[dict[int, int], dict[int, tuple[str, ...]]]
@@ -102,13 +114,17 @@ class CatalogSnapshot:
     index_key: int
     analyses: dict[int, ToolAnalysis]
     names: dict[int, str]
-    facts: dict[int, frozenset]
+    #: Tool id -> the class it derives with, one per derived predicate (``_DERIVED`` order).
+    class_of: dict[int, tuple[int, ...]]
+    #: What the engine holds besides the classes: server statuses, and those of the stand-in servers.
     global_facts: frozenset
     blocked: dict[int, str]
     offline: frozenset[int]
     tier_cap: dict[int, Tier]
     usage_points: dict[int, int]
     memo: SnapshotMemo
+    #: Server -> the stand-in its tools derive with (servers whose name no rule can tell apart).
+    marks: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -141,6 +157,20 @@ class CatalogView:
         self.usage_dependents = rules.dependents("usage")
         self._published: CatalogSnapshot | None = None
         self._lock = threading.RLock()
+        self._index_files = IndexCache(store.path)
+        #: What each derived predicate reads of a tool's facts (the projection its classes share).
+        self._reads = tuple(rules.reads(p) for p in _DERIVED)
+        _check_task_tables(rules)
+        #: Values the rules or the config's shard facts name.
+        self._constants = rules.constants | {*config.shards, *(c for sc in config.shards.values() for c in sc.categories)}
+        # The classes the engine holds (tools that derive alike share one; see _abstract): their
+        # projection, how many (tool, predicate) pairs use each, for which predicates, and rows asked.
+        self._class_ids: dict[frozenset, int] = {}
+        self._class_projection: dict[int, frozenset] = {}
+        self._class_refs: dict[int, int] = {}
+        self._class_preds: dict[int, set[int]] = {}
+        self._class_rows: dict[tuple[str, str | None], dict[int, list[tuple]]] = {}
+        self._last_class = 0
         self.engine.change([("shard", s) for s in config.shards]
                            + [("shard_category", s, c) for s, sc in config.shards.items() for c in sc.categories])
 
@@ -149,6 +179,11 @@ class CatalogView:
         self.engine.close()
         self._published = None
         process.snapshot_released()
+
+    @property
+    def published(self) -> CatalogSnapshot | None:
+        """The newest snapshot built, if any (None: the next :meth:`snapshot` builds one from scratch)."""
+        return self._published
 
     # ------------------------------------------------------------------ snapshots
 
@@ -186,14 +221,15 @@ class CatalogView:
         if prev is not None and prev.index_key == index_key:
             index = prev.index
         else:
-            ids, matrix = self.store.vector_matrix()
-            model = self.store.embedding_model()
-            usable = model is not None and model[0] == self.model_name
-            vectors = dict(zip(ids.tolist(), matrix, strict=True)) if usable else {}
-            index = RetrievalIndex([by_id[i] for i in rows], vectors, matrix.shape[1] if usable else 0)
+            index = self._index(by_id, rows, states)
         global_facts = frozenset(("server_status", s.name, self._status_of(s)) for s in self.store.servers())
         names = prev.names if prev is not None and set(prev.names) == set(rows) else _names(by_id, rows)
-        analyses, facts, derived = self._apply(prev, by_id, changed, removed, global_facts)
+        if prev is not None:  # a server whose stand-in changed: its tools derive again
+            marks = _server_marks(global_facts, self._constants)[0]
+            moved = {sv for sv in set(marks) | set(prev.marks) if marks.get(sv) != prev.marks.get(sv)}
+            if moved:
+                changed |= {i for i, st in by_id.items() if st.tool.server in moved}
+        analyses, class_of, engine_globals, marks, derived = self._apply(prev, by_id, changed, removed, global_facts)
         memo = SnapshotMemo(shards=derived.shards)
         if prev is not None:  # the memos of tools that did not change carry over
             stale = changed | removed
@@ -204,9 +240,25 @@ class CatalogView:
         return CatalogSnapshot(
             version=version, usage_version=usage_version, states=states, by_id=by_id, rows=rows,
             row_of={i: r for r, i in enumerate(rows)}, index=index, index_key=index_key, analyses=analyses,
-            names=names, facts=facts, global_facts=global_facts, blocked=derived.blocked, offline=derived.offline,
+            names=names, class_of=class_of, global_facts=engine_globals, marks=marks, blocked=derived.blocked,
+            offline=derived.offline,
             tier_cap=derived.tier_cap, usage_points=derived.usage_points, memo=memo,
         )
+
+    def _index(self, by_id: dict[int, StoredTool], rows: list[int], states: dict[int, tuple]) -> RetrievalIndex:
+        """The retrieval index over ``rows``: read back from the catalog's index files if this
+        tool set was indexed before (by any process), else built and written there."""
+        model = self.store.embedding_model()
+        usable = model is not None and model[0] == self.model_name
+        key = index_key(model[0] if usable else None, model[1] if usable else 0, rows, states)
+        tools = [by_id[i] for i in rows]
+        index = self._index_files.load(key, tools)
+        if index is None:
+            ids, matrix = self.store.vector_matrix()
+            vectors = dict(zip(ids.tolist(), matrix, strict=True)) if usable else {}
+            index = RetrievalIndex(tools, vectors, matrix.shape[1] if usable else 0)
+            self._index_files.save(key, index)
+        return index
 
     def _status_of(self, server: ServerRecord) -> str:
         """The status the rules see. Statuses are shared by the configs of a catalog, but
@@ -233,45 +285,94 @@ class CatalogView:
             states[i] = (*state[:-2], calls, errors)
             by_id[i] = replace(by_id[i], calls=calls, errors=errors)
             changed.add(i)
-        analyses, facts, derived = self._apply(prev, by_id, changed, set(), prev.global_facts,
-                                               only=self.usage_dependents)
+        analyses, class_of, _globals, _marks, derived = self._apply(
+            prev, by_id, changed, set(), None, only=self.usage_dependents)
         # Summaries, token costs and the label index do not depend on usage: shared with prev.
         memo = SnapshotMemo(shards=derived.shards, summaries=prev.memo.summaries, costs=prev.memo.costs,
                             explain_facts={i: v for i, v in prev.memo.explain_facts.items() if i not in changed},
                             labels=prev.memo.labels)
         return replace(prev, usage_version=usage_version, states=states, by_id=by_id, analyses=analyses,
-                       facts=facts, blocked=derived.blocked, offline=derived.offline, tier_cap=derived.tier_cap,
+                       class_of=class_of, blocked=derived.blocked, offline=derived.offline, tier_cap=derived.tier_cap,
                        usage_points=derived.usage_points, memo=memo)
 
     def _apply(self, prev: CatalogSnapshot | None, by_id: dict[int, StoredTool], changed: set[int],
-               removed: set[int], global_facts: frozenset, *, only: frozenset[str] | None = None
-               ) -> tuple[dict[int, ToolAnalysis], dict[int, frozenset], _Derived]:
-        """Analyses, Datalog facts (diffed into the engine) and derived facts of a snapshot
-        from ``prev`` and the tools that changed."""
+               removed: set[int], global_facts: frozenset | None, *, only: frozenset[str] | None = None
+               ) -> tuple[dict[int, ToolAnalysis], dict[int, tuple[int, ...]], frozenset, dict[str, str], _Derived]:
+        """Analyses, classes (their facts diffed into the engine) and derived facts of a snapshot
+        from ``prev`` and the tools that changed. ``global_facts`` None: unchanged from ``prev``."""
         analyses = dict(prev.analyses) if prev else {}
-        facts = dict(prev.facts) if prev else {}
+        class_of = dict(prev.class_of) if prev else {}
+        if global_facts is None:
+            assert prev is not None
+            engine_globals, marks = prev.global_facts, prev.marks
+            fixed = self._fixed_values(frozenset(f for f in engine_globals if not str(f[1]).startswith(_MARK)))
+        else:
+            fixed = self._fixed_values(global_facts)
+            marks, mark_facts = _server_marks(global_facts, self._constants)
+            engine_globals = global_facts | mark_facts
+        redo = [k for k, p in enumerate(_DERIVED) if only is None or p in only]
         add: list[Fact] = []
-        drop: list[Fact] = []
+        released: list[int] = []
         for i in removed:
-            analyses.pop(i, None)
-            drop.extend(facts.pop(i, ()))
+            released.extend(class_of.pop(i, ()))
         for i in changed:
-            effective = effective_tool(by_id[i], self.config.available_tools, shards=self.config.shards)
+            st = by_id[i]
+            effective = effective_tool(st, self.config.available_tools, shards=self.config.shards)
             analyses[i] = effective.analysis
-            new = self._tool_facts(by_id[i], effective)
-            old = facts.get(i, frozenset())
-            drop.extend(old - new)
-            add.extend(new - old)
-            facts[i] = new
+            sig = _abstract(st, self._tool_facts(st, effective), marks, fixed)
+            old = class_of.get(i)
+            new = list(old) if old is not None else [0] * len(_DERIVED)
+            for k in (redo if old is not None else range(len(_DERIVED))):
+                new[k] = self._acquire(frozenset(f for f in sig if f[0] in self._reads[k]), k, add)
+                if old is not None:
+                    released.append(old[k])
+            class_of[i] = tuple(new)
+        drop = self._release(released)
         old_global = prev.global_facts if prev else frozenset()
-        self.engine.change(add=add + list(global_facts - old_global), remove=drop + list(old_global - global_facts))
-        derived = self._derive(prev, by_id, changed, removed, only=only)
+        if engine_globals != old_global:
+            # A class's rows depend on the global facts too (a server named by a rule or the config
+            # keeps its own name, so its tools' classes survive a change of its status).
+            self._class_rows.clear()
+        self.engine.change(add=add + list(engine_globals - old_global), remove=drop + list(old_global - engine_globals))
+        derived = self._derive(prev, by_id, class_of, changed, removed, only=only)
         if self.config.security.pin_definitions:
             # Not a rule: what pinning withholds must not depend on an editable policy file.
             for i in changed:
                 if not by_id[i].approved:
                     derived.blocked.setdefault(i, PIN_REASON)
-        return analyses, facts, derived
+        return analyses, class_of, engine_globals, marks, derived
+
+    def _fixed_values(self, global_facts: frozenset) -> frozenset:
+        """Values a rule can tell apart from others: its own constants and what the engine's other facts hold."""
+        return self._constants | {v for f in global_facts for v in f[1:]}
+
+    def _acquire(self, projection: frozenset, k: int, add: list[Fact]) -> int:
+        """The class of tools whose facts project to ``projection`` for derived predicate ``k``;
+        a new class asserts its facts (``add``) and is asked for its rows in :meth:`_derive`."""
+        cid = self._class_ids.get(projection)
+        if cid is None:
+            self._last_class -= 1  # negative: never a catalog id
+            cid = self._class_ids[projection] = self._last_class
+            self._class_projection[cid] = projection
+            self._class_refs[cid] = 0
+            self._class_preds[cid] = set()
+            add.extend((f[0], cid, *f[1:]) for f in projection)
+        self._class_refs[cid] += 1
+        self._class_preds[cid].add(k)
+        return cid
+
+    def _release(self, cids: list[int]) -> list[Fact]:
+        """Drop one membership of each class; the facts of classes left empty, to retract."""
+        drop: list[Fact] = []
+        for cid in cids:
+            self._class_refs[cid] -= 1
+            if self._class_refs[cid] == 0:
+                projection = self._class_projection.pop(cid)
+                del self._class_ids[projection], self._class_refs[cid], self._class_preds[cid]
+                for rows in self._class_rows.values():
+                    rows.pop(cid, None)
+                drop.extend((f[0], cid, *f[1:]) for f in projection)
+        return drop
 
     @staticmethod
     def _tool_facts(st: StoredTool, effective: EffectiveTool) -> frozenset:
@@ -297,8 +398,47 @@ class CatalogView:
         out.update(("declared_skeleton", i, s) for s in effective.skeleton)
         return frozenset(out)
 
-    def _derive(self, prev: CatalogSnapshot | None, by_id: dict[int, StoredTool], changed: set[int],
-                removed: set[int], *, only: frozenset[str] | None = None) -> _Derived:
+    def _class_rows_for(self, k: int, shard: str | None, cids: list[int] | None) -> dict[int, list[tuple]]:
+        """Rows of derived predicate ``k`` (for ``shard``) per class: of ``cids`` (asked one by one,
+        the class bound) or of every class (one query, the tool left free). Kept in ``_class_rows``."""
+        pred = _DERIVED[k]
+        pos = 1 if pred in _SHARD_PREDICATES else 0
+        table = self._class_rows.setdefault((pred, shard), {})
+        if cids is None:
+            args: tuple = (shard, None, None) if pos else ((None,) if pred == "offline" else (None, None))
+            found: dict[int, list[tuple]] = {}
+            for row in self.engine.query(pred, *args):
+                found.setdefault(row[pos], []).append(row)
+            for cid, preds in self._class_preds.items():
+                if k in preds:
+                    table[cid] = found.get(cid, [])
+        else:
+            queries = [(pred, (shard, cid, None) if pos else ((cid,) if pred == "offline" else (cid, None)))
+                       for cid in cids]
+            for cid, rows in zip(cids, self.engine.query_many(queries) if queries else [], strict=True):
+                table[cid] = rows
+        return table
+
+    def _rows_of(self, k: int, shard: str | None, todo: list[int], class_of: dict[int, tuple[int, ...]],
+                 by_id: dict[int, StoredTool], full: bool) -> Iterator[tuple[int, list[tuple]]]:
+        """Each tool of ``todo`` with its rows of derived predicate ``k``, in the tool's own terms."""
+        pos = 1 if _DERIVED[k] in _SHARD_PREDICATES else 0
+        table = self._class_rows.get((_DERIVED[k], shard))
+        if full or table is None:
+            table = self._class_rows_for(k, shard, None)
+        else:
+            fresh = sorted({class_of[i][k] for i in todo} - set(table))
+            if fresh:
+                table = self._class_rows_for(k, shard, fresh)
+        for i in todo:
+            rows = table.get(class_of[i][k])
+            if rows:
+                t = by_id[i].tool
+                yield i, [_concrete(r, pos, i, t.server, t.name) for r in rows]
+
+    def _derive(self, prev: CatalogSnapshot | None, by_id: dict[int, StoredTool],
+                class_of: dict[int, tuple[int, ...]], changed: set[int], removed: set[int], *,
+                only: frozenset[str] | None = None) -> _Derived:
         """Per-tool derived facts: all of them the first time, then only for changed tools, and
         of those only the predicates in ``only`` (default: all; after tool calls, the ones the
         rules make depend on ``usage``). Shard tables are kept for the shards ``prev`` knew."""
@@ -306,12 +446,7 @@ class CatalogView:
         shards = list(prev_shards)
         tool_preds = [p for p in _TOOL_PREDICATES if only is None or p in only]
         shard_preds = [p for p in _SHARD_PREDICATES if only is None or p in only]
-        todo: list[int | None] = [None] if prev is None else sorted(changed)
-        queries: list[tuple[str, Sequence[Any]]] = []
-        for i in todo:
-            queries += [(p, (i,) if p == "offline" else (i, None)) for p in tool_preds]
-            queries += [(p, (s, i, None)) for s in shards for p in shard_preds]
-        answers = iter(self.engine.query_many(queries) if queries else [])
+        todo = sorted(by_id) if prev is None else sorted(changed)
         blocked = dict(prev.blocked) if prev else {}
         offline = set(prev.offline) if prev else set()
         caps = dict(prev.tier_cap) if prev else {}
@@ -334,9 +469,9 @@ class CatalogView:
                     shard_points[s].pop(i, None)
                 if "skeleton" in redo:
                     skeleton[s].pop(i, None)
-        for _ in todo:
-            for p in tool_preds:
-                rows = next(answers)
+        full = prev is None
+        for p in tool_preds:
+            for _i, rows in self._rows_of(_DERIVED.index(p), None, todo, class_of, by_id, full):
                 if p == "blocked":
                     for t, reason in rows:
                         blocked.setdefault(t, str(reason))
@@ -349,9 +484,9 @@ class CatalogView:
                 else:
                     for t, points in rows:
                         usage[t] = max(int(points), usage.get(t, -10**6))
-            for s in shards:
-                for p in shard_preds:
-                    rows = next(answers)
+        for s in shards:
+            for p in shard_preds:
+                for _i, rows in self._rows_of(_DERIVED.index(p), s, todo, class_of, by_id, full):
                     if p == "shard_points":
                         merge_points(shard_points[s], [(t, points) for _s, t, points in rows])
                     else:
@@ -372,21 +507,21 @@ class CatalogView:
         tables = snap.memo.shards.get(shard)
         if tables is not None:
             return tables
-        with self._lock:  # the engine holds the published snapshot's facts while the lock is held
+        with self._lock:  # the engine holds the published snapshot's classes while the lock is held
             tables = snap.memo.shards.get(shard)
             if tables is None:
-                pts, slots = self.engine.query_many(
-                    [("shard_points", (shard, None, None)), ("skeleton", (shard, None, None))]
-                )
+                # A compile still on an older snapshot gets the newest classes, for its tools
+                # that are still in the catalog, but they are not that snapshot's to keep.
+                newest = self._published or snap
+                live = [i for i in snap.rows if i in newest.class_of]
                 points: dict[int, int] = {}
-                merge_points(points, [(t, p) for _s, t, p in pts])
                 skel: dict[int, tuple[str, ...]] = {}
-                _merge_slots(skel, [(t, slot) for _s, t, slot in slots])
-                live = snap.by_id
-                tables = ({t: v for t, v in points.items() if t in live},
-                          {t: v for t, v in skel.items() if t in live})
-                # A compile still on an older snapshot gets the newest facts, filtered to its tools,
-                # but they are not that snapshot's to keep.
+                k_points, k_slots = _DERIVED.index("shard_points"), _DERIVED.index("skeleton")
+                for _i, rows in self._rows_of(k_points, shard, live, newest.class_of, snap.by_id, True):
+                    merge_points(points, [(t, p) for _s, t, p in rows])
+                for _i, rows in self._rows_of(k_slots, shard, live, newest.class_of, snap.by_id, True):
+                    _merge_slots(skel, [(t, slot) for _s, t, slot in rows])
+                tables = (points, skel)
                 if snap is self._published:
                     snap.memo.shards[shard] = tables
             return tables
@@ -420,6 +555,70 @@ def _names(by_id: dict[int, StoredTool], rows: list[int]) -> dict[int, str]:
         taken.add(name)
         names[i] = name
     return names
+
+
+def _check_task_tables(rules: RuleSet) -> None:
+    """Task tables are asked once per compile over labels; a rule making one read a tool's
+    facts would need every tool in the engine, which :func:`_abstract` avoids."""
+    for name in TASK_TABLES:
+        per_tool = rules.reads(name) & _TOOL_FACTS
+        if per_tool:
+            rule = next(r for r in rules.rules if r.head in ({name} | rules.reads(name)) and set(r.uses) & per_tool)
+            raise RuleError(f"{name} is a task table and may not read per-tool facts ({', '.join(sorted(per_tool))})",
+                            path=rule.path, line=rule.line)
+
+
+def _server_marks(global_facts: frozenset, constants: frozenset) -> tuple[dict[str, str], frozenset]:
+    """Servers no rule can tell apart from others with the same global facts, and their stand-ins.
+
+    A server named by no rule constant, and found in the global facts only as their first
+    argument (``server_status(S, St)``), matters to the rules only through those facts: its
+    tools derive like those of any server with the same ones. Returns server -> stand-in and
+    the stand-ins' global facts."""
+    about: dict[Any, list[Fact]] = {}
+    elsewhere: set[Any] = set(constants)
+    for f in global_facts:
+        about.setdefault(f[1], []).append(f)
+        elsewhere.update(f[2:])
+    marks: dict[str, str] = {}
+    facts: set[Fact] = set()
+    for server, own in about.items():
+        if not isinstance(server, str) or server in elsewhere or server.startswith(_MARK):
+            continue
+        profile = sorted((f[0], *f[2:]) for f in own)
+        mark = _SERVER_MARK + repr(profile)
+        marks[server] = mark
+        facts.update((f[0], mark, *f[1:]) for f in profile)
+    return marks, frozenset(facts)
+
+
+def _abstract(st: StoredTool, facts: frozenset, marks: dict[str, str], fixed: frozenset) -> frozenset:
+    """A tool's facts without its id (``T`` dropped), its server replaced by its stand-in and its
+    name by one shared stand-in, where no rule can tell them apart: tools whose abstract facts are
+    equal derive equal rows, up to their id, server and name (:func:`_concrete`).
+
+    The rules' per-tool predicates may read only the tool's own facts and the global ones (as
+    :class:`CatalogView` assumes for incremental updates): then a value that is no rule constant
+    and equals no other value the tool's facts or the global facts hold matters only as itself.
+    """
+    t = st.tool
+    values = [v for f in facts if f[0] != "tool" for v in f[2:]]
+    if any(isinstance(v, str) and v.startswith(_MARK) for v in (*values, t.server, t.name)):
+        return frozenset(f[:1] + f[2:] for f in facts)  # a NUL in tool text: nothing is abstracted
+    own = set(values)
+    server = marks.get(t.server, t.server) if t.server not in own and t.server != t.name else t.server
+    name = _NAME_MARK if t.name not in fixed and t.name not in own and t.name != t.server else t.name
+    return frozenset(("tool", server, name) if f[0] == "tool" else f[:1] + f[2:] for f in facts)
+
+
+def _concrete(row: tuple, pos: int, tool: int, server: str, name: str) -> tuple:
+    """A class's derived row for one of its tools: the tool's id at ``pos``, stand-ins replaced."""
+    out = list(row)
+    out[pos] = tool
+    for j, v in enumerate(out):
+        if isinstance(v, str) and v.startswith(_MARK):
+            out[j] = name if v == _NAME_MARK else server if v.startswith(_SERVER_MARK) else v
+    return tuple(out)
 
 
 def merge_points(table: dict[Any, int], rows: Sequence[tuple]) -> None:

@@ -24,8 +24,11 @@ unless the process owner opted in with :func:`jit.process.tuned`.
 
 from __future__ import annotations
 
+import logging
 import os
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +41,7 @@ from ..catalog.store import Store
 from ..config import Config
 from ..errors import SelectionError
 from ..models import HARNESS_SERVER, StoredTool, ToolAnalysis
-from .catalog_view import LABEL_KINDS, CatalogSnapshot, CatalogView, merge_points
+from .catalog_view import LABEL_KINDS, TASK_TABLES, CatalogSnapshot, CatalogView, merge_points
 from .logic import Fact, RuleSet
 from .render import fit_budget, order_key, summary_line, tier_cost
 from .retrieve import RetrievalIndex, split_task
@@ -51,7 +54,7 @@ __all__ = ["Compiler"]
 SERVER_MENTION_FLOOR = 70
 _POINT_RULES = {"shard": "shard_points", "usage": "usage_points", "capability": "capability_points",
                 "category": "category_points", "domain": "domain_points", "relevance": "relevance_points"}
-_TASK_TABLES = ("capability_points", "category_points", "domain_points", "relevance_points")
+log = logging.getLogger(__name__)
 
 class Compiler:
     """Compiles tool sets for shards from one catalog, config and rule set.
@@ -83,6 +86,34 @@ class Compiler:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    @contextmanager
+    def _embedding_meanwhile(self, text: str) -> Iterator[None]:
+        """While the first snapshot is built, embed the task in another thread: loading the
+        model and building the catalog view are a new process's two waits, and they overlap.
+        The vector lands in the query cache, where :meth:`_retrieve` finds it."""
+        model = self.store.embedding_model() if text and self.catalog.published is None else None
+        if model is None or model[0] != self.embedder.model_name:
+            yield
+            return
+        worker = threading.Thread(target=self._embed_quietly, args=(self._dense_queries(text),),
+                                  name="jit-embed-task", daemon=True)
+        worker.start()
+        try:
+            yield
+        finally:
+            worker.join()
+
+    def _dense_queries(self, text: str) -> list[str]:
+        """What the model embeds for a task: the model is most of a new task's compile time,
+        so clauses get their own vectors only when the config asks (docs/selection.md, "Clauses")."""
+        return [text, *split_task(text)] if self.config.tool_selection.dense_clauses else [text]
+
+    def _embed_quietly(self, texts: list[str]) -> None:
+        try:
+            self.embedder.embed(texts)
+        except Exception:  # the compile embeds again on its own thread and reports it there
+            log.debug("embedding the task ahead of the first compile failed", exc_info=True)
+
     # ------------------------------------------------------------------ task facts
 
     def _task_facts(self, ctx: TaskContext, text: str) -> list[Fact]:
@@ -104,10 +135,10 @@ class Compiler:
         return list(dict.fromkeys(facts))
 
     def _task_tables(self, facts: list[Fact]) -> dict[str, dict[Any, int]]:
-        queries = [(name, (None, None, None) if name == "relevance_points" else (None, None)) for name in _TASK_TABLES]
+        queries = [(name, (None, None, None) if name == "relevance_points" else (None, None)) for name in TASK_TABLES]
         answers = self.catalog.engine.with_facts(facts, queries)
         tables: dict[str, dict[Any, int]] = {}
-        for name, rows in zip(_TASK_TABLES, answers, strict=True):
+        for name, rows in zip(TASK_TABLES, answers, strict=True):
             table: dict[Any, int] = {}
             merge_points(table, [((r[0], r[1]), r[2]) for r in rows] if name == "relevance_points" else rows)
             tables[name] = table
@@ -151,9 +182,7 @@ class Compiler:
             ids = sorted({view.rows[r] for r in extra if allowed[r]}, key=lambda i: view.names[i])
             return ids, dict.fromkeys(ids, 0.0), set()
         if view.index.has_vector.any():
-            # The model is most of a new task's compile time: clauses get their own vectors
-            # only when the config asks (docs/selection.md, "Clauses").
-            vecs = self.embedder.embed(queries if sel.dense_clauses else queries[:1])
+            vecs = self.embedder.embed(self._dense_queries(text))
         else:
             vecs = np.zeros((0, 0), dtype=np.float32)  # compile() warns (_embedding_warning)
         named = set(mentions.tools)
@@ -213,9 +242,10 @@ class Compiler:
                ) -> tuple[CatalogSnapshot, list[ScoredTool], dict[str, list[str]]]:
         """Every candidate of a task with its points, scores and wanted tier (no budget yet)."""
         sel = self.config.tool_selection
-        view = self.catalog.snapshot()
-        shard_points, slots = self.catalog.shard_tables(view, ctx.shard)
         text = " ".join([ctx.task, *(os.path.basename(f) for f in ctx.files)]).strip()
+        with self._embedding_meanwhile(text):
+            view = self.catalog.snapshot()
+        shard_points, slots = self.catalog.shard_tables(view, ctx.shard)
         facts = self._task_facts(ctx, text)
         tables = self._task_tables(facts)
         allowed = self._allowed(view, ctx.include_servers, ctx.exclude_servers)

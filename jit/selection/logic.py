@@ -97,6 +97,9 @@ class RuleSet:
     #: ``(path, line, source)`` of every clause and in-file fact, in load order.
     statements: tuple[tuple[str, int, str], ...]
     fingerprint: str
+    #: Every constant a rule or in-file fact names (``'read_file'``, ``'disabled'``, ``5``): a value
+    #: outside this set can only matter to a rule through equality with another fact's value.
+    constants: frozenset[Any] = frozenset()
 
     @classmethod
     def load(cls, directory: str | Path | None = None) -> RuleSet:
@@ -119,7 +122,8 @@ class RuleSet:
             digest.update(p.name.encode() + b"\0" + text.encode())
             checker.check_file(text, str(p))
         checker.finish()
-        return cls(d, decls, tuple(checker.rules), tuple(checker.statements), digest.hexdigest()[:16])
+        return cls(d, decls, tuple(checker.rules), tuple(checker.statements), digest.hexdigest()[:16],
+                   frozenset(checker.constants))
 
     def rules_for(self, head: str) -> list[Rule]:
         return [r for r in self.rules if r.head == head]
@@ -136,6 +140,16 @@ class RuleSet:
 
     def derived(self) -> list[Declaration]:
         return [d for d in self.declarations.values() if d.kind == "derive"]
+
+    def reads(self, predicate: str) -> frozenset[str]:
+        """Every predicate the rules of ``predicate`` read, directly or through other rules."""
+        found: set[str] = set()
+        frontier = {predicate}
+        while frontier:
+            step = {u for r in self.rules if r.head in frontier for u in r.uses} - found
+            found |= step
+            frontier = step
+        return frozenset(found)
 
 
 def _read(path: Path) -> str:
@@ -178,15 +192,20 @@ class _PolicyChecker:
         self.used: list[tuple[str, int, str, int]] = []  # (name, arity, path, line)
         self.rules: list[Rule] = []
         self.statements: list[tuple[str, int, str]] = []
+        self.constants: set[Any] = set()
 
     def check_file(self, text: str, path: str) -> None:
         try:
             tree = ast.parse(text, filename=path)
         except SyntaxError as exc:
             raise RuleError(f"syntax error: {exc.msg}", path=path, line=exc.lineno) from None
+        # ast.get_source_segment splits the whole text again for every statement: quadratic,
+        # a quarter of a second for the bundled policy. Split once.
+        lines = text.splitlines(keepends=True)
         for stmt in tree.body:
-            src = ast.get_source_segment(text, stmt) or ""
+            src = _segment(lines, stmt)
             self._statement(stmt, path, src)
+            self.constants.update(n.value for n in ast.walk(stmt) if isinstance(n, ast.Constant))
             self.statements.append((path, stmt.lineno, src))
 
     def _statement(self, stmt: ast.stmt, path: str, src: str) -> None:
@@ -310,6 +329,18 @@ class _PolicyChecker:
                     f"{name} is not declared in {SCHEMA_FILE} and no rule uses it (a misspelt predicate?)",
                     path=path, line=line,
                 )
+
+
+def _segment(lines: list[str], node: ast.stmt) -> str:
+    """The source of ``node`` (what ``ast.get_source_segment`` returns), from pre-split lines.
+
+    Offsets are UTF-8 byte columns, as in ``ast``."""
+    first, last = node.lineno - 1, (node.end_lineno or node.lineno) - 1
+    start, end = node.col_offset, node.end_col_offset
+    if first == last:
+        return lines[first].encode()[start:end].decode()
+    parts = [lines[first].encode()[start:].decode(), *lines[first + 1:last], lines[last].encode()[:end].decode()]
+    return "".join(parts)
 
 
 def _conjuncts(body: ast.expr) -> list[ast.expr]:

@@ -69,39 +69,63 @@ def split_task(text: str, *, max_parts: int = 8) -> list[str]:
 
 class LexicalIndex:
     """BM25 (k1=1.2, b=0.75) over name (counted twice), server, description and
-    parameter text, as postings arrays so a query is one ``np.bincount``."""
+    parameter text, as postings arrays so a query is one ``np.bincount``.
+
+    The postings are held as one CSR table (``terms[j]``'s rows and weights are
+    ``rows[offsets[j]:offsets[j + 1]]``), which :mod:`jit.selection.indexcache`
+    writes to disk and reads back without tokenising the catalog again."""
 
     K1 = 1.2
     B = 0.75
 
     def __init__(self, texts: Sequence[str]) -> None:
-        self.n = len(texts)
+        n = len(texts)
         postings: dict[str, dict[int, int]] = defaultdict(dict)
-        lengths = np.zeros(self.n, dtype=np.float32)
+        lengths = np.zeros(n, dtype=np.float32)
         for row, text in enumerate(texts):
             toks = search_tokens(text)
             lengths[row] = len(toks)
             for t in toks:
                 d = postings[t]
                 d[row] = d.get(row, 0) + 1
-        avg = float(lengths.mean()) if self.n else 1.0
+        avg = float(lengths.mean()) if n else 1.0
         norm = self.K1 * (1 - self.B + self.B * lengths / max(avg, 1e-9))
-        self._rows: dict[str, np.ndarray] = {}
-        self._weights: dict[str, np.ndarray] = {}
-        for term, docs in postings.items():
-            rows = np.fromiter(docs.keys(), dtype=np.int64, count=len(docs))
+        terms = list(postings)
+        offsets = np.zeros(len(terms) + 1, dtype=np.int64)
+        offsets[1:] = np.cumsum([len(postings[t]) for t in terms])
+        rows = np.empty(int(offsets[-1]), dtype=np.int64)
+        weights = np.empty(int(offsets[-1]), dtype=np.float32)
+        for j, term in enumerate(terms):
+            docs = postings[term]
+            lo, hi = offsets[j], offsets[j + 1]
+            r = np.fromiter(docs.keys(), dtype=np.int64, count=len(docs))
             tf = np.fromiter(docs.values(), dtype=np.float32, count=len(docs))
-            idf = math.log(1 + (self.n - len(docs) + 0.5) / (len(docs) + 0.5))
-            self._rows[term] = rows
-            self._weights[term] = (idf * tf * (self.K1 + 1) / (tf + norm[rows])).astype(np.float32)
+            idf = math.log(1 + (n - len(docs) + 0.5) / (len(docs) + 0.5))
+            rows[lo:hi] = r
+            weights[lo:hi] = (idf * tf * (self.K1 + 1) / (tf + norm[r])).astype(np.float32)
+        self._set(n, terms, offsets, rows, weights)
+
+    def _set(self, n: int, terms: list[str], offsets: np.ndarray, rows: np.ndarray, weights: np.ndarray) -> None:
+        self.n = n
+        self.terms, self.offsets, self.rows, self.weights = terms, offsets, rows, weights
+        self._term = {t: j for j, t in enumerate(terms)}
+
+    @classmethod
+    def from_arrays(cls, n: int, terms: list[str], offsets: np.ndarray, rows: np.ndarray,
+                    weights: np.ndarray) -> LexicalIndex:
+        """An index from the tables of another one (:mod:`jit.selection.indexcache`)."""
+        index = cls.__new__(cls)
+        index._set(n, terms, offsets, rows, weights)
+        return index
 
     def scores(self, query: str) -> np.ndarray:
         """BM25 of every document (row order), 0 where no query word occurs."""
-        terms = [t for t in dict.fromkeys(search_tokens(query, drop_stopwords=True)) if t in self._rows]
-        if not terms or not self.n:
+        found = [self._term[t] for t in dict.fromkeys(search_tokens(query, drop_stopwords=True)) if t in self._term]
+        if not found or not self.n:
             return np.zeros(self.n, dtype=np.float32)
-        rows = np.concatenate([self._rows[t] for t in terms])
-        weights = np.concatenate([self._weights[t] for t in terms])
+        o = self.offsets
+        rows = np.concatenate([self.rows[o[j]:o[j + 1]] for j in found])
+        weights = np.concatenate([self.weights[o[j]:o[j + 1]] for j in found])
         return np.bincount(rows, weights=weights, minlength=self.n).astype(np.float32)
 
 
@@ -134,18 +158,32 @@ class RetrievalIndex:
     """Dense matrix + lexical index over one catalog snapshot, in row order."""
 
     def __init__(self, tools: Sequence[StoredTool], vectors: dict[int, np.ndarray], dim: int) -> None:
-        self.n = len(tools)
-        self.matrix = np.zeros((self.n, max(dim, 1)), dtype=np.float32)
-        self.has_vector = np.zeros(self.n, dtype=bool)
+        matrix = np.zeros((len(tools), max(dim, 1)), dtype=np.float32)
+        has_vector = np.zeros(len(tools), dtype=bool)
         for row, st in enumerate(tools):
             v = vectors.get(st.id)
             if v is not None:
-                self.matrix[row] = v
-                self.has_vector[row] = True
+                matrix[row] = v
+                has_vector[row] = True
+        self._set(tools, matrix, has_vector, LexicalIndex([lexical_text(st) for st in tools]))
+
+    @classmethod
+    def from_arrays(cls, tools: Sequence[StoredTool], matrix: np.ndarray, has_vector: np.ndarray,
+                    lexical: LexicalIndex) -> RetrievalIndex:
+        """An index over ``tools`` (row order) from its tables, kept by :mod:`jit.selection.indexcache`."""
+        index = cls.__new__(cls)
+        index._set(tools, matrix, has_vector, lexical)
+        return index
+
+    def _set(self, tools: Sequence[StoredTool], matrix: np.ndarray, has_vector: np.ndarray,
+             lexical: LexicalIndex) -> None:
+        self.n = len(tools)
+        self.matrix = matrix
+        self.has_vector = has_vector
         #: How many tools have a vector (counted once per index, not per compile).
         self.vector_count = int(self.has_vector.sum())
         self.all_vectors = self.vector_count == self.n
-        self.lexical = LexicalIndex([lexical_text(st) for st in tools])
+        self.lexical = lexical
         servers = sorted({st.tool.server for st in tools})
         self.server_names = servers
         index = {s: i for i, s in enumerate(servers)}

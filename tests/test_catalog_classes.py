@@ -1,0 +1,141 @@
+"""The catalog view derives per class of tools (jit/selection/catalog_view.py, ``_abstract``):
+what it derives must equal asking the rules about every tool with all its facts asserted.
+
+Each case compares a view's tables with a reference engine holding every tool's own facts,
+on the compiler fixture's catalog, with rules and tools chosen to defeat a careless
+abstraction: a rule naming a server, a tool named like its category or like a server,
+a name with a NUL, a server whose status changes, tool calls, a removed and an added tool.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from compiler_fixtures import build_store, write_config
+
+from jit.analysis.analyze import effective_tool
+from jit.errors import RuleError
+from jit.models import ServerStatus, ToolAnalysis, ToolDef
+from jit.selection.catalog_view import CatalogView, merge_points
+from jit.selection.logic import LogicEngine, RuleSet, default_rules_dir
+from jit.selection.toolset import Tier
+
+SHARDS = ("coder", "tester", "reviewer", "researcher")
+
+#: Rules that read server and tool names as constants, and join a name with a label.
+EXTRA_RULES = """
+blocked(T, 'gh is frozen') <= tool(T, 'gh', N) & flag(T, 'frozen_repo')
+tier_cap(T, 'minimal') <= tool(T, S, N) & category(T, N)
+skeleton(Sh, T, S) <= shard(Sh) & tool(T, S, 'notes')
+shard_points(Sh, T, 33) <= shard(Sh) & tool(T, S, N) & server_status(S, 'error')
+usage_points(T, 7) <= usage(T, C, E) & (C == 1)
+"""
+
+
+def reference(view: CatalogView, snap) -> dict:
+    """The per-tool tables with every tool's facts in a fresh engine (the view before classes)."""
+    facts = []
+    for i, st in snap.by_id.items():
+        facts += CatalogView._tool_facts(st, effective_tool(st, view.config.available_tools, shards=view.config.shards))
+    facts += [("server_status", s.name, view._status_of(s)) for s in view.store.servers()]
+    facts += [("shard", s) for s in view.config.shards]
+    facts += [("shard_category", s, c) for s, sc in view.config.shards.items() for c in sc.categories]
+    with LogicEngine(view.rules) as engine:
+        engine.change(facts)
+        blocked: dict[int, str] = {}
+        for t, reason in engine.query("blocked", None, None):
+            blocked.setdefault(t, str(reason))
+        caps: dict[int, Tier] = {}
+        for t, tier in engine.query("tier_cap", None, None):
+            cap = {x.value: x for x in Tier}.get(str(tier), Tier.EXCLUDED)
+            caps[t] = max(cap, caps.get(t, Tier.FULL), key=lambda x: x.rank)
+        usage: dict[int, int] = {}
+        merge_points(usage, engine.query("usage_points", None, None))
+        out = {"blocked": blocked, "offline": {t for (t,) in engine.query("offline", None)}, "tier_cap": caps,
+               "usage_points": usage}
+        for shard in SHARDS:
+            points: dict[int, int] = {}
+            merge_points(points, [(t, p) for _s, t, p in engine.query("shard_points", shard, None, None)])
+            slots: dict[int, set] = {}
+            for _s, t, slot in engine.query("skeleton", shard, None, None):
+                slots.setdefault(t, set()).add(str(slot))
+            out[shard] = (points, {t: tuple(sorted(v)) for t, v in slots.items()})
+    return out
+
+
+def derived(view: CatalogView) -> dict:
+    snap = view.snapshot()
+    out = {"blocked": {t: r for t, r in snap.blocked.items() if r != "awaiting approval"},
+           "offline": set(snap.offline), "tier_cap": snap.tier_cap, "usage_points": snap.usage_points}
+    for shard in SHARDS:
+        out[shard] = view.shard_tables(snap, shard)
+    return out
+
+
+def check(view: CatalogView) -> None:
+    snap = view.snapshot()
+    assert derived(view) == reference(view, snap)
+
+
+@pytest.fixture
+def catalog(tmp_path, embedder):
+    rules = tmp_path / "rules"
+    shutil.copytree(default_rules_dir(), rules)
+    with (rules / "policy.dl").open("a", encoding="utf-8") as f:
+        f.write(EXTRA_RULES)
+    config = write_config(tmp_path, rules=rules)
+    store = build_store(tmp_path / "own.db", config, embedder)
+    # Tools named like a category they have, like a server, and with a NUL in the name.
+    odd = [ToolDef(server="pdf", name="search", description="Search PDFs."),
+           ToolDef(server="pdf", name="gh", description="Named like a server."),
+           ToolDef(server="pdf", name="x\x00name", description="A NUL in the name."),
+           ToolDef(server="pdf", name="notes", description="Named like a slot of the extra rules.")]
+    existing = [st.tool for st in store.tools() if st.tool.server == "pdf"]
+    store.sync_tools("pdf", [*existing, *odd])
+    store.put_analyses([(odd[0].definition_hash, ToolAnalysis(categories=["search"], capabilities=["/search"])),
+                        (odd[1].definition_hash, ToolAnalysis(categories=["search"], flags=["frozen_repo"]))])
+    view = CatalogView(store, config, RuleSet.load(rules), model_name=embedder.model_name)
+    yield view, store
+    view.close()
+    store.close()
+
+
+def test_classes_derive_what_every_tool_would(catalog):
+    view, _store = catalog
+    check(view)
+    # The engine holds fewer classes than the catalog has tools (the point of them).
+    assert len(view._class_projection) < len(view.snapshot().by_id) * len(view._reads)
+
+
+def test_classes_follow_status_changes_calls_and_catalog_edits(catalog):
+    view, store = catalog
+    check(view)
+    store.set_server_status("web", ServerStatus.CONNECTED)
+    store.set_server_status("gh", ServerStatus.ERROR, error="gone")
+    check(view)
+    store.record_call("fs", "read_file", ok=True, latency_ms=1)
+    check(view)
+    for _ in range(3):
+        store.record_call("gh", "create_issue", ok=False, latency_ms=1, error="HTTP 500")
+    check(view)
+    kept = [st.tool for st in store.tools() if st.tool.server == "fs" and st.tool.name != "write_file"]
+    store.sync_tools("fs", [*kept, ToolDef(server="fs", name="grep", description="Search files by pattern.")])
+    check(view)
+    store.set_server_status("web", ServerStatus.DISCONNECTED)
+    check(view)
+
+
+def test_a_task_table_may_not_read_per_tool_facts(tmp_path, embedder):
+    rules = tmp_path / "rules"
+    shutil.copytree(default_rules_dir(), rules)
+    with (rules / "policy.dl").open("a", encoding="utf-8") as f:
+        f.write("\ncategory_points(C, 5) <= task_category(C) & category(T, C)\n")
+    config = write_config(tmp_path, rules=rules)
+    store = build_store(tmp_path / "own.db", config, embedder)
+    try:
+        with pytest.raises(RuleError, match="category_points is a task table") as err:
+            CatalogView(store, config, RuleSet.load(rules), model_name=embedder.model_name)
+        assert err.value.line is not None
+    finally:
+        store.close()
