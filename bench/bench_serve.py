@@ -20,7 +20,19 @@ Cold start: the wall time of ``jit compile --json`` as a shell runs it (a new pr
 imports, model load, catalog read, compile), median of 3; ``jit servers`` (no model)
 for comparison.
 
+Start-up (``startup`` in serve.json): from spawning ``jit serve --stdio`` (the console
+script, as an MCP client spawns it) to its ``initialize`` answer, its ``tools/list``
+answer and its first ``search_tools`` answer (which waits for the compiler and the
+model over the cached catalog), median of ``--runs``. The config holds an upstream
+that hangs on connect (tests/servers/slow_server.py, timeout 120 s) besides the
+workspace server; measured on the bench's small catalog and on copies of the
+1k / 10k-tool catalogs in .jit/bench/ (real_N.db) when they exist. Their servers'
+names are not valid config names, so they stay out of the config's scope: those runs
+measure what ``initialize`` and ``tools/list`` do with a catalog of that size (open,
+migrate, scope), not a search over it (bench_compile.py measures the compiler there).
+
     python -m bench.bench_serve [--calls 300] [--repeat 3] [--transports stdio,http] [--runs 3]
+        [--startup-only]
 
 Writes bench/results/serve.json and bench/results/cli.json.
 """
@@ -29,9 +41,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -53,7 +67,7 @@ from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from mcp.server.mcpserver import MCPServer  # noqa: E402
 from mcp_types import CallToolResult  # noqa: E402
 
-from jit.catalog.embed import SentenceTransformerEmbedder  # noqa: E402
+from jit.catalog.embed import Embedder, embedder_from_config  # noqa: E402
 from jit.catalog.store import Store  # noqa: E402
 from jit.config import load_config  # noqa: E402
 from jit.pipeline import sync  # noqa: E402
@@ -189,9 +203,11 @@ async def bench_stdio(base: Path, calls: int) -> dict[str, list[float]]:
     bare = ["-m", "bench.bench_serve", "--relay", *upstream]
     async with stdio_session(sys.executable, upstream) as direct, stdio_session(sys.executable, bare) as relayed, \
             stdio_session(sys.executable, serve) as meta, stdio_session(sys.executable, expose) as exposed:
-        names = [t.name for t in (await exposed.list_tools()).tools]
-        if "workspace__file_info" not in names:
-            raise RuntimeError(f"workspace__file_info is not exposed for the bench task: {names}")
+        deadline = time.monotonic() + 300  # jit serve compiles its exposed tools in the background
+        while "workspace__file_info" not in (names := [t.name for t in (await exposed.list_tools()).tools]):
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"workspace__file_info is not exposed for the bench task: {names}")
+            await asyncio.sleep(0.1)
         return await measure({
             "direct": lambda: direct.call_tool("file_info", {"path": "README.md"}),
             "sdk_relay": lambda: relayed.call_tool("forward", {"tool": "file_info",
@@ -218,14 +234,14 @@ async def bench_http(base: Path, calls: int) -> dict[str, list[float]]:
                 }, calls)
 
 
-_EMBEDDER: SentenceTransformerEmbedder | None = None
+_EMBEDDER: Embedder | None = None
 
 
 async def presync(config_path: Path) -> None:
     """Fill the catalog in process so jit serve starts without embedding anything."""
     global _EMBEDDER
     config = load_config(config_path)
-    _EMBEDDER = _EMBEDDER or SentenceTransformerEmbedder.from_config(config.embedding)
+    _EMBEDDER = _EMBEDDER or embedder_from_config(config.embedding)
     with Store(config.store_path) as store:
         await sync(config, store, _EMBEDDER)
 
@@ -272,12 +288,106 @@ def cold_start(base: Path, runs: int) -> dict[str, Any]:
     return out
 
 
+SLOW_SERVER = REPO / "tests" / "servers" / "slow_server.py"
+STARTUP_CATALOGS = {"real_1000": REPO / ".jit" / "bench" / "real_1000.db",
+                    "real_10000": REPO / ".jit" / "bench" / "real_10000.db"}
+
+
+def _copy_catalog(source: Path, target: Path) -> None:
+    """A consistent copy of a catalog another process may be writing (SQLite's backup API)."""
+    import pysqlite3.dbapi2 as sqlite3
+
+    src, dst = sqlite3.connect(f"file:{source}?mode=ro", uri=True), sqlite3.connect(target)
+    try:
+        src.backup(dst)
+    finally:
+        src.close()
+        dst.close()
+
+
+def _rpc(proc: subprocess.Popen[bytes], rid: int, method: str, params: dict[str, Any] | None = None) -> Any:
+    """Send one request on jit serve's stdin and read lines until its answer (notifications skipped)."""
+    assert proc.stdin is not None and proc.stdout is not None
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
+    if params is not None:
+        message["params"] = params
+    proc.stdin.write((json.dumps(message) + "\n").encode())
+    proc.stdin.flush()
+    while True:
+        line = proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"jit serve exited (code {proc.wait()}) before answering {method}")
+        answer = json.loads(line)
+        if answer.get("id") == rid and "method" not in answer:
+            if "error" in answer or answer["result"].get("isError"):
+                raise RuntimeError(f"{method} failed: {answer}")
+            return answer["result"]
+
+
+def _startup_once(config: Path, *, search: bool = True) -> dict[str, float]:
+    """Seconds from spawning ``jit serve --stdio`` to its initialize, tools/list and first search answers."""
+    began = time.perf_counter()
+    proc = subprocess.Popen([JIT, "serve", "--stdio", "--config", str(config)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env={**os.environ, **ENV},
+                            start_new_session=True)
+    try:
+        _rpc(proc, 1, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                     "clientInfo": {"name": "bench", "version": "0"}})
+        initialized = time.perf_counter() - began
+        assert proc.stdin is not None
+        proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        _rpc(proc, 2, "tools/list")
+        listed = time.perf_counter() - began
+        if not search:
+            return {"initialize_s": initialized, "tools_list_s": listed}
+        _rpc(proc, 3, "tools/call", {"name": "search_tools", "arguments": {"query": TASK, "limit": 5}})
+        searched = time.perf_counter() - began
+    finally:
+        assert proc.stdin is not None
+        with contextlib.suppress(OSError):
+            proc.stdin.close()  # as a client ends it: jit serve closes its upstreams (the hanging one too)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    return {"initialize_s": initialized, "tools_list_s": listed, "search_tools_s": searched}
+
+
+def startup(base: Path, runs: int) -> dict[str, Any]:
+    """``jit serve --stdio`` start-up with an upstream that hangs, per catalog (median of ``runs``)."""
+    base.mkdir(parents=True, exist_ok=True)
+    config = write_config(base, {"command": sys.executable, "args": [str(WORKSPACE), "--root", str(base / "ws")]})
+    asyncio.run(presync(config))
+    body = json.loads(config.read_text())
+    body["servers"]["hang"] = {"command": sys.executable, "args": [str(SLOW_SERVER), "--delay", "3600"],
+                               "timeout": 120}
+    catalogs: dict[str, Path | None] = {"bench_small": None}
+    catalogs |= {name: path for name, path in STARTUP_CATALOGS.items() if path.exists()}
+    out: dict[str, Any] = {"upstreams": ["workspace", "hang (never answers initialize; timeout 120 s)"]}
+    for name, source in catalogs.items():
+        if source is not None:
+            _copy_catalog(source, base / f"{name}.db")
+            body["store"] = f"{name}.db"
+        config.write_text(json.dumps(body))
+        samples = [_startup_once(config, search=source is None) for _ in range(runs)]
+        out[name] = {key: {"runs": [round(s[key], 3) for s in samples],
+                           "median_s": round(statistics.median(s[key] for s in samples), 3)}
+                     for key in samples[0]}
+        print(f"startup {name}: " + json.dumps({k: v["median_s"] for k, v in out[name].items()}), flush=True)
+    out["initialize_s"] = max(out[name]["initialize_s"]["median_s"] for name in catalogs)
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=300, help="calls per path")
     parser.add_argument("--transports", default="stdio,http", help="comma-separated: stdio, http")
     parser.add_argument("--repeat", type=int, default=3, help="proxy runs per transport, each in fresh processes")
     parser.add_argument("--runs", type=int, default=3, help="cold-start runs of each command")
+    parser.add_argument("--startup-only", action="store_true",
+                        help="measure only the start-up (updates the startup key of serve.json)")
     parser.add_argument("--relay", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.relay:
@@ -289,6 +399,12 @@ def main(argv: list[str] | None = None) -> None:
     serve: dict[str, Any] = {"machine": machine, "calls_per_path": args.calls, "tool": "workspace/file_info"}
     base = Path(tempfile.mkdtemp(prefix="jit-bench-serve-"))
     try:
+        if args.startup_only:
+            previous = json.loads((RESULTS / "serve.json").read_text()) if (RESULTS / "serve.json").exists() else {}
+            previous["startup"] = startup(base / "startup", args.runs) | {"machine": machine}
+            (RESULTS / "serve.json").write_text(json.dumps(previous, indent=2))
+            return
+        serve["startup"] = startup(base / "startup", args.runs)
         for transport in args.transports.split(","):
             run = {"stdio": bench_stdio, "http": bench_http}[transport.strip()]
             where = base / transport

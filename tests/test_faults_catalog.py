@@ -343,9 +343,13 @@ def test_cli_runs_leave_a_running_serve_connected_and_serve_sees_only_its_config
     async def session() -> None:
         async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
             await s.initialize()
-            await s.list_tools()  # answered after jit serve's start-up (sync, connections)
-            held = {n: status_of(tmp_path, n) for n in ("alpha", "workspace", "shared")}
-            assert all(r.status is ServerStatus.CONNECTED for r in held.values())
+            await s.list_tools()
+            # jit serve answers at once and connects in the background: wait for its connections.
+            def connected() -> dict[str, Any] | None:
+                held = {n: status_of(tmp_path, n) for n in ("alpha", "workspace", "shared")}
+                return held if all(r.status is ServerStatus.CONNECTED for r in held.values()) else None
+
+            held = await asyncio.to_thread(wait_for, connected, "jit serve to connect its servers")
             serve_pid = holder_pid(held["alpha"])
             assert serve_pid and b"serve" in Path(f"/proc/{serve_pid}/cmdline").read_bytes()
 

@@ -38,7 +38,7 @@ from mcp.shared.memory import create_client_server_memory_streams
 from mcp_types import INVALID_PARAMS, ToolListChangedNotification
 from servers.support import free_port, listening_addresses, port_open, stop
 
-from jit.catalog.embed import SentenceTransformerEmbedder
+from jit.catalog import embed
 from jit.catalog.store import Store
 from jit.config import load_config
 from jit.pipeline import sync
@@ -115,9 +115,14 @@ async def served_in_process(tmp_path_factory, hashing_embedder) -> AsyncIterator
     server = create_server(ServeOptions(config_path=path))
     low = server._lowlevel_server
     with pytest.MonkeyPatch.context() as patch:
-        # The lifespan loads the configured model; the fast tier hands it the stand-in instead.
-        patch.setattr(SentenceTransformerEmbedder, "from_config", classmethod(lambda cls, cfg: hashing_embedder))
+        # The start-up loads the configured model; the fast tier hands it the stand-in instead.
+        patch.setattr(embed, "embedder_from_config", lambda cfg: hashing_embedder)
         async with low.lifespan(low) as state:
+            # The lifespan serves at once and connects in the background; these tests read the
+            # upstreams' statuses, so they start once it is done (tests/test_serve_start.py
+            # covers what is answered before).
+            with anyio.fail_after(TIMEOUT):
+                await state.wait_started()
             yield InProcess(base, path, server, state)
 
 
@@ -144,10 +149,24 @@ def served_over_http(tmp_path_factory, embedder):
             assert proc.poll() is None, (base / "serve.log").read_text()
             assert time.monotonic() < deadline, "jit serve did not listen in time"
             time.sleep(0.1)
-        yield Served(base, path, port, proc)
+        served = Served(base, path, port, proc)
+        asyncio.run(_connected(served))
+        yield served
     finally:
         stop(proc)
         log.close()
+
+
+async def _connected(served: Served) -> None:
+    """Until no upstream of ``served`` is still on its first connection attempt: jit serve answers
+    at once and connects in the background, and these tests read the upstreams' statuses."""
+    with anyio.fail_after(TIMEOUT):
+        async with served.session() as s:
+            while True:
+                rows = json.loads((await s.read_resource("jit://servers")).contents[0].text)
+                if all(r["status"] != "connecting" for r in rows):
+                    return
+                await anyio.sleep(0.1)
 
 
 @asynccontextmanager
@@ -300,7 +319,19 @@ async def test_exposed_shard_is_listed_proxied_and_announced_when_it_changes(tmp
             ClientSession(read, write, read_timeout_seconds=TIMEOUT, message_handler=on_message) as s:
         init = await s.initialize()
         assert init.capabilities.tools.list_changed is True
-        names = [t.name for t in (await s.list_tools()).tools]
+        # jit serve answers at once and compiles the exposed tools in the background, announcing
+        # each change (from the cache, then online once the upstreams are connected): wait for that.
+        with anyio.fail_after(TIMEOUT):
+            while True:
+                tools = (await s.list_tools()).tools
+                if {"workspace", "demo"} <= {t.name.split("__")[0] for t in tools if "__" in t.name
+                                             and not (t.description or "").startswith("[offline")}:
+                    break
+                await anyio.sleep(0.05)
+            while not changes:  # what appeared was announced
+                await anyio.sleep(0.05)
+        changes.clear()
+        names = [t.name for t in tools]
         assert {"search_tools", "describe_tool", "call_tool", "compile_tools", "reload"} <= set(names)
         exposed = [n for n in names if "__" in n]
         assert "workspace__edit_file" in exposed and len(exposed) <= 10  # max_full_tools

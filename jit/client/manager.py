@@ -127,13 +127,23 @@ class ClientManager:
         """
         if self._started:
             return
+        for up in self.launch():
+            await up.settled.wait()
+
+    def launch(self) -> list[Upstream]:
+        """Start connecting every enabled server and return at once, for a caller that serves
+        meanwhile (``jit serve``): each connection goes on in its own task, and a call to a
+        server still on its first attempt waits for it (:meth:`call_tool`). Returns the
+        upstreams started (none if already started)."""
+        if self._started:
+            return []
         self._started = True
-        await self._launch(self.config.servers.items())
+        return self._begin(self.config.servers.items())
 
     def _upstream(self, name: str, cfg: ServerConfig) -> Upstream:
         return Upstream(name, cfg, self.store, lambda: self.config.connection, self._notify)
 
-    async def _launch(self, servers: Iterable[tuple[str, ServerConfig]]) -> None:
+    def _begin(self, servers: Iterable[tuple[str, ServerConfig]]) -> list[Upstream]:
         started: list[Upstream] = []
         owner = config_identity(self.config)
         for name, cfg in servers:
@@ -144,7 +154,10 @@ class ClientManager:
             up = self._upstreams[name] = self._upstream(name, cfg)
             up.start()
             started.append(up)
-        for up in started:
+        return started
+
+    async def _launch(self, servers: Iterable[tuple[str, ServerConfig]]) -> None:
+        for up in self._begin(servers):
             await up.settled.wait()
 
     async def close(self) -> None:
@@ -314,6 +327,13 @@ class ClientManager:
         if server not in self.config.servers:
             raise ToolNotFoundError.unconfigured(server, tool)
         up = self._upstreams.get(server)
+        if up is not None and not up.settled.is_set():
+            # Still on its first connection attempt (started by launch()): wait for it, bounded by
+            # the server's timeout as the attempt itself is, rather than refuse a call that
+            # would succeed a moment later.
+            with anyio.move_on_after(up.config.timeout):
+                await up.settled.wait()
+            up = self._upstreams.get(server)
         session = up.session if up is not None and up.connected else None
         dispatcher = up.dispatcher if up is not None else None
         if up is None or session is None or dispatcher is None:

@@ -24,7 +24,7 @@ from typing import Any
 
 from ..analysis.offline_analyzer import condense
 from ..errors import SelectionError
-from ..models import HARNESS_SERVER
+from ..models import HARNESS_SERVER, ServerStatus
 from ..schemas import api_schema
 from .tiers import ScoredTool, Tier
 from .tokens import EstimateCounter, TokenCounter, compact_json
@@ -106,7 +106,10 @@ def summary_line(description: str, condensed: str = "", flags: Sequence[str] = (
 def _description(st: ScoredTool) -> str:
     desc = model_text(st.tool.tool.description)
     if st.offline:
-        return f"[offline: server {st.server!r} is {st.tool.server_status.value}; calls fail until it is back] {desc}"
+        status = st.tool.server_status
+        # A server still on its first connection attempt: jit serve holds a call until it connects.
+        then = "a call waits for it" if status is ServerStatus.CONNECTING else "calls fail until it is back"
+        return f"[offline: server {st.server!r} is {status.value}; {then}] {desc}"
     return desc
 
 

@@ -33,6 +33,11 @@ The process holds one Store, one embedding model (loaded once), one Compiler
 and one ClientManager for its whole life (the server's lifespan); blocking
 work (compiling, ranking, embedding, analysis) runs in worker threads so
 proxied calls keep flowing meanwhile.
+
+Start-up: the lifespan checks the config, the store and the rules, opens the
+catalog and yields, so ``initialize`` and ``tools/list`` are answered at once;
+the model, the compiler, the connections and the sync follow in the background
+(jit/serve/state.py), and the exposed tools appear with a ``list_changed``.
 """
 
 from __future__ import annotations
@@ -58,7 +63,6 @@ from mcp_types import Tool as MCPTool
 from pydantic import Field
 
 from .. import __version__
-from ..catalog.embed import SentenceTransformerEmbedder
 from ..catalog.ownership import config_scope
 from ..catalog.store import Store
 from ..client.manager import ClientManager
@@ -66,13 +70,13 @@ from ..config import check_store_path, load_config
 from ..errors import JitError
 from ..models import HARNESS_SERVER
 from ..process import tuned
-from ..selection.render import full_definition, namespaced, summary_line
-from ..selection.toolset import Tier
-from ..views import server_rows, summarize, tool_counts
 from .httpguard import http_access, serve_http
 from .proxylane import ProxyLane, ProxyTarget
 from .state import ServeOptions, ServeState
 from .stdio import stdio_wire
+
+# The selection wing (compiler, rendering, rules engine, numpy) and the views are imported
+# where a request uses them: answering `initialize` and listing the meta-tools needs none.
 
 __all__ = ["JitServer", "ServeOptions", "ServeState", "create_server", "run"]
 
@@ -216,14 +220,19 @@ class JitServer(MCPServer[ServeState]):
         return self._exposed_map
 
     def _exposed(self) -> list[Any]:
-        """The exposed selection's Full tier (``--expose-shard``), harness tools left out: the harness runs them."""
+        """The exposed selection's Full tier (``--expose-shard``), harness tools left out: the harness runs them.
+        Empty until the background start-up has compiled it (then ``tools/list_changed`` is sent)."""
         state = self.state
         if state is None or state.exposed is None:
             return []
+        from ..selection.toolset import Tier
+
         return [s for s in state.exposed.tier(Tier.FULL) if s.server != HARNESS_SERVER]
 
     async def list_tools(self) -> list[MCPTool]:
         """The exposed shard's Full tier (namespaced, when ``--expose-shard`` is on), then the meta-tools."""
+        from ..selection.render import full_definition
+
         exposed = []
         for s in self._exposed():
             definition = full_definition(s)  # the rendering compile() gives a harness (offline note included)
@@ -278,6 +287,8 @@ def _register(app: JitServer) -> None:
         limit: Annotated[int, Field(ge=1, le=100, description="How many tools to return")] = 10,
     ) -> CallToolResult:
         """Find tools across every server jit knows, ranked by relevance (score 0-1, best first)."""
+        from ..selection.render import namespaced, summary_line
+
         ranked = await _state(ctx).rank(query, limit, shard)
         hits = [
             {
@@ -324,6 +335,8 @@ def _register(app: JitServer) -> None:
         budget: Annotated[int | None, Field(ge=1, description="Token budget (default from config)")] = None,
     ) -> CallToolResult:
         """The tool set for an agent role and task, by tier (full, condensed, minimal) within a token budget."""
+        from ..views import summarize
+
         state = _state(ctx)
         toolset = await state.compile(shard, task, budget)
         if state.exposed is None:
@@ -341,6 +354,8 @@ def _register(app: JitServer) -> None:
     @app.resource("jit://servers", name="servers", mime_type="application/json",
                   description="Every server jit knows: status, tool count, last error")
     def servers_resource() -> str:
+        from ..views import server_rows, tool_counts
+
         state = app.state
         assert state is not None  # resources are read inside the lifespan
         return json.dumps(server_rows(state.config, state.store.servers(), tool_counts(state.store)), default=str)
@@ -348,6 +363,8 @@ def _register(app: JitServer) -> None:
     @app.resource("jit://selection", name="selection", mime_type="application/json",
                   description="The current selection: the exposed shard's tool set, else the last compile_tools")
     def selection_resource() -> str:
+        from ..views import summarize
+
         state = app.state
         assert state is not None
         if state.selection is None:
@@ -367,34 +384,44 @@ def _register(app: JitServer) -> None:
 
 @asynccontextmanager
 async def _lifespan(server: MCPServer[ServeState]) -> AsyncIterator[ServeState]:
+    """Open what answering needs and serve at once; the rest starts in the background.
+
+    Up front, because a mistake in them is the user's to fix and must stop ``jit serve``
+    with its exit code: the config, the store path, the catalog (opened, migrated) and the
+    rules. Everything slow (the model, the compiler's view of the catalog, the upstream
+    connections, the sync) is :meth:`ServeState.start`, in the lifespan's task group."""
+    from ..selection.logic import RuleSet
+
     assert isinstance(server, JitServer)
     options = server.options
     config = load_config(options.config_path)
     check_store_path(config)  # an unusable `store` is a ConfigError naming the key, not an OS traceback
+    rules = RuleSet.load(config.rules_dir)  # a bad rule file is a RuleError now, not in the background
     store = Store(config.store_path)
     store.set_scope(config_scope(config))  # this config's servers and the harness only (jit/catalog/ownership.py)
     try:
-        embedder = SentenceTransformerEmbedder.from_config(config.embedding)
-        # Load the model before the first request rather than inside it.
-        await anyio.to_thread.run_sync(lambda: embedder.dimension)
         holder: dict[str, ServeState] = {}
 
         def changed(name: str, result: Any) -> None:
-            # Discoveries made while the manager starts are covered by state.start().
-            if "state" in holder:
-                holder["state"].tools_changed(name, result)
+            holder["state"].tools_changed(name, result)
 
-        async with ClientManager(config, store, on_tools_changed=changed) as manager, \
-                anyio.create_task_group() as tasks:
-            state = holder["state"] = ServeState(server, options, config, store, embedder, manager, tasks.start_soon)
-            await state.start()
-            server.state = state
-            try:
-                yield state
-            finally:
-                server.state = None
-                tasks.cancel_scope.cancel()
-                await anyio.to_thread.run_sync(state.close_compiler)
+        manager = ClientManager(config, store, on_tools_changed=changed)
+        try:
+            async with anyio.create_task_group() as tasks:
+                state = holder["state"] = ServeState(server, options, config, store, manager, tasks.start_soon,
+                                                     rules=rules)
+                tasks.start_soon(state.start)
+                server.state = state
+                try:
+                    yield state
+                finally:
+                    server.state = None
+                    tasks.cancel_scope.cancel()
+        finally:
+            with anyio.CancelScope(shield=True):
+                await manager.close()
+                if "state" in holder:
+                    await anyio.to_thread.run_sync(holder["state"].close_compiler)
     finally:
         store.close()
 

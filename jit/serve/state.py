@@ -4,6 +4,22 @@
 the config, catalog, embedder, client manager and compiler, the exposed selection,
 and the work on them (sync, reload, compile, rank, describe) done in worker threads.
 :mod:`jit.serve.server` re-exports both names.
+
+Start-up is in the background (:meth:`ServeState.start`), so the server answers
+``initialize`` and ``tools/list`` at once from the cached catalog:
+
+* the upstream connections start at once, each in its own task (a server that hangs
+  delays nobody: :meth:`~jit.client.manager.ClientManager.launch`);
+* the embedder and the compiler over the cached catalog are built in worker threads;
+  the meta-tools that rank or compile wait for them (:meth:`ServeState.catalog_ready`),
+  never for a connection or a sync;
+* whenever an upstream settles its first connection or reports changed tools, what
+  discovery left pending is analyzed and embedded and the exposed selection recompiled
+  (one refresh for a burst of them); a change a client can see is announced with
+  ``notifications/tools/list_changed``.
+
+The selection wing (compiler, rules engine, numpy) and the sync pipeline are imported
+by the work that uses them, not with this module: ``initialize`` needs none of them.
 """
 
 from __future__ import annotations
@@ -20,12 +36,8 @@ import anyio.to_thread
 from ..catalog.approval import approve_hint, pending_report
 from ..catalog.ownership import config_scope
 from ..config import Config, load_config
-from ..errors import ToolNotApprovedError, ToolNotFoundError
+from ..errors import JitError, ToolNotApprovedError, ToolNotFoundError
 from ..models import HARNESS_SERVER
-from ..pipeline import refresh_catalog, sync
-from ..selection.compiler import Compiler
-from ..selection.toolset import TaskContext, Tier
-from ..views import describe
 
 __all__ = ["ServeOptions", "ServeState"]
 
@@ -60,30 +72,56 @@ class ServeOptions:
     allowed_hosts: tuple[str, ...] = ()
 
 
-def _selection_key(toolset: Any) -> tuple[tuple[str, str], ...]:
-    """What a client sees of an exposed selection: names and definitions of the Full tier."""
-    return tuple((s.name, s.tool.definition_hash) for s in toolset.tier(Tier.FULL) if s.server != HARNESS_SERVER)
+def _selection_key(toolset: Any) -> tuple[tuple[str, str, bool], ...]:
+    """What a client sees of an exposed selection: names, definitions and the offline note of the Full tier."""
+    from ..selection.toolset import Tier
+
+    return tuple((s.name, s.tool.definition_hash, s.offline) for s in toolset.tier(Tier.FULL)
+                 if s.server != HARNESS_SERVER)
+
+
+def _jit_error(exc: BaseException) -> JitError | None:
+    """The jit error behind ``exc`` (itself, or the first one inside an exception group)."""
+    if isinstance(exc, JitError):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            found = _jit_error(inner)
+            if found is not None:
+                return found
+    return None
 
 
 class ServeState:
-    """Everything ``jit serve`` holds for its lifetime; the lifespan context of the server."""
+    """Everything ``jit serve`` holds for its lifetime; the lifespan context of the server.
 
-    def __init__(self, server: _Notifier, options: ServeOptions, config: Config, store: Any, embedder: Any,
-                 manager: Any, spawn: Callable[..., Any]) -> None:
+    ``embedder`` and ``compiler`` are None until :meth:`start` has built them; ``rules``
+    (loaded and checked before serving) are the first compiler's."""
+
+    def __init__(self, server: _Notifier, options: ServeOptions, config: Config, store: Any, manager: Any,
+                 spawn: Callable[..., Any], *, rules: Any = None) -> None:
         self.server = server
         #: Starts a background task in the server's lifespan task group.
         self.spawn = spawn
         self.options = options
         self.config = config
         self.store = store
-        self.embedder = embedder
         self.manager = manager
+        self.rules = rules
+        self.embedder: Any = None
         self.compiler: Any = None
-        #: The compiled selection of ``--expose-shard`` (None without it).
+        #: The compiled selection of ``--expose-shard`` (None without it, or until first compiled).
         self.exposed: Any = None
         #: The latest selection: the exposed one, else the last ``compile_tools`` result.
         self.selection: Any = None
+        #: The first refresh has run: the compiler and embedder built, the exposed selection compiled.
         self.ready = False
+        self._catalog = anyio.Event()  # set once the compiler and embedder exist, or building them failed
+        self._failure: JitError | None = None
+        self._stale = anyio.Event()  # an upstream settled or changed: refresh and recompile
+        self._refreshing = False
+        self._refreshed = anyio.Event()  # set (and replaced) after each refresh
+        self._launched: list[Any] = []
         self._lock = anyio.Lock()  # one reload / re-sync at a time
         #: While a reload runs, discoveries land here instead of starting a background re-sync.
         self._discovered: dict[str, Any] | None = None
@@ -94,8 +132,10 @@ class ServeState:
         """Run ``fn`` in a worker thread (compiling, ranking, embedding, analysis)."""
         return await anyio.to_thread.run_sync(lambda: fn(*args))
 
-    def _new_compiler(self) -> Any:
-        return Compiler(self.store, self.config, self.embedder)
+    def _new_compiler(self, rules: Any = None) -> Any:
+        from ..selection.compiler import Compiler
+
+        return Compiler(self.store, self.config, self.embedder, rules=rules)
 
     def close_compiler(self) -> None:
         """Release the compiler's resources (its Datalog engine thread)."""
@@ -103,15 +143,114 @@ class ServeState:
         if callable(close):
             close()
 
+    # ---------------------------------------------------------------- start-up
+
+    async def start(self) -> None:
+        """The start-up, in the background of a server that is already answering.
+
+        Connects every upstream (each on its own), claims the catalog for this config,
+        builds the embedder and the compiler over the cached catalog, compiles the exposed
+        selection, then refreshes after each upstream's first connection and each tool
+        change until the server stops. A failure to build the compiler or embedder is
+        logged and answered by every meta-tool that needs them (:meth:`catalog_ready`)."""
+        self._launched = self.manager.launch()
+        for up in self._launched:
+            self.spawn(self._settled, up)
+        try:
+            await self.blocking(self._claim)
+            await self._build()
+        except Exception as exc:  # a background task: report it, keep serving what does not need it
+            found = _jit_error(exc)
+            if found is not None:
+                log.error("jit serve cannot rank or compile: %s", found.message)
+            else:
+                log.exception("jit serve failed to build its compiler")
+            self._failure = found or JitError(f"jit serve failed to build its compiler: {exc!r}")
+            return
+        finally:
+            self._catalog.set()
+        self._stale.set()  # the first refresh: what the cache left pending, the first exposed compile
+        await self._refresher()
+
+    def _claim(self) -> None:
+        """This config's servers claimed, the harness tools mirrored, pending definition changes
+        warned about: the catalog as this config sees it, before anything is compiled on it."""
+        from ..pipeline import prune_unconfigured, sync_harness_tools
+
+        prune_unconfigured(self.store, self.config)
+        sync_harness_tools(self.store, self.config)
+        # Changes an earlier `jit sync` or serve found: still unreviewed.
+        for p in pending_report(self.store):
+            self._warn_definition(p["server"], p["tool"], p["changed"], True, approve_hint(p["server"], p["tool"]))
+
+    async def _build(self) -> None:
+        """The embedder and the compiler, and the compiler's view of the cached catalog, in
+        worker threads side by side (loading the model and reading the catalog overlap)."""
+        from ..catalog.embed import embedder_from_config
+
+        self.embedder = embedder_from_config(self.config.embedding)  # loads nothing yet
+        self.compiler = await self.blocking(self._new_compiler, self.rules)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self.blocking, lambda: self.embedder.dimension)  # the model, before the first query
+            tg.start_soon(self.blocking, self.compiler.catalog.snapshot)
+
+    async def catalog_ready(self) -> None:
+        """Wait for the compiler and embedder over the cached catalog (what ranking and compiling
+        need), not for connections or the sync; raise the error that kept them from being built."""
+        await self._catalog.wait()
+        if self._failure is not None:
+            raise self._failure
+
+    async def _settled(self, up: Any) -> None:
+        """After an upstream's first connection attempt (connected or failed): its status changed
+        what a selection shows (offline or not), so refresh."""
+        await up.settled.wait()
+        self._stale.set()
+
+    async def _refresher(self) -> None:
+        """Refresh and recompile whenever an upstream settled or changed its tools; a burst of
+        them (every upstream connecting at start) is one refresh."""
+        while True:
+            await self._stale.wait()
+            self._stale = anyio.Event()  # what is set from here on calls for another refresh
+            self._refreshing = True
+            try:
+                async with self._lock:
+                    await self.blocking(self._refresh)
+                    await self._recompile_exposed()
+            except Exception:  # a background task: a failure here must not take the server down
+                log.exception("re-sync after an upstream change failed")
+            finally:
+                self._refreshing = False
+                self.ready = True
+                done, self._refreshed = self._refreshed, anyio.Event()
+                done.set()
+
+    async def wait_started(self) -> None:
+        """Wait until every upstream's first connection attempt has ended (each bounded by its
+        ``timeout``) and the refresh after it has run: the state a synchronous start used to
+        serve from. For tests and benchmarks; serving never waits for it."""
+        await self.catalog_ready()  # start() has launched the upstreams by then
+        for up in self._launched:
+            await up.settled.wait()
+        while not self.ready or self._refreshing or self._stale.is_set():
+            await self._refreshed.wait()
+
+    def _refresh(self) -> None:
+        """Analyze and embed whatever discovery left pending (nothing when nothing changed)."""
+        from ..pipeline import refresh_catalog
+
+        refresh_catalog(self.store, self.config, self.embedder)
+
     # ---------------------------------------------------------------- catalog
 
     def tools_changed(self, server: str, result: Any) -> None:
         """The client manager's ``on_tools_changed``: runs in the upstream's task, so stays short."""
         if self._discovered is not None:
             self._discovered[server] = result  # reload() analyzes and embeds these itself
-        elif self.ready:
-            self.warn_changed(server, result)
-            self.spawn(self.on_tools_changed, server, result)
+            return
+        self.warn_changed(server, result)
+        self._stale.set()
 
     def warn_changed(self, server: str, result: Any) -> None:
         """A warning on stderr for each tool a discovery found with a changed definition (rug pulls)."""
@@ -132,6 +271,8 @@ class ServeState:
     async def sync(self) -> dict[str, Any]:
         """The ``reload()`` body: :func:`jit.pipeline.sync` on the running manager, its catalog work in a
         worker thread; then a warning per changed definition, and the report as the tool returns it."""
+        from ..pipeline import sync
+
         # Servers (re)connected by apply_config reported their first discovery through the callback.
         report = await sync(self.config, self.store, self.embedder, manager=self.manager,
                             discovered=self._discovered)
@@ -154,21 +295,12 @@ class ServeState:
             "analyzed": report.analysis.analyzed if report.analysis else 0,
         }
 
-    async def start(self) -> None:
-        """First sync and compiler; the exposed selection when asked for."""
-        await self.sync()
-        # Changes the manager's first discovery found, or an earlier `jit sync`: still unreviewed.
-        for p in pending_report(self.store):
-            self._warn_definition(p["server"], p["tool"], p["changed"], True, approve_hint(p["server"], p["tool"]))
-        self.compiler = await self.blocking(self._new_compiler)
-        if self.options.expose_shard is not None:
-            self.exposed = self.selection = await self.compile(
-                self.options.expose_shard, self.options.task or "", self.options.budget
-            )
-        self.ready = True
-
     async def reload(self) -> dict[str, Any]:
-        """Re-read the config, apply it to the connections, re-sync, recompile the exposed selection."""
+        """Re-read the config, apply it to the connections, re-sync, recompile the exposed selection.
+
+        During start-up it waits for the compiler (the sync embeds with its embedder); a server
+        still on its first connection attempt is left to it, as the background sync leaves it."""
+        await self.catalog_ready()
         async with self._lock:
             config = load_config(self.options.config_path)
             self._discovered = {}
@@ -184,15 +316,6 @@ class ServeState:
             self.compiler = fresh
             report["selection_changed"] = await self._recompile_exposed()
             return report
-
-    async def on_tools_changed(self, server: str, result: Any) -> None:
-        """An upstream changed its tools mid-session: analyze and embed them, then recompile."""
-        try:
-            async with self._lock:
-                await self.blocking(refresh_catalog, self.store, self.config, self.embedder)
-                await self._recompile_exposed()
-        except Exception:  # a background task: a failure here must not take the server down
-            log.exception("re-sync after a tool change on server %s failed", server)
 
     async def _recompile_exposed(self) -> bool:
         if self.options.expose_shard is None:
@@ -210,14 +333,20 @@ class ServeState:
 
     async def compile(self, shard: str, task: str, budget: int | None) -> Any:
         """``compile()`` in a worker thread (the compiler checks shard and budget)."""
+        from ..selection.toolset import TaskContext
+
+        await self.catalog_ready()
         return await self.blocking(self.compiler.compile, TaskContext(shard=shard, task=task, budget=budget))
 
     async def rank(self, query: str, k: int, shard: str | None) -> list[tuple[Any, float]]:
         """The compiler's ranking in a worker thread: ``(tool, score 0..1)``, best first."""
+        await self.catalog_ready()
         return await self.blocking(lambda: self.compiler.rank(query, k, shard=shard))
 
     def describe(self, server: str, tool: str) -> dict[str, Any]:
         """One tool's record (``describe_tool``, ``jit://tools/…``); unknown ones raise ToolNotFoundError."""
+        from ..views import describe
+
         stored = self.store.tool(server, tool)
         if stored is None:
             raise ToolNotFoundError.in_catalog(server, tool, server_known=self.store.server(server) is not None)

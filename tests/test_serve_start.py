@@ -1,0 +1,234 @@
+"""``jit serve --stdio`` starts serving at once: what it answers before its upstreams are up.
+
+A real ``jit serve --stdio`` process, spoken to over its pipes, with three upstreams
+(real processes): ``demo`` (tests/servers/demo_server.py, its tools already in the
+catalog from an earlier sync), ``hang`` (tests/servers/slow_server.py asleep for an
+hour, so it never answers ``initialize``; its ``timeout`` is 120 s) and ``late`` (the
+same server asleep for a few seconds, not in the catalog yet).
+
+The read deadline for the answers that must not wait (:data:`PROMPT`, 20 s) is far
+below ``hang``'s timeout: an answer within it was not waiting for ``hang``. Whether
+``hang`` was still connecting is read from jit's own ``jit://servers`` resource after
+each answer. These are deadlines, not speed assertions (speed is bench/bench_serve.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from conftest import REPO, write_example_config
+from servers.support import pid_alive
+
+from jit.catalog.embed import embedder_from_config
+from jit.catalog.store import Store
+from jit.config import load_config
+from jit.pipeline import sync
+
+#: Deadline for an answer that must not wait for the hanging upstream (whose timeout is 120 s).
+PROMPT = 20
+#: Hang guard for the background start-up (model load, embedding, the late upstream).
+SETTLE = 180
+ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+SERVERS = REPO / "tests" / "servers"
+META_TOOLS = {"search_tools", "describe_tool", "call_tool", "compile_tools", "reload"}
+
+
+class Client:
+    """A JSON-RPC client on a ``jit serve --stdio`` process's pipes; notifications are kept apart."""
+
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        self.proc = proc
+        self.lines: queue.Queue[bytes] = queue.Queue()
+        self.notifications: list[dict[str, Any]] = []
+        self._next_id = 0
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for raw in self.proc.stdout:
+            self.lines.put(raw)
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write((json.dumps({"jsonrpc": "2.0", **message}) + "\n").encode())
+        self.proc.stdin.flush()
+
+    def receive(self, deadline: float) -> dict[str, Any]:
+        try:
+            raw = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            raise AssertionError(f"no message from jit serve in time (exit code {self.proc.poll()})") from None
+        message = json.loads(raw)
+        if "method" in message:
+            self.notifications.append(message)
+        return message
+
+    def request(self, method: str, params: dict[str, Any] | None = None, *, within: float = PROMPT) -> Any:
+        """The result of one request, answered within ``within`` seconds (an error fails the test)."""
+        self._next_id += 1
+        self.send({"id": self._next_id, "method": method, **({"params": params} if params is not None else {})})
+        deadline = time.monotonic() + within
+        while True:
+            message = self.receive(deadline)
+            if message.get("id") == self._next_id and "method" not in message:
+                assert "error" not in message, message
+                return message["result"]
+
+    def call(self, name: str, arguments: dict[str, Any], *, within: float = PROMPT) -> dict[str, Any]:
+        return self.request("tools/call", {"name": name, "arguments": arguments}, within=within)
+
+    def wait_list_changed(self, within: float) -> None:
+        """Until a ``notifications/tools/list_changed`` not seen before arrives."""
+        seen = sum(n["method"] == "notifications/tools/list_changed" for n in self.notifications)
+        deadline = time.monotonic() + within
+        while sum(n["method"] == "notifications/tools/list_changed" for n in self.notifications) == seen:
+            self.receive(deadline)
+
+    def statuses(self) -> dict[str, str]:
+        result = self.request("resources/read", {"uri": "jit://servers"})
+        return {row["server"]: row["status"] for row in json.loads(result["contents"][0]["text"])}
+
+
+def _children(pid: int) -> set[int]:
+    """Every live descendant of ``pid`` (from /proc), to clean up and check by PID."""
+    found: set[int] = set()
+    todo = [pid]
+    while todo:
+        parent = todo.pop()
+        for task in Path(f"/proc/{parent}/task").glob("*"):
+            try:
+                kids = (task / "children").read_text().split()
+            except OSError:
+                continue
+            for kid in map(int, kids):
+                if kid not in found:
+                    found.add(kid)
+                    todo.append(kid)
+    return found
+
+
+def _stop(proc: subprocess.Popen[bytes], pids: set[int]) -> None:
+    """End jit serve (closing its stdin, as a client does), then any process left, by PID."""
+    if proc.poll() is None:
+        assert proc.stdin is not None
+        proc.stdin.close()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(timeout=10)
+    for pid in pids:
+        if pid_alive(pid):
+            os.kill(pid, signal.SIGKILL)
+
+
+async def _presync(path: Path) -> None:
+    """The catalog as an earlier `jit sync` of the demo server alone left it."""
+    config = load_config(path)
+    with Store(config.store_path) as store:
+        await sync(config, store, embedder_from_config(config.embedding))
+
+
+@pytest.mark.slow  # processes and the embedding model
+def test_serve_answers_while_an_upstream_hangs_and_announces_the_exposed_tools(tmp_path):
+    available = json.loads((REPO / "available_tools.json").read_text())
+    available["overrides"] = {"demo/echo": {"skeleton": ["coder"]}}  # a demo tool in the coder's Full tier
+    (tmp_path / "available_tools.json").write_text(json.dumps(available))
+    demo = {"command": sys.executable, "args": [str(SERVERS / "demo_server.py")]}
+    keys = {"available_tools": str(tmp_path / "available_tools.json"),
+            "connection": {"reconnect_attempts": 0, "ping_interval": 0}}
+    path = write_example_config(tmp_path, servers={"workspace": None, "tracker": None, "demo": demo}, **keys)
+    anyio.run(_presync, path)
+
+    hang_pid, late_pid = tmp_path / "hang.pid", tmp_path / "late.pid"
+    path = write_example_config(tmp_path, servers={
+        "workspace": None, "tracker": None, "demo": demo,
+        "hang": {"command": sys.executable, "timeout": 120,
+                 "args": [str(SERVERS / "slow_server.py"), "--delay", "3600", "--pid-file", str(hang_pid)]},
+        "late": {"command": sys.executable, "timeout": 120,
+                 "args": [str(SERVERS / "slow_server.py"), "--delay", "3", "--pid-file", str(late_pid)]},
+    }, **keys)
+    log = (tmp_path / "serve.log").open("wb")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jit", "serve", "--stdio", "--config", str(path), "--expose-shard", "coder",
+         "--task", "echo some text back"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=ENV, start_new_session=True)
+    pids: set[int] = set()
+    try:
+        client = Client(proc)
+        init = client.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                             "clientInfo": {"name": "test", "version": "0"}})
+        assert init["serverInfo"]["name"] == "jit" and init["capabilities"]["tools"]["listChanged"] is True
+        client.send({"method": "notifications/initialized"})
+        listed = {t["name"] for t in client.request("tools/list")["tools"]}
+        assert META_TOOLS <= listed
+        assert client.statuses()["hang"] == "connecting"  # so the answers above did not wait for it
+
+        # A meta-tool answers on the cached catalog while `hang` still connects.
+        found = client.call("search_tools", {"query": "echo the text back", "limit": 3})
+        assert not found.get("isError"), found
+        assert "demo__echo" in [t["name"] for t in found["structuredContent"]["tools"]]
+        assert client.statuses()["hang"] == "connecting"
+
+        # A call to an upstream still on its first connection attempt waits for it, then goes through.
+        late = client.call("call_tool", {"server": "late", "tool": "echo", "arguments": {"text": "here"}},
+                           within=SETTLE)
+        assert not late.get("isError") and late["content"][0]["text"] == "here"
+
+        # Once demo is connected and synced, the exposed tools are announced: listed, online, callable.
+        deadline = time.monotonic() + SETTLE
+        while True:
+            tools = {t["name"]: t for t in client.request("tools/list")["tools"]}
+            echo = tools.get("demo__echo")
+            if echo is not None and not echo["description"].startswith("[offline"):
+                break
+            client.wait_list_changed(deadline - time.monotonic())
+        assert any(n["method"] == "notifications/tools/list_changed" for n in client.notifications)
+        assert META_TOOLS <= set(tools)
+        echoed = client.call("demo__echo", {"text": "exposed"})
+        assert echoed["content"][0]["text"] == "exposed"
+        assert client.statuses()["hang"] == "connecting"  # all of it while `hang` still hangs
+        assert pid_alive(int(hang_pid.read_text()))
+
+        pids = _children(proc.pid)
+        assert {int(hang_pid.read_text()), int(late_pid.read_text())} <= pids
+    finally:
+        pids |= _children(proc.pid) if proc.poll() is None else set()
+        _stop(proc, pids)
+        log.close()
+    assert proc.returncode == 0, (tmp_path / "serve.log").read_text()
+    assert not [pid for pid in pids if pid_alive(pid)]  # every upstream process ended with jit serve
+
+
+@pytest.mark.parametrize(("fault", "code", "message"), [
+    ("rules", 1, "policy.dl"),
+    ("store", 3, "store"),
+])
+def test_a_startup_fault_is_still_an_exit_code_before_serving(tmp_path, fault, code, message):
+    """What the user must fix (the rules, the store path) stops jit serve before it serves, as before."""
+    if fault == "rules":
+        rules = tmp_path / "rules"
+        rules.mkdir()
+        for name in ("schema.dl", "policy.dl"):
+            (rules / name).write_text((REPO / "rules" / name).read_text())
+        (rules / "policy.dl").write_text((rules / "policy.dl").read_text() + "\nthis is not ( a rule\n")
+        path = write_example_config(tmp_path, servers={"workspace": None, "tracker": None}, rules=str(rules))
+    else:
+        (tmp_path / "file").write_text("not a directory")
+        path = write_example_config(tmp_path, servers={"workspace": None, "tracker": None},
+                                    store=str(tmp_path / "file" / "catalog.db"))
+    done = subprocess.run([sys.executable, "-m", "jit", "serve", "--stdio", "--config", str(path)],
+                          check=False, input=b"", capture_output=True, env=ENV, timeout=120)
+    assert done.returncode == code, done.stderr.decode()
+    assert message in done.stderr.decode() and done.stdout == b""
