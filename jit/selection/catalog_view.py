@@ -315,15 +315,19 @@ class CatalogView:
         released: list[int] = []
         for i in removed:
             released.extend(class_of.pop(i, ()))
+        projections: dict[frozenset, tuple[frozenset, ...]] = {}  # most tools share their abstract facts
         for i in changed:
             st = by_id[i]
             effective = effective_tool(st, self.config.available_tools, shards=self.config.shards)
             analyses[i] = effective.analysis
             sig = _abstract(st, self._tool_facts(st, effective), marks, fixed)
+            parts = projections.get(sig)
+            if parts is None:
+                parts = projections[sig] = tuple(frozenset(f for f in sig if f[0] in reads) for reads in self._reads)
             old = class_of.get(i)
             new = list(old) if old is not None else [0] * len(_DERIVED)
             for k in (redo if old is not None else range(len(_DERIVED))):
-                new[k] = self._acquire(frozenset(f for f in sig if f[0] in self._reads[k]), k, add)
+                new[k] = self._acquire(parts[k], k, add)
                 if old is not None:
                     released.append(old[k])
             class_of[i] = tuple(new)
@@ -421,7 +425,10 @@ class CatalogView:
 
     def _rows_of(self, k: int, shard: str | None, todo: list[int], class_of: dict[int, tuple[int, ...]],
                  by_id: dict[int, StoredTool], full: bool) -> Iterator[tuple[int, list[tuple]]]:
-        """Each tool of ``todo`` with its rows of derived predicate ``k``, in the tool's own terms."""
+        """Each tool of ``todo`` that has rows of derived predicate ``k``, with its class's rows.
+
+        The rows' tool column holds the class, not the tool (readers take the tool from the
+        pair); a row with a stand-in (the name or server a rule returned) is made the tool's own."""
         pos = 1 if _DERIVED[k] in _SHARD_PREDICATES else 0
         table = self._class_rows.get((_DERIVED[k], shard))
         if full or table is None:
@@ -430,11 +437,36 @@ class CatalogView:
             fresh = sorted({class_of[i][k] for i in todo} - set(table))
             if fresh:
                 table = self._class_rows_for(k, shard, fresh)
+        marked: dict[int, bool] = {}
         for i in todo:
-            rows = table.get(class_of[i][k])
-            if rows:
+            cid = class_of[i][k]
+            rows = table.get(cid)
+            if not rows:
+                continue
+            has_mark = marked.get(cid)
+            if has_mark is None:
+                has_mark = marked[cid] = any(isinstance(v, str) and v.startswith(_MARK) for r in rows for v in r)
+            if has_mark:
                 t = by_id[i].tool
-                yield i, [_concrete(r, pos, i, t.server, t.name) for r in rows]
+                rows = [_concrete(r, pos, i, t.server, t.name) for r in rows]
+            yield i, rows
+
+    def _fold(self, k: int, shard: str, todo: list[int], class_of: dict[int, tuple[int, ...]],
+              by_id: dict[int, StoredTool], full: bool, table: dict[int, Any]) -> None:
+        """A shard predicate's rows into ``table`` per tool: the largest points (``shard_points``)
+        or the slots (``skeleton``). Folded once per class, as its tools share their rows."""
+        points = _DERIVED[k] == "shard_points"
+        folded: dict[int, Any] = {}
+        for t, rows in self._rows_of(k, shard, todo, class_of, by_id, full):
+            key = id(rows)  # rows without a stand-in are the class's own list, shared by its tools
+            value = folded.get(key)
+            if value is None or value[0] is not rows:
+                value = folded[key] = (rows, max(int(r[2]) for r in rows) if points
+                                       else tuple(sorted({str(r[2]) for r in rows})))
+            if points:
+                table[t] = max(value[1], table.get(t, -10**6))
+            else:
+                table[t] = tuple(sorted(set(table.get(t, ())) | set(value[1])))
 
     def _derive(self, prev: CatalogSnapshot | None, by_id: dict[int, StoredTool],
                 class_of: dict[int, tuple[int, ...]], changed: set[int], removed: set[int], *,
@@ -471,26 +503,21 @@ class CatalogView:
                     skeleton[s].pop(i, None)
         full = prev is None
         for p in tool_preds:
-            for _i, rows in self._rows_of(_DERIVED.index(p), None, todo, class_of, by_id, full):
+            for t, rows in self._rows_of(_DERIVED.index(p), None, todo, class_of, by_id, full):
                 if p == "blocked":
-                    for t, reason in rows:
-                        blocked.setdefault(t, str(reason))
+                    blocked.setdefault(t, str(rows[0][1]))
                 elif p == "offline":
-                    offline.update(t for (t,) in rows)
+                    offline.add(t)
                 elif p == "tier_cap":
-                    for t, tier in rows:
+                    for _t, tier in rows:
                         cap = _TIER_BY_NAME.get(str(tier), Tier.EXCLUDED)
                         caps[t] = max(cap, caps.get(t, Tier.FULL), key=lambda x: x.rank)
                 else:
-                    for t, points in rows:
-                        usage[t] = max(int(points), usage.get(t, -10**6))
+                    merge_points(usage, [(t, points) for _t, points in rows])
         for s in shards:
             for p in shard_preds:
-                for _i, rows in self._rows_of(_DERIVED.index(p), s, todo, class_of, by_id, full):
-                    if p == "shard_points":
-                        merge_points(shard_points[s], [(t, points) for _s, t, points in rows])
-                    else:
-                        _merge_slots(skeleton[s], [(t, slot) for _s, t, slot in rows])
+                self._fold(_DERIVED.index(p), s, todo, class_of, by_id, full,
+                           shard_points[s] if p == "shard_points" else skeleton[s])
         if removed:
             blocked = {t: r for t, r in blocked.items() if t in by_id}
             offline = {t for t in offline if t in by_id}
@@ -516,11 +543,8 @@ class CatalogView:
                 live = [i for i in snap.rows if i in newest.class_of]
                 points: dict[int, int] = {}
                 skel: dict[int, tuple[str, ...]] = {}
-                k_points, k_slots = _DERIVED.index("shard_points"), _DERIVED.index("skeleton")
-                for _i, rows in self._rows_of(k_points, shard, live, newest.class_of, snap.by_id, True):
-                    merge_points(points, [(t, p) for _s, t, p in rows])
-                for _i, rows in self._rows_of(k_slots, shard, live, newest.class_of, snap.by_id, True):
-                    _merge_slots(skel, [(t, slot) for _s, t, slot in rows])
+                self._fold(_DERIVED.index("shard_points"), shard, live, newest.class_of, snap.by_id, True, points)
+                self._fold(_DERIVED.index("skeleton"), shard, live, newest.class_of, snap.by_id, True, skel)
                 tables = (points, skel)
                 if snap is self._published:
                     snap.memo.shards[shard] = tables
@@ -625,8 +649,3 @@ def merge_points(table: dict[Any, int], rows: Sequence[tuple]) -> None:
     """One number per key: the largest Points of the rows (schema.dl's rule)."""
     for key, p in rows:
         table[key] = max(int(p), table.get(key, -10**6))
-
-
-def _merge_slots(table: dict[int, tuple[str, ...]], rows: Sequence[tuple]) -> None:
-    for t, slot in rows:
-        table[t] = tuple(sorted(set(table.get(t, ())) | {str(slot)}))
