@@ -21,9 +21,11 @@ imports, model load, catalog read, compile), median of 3; ``jit servers`` (no mo
 for comparison.
 
 Start-up (``startup`` in serve.json): from spawning ``jit serve --stdio`` (the console
-script, as an MCP client spawns it) to its ``initialize`` answer, its ``tools/list``
-answer and its first ``search_tools`` answer (which waits for the compiler and the
-model over the cached catalog), median of ``--runs``. The config holds an upstream
+script, as an MCP client spawns it) to its ``initialize`` answer (written by the process
+entry before the MCP SDK loads: jit/serve/early.py), its ``tools/list`` answer (the
+server up: the SDK and jit's command line imported) and its first ``search_tools``
+answer (which waits for the compiler and the model over the cached catalog), median of
+``--runs``. The config holds an upstream
 that hangs on connect (tests/servers/slow_server.py, timeout 120 s) besides the
 workspace server; measured on the bench's small catalog and on copies of the
 1k / 10k-tool catalogs in .jit/bench/ (real_N.db) when they exist. Their servers'

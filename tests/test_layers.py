@@ -42,6 +42,9 @@ LAYERS: dict[str, int] = {
     "jit.pipeline": 4,
     "jit.views": 4,
     "jit.serve": 5,
+    # Answers `initialize` before anything heavy loads: it may import nothing of jit's wings
+    # (test_serve_early.py checks it loads no third-party package either).
+    "jit.serve.early": 0,
     "jit.evaluation": 5,
     "jit.cli": 6,
     "jit.__main__": 6,

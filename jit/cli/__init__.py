@@ -20,33 +20,69 @@ code  meaning
 ====  =====================================================================
 
 Heavy imports (torch through the embedder, the MCP SDK) happen inside the
-commands that need them, so ``jit servers`` or ``jit --help`` start fast.
+commands that need them, so ``jit servers`` or ``jit --help`` start fast. This
+package itself imports nothing at first: :func:`main` lets ``jit serve`` on stdio
+answer ``initialize`` before anything heavy loads (jit/serve/early.py), then loads
+the commands; ``app`` and the other names below load them on first use (:pep:`562`).
 """
 
 from __future__ import annotations
 
+import importlib
 import os
+import sys
+from typing import TYPE_CHECKING, Any
 
-from ..process import tuned
-
-# Each module registers its commands on ``app`` when imported, in the order of ``jit --help``.
-from . import catalog, definitions, selection, importer, frontends  # noqa: F401  # isort: skip
-from .importer import import_servers as import_servers
-from .selection import FORMATS as FORMATS
-from .selection import compile_toolset as compile_toolset
-from .shared import EXIT_CODES, app
-from .shared import exit_code as exit_code
+if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ loads these
+    from .importer import import_servers as import_servers
+    from .selection import FORMATS as FORMATS
+    from .selection import compile_toolset as compile_toolset
+    from .shared import EXIT_CODES, app
+    from .shared import exit_code as exit_code
 
 __all__ = ["EXIT_CODES", "app", "main"]
+
+#: Lazily exported name -> the module of this package that defines it.
+_LAZY = {"app": "shared", "EXIT_CODES": "shared", "exit_code": "shared", "import_servers": "importer",
+         "FORMATS": "selection", "compile_toolset": "selection"}
+
+
+def _commands() -> None:
+    """Import the command modules: each registers its commands on ``app``, in the order of ``jit --help``."""
+    from . import catalog, definitions, selection, importer, frontends  # noqa: F401  # isort: skip
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    _commands()
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
 
 
 # --------------------------------------------------------------------------- entry point
 
 
 def main(argv: list[str] | None = None) -> None:
-    """The ``jit`` console script (exits the process with the command's exit code)."""
+    """The ``jit`` console script (exits the process with the command's exit code).
+
+    Called as the process entry (``argv`` None: the console script, ``python -m jit``), a
+    ``jit serve`` on stdio first starts answering ``initialize`` (jit/serve/early.py), so a
+    client has its answer while the command line and the MCP SDK import. The command line then
+    parses ``argv`` as for any command; a plain ``main([...])`` call never touches stdin."""
+    if argv is None:
+        from ..serve.early import begin
+
+        begin(sys.argv[1:])
+    from ..process import tuned
+
     # The tokenizers' thread pool warns about forking (stdio servers are forked children).
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    _commands()
+    from .shared import app
+
     # This is the process's owner: catalog snapshots are frozen out of the GC and the
     # retrieval scan runs on one BLAS thread (jit.process says why).
     with tuned():

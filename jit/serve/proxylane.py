@@ -21,6 +21,10 @@ surrogate, a line over the size limit) gets its JSON-RPC error and serving goes 
 and every outgoing message, the SDK's and the lane's, is written by one writer that
 cannot fail on its text (jit.jsonrpc.encode, jit.serve.stdio.PipeWriter).
 
+When ``initialize`` was answered before the SDK had loaded (jit/serve/early.py), the
+SDK still receives that request and answers it; the lane drops that one response, so
+the client reads exactly one answer per id.
+
 Anything else, and anything the lane is not sure of, goes to the SDK untouched:
 requests before the ``initialize`` handshake has answered, connections on a
 stateless (2026-era) protocol revision, requests whose ``_meta`` carries more
@@ -89,10 +93,15 @@ class ProxyLane:
     server its read and write streams over a source of lines and the writer ``out``.
     ``spawn`` starts a task (a task group's ``start_soon``) that must end before the pipes close."""
 
-    def __init__(self, proxy: _Proxy, out: _Writer, spawn: Callable[..., None]) -> None:
+    def __init__(self, proxy: _Proxy, out: _Writer, spawn: Callable[..., None], *,
+                 answered: dict[str, Any] | None = None) -> None:
         self._proxy = proxy
         self._out = out
         self._spawn = spawn
+        #: The ``initialize`` response already written before the SDK was ready (jit/serve/early.py);
+        #: the SDK's own response to that id is not written again.
+        self._answered = answered
+        self._answered_id = _id_key(answered["id"]) if answered is not None else None
         #: The protocol revision the handshake settled on; None until then, or when not handshake-era.
         self.version: str | None = None
         self._init_id: tuple[str, Any] | None = None
@@ -181,7 +190,15 @@ class ProxyLane:
             self._init_id = None
             version = message.result.get("protocolVersion") if isinstance(message, JSONRPCResponse) else None
             self.version = version if version in HANDSHAKE_PROTOCOL_VERSIONS else None
-        await self._send(encode(message))
+        line = encode(message)
+        if self._answered_id is not None and isinstance(message, JSONRPCResponse | JSONRPCError) \
+                and _id_key(message.id) == self._answered_id:
+            answered, self._answered, self._answered_id = self._answered, None, None
+            if json.loads(line) != answered:  # tests/test_serve_early.py keeps this from happening
+                log.error("the initialize answer sent before the server was ready differs from the SDK's: "
+                          "sent %s, the SDK's %s", json.dumps(answered), line.strip())
+            return
+        await self._send(line)
 
     async def _refuse(self, rejected: Rejected) -> None:
         self.refused += 1

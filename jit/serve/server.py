@@ -34,8 +34,10 @@ and one ClientManager for its whole life (the server's lifespan); blocking
 work (compiling, ranking, embedding, analysis) runs in worker threads so
 proxied calls keep flowing meanwhile.
 
-Start-up: the lifespan checks the config, the store and the rules, opens the
-catalog and yields, so ``initialize`` and ``tools/list`` are answered at once;
+Start-up: on stdio, ``initialize`` may already have been answered by the process
+entry before this module loaded (jit/serve/early.py; :meth:`JitServer.run_stdio_async`
+takes over what it read). The lifespan checks the config, the store and the rules,
+opens the catalog and yields, so ``tools/list`` and the rest are answered at once;
 the model, the compiler, the connections and the sync follow in the background
 (jit/serve/state.py), and the exposed tools appear with a ``list_changed``.
 """
@@ -70,6 +72,8 @@ from ..config import check_store_path, load_config
 from ..errors import JitError
 from ..models import HARNESS_SERVER
 from ..process import tuned
+from . import early
+from .early import INSTRUCTIONS
 from .httpguard import http_access, serve_http
 from .proxylane import ProxyLane, ProxyTarget
 from .state import ServeOptions, ServeState
@@ -82,13 +86,6 @@ __all__ = ["JitServer", "ServeOptions", "ServeState", "create_server", "run"]
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 PROXY = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=True)
-
-INSTRUCTIONS = (
-    "jit selects tools from many MCP servers. Use search_tools to find tools for a step, describe_tool "
-    "for a tool's full schema, and call_tool to run it on its server. compile_tools gives a whole tool "
-    "set for an agent role (shard) and task, in tiers. Tools of offline servers are listed but fail "
-    "when called, with an error naming the server's status."
-)
 
 
 def _result(data: dict[str, Any], text: str | None = None) -> CallToolResult:
@@ -159,8 +156,11 @@ class JitServer(MCPServer[ServeState]):
         (jit/serve/stdio.py), and a :class:`~jit.serve.proxylane.ProxyLane` as the transport, which answers
         malformed lines and proxied calls itself and writes every outgoing line."""
         low = self._lowlevel_server
-        async with stdio_wire() as (stdin, stdout), anyio.create_task_group() as lane_tasks:
-            self.lane = ProxyLane(self, stdout, lane_tasks.start_soon)
+        # What the process entry read and answered before the SDK had loaded (jit/serve/early.py).
+        taken = early.handover()
+        async with stdio_wire(prefix=taken.pending if taken else b"") as (stdin, stdout), \
+                anyio.create_task_group() as lane_tasks:
+            self.lane = ProxyLane(self, stdout, lane_tasks.start_soon, answered=taken.answered if taken else None)
             async with self.lane.streams(stdin) as (read_stream, write_stream):
                 await low.run(read_stream, write_stream, low.create_initialization_options())
             lane_tasks.cancel_scope.cancel()

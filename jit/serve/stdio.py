@@ -180,6 +180,20 @@ class _FdSink:
             view = view[os.write(self._fd, view):]
 
 
+class _Prefixed:
+    """A source that reads ``prefix`` first: the bytes the early stage took off stdin (jit/serve/early.py)."""
+
+    def __init__(self, prefix: bytes, source: _Source) -> None:
+        self._prefix = prefix
+        self._source = source
+
+    async def read(self, n: int) -> bytes:
+        if self._prefix:
+            data, self._prefix = self._prefix[:n], self._prefix[n:]
+            return data
+        return await self._source.read(n)
+
+
 def _divert(fd: int) -> int:
     """Move the wire on ``fd`` to a private descriptor; point ``fd`` somewhere harmless."""
     private = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
@@ -193,9 +207,11 @@ def _divert(fd: int) -> int:
 
 
 @asynccontextmanager
-async def stdio_wire(max_line: int = MAX_LINE_BYTES) -> AsyncIterator[tuple[PipeLines, PipeWriter]]:
+async def stdio_wire(max_line: int = MAX_LINE_BYTES, *, prefix: bytes = b""
+                     ) -> AsyncIterator[tuple[PipeLines, PipeWriter]]:
     """``(lines, writer)`` on the process's stdin and stdout while fds 0 and 1 are diverted:
-    asyncio pipe transports when both are pipes or sockets, worker threads otherwise."""
+    asyncio pipe transports when both are pipes or sockets, worker threads otherwise. The lines
+    start with ``prefix``: what was read off stdin before (jit/serve/early.py)."""
     try:
         loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
     except RuntimeError:  # anyio on another backend (trio)
@@ -222,10 +238,10 @@ async def stdio_wire(max_line: int = MAX_LINE_BYTES) -> AsyncIterator[tuple[Pipe
                 lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader(loop=loop), loop=loop),
                 os.fdopen(wire_out, "wb", buffering=0, closefd=False))
             writer = asyncio.StreamWriter(out_transport, out_protocol, None, loop)
-            yield PipeLines(reader, max_line), PipeWriter(writer)
+            yield PipeLines(_Prefixed(prefix, reader), max_line), PipeWriter(writer)
         else:
             threaded = True
-            yield PipeLines(_FdSource(wire_in), max_line), PipeWriter(_FdSink(wire_out))
+            yield PipeLines(_Prefixed(prefix, _FdSource(wire_in)), max_line), PipeWriter(_FdSink(wire_out))
     finally:
         for transport in (in_transport, out_transport):
             if transport is not None:

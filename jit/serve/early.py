@@ -1,0 +1,414 @@
+"""``jit serve --stdio`` answers ``initialize`` while the MCP SDK is still importing.
+
+Importing the SDK's server (``mcp.server.mcpserver``: its pydantic models are built at
+import) and jit's command line takes one to two seconds of CPU before any line of
+stdin is read; MCP clients give a server a fixed time to answer ``initialize`` and
+start several servers at once. The answer itself needs none of that: it is the
+server's name, version, instructions and declared capabilities, and the protocol
+version picked from the client's offer, all known before the SDK is.
+
+So the process entry (:func:`jit.cli.main`) calls :func:`begin` first. This module
+imports nothing beyond the standard library and :mod:`jit` itself (which imports
+only its errors). When the command line is a plain ``jit serve`` on stdio and stdin
+is a pipe or a socket (as under every MCP client), a thread reads the first line
+while the main thread goes on to import and start the server. When that line is a
+well-formed ``initialize`` request whose parameters the SDK is sure to accept
+(:func:`initialize_response`), the thread writes the SDK's answer to stdout at once.
+The server then takes over with :func:`handover`: its reader reads the bytes taken
+off stdin first, so the SDK still receives the original ``initialize`` (its session
+records the client's info and the negotiated version), and the SDK's own response to
+that id is dropped by jit's transport (jit/serve/proxylane.py), not written twice.
+Anything else (a first line that is not such a request, a partial line, end of input,
+a command line this module does not fully understand) leaves the stream untouched for
+the normal path, which answers it as it always did.
+
+Nothing here may diverge from the SDK: tests/test_serve_early.py compares
+:func:`initialize_response` with the real server's answer for every handshake
+version, an unknown and an old one, with and without ``--expose-shard``; checks that
+the parameters accepted here are accepted by the SDK's validation too; and keeps
+:data:`HANDSHAKE_PROTOCOL_VERSIONS` equal to the SDK's constant.
+
+What runs after the answer: the config, the rules and the catalog are checked while
+the server starts. A config file that is missing or not a JSON object is caught here,
+cheaply, and then nothing is answered early (the normal path reports it before any
+answer, as before); a mistake found later still ends the process with its message on
+stderr and its exit code, after a fast client has had its ``initialize`` answer.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import re
+import select
+import stat
+import threading
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+from .. import __version__
+
+__all__ = [
+    "HANDSHAKE_PROTOCOL_VERSIONS",
+    "INSTRUCTIONS",
+    "LATEST_HANDSHAKE_VERSION",
+    "Handover",
+    "ServeCommand",
+    "begin",
+    "capabilities",
+    "handover",
+    "initialize_response",
+    "serve_command",
+]
+
+#: The server's name in ``serverInfo`` (``MCPServer("jit", ...)`` in jit/serve/server.py).
+SERVER_NAME = "jit"
+
+#: What the server tells a client about itself in ``initialize`` (jit/serve/server.py declares it from here).
+INSTRUCTIONS = (
+    "jit selects tools from many MCP servers. Use search_tools to find tools for a step, describe_tool "
+    "for a tool's full schema, and call_tool to run it on its server. compile_tools gives a whole tool "
+    "set for an agent role (shard) and task, in tiers. Tools of offline servers are listed but fail "
+    "when called, with an error naming the server's status."
+)
+
+#: The SDK's ``mcp_types.version.HANDSHAKE_PROTOCOL_VERSIONS`` (a test keeps them equal).
+HANDSHAKE_PROTOCOL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+#: The counter-offer to a version the server does not speak (the SDK's ``LATEST_HANDSHAKE_VERSION``).
+LATEST_HANDSHAKE_VERSION = HANDSHAKE_PROTOCOL_VERSIONS[-1]
+
+#: A first line longer than this is left to the normal reader (an ``initialize`` is a few hundred bytes).
+_MAX_FIRST_LINE = 1 << 16
+#: Deeper JSON is left to the normal path (the SDK's parser stops at 200 levels; clients send 3 or 4).
+_MAX_DEPTH = 32
+_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_MAX_ID = 2**53
+
+
+def capabilities(list_changed: bool) -> dict[str, Any]:
+    """What ``MCPServer`` declares for jit's server; ``tools.listChanged`` with ``--expose-shard``."""
+    return {
+        "prompts": {"listChanged": False},
+        "resources": {"subscribe": False, "listChanged": False},
+        "tools": {"listChanged": list_changed},
+    }
+
+
+# --------------------------------------------------------------------------- the command line
+
+
+class ServeCommand(NamedTuple):
+    """What :func:`serve_command` read: the config file and whether tools.listChanged is declared."""
+
+    config_file: str
+    list_changed: bool
+
+
+_VALUED = {"--config": "config", "-c": "config", "--expose-shard": "expose", "--task": "task",
+           "--budget": "budget"}
+
+
+def serve_command(argv: list[str], environ: Mapping[str, str]) -> ServeCommand | None:
+    """The serve command in ``argv`` when it is a plain ``jit [--config F] serve [--stdio] [--config F]
+    [--expose-shard S --task T [--budget N]]`` that the command line (typer) takes with the same
+    meaning; None for anything else (``--help``, ``--http``, a repeated or unknown option, a value
+    that looks like an option, a budget that is not a positive number), which the command line
+    then parses and answers as always. The config file resolves as the command line resolves it:
+    ``serve``'s ``--config``, then the one before ``serve``, then ``$JIT_CONFIG``, then ``config.json``."""
+    root: dict[str, str] = {}
+    serve: dict[str, str] = {}
+    seen = root
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        i += 1
+        if arg == "serve" and seen is root:
+            seen = serve
+            continue
+        if arg == "--stdio" and seen is serve and "stdio" not in serve:
+            serve["stdio"] = ""
+            continue
+        name, eq, value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+        key = _VALUED.get(name)
+        if key is None or key in seen or (seen is root and key != "config"):
+            return None
+        if not eq:
+            if i >= len(argv):
+                return None
+            value = argv[i]
+            i += 1
+        if not value or value.startswith("-"):
+            return None
+        seen[key] = value
+    if seen is not serve:
+        return None
+    if ("expose" in serve) != ("task" in serve) or ("budget" in serve and "expose" not in serve):
+        return None
+    budget = serve.get("budget")
+    if budget is not None and not (budget.isascii() and budget.isdigit() and int(budget) >= 1):
+        return None
+    config = serve.get("config") or root.get("config") or environ.get("JIT_CONFIG") or "config.json"
+    return ServeCommand(config, "expose" in serve)
+
+
+def _config_readable(path: str) -> bool:
+    """The config file exists and holds a JSON object. Its content is checked by the server's own
+    start-up; this only keeps the commonest mistake (no such file, a syntax error) from being
+    answered before it is reported."""
+    try:
+        with open(os.path.expanduser(path), encoding="utf-8") as f:
+            return isinstance(json.load(f), dict)
+    except (OSError, ValueError, RecursionError):
+        return False
+
+
+# --------------------------------------------------------------------------- the answer
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object; a key given twice is left to the normal path (parsers differ on it)."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        raise ValueError("duplicate key")
+    return out
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError("out of range")
+    return value
+
+
+def _shallow(value: Any) -> bool:
+    """Nested at most :data:`_MAX_DEPTH` levels (iteratively: no recursion on hostile input)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth > _MAX_DEPTH:
+                return False
+            stack.extend((sub, depth + 1) for sub in (item.values() if isinstance(item, dict) else item))
+    return True
+
+
+def _optional(value: Any, check: Any) -> bool:
+    return value is None or check(value)
+
+
+def _object(value: Any) -> bool:
+    return isinstance(value, dict)
+
+
+def _string(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def _objects_by_name(value: Any) -> bool:
+    return isinstance(value, dict) and all(isinstance(v, dict) for v in value.values())
+
+
+def _shaped(value: Any, fields: dict[str, Any]) -> bool:
+    """An object whose listed fields are absent, null or of their shape (other keys: the SDK ignores them)."""
+    return isinstance(value, dict) and all(_optional(value.get(k), check) for k, check in fields.items())
+
+
+def _fields(**fields: Any) -> Any:
+    return lambda value: _shaped(value, fields)
+
+
+#: The client capabilities the SDK validates (``ClientCapabilities``, the 2025-11-25 wire model and
+#: the version-free one); each listed field may be absent or null, unlisted keys are ignored by both.
+_CLIENT_CAPABILITIES = _fields(
+    experimental=_objects_by_name,
+    extensions=_objects_by_name,
+    roots=_fields(listChanged=lambda v: isinstance(v, bool)),
+    sampling=_fields(context=_object, tools=_object),
+    elicitation=_fields(form=_object, url=_object),
+    tasks=_fields(list=_object, cancel=_object,
+                  requests=_fields(sampling=_fields(createMessage=_object), elicitation=_fields(create=_object))),
+)
+_PARAMS = {"protocolVersion", "capabilities", "clientInfo", "_meta"}
+_CLIENT_INFO = {"name", "version", "title", "description", "websiteUrl", "icons"}
+
+
+def _accepted(params: Any) -> bool:
+    """``initialize`` params the SDK is sure to accept, in the exact types it expects (no coercion).
+    Narrower than the SDK on purpose: what is not plainly valid goes to the SDK to answer."""
+    if not isinstance(params, dict) or set(params) - _PARAMS:
+        return False
+    info = params.get("clientInfo")
+    return (isinstance(params.get("protocolVersion"), str)
+            and _CLIENT_CAPABILITIES(params.get("capabilities"))
+            and isinstance(info, dict) and not set(info) - _CLIENT_INFO
+            and isinstance(info.get("name"), str) and isinstance(info.get("version"), str)
+            and all(_optional(info.get(k), _string) for k in ("title", "description", "websiteUrl"))
+            and info.get("icons") is None
+            and params.get("_meta") in (None, {}))
+
+
+def initialize_result(protocol_version: str, *, list_changed: bool) -> dict[str, Any]:
+    """The SDK server's ``initialize`` result for a client offering ``protocol_version``: that version
+    when it is one the SDK negotiates through the handshake, else the latest such version."""
+    negotiated = protocol_version if protocol_version in HANDSHAKE_PROTOCOL_VERSIONS else LATEST_HANDSHAKE_VERSION
+    return {
+        "protocolVersion": negotiated,
+        "capabilities": capabilities(list_changed),
+        "serverInfo": {"name": SERVER_NAME, "version": __version__},
+        "instructions": INSTRUCTIONS,
+    }
+
+
+def initialize_response(line: bytes, *, list_changed: bool) -> dict[str, Any] | None:
+    """The response to ``line`` when it is one JSON-RPC ``initialize`` request that jit's transport
+    and the SDK would take and answer with success; None for anything else (left to them)."""
+    if _SURROGATE.search(line):
+        return None  # the SDK's parser refuses lone surrogates; pairs are rare enough to leave to it too
+    try:
+        msg = json.loads(line.decode("utf-8"), object_pairs_hook=_pairs, parse_constant=_no_constant,
+                         parse_float=_finite)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(msg, dict) or set(msg) != {"jsonrpc", "id", "method", "params"} or not _shallow(msg):
+        return None
+    rid = msg["id"]
+    if not (isinstance(rid, str) or (type(rid) is int and -_MAX_ID < rid < _MAX_ID)):
+        return None
+    if msg["jsonrpc"] != "2.0" or msg["method"] != "initialize" or not _accepted(msg["params"]):
+        return None
+    return {"jsonrpc": "2.0", "id": rid,
+            "result": initialize_result(msg["params"]["protocolVersion"], list_changed=list_changed)}
+
+
+# --------------------------------------------------------------------------- the first line
+
+
+class Handover(NamedTuple):
+    """What the early stage leaves the server: ``pending``, the bytes it took off stdin (to be read
+    before the rest), and ``answered``, the response it wrote (the SDK's one to that id is dropped)."""
+
+    pending: bytes
+    answered: dict[str, Any] | None
+
+
+def _is_pipe(fd: int) -> bool:
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        try:
+            view = view[os.write(fd, view):]
+        except BlockingIOError:  # a non-blocking stdout the client handed over
+            select.select([], [fd], [])
+
+
+class _FirstLine:
+    """The reader thread: the first line of fd 0, answered on fd 1 when it is an ``initialize``.
+
+    It stops at the first newline; what the client writes after it waits in the pipe for the
+    server. :meth:`stop` ends it at once (a self-pipe wakes its ``select``); from then on it
+    writes nothing, so a line that arrives late is the server's to answer."""
+
+    def __init__(self, list_changed: bool) -> None:
+        self._list_changed = list_changed
+        self._lock = threading.Lock()
+        self._stopped = False
+        self._buffer = bytearray()
+        self._answered: dict[str, Any] | None = None
+        self._wake_r, self._wake_w = os.pipe()
+        self._thread = threading.Thread(target=self._run, name="jit-serve-first-line", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        line = self._read_line()
+        if line is None:
+            return
+        response = initialize_response(line, list_changed=self._list_changed)
+        if response is None:
+            return
+        data = (json.dumps(response, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+        with self._lock:  # stop() waits for a write under way; after it, nothing is written
+            if self._stopped:
+                return
+            try:
+                _write_all(1, data)
+            except OSError:
+                return  # the client is gone; the server will find out on its own
+            self._answered = response
+
+    def _read_line(self) -> bytes | None:
+        """The first line (newline included), or None: stopped, end of input, too long, unreadable."""
+        while len(self._buffer) <= _MAX_FIRST_LINE:
+            try:
+                ready, _, _ = select.select([0, self._wake_r], [], [])
+                if self._wake_r in ready:
+                    return None
+                chunk = os.read(0, 1 << 16)
+            except BlockingIOError:
+                continue
+            except OSError:
+                return None
+            if not chunk:
+                return None
+            start = len(self._buffer)
+            self._buffer += chunk
+            end = self._buffer.find(b"\n", start)
+            if end >= 0:
+                return bytes(self._buffer[:end + 1])
+        return None
+
+    def stop(self) -> Handover:
+        """End the thread; what it read and what it answered."""
+        with self._lock:
+            self._stopped = True
+        try:
+            os.write(self._wake_w, b"x")
+        except OSError:
+            pass
+        self._thread.join()
+        for fd in (self._wake_r, self._wake_w):
+            os.close(fd)
+        return Handover(bytes(self._buffer), self._answered)
+
+
+_stage: _FirstLine | None = None
+_stage_lock = threading.Lock()
+
+
+def begin(argv: list[str], environ: Mapping[str, str] = os.environ) -> bool:
+    """Start answering ``initialize`` early when ``argv`` is a plain ``jit serve`` on stdio
+    (:func:`serve_command`), its config file is a readable JSON object and stdin is a pipe or a
+    socket; True when started. Only the process entry calls this: it reads the process's stdin."""
+    global _stage
+    command = serve_command(argv, environ)
+    if command is None or not _is_pipe(0) or not _config_readable(command.config_file):
+        return False
+    with _stage_lock:
+        if _stage is not None:
+            return False
+        _stage = _FirstLine(command.list_changed)
+    return True
+
+
+def handover() -> Handover | None:
+    """Stop the early stage and take what it read and answered; None when it was not started
+    (or was already taken). The stdio server calls this before it reads stdin."""
+    global _stage
+    with _stage_lock:
+        stage, _stage = _stage, None
+    return stage.stop() if stage is not None else None
+
+
+# A process that ends before serving (a config error, an interrupt) answers nothing more.
+atexit.register(handover)
