@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 
 from jit.analysis.analyze import OfflineAnalyzer
-from jit.catalog.embed import SentenceTransformerEmbedder
+from jit.catalog.embed import embedder_from_config
 from jit.config import Config
 from jit.evaluation.evaluate import DATASETS, build_catalog, default_data_dir, load_pool, load_queries
 from jit.process import tuned
@@ -36,7 +36,7 @@ def main() -> None:
     pool = load_pool([data / p for p in spec.tools])
     queries, _skipped, _kind = load_queries(data / spec.queries, pool, sample=spec.sample)
     config = Config.default(args.work)
-    embedder = SentenceTransformerEmbedder()
+    embedder = embedder_from_config(config.embedding)
     store = build_catalog(pool, args.work / "golden.db", config, embedder, analyzer=OfflineAnalyzer(config.shards))
     out: dict[str, object] = {}
     with Compiler(store, config, embedder) as compiler:

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from jit.analysis.analyze import OfflineAnalyzer
-from jit.catalog.embed import SentenceTransformerEmbedder
+from jit.catalog.embed import embedder_from_config
 from jit.config import Config
 from jit.evaluation.evaluate import DATASETS, build_catalog, default_data_dir, load_pool, load_queries
 from jit.process import tuned
@@ -46,7 +46,7 @@ def main() -> None:
     pool = load_pool([data / p for p in spec.tools])
     queries, _skipped, _kind = load_queries(data / spec.queries, pool, sample=args.sample or spec.sample)
     config = Config.default(Path(".jit/eval"))
-    embedder = SentenceTransformerEmbedder()
+    embedder = embedder_from_config(config.embedding)
     t0 = time.perf_counter()
     store = build_catalog(pool, Path(".jit/eval") / f"{args.dataset}.db", config, embedder,
                           analyzer=OfflineAnalyzer(config.shards))

@@ -36,10 +36,10 @@ from jit import (
     ClientManager,
     Compiler,
     JitError,
-    SentenceTransformerEmbedder,
     TaskContext,
     Tier,
     ToolSet,
+    embedder_from_config,
     load_config,
     open_catalog,
     sync,
@@ -149,7 +149,7 @@ async def main(config_path: str | Path | None, client: Any, *, embedder: Embedde
                model: str = DEFAULT_MODEL, shards: tuple[tuple[str, str], ...] = SHARDS) -> list[ShardRun]:
     """Sync the catalog, spawn ``shards`` and run their conversations concurrently."""
     config = load_config(config_path)
-    embedder = embedder or SentenceTransformerEmbedder.from_config(config.embedding)
+    embedder = embedder or embedder_from_config(config.embedding)
     with open_catalog(config) as store:  # this config's servers and the harness's tools
         async with ClientManager(config, store) as manager:
             await sync(config, store, embedder, manager=manager)

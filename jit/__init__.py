@@ -9,7 +9,9 @@ The public API, importable from ``jit`` itself::
 ``Store``, ``open_catalog``           the catalog, and one scoped to a config's servers
 ``ClientManager``                     connections to the configured MCP servers
 ``sync``                              discover → store → analyze → embed
-``SentenceTransformerEmbedder``       the embedding model (:mod:`jit.catalog.embed`)
+``SentenceTransformerEmbedder``       the embedding model through torch (:mod:`jit.catalog.embed`)
+``OnnxEmbedder``                      the same model and vectors through onnxruntime, no torch
+``embedder_from_config``              the embedder ``embedding.runtime`` asks for (ONNX by default)
 ``Compiler``, ``TaskContext``         one shard spawn's task in, a ``ToolSet`` out
 ``ToolSet``, ``ScoredTool``, ``Tier`` what a compile returns (:mod:`jit.selection.toolset`)
 ``tuned``                             the process owner's policies (:mod:`jit.process`)
@@ -58,6 +60,8 @@ _LAZY: dict[str, str] = {
     "Config": "jit.config",
     "load_config": "jit.config",
     "SentenceTransformerEmbedder": "jit.catalog.embed",
+    "OnnxEmbedder": "jit.catalog.embed",
+    "embedder_from_config": "jit.catalog.embed",
     "open_catalog": "jit.catalog.ownership",
     "tuned": "jit.process",
     "ScoredTool": "jit.selection.toolset",
@@ -79,6 +83,7 @@ __all__ = [
     "InvalidArgumentsError",
     "JitError",
     "MigrationError",
+    "OnnxEmbedder",
     "RuleError",
     "ScoredTool",
     "SelectionError",
@@ -97,6 +102,7 @@ __all__ = [
     "ToolNotFoundError",
     "ToolSet",
     "__version__",
+    "embedder_from_config",
     "load_config",
     "open_catalog",
     "sync",
@@ -104,7 +110,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ loads these
-    from .catalog.embed import SentenceTransformerEmbedder
+    from .catalog.embed import OnnxEmbedder, SentenceTransformerEmbedder, embedder_from_config
     from .catalog.ownership import open_catalog
     from .catalog.store import Store
     from .client.manager import ClientManager

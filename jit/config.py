@@ -164,6 +164,10 @@ class EmbeddingConfig(_Strict):
     model: str = Field("all-MiniLM-L6-v2", min_length=1)
     path: str | None = Field(None, min_length=1)
     batch_size: int = Field(64, ge=1, le=4096)
+    #: What runs the model: ``onnx`` (onnxruntime, no torch after a one-time export), ``torch``
+    #: (sentence-transformers), or ``auto`` (ONNX where the model supports it, else torch). The
+    #: vectors are the same, so a change of runtime re-embeds nothing (jit/catalog/onnx_runtime.py).
+    runtime: Literal["auto", "onnx", "torch"] = "auto"
 
 
 class ConnectionConfig(_Strict):

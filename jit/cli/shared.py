@@ -20,7 +20,7 @@ import typer
 from rich.console import Console
 
 from .. import __version__
-from ..catalog.embed import SentenceTransformerEmbedder
+from ..catalog.embed import embedder_from_config
 from ..catalog.ownership import config_scope
 from ..catalog.store import Store
 from ..config import CONFIG_ENV_VAR, Config, check_store_path, load_config
@@ -201,7 +201,7 @@ def _open_store(config: Config) -> Store:
 
 
 def _embedder(config: Config) -> Any:
-    return SentenceTransformerEmbedder.from_config(config.embedding)
+    return embedder_from_config(config.embedding)
 
 
 def _run(coro: Any) -> Any:

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from ..analysis.offline_analyzer import OfflineAnalyzer
-from ..catalog.embed import Embedder, SentenceTransformerEmbedder, embed_pending, embed_through_cache
+from ..catalog.embed import Embedder, embed_pending, embed_through_cache, embedder_from_config
 from ..catalog.store import Store, text_hash
 from ..config import AvailableTools, Config, load_config
 from ..errors import EvaluationError, JitError
@@ -202,7 +202,7 @@ def run_evaluation(
                                                sample=sample if sample is not None else spec.sample)
     log.info("%s: %d tools / %d servers, %d queries (%d skipped for empty gold)",
              spec.name, len(pool.tools), pool.servers, len(queries), skipped)
-    embedder = embedder or SentenceTransformerEmbedder.from_config(config.embedding)
+    embedder = embedder or embedder_from_config(config.embedding)
     cache = Path(cache_dir) if cache_dir is not None else config.store_path.parent / "eval"
     budget = config.tool_selection.token_budget
     def_chars = np.array([definition_chars(t) for t in pool.tools], dtype=np.int64)
@@ -430,7 +430,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             names = [DatasetSpec(str(names[0]), pools, str(args.queries.resolve()))]
         config = load_config(args.config) if args.config else None
         # One model load for all datasets.
-        embedder = SentenceTransformerEmbedder.from_config((config or Config.default()).embedding)
+        embedder = embedder_from_config((config or Config.default()).embedding)
         for name in names:
             report = run_evaluation(name, data_dir=args.data_dir, out_dir=args.out, config=config,
                                     sample=args.sample, shards=args.shards or DEFAULT_SHARDS, embedder=embedder,

@@ -1,0 +1,193 @@
+"""The torch-free embedding runtime (jit/catalog/onnx_runtime.py), and a sync that loads no model for nothing.
+
+The ONNX tests export the real MiniLM once per session into the session's cache
+(``JIT_CACHE_DIR``, set by conftest.py) and compare it with sentence-transformers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from jit.catalog import onnx_runtime
+from jit.catalog.embed import OnnxEmbedder, SentenceTransformerEmbedder, default_model_path, embedder_from_config
+from jit.catalog.onnx_runtime import MIN_COSINE, UnsupportedModel, read_layout
+from jit.catalog.store import Store
+from jit.config import AvailableTools, Config, EmbeddingConfig, HarnessTool, load_config
+from jit.errors import ConfigError, EmbeddingError
+from jit.pipeline import sync
+
+#: Texts of every shape a catalog holds: empty, whitespace, one word, non-Latin, and long
+#: enough (~600 tokens) that truncation at the model's 256 tokens decides the vector.
+TEXTS = [
+    "", "   ", "x", "read a file", "Book a FLIGHT to Paris!!", "  padded on both sides  ",
+    "émoji 🎉, 中文, кириллица and ünïcödé", "line one\n\tline two\r\n",
+    "create_issue: Open a new issue in a GitHub repository with a title, a body and labels. " * 25,
+    "search_web(query: string, max_results: integer) Search the web and return the top results.",
+]
+
+
+@pytest.fixture(scope="module")
+def onnx_embedder() -> OnnxEmbedder:
+    """The default model on onnxruntime, with no fallback: a failed export fails the test."""
+    emb = OnnxEmbedder(fallback=False)
+    emb.embed(["load"])
+    assert emb.runtime == "onnx"
+    return emb
+
+
+def cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return (a * b).sum(axis=1)
+
+
+@pytest.mark.slow
+def test_onnx_vectors_are_torch_vectors(onnx_embedder, embedder):
+    reference = embedder.embed(TEXTS)
+    assert onnx_embedder.model_name == embedder.model_name and onnx_embedder.dimension == 384
+    together = onnx_embedder.embed(TEXTS)
+    assert together.shape == (len(TEXTS), 384) and together.dtype == np.float32
+    assert np.allclose(np.linalg.norm(together, axis=1), 1.0, atol=1e-5)
+    assert cosines(together, reference).min() >= MIN_COSINE
+    one_by_one = np.concatenate([onnx_embedder.embed([t]) for t in TEXTS])
+    assert cosines(one_by_one, reference).min() >= MIN_COSINE
+    # Small batches of mixed lengths: sorted by length inside, returned in the caller's order.
+    small = OnnxEmbedder(batch_size=3, fallback=False)
+    shuffled = [TEXTS[i] for i in (8, 0, 3, 9, 1, 6, 2, 7, 5, 4)]
+    assert cosines(small.embed(shuffled), embedder.embed(shuffled)).min() >= MIN_COSINE
+    assert small.embed([]).shape == (0, 384)
+
+
+def _meta_files(cache: Path) -> list[Path]:
+    return sorted(p for p in (cache / "onnx").glob("*.json") if not p.name.endswith(".tokenizer.json"))
+
+
+@pytest.mark.slow
+def test_a_second_load_reuses_the_export(onnx_embedder, monkeypatch):
+    cache = onnx_runtime.cache_root()
+    (meta,) = _meta_files(cache)
+    stamp = meta.stat().st_mtime_ns
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("exported again although the cache holds a good export")
+
+    monkeypatch.setattr(onnx_runtime, "_export", refuse)
+    again = OnnxEmbedder(fallback=False)
+    assert np.allclose(again.embed(TEXTS[:4]), onnx_embedder.embed(TEXTS[:4]), atol=1e-6)
+    assert again.runtime == "onnx" and meta.stat().st_mtime_ns == stamp
+    info = json.loads(meta.read_text())
+    assert info["probe_min_cosine"] >= MIN_COSINE and info["dimension"] == 384 and info["max_length"] == 256
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("damage", ["truncated", "garbage"])
+def test_a_damaged_export_is_exported_again(onnx_embedder, embedder, tmp_path, monkeypatch, caplog, damage):
+    """A half-written or overwritten model file is noticed at load, logged, and replaced."""
+    shutil.copytree(onnx_runtime.cache_root(), tmp_path / "cache")
+    monkeypatch.setenv("JIT_CACHE_DIR", str(tmp_path / "cache"))
+    (meta,) = _meta_files(tmp_path / "cache")
+    model_file = meta.parent / json.loads(meta.read_text())["onnx_file"]
+    size = model_file.stat().st_size
+    data = model_file.read_bytes()
+    model_file.write_bytes(data[: size // 2] if damage == "truncated" else bytes(size))
+    with caplog.at_level(logging.WARNING, logger="jit.catalog.onnx_runtime"):
+        fresh = OnnxEmbedder(fallback=False)
+        vecs = fresh.embed(TEXTS)
+    assert "is damaged" in caplog.text and "exporting it again" in caplog.text
+    assert fresh.runtime == "onnx" and model_file.stat().st_size == size
+    assert cosines(vecs, embedder.embed(TEXTS)).min() >= MIN_COSINE
+    assert len(_meta_files(tmp_path / "cache")) == 1
+
+
+@pytest.mark.slow
+def test_auto_falls_back_to_torch_for_a_model_it_cannot_run(tmp_path, embedder, caplog):
+    """No tokenizer.json (sentence-transformers builds one from vocab.txt): torch runs it, same vectors."""
+    model = tmp_path / "minilm-without-tokenizer-json"
+    shutil.copytree(default_model_path(), model, ignore=shutil.ignore_patterns("tokenizer.json"))
+    with pytest.raises(UnsupportedModel, match="no tokenizer.json"):
+        read_layout(model)
+    with caplog.at_level(logging.WARNING, logger="jit.catalog.embed"):
+        auto = embedder_from_config(EmbeddingConfig(path=str(model)))
+        vecs = auto.embed(TEXTS[:5])
+    assert auto.runtime == "torch" and "through torch" in caplog.text
+    assert cosines(vecs, embedder.embed(TEXTS[:5])).min() >= MIN_COSINE
+
+
+def test_runtime_onnx_refuses_a_model_it_cannot_run(tmp_path):
+    (tmp_path / "modules.json").write_text(json.dumps([
+        {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+        {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+        {"idx": 2, "name": "2", "path": "2_Dense", "type": "sentence_transformers.models.Dense"},
+    ]))
+    onnx = embedder_from_config(EmbeddingConfig(path=str(tmp_path), runtime="onnx"))
+    with pytest.raises(EmbeddingError, match="only Transformer, Pooling"):
+        onnx.embed(["x"])
+    assert onnx.runtime is None
+
+
+def test_the_runtime_key_chooses_the_embedder(tmp_path):
+    assert isinstance(embedder_from_config(EmbeddingConfig(runtime="torch")), SentenceTransformerEmbedder)
+    auto, onnx = (embedder_from_config(EmbeddingConfig(runtime=r)) for r in ("auto", "onnx"))
+    assert isinstance(auto, OnnxEmbedder) and auto.fallback and not onnx.fallback
+    # Same model, same identity in the catalog, whichever runtime: switching re-embeds nothing.
+    assert {e.model_name for e in (auto, onnx, embedder_from_config(EmbeddingConfig(runtime="torch")))} == {
+        "all-MiniLM-L6-v2"}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"embedding": {"runtime": "torch"}}))
+    assert load_config(path).embedding.runtime == "torch"
+    path.write_text(json.dumps({"embedding": {"runtime": "gpu"}}))
+    with pytest.raises(ConfigError, match="embedding.runtime"):
+        load_config(path)
+
+
+def test_importing_the_embedders_loads_no_model_runtime():
+    import subprocess
+    import sys
+
+    code = ("import sys, jit, jit.catalog.embed, jit.pipeline; "
+            "print(sorted(m for m in ('torch', 'onnxruntime', 'tokenizers', 'sentence_transformers') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+# ------------------------------------------------------------------ a sync with nothing to embed loads no model
+
+
+def _harness_config(base: Path, *names: str) -> Config:
+    tools = [HarnessTool(name=n, description=f"{n.replace('_', ' ')} in the workspace") for n in names]
+    return replace(Config.default(base), available_tools=AvailableTools(tools=tools))
+
+
+def test_a_sync_with_nothing_new_to_embed_never_loads_the_model(tmp_path, hashing_embedder):
+    """The real default embedder is handed to every sync after the first: it must stay unloaded.
+
+    The first sync embeds with the hashing stand-in under the default model's name,
+    so the catalog's vectors belong to "all-MiniLM-L6-v2" as far as the store knows.
+    """
+    from conftest import HashingEmbedder
+
+    stand_in = HashingEmbedder(model_name="all-MiniLM-L6-v2")
+    empty = Config.default(tmp_path)
+    with Store(empty.store_path) as store:
+        lazy = embedder_from_config(empty.embedding)
+        report = asyncio.run(sync(empty, store, lazy))  # a fresh catalog with no tools at all
+        assert report.embedding.embedded == 0 and not lazy.loaded
+
+        config = _harness_config(tmp_path, "read_file", "write_file")
+        assert asyncio.run(sync(config, store, stand_in)).embedding.embedded == 2
+        lazy = embedder_from_config(config.embedding)
+        report = asyncio.run(sync(config, store, lazy))  # nothing new
+        assert report.embedding.embedded == 0 and not lazy.loaded
+
+        # A tool dropped and added back: its text is in the content-hash cache, so no model either.
+        asyncio.run(sync(_harness_config(tmp_path, "read_file"), store, lazy))
+        report = asyncio.run(sync(config, store, lazy))
+        assert report.embedding.cached == 1 and report.embedding.embedded == 0 and not lazy.loaded
+        assert len(store.vector_matrix()[0]) == 2 and store.pending_embeddings() == []
