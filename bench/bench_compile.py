@@ -18,6 +18,16 @@ separately, the same task compiled for the other shards (the harness pattern:
 coder, tester, reviewer spawned for one task), which reuses the task's vectors;
 and at 10k, the same compile right after a tool call (only usage changed) against
 one with nothing changed, on a copy of the catalog.
+
+A fresh process, as ``jit compile`` and a harness's first spawn see it: a new
+Python process imports jit, opens the catalog and compiles one task (the
+embedder of the default config: its runtime loads, in parallel with the catalog
+view); timed inside it, from before ``import jit`` to the compiled tool set, and
+split into imports, the first compile (catalog view + model + scoring), with the
+process's peak RSS (a process holding the catalog view and the model), median of
+``--repeat`` runs. Measured twice: with the retrieval index file another process
+left next to the catalog (the usual case after the first compile), and without it
+(the first process after a sync).
 Each size is measured ``--repeat`` times with a fresh compiler (the 2-core VM's
 speed drifts between runs by ±20 %); samples are pooled and each run's p50 kept.
 Prints and writes bench/results/compile.json.
@@ -38,7 +48,7 @@ from pathlib import Path
 import numpy as np
 
 from jit.analysis.analyze import OfflineAnalyzer, analyze_pending
-from jit.catalog.embed import SentenceTransformerEmbedder, embed_pending
+from jit.catalog.embed import embed_pending, embedder_from_config
 from jit.catalog.store import Store
 from jit.config import Config
 from jit.evaluation.evaluate import default_data_dir, load_pool
@@ -189,6 +199,55 @@ def after_calls(path: Path, embedder, task: str, n: int = 20) -> dict:
             "p50_ms_after_a_tool_call": round(statistics.median(called), 1)}
 
 
+#: Run in a new interpreter: argv[1] the catalog, argv[2] the task. Prints its timings as JSON.
+_FRESH = """
+import time
+t0 = time.perf_counter()
+import json, sys
+from pathlib import Path
+from jit.catalog.embed import embedder_from_config
+from jit.catalog.store import Store
+from jit.config import Config
+from jit.process import tuned
+from jit.selection.compiler import Compiler
+from jit.selection.toolset import TaskContext
+t1 = time.perf_counter()
+with tuned():
+    config = Config.default(Path.cwd())
+    store = Store(sys.argv[1], migrate=False)
+    with Compiler(store, config, embedder_from_config(config.embedding)) as compiler:
+        ts = compiler.compile(TaskContext(shard="coder", task=sys.argv[2]))
+t2 = time.perf_counter()
+import resource
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({"imports_s": t1 - t0, "first_compile_s": t2 - t1, "total_s": t2 - t0, "tools": len(ts.tools),
+                  "peak_rss_mb": rss}))
+"""
+
+
+def fresh_process(path: Path, task: str, repeat: int) -> dict:
+    """Medians of a new process's import + first compile, with and without the index file."""
+    import subprocess
+    import sys
+
+    from jit.selection.indexcache import IndexCache
+
+    out: dict[str, dict] = {}
+    for case in ("index_file_kept", "no_index_file"):
+        runs = []
+        for _ in range(repeat):
+            index_dir = IndexCache(str(path)).directory
+            if case == "no_index_file" and index_dir is not None:
+                shutil.rmtree(index_dir, ignore_errors=True)
+            done = subprocess.run([sys.executable, "-c", _FRESH, str(path), task], capture_output=True, text=True,
+                                  check=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+            runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+        out[case] = {k: round(statistics.median(r[k] for r in runs), 2)
+                     for k in ("imports_s", "first_compile_s", "total_s", "peak_rss_mb")}
+        out[case]["runs_total_s"] = [round(r["total_s"], 2) for r in runs]
+    return out
+
+
 def summarize(runs: list[dict[str, list[float]]], tools: int) -> dict:
     """Pooled over the runs (each run's p50 listed too: one run moves with the machine's state)."""
     pool = {k: [x for r in runs for x in r[k]] for k in runs[0]}
@@ -211,7 +270,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3, help="runs per size, each with a fresh compiler")
     args = ap.parse_args()
     CACHE.mkdir(parents=True, exist_ok=True)
-    embedder = SentenceTransformerEmbedder()
+    embedder = embedder_from_config(Config.default().embedding)
     embedder.embed(["warm up"])
     rows = [json.loads(line) for line in (default_data_dir() / "livemcpbench/queries.jsonl").open()]
     tasks = [r["query"] for r in rows][: args.queries]
@@ -227,16 +286,19 @@ def main() -> None:
             if n == 10000:
                 # The alternative the config offers: every clause embedded too (runs alternate).
                 dense.append(measure(store, embedder, tasks, dense_clauses=True))
-        r = summarize(runs, store.tool_count())
+        tools = store.tool_count()
+        r = summarize(runs, tools)
         r["load_avg_1m"] = os.getloadavg()[0]
         if n == 10000:
             r["same_task"] = after_calls(CACHE / f"real_{n}.db", embedder, tasks[0])
+        store.close()
+        r["fresh_process"] = fresh_process(CACHE / (f"real_{n}.db" if n <= 10000 else f"synthetic_{n}.db"),
+                                           tasks[1], args.repeat)
         if dense:
-            d = summarize(dense, store.tool_count())
+            d = summarize(dense, tools)
             r["dense_clauses"] = {k: d[k] for k in ("p50_ms", "p95_ms", "p50_ms_without_embedding", "runs_p50_ms")}
         results["sizes"].append(r)
         print(json.dumps(r), flush=True)
-        store.close()
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "compile.json").write_text(json.dumps(results, indent=2))
 
