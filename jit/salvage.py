@@ -33,9 +33,11 @@ import json
 import re
 import secrets
 from collections.abc import Callable
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
-import mcp_types as types
+if TYPE_CHECKING:
+    import mcp_types as types
 
 __all__ = [
     "LISTING_METHODS",
@@ -159,7 +161,16 @@ def find_marker(value: Any) -> str | None:
     return None
 
 
+def _types() -> ModuleType:
+    """The SDK's message models, imported when a message is built: loading them takes
+    0.14 s, which a process that only checks schemas (``jit compile``) should not pay."""
+    import mcp_types
+
+    return mcp_types
+
+
 def _error(rid: Any, message: str) -> types.JSONRPCError:
+    types = _types()
     return types.JSONRPCError(jsonrpc="2.0", id=rid, error=types.ErrorData(code=types.PARSE_ERROR, message=message))
 
 
@@ -192,6 +203,7 @@ def salvage_value(obj: Any, method_of: MethodOf) -> types.JSONRPCMessage | None:
     """:func:`salvage` for a message already parsed (the SDK's structural rejections hand up the dict)."""
     if not isinstance(obj, dict) or obj.get("jsonrpc") != "2.0":
         return None
+    types = _types()
     rid = obj.get("id")
     is_response = ("result" in obj or "error" in obj) and "method" not in obj
     if not is_response or not isinstance(rid, str | int) or isinstance(rid, bool):
