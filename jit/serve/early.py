@@ -296,7 +296,9 @@ class Handover(NamedTuple):
     answered: dict[str, Any] | None
 
 
-def _is_pipe(fd: int) -> bool:
+def is_pipe(fd: int) -> bool:
+    """Whether ``fd`` is a pipe or a socket, as an MCP client's stdio always is (also what
+    :mod:`jit.serve.stdio` asks before using the event loop's pipe transports)."""
     try:
         mode = os.fstat(fd).st_mode
     except OSError:
@@ -392,7 +394,7 @@ def begin(argv: list[str], environ: Mapping[str, str] = os.environ) -> bool:
     socket; True when started. Only the process entry calls this: it reads the process's stdin."""
     global _stage
     command = serve_command(argv, environ)
-    if command is None or not _is_pipe(0) or not _config_readable(command.config_file):
+    if command is None or not is_pipe(0) or not _config_readable(command.config_file):
         return False
     with _stage_lock:
         if _stage is not None:

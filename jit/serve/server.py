@@ -323,7 +323,7 @@ def _register(app: JitServer) -> None:
         ctx: Context,
         arguments: Annotated[dict[str, Any] | None, Field(description="The tool's arguments")] = None,
     ) -> CallToolResult:
-        """Call a tool on its server and return its result; fails at once if the server is offline."""
+        """Call a tool on its server and return its result; fails with the reason if the server is offline."""
         return _proxied(await _state(ctx).manager.call_tool(server, tool, arguments or {}))
 
     @app.tool(annotations=READ_ONLY)

@@ -26,7 +26,6 @@ from __future__ import annotations
 import asyncio
 import fcntl
 import os
-import stat
 import sys
 from collections import deque
 from collections.abc import AsyncIterator
@@ -38,6 +37,7 @@ import anyio
 import anyio.to_thread
 
 from ..jsonrpc import scrub
+from .early import is_pipe
 
 __all__ = ["MAX_LINE_BYTES", "LineTooLong", "PipeLines", "PipeWriter", "stdio_wire"]
 
@@ -63,14 +63,6 @@ class _Sink(Protocol):
     def write(self, data: bytes) -> None: ...
 
     async def drain(self) -> None: ...
-
-
-def _is_pipe(fd: int) -> bool:
-    try:
-        mode = os.fstat(fd).st_mode
-    except OSError:
-        return False
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
 class PipeLines:
@@ -228,7 +220,7 @@ async def stdio_wire(max_line: int = MAX_LINE_BYTES, *, prefix: bytes = b""
     in_transport = out_transport = None
     threaded = False
     try:
-        if loop is not None and _is_pipe(wire_in) and _is_pipe(wire_out):
+        if loop is not None and is_pipe(wire_in) and is_pipe(wire_out):
             reader = asyncio.StreamReader(limit=_CHUNK, loop=loop)
             in_transport, _ = await loop.connect_read_pipe(
                 lambda: asyncio.StreamReaderProtocol(reader, loop=loop),
