@@ -111,20 +111,32 @@ class CatalogSnapshot:
     rows: list[int]  # tool ids in row order
     row_of: dict[int, int]
     index: RetrievalIndex
-    index_key: int
+    index_key: str  # jit.selection.indexcache.index_key: what the retrieval index is built from
     analyses: dict[int, ToolAnalysis]
     names: dict[int, str]
     #: Tool id -> the class it derives with, one per derived predicate (``_DERIVED`` order).
     class_of: dict[int, tuple[int, ...]]
-    #: What the engine holds besides the classes: server statuses, and those of the stand-in servers.
-    global_facts: frozenset
+    globals: _Globals
     blocked: dict[int, str]
     offline: frozenset[int]
     tier_cap: dict[int, Tier]
     usage_points: dict[int, int]
     memo: SnapshotMemo
-    #: Server -> the stand-in its tools derive with (servers whose name no rule can tell apart).
-    marks: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _Globals:
+    """The facts the engine holds besides the classes, and what they make of tool values."""
+
+    #: Server statuses, as the rules see them.
+    facts: frozenset
+    #: Server -> the stand-in its tools derive with (servers no rule can tell apart; see _server_marks).
+    marks: dict[str, str]
+    #: ``facts`` plus the stand-ins' own: what the engine holds.
+    engine: frozenset
+    #: Values a rule can tell apart from others: its constants, the config's shards and
+    #: categories, and every value of ``facts`` (see _abstract).
+    fixed: frozenset
 
 
 @dataclass
@@ -217,19 +229,18 @@ class CatalogView:
         changed &= set(by_id)
         removed = set(prev.states) - set(states) if prev else set()
         rows = sorted(by_id)
-        index_key = hash(tuple((i, states[i][1], states[i][2]) for i in rows))
-        if prev is not None and prev.index_key == index_key:
-            index = prev.index
-        else:
-            index = self._index(by_id, rows, states)
-        global_facts = frozenset(("server_status", s.name, self._status_of(s)) for s in self.store.servers())
+        model = self.store.embedding_model()
+        usable = model if model is not None and model[0] == self.model_name else None
+        key = index_key(usable[0] if usable else None, usable[1] if usable else 0, rows, states)
+        index = prev.index if prev is not None and prev.index_key == key else self._index(by_id, rows, key, usable)
+        world = self._globals(frozenset(("server_status", s.name, self._status_of(s)) for s in self.store.servers()))
         names = prev.names if prev is not None and set(prev.names) == set(rows) else _names(by_id, rows)
         if prev is not None:  # a server whose stand-in changed: its tools derive again
-            marks = _server_marks(global_facts, self._constants)[0]
-            moved = {sv for sv in set(marks) | set(prev.marks) if marks.get(sv) != prev.marks.get(sv)}
+            marks, old = world.marks, prev.globals.marks
+            moved = {sv for sv in set(marks) | set(old) if marks.get(sv) != old.get(sv)}
             if moved:
                 changed |= {i for i, st in by_id.items() if st.tool.server in moved}
-        analyses, class_of, engine_globals, marks, derived = self._apply(prev, by_id, changed, removed, global_facts)
+        analyses, class_of, derived = self._apply(prev, by_id, changed, removed, world)
         memo = SnapshotMemo(shards=derived.shards)
         if prev is not None:  # the memos of tools that did not change carry over
             stale = changed | removed
@@ -239,26 +250,28 @@ class CatalogView:
                 memo.costs = {k: v for k, v in prev.memo.costs.items() if k[0] not in stale}
         return CatalogSnapshot(
             version=version, usage_version=usage_version, states=states, by_id=by_id, rows=rows,
-            row_of={i: r for r, i in enumerate(rows)}, index=index, index_key=index_key, analyses=analyses,
-            names=names, class_of=class_of, global_facts=engine_globals, marks=marks, blocked=derived.blocked,
-            offline=derived.offline,
+            row_of={i: r for r, i in enumerate(rows)}, index=index, index_key=key, analyses=analyses,
+            names=names, class_of=class_of, globals=world, blocked=derived.blocked, offline=derived.offline,
             tier_cap=derived.tier_cap, usage_points=derived.usage_points, memo=memo,
         )
 
-    def _index(self, by_id: dict[int, StoredTool], rows: list[int], states: dict[int, tuple]) -> RetrievalIndex:
+    def _index(self, by_id: dict[int, StoredTool], rows: list[int], key: str,
+               model: tuple[str, int] | None) -> RetrievalIndex:
         """The retrieval index over ``rows``: read back from the catalog's index files if this
-        tool set was indexed before (by any process), else built and written there."""
-        model = self.store.embedding_model()
-        usable = model is not None and model[0] == self.model_name
-        key = index_key(model[0] if usable else None, model[1] if usable else 0, rows, states)
+        tool set was indexed before (by any process), else built and written there. ``model``:
+        the catalog's embedding model, None when its vectors are not this view's model's."""
         tools = [by_id[i] for i in rows]
         index = self._index_files.load(key, tools)
         if index is None:
             ids, matrix = self.store.vector_matrix()
-            vectors = dict(zip(ids.tolist(), matrix, strict=True)) if usable else {}
-            index = RetrievalIndex(tools, vectors, matrix.shape[1] if usable else 0)
+            vectors = dict(zip(ids.tolist(), matrix, strict=True)) if model else {}
+            index = RetrievalIndex(tools, vectors, matrix.shape[1] if model else 0)
             self._index_files.save(key, index)
         return index
+
+    def _globals(self, facts: frozenset) -> _Globals:
+        marks, mark_facts = _server_marks(facts, self._constants)
+        return _Globals(facts, marks, facts | mark_facts, self._constants | {v for f in facts for v in f[1:]})
 
     def _status_of(self, server: ServerRecord) -> str:
         """The status the rules see. Statuses are shared by the configs of a catalog, but
@@ -285,8 +298,8 @@ class CatalogView:
             states[i] = (*state[:-2], calls, errors)
             by_id[i] = replace(by_id[i], calls=calls, errors=errors)
             changed.add(i)
-        analyses, class_of, _globals, _marks, derived = self._apply(
-            prev, by_id, changed, set(), None, only=self.usage_dependents)
+        analyses, class_of, derived = self._apply(prev, by_id, changed, set(), prev.globals,
+                                                  only=self.usage_dependents)
         # Summaries, token costs and the label index do not depend on usage: shared with prev.
         memo = SnapshotMemo(shards=derived.shards, summaries=prev.memo.summaries, costs=prev.memo.costs,
                             explain_facts={i: v for i, v in prev.memo.explain_facts.items() if i not in changed},
@@ -296,20 +309,12 @@ class CatalogView:
                        usage_points=derived.usage_points, memo=memo)
 
     def _apply(self, prev: CatalogSnapshot | None, by_id: dict[int, StoredTool], changed: set[int],
-               removed: set[int], global_facts: frozenset | None, *, only: frozenset[str] | None = None
-               ) -> tuple[dict[int, ToolAnalysis], dict[int, tuple[int, ...]], frozenset, dict[str, str], _Derived]:
-        """Analyses, classes (their facts diffed into the engine) and derived facts of a snapshot
-        from ``prev`` and the tools that changed. ``global_facts`` None: unchanged from ``prev``."""
+               removed: set[int], world: _Globals, *, only: frozenset[str] | None = None
+               ) -> tuple[dict[int, ToolAnalysis], dict[int, tuple[int, ...]], _Derived]:
+        """Analyses, classes (their facts diffed into the engine, with ``world``'s) and derived
+        facts of a snapshot from ``prev`` and the tools that changed."""
         analyses = dict(prev.analyses) if prev else {}
         class_of = dict(prev.class_of) if prev else {}
-        if global_facts is None:
-            assert prev is not None
-            engine_globals, marks = prev.global_facts, prev.marks
-            fixed = self._fixed_values(frozenset(f for f in engine_globals if not str(f[1]).startswith(_MARK)))
-        else:
-            fixed = self._fixed_values(global_facts)
-            marks, mark_facts = _server_marks(global_facts, self._constants)
-            engine_globals = global_facts | mark_facts
         redo = [k for k, p in enumerate(_DERIVED) if only is None or p in only]
         add: list[Fact] = []
         released: list[int] = []
@@ -320,7 +325,7 @@ class CatalogView:
             st = by_id[i]
             effective = effective_tool(st, self.config.available_tools, shards=self.config.shards)
             analyses[i] = effective.analysis
-            sig = _abstract(st, self._tool_facts(st, effective), marks, fixed)
+            sig = _abstract(st, self._tool_facts(st, effective), world.marks, world.fixed)
             parts = projections.get(sig)
             if parts is None:
                 parts = projections[sig] = tuple(frozenset(f for f in sig if f[0] in reads) for reads in self._reads)
@@ -332,7 +337,8 @@ class CatalogView:
                     released.append(old[k])
             class_of[i] = tuple(new)
         drop = self._release(released)
-        old_global = prev.global_facts if prev else frozenset()
+        old_global = prev.globals.engine if prev else frozenset()
+        engine_globals = world.engine
         if engine_globals != old_global:
             # A class's rows depend on the global facts too (a server named by a rule or the config
             # keeps its own name, so its tools' classes survive a change of its status).
@@ -344,11 +350,7 @@ class CatalogView:
             for i in changed:
                 if not by_id[i].approved:
                     derived.blocked.setdefault(i, PIN_REASON)
-        return analyses, class_of, engine_globals, marks, derived
-
-    def _fixed_values(self, global_facts: frozenset) -> frozenset:
-        """Values a rule can tell apart from others: its own constants and what the engine's other facts hold."""
-        return self._constants | {v for f in global_facts for v in f[1:]}
+        return analyses, class_of, derived
 
     def _acquire(self, projection: frozenset, k: int, add: list[Fact]) -> int:
         """The class of tools whose facts project to ``projection`` for derived predicate ``k``;
@@ -424,11 +426,12 @@ class CatalogView:
         return table
 
     def _rows_of(self, k: int, shard: str | None, todo: list[int], class_of: dict[int, tuple[int, ...]],
-                 by_id: dict[int, StoredTool], full: bool) -> Iterator[tuple[int, list[tuple]]]:
-        """Each tool of ``todo`` that has rows of derived predicate ``k``, with its class's rows.
+                 by_id: dict[int, StoredTool], full: bool) -> Iterator[tuple[int, int | None, list[tuple]]]:
+        """Each tool of ``todo`` that has rows of derived predicate ``k``: ``(tool, class, rows)``.
 
         The rows' tool column holds the class, not the tool (readers take the tool from the
-        pair); a row with a stand-in (the name or server a rule returned) is made the tool's own."""
+        triple), and the rows are shared by the class's tools; rows with a stand-in (the name
+        or server a rule returned) are made the tool's own, and the class is then None."""
         pos = 1 if _DERIVED[k] in _SHARD_PREDICATES else 0
         table = self._class_rows.get((_DERIVED[k], shard))
         if full or table is None:
@@ -448,8 +451,9 @@ class CatalogView:
                 has_mark = marked[cid] = any(isinstance(v, str) and v.startswith(_MARK) for r in rows for v in r)
             if has_mark:
                 t = by_id[i].tool
-                rows = [_concrete(r, pos, i, t.server, t.name) for r in rows]
-            yield i, rows
+                yield i, None, [_concrete(r, pos, i, t.server, t.name) for r in rows]
+            else:
+                yield i, cid, rows
 
     def _fold(self, k: int, shard: str, todo: list[int], class_of: dict[int, tuple[int, ...]],
               by_id: dict[int, StoredTool], full: bool, table: dict[int, Any]) -> None:
@@ -457,16 +461,16 @@ class CatalogView:
         or the slots (``skeleton``). Folded once per class, as its tools share their rows."""
         points = _DERIVED[k] == "shard_points"
         folded: dict[int, Any] = {}
-        for t, rows in self._rows_of(k, shard, todo, class_of, by_id, full):
-            key = id(rows)  # rows without a stand-in are the class's own list, shared by its tools
-            value = folded.get(key)
-            if value is None or value[0] is not rows:
-                value = folded[key] = (rows, max(int(r[2]) for r in rows) if points
-                                       else tuple(sorted({str(r[2]) for r in rows})))
+        for t, cid, rows in self._rows_of(k, shard, todo, class_of, by_id, full):
+            value = folded.get(cid) if cid is not None else None
+            if value is None:
+                value = max(int(r[2]) for r in rows) if points else {str(r[2]) for r in rows}
+                if cid is not None:
+                    folded[cid] = value
             if points:
-                table[t] = max(value[1], table.get(t, -10**6))
+                table[t] = max(value, table.get(t, -10**6))
             else:
-                table[t] = tuple(sorted(set(table.get(t, ())) | set(value[1])))
+                table[t] = tuple(sorted(set(table.get(t, ())) | value))
 
     def _derive(self, prev: CatalogSnapshot | None, by_id: dict[int, StoredTool],
                 class_of: dict[int, tuple[int, ...]], changed: set[int], removed: set[int], *,
@@ -503,7 +507,7 @@ class CatalogView:
                     skeleton[s].pop(i, None)
         full = prev is None
         for p in tool_preds:
-            for t, rows in self._rows_of(_DERIVED.index(p), None, todo, class_of, by_id, full):
+            for t, _cid, rows in self._rows_of(_DERIVED.index(p), None, todo, class_of, by_id, full):
                 if p == "blocked":
                     blocked.setdefault(t, str(rows[0][1]))
                 elif p == "offline":

@@ -130,25 +130,23 @@ class RuleSet:
 
     def dependents(self, predicate: str) -> frozenset[str]:
         """Every predicate whose rules read ``predicate``, directly or through others."""
-        found: set[str] = set()
-        frontier = {predicate}
-        while frontier:
-            step = {r.head for r in self.rules if frontier.intersection(r.uses)} - found
-            found |= step
-            frontier = step
-        return frozenset(found)
+        return self._closure(predicate, lambda frontier: {r.head for r in self.rules if frontier & set(r.uses)})
 
     def derived(self) -> list[Declaration]:
         return [d for d in self.declarations.values() if d.kind == "derive"]
 
     def reads(self, predicate: str) -> frozenset[str]:
         """Every predicate the rules of ``predicate`` read, directly or through other rules."""
+        return self._closure(predicate, lambda frontier: {u for r in self.rules if r.head in frontier for u in r.uses})
+
+    @staticmethod
+    def _closure(start: str, step: Callable[[set[str]], set[str]]) -> frozenset[str]:
+        """What ``step`` reaches from ``start`` in one or more steps."""
         found: set[str] = set()
-        frontier = {predicate}
+        frontier = {start}
         while frontier:
-            step = {u for r in self.rules if r.head in frontier for u in r.uses} - found
-            found |= step
-            frontier = step
+            frontier = step(frontier) - found
+            found |= frontier
         return frozenset(found)
 
 
