@@ -56,6 +56,11 @@ _POINT_RULES = {"shard": "shard_points", "usage": "usage_points", "capability": 
                 "category": "category_points", "domain": "domain_points", "relevance": "relevance_points"}
 log = logging.getLogger(__name__)
 
+def _queries(text: str) -> list[str]:
+    """What a task is scored with: the whole text, then its clauses (:func:`split_task`)."""
+    return [text, *split_task(text)] if text.strip() else []
+
+
 class Compiler:
     """Compiles tool sets for shards from one catalog, config and rule set.
 
@@ -95,7 +100,7 @@ class Compiler:
         if model is None or model[0] != self.embedder.model_name:
             yield
             return
-        worker = threading.Thread(target=self._embed_quietly, args=(self._dense_queries(text),),
+        worker = threading.Thread(target=self._embed_quietly, args=(self._dense_queries(_queries(text)),),
                                   name="jit-embed-task", daemon=True)
         worker.start()
         try:
@@ -103,10 +108,11 @@ class Compiler:
         finally:
             worker.join()
 
-    def _dense_queries(self, text: str) -> list[str]:
-        """What the model embeds for a task: the model is most of a new task's compile time,
-        so clauses get their own vectors only when the config asks (docs/selection.md, "Clauses")."""
-        return [text, *split_task(text)] if self.config.tool_selection.dense_clauses else [text]
+    def _dense_queries(self, queries: list[str]) -> list[str]:
+        """Of a task's queries (:func:`_queries`), what the model embeds: the model is most of a
+        new task's compile time, so clauses get their own vectors only when the config asks
+        (docs/selection.md, "Clauses")."""
+        return queries if self.config.tool_selection.dense_clauses else queries[:1]
 
     def _embed_quietly(self, texts: list[str]) -> None:
         try:
@@ -176,13 +182,13 @@ class Compiler:
                   warnings: list[str]) -> tuple[list[int], dict[int, float], set[int]]:
         """Candidate ids in vector order, their vector scores, and the ids the text names."""
         sel = self.config.tool_selection
-        queries = [text, *split_task(text)] if text.strip() else []
+        queries = _queries(text)
         mentions = view.index.mentions(text)
         if not queries or not view.rows:
             ids = sorted({view.rows[r] for r in extra if allowed[r]}, key=lambda i: view.names[i])
             return ids, dict.fromkeys(ids, 0.0), set()
         if view.index.has_vector.any():
-            vecs = self.embedder.embed(self._dense_queries(text))
+            vecs = self.embedder.embed(self._dense_queries(queries))
         else:
             vecs = np.zeros((0, 0), dtype=np.float32)  # compile() warns (_embedding_warning)
         named = set(mentions.tools)
