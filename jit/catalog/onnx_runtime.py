@@ -52,6 +52,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import EmbeddingError
+from ..paths import write_atomic
 
 __all__ = [
     "MIN_COSINE",
@@ -309,21 +310,6 @@ def _read_export(layout: ModelLayout, fp: str) -> _Export | None:
     return export
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same directory and a rename."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide the cache from the user's other accounts' tools
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def _fsync(path: Path) -> None:
     """Flush ``path`` to disk before it is renamed into place (a crash must not leave a short file)."""
     with open(path, "rb") as f:
@@ -458,6 +444,6 @@ def _export(layout: ModelLayout, fp: str, *, threads: int | None = None) -> Onnx
         for src, name in ((staged.onnx, staged.meta["onnx_file"]), (staged.tokenizer, staged.meta["tokenizer_file"])):
             _fsync(src)
             os.replace(src, directory / name)
-    _write_atomic(_meta_path(layout, fp), json.dumps(staged.meta, indent=1).encode("utf-8"))
+    write_atomic(_meta_path(layout, fp), lambda f: f.write(json.dumps(staged.meta, indent=1).encode("utf-8")))
     log.info("embedding: ONNX export of %s verified (min cosine %.6f)", layout.path, cosine)
     return model

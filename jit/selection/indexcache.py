@@ -14,8 +14,8 @@ The key is a digest of what the index is made of (format version, embedding
 model, and per tool its id, definition hash, vector text hash and whether it
 awaits a vector): any change to the catalog that could change the index
 changes the key, so a stale file is never read, only left to be pruned. Files
-are written to a temporary name and renamed, so a reader never sees half of
-one; an unreadable file is treated as missing (and logged), never as an error:
+are written to a temporary name and renamed (:func:`jit.paths.write_atomic`), so a
+reader never sees half of one; an unreadable file is treated as missing (and logged), never as an error:
 the index is rebuilt from the catalog, which stays the only source of truth.
 """
 
@@ -24,13 +24,14 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import tempfile
+import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
 from ..models import StoredTool
+from ..paths import write_atomic
 from .retrieve import LexicalIndex, RetrievalIndex
 
 __all__ = ["IndexCache", "index_key"]
@@ -74,7 +75,7 @@ class IndexCache:
                 matrix, has_vector = data["matrix"], data["has_vector"]
         except FileNotFoundError:
             return None
-        except (OSError, ValueError, KeyError, UnicodeDecodeError) as exc:
+        except (OSError, ValueError, KeyError, EOFError, UnicodeDecodeError, zipfile.BadZipFile) as exc:
             log.warning("ignoring the unreadable retrieval index %s (%s); rebuilding it", path, exc)
             return None
         try:
@@ -91,17 +92,11 @@ class IndexCache:
         lex = index.lexical
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".npz")
-            try:
-                with os.fdopen(fd, "wb") as f:
-                    np.savez(f, n=np.int64(index.n), matrix=index.matrix, has_vector=index.has_vector,
-                             term_count=np.int64(len(lex.terms)),
-                             terms=np.frombuffer("\n".join(lex.terms).encode("utf-8"), dtype=np.uint8),
-                             offsets=lex.offsets, rows=lex.rows, weights=lex.weights)
-                os.replace(tmp, self.directory / f"{key}.npz")
-            finally:
-                if os.path.exists(tmp):
-                    os.unlink(tmp)
+            write_atomic(self.directory / f"{key}.npz", lambda f: np.savez(
+                f, n=np.int64(index.n), matrix=index.matrix, has_vector=index.has_vector,
+                term_count=np.int64(len(lex.terms)),
+                terms=np.frombuffer("\n".join(lex.terms).encode("utf-8"), dtype=np.uint8),
+                offsets=lex.offsets, rows=lex.rows, weights=lex.weights), durable=False)
             files = sorted(self.directory.glob("*.npz"), key=lambda p: p.stat().st_mtime, reverse=True)
             for old in files[KEEP:]:
                 old.unlink(missing_ok=True)
