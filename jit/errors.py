@@ -280,3 +280,16 @@ class EvaluationError(JitError):
     """Benchmark input is missing or malformed."""
 
     code = "evaluation_error"
+
+
+def jit_error_in(exc: BaseException) -> JitError | None:  # not in __all__: jit's own helper
+    """The jit error behind ``exc``: itself, or the first one inside a (nested) exception
+    group, as anyio task groups and the SDK deliver failures of the work they ran."""
+    if isinstance(exc, JitError):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            found = jit_error_in(inner)
+            if found is not None:
+                return found
+    return None

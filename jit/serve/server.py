@@ -69,7 +69,7 @@ from ..catalog.ownership import config_scope
 from ..catalog.store import Store
 from ..client.manager import ClientManager
 from ..config import check_store_path, load_config
-from ..errors import JitError
+from ..errors import JitError, jit_error_in
 from ..models import HARNESS_SERVER
 from ..process import tuned
 from . import early
@@ -452,10 +452,7 @@ def run(options: ServeOptions) -> None:
     except BaseExceptionGroup as group:
         # A failed start-up (bad rules, unreadable catalog) arrives wrapped in the SDK's task
         # groups; surface the jit error itself so the CLI prints it and exits with its code.
-        found = group.subgroup(lambda e: isinstance(e, JitError))
+        found = jit_error_in(group)
         if found is None:
             raise
-        leaf: BaseException = found
-        while isinstance(leaf, BaseExceptionGroup):
-            leaf = leaf.exceptions[0]
-        raise leaf from None
+        raise found from None

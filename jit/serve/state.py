@@ -36,7 +36,7 @@ import anyio.to_thread
 from ..catalog.approval import approve_hint, pending_report
 from ..catalog.ownership import config_scope
 from ..config import Config, load_config
-from ..errors import JitError, ToolNotApprovedError, ToolNotFoundError
+from ..errors import JitError, ToolNotApprovedError, ToolNotFoundError, jit_error_in
 from ..models import HARNESS_SERVER
 
 __all__ = ["ServeOptions", "ServeState"]
@@ -78,18 +78,6 @@ def _selection_key(toolset: Any) -> tuple[tuple[str, str, bool], ...]:
 
     return tuple((s.name, s.tool.definition_hash, s.offline) for s in toolset.tier(Tier.FULL)
                  if s.server != HARNESS_SERVER)
-
-
-def _jit_error(exc: BaseException) -> JitError | None:
-    """The jit error behind ``exc`` (itself, or the first one inside an exception group)."""
-    if isinstance(exc, JitError):
-        return exc
-    if isinstance(exc, BaseExceptionGroup):
-        for inner in exc.exceptions:
-            found = _jit_error(inner)
-            if found is not None:
-                return found
-    return None
 
 
 class ServeState:
@@ -160,7 +148,7 @@ class ServeState:
             await self.blocking(self._claim)
             await self._build()
         except Exception as exc:  # a background task: report it, keep serving what does not need it
-            found = _jit_error(exc)
+            found = jit_error_in(exc)
             if found is not None:
                 log.error("jit serve cannot rank or compile: %s", found.message)
             else:
