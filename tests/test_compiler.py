@@ -13,6 +13,7 @@ from jit.errors import SelectionError, ToolNotFoundError
 from jit.models import ServerStatus
 from jit.selection.compiler import Compiler
 from jit.selection.logic import default_rules_dir
+from jit.selection.records import StaleSnapshot
 from jit.selection.tokens import EstimateCounter
 from jit.selection.toolset import TaskContext, Tier
 
@@ -400,25 +401,31 @@ def test_a_changed_tool_reloads_only_itself(env, tmp_path, embedder, monkeypatch
         old = compiler.catalog.snapshot()
         defs = [ToolDef(server="fs", name=n, description=d + (" Now also in bulk." if n == "notes" else ""),
                         input_schema=sch) for n, d, sch, _ in CATALOG["fs"][1]]
+        before_sync = dict(old.by_id.items())  # the old snapshot reads definitions on demand: keep them now
         store.sync_tools("fs", defs)
-        notes = next(i for i, st in old.by_id.items() if (st.tool.server, st.tool.name) == ("fs", "notes"))
-        loaded: list[set[int]] = []
+        notes = next(i for i, st in before_sync.items() if (st.tool.server, st.tool.name) == ("fs", "notes"))
+        loaded: list[set[int] | None] = []
         asked: list[list] = []
-        tools_by_id, query_many = store.tools_by_id, compiler.catalog.engine.query_many
-        monkeypatch.setattr(store, "tools_by_id", lambda ids: loaded.append(set(ids)) or tools_by_id(ids))
+        tool_records, query_many = store.tool_records, compiler.catalog.engine.query_many
+        monkeypatch.setattr(store, "tool_records",
+                            lambda ids=None: loaded.append(None if ids is None else set(ids)) or tool_records(ids))
         monkeypatch.setattr(compiler.catalog.engine, "query_many", lambda qs: asked.append(list(qs)) or query_many(qs))
         after = compiler.compile(TaskContext(shard="coder", task=TASK))
         new = compiler.catalog.snapshot()
     assert after.catalog_version > before.catalog_version and new is not old
-    assert loaded == [{notes}]
+    # The changed tool is read for its facts; the lexical index, rebuilt as a definition changed,
+    # reads every definition once (a snapshot keeps none in memory).
+    assert loaded == [{notes}, None]
     # The rules were asked only about classes the change made (bound: a class id, never a free
     # tool), and only for the shards a compile had asked for; a new description in an unchanged
     # analysis makes none.
     per_tool = [q for batch in asked for q in batch if q[0] in ("blocked", "offline", "tier_cap", "usage_points")]
     assert all(isinstance(q[1][0], int) and q[1][0] < 0 for q in per_tool)
     assert {q[1][0] for batch in asked for q in batch if q[0] == "shard_points"} <= {"coder"}
-    assert new.by_id[notes] is not old.by_id[notes] and "bulk" in new.by_id[notes].tool.description
-    assert all(new.by_id[i] is st for i, st in old.by_id.items() if i != notes)
+    assert "bulk" in new.by_id[notes].tool.description and "bulk" not in before_sync[notes].tool.description
+    assert all(new.by_id[i] == st for i, st in before_sync.items() if i != notes)
+    with pytest.raises(StaleSnapshot):  # the old snapshot cannot give a definition it no longer has
+        old.by_id[notes]
     assert new.index is not old.index  # a definition changed: the lexical index is rebuilt
     # Memo entries of the other tools carry over.
     assert {i: v for i, v in new.memo.summaries.items() if i != notes} == \
@@ -437,8 +444,10 @@ def test_a_published_snapshot_is_never_written_only_its_memo(env, embedder):
     with Compiler(store, config, embedder, token_counter=EstimateCounter()) as compiler:
         compiler.compile(TaskContext(shard="coder", task=TASK))
         snap = compiler.catalog.snapshot()
+        # The records and analyses are read on first use: what they give must not change.
         kept = {f.name: copy.deepcopy(getattr(snap, f.name)) for f in fields(CatalogSnapshot)
-                if f.name not in ("memo", "index")}
+                if f.name not in ("memo", "index", "by_id", "analyses")}
+        given = (dict(snap.by_id.items()), dict(snap.analyses.items()))
         assert set(snap.memo.shards) == {"coder"}
         with pytest.raises(AttributeError):
             snap.blocked = {}  # type: ignore[misc]
@@ -446,6 +455,7 @@ def test_a_published_snapshot_is_never_written_only_its_memo(env, embedder):
             compiler.compile(TaskContext(shard=shard, task=TASK))
         assert compiler.catalog.snapshot() is snap
         assert {f: getattr(snap, f) for f in kept} == kept
+        assert (dict(snap.by_id.items()), dict(snap.analyses.items())) == given
         assert set(snap.memo.shards) == set(GOLDEN)
 
 
@@ -473,8 +483,9 @@ def test_an_untuned_process_keeps_its_collector_and_blas_threads(env, embedder, 
 
     _, config, store, _ = env
     during: list[bool] = []
-    build = CatalogView._build
+    build, load = CatalogView._build, CatalogView._load_saved  # built from the catalog or from its view file
     monkeypatch.setattr(CatalogView, "_build", lambda self, *a: during.append(gc.isenabled()) or build(self, *a))
+    monkeypatch.setattr(CatalogView, "_load_saved", lambda self: during.append(gc.isenabled()) or load(self))
     monkeypatch.setattr(process, "_blas", lambda: pytest.fail("an untuned process got a BLAS limit"))
     assert process.current() == process.Tuning()
     gc.unfreeze()
@@ -493,8 +504,9 @@ def test_a_tuned_process_pauses_the_collector_for_a_build_and_freezes_the_snapsh
     _, config, _, _ = env
     store = build_store(tmp_path / "own.db", config, embedder)  # this test changes its catalog
     during: list[bool] = []
-    build = CatalogView._build
+    build, load = CatalogView._build, CatalogView._load_saved  # built from the catalog or from its view file
     monkeypatch.setattr(CatalogView, "_build", lambda self, *a: during.append(gc.isenabled()) or build(self, *a))
+    monkeypatch.setattr(CatalogView, "_load_saved", lambda self: during.append(gc.isenabled()) or load(self))
     gc.unfreeze()
     try:
         with process.tuned(), Compiler(store, config, embedder, token_counter=EstimateCounter()) as c:

@@ -180,6 +180,10 @@ class Store(DefinitionHistory, ServerCatalog):
         found = {r[0]: int(r[1]) for r in rows}
         return found.get("catalog_version", 0), found.get("usage_version", 0)
 
+    def catalog_id(self) -> str | None:
+        """The catalog's random identity (migration 0006): files derived from it name it."""
+        return self.get_meta("catalog_id")
+
     def usage_version(self) -> int:
         """A counter bumped by every :meth:`record_call`; see :meth:`usage_since`."""
         return self.versions()[1]
@@ -317,6 +321,25 @@ class Store(DefinitionHistory, ServerCatalog):
             for r in self._query(_TOOL_SELECT + f" WHERE t.id IN ({marks})", chunk):
                 out[r["id"]] = _stored(r)
         return out
+
+    def tool_records(self, ids: Iterable[int] | None = None) -> dict[int, tuple[StoredTool, tuple[Any, ...]]]:
+        """``id -> (tool, state)`` for the tools of ``ids`` (default: all) still in the catalog and
+        in scope, the state as :meth:`tool_states` gives it, read in the same query as the tool: a
+        reader holding older states can tell whether a tool is still the one it knew."""
+        scope, params = self._scope_sql("t.server")
+        if ids is None:
+            self._settle_statuses()
+            rows = self._query(_TOOL_SELECT + f" WHERE {scope}", params)
+        else:
+            ids = list(ids)
+            rows = []
+            for i in range(0, len(ids), 500):
+                chunk = ids[i : i + 500]
+                rows += self._query(_TOOL_SELECT + f" WHERE t.id IN ({','.join('?' * len(chunk))}) AND {scope}",
+                                    [*chunk, *params])
+        return {r["id"]: (_stored(r), (r["definition_hash"], r["text_hash"], r["needs_embedding"],
+                                       r["analysis_created_at"], r["server_status"], r["approved"],
+                                       r["calls"], r["errors"])) for r in rows}
 
     def tool_count(self) -> int:
         scope, params = self._scope_sql("server")
@@ -564,7 +587,7 @@ _APPROVED = ("EXISTS (SELECT 1 FROM tool_approvals ap WHERE ap.server = t.server
              " AND ap.definition_hash = t.definition_hash)")
 
 _TOOL_SELECT = (
-    "SELECT t.*, s.status AS server_status, a.data AS analysis_data,"
+    "SELECT t.*, s.status AS server_status, a.data AS analysis_data, a.created_at AS analysis_created_at,"
     " COALESCE(u.calls, 0) AS calls, COALESCE(u.errors, 0) AS errors,"
     f" {_APPROVED} AS approved"
     " FROM tools t JOIN servers s ON s.name = t.server"

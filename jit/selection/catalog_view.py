@@ -37,9 +37,11 @@ so :meth:`CatalogView.snapshot` may be called from any number of threads.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
+
+import numpy as np
 
 from .. import process
 from ..analysis.analyze import EffectiveTool, effective_tool
@@ -50,9 +52,11 @@ from ..errors import RuleError
 from ..models import HARNESS_SERVER, ServerRecord, ServerStatus, StoredTool, ToolAnalysis
 from .indexcache import IndexCache, index_key
 from .logic import Fact, LogicEngine, RuleSet
+from .records import CACHE_SIZE, EffectiveAnalyses, ToolRecords
 from .render import namespaced, with_hash
 from .retrieve import RetrievalIndex
 from .toolset import Tier
+from .viewfile import SavedView, ViewFiles, view_key
 
 __all__ = ["TASK_TABLES", "CatalogSnapshot", "CatalogView", "ShardTables", "SnapshotMemo", "merge_points"]
 
@@ -95,9 +99,8 @@ class SnapshotMemo:
     costs: dict[tuple, int] = field(default_factory=dict)
     #: Tool id -> the facts an explanation shows (depends on the tool's state, usage included).
     explain_facts: dict[int, dict[str, Any]] = field(default_factory=dict)
-    #: Kind ("capability", "category", "domain") -> label -> ids of the tools with it
-    #: (:meth:`CatalogView.labels`; analyses do not depend on usage).
-    labels: dict[str, dict[str, frozenset[int]]] | None = None
+    #: ``class_of`` as arrays (:func:`_class_arrays`), for passes over every tool.
+    class_arrays: tuple[np.ndarray, np.ndarray] | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -107,12 +110,18 @@ class CatalogSnapshot:
     version: int  # Store.catalog_version()
     usage_version: int  # Store.usage_version()
     states: dict[int, tuple]
-    by_id: dict[int, StoredTool]
+    #: Tool id -> its definition, read on first use (jit.selection.records).
+    by_id: ToolRecords
+    #: Tool id -> (server, name): what the build needs of every tool.
+    heads: dict[int, tuple[str, str]]
     rows: list[int]  # tool ids in row order
     row_of: dict[int, int]
     index: RetrievalIndex
     index_key: str  # jit.selection.indexcache.index_key: what the retrieval index is built from
-    analyses: dict[int, ToolAnalysis]
+    #: Tool id -> its effective analysis, computed on first use.
+    analyses: EffectiveAnalyses
+    #: Kind ("capability", "category", "domain") -> label -> ids of the tools with it.
+    labels: dict[str, dict[str, frozenset[int]]]
     names: dict[int, str]
     #: Tool id -> the class it derives with, one per derived predicate (``_DERIVED`` order).
     class_of: dict[int, tuple[int, ...]]
@@ -170,6 +179,12 @@ class CatalogView:
         self._published: CatalogSnapshot | None = None
         self._lock = threading.RLock()
         self._index_files = IndexCache(store.path)
+        self._view_files = ViewFiles(store.path)
+        self._view_key = view_key(store.catalog_id(), store.scope, rules.fingerprint, config, model_name)
+        #: A view file is tried once, for the first snapshot; a compile that found its snapshot
+        #: stale (records.StaleSnapshot) has the next one built with every tool's state compared.
+        self._try_saved = True
+        self._stale = False
         #: What each derived predicate reads of a tool's facts (the projection its classes share).
         self._reads = tuple(rules.reads(p) for p in _DERIVED)
         _check_task_tables(rules)
@@ -204,43 +219,139 @@ class CatalogView:
         # Versions are read before the catalog: a change racing a build moves them past the snapshot.
         versions = self.store.versions()
         snap = self._published
-        if snap is not None and (snap.version, snap.usage_version) == versions:
+        if snap is not None and not self._stale and (snap.version, snap.usage_version) == versions:
             return snap
         with self._lock:
+            if self._published is None and self._try_saved:
+                self._try_saved = False
+                self.store.servers()  # settles the statuses of servers whose holder died: may move the version
+                with process.building_snapshot():
+                    self._published = self._load_saved()
             versions = self.store.versions()
             snap = self._published
-            if snap is None or snap.version != versions[0]:
+            if snap is None or snap.version != versions[0] or self._stale:
                 with process.building_snapshot():
                     self._published = self._build(snap, *versions)
+                self._stale = False
+                self._save(self._published)
             elif snap.usage_version != versions[1]:
                 self._published = self._with_usage(snap, versions[1])
             return self._published
 
+    def invalidate(self, records: ToolRecords) -> None:
+        """The snapshot of ``records`` met a tool that changed after it was taken
+        (records.StaleSnapshot): if it is still the newest, the next snapshot is built with
+        every tool's state compared, whatever the versions say."""
+        with self._lock:
+            if self._published is not None and self._published.by_id is records:
+                self._stale = True
+
+    def _load_saved(self) -> CatalogSnapshot | None:
+        """The snapshot a view file holds (:mod:`jit.selection.viewfile`), its classes asserted into
+        the engine and its derived facts asked; None without a usable file or its index file."""
+        saved = self._view_files.load(self._view_key)
+        if saved is None:
+            return None
+        rows = sorted(saved.states)
+        index = self._index_files.load(saved.index_key, [saved.heads[i] for i in rows])
+        if index is None:
+            return None
+        world = self._globals(saved.global_facts)
+        # One class per distinct projection, its references counted per derived predicate.
+        classes = np.array([saved.classes[i] for i in rows], dtype=np.int64).reshape(len(rows), len(_DERIVED))
+        lut = np.zeros(len(saved.projections), dtype=np.int64)
+        add: list[Fact] = []
+        for k in range(len(_DERIVED)):
+            used, counts = np.unique(classes[:, k], return_counts=True)
+            for p, n in zip(used.tolist(), counts.tolist(), strict=True):
+                cid = lut[p] = self._acquire(saved.projections[p], k, add)
+                self._class_refs[cid] += n - 1
+        arrays = (np.array(rows, dtype=np.int64), lut[classes])
+        class_of = dict(zip(rows, map(tuple, arrays[1].tolist()), strict=True))
+        self.engine.change(add=add + list(world.engine), remove=[])
+        derived = self._derive(None, saved.heads, class_of, set(), set(), arrays=arrays)
+        if self.config.security.pin_definitions:
+            for i, state in saved.states.items():
+                if not state[5]:
+                    derived.blocked.setdefault(i, PIN_REASON)
+        records = ToolRecords(self.store, saved.states)
+        return CatalogSnapshot(
+            version=saved.version, usage_version=saved.usage_version, states=saved.states, by_id=records,
+            heads=saved.heads, rows=rows, row_of={i: r for r, i in enumerate(rows)}, index=index,
+            index_key=saved.index_key, analyses=EffectiveAnalyses(records, self._effective), labels=saved.labels,
+            names=saved.names, class_of=class_of, globals=world, blocked=derived.blocked, offline=derived.offline,
+            tier_cap=derived.tier_cap, usage_points=derived.usage_points,
+            memo=SnapshotMemo(shards=derived.shards, class_arrays=arrays),
+        )
+
+    def _save(self, snap: CatalogSnapshot) -> None:
+        """Keep what ``snap`` derived per tool in the view file, for the next process."""
+        if self._view_files.directory is None:
+            return
+        number: dict[int, int] = {}
+        projections: list[frozenset] = []
+        classes: dict[int, tuple[int, ...]] = {}
+        for i, cids in snap.class_of.items():
+            row = []
+            for cid in cids:
+                p = number.get(cid)
+                if p is None:
+                    p = number[cid] = len(projections)
+                    projections.append(self._class_projection[cid])
+                row.append(p)
+            classes[i] = tuple(row)
+        self._view_files.save(self._view_key, SavedView(
+            version=snap.version, usage_version=snap.usage_version, index_key=snap.index_key, states=snap.states,
+            heads=snap.heads, names=snap.names, projections=projections, classes=classes,
+            global_facts=snap.globals.facts, labels=snap.labels))
+
     def _build(self, prev: CatalogSnapshot | None, version: int, usage_version: int) -> CatalogSnapshot:
         """The snapshot of a catalog version: every tool's state read, the changed ones reloaded."""
-        states = self.store.tool_states()
         if prev is None:
-            changed = set(states)
-            by_id = {st.id: st for st in self.store.tools()}
+            read = self.store.tool_records()  # definitions and states in one read: consistent
+            states = {i: state for i, (_st, state) in read.items()}
         else:
-            changed = {i for i, s in states.items() if prev.states.get(i) != s}
-            by_id = {i: st for i, st in prev.by_id.items() if i in states and i not in changed}
-            by_id.update(self.store.tools_by_id(changed))
-        changed &= set(by_id)
-        removed = set(prev.states) - set(states) if prev else set()
-        rows = sorted(by_id)
+            states = self.store.tool_states()
+            read = self.store.tool_records([i for i, s in states.items() if prev.states.get(i) != s])
+            states = {i: s for i, s in states.items() if i in read or prev.states.get(i) == s}
+            states.update((i, state) for i, (_st, state) in read.items())
+        heads = {i: h for i, h in prev.heads.items() if i in states} if prev else {}
+        heads.update((i, (st.tool.server, st.tool.name)) for i, (st, _state) in read.items())
         model = self.store.embedding_model()
         usable = model if model is not None and model[0] == self.model_name else None
+        rows = sorted(states)
         key = index_key(usable[0] if usable else None, usable[1] if usable else 0, rows, states)
-        index = prev.index if prev is not None and prev.index_key == key else self._index(by_id, rows, key, usable)
+        index = prev.index if prev is not None and prev.index_key == key else \
+            self._index_files.load(key, [heads[i] for i in rows])
+        if index is None:
+            if prev is not None:  # an index is built from every definition: read them all, with their states
+                read = self.store.tool_records()
+                states = {i: state for i, (_st, state) in read.items()}
+                heads = {i: (st.tool.server, st.tool.name) for i, (st, _state) in read.items()}
+                rows = sorted(states)
+                key = index_key(usable[0] if usable else None, usable[1] if usable else 0, rows, states)
+            index = self._new_index([read[i][0] for i in rows], usable)
+            self._index_files.save(key, index)
+        changed = {i for i, s in states.items() if prev is None or prev.states.get(i) != s}
+        removed = set(prev.states) - set(states) if prev else set()
         world = self._globals(frozenset(("server_status", s.name, self._status_of(s)) for s in self.store.servers()))
-        names = prev.names if prev is not None and set(prev.names) == set(rows) else _names(by_id, rows)
+        names = prev.names if prev is not None and set(prev.names) == set(rows) else _names(heads, rows)
         if prev is not None:  # a server whose stand-in changed: its tools derive again
             marks, old = world.marks, prev.globals.marks
             moved = {sv for sv in set(marks) | set(old) if marks.get(sv) != old.get(sv)}
             if moved:
-                changed |= {i for i, st in by_id.items() if st.tool.server in moved}
-        analyses, class_of, derived = self._apply(prev, by_id, changed, removed, world)
+                changed |= {i for i, (server, _name) in heads.items() if server in moved}
+        fresh = {i: read[i] for i in changed if i in read}
+        records = prev.by_id.evolve(states, changed | removed, fresh if len(fresh) <= CACHE_SIZE // 2 else None) \
+            if prev else ToolRecords(self.store, states)
+
+        def tool_of(i: int) -> StoredTool:
+            found = read.get(i)
+            return found[0] if found is not None else records[i]
+
+        computed, class_of, derived = self._apply(prev, tool_of, heads, changed, removed, world)
+        analyses = prev.analyses if prev else EffectiveAnalyses(records, self._effective)
+        analyses = analyses.evolve(records, changed | removed, computed)
         memo = SnapshotMemo(shards=derived.shards)
         if prev is not None:  # the memos of tools that did not change carry over
             stale = changed | removed
@@ -249,25 +360,22 @@ class CatalogView:
             if names is prev.names:  # a tool's rendered size depends on its name
                 memo.costs = {k: v for k, v in prev.memo.costs.items() if k[0] not in stale}
         return CatalogSnapshot(
-            version=version, usage_version=usage_version, states=states, by_id=by_id, rows=rows,
+            version=version, usage_version=usage_version, states=states, by_id=records, heads=heads, rows=rows,
             row_of={i: r for r, i in enumerate(rows)}, index=index, index_key=key, analyses=analyses,
+            labels=_labels(prev.labels if prev else None, computed, changed | removed),
             names=names, class_of=class_of, globals=world, blocked=derived.blocked, offline=derived.offline,
             tier_cap=derived.tier_cap, usage_points=derived.usage_points, memo=memo,
         )
 
-    def _index(self, by_id: dict[int, StoredTool], rows: list[int], key: str,
-               model: tuple[str, int] | None) -> RetrievalIndex:
-        """The retrieval index over ``rows``: read back from the catalog's index files if this
-        tool set was indexed before (by any process), else built and written there. ``model``:
-        the catalog's embedding model, None when its vectors are not this view's model's."""
-        tools = [by_id[i] for i in rows]
-        index = self._index_files.load(key, tools)
-        if index is None:
-            ids, matrix = self.store.vector_matrix()
-            vectors = dict(zip(ids.tolist(), matrix, strict=True)) if model else {}
-            index = RetrievalIndex(tools, vectors, matrix.shape[1] if model else 0)
-            self._index_files.save(key, index)
-        return index
+    def _effective(self, st: StoredTool) -> ToolAnalysis:
+        return effective_tool(st, self.config.available_tools, shards=self.config.shards).analysis
+
+    def _new_index(self, tools: list[StoredTool], model: tuple[str, int] | None) -> RetrievalIndex:
+        """A retrieval index built over ``tools`` (row order). ``model``: the catalog's embedding
+        model, None when its vectors are not this view's model's."""
+        ids, matrix = self.store.vector_matrix()
+        vectors = dict(zip(ids.tolist(), matrix, strict=True)) if model else {}
+        return RetrievalIndex(tools, vectors, matrix.shape[1] if model else 0)
 
     def _globals(self, facts: frozenset) -> _Globals:
         marks, mark_facts = _server_marks(facts, self._constants)
@@ -289,31 +397,31 @@ class CatalogView:
 
         A proxied call must not cost the next compile a scan of the catalog."""
         states = dict(prev.states)
-        by_id = dict(prev.by_id)
         changed: set[int] = set()
         for i, (calls, errors) in self.store.usage_since(prev.usage_version).items():
             state = states.get(i)
             if state is None or state[-2:] == (calls, errors):
                 continue
             states[i] = (*state[:-2], calls, errors)
-            by_id[i] = replace(by_id[i], calls=calls, errors=errors)
             changed.add(i)
-        analyses, class_of, derived = self._apply(prev, by_id, changed, set(), prev.globals,
-                                                  only=self.usage_dependents)
-        # Summaries, token costs and the label index do not depend on usage: shared with prev.
+        records = prev.by_id.evolve(states)  # the definitions are the same; the records give the new counts
+        _computed, class_of, derived = self._apply(prev, records.__getitem__, prev.heads, changed, set(),
+                                                   prev.globals, only=self.usage_dependents)
+        # Summaries, token costs, analyses and labels do not depend on usage: shared with prev.
         memo = SnapshotMemo(shards=derived.shards, summaries=prev.memo.summaries, costs=prev.memo.costs,
-                            explain_facts={i: v for i, v in prev.memo.explain_facts.items() if i not in changed},
-                            labels=prev.memo.labels)
-        return replace(prev, usage_version=usage_version, states=states, by_id=by_id, analyses=analyses,
-                       class_of=class_of, blocked=derived.blocked, offline=derived.offline, tier_cap=derived.tier_cap,
-                       usage_points=derived.usage_points, memo=memo)
+                            explain_facts={i: v for i, v in prev.memo.explain_facts.items() if i not in changed})
+        return replace(prev, usage_version=usage_version, states=states, by_id=records,
+                       analyses=prev.analyses.evolve(records), class_of=class_of, blocked=derived.blocked,
+                       offline=derived.offline, tier_cap=derived.tier_cap, usage_points=derived.usage_points,
+                       memo=memo)
 
-    def _apply(self, prev: CatalogSnapshot | None, by_id: dict[int, StoredTool], changed: set[int],
-               removed: set[int], world: _Globals, *, only: frozenset[str] | None = None
+    def _apply(self, prev: CatalogSnapshot | None, tool_of: Callable[[int], StoredTool],
+               heads: dict[int, tuple[str, str]], changed: set[int], removed: set[int], world: _Globals, *,
+               only: frozenset[str] | None = None
                ) -> tuple[dict[int, ToolAnalysis], dict[int, tuple[int, ...]], _Derived]:
-        """Analyses, classes (their facts diffed into the engine, with ``world``'s) and derived
-        facts of a snapshot from ``prev`` and the tools that changed."""
-        analyses = dict(prev.analyses) if prev else {}
+        """The changed tools' effective analyses, the classes (their facts diffed into the engine,
+        with ``world``'s) and derived facts of a snapshot from ``prev`` and the tools that changed."""
+        analyses: dict[int, ToolAnalysis] = {}
         class_of = dict(prev.class_of) if prev else {}
         redo = [k for k, p in enumerate(_DERIVED) if only is None or p in only]
         add: list[Fact] = []
@@ -321,8 +429,10 @@ class CatalogView:
         for i in removed:
             released.extend(class_of.pop(i, ()))
         projections: dict[frozenset, tuple[frozenset, ...]] = {}  # most tools share their abstract facts
+        approved: dict[int, bool] = {}
         for i in changed:
-            st = by_id[i]
+            st = tool_of(i)
+            approved[i] = st.approved
             effective = effective_tool(st, self.config.available_tools, shards=self.config.shards)
             analyses[i] = effective.analysis
             sig = _abstract(st, self._tool_facts(st, effective), world.marks, world.fixed)
@@ -344,11 +454,11 @@ class CatalogView:
             # keeps its own name, so its tools' classes survive a change of its status).
             self._class_rows.clear()
         self.engine.change(add=add + list(engine_globals - old_global), remove=drop + list(old_global - engine_globals))
-        derived = self._derive(prev, by_id, class_of, changed, removed, only=only)
+        derived = self._derive(prev, heads, class_of, changed, removed, only=only)
         if self.config.security.pin_definitions:
             # Not a rule: what pinning withholds must not depend on an editable policy file.
             for i in changed:
-                if not by_id[i].approved:
+                if not approved[i]:
                     derived.blocked.setdefault(i, PIN_REASON)
         return analyses, class_of, derived
 
@@ -426,16 +536,23 @@ class CatalogView:
         return table
 
     def _rows_of(self, k: int, shard: str | None, todo: list[int], class_of: dict[int, tuple[int, ...]],
-                 by_id: dict[int, StoredTool], full: bool) -> Iterator[tuple[int, int | None, list[tuple]]]:
+                 heads: dict[int, tuple[str, str]], full: bool,
+                 arrays: tuple[np.ndarray, np.ndarray] | None = None) -> Iterator[tuple[int, int | None, list[tuple]]]:
         """Each tool of ``todo`` that has rows of derived predicate ``k``: ``(tool, class, rows)``.
 
         The rows' tool column holds the class, not the tool (readers take the tool from the
         triple), and the rows are shared by the class's tools; rows with a stand-in (the name
-        or server a rule returned) are made the tool's own, and the class is then None."""
+        or server a rule returned) are made the tool's own, and the class is then None.
+        ``full``: every class is asked, and with ``arrays`` (``class_of`` as arrays, the tools
+        of ``todo`` only) just the tools of classes that have rows are visited."""
         pos = 1 if _DERIVED[k] in _SHARD_PREDICATES else 0
         table = self._class_rows.get((_DERIVED[k], shard))
         if full or table is None:
             table = self._class_rows_for(k, shard, None)
+            if arrays is not None:
+                ids, cids = arrays
+                having = np.fromiter((c for c, r in table.items() if r), dtype=np.int64)
+                todo = ids[np.isin(cids[:, k], having)].tolist()
         else:
             fresh = sorted({class_of[i][k] for i in todo} - set(table))
             if fresh:
@@ -450,18 +567,19 @@ class CatalogView:
             if has_mark is None:
                 has_mark = marked[cid] = any(isinstance(v, str) and v.startswith(_MARK) for r in rows for v in r)
             if has_mark:
-                t = by_id[i].tool
-                yield i, None, [_concrete(r, pos, i, t.server, t.name) for r in rows]
+                server, name = heads[i]
+                yield i, None, [_concrete(r, pos, i, server, name) for r in rows]
             else:
                 yield i, cid, rows
 
     def _fold(self, k: int, shard: str, todo: list[int], class_of: dict[int, tuple[int, ...]],
-              by_id: dict[int, StoredTool], full: bool, table: dict[int, Any]) -> None:
+              heads: dict[int, tuple[str, str]], full: bool, table: dict[int, Any],
+              arrays: tuple[np.ndarray, np.ndarray] | None = None) -> None:
         """A shard predicate's rows into ``table`` per tool: the largest points (``shard_points``)
         or the slots (``skeleton``). Folded once per class, as its tools share their rows."""
         points = _DERIVED[k] == "shard_points"
         folded: dict[int, Any] = {}
-        for t, cid, rows in self._rows_of(k, shard, todo, class_of, by_id, full):
+        for t, cid, rows in self._rows_of(k, shard, todo, class_of, heads, full, arrays):
             value = folded.get(cid) if cid is not None else None
             if value is None:
                 value = max(int(r[2]) for r in rows) if points else {str(r[2]) for r in rows}
@@ -472,9 +590,9 @@ class CatalogView:
             else:
                 table[t] = tuple(sorted(set(table.get(t, ())) | value))
 
-    def _derive(self, prev: CatalogSnapshot | None, by_id: dict[int, StoredTool],
+    def _derive(self, prev: CatalogSnapshot | None, heads: dict[int, tuple[str, str]],
                 class_of: dict[int, tuple[int, ...]], changed: set[int], removed: set[int], *,
-                only: frozenset[str] | None = None) -> _Derived:
+                only: frozenset[str] | None = None, arrays: tuple[np.ndarray, np.ndarray] | None = None) -> _Derived:
         """Per-tool derived facts: all of them the first time, then only for changed tools, and
         of those only the predicates in ``only`` (default: all; after tool calls, the ones the
         rules make depend on ``usage``). Shard tables are kept for the shards ``prev`` knew."""
@@ -482,7 +600,7 @@ class CatalogView:
         shards = list(prev_shards)
         tool_preds = [p for p in _TOOL_PREDICATES if only is None or p in only]
         shard_preds = [p for p in _SHARD_PREDICATES if only is None or p in only]
-        todo = sorted(by_id) if prev is None else sorted(changed)
+        todo = sorted(heads) if prev is None else sorted(changed)
         blocked = dict(prev.blocked) if prev else {}
         offline = set(prev.offline) if prev else set()
         caps = dict(prev.tier_cap) if prev else {}
@@ -506,8 +624,10 @@ class CatalogView:
                 if "skeleton" in redo:
                     skeleton[s].pop(i, None)
         full = prev is None
+        if full and arrays is None:
+            arrays = _class_arrays(class_of)
         for p in tool_preds:
-            for t, _cid, rows in self._rows_of(_DERIVED.index(p), None, todo, class_of, by_id, full):
+            for t, _cid, rows in self._rows_of(_DERIVED.index(p), None, todo, class_of, heads, full, arrays):
                 if p == "blocked":
                     blocked.setdefault(t, str(rows[0][1]))
                 elif p == "offline":
@@ -520,13 +640,13 @@ class CatalogView:
                     merge_points(usage, [(t, points) for _t, points in rows])
         for s in shards:
             for p in shard_preds:
-                self._fold(_DERIVED.index(p), s, todo, class_of, by_id, full,
-                           shard_points[s] if p == "shard_points" else skeleton[s])
+                self._fold(_DERIVED.index(p), s, todo, class_of, heads, full,
+                           shard_points[s] if p == "shard_points" else skeleton[s], arrays)
         if removed:
-            blocked = {t: r for t, r in blocked.items() if t in by_id}
-            offline = {t for t in offline if t in by_id}
-            caps = {t: c for t, c in caps.items() if t in by_id}
-            usage = {t: p for t, p in usage.items() if t in by_id}
+            blocked = {t: r for t, r in blocked.items() if t in heads}
+            offline = {t for t in offline if t in heads}
+            caps = {t: c for t, c in caps.items() if t in heads}
+            usage = {t: p for t, p in usage.items() if t in heads}
         return _Derived(blocked=blocked, offline=frozenset(offline), tier_cap=caps, usage_points=usage,
                         shards={s: (shard_points[s], skeleton[s]) for s in shards})
 
@@ -544,45 +664,73 @@ class CatalogView:
                 # A compile still on an older snapshot gets the newest classes, for its tools
                 # that are still in the catalog, but they are not that snapshot's to keep.
                 newest = self._published or snap
-                live = [i for i in snap.rows if i in newest.class_of]
+                if newest.memo.class_arrays is None:
+                    newest.memo.class_arrays = _class_arrays(newest.class_of)
+                ids, cids = newest.memo.class_arrays
+                if newest is not snap:
+                    keep = np.isin(ids, np.array(snap.rows, dtype=np.int64))
+                    ids, cids = ids[keep], cids[keep]
+                live = ids.tolist()
                 points: dict[int, int] = {}
                 skel: dict[int, tuple[str, ...]] = {}
-                self._fold(_DERIVED.index("shard_points"), shard, live, newest.class_of, snap.by_id, True, points)
-                self._fold(_DERIVED.index("skeleton"), shard, live, newest.class_of, snap.by_id, True, skel)
+                for p, table in (("shard_points", points), ("skeleton", skel)):
+                    self._fold(_DERIVED.index(p), shard, live, newest.class_of, snap.heads, True, table, (ids, cids))
                 tables = (points, skel)
                 if snap is self._published:
                     snap.memo.shards[shard] = tables
             return tables
 
-    def labels(self, snap: CatalogSnapshot) -> dict[str, dict[str, frozenset[int]]]:
-        """Kind -> label -> ids of the tools whose effective analysis has it, built on first use."""
-        index = snap.memo.labels
-        if index is not None:
-            return index
-        with self._lock:
-            if snap.memo.labels is None:
-                found: dict[str, dict[str, set[int]]] = {kind: {} for kind in LABEL_KINDS}
-                for t, a in snap.analyses.items():
-                    for kind, values in zip(LABEL_KINDS, (a.capabilities, a.categories, a.domains), strict=True):
-                        for label in values:
-                            found[kind].setdefault(label, set()).add(t)
-                snap.memo.labels = {kind: {label: frozenset(ids) for label, ids in by_label.items()}
-                                    for kind, by_label in found.items()}
-            return snap.memo.labels
+    @staticmethod
+    def labels(snap: CatalogSnapshot) -> dict[str, dict[str, frozenset[int]]]:
+        """Kind -> label -> ids of the tools whose effective analysis has it."""
+        return snap.labels
 
 
-def _names(by_id: dict[int, StoredTool], rows: list[int]) -> dict[int, str]:
+def _class_arrays(class_of: dict[int, tuple[int, ...]]) -> tuple[np.ndarray, np.ndarray]:
+    """``class_of`` as ``(tool ids ascending, their classes: one column per derived predicate)``."""
+    ids = sorted(class_of)
+    cids = np.array([class_of[i] for i in ids], dtype=np.int64).reshape(len(ids), len(_DERIVED))
+    return np.array(ids, dtype=np.int64), cids
+
+
+def _names(heads: dict[int, tuple[str, str]], rows: list[int]) -> dict[int, str]:
     """Each tool's name as the model sees it: ``server__tool``, with a hash where two collide."""
     names: dict[int, str] = {}
     taken: set[str] = set()
-    for i in sorted(rows, key=lambda i: (by_id[i].tool.server, by_id[i].tool.name)):
-        t = by_id[i].tool
-        name = namespaced(t.server, t.name)
+    for i in sorted(rows, key=heads.__getitem__):
+        server, tool = heads[i]
+        name = namespaced(server, tool)
         if name in taken:
-            name = with_hash(name, t.server, t.name)
+            name = with_hash(name, server, tool)
         taken.add(name)
         names[i] = name
     return names
+
+
+def _labels(prev: dict[str, dict[str, frozenset[int]]] | None, computed: dict[int, ToolAnalysis],
+            stale: set[int]) -> dict[str, dict[str, frozenset[int]]]:
+    """Kind -> label -> tool ids: ``prev``'s without the ``stale`` tools, plus the labels of the
+    analyses ``computed`` for the changed ones."""
+    added: dict[str, dict[str, set[int]]] = {kind: {} for kind in LABEL_KINDS}
+    for t, a in computed.items():
+        for kind, values in zip(LABEL_KINDS, (a.capabilities, a.categories, a.domains), strict=True):
+            for label in values:
+                added[kind].setdefault(label, set()).add(t)
+    out: dict[str, dict[str, frozenset[int]]] = {}
+    for kind in LABEL_KINDS:
+        old = prev[kind] if prev else {}
+        fresh = added[kind]
+        merged: dict[str, frozenset[int]] = {}
+        for label in old.keys() | fresh.keys():
+            ids = old.get(label, frozenset())
+            if stale and ids:
+                ids = ids - stale
+            if label in fresh:
+                ids = ids | fresh[label]
+            if ids:
+                merged[label] = frozenset(ids)
+        out[kind] = merged
+    return out
 
 
 def _check_task_tables(rules: RuleSet) -> None:

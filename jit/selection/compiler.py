@@ -27,10 +27,10 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -43,6 +43,7 @@ from ..errors import SelectionError
 from ..models import HARNESS_SERVER, StoredTool, ToolAnalysis
 from .catalog_view import LABEL_KINDS, TASK_TABLES, CatalogSnapshot, CatalogView, merge_points
 from .logic import Fact, RuleSet
+from .records import StaleSnapshot
 from .render import fit_budget, order_key, summary_line, tier_cost
 from .retrieve import RetrievalIndex, split_task
 from .tokens import EstimateCounter, TokenCounter, default_counter
@@ -55,6 +56,10 @@ SERVER_MENTION_FLOOR = 70
 _POINT_RULES = {"shard": "shard_points", "usage": "usage_points", "capability": "capability_points",
                 "category": "category_points", "domain": "domain_points", "relevance": "relevance_points"}
 log = logging.getLogger(__name__)
+#: Compiles of one task before a catalog that keeps changing under it is reported.
+_ATTEMPTS = 4
+_T = TypeVar("_T")
+
 
 def _queries(text: str) -> list[str]:
     """What a task is scored with: the whole text, then its clauses (:func:`split_task`)."""
@@ -261,6 +266,7 @@ class Compiler:
         winners, losers = self._dedupe_skeleton(view, slots, allowed)
         extra = [view.row_of[t] for t in winners]
         ids, vector, named = self._retrieve(view, text, pool or sel.candidate_pool, extra, allowed, warnings)
+        view.by_id.prefetch(ids)  # the candidates' definitions, in one read
         # Label points per candidate from the task's (small) tables: a set intersection per
         # label instead of a lookup per label of every candidate.
         candidates = set(ids)
@@ -337,8 +343,25 @@ class Compiler:
 
     def compile(self, ctx: TaskContext) -> ToolSet:
         """The tool set for one shard spawn. Thread-safe."""
-        sel = self.config.tool_selection
         self._check(ctx)
+        return self._fresh(lambda: self._compile(ctx))
+
+    def _fresh(self, work: Callable[[], _T]) -> _T:
+        """``work()``, done again on a newer snapshot when a definition it read changed after its
+        snapshot was taken (a sync racing the compile; see jit.selection.records)."""
+        for _ in range(_ATTEMPTS - 1):
+            try:
+                return work()
+            except StaleSnapshot as exc:
+                log.debug("%s; compiling again on a newer snapshot", exc)
+                self.catalog.invalidate(exc.records)
+        try:
+            return work()
+        except StaleSnapshot as exc:
+            raise SelectionError(f"the catalog kept changing during the compile ({exc})") from None
+
+    def _compile(self, ctx: TaskContext) -> ToolSet:
+        sel = self.config.tool_selection
         warnings: list[str] = []
         budget = ctx.budget if ctx.budget is not None else sel.token_budget
         view, tools, task_facts = self._score(ctx, warnings)
@@ -395,13 +418,22 @@ class Compiler:
         if shard is not None:
             ctx = TaskContext(shard=shard, task=query)
             self._check(ctx)
-            _view, tools, _facts = self._score(ctx, [], pool=pool)
-            ranked = sorted(tools, key=lambda s: (-s.final, -s.vector, s.name))
-            return [(s.tool, s.final / 100.0) for s in ranked[:k]]
-        view = self.catalog.snapshot()
-        allowed = self._allowed(view, (), ())
-        ids, vector, _named = self._retrieve(view, query, pool, [], allowed, [])
-        return [(view.by_id[t], vector[t] / 100.0) for t in ids[:k]]
+
+            def by_final() -> list[tuple[StoredTool, float]]:
+                _view, tools, _facts = self._score(ctx, [], pool=pool)
+                ranked = sorted(tools, key=lambda s: (-s.final, -s.vector, s.name))
+                return [(s.tool, s.final / 100.0) for s in ranked[:k]]
+
+            return self._fresh(by_final)
+
+        def by_vector() -> list[tuple[StoredTool, float]]:
+            view = self.catalog.snapshot()
+            allowed = self._allowed(view, (), ())
+            ids, vector, _named = self._retrieve(view, query, pool, [], allowed, [])
+            view.by_id.prefetch(ids[:k])
+            return [(view.by_id[t], vector[t] / 100.0) for t in ids[:k]]
+
+        return self._fresh(by_vector)
 
 
 def _embedding_warning(index: RetrievalIndex) -> str | None:

@@ -30,7 +30,6 @@ from pathlib import Path
 
 import numpy as np
 
-from ..models import StoredTool
 from ..paths import write_atomic
 from .retrieve import LexicalIndex, RetrievalIndex
 
@@ -60,8 +59,9 @@ class IndexCache:
     def __init__(self, catalog_path: str) -> None:
         self.directory = None if catalog_path == ":memory:" else Path(f"{catalog_path}.index")
 
-    def load(self, key: str, tools: Sequence[StoredTool]) -> RetrievalIndex | None:
-        """The index stored under ``key`` over ``tools`` (row order), or None."""
+    def load(self, key: str, heads: Sequence[tuple[str, str]]) -> RetrievalIndex | None:
+        """The index stored under ``key`` over the tools ``heads`` names (``(server, name)``, row
+        order), or None."""
         if self.directory is None:
             return None
         path = self.directory / f"{key}.npz"
@@ -69,7 +69,7 @@ class IndexCache:
             with np.load(path, allow_pickle=False) as data:
                 n = int(data["n"])
                 terms = bytes(data["terms"]).decode("utf-8").split("\n") if int(data["term_count"]) else []
-                if n != len(tools) or len(terms) != int(data["term_count"]):
+                if n != len(heads) or len(terms) != int(data["term_count"]):
                     raise ValueError("the file does not match its key")
                 lexical = LexicalIndex.from_arrays(n, terms, data["offsets"], data["rows"], data["weights"])
                 matrix, has_vector = data["matrix"], data["has_vector"]
@@ -82,7 +82,7 @@ class IndexCache:
             os.utime(path)  # recently used: pruned last
         except OSError:
             pass
-        return RetrievalIndex.from_arrays(tools, matrix, has_vector, lexical)
+        return RetrievalIndex.from_arrays(heads, matrix, has_vector, lexical)
 
     def save(self, key: str, index: RetrievalIndex) -> None:
         """Write ``index`` under ``key`` (atomically) and prune the oldest files. A catalog

@@ -165,34 +165,36 @@ class RetrievalIndex:
             if v is not None:
                 matrix[row] = v
                 has_vector[row] = True
-        self._set(tools, matrix, has_vector, LexicalIndex([lexical_text(st) for st in tools]))
+        self._set([(st.tool.server, st.tool.name) for st in tools], matrix, has_vector,
+                  LexicalIndex([lexical_text(st) for st in tools]))
 
     @classmethod
-    def from_arrays(cls, tools: Sequence[StoredTool], matrix: np.ndarray, has_vector: np.ndarray,
+    def from_arrays(cls, heads: Sequence[tuple[str, str]], matrix: np.ndarray, has_vector: np.ndarray,
                     lexical: LexicalIndex) -> RetrievalIndex:
-        """An index over ``tools`` (row order) from its tables, kept by :mod:`jit.selection.indexcache`."""
+        """An index over the tools ``heads`` names (``(server, name)``, row order) from its tables,
+        kept by :mod:`jit.selection.indexcache`: no definition is needed."""
         index = cls.__new__(cls)
-        index._set(tools, matrix, has_vector, lexical)
+        index._set(heads, matrix, has_vector, lexical)
         return index
 
-    def _set(self, tools: Sequence[StoredTool], matrix: np.ndarray, has_vector: np.ndarray,
+    def _set(self, heads: Sequence[tuple[str, str]], matrix: np.ndarray, has_vector: np.ndarray,
              lexical: LexicalIndex) -> None:
-        self.n = len(tools)
+        self.n = len(heads)
         self.matrix = matrix
         self.has_vector = has_vector
         #: How many tools have a vector (counted once per index, not per compile).
         self.vector_count = int(self.has_vector.sum())
         self.all_vectors = self.vector_count == self.n
         self.lexical = lexical
-        servers = sorted({st.tool.server for st in tools})
+        servers = sorted({server for server, _name in heads})
         self.server_names = servers
         index = {s: i for i, s in enumerate(servers)}
-        self.server_of = np.fromiter((index[st.tool.server] for st in tools), dtype=np.int64, count=self.n)
+        self.server_of = np.fromiter((index[server] for server, _name in heads), dtype=np.int64, count=self.n)
         self._by_name: dict[str, list[int]] = defaultdict(list)
         self._by_qualified: dict[str, list[int]] = defaultdict(list)
         self._by_server: dict[str, list[int]] = defaultdict(list)
-        for row, st in enumerate(tools):
-            name, server = st.tool.name.lower(), st.tool.server.lower()
+        for row, (server, name) in enumerate(heads):
+            name, server = name.lower(), server.lower()
             self._by_name[name].append(row)
             for sep in ("__", "/", ".", ":"):
                 self._by_qualified[f"{server}{sep}{name}"].append(row)

@@ -1,0 +1,159 @@
+"""The compiled view on disk (jit/selection/viewfile.py) and definitions read on demand
+(jit/selection/records.py): a new compiler loads what another derived and selects exactly
+as one that derived it itself; a catalog changed since is brought up to date from the file;
+a damaged file is rebuilt; a definition that changes under a compile makes it start over."""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from dataclasses import replace
+
+import pytest
+from compiler_fixtures import CATALOG, build_store, write_config
+
+from jit.catalog.store import Store
+from jit.models import ToolDef
+from jit.selection.catalog_view import CatalogView
+from jit.selection.compiler import Compiler
+from jit.selection.tokens import EstimateCounter
+from jit.selection.toolset import TaskContext
+from jit.selection.viewfile import ViewFiles
+
+TASK = "Fix the failing unit test in parser.py, then open a GitHub issue describing the bug"
+SHARDS = ("coder", "tester", "reviewer", "researcher")
+
+
+def selections(store, config, embedder) -> dict[str, object]:
+    """Every shard's selection for TASK, as a harness would see it, from a new compiler."""
+    with Compiler(store, config, embedder, token_counter=EstimateCounter()) as compiler:
+        out: dict[str, object] = {}
+        for shard in SHARDS:
+            ts = compiler.compile(TaskContext(shard=shard, task=TASK))
+            out[shard] = ([(s.name, s.tier, s.logic, s.vector, s.final, s.reasons) for s in ts.tools],
+                          ts.render("anthropic"), ts.tokens_used)
+        return out
+
+
+def view_files(store) -> list:
+    return sorted(ViewFiles(store.path).directory.glob("view-*.json"))
+
+
+def no_build(monkeypatch) -> None:
+    monkeypatch.setattr(CatalogView, "_build", lambda *a: pytest.fail("built from the catalog"))
+
+
+def test_a_new_compiler_loads_the_view_and_selects_the_same(tmp_path, embedder, monkeypatch):
+    config = write_config(tmp_path)
+    store = build_store(tmp_path / "own.db", config, embedder)
+    try:
+        built = selections(store, config, embedder)
+        assert len(view_files(store)) == 1
+        read: list[object] = []
+        tool_records = store.tool_records
+        monkeypatch.setattr(store, "tool_records", lambda ids=None: read.append(ids) or tool_records(ids))
+        with monkeypatch.context() as m:
+            no_build(m)
+            loaded = selections(store, config, embedder)
+        assert loaded == built
+        # Only the candidates' definitions were read, never the whole catalog.
+        assert read and None not in read
+    finally:
+        store.close()
+
+
+def test_a_catalog_changed_since_the_file_is_brought_up_to_date(tmp_path, embedder, monkeypatch):
+    config = write_config(tmp_path)
+    store = build_store(tmp_path / "own.db", config, embedder)
+    try:
+        selections(store, config, embedder)
+        defs = [ToolDef(server="fs", name=n, description=d + (" Now also in bulk." if n == "notes" else ""),
+                        input_schema=sch) for n, d, sch, _ in CATALOG["fs"][1]]
+        store.sync_tools("fs", defs)
+        states: list[int] = []
+        build = CatalogView._build
+        monkeypatch.setattr(CatalogView, "_build",
+                            lambda self, prev, *a: states.append(prev is not None) or build(self, prev, *a))
+        updated = selections(store, config, embedder)
+        assert states == [True]  # built from the loaded file, not from nothing
+        for path in view_files(store):
+            path.unlink()
+        states.clear()
+        assert selections(store, config, embedder) == updated and states == [False]
+    finally:
+        store.close()
+
+
+def test_a_damaged_view_file_is_rebuilt(tmp_path, embedder, caplog):
+    config = write_config(tmp_path)
+    store = build_store(tmp_path / "own.db", config, embedder)
+    try:
+        built = selections(store, config, embedder)
+        (path,) = view_files(store)
+        for damage in (path.read_bytes()[:200], b'{"format": 1, "key": "x"}', b"\x00\xff"):
+            path.write_bytes(damage)
+            caplog.clear()
+            with caplog.at_level(logging.WARNING, logger="jit.selection.viewfile"):
+                assert selections(store, config, embedder) == built
+            assert "unreadable compiled view" in caplog.text
+        assert view_files(store) == [path] and path.read_bytes()[:1] == b"{"  # written again
+    finally:
+        store.close()
+
+
+def test_other_rules_or_another_catalog_never_read_a_view(tmp_path, embedder, monkeypatch):
+    config = write_config(tmp_path)
+    store = build_store(tmp_path / "own.db", config, embedder)
+    try:
+        selections(store, config, embedder)
+        # Edited rules: another key, built from the catalog.
+        rules = tmp_path / "edited_rules"
+        shutil.copytree(config.rules_dir, rules)
+        (rules / "zz_extra.dl").write_text("# a comment changes the fingerprint\n")
+        edited = replace(config, rules_dir=rules)
+        selections(store, edited, embedder)
+        assert len(view_files(store)) == 2
+        # Another catalog at the same path (same versions, another identity) never reads them.
+        other = build_store(tmp_path / "other.db", config, embedder)
+        other.close()
+        store.close()
+        for suffix in ("", "-wal", "-shm"):
+            (tmp_path / f"own.db{suffix}").unlink(missing_ok=True)
+            src = tmp_path / f"other.db{suffix}"
+            if src.exists():
+                shutil.copy(src, tmp_path / f"own.db{suffix}")
+        store = Store(tmp_path / "own.db")
+        with monkeypatch.context() as m:
+            built: list[bool] = []
+            build = CatalogView._build
+            m.setattr(CatalogView, "_build", lambda self, prev, *a: built.append(prev is None) or build(self, prev, *a))
+            selections(store, config, embedder)
+        assert built == [True]
+    finally:
+        store.close()
+
+
+def test_a_definition_changed_under_a_compile_makes_it_start_over(tmp_path, embedder, monkeypatch):
+    config = write_config(tmp_path)
+    store = build_store(tmp_path / "own.db", config, embedder)
+    try:
+        with Compiler(store, config, embedder, token_counter=EstimateCounter()) as compiler:
+            compiler.catalog.snapshot()  # taken before the change; no definition read yet
+            tool_records = store.tool_records
+            raced: list[bool] = []
+
+            def sync_first(ids=None):
+                if ids is not None and not raced:  # the first definitions a compile reads
+                    raced.append(True)
+                    store.sync_tools("fs", [ToolDef(server="fs", name=n, description=d + " Now also in bulk.",
+                                                    input_schema=sch) for n, d, sch, _ in CATALOG["fs"][1]])
+                return tool_records(ids)
+
+            monkeypatch.setattr(store, "tool_records", sync_first)
+            ts = compiler.compile(TaskContext(shard="coder", task=TASK))
+        assert raced
+        fs = [s for s in ts.tools if s.tool.tool.server == "fs"]
+        assert fs and all("bulk" in s.tool.tool.description for s in fs)
+        assert ts.catalog_version == store.catalog_version()
+    finally:
+        store.close()
