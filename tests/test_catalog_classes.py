@@ -1,4 +1,4 @@
-"""The catalog view derives per class of tools (jit/selection/catalog_view.py, ``_abstract``):
+"""The catalog view derives per class of tools (jit/selection/classes.py, ``abstract``):
 what it derives must equal asking the rules about every tool with all its facts asserted.
 
 Each case compares a view's tables with a reference engine holding every tool's own facts,
@@ -18,6 +18,7 @@ from jit.analysis.analyze import effective_tool
 from jit.errors import RuleError
 from jit.models import ServerStatus, ToolAnalysis, ToolDef
 from jit.selection.catalog_view import CatalogView, merge_points
+from jit.selection.classes import tool_facts
 from jit.selection.logic import LogicEngine, RuleSet, default_rules_dir
 from jit.selection.toolset import Tier
 
@@ -37,8 +38,8 @@ def reference(view: CatalogView, snap) -> dict:
     """The per-tool tables with every tool's facts in a fresh engine (the view before classes)."""
     facts = []
     for i, st in snap.by_id.items():
-        facts += CatalogView._tool_facts(st, effective_tool(st, view.config.available_tools, shards=view.config.shards))
-    facts += [("server_status", s.name, view._status_of(s)) for s in view.store.servers()]
+        facts += tool_facts(st, effective_tool(st, view.config.available_tools, shards=view.config.shards))
+    facts += [("server_status", s.name, view._status_of(s.name, s.status, s.last_seen)) for s in view.store.servers()]
     facts += [("shard", s) for s in view.config.shards]
     facts += [("shard_category", s, c) for s, sc in view.config.shards.items() for c in sc.categories]
     with LogicEngine(view.rules) as engine:
@@ -105,7 +106,7 @@ def test_classes_derive_what_every_tool_would(catalog):
     view, _store = catalog
     check(view)
     # The engine holds fewer classes than the catalog has tools (the point of them).
-    assert len(view._class_projection) < len(view.snapshot().by_id) * len(view._reads)
+    assert len(view.classes.projection) < len(view.snapshot().by_id) * len(view.classes.reads)
 
 
 def test_classes_follow_status_changes_calls_and_catalog_edits(catalog):

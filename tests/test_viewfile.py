@@ -36,7 +36,7 @@ def selections(store, config, embedder) -> dict[str, object]:
 
 
 def view_files(store) -> list:
-    return sorted(ViewFiles(store.path).directory.glob("view-*.json"))
+    return sorted(ViewFiles(store.path).directory.glob("*.view"))
 
 
 def no_build(monkeypatch) -> None:
@@ -96,7 +96,7 @@ def test_a_damaged_view_file_is_rebuilt(tmp_path, embedder, caplog):
             with caplog.at_level(logging.WARNING, logger="jit.selection.viewfile"):
                 assert selections(store, config, embedder) == built
             assert "unreadable compiled view" in caplog.text
-        assert view_files(store) == [path] and path.read_bytes()[:1] == b"{"  # written again
+        assert view_files(store) == [path] and path.read_bytes()[:2] == b"PK"  # written again
     finally:
         store.close()
 

@@ -332,6 +332,14 @@ class ServerCatalog:
         where, params = ("1", []) if everything else self._scope_sql("name")
         return [_server(r) for r in self._query(f"SELECT * FROM servers WHERE {where} ORDER BY name", params)]
 
+    def server_statuses(self) -> dict[str, tuple[ServerStatus, float | None]]:
+        """``name -> (status, last_seen)`` of the servers in scope, statuses settled: what the
+        selection reads of a server, without parsing the rest (:meth:`servers`)."""
+        self._settle_statuses()
+        where, params = self._scope_sql("name")
+        rows = self._query(f"SELECT name, status, last_seen FROM servers WHERE {where}", params)
+        return {r[0]: (ServerStatus(r[1]), r[2]) for r in rows}
+
     def server(self, name: str, *, everything: bool = False) -> ServerRecord | None:
         """One server, None if unknown or (unless ``everything``) out of scope."""
         if not everything and self.scope is not None and name not in self.scope:

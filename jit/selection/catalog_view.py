@@ -1,9 +1,10 @@
 """The catalog as the compiler sees it: one snapshot per catalog version, kept up to date incrementally.
 
 A :class:`CatalogView` turns the store into :class:`CatalogSnapshot` s: the
-tools, their effective analyses, the retrieval index (dense matrix + BM25), the
-catalog facts asserted into the Datalog engine and the per-tool facts the rules
-derive from them. :class:`~jit.selection.compiler.Compiler` asks for the current snapshot
+tools' states and names (their definitions and effective analyses read on first use,
+:mod:`jit.selection.records`), the label index, the retrieval index (dense matrix +
+BM25), the classes of tool facts asserted into the Datalog engine
+(:mod:`jit.selection.classes`) and the per-tool facts the rules derive from them. :class:`~jit.selection.compiler.Compiler` asks for the current snapshot
 on every compile and scores against it; this module is the only place that
 knows when a snapshot is stale and what to redo.
 
@@ -19,6 +20,12 @@ knows when a snapshot is stale and what to redo.
 - **Tool calls** move ``Store.usage_version()`` only: the called tools' usage
   facts are diffed and only the predicates that read ``usage``
   (``RuleSet.dependents``) asked again; the catalog is not scanned.
+- **A new process** starts from the view file the last build wrote
+  (:mod:`jit.selection.viewfile`): the classes are asserted and their rows asked,
+  no definition is read; a file older than the catalog is brought up to date as
+  any older snapshot is. A definition read later that no longer matches its
+  snapshot's state raises :class:`~jit.selection.records.StaleSnapshot`, and
+  :meth:`CatalogView.invalidate` makes the next snapshot compare every state.
 
 A published snapshot is immutable: a frozen dataclass whose containers are
 built before it is published and never written afterwards. What a compile
@@ -37,19 +44,31 @@ so :meth:`CatalogView.snapshot` may be called from any number of threads.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from .. import process
-from ..analysis.analyze import EffectiveTool, effective_tool
-from ..catalog.approval import CHANGED_FLAG, PIN_REASON
+from ..analysis.analyze import effective_tool
+from ..catalog.approval import PIN_REASON
 from ..catalog.store import Store
 from ..config import Config
-from ..errors import RuleError
-from ..models import HARNESS_SERVER, ServerRecord, ServerStatus, StoredTool, ToolAnalysis
+from ..models import ServerStatus, StoredTool, ToolAnalysis
+from .classes import (
+    DERIVED,
+    SHARD_PREDICATES,
+    TASK_TABLES,
+    TOOL_PREDICATES,
+    Classes,
+    Globals,
+    abstract,
+    check_task_tables,
+    class_arrays,
+    server_marks,
+    tool_facts,
+)
 from .indexcache import IndexCache, index_key
 from .logic import Fact, LogicEngine, RuleSet
 from .records import CACHE_SIZE, EffectiveAnalyses, ToolRecords
@@ -62,20 +81,6 @@ __all__ = ["TASK_TABLES", "CatalogSnapshot", "CatalogView", "ShardTables", "Snap
 
 LABEL_KINDS = ("capability", "category", "domain")
 _TIER_BY_NAME = {t.value: t for t in Tier}
-#: Derived per tool (asked with the tool bound when it changes), and per shard and tool.
-_TOOL_PREDICATES = ("blocked", "offline", "tier_cap", "usage_points")
-_SHARD_PREDICATES = ("shard_points", "skeleton")
-_DERIVED = _TOOL_PREDICATES + _SHARD_PREDICATES
-#: Read per compile from the task facts: tables keyed by labels, never by tool.
-TASK_TABLES = ("capability_points", "category_points", "domain_points", "relevance_points")
-#: The catalog facts asserted per tool (``T`` first); the rest of the engine's facts are global.
-_TOOL_FACTS = frozenset({"tool", "harness", "analyzed", "category", "capability", "domain", "affinity", "flag",
-                         "usage", "override_excluded", "declared_skeleton"})
-#: Stand-in values start with a NUL, which no rule constant, name or label holds (see _abstract).
-_MARK = "\x00"
-_NAME_MARK = "\x00name"
-_SERVER_MARK = "\x00server "
-
 #: One shard's derived tables: tool -> shard points, and tool -> the skeleton slots it may fill.
 ShardTables = tuple[dict[int, int], dict[int, tuple[str, ...]]]
 
@@ -99,7 +104,7 @@ class SnapshotMemo:
     costs: dict[tuple, int] = field(default_factory=dict)
     #: Tool id -> the facts an explanation shows (depends on the tool's state, usage included).
     explain_facts: dict[int, dict[str, Any]] = field(default_factory=dict)
-    #: ``class_of`` as arrays (:func:`_class_arrays`), for passes over every tool.
+    #: ``class_of`` as arrays (:func:`class_arrays`), for passes over every tool.
     class_arrays: tuple[np.ndarray, np.ndarray] | None = None
 
 
@@ -123,29 +128,14 @@ class CatalogSnapshot:
     #: Kind ("capability", "category", "domain") -> label -> ids of the tools with it.
     labels: dict[str, dict[str, frozenset[int]]]
     names: dict[int, str]
-    #: Tool id -> the class it derives with, one per derived predicate (``_DERIVED`` order).
+    #: Tool id -> the class it derives with, one per derived predicate (``DERIVED`` order).
     class_of: dict[int, tuple[int, ...]]
-    globals: _Globals
+    globals: Globals
     blocked: dict[int, str]
     offline: frozenset[int]
     tier_cap: dict[int, Tier]
     usage_points: dict[int, int]
     memo: SnapshotMemo
-
-
-@dataclass(frozen=True)
-class _Globals:
-    """The facts the engine holds besides the classes, and what they make of tool values."""
-
-    #: Server statuses, as the rules see them.
-    facts: frozenset
-    #: Server -> the stand-in its tools derive with (servers no rule can tell apart; see _server_marks).
-    marks: dict[str, str]
-    #: ``facts`` plus the stand-ins' own: what the engine holds.
-    engine: frozenset
-    #: Values a rule can tell apart from others: its constants, the config's shards and
-    #: categories, and every value of ``facts`` (see _abstract).
-    fixed: frozenset
 
 
 @dataclass
@@ -185,19 +175,11 @@ class CatalogView:
         #: stale (records.StaleSnapshot) has the next one built with every tool's state compared.
         self._try_saved = True
         self._stale = False
-        #: What each derived predicate reads of a tool's facts (the projection its classes share).
-        self._reads = tuple(rules.reads(p) for p in _DERIVED)
-        _check_task_tables(rules)
+        check_task_tables(rules)
         #: Values the rules or the config's shard facts name.
         self._constants = rules.constants | {*config.shards, *(c for sc in config.shards.values() for c in sc.categories)}
-        # The classes the engine holds (tools that derive alike share one; see _abstract): their
-        # projection, how many (tool, predicate) pairs use each, for which predicates, and rows asked.
-        self._class_ids: dict[frozenset, int] = {}
-        self._class_projection: dict[int, frozenset] = {}
-        self._class_refs: dict[int, int] = {}
-        self._class_preds: dict[int, set[int]] = {}
-        self._class_rows: dict[tuple[str, str | None], dict[int, list[tuple]]] = {}
-        self._last_class = 0
+        #: The classes the engine holds: tools that derive alike share one (jit.selection.classes).
+        self.classes = Classes(self.engine, rules)
         self.engine.change([("shard", s) for s in config.shards]
                            + [("shard_category", s, c) for s, sc in config.shards.items() for c in sc.categories])
 
@@ -224,7 +206,7 @@ class CatalogView:
         with self._lock:
             if self._published is None and self._try_saved:
                 self._try_saved = False
-                self.store.servers()  # settles the statuses of servers whose holder died: may move the version
+                self.store.server_statuses()  # settles the statuses of servers whose holder died: may move the version
                 with process.building_snapshot():
                     self._published = self._load_saved()
             versions = self.store.versions()
@@ -252,21 +234,23 @@ class CatalogView:
         saved = self._view_files.load(self._view_key)
         if saved is None:
             return None
-        rows = sorted(saved.states)
+        rows = saved.ids.tolist()
+        classes = saved.classes
+        if classes.shape != (len(rows), len(DERIVED)):  # another build of jit wrote it: not ours to read
+            return None
         index = self._index_files.load(saved.index_key, [saved.heads[i] for i in rows])
         if index is None:
             return None
         world = self._globals(saved.global_facts)
         # One class per distinct projection, its references counted per derived predicate.
-        classes = np.array([saved.classes[i] for i in rows], dtype=np.int64).reshape(len(rows), len(_DERIVED))
         lut = np.zeros(len(saved.projections), dtype=np.int64)
         add: list[Fact] = []
-        for k in range(len(_DERIVED)):
+        for k in range(len(DERIVED)):
             used, counts = np.unique(classes[:, k], return_counts=True)
             for p, n in zip(used.tolist(), counts.tolist(), strict=True):
-                cid = lut[p] = self._acquire(saved.projections[p], k, add)
-                self._class_refs[cid] += n - 1
-        arrays = (np.array(rows, dtype=np.int64), lut[classes])
+                cid = lut[p] = self.classes.acquire(saved.projections[p], k, add)
+                self.classes.refs[cid] += n - 1
+        arrays = (saved.ids, lut[classes])
         class_of = dict(zip(rows, map(tuple, arrays[1].tolist()), strict=True))
         self.engine.change(add=add + list(world.engine), remove=[])
         derived = self._derive(None, saved.heads, class_of, set(), set(), arrays=arrays)
@@ -288,22 +272,14 @@ class CatalogView:
         """Keep what ``snap`` derived per tool in the view file, for the next process."""
         if self._view_files.directory is None:
             return
-        number: dict[int, int] = {}
-        projections: list[frozenset] = []
-        classes: dict[int, tuple[int, ...]] = {}
-        for i, cids in snap.class_of.items():
-            row = []
-            for cid in cids:
-                p = number.get(cid)
-                if p is None:
-                    p = number[cid] = len(projections)
-                    projections.append(self._class_projection[cid])
-                row.append(p)
-            classes[i] = tuple(row)
+        if snap.memo.class_arrays is None:
+            snap.memo.class_arrays = class_arrays(snap.class_of)
+        ids, cids = snap.memo.class_arrays
+        used, classes = np.unique(cids, return_inverse=True)  # class ids -> 0..n-1, into projections
         self._view_files.save(self._view_key, SavedView(
             version=snap.version, usage_version=snap.usage_version, index_key=snap.index_key, states=snap.states,
-            heads=snap.heads, names=snap.names, projections=projections, classes=classes,
-            global_facts=snap.globals.facts, labels=snap.labels))
+            heads=snap.heads, names=snap.names, projections=[self.classes.projection[c] for c in used.tolist()],
+            ids=ids, classes=classes.reshape(cids.shape), global_facts=snap.globals.facts, labels=snap.labels))
 
     def _build(self, prev: CatalogSnapshot | None, version: int, usage_version: int) -> CatalogSnapshot:
         """The snapshot of a catalog version: every tool's state read, the changed ones reloaded."""
@@ -334,7 +310,8 @@ class CatalogView:
             self._index_files.save(key, index)
         changed = {i for i, s in states.items() if prev is None or prev.states.get(i) != s}
         removed = set(prev.states) - set(states) if prev else set()
-        world = self._globals(frozenset(("server_status", s.name, self._status_of(s)) for s in self.store.servers()))
+        world = self._globals(frozenset(("server_status", name, self._status_of(name, *status))
+                                        for name, status in self.store.server_statuses().items()))
         names = prev.names if prev is not None and set(prev.names) == set(rows) else _names(heads, rows)
         if prev is not None:  # a server whose stand-in changed: its tools derive again
             marks, old = world.marks, prev.globals.marks
@@ -377,20 +354,20 @@ class CatalogView:
         vectors = dict(zip(ids.tolist(), matrix, strict=True)) if model else {}
         return RetrievalIndex(tools, vectors, matrix.shape[1] if model else 0)
 
-    def _globals(self, facts: frozenset) -> _Globals:
-        marks, mark_facts = _server_marks(facts, self._constants)
-        return _Globals(facts, marks, facts | mark_facts, self._constants | {v for f in facts for v in f[1:]})
+    def _globals(self, facts: frozenset) -> Globals:
+        marks, mark_facts = server_marks(facts, self._constants)
+        return Globals(facts, marks, facts | mark_facts, self._constants | {v for f in facts for v in f[1:]})
 
-    def _status_of(self, server: ServerRecord) -> str:
+    def _status_of(self, server: str, status: ServerStatus, last_seen: float | None) -> str:
         """The status the rules see. Statuses are shared by the configs of a catalog, but
         ``enabled`` is each config's own: disabled here is disabled, and a server this
         config enables is not blocked because another config disabled it."""
-        cfg = self.config.servers.get(server.name)
+        cfg = self.config.servers.get(server)
         if cfg is not None and not cfg.enabled:
             return ServerStatus.DISABLED.value
-        if cfg is not None and server.status is ServerStatus.DISABLED:
-            return (ServerStatus.IDLE if server.last_seen is not None else ServerStatus.UNKNOWN).value
-        return server.status.value
+        if cfg is not None and status is ServerStatus.DISABLED:
+            return (ServerStatus.IDLE if last_seen is not None else ServerStatus.UNKNOWN).value
+        return status.value
 
     def _with_usage(self, prev: CatalogSnapshot, usage_version: int) -> CatalogSnapshot:
         """The snapshot after tool calls only: the called tools' usage changes, nothing else is read.
@@ -416,14 +393,14 @@ class CatalogView:
                        memo=memo)
 
     def _apply(self, prev: CatalogSnapshot | None, tool_of: Callable[[int], StoredTool],
-               heads: dict[int, tuple[str, str]], changed: set[int], removed: set[int], world: _Globals, *,
+               heads: dict[int, tuple[str, str]], changed: set[int], removed: set[int], world: Globals, *,
                only: frozenset[str] | None = None
                ) -> tuple[dict[int, ToolAnalysis], dict[int, tuple[int, ...]], _Derived]:
         """The changed tools' effective analyses, the classes (their facts diffed into the engine,
         with ``world``'s) and derived facts of a snapshot from ``prev`` and the tools that changed."""
         analyses: dict[int, ToolAnalysis] = {}
         class_of = dict(prev.class_of) if prev else {}
-        redo = [k for k, p in enumerate(_DERIVED) if only is None or p in only]
+        redo = [k for k, p in enumerate(DERIVED) if only is None or p in only]
         add: list[Fact] = []
         released: list[int] = []
         for i in removed:
@@ -435,24 +412,24 @@ class CatalogView:
             approved[i] = st.approved
             effective = effective_tool(st, self.config.available_tools, shards=self.config.shards)
             analyses[i] = effective.analysis
-            sig = _abstract(st, self._tool_facts(st, effective), world.marks, world.fixed)
+            sig = abstract(st, tool_facts(st, effective), world.marks, world.fixed)
             parts = projections.get(sig)
             if parts is None:
-                parts = projections[sig] = tuple(frozenset(f for f in sig if f[0] in reads) for reads in self._reads)
+                parts = projections[sig] = tuple(frozenset(f for f in sig if f[0] in reads) for reads in self.classes.reads)
             old = class_of.get(i)
-            new = list(old) if old is not None else [0] * len(_DERIVED)
-            for k in (redo if old is not None else range(len(_DERIVED))):
-                new[k] = self._acquire(parts[k], k, add)
+            new = list(old) if old is not None else [0] * len(DERIVED)
+            for k in (redo if old is not None else range(len(DERIVED))):
+                new[k] = self.classes.acquire(parts[k], k, add)
                 if old is not None:
                     released.append(old[k])
             class_of[i] = tuple(new)
-        drop = self._release(released)
+        drop = self.classes.release(released)
         old_global = prev.globals.engine if prev else frozenset()
         engine_globals = world.engine
         if engine_globals != old_global:
             # A class's rows depend on the global facts too (a server named by a rule or the config
             # keeps its own name, so its tools' classes survive a change of its status).
-            self._class_rows.clear()
+            self.classes.rows.clear()
         self.engine.change(add=add + list(engine_globals - old_global), remove=drop + list(old_global - engine_globals))
         derived = self._derive(prev, heads, class_of, changed, removed, only=only)
         if self.config.security.pin_definitions:
@@ -462,134 +439,6 @@ class CatalogView:
                     derived.blocked.setdefault(i, PIN_REASON)
         return analyses, class_of, derived
 
-    def _acquire(self, projection: frozenset, k: int, add: list[Fact]) -> int:
-        """The class of tools whose facts project to ``projection`` for derived predicate ``k``;
-        a new class asserts its facts (``add``) and is asked for its rows in :meth:`_derive`."""
-        cid = self._class_ids.get(projection)
-        if cid is None:
-            self._last_class -= 1  # negative: never a catalog id
-            cid = self._class_ids[projection] = self._last_class
-            self._class_projection[cid] = projection
-            self._class_refs[cid] = 0
-            self._class_preds[cid] = set()
-            add.extend((f[0], cid, *f[1:]) for f in projection)
-        self._class_refs[cid] += 1
-        self._class_preds[cid].add(k)
-        return cid
-
-    def _release(self, cids: list[int]) -> list[Fact]:
-        """Drop one membership of each class; the facts of classes left empty, to retract."""
-        drop: list[Fact] = []
-        for cid in cids:
-            self._class_refs[cid] -= 1
-            if self._class_refs[cid] == 0:
-                projection = self._class_projection.pop(cid)
-                del self._class_ids[projection], self._class_refs[cid], self._class_preds[cid]
-                for rows in self._class_rows.values():
-                    rows.pop(cid, None)
-                drop.extend((f[0], cid, *f[1:]) for f in projection)
-        return drop
-
-    @staticmethod
-    def _tool_facts(st: StoredTool, effective: EffectiveTool) -> frozenset:
-        """One tool's catalog facts: its state and what :func:`~jit.analysis.analyze.effective_tool` made of
-        ``available_tools.json`` for it (this module does not interpret that file itself)."""
-        i, t, a = st.id, st.tool, effective.analysis
-        out: set[Fact] = {("tool", i, t.server, t.name)}
-        if t.server == HARNESS_SERVER:
-            out.add(("harness", i))
-        if st.analysis is not None:
-            out.add(("analyzed", i))
-        out.update(("category", i, c) for c in a.categories)
-        out.update(("capability", i, c) for c in a.capabilities)
-        out.update(("domain", i, d) for d in a.domains)
-        out.update(("affinity", i, s, int(p)) for s, p in a.shard_affinity.items())
-        out.update(("flag", i, f) for f in a.flags)
-        if not st.approved:  # a changed definition is capped like hostile text until approved
-            out.add(("flag", i, CHANGED_FLAG))
-        if st.calls:
-            out.add(("usage", i, st.calls, st.errors))
-        if effective.excluded:
-            out.add(("override_excluded", i))
-        out.update(("declared_skeleton", i, s) for s in effective.skeleton)
-        return frozenset(out)
-
-    def _class_rows_for(self, k: int, shard: str | None, cids: list[int] | None) -> dict[int, list[tuple]]:
-        """Rows of derived predicate ``k`` (for ``shard``) per class: of ``cids`` (asked one by one,
-        the class bound) or of every class (one query, the tool left free). Kept in ``_class_rows``."""
-        pred = _DERIVED[k]
-        pos = 1 if pred in _SHARD_PREDICATES else 0
-        table = self._class_rows.setdefault((pred, shard), {})
-        if cids is None:
-            args: tuple = (shard, None, None) if pos else ((None,) if pred == "offline" else (None, None))
-            found: dict[int, list[tuple]] = {}
-            for row in self.engine.query(pred, *args):
-                found.setdefault(row[pos], []).append(row)
-            for cid, preds in self._class_preds.items():
-                if k in preds:
-                    table[cid] = found.get(cid, [])
-        else:
-            queries = [(pred, (shard, cid, None) if pos else ((cid,) if pred == "offline" else (cid, None)))
-                       for cid in cids]
-            for cid, rows in zip(cids, self.engine.query_many(queries) if queries else [], strict=True):
-                table[cid] = rows
-        return table
-
-    def _rows_of(self, k: int, shard: str | None, todo: list[int], class_of: dict[int, tuple[int, ...]],
-                 heads: dict[int, tuple[str, str]], full: bool,
-                 arrays: tuple[np.ndarray, np.ndarray] | None = None) -> Iterator[tuple[int, int | None, list[tuple]]]:
-        """Each tool of ``todo`` that has rows of derived predicate ``k``: ``(tool, class, rows)``.
-
-        The rows' tool column holds the class, not the tool (readers take the tool from the
-        triple), and the rows are shared by the class's tools; rows with a stand-in (the name
-        or server a rule returned) are made the tool's own, and the class is then None.
-        ``full``: every class is asked, and with ``arrays`` (``class_of`` as arrays, the tools
-        of ``todo`` only) just the tools of classes that have rows are visited."""
-        pos = 1 if _DERIVED[k] in _SHARD_PREDICATES else 0
-        table = self._class_rows.get((_DERIVED[k], shard))
-        if full or table is None:
-            table = self._class_rows_for(k, shard, None)
-            if arrays is not None:
-                ids, cids = arrays
-                having = np.fromiter((c for c, r in table.items() if r), dtype=np.int64)
-                todo = ids[np.isin(cids[:, k], having)].tolist()
-        else:
-            fresh = sorted({class_of[i][k] for i in todo} - set(table))
-            if fresh:
-                table = self._class_rows_for(k, shard, fresh)
-        marked: dict[int, bool] = {}
-        for i in todo:
-            cid = class_of[i][k]
-            rows = table.get(cid)
-            if not rows:
-                continue
-            has_mark = marked.get(cid)
-            if has_mark is None:
-                has_mark = marked[cid] = any(isinstance(v, str) and v.startswith(_MARK) for r in rows for v in r)
-            if has_mark:
-                server, name = heads[i]
-                yield i, None, [_concrete(r, pos, i, server, name) for r in rows]
-            else:
-                yield i, cid, rows
-
-    def _fold(self, k: int, shard: str, todo: list[int], class_of: dict[int, tuple[int, ...]],
-              heads: dict[int, tuple[str, str]], full: bool, table: dict[int, Any],
-              arrays: tuple[np.ndarray, np.ndarray] | None = None) -> None:
-        """A shard predicate's rows into ``table`` per tool: the largest points (``shard_points``)
-        or the slots (``skeleton``). Folded once per class, as its tools share their rows."""
-        points = _DERIVED[k] == "shard_points"
-        folded: dict[int, Any] = {}
-        for t, cid, rows in self._rows_of(k, shard, todo, class_of, heads, full, arrays):
-            value = folded.get(cid) if cid is not None else None
-            if value is None:
-                value = max(int(r[2]) for r in rows) if points else {str(r[2]) for r in rows}
-                if cid is not None:
-                    folded[cid] = value
-            if points:
-                table[t] = max(value, table.get(t, -10**6))
-            else:
-                table[t] = tuple(sorted(set(table.get(t, ())) | value))
-
     def _derive(self, prev: CatalogSnapshot | None, heads: dict[int, tuple[str, str]],
                 class_of: dict[int, tuple[int, ...]], changed: set[int], removed: set[int], *,
                 only: frozenset[str] | None = None, arrays: tuple[np.ndarray, np.ndarray] | None = None) -> _Derived:
@@ -598,8 +447,8 @@ class CatalogView:
         rules make depend on ``usage``). Shard tables are kept for the shards ``prev`` knew."""
         prev_shards = prev.memo.shards if prev else {}
         shards = list(prev_shards)
-        tool_preds = [p for p in _TOOL_PREDICATES if only is None or p in only]
-        shard_preds = [p for p in _SHARD_PREDICATES if only is None or p in only]
+        tool_preds = [p for p in TOOL_PREDICATES if only is None or p in only]
+        shard_preds = [p for p in SHARD_PREDICATES if only is None or p in only]
         todo = sorted(heads) if prev is None else sorted(changed)
         blocked = dict(prev.blocked) if prev else {}
         offline = set(prev.offline) if prev else set()
@@ -609,7 +458,7 @@ class CatalogView:
         skeleton = {s: dict(prev_shards[s][1]) for s in shards}
         asked = set(tool_preds + shard_preds)  # what a changed tool loses; a removed one loses all
         for i in removed | changed:
-            redo = asked if i in changed else set(_TOOL_PREDICATES + _SHARD_PREDICATES)
+            redo = asked if i in changed else set(TOOL_PREDICATES + SHARD_PREDICATES)
             if "blocked" in redo:
                 blocked.pop(i, None)
             if "offline" in redo:
@@ -625,9 +474,9 @@ class CatalogView:
                     skeleton[s].pop(i, None)
         full = prev is None
         if full and arrays is None:
-            arrays = _class_arrays(class_of)
+            arrays = class_arrays(class_of)
         for p in tool_preds:
-            for t, _cid, rows in self._rows_of(_DERIVED.index(p), None, todo, class_of, heads, full, arrays):
+            for t, _cid, rows in self.classes.rows_of(DERIVED.index(p), None, todo, class_of, heads, full, arrays):
                 if p == "blocked":
                     blocked.setdefault(t, str(rows[0][1]))
                 elif p == "offline":
@@ -640,7 +489,7 @@ class CatalogView:
                     merge_points(usage, [(t, points) for _t, points in rows])
         for s in shards:
             for p in shard_preds:
-                self._fold(_DERIVED.index(p), s, todo, class_of, heads, full,
+                self.classes.fold(DERIVED.index(p), s, todo, class_of, heads, full,
                            shard_points[s] if p == "shard_points" else skeleton[s], arrays)
         if removed:
             blocked = {t: r for t, r in blocked.items() if t in heads}
@@ -665,7 +514,7 @@ class CatalogView:
                 # that are still in the catalog, but they are not that snapshot's to keep.
                 newest = self._published or snap
                 if newest.memo.class_arrays is None:
-                    newest.memo.class_arrays = _class_arrays(newest.class_of)
+                    newest.memo.class_arrays = class_arrays(newest.class_of)
                 ids, cids = newest.memo.class_arrays
                 if newest is not snap:
                     keep = np.isin(ids, np.array(snap.rows, dtype=np.int64))
@@ -674,7 +523,7 @@ class CatalogView:
                 points: dict[int, int] = {}
                 skel: dict[int, tuple[str, ...]] = {}
                 for p, table in (("shard_points", points), ("skeleton", skel)):
-                    self._fold(_DERIVED.index(p), shard, live, newest.class_of, snap.heads, True, table, (ids, cids))
+                    self.classes.fold(DERIVED.index(p), shard, live, newest.class_of, snap.heads, True, table, (ids, cids))
                 tables = (points, skel)
                 if snap is self._published:
                     snap.memo.shards[shard] = tables
@@ -684,13 +533,6 @@ class CatalogView:
     def labels(snap: CatalogSnapshot) -> dict[str, dict[str, frozenset[int]]]:
         """Kind -> label -> ids of the tools whose effective analysis has it."""
         return snap.labels
-
-
-def _class_arrays(class_of: dict[int, tuple[int, ...]]) -> tuple[np.ndarray, np.ndarray]:
-    """``class_of`` as ``(tool ids ascending, their classes: one column per derived predicate)``."""
-    ids = sorted(class_of)
-    cids = np.array([class_of[i] for i in ids], dtype=np.int64).reshape(len(ids), len(_DERIVED))
-    return np.array(ids, dtype=np.int64), cids
 
 
 def _names(heads: dict[int, tuple[str, str]], rows: list[int]) -> dict[int, str]:
@@ -731,70 +573,6 @@ def _labels(prev: dict[str, dict[str, frozenset[int]]] | None, computed: dict[in
                 merged[label] = frozenset(ids)
         out[kind] = merged
     return out
-
-
-def _check_task_tables(rules: RuleSet) -> None:
-    """Task tables are asked once per compile over labels; a rule making one read a tool's
-    facts would need every tool in the engine, which :func:`_abstract` avoids."""
-    for name in TASK_TABLES:
-        per_tool = rules.reads(name) & _TOOL_FACTS
-        if per_tool:
-            rule = next(r for r in rules.rules if r.head in ({name} | rules.reads(name)) and set(r.uses) & per_tool)
-            raise RuleError(f"{name} is a task table and may not read per-tool facts ({', '.join(sorted(per_tool))})",
-                            path=rule.path, line=rule.line)
-
-
-def _server_marks(global_facts: frozenset, constants: frozenset) -> tuple[dict[str, str], frozenset]:
-    """Servers no rule can tell apart from others with the same global facts, and their stand-ins.
-
-    A server named by no rule constant, and found in the global facts only as their first
-    argument (``server_status(S, St)``), matters to the rules only through those facts: its
-    tools derive like those of any server with the same ones. Returns server -> stand-in and
-    the stand-ins' global facts."""
-    about: dict[Any, list[Fact]] = {}
-    elsewhere: set[Any] = set(constants)
-    for f in global_facts:
-        about.setdefault(f[1], []).append(f)
-        elsewhere.update(f[2:])
-    marks: dict[str, str] = {}
-    facts: set[Fact] = set()
-    for server, own in about.items():
-        if not isinstance(server, str) or server in elsewhere or server.startswith(_MARK):
-            continue
-        profile = sorted((f[0], *f[2:]) for f in own)
-        mark = _SERVER_MARK + repr(profile)
-        marks[server] = mark
-        facts.update((f[0], mark, *f[1:]) for f in profile)
-    return marks, frozenset(facts)
-
-
-def _abstract(st: StoredTool, facts: frozenset, marks: dict[str, str], fixed: frozenset) -> frozenset:
-    """A tool's facts without its id (``T`` dropped), its server replaced by its stand-in and its
-    name by one shared stand-in, where no rule can tell them apart: tools whose abstract facts are
-    equal derive equal rows, up to their id, server and name (:func:`_concrete`).
-
-    The rules' per-tool predicates may read only the tool's own facts and the global ones (as
-    :class:`CatalogView` assumes for incremental updates): then a value that is no rule constant
-    and equals no other value the tool's facts or the global facts hold matters only as itself.
-    """
-    t = st.tool
-    values = [v for f in facts if f[0] != "tool" for v in f[2:]]
-    if any(isinstance(v, str) and v.startswith(_MARK) for v in (*values, t.server, t.name)):
-        return frozenset(f[:1] + f[2:] for f in facts)  # a NUL in tool text: nothing is abstracted
-    own = set(values)
-    server = marks.get(t.server, t.server) if t.server not in own and t.server != t.name else t.server
-    name = _NAME_MARK if t.name not in fixed and t.name not in own and t.name != t.server else t.name
-    return frozenset(("tool", server, name) if f[0] == "tool" else f[:1] + f[2:] for f in facts)
-
-
-def _concrete(row: tuple, pos: int, tool: int, server: str, name: str) -> tuple:
-    """A class's derived row for one of its tools: the tool's id at ``pos``, stand-ins replaced."""
-    out = list(row)
-    out[pos] = tool
-    for j, v in enumerate(out):
-        if isinstance(v, str) and v.startswith(_MARK):
-            out[j] = name if v == _NAME_MARK else server if v.startswith(_SERVER_MARK) else v
-    return tuple(out)
 
 
 def merge_points(table: dict[Any, int], rows: Sequence[tuple]) -> None:

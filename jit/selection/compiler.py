@@ -236,9 +236,11 @@ class Compiler:
 
     @staticmethod
     def _skeleton_key(view: CatalogSnapshot, t: int) -> tuple:
-        st = view.by_id[t]
-        return (t in view.offline, st.tool.server != HARNESS_SERVER, -view.usage_points.get(t, 0),
-                -(st.calls - st.errors), st.errors, st.tool.server, st.tool.name)
+        """Read from the snapshot's tables, not the definitions: every tool a slot takes is ranked."""
+        server, name = view.heads[t]
+        calls, errors = view.states[t][-2:]
+        return (t in view.offline, server != HARNESS_SERVER, -view.usage_points.get(t, 0),
+                -(calls - errors), errors, server, name)
 
     def _summary(self, view: CatalogSnapshot, t: int) -> str:
         s = view.memo.summaries.get(t)

@@ -8,7 +8,11 @@ tools (their ids, definitions and vectors, in row order), so it is written once
 next to the catalog and read back when the same tools are asked for again:
 
     .jit/catalog.db          the catalog
-    .jit/catalog.db.index/   <key>.npz, one file per recent tool set
+    .jit/catalog.db.index/   <key>.npz and <key>.npy, per recent tool set
+
+The vectors are a plain ``.npy`` mapped into memory rather than read (100,000
+tools hold 150 MB of them; pages are read as a scan first touches them), the
+rest (lexical index, which rows have a vector) an ``.npz`` written after it.
 
 The key is a digest of what the index is made of (format version, embedding
 model, and per tool its id, definition hash, vector text hash and whether it
@@ -24,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import time
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -38,7 +43,7 @@ __all__ = ["IndexCache", "index_key"]
 log = logging.getLogger(__name__)
 
 #: Bumped whenever what is stored, or how an index is built from the catalog, changes.
-FORMAT = 1
+FORMAT = 2
 #: Index files kept per catalog (configs that share a catalog see different tool sets).
 KEEP = 4
 
@@ -72,7 +77,11 @@ class IndexCache:
                 if n != len(heads) or len(terms) != int(data["term_count"]):
                     raise ValueError("the file does not match its key")
                 lexical = LexicalIndex.from_arrays(n, terms, data["offsets"], data["rows"], data["weights"])
-                matrix, has_vector = data["matrix"], data["has_vector"]
+                has_vector = data["has_vector"]
+                shape = tuple(int(d) for d in data["shape"])
+            matrix = np.load(path.with_suffix(".npy"), mmap_mode="r", allow_pickle=False)
+            if matrix.shape != shape or matrix.dtype != np.float32 or len(has_vector) != n:
+                raise ValueError("the vectors do not match the index")
         except FileNotFoundError:
             return None
         except (OSError, ValueError, KeyError, EOFError, UnicodeDecodeError, zipfile.BadZipFile) as exc:
@@ -92,13 +101,21 @@ class IndexCache:
         lex = index.lexical
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
+            # The vectors first: a reader takes the .npz as the sign that both are complete.
+            write_atomic(self.directory / f"{key}.npy", lambda f: np.save(f, np.asarray(index.matrix, np.float32)),
+                         durable=False)
             write_atomic(self.directory / f"{key}.npz", lambda f: np.savez(
-                f, n=np.int64(index.n), matrix=index.matrix, has_vector=index.has_vector,
+                f, n=np.int64(index.n), shape=np.array(index.matrix.shape, dtype=np.int64),
+                has_vector=index.has_vector,
                 term_count=np.int64(len(lex.terms)),
                 terms=np.frombuffer("\n".join(lex.terms).encode("utf-8"), dtype=np.uint8),
                 offsets=lex.offsets, rows=lex.rows, weights=lex.weights), durable=False)
             files = sorted(self.directory.glob("*.npz"), key=lambda p: p.stat().st_mtime, reverse=True)
+            kept = {p.stem for p in files[:KEEP]}
             for old in files[KEEP:]:
                 old.unlink(missing_ok=True)
+            for vectors in self.directory.glob("*.npy"):
+                if vectors.stem not in kept and vectors.stat().st_mtime < time.time() - 60:  # not one being written
+                    vectors.unlink(missing_ok=True)
         except OSError as exc:
             log.warning("could not keep the retrieval index in %s: %s", self.directory, exc)

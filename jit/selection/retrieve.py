@@ -154,6 +154,9 @@ class VectorScores:
     queries: list[str]
 
 
+#: How a task names a server's tool: ``server__tool``, ``server/tool``, ``server.tool``, ``server:tool``.
+QUALIFIERS = ("__", "/", ".", ":")
+
 class RetrievalIndex:
     """Dense matrix + lexical index over one catalog snapshot, in row order."""
 
@@ -191,14 +194,23 @@ class RetrievalIndex:
         index = {s: i for i, s in enumerate(servers)}
         self.server_of = np.fromiter((index[server] for server, _name in heads), dtype=np.int64, count=self.n)
         self._by_name: dict[str, list[int]] = defaultdict(list)
-        self._by_qualified: dict[str, list[int]] = defaultdict(list)
         self._by_server: dict[str, list[int]] = defaultdict(list)
         for row, (server, name) in enumerate(heads):
-            name, server = name.lower(), server.lower()
-            self._by_name[name].append(row)
-            for sep in ("__", "/", ".", ":"):
-                self._by_qualified[f"{server}{sep}{name}"].append(row)
-            self._by_server[server].append(row)
+            self._by_name[name.lower()].append(row)
+            self._by_server[server.lower()].append(row)
+
+    def qualified(self, word: str) -> set[int]:
+        """Rows of the tools ``word`` (lowercase) names as ``server<sep>tool``, for any of
+        :data:`QUALIFIERS` and any split of the word (a server or tool name may hold one too)."""
+        found: set[int] = set()
+        for sep in QUALIFIERS:
+            at = word.find(sep)
+            while at > 0:
+                server, rows = word[:at], self._by_name.get(word[at + len(sep):])
+                if rows and server in self._by_server:
+                    found.update(r for r in rows if self.server_names[self.server_of[r]].lower() == server)
+                at = word.find(sep, at + 1)
+        return found
 
     def score(
         self,
@@ -292,8 +304,9 @@ def find_mentions(text: str, index: RetrievalIndex) -> Mentions:
         quoted = raw[0] in "`'\"" and raw[-1] == raw[0]
         word = raw.strip("`'\"")
         low = word.lower()
-        if low in index._by_qualified:
-            tools.update(index._by_qualified[low])
+        named = index.qualified(low)
+        if named:
+            tools.update(named)
             continue
         if low in index._by_name and (quoted or _distinctive(word)):
             tools.update(index._by_name[low])

@@ -21,7 +21,7 @@ snapshot like any other, brought up to date by the view's incremental build
 Rules edited, another config or another jit: another key, built from the catalog.
 
 Files live in ``<catalog>.index/`` beside the retrieval index files
-(:mod:`jit.selection.indexcache`), are JSON written through a rename, and one that
+(:mod:`jit.selection.indexcache`), are written through a rename, and one that
 cannot be read is ignored (the view is built from the catalog and written again).
 """
 
@@ -30,10 +30,14 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import os
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from .. import __version__
 from ..config import Config
@@ -45,7 +49,7 @@ __all__ = ["FORMAT", "KEEP", "SavedView", "ViewFiles", "view_key"]
 log = logging.getLogger(__name__)
 
 #: Bump when what a view file holds, or how a tool's facts and classes are derived, changes.
-FORMAT = 1
+FORMAT = 2
 #: View files kept per catalog (one per config and rule set that compiles against it).
 KEEP = 8
 
@@ -61,10 +65,11 @@ class SavedView:
     states: dict[int, tuple]
     heads: dict[int, tuple[str, str]]
     names: dict[int, str]
-    #: The classes' projected facts (tool column dropped), and per tool its class per derived
-    #: predicate as an index into ``projections``.
+    #: The classes' projected facts (tool column dropped).
     projections: list[frozenset]
-    classes: dict[int, tuple[int, ...]]
+    #: Tool ids ascending, and per tool its class per derived predicate as an index into ``projections``.
+    ids: np.ndarray
+    classes: np.ndarray
     #: The global facts the classes were derived with (the servers' stand-ins follow from them).
     global_facts: frozenset
     #: Kind -> label -> ids of the tools whose effective analysis has it.
@@ -93,46 +98,41 @@ def _facts(rows: list[list[Any]]) -> frozenset[Fact]:
     return frozenset(tuple(r) for r in rows)
 
 
+#: A state's columns (``Store.tool_states``): the two hashes (hex digests) as byte arrays; the
+#: server status as a code into the header's list.
+_HASHES = ("definition_hash", "text_hash")
+
+
 class ViewFiles:
-    """The view files of one catalog; a no-op for an in-memory catalog or without a catalog identity."""
+    """The view files of one catalog; a no-op for an in-memory catalog.
+
+    A file, ``<key>.view``, is an ``.npz`` archive (no pickles): the numeric columns as
+    arrays, the rest in a JSON header, so a view of 100,000 tools loads without parsing a
+    number at a time."""
 
     def __init__(self, catalog_path: str) -> None:
         self.directory = None if catalog_path == ":memory:" else Path(f"{catalog_path}.index")
 
     def _path(self, key: str) -> Path | None:
-        return None if self.directory is None else self.directory / f"view-{key}.json"
+        return None if self.directory is None else self.directory / f"{key}.view"
 
     def load(self, key: str) -> SavedView | None:
         path = self._path(key)
         if path is None:
             return None
         try:
-            data = json.loads(path.read_bytes())
-            if data.get("format") != FORMAT or data.get("key") != key:
-                raise ValueError("the file does not match its key")
-            ids: list[int] = data["ids"]
-            n = len(ids)
-            columns = (data["states"], data["servers"], data["tools"], data["names"], data["classes"])
-            if any(len(c) != n for c in columns):
-                raise ValueError("columns of different lengths")
-            projections = [_facts(p) for p in data["projections"]]
-            classes = {i: tuple(c) for i, c in zip(ids, data["classes"], strict=True)}
-            if any(not 0 <= k < len(projections) for c in classes.values() for k in c):
-                raise ValueError("a class out of range")
-            view = SavedView(
-                version=int(data["version"]), usage_version=int(data["usage_version"]),
-                index_key=str(data["index_key"]),
-                states={i: tuple(s) for i, s in zip(ids, data["states"], strict=True)},
-                heads={i: (s, t) for i, s, t in zip(ids, data["servers"], data["tools"], strict=True)},
-                names=dict(zip(ids, data["names"], strict=True)),
-                projections=projections, classes=classes,
-                global_facts=_facts(data["global_facts"]),
-                labels={kind: {label: frozenset(members) for label, members in by_label.items()}
-                        for kind, by_label in data["labels"].items()},
-            )
+            with np.load(path, allow_pickle=False) as data:
+                head = json.loads(bytes(data["header"]).decode("utf-8"))
+                if head.get("format") != FORMAT or head.get("key") != key:
+                    raise ValueError("the file does not match its key")
+                ids, classes = data["ids"], data["classes"]
+                columns = {name: data[name] for name in (*_HASHES, "needs_embedding", "created_at", "status",
+                                                         "approved", "calls", "errors", "label_offsets", "label_ids")}
+            view = _view_from(head, ids, classes, columns)
         except FileNotFoundError:
             return None
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError, EOFError,
+                UnicodeDecodeError, zipfile.BadZipFile) as exc:
             log.warning("ignoring the unreadable compiled view %s (%s); building it from the catalog", path, exc)
             return None
         try:
@@ -147,26 +147,83 @@ class ViewFiles:
         path = self._path(key)
         if path is None:
             return
-        ids = sorted(view.states)
-        data = {
+        ids = view.ids.tolist()
+        states = [view.states[i] for i in ids]
+        statuses = sorted({s[4] for s in states})
+        code = {name: c for c, name in enumerate(statuses)}
+        kinds = {kind: sorted(by_label) for kind, by_label in view.labels.items()}
+        members = [sorted(view.labels[kind][label]) for kind in sorted(kinds) for label in kinds[kind]]
+        header = {
             "format": FORMAT, "key": key, "version": view.version, "usage_version": view.usage_version,
-            "index_key": view.index_key, "ids": ids,
-            "states": [view.states[i] for i in ids],
-            "servers": [view.heads[i][0] for i in ids],
-            "tools": [view.heads[i][1] for i in ids],
+            "index_key": view.index_key, "statuses": statuses, "labels": {k: kinds[k] for k in sorted(kinds)},
+            "servers": [view.heads[i][0] for i in ids], "tools": [view.heads[i][1] for i in ids],
             "names": [view.names[i] for i in ids],
-            "classes": [view.classes[i] for i in ids],
             "projections": [sorted(p, key=repr) for p in view.projections],
             "global_facts": sorted(view.global_facts, key=repr),
-            "labels": {kind: {label: sorted(members) for label, members in by_label.items()}
-                       for kind, by_label in view.labels.items()},
         }
         try:
-            blob = json.dumps(data, separators=(",", ":")).encode()
+            blob = json.dumps(header, separators=(",", ":")).encode("utf-8")
+            arrays = {
+                "header": np.frombuffer(blob, dtype=np.uint8), "ids": view.ids,
+                "classes": view.classes.astype(np.int32),
+                **{name: _ascii([s[c] for s in states]) for c, name in enumerate(_HASHES)},
+                "needs_embedding": np.array([s[2] for s in states], dtype=np.int64),
+                "created_at": np.array([np.nan if s[3] is None else s[3] for s in states], dtype=np.float64),
+                "status": np.array([code[s[4]] for s in states], dtype=np.int64),
+                "approved": np.array([s[5] for s in states], dtype=np.int64),
+                "calls": np.array([s[6] for s in states], dtype=np.int64),
+                "errors": np.array([s[7] for s in states], dtype=np.int64),
+                "label_offsets": np.cumsum([0, *map(len, members)], dtype=np.int64),
+                "label_ids": np.array([i for m in members for i in m], dtype=np.int64),
+            }
             path.parent.mkdir(parents=True, exist_ok=True)
-            write_atomic(path, lambda f: f.write(blob), durable=False)
-            files = sorted(path.parent.glob("view-*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+            write_atomic(path, lambda f: np.savez(f, **arrays), durable=False)
+            files = sorted(path.parent.glob("*.view"), key=lambda p: p.stat().st_mtime, reverse=True)
             for old in files[KEEP:]:
                 old.unlink(missing_ok=True)
         except (OSError, ValueError) as exc:
             log.warning("could not keep the compiled view in %s: %s", self.directory, exc)
+
+
+def _ascii(values: list[str]) -> np.ndarray:
+    """Hex digests as a byte-string array (a quarter of the size of a str array)."""
+    if not all(v.isascii() and "\x00" not in v for v in values):
+        raise ValueError("a state hash that is not a plain digest")
+    return np.array([v.encode("ascii") for v in values], dtype=bytes)
+
+
+def _view_from(head: dict[str, Any], ids: np.ndarray, classes: np.ndarray,
+               columns: dict[str, np.ndarray]) -> SavedView:
+    """A :class:`SavedView` from a file's parts, checked for shape (ValueError otherwise)."""
+    n = len(ids)
+    projections = [_facts(p) for p in head["projections"]]
+    strings = [head["servers"], head["tools"], head["names"]]
+    numeric = [columns[c] for c in (*_HASHES, "needs_embedding", "created_at", "status", "approved", "calls",
+                                    "errors")]
+    if ids.ndim != 1 or classes.shape[0] != n or any(len(c) != n for c in (*strings, *numeric)):
+        raise ValueError("columns of different lengths")
+    if classes.size and (int(classes.min()) < 0 or int(classes.max()) >= len(projections)):
+        raise ValueError("a class out of range")
+    id_list = ids.tolist()
+    statuses = head["statuses"]
+    status = [statuses[c] for c in columns["status"].tolist()]
+    created = [None if math.isnan(c) else c for c in columns["created_at"].tolist()]  # NaN: no analysis
+    definition, text = (columns[name].astype(str).tolist() for name in _HASHES)
+    servers, tools, names = strings
+    states = dict(zip(id_list, zip(definition, text, columns["needs_embedding"].tolist(), created, status,
+                                   columns["approved"].tolist(), columns["calls"].tolist(),
+                                   columns["errors"].tolist(), strict=True), strict=True))
+    offsets, members = columns["label_offsets"].tolist(), columns["label_ids"]
+    labels: dict[str, dict[str, frozenset[int]]] = {}
+    at = 0
+    for kind, names_of_kind in head["labels"].items():
+        labels[kind] = {}
+        for label in names_of_kind:
+            labels[kind][label] = frozenset(members[offsets[at]:offsets[at + 1]].tolist())
+            at += 1
+    return SavedView(
+        version=int(head["version"]), usage_version=int(head["usage_version"]), index_key=str(head["index_key"]),
+        states=states, heads=dict(zip(id_list, zip(servers, tools, strict=True), strict=True)),
+        names=dict(zip(id_list, names, strict=True)), projections=projections, ids=ids,
+        classes=classes.astype(np.int64), global_facts=_facts(head["global_facts"]), labels=labels,
+    )
