@@ -42,6 +42,7 @@ stands.
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import json
 import logging
@@ -50,8 +51,6 @@ import re
 from typing import Any
 
 import jsonschema_rs
-from jsonschema import Draft4Validator, Draft7Validator, Draft202012Validator
-from jsonschema.exceptions import best_match
 
 from .salvage import marker_reason
 
@@ -82,9 +81,18 @@ OPEN_SCHEMA: dict[str, Any] = {"type": "object", "additionalProperties": True}
 _TARGET = re.compile(r"^https?://json-schema\.org/draft/2020-12/schema#?$")
 _OLDER = re.compile(r"^https?://json-schema\.org/(draft-0[3-7]|draft/2019-09)/schema#?$")
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_META = Draft202012Validator(Draft202012Validator.META_SCHEMA)  # no format checker: see module docstring
-_META_07 = Draft7Validator(Draft7Validator.META_SCHEMA)
-_META_04 = Draft4Validator(Draft4Validator.META_SCHEMA)
+
+
+@functools.cache
+def _metaschemas() -> dict[str, Any]:
+    """Dialect -> its metaschema's validator (no format checker: see the module docstring).
+
+    The ``jsonschema`` package takes ~0.1 s to import and is needed only to say why a schema
+    fails: most checks end on the Rust validator's yes (:func:`_fast_meta_valid`)."""
+    from jsonschema import Draft4Validator, Draft7Validator, Draft202012Validator
+
+    return {dialect: cls(cls.META_SCHEMA) for dialect, cls in
+            (("2020-12", Draft202012Validator), ("draft-07", Draft7Validator), ("draft-04", Draft4Validator))}
 
 # Subschema positions (keywords whose value is a schema, a list of them or a map of them).
 _ONE = ("additionalItems", "additionalProperties", "contains", "else", "if", "items", "not", "propertyNames",
@@ -230,12 +238,15 @@ def normalize_dialect(schema: dict[str, Any], *, assume: str | None = None) -> t
 # --------------------------------------------------------------------------- whole checks
 
 
-def _meta_error(schema: dict[str, Any], validator: Any = _META) -> str | None:
+def _meta_error(schema: dict[str, Any], against: str = "2020-12") -> str | None:
+    """Why ``schema`` fails the metaschema of dialect ``against``, None if it does not."""
     dialect = schema.get("$schema")
-    if validator is _META and (dialect is None or (isinstance(dialect, str) and _TARGET.match(dialect))) \
+    if against == "2020-12" and (dialect is None or (isinstance(dialect, str) and _TARGET.match(dialect))) \
             and _fast_meta_valid(schema):
         return None
-    err = best_match(validator.iter_errors(schema))
+    from jsonschema.exceptions import best_match
+
+    err = best_match(_metaschemas()[against].iter_errors(schema))
     if err is None:
         return None
     message = err.message if len(err.message) <= 200 else err.message[:200] + "…"
@@ -300,8 +311,8 @@ def check_schema(value: Any, field: str = "inputSchema") -> tuple[dict[str, Any]
     if error and "$schema" not in value:
         # Pre-2020 keywords without a $schema (array-form items, boolean exclusiveMinimum …):
         # read it in the newest older dialect whose metaschema accepts it.
-        for dialect, validator in (("draft-07", _META_07), ("draft-04", _META_04)):
-            if _meta_error(value, validator) is None:
+        for dialect in ("draft-07", "draft-04"):
+            if _meta_error(value, dialect) is None:
                 schema, _ = normalize_dialect(value, assume=dialect)
                 error = _cached_meta_error(schema)
                 break

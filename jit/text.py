@@ -23,10 +23,12 @@ This module imports nothing from jit, so every layer may use it.
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import lru_cache
 
 __all__ = [
     "CJK",
+    "HIDDEN_CHARS",
     "SEARCH_STOPWORDS",
     "bm25_tokens",
     "first_sentence",
@@ -34,6 +36,7 @@ __all__ = [
     "identifier_stems",
     "light_stem",
     "prose_stems",
+    "remove_hidden",
     "search_tokens",
     "sentences",
     "split_camel",
@@ -231,3 +234,20 @@ def sentences(text: str) -> list[str]:
     (:func:`jit.analysis.hostile.strip_instructions`). Pieces may be empty or blank.
     """
     return _SENTENCES.split(text)
+
+
+#: Invisible or reordering code points. U+200D (zero-width joiner) is left out:
+#: emoji sequences use it legitimately.
+HIDDEN_CHARS = re.compile(
+    "[\u00ad\u180e\u200b\u200c\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\ufff9-\ufffb"
+    "\U000e0000-\U000e007f]"
+)
+
+
+def remove_hidden(text: str) -> str:
+    """``text`` without invisible / direction-changing characters, NFKC-normalised (what the
+    injection checks of :mod:`jit.analysis.hostile` and every summary see of a text)."""
+    if text.isascii():  # nothing hidden and already NFKC: the common case, checked in C
+        return text
+    text = HIDDEN_CHARS.sub("", text)
+    return text if unicodedata.is_normalized("NFKC", text) else unicodedata.normalize("NFKC", text)

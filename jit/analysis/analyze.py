@@ -33,7 +33,6 @@ from ..config import AvailableTools, Config
 from ..errors import AnalysisError, ConfigError
 from ..models import HARNESS_SERVER, StoredTool, ToolAnalysis, ToolDef
 from ..text import split_identifier
-from .hostile import HOSTILE_RULES_VERSION, detect_hostile
 from .offline_analyzer import (
     ANALYZER_DEFERRED,
     ANALYZER_FALLBACK,
@@ -59,6 +58,7 @@ from .vocab import (
 )
 
 if TYPE_CHECKING:
+    from .hostile import detect_hostile
     from .llm_analyzer import AnthropicAnalyzer
 
 __all__ = [
@@ -246,6 +246,8 @@ def analyze_pending(
     # learned a new class would keep its empty flags (and its Full-tier eligibility) forever:
     # when the rules changed, re-check every cached analysis once and re-analyse the tools
     # that now raise a flag they lack.
+    from .hostile import HOSTILE_RULES_VERSION, detect_hostile  # see __getattr__
+
     rules_key = "hostile_rules" + ("" if store.scope is None else ":" + ",".join(sorted(store.scope)))
     rules_changed = store.get_meta(rules_key) != HOSTILE_RULES_VERSION
     if rules_changed:
@@ -310,10 +312,15 @@ def make_analyzer(config: Config, *, env: Mapping[str, str] | None = None, clien
 
 
 def __getattr__(name: str) -> Any:
-    # AnthropicAnalyzer lives in llm_analyzer; exposed lazily so importing this module
-    # does not load the anthropic SDK (see make_analyzer).
+    """Names exposed on first use: ``AnthropicAnalyzer`` (llm_analyzer loads the anthropic
+    SDK; see make_analyzer) and ``detect_hostile`` (the injection rules take ~0.1 s to
+    import, and a process that only compiles never runs them)."""
     if name == "AnthropicAnalyzer":
         from .llm_analyzer import AnthropicAnalyzer
 
         return AnthropicAnalyzer
+    if name == "detect_hostile":
+        from .hostile import detect_hostile
+
+        return detect_hostile
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -57,7 +57,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..models import ToolDef
-from ..text import sentences
+from ..text import HIDDEN_CHARS, remove_hidden, sentences
 from .hostile_i18n import NON_ENGLISH_RULES
 from .hostile_rules import (
     ENGLISH_RULES,
@@ -133,13 +133,6 @@ MAX_DESCRIPTION_CHARS = 5000
 
 #: Schema text scanned per tool; past this the schema is data nobody renders whole.
 _MAX_SCAN_CHARS = 50_000
-
-#: Invisible or reordering code points. U+200D (zero-width joiner) is left out:
-#: emoji sequences use it legitimately.
-HIDDEN_CHARS = re.compile(
-    "[\u00ad\u180e\u200b\u200c\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\ufff9-\ufffb"
-    "\U000e0000-\U000e007f]"
-)
 
 #: Changes whenever a rule, a flag or a limit changes: ``analyze_pending`` then re-checks the
 #: cached analyses once, so a tool analysed by older rules does not keep a clean bill.
@@ -225,14 +218,6 @@ def _mixed_script(text: str) -> bool:
 
 
 # ------------------------------------------------------------------------------ detection
-
-
-def remove_hidden(text: str) -> str:
-    """``text`` without invisible / direction-changing characters, NFKC-normalised."""
-    if text.isascii():  # nothing hidden and already NFKC: the common case, checked in C
-        return text
-    text = HIDDEN_CHARS.sub("", text)
-    return text if unicodedata.is_normalized("NFKC", text) else unicodedata.normalize("NFKC", text)
 
 
 #: The seams between strings of a JSON text (``","``, ``":{"``): they become line breaks, so a

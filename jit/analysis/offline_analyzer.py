@@ -22,8 +22,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..config import ShardConfig
 from ..models import ToolAnalysis, ToolDef
-from ..text import CJK, first_sentence, identifier_stems, prose_stems, split_identifier, stem
-from .hostile import detect_hostile, remove_hidden, strip_instructions
+from ..text import CJK, first_sentence, identifier_stems, prose_stems, remove_hidden, split_identifier, stem
 from .vocab import (
     CAPABILITY_VERB_PHRASES,
     CAPABILITY_VERBS,
@@ -350,6 +349,9 @@ class OfflineAnalyzer:
 
     def analyze_one(self, tool: ToolDef, *, analyzer: str | None = None) -> ToolAnalysis:
         """The offline analysis of one tool (``analyzer`` overrides the recorded name)."""
+        # The injection rules take ~0.1 s to import: a process that only compiles never needs them.
+        from .hostile import detect_hostile
+
         flags = detect_hostile(tool)
         f = self._features(tool, flagged=bool(flags))
         cats = _select(f.categories, minimum=2.0, ratio=0.45, limit=MAX_CATEGORIES)
@@ -378,6 +380,8 @@ class OfflineAnalyzer:
         return {p.name: _affinity(p, confident, list(capabilities)) for p in self._profiles}
 
     def _features(self, tool: ToolDef, *, flagged: bool) -> _Features:
+        from .hostile import strip_instructions  # see analyze_one
+
         raw = tool.description or ""
         desc = strip_instructions(raw) if flagged else remove_hidden(raw)
         head = desc[:_DESC_CHARS]
