@@ -67,10 +67,14 @@ def test_sync_then_compile_through_the_console_script(tmp_path):
              if line.startswith("│ ")]
     rows = {c[0]: c[1:4] for c in cells}
     assert rows["workspace"] == ["ok", "10", "10"] and rows["tracker"] == ["ok", "12", "12"]
+    # The sync left the compiled view the compile starts from: the compile finds it current.
+    (view,) = (tmp_path / "catalog.db.index").glob("*.view")
+    prepared = view.read_bytes()
 
     compiled = jit("--config", str(path), "compile", "--shard", "coder", "--task", TASK, "--budget", "2000",
                    "--json", "--explain")
     assert compiled.returncode == 0, compiled.stderr
+    assert view.read_bytes() == prepared
     data = json.loads(compiled.stdout)
     assert data["shard"] == "coder" and data["budget"] == 2000 and 0 < data["tokens_used"] <= 2000
     assert {"full", "condensed"} <= {t["tier"] for t in data["tools"]}
@@ -252,3 +256,25 @@ def test_every_command_has_help_and_the_version_is_printed():
     assert "--data-dir" in invoke("eval", "--help")[1]  # the evaluator's own options
     version = jit("--version")
     assert version.returncode == 0 and version.stdout.startswith("jit ")
+
+
+@pytest.mark.slow  # the model and the example servers
+def test_a_sync_whose_view_cannot_be_prepared_says_so_and_succeeds(tmp_path):
+    """The rules beside the config do not load: the sync's work stands, one warning names
+    why the compiled view was not prepared, and the compile reports the rule error."""
+    import shutil
+
+    from jit.selection.logic import default_rules_dir
+
+    shutil.copytree(default_rules_dir(), tmp_path / "rules")
+    (tmp_path / "rules" / "zz_broken.dl").write_text("blocked(T, R) <= tool(T, S,\n")
+    path = write_example_config(tmp_path, rules=str(tmp_path / "rules"))
+    code, out, err = invoke("sync", "--config", str(path), "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["compiled_view"]["prepared"] is False and "zz_broken.dl" in data["compiled_view"]["error"]
+    assert {r["server"]: r["tools"] for r in data["servers"]}["tracker"] == 12
+    code, _, err = invoke("sync", "--config", str(path))
+    assert code == 0 and "compiled view was not prepared" in err
+    code, _, err = invoke("compile", "--config", str(path), "--shard", "coder", "--task", TASK)
+    assert code != 0 and "zz_broken.dl" in err

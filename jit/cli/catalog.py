@@ -14,7 +14,7 @@ from ..catalog.approval import pending_report
 from ..catalog.ownership import Reconciled, describe_kept
 from ..config import Config
 from ..display import markup
-from ..errors import ServerUnavailableError, ToolNotFoundError
+from ..errors import JitError, ServerUnavailableError, ToolNotFoundError
 from ..views import analysis_of, server_rows, tool_counts
 from .shared import (
     EXIT_CODES,
@@ -136,6 +136,7 @@ def sync_command(
                 report = _run(sync(config, store, embedder, progress=progress, forget_foreign=prune_foreign))
             counts = tool_counts(store)
             waiting = pending_report(store)
+            view_error = _prepare_view(config, store, embedder)
         rows = []
         for rec in report.servers:
             change = report.changes.get(rec.name)
@@ -158,7 +159,8 @@ def sync_command(
             _emit_json({"servers": rows, "removed_servers": report.removed_servers,
                         "kept_servers": report.kept_servers, "unowned_servers": report.unowned_servers,
                         "analysis": analysis,
-                        "embedding": embedding, "unreachable": unreachable, "awaiting_approval": waiting})
+                        "embedding": embedding, "unreachable": unreachable, "awaiting_approval": waiting,
+                        "compiled_view": {"prepared": view_error is None, "error": view_error}})
         else:
             table = Table(title="jit sync", title_justify="left")
             for col in ("server", "sync", "tools", "added", "changed", "removed", "last error"):
@@ -179,10 +181,27 @@ def sync_command(
             if analysis:
                 out.print("analysis: " + markup(", ".join(f"{k} {v}" for k, v in analysis.items()
                                                            if isinstance(v, (int, float, str)) and v != "")))
+        if view_error is not None and not as_json:
+            err.print(f"[yellow]warning:[/] the compiled view was not prepared ({markup(view_error)}); "
+                      "the first compile will build it")
         if strict and unreachable:
             if not as_json:
                 err.print(f"unreachable: {markup(', '.join(unreachable))}")
             raise typer.Exit(EXIT_CODES[ServerUnavailableError])
+
+
+def _prepare_view(config: Config, store: Any, embedder: Any) -> str | None:
+    """Build the compiled view a compile needs (and its file beside the catalog), so the first
+    ``jit compile`` after a sync does not: None, or why it could not be built (a rule error
+    is reported by the compile that needs the rules; the sync itself is done)."""
+    from ..selection.compiler import Compiler  # the selection wing: see the note on imports at the top
+
+    try:
+        with Compiler(store, config, embedder) as compiler:
+            compiler.prepare()
+    except JitError as exc:
+        return str(exc)
+    return None
 
 
 def _print_definition_changes(rows: list[dict[str, Any]], waiting: list[dict[str, Any]], config: Config) -> None:

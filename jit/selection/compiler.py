@@ -90,6 +90,12 @@ class Compiler:
         """Stop the Datalog engine's thread and let go of the catalog snapshot."""
         self.catalog.close()
 
+    def prepare(self) -> None:
+        """Bring the catalog view up to date now rather than at the first compile: built, or
+        loaded from the view file beside the catalog and refreshed, and that file written for
+        the next process (``jit sync`` calls it; a harness may call it at start)."""
+        self.catalog.snapshot()
+
     def __enter__(self) -> Compiler:
         return self
 
