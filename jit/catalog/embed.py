@@ -26,6 +26,8 @@ import numpy as np
 
 from ..config import EmbeddingConfig
 from ..errors import EmbeddingError
+from .onnx_int8 import SCHEME as INT8_SCHEME
+from .onnx_int8 import ensure_int8
 from .onnx_runtime import OnnxModel, ensure_export, read_layout
 from .store import Store
 
@@ -144,24 +146,33 @@ class SentenceTransformerEmbedder:
 class OnnxEmbedder:
     """The model run by onnxruntime + tokenizers (:mod:`jit.catalog.onnx_runtime`), loaded lazily.
 
-    Same vectors as :class:`SentenceTransformerEmbedder` (so the same
+    In fp32, the same vectors as :class:`SentenceTransformerEmbedder` (so the same
     ``model_name``: switching runtimes re-embeds nothing), without importing torch:
     a new process loads the model in well under a second, where torch takes
     seconds. The first load on a machine exports the model (torch, once) into
     the cache. Texts are embedded in batches of similar token length.
 
+    With ``precision="int8"`` the export is quantized (:mod:`jit.catalog.onnx_int8`):
+    other vectors, so another ``model_name`` (``<model>+<scheme>``), and a catalog
+    embedded in fp32 is re-embedded rather than queried with int8 vectors.
+
     With ``fallback`` (``embedding.runtime: auto``), a model this runtime cannot
     run, or an export that fails or does not match torch's vectors, is logged and
     served by sentence-transformers instead; without it, that is an
-    :class:`EmbeddingError`. :attr:`runtime` says which one ran.
+    :class:`EmbeddingError`. An int8 model never falls back: torch's vectors are
+    fp32 ones, and they would be stored under the int8 model's name. :attr:`runtime`
+    says which one ran.
     """
 
     def __init__(self, model: str = "all-MiniLM-L6-v2", path: str | None = None, batch_size: int = 64,
-                 *, fallback: bool = True, threads: int | None = None) -> None:
+                 *, fallback: bool = True, threads: int | None = None, precision: str = "fp32") -> None:
+        if precision not in ("fp32", "int8"):
+            raise EmbeddingError(f"unknown precision {precision!r} (fp32 or int8)", model=model)
         self._name = model
         self._path = path
         self.batch_size = batch_size
-        self.fallback = fallback
+        self.precision = precision
+        self.fallback = fallback and precision == "fp32"
         self.threads = threads
         self._onnx: OnnxModel | None = None
         self._torch: SentenceTransformerEmbedder | None = None
@@ -171,11 +182,12 @@ class OnnxEmbedder:
 
     @classmethod
     def from_config(cls, cfg: EmbeddingConfig, *, fallback: bool = True) -> OnnxEmbedder:
-        return cls(model=cfg.model, path=cfg.path, batch_size=cfg.batch_size, fallback=fallback)
+        return cls(model=cfg.model, path=cfg.path, batch_size=cfg.batch_size, fallback=fallback,
+                   precision=cfg.precision)
 
     @property
     def model_name(self) -> str:
-        return self._name
+        return self._name if self.precision == "fp32" else f"{self._name}+{INT8_SCHEME}"
 
     @property
     def runtime(self) -> str | None:
@@ -199,13 +211,17 @@ class OnnxEmbedder:
             if self._onnx is None and self._torch is None:
                 path = self._path or (default_model_path() if self._name == "all-MiniLM-L6-v2" else self._name)
                 try:
-                    self._onnx = ensure_export(read_layout(path), threads=self.threads)
+                    layout = read_layout(path)
+                    if self.precision == "int8":
+                        self._onnx = ensure_int8(layout, threads=self.threads)
+                    else:
+                        self._onnx = ensure_export(layout, threads=self.threads)
                 except Exception as exc:  # noqa: BLE001 - any failure here has the same remedy
                     if not self.fallback:
                         if isinstance(exc, EmbeddingError):
                             raise
-                        raise EmbeddingError(f"cannot run embedding model {self._name!r} on onnxruntime: {exc}",
-                                             model=self._name) from exc
+                        raise EmbeddingError(f"cannot run embedding model {self.model_name!r} on onnxruntime: "
+                                             f"{exc}", model=self.model_name) from exc
                     log.warning("embedding: running %s through torch, not onnxruntime: %s", self._name, exc)
                     self._torch = SentenceTransformerEmbedder(self._name, self._path, self.batch_size)
             return self._onnx or self._torch  # type: ignore[return-value]
@@ -224,7 +240,8 @@ class OnnxEmbedder:
 
 
 def embedder_from_config(cfg: EmbeddingConfig) -> Embedder:
-    """The embedder ``embedding.runtime`` asks for; nothing is imported or loaded until it is first used."""
+    """The embedder ``embedding.runtime`` and ``embedding.precision`` ask for; nothing is imported or
+    loaded until it is first used. int8 never falls back to torch (see :class:`OnnxEmbedder`)."""
     if cfg.runtime == "torch":
         return SentenceTransformerEmbedder.from_config(cfg)
     return OnnxEmbedder.from_config(cfg, fallback=cfg.runtime == "auto")

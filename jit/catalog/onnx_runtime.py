@@ -56,6 +56,7 @@ from ..paths import write_atomic
 
 __all__ = [
     "MIN_COSINE",
+    "Export",
     "PROBE_TEXTS",
     "ModelLayout",
     "OnnxModel",
@@ -177,8 +178,8 @@ def fingerprint(layout: ModelLayout) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class _Export:
-    """A cached export's files and metadata, as :func:`_read_export` found them."""
+class Export:
+    """A cached model's files and metadata, as :func:`_read_export` found them (or as staged)."""
 
     meta: dict[str, Any]
     onnx: Path
@@ -198,7 +199,7 @@ class OnnxModel:
     sessions are).
     """
 
-    def __init__(self, export: _Export, *, threads: int | None = None) -> None:
+    def __init__(self, export: Export, *, threads: int | None = None) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
@@ -284,22 +285,24 @@ def _default_threads() -> int:
 # ---------------------------------------------------------------------------- the cache
 
 
-def _meta_path(layout: ModelLayout, fp: str) -> Path:
-    return cache_root() / "onnx" / f"{layout.slug}-{fp}.json"
+def meta_path_of(layout: ModelLayout, fp: str, variant: str = "") -> Path:
+    """Where the metadata of the model's export (or of a ``variant`` derived from it) is cached."""
+    return cache_root() / "onnx" / f"{layout.slug}-{fp}{'-' + variant if variant else ''}.json"
 
 
-def _read_export(layout: ModelLayout, fp: str) -> _Export | None:
-    """The cached export, or None if there is none; a damaged one is a :class:`EmbeddingError`."""
-    meta_path = _meta_path(layout, fp)
+def _read_export(meta_path: Path, fp: str, **expected: Any) -> Export | None:
+    """The cached model that ``meta_path`` describes, or None if there is none (or one of another
+    format, model or ``expected`` metadata); a damaged one is a :class:`EmbeddingError`."""
     try:
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:
         raise EmbeddingError(f"unreadable export metadata {meta_path}: {exc}") from exc
-    if meta.get("format") != EXPORT_FORMAT or meta.get("fingerprint") != fp:
+    if meta.get("format") != EXPORT_FORMAT or meta.get("fingerprint") != fp or \
+            any(meta.get(key) != value for key, value in expected.items()):
         return None
-    export = _Export(meta, meta_path.parent / meta["onnx_file"], meta_path.parent / meta["tokenizer_file"])
+    export = Export(meta, meta_path.parent / meta["onnx_file"], meta_path.parent / meta["tokenizer_file"])
     for file, size in ((export.onnx, meta["onnx_size"]), (export.tokenizer, meta["tokenizer_size"])):
         try:
             actual = file.stat().st_size
@@ -310,22 +313,44 @@ def _read_export(layout: ModelLayout, fp: str) -> _Export | None:
     return export
 
 
-def _fsync(path: Path) -> None:
+def load_cached(meta_path: Path, fp: str, *, threads: int | None, rebuild: str, **expected: Any) -> OnnxModel | None:
+    """The cached model ``meta_path`` describes, loaded and checked on its stored probe vector.
+
+    None when the cache has none, or a damaged one: that is logged (``rebuild`` says
+    what the caller does next) and its metadata removed, so the caller builds it again.
+    """
+    try:
+        export = _read_export(meta_path, fp, **expected)
+        if export is None:
+            return None
+        model = OnnxModel(export, threads=threads)
+        cosine = check_probe(model)
+        if cosine >= MIN_COSINE:
+            return model
+        raise EmbeddingError(f"the probe's vector moved (cosine {cosine:.6f}) since it was cached")
+    except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own types for a bad file
+        log.warning("embedding: the cached ONNX model %s is damaged (%s); %s", meta_path.name, exc, rebuild)
+        meta_path.unlink(missing_ok=True)
+        return None
+
+
+def fsync(path: Path) -> None:
     """Flush ``path`` to disk before it is renamed into place (a crash must not leave a short file)."""
     with open(path, "rb") as f:
         os.fsync(f.fileno())
 
 
-def _check_probe(model: OnnxModel) -> float:
+def check_probe(model: OnnxModel) -> float:
     """The cosine between the model's vector for the first probe and the one stored at export."""
     stored = np.asarray(model.meta["probe_vector"], dtype=np.float32)
     return float(model.run([PROBE_TEXTS[0]])[0] @ stored)
 
 
-_export_lock = threading.Lock()
+#: Held while a model is loaded from the cache or built into it (re-entrant: int8 builds on fp32).
+export_lock = threading.RLock()
 
 
-def _require_runtime() -> None:
+def require_runtime() -> None:
     try:
         import onnxruntime  # noqa: F401
         import tokenizers  # noqa: F401
@@ -340,22 +365,11 @@ def ensure_export(layout: ModelLayout, *, threads: int | None = None) -> OnnxMod
     once per model and machine. An export that does not match sentence-transformers
     is refused (:class:`UnsupportedModel`), and nothing is cached.
     """
-    _require_runtime()
+    require_runtime()
     fp = fingerprint(layout)
-    with _export_lock:  # threads of one process export once; other processes may race (harmless)
-        try:
-            export = _read_export(layout, fp)
-            if export is not None:
-                model = OnnxModel(export, threads=threads)
-                cosine = _check_probe(model)
-                if cosine >= MIN_COSINE:
-                    return model
-                raise EmbeddingError(f"the probe's vector moved (cosine {cosine:.6f}) since it was exported")
-        except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own types for a bad file
-            log.warning("embedding: the cached ONNX export of %s is damaged (%s); exporting it again",
-                        layout.path, exc)
-            _meta_path(layout, fp).unlink(missing_ok=True)
-        return _export(layout, fp, threads=threads)
+    with export_lock:  # threads of one process export once; other processes may race (harmless)
+        model = load_cached(meta_path_of(layout, fp), fp, threads=threads, rebuild="exporting it again")
+        return model if model is not None else _export(layout, fp, threads=threads)
 
 
 def _export(layout: ModelLayout, fp: str, *, threads: int | None = None) -> OnnxModel:
@@ -409,7 +423,7 @@ def _export(layout: ModelLayout, fp: str, *, threads: int | None = None) -> Onnx
     directory = cache_root() / "onnx"
     directory.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=directory, prefix=".export-") as tmp:
-        staged = _Export({}, Path(tmp) / "model.onnx", Path(tmp) / "tokenizer.json")
+        staged = Export({}, Path(tmp) / "model.onnx", Path(tmp) / "tokenizer.json")
         axes = {name: {0: "batch", 1: "sequence"} for name in [*inputs, "last_hidden_state"]}
         with torch.no_grad(), warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the tracer's notes on Python branches: the probes verify the graph
@@ -442,8 +456,8 @@ def _export(layout: ModelLayout, fp: str, *, threads: int | None = None) -> Onnx
         staged.meta["probe_min_cosine"] = cosine
         # Content-addressed names: a concurrent export of the same bytes replaces a file with itself.
         for src, name in ((staged.onnx, staged.meta["onnx_file"]), (staged.tokenizer, staged.meta["tokenizer_file"])):
-            _fsync(src)
+            fsync(src)
             os.replace(src, directory / name)
-    write_atomic(_meta_path(layout, fp), lambda f: f.write(json.dumps(staged.meta, indent=1).encode("utf-8")))
+    write_atomic(meta_path_of(layout, fp), lambda f: f.write(json.dumps(staged.meta, indent=1).encode("utf-8")))
     log.info("embedding: ONNX export of %s verified (min cosine %.6f)", layout.path, cosine)
     return model
