@@ -35,8 +35,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from ..paths import write_atomic
 from .onnx_runtime import (
     EXPORT_FORMAT,
@@ -51,6 +49,7 @@ from .onnx_runtime import (
     fsync,
     load_cached,
     meta_path_of,
+    probe_cosine,
     require_runtime,
 )
 
@@ -115,9 +114,7 @@ def _quantize(layout: ModelLayout, fp: str, meta_path: Path, *, threads: int | N
             "versions": {**source.meta.get("versions", {}), "onnxruntime": _ort_version()},
         })
         model = OnnxModel(staged, threads=threads)
-        together = model.run(list(PROBE_TEXTS))
-        alone = np.concatenate([model.run([t]) for t in PROBE_TEXTS])
-        cosine = float(min((together * reference).sum(axis=1).min(), (alone * reference).sum(axis=1).min()))
+        cosine, alone = probe_cosine(model, reference)
         if cosine < MIN_COSINE_INT8:
             raise UnsupportedModel(f"the int8 model of {layout.path} is too far from its fp32 export "
                                    f"(min cosine {cosine:.4f} < {MIN_COSINE_INT8})")

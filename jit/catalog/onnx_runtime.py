@@ -56,8 +56,8 @@ from ..paths import write_atomic
 
 __all__ = [
     "MIN_COSINE",
-    "Export",
     "PROBE_TEXTS",
+    "Export",
     "ModelLayout",
     "OnnxModel",
     "UnsupportedModel",
@@ -340,6 +340,15 @@ def fsync(path: Path) -> None:
         os.fsync(f.fileno())
 
 
+def probe_cosine(model: OnnxModel, reference: np.ndarray) -> tuple[float, np.ndarray]:
+    """The least cosine between ``model``'s vectors of :data:`PROBE_TEXTS` and ``reference``'s,
+    the probes run in one mixed batch and one by one (padding must change nothing), and the
+    one-by-one vectors."""
+    together = model.run(list(PROBE_TEXTS))
+    alone = np.concatenate([model.run([t]) for t in PROBE_TEXTS])
+    return float(min((together * reference).sum(axis=1).min(), (alone * reference).sum(axis=1).min())), alone
+
+
 def check_probe(model: OnnxModel) -> float:
     """The cosine between the model's vector for the first probe and the one stored at export."""
     stored = np.asarray(model.meta["probe_vector"], dtype=np.float32)
@@ -447,9 +456,7 @@ def _export(layout: ModelLayout, fp: str, *, threads: int | None = None) -> Onnx
             "versions": {"torch": torch.__version__, "onnx_opset": 17},
         })
         model = OnnxModel(staged, threads=threads)
-        together = model.run(list(PROBE_TEXTS))
-        alone = np.concatenate([model.run([t]) for t in PROBE_TEXTS])
-        cosine = float(min((together * reference).sum(axis=1).min(), (alone * reference).sum(axis=1).min()))
+        cosine, _alone = probe_cosine(model, reference)
         if cosine < MIN_COSINE:
             raise UnsupportedModel(f"the ONNX export of {layout.path} does not match sentence-transformers "
                                    f"(min cosine {cosine:.6f} < {MIN_COSINE})")
