@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import random
+import re
 
 import anthropic
 import httpx2
@@ -98,6 +100,22 @@ def test_estimate_counts_tools_as_compact_json():
         EstimateCounter(scale=0)
     # CJK text costs about a token per character, unlike chars/4.
     assert est.count_text("使用必应搜索指定的关键词") >= 10
+
+
+def test_the_ascii_pieces_are_the_unicode_pieces_on_ascii_text():
+    """ASCII text is split by a pattern with spelled-out classes (faster); every class must accept
+    the same ASCII characters as its Unicode original, so the two patterns split alike."""
+    from jit.selection import tokens
+
+    for name, unicode_class in tokens._UNICODE_CLASSES.items():
+        wide, narrow = re.compile(unicode_class), re.compile(tokens._ASCII_CLASSES[name])
+        for c in map(chr, range(128)):
+            assert bool(wide.fullmatch(c)) == bool(narrow.fullmatch(c)), (name, c)
+    rng = random.Random(5)
+    alphabet = [chr(i) for i in range(128)] + ["'s", "'ll", "  ", "\r\n", "abcdefghij", "1234567"]
+    for _ in range(3000):
+        text = "".join(rng.choices(alphabet, k=rng.randint(0, 40)))
+        assert tokens._PIECE_ASCII.findall(text) == tokens._PIECE.findall(text), text
 
 
 def _client(handler) -> anthropic.Anthropic:

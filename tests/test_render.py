@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import random
 import re
 
 import pytest
 
 from jit.errors import SelectionError
 from jit.models import ServerStatus, StoredTool, ToolAnalysis, ToolDef
-from jit.selection.render import META_TOOL, namespaced, render_tools, summary_line
+from jit.selection.render import META_TOOL, Estimates, fit_budget, measure, namespaced, render_tools, summary_line
+from jit.selection.tokens import EstimateCounter
 from jit.selection.toolset import ScoredTool, Tier
 
 NAME_OK = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -119,3 +121,74 @@ def test_an_unanalyzed_tools_summary_follows_the_analyzers_rule():
     for text in ("这是工具。它做事。", "Fetch a **page**. Then parse it.", "Reads\nfiles. More", "x" * 300):
         assert summary_line(text) == condense(text, limit=121)
     assert summary_line("这是工具。它做事。") == "这是工具。"
+
+
+# Texts that stress the estimator's pieces where Estimates cuts a rendering: quotes and
+# backslashes (JSON escapes), newlines and tabs, trailing whitespace, CJK, digits, emoji,
+# punctuation runs and apostrophes ("'s", "'ll"), at the start and at the end of a line.
+_ODD = ["plain words", 'say "hi"', "back\\slash", "ends with a space ", "tab\tand\nnewline", "数据库查询工具",
+        "v2.0 (beta)", "ends in 42", "emoji 🚀", "--flags--", "it's John's", "you'll see", "under_score_",
+        "…", "", " leading", "x" * 130, "Élan vital", "a\u00a0b\u00a0", "__dunder__", "'quoted'", "[1, 2]"]
+
+
+def _odd_tools(rng: random.Random, n: int) -> list[ScoredTool]:
+    tools = []
+    for i in range(n):
+        server = rng.choice(["gh", "web-search", "bing-cn", "s" * 40, "harness", "x1"])
+        name = rng.choice(["create_issue", "fetch", "必应搜索", "get.item", "t" * 50, "a", "run-2"]) + str(i)
+        description = " ".join(rng.sample(_ODD, 3))
+        tool = ToolDef(server=server, name=name, description=description,
+                       input_schema={"type": "object", "properties": {rng.choice(_ODD) or "p": {"type": "string"}}})
+        offline = rng.random() < 0.2
+        status = ServerStatus.DISCONNECTED if offline else ServerStatus.CONNECTED
+        st = StoredTool(id=i, tool=tool, definition_hash="h", server_status=status, analysis=ToolAnalysis())
+        # Summaries as the analyzers make them, and raw ones that end in whitespace or hold escapes.
+        summary = summary_line(description) if rng.random() < 0.5 else rng.choice(_ODD) + rng.choice(_ODD)
+        tools.append(ScoredTool(tool=st, name=namespaced(server, name), tier=rng.choice(list(Tier)),
+                                skeleton=rng.random() < 0.1, logic=0, vector=0, final=rng.randint(0, 100),
+                                offline=offline, tokens=0, summary=summary))
+    return tools
+
+
+@pytest.mark.parametrize("fmt", ["anthropic", "openai", "markdown", "json"])
+def test_a_measure_from_parts_equals_counting_the_rendering(fmt):
+    """Estimates.measure adds raw counts of parts instead of counting the text: it must give the
+    text's count exactly, for any mix of tiers and any tool text."""
+    rng = random.Random(14)
+    tools = _odd_tools(rng, 60)
+    for scale in (1.0, 1.15):
+        counter = EstimateCounter(scale)
+        estimates = Estimates(fmt, EstimateCounter())
+        for _ in range(40):
+            picked = rng.sample(tools, rng.randint(0, 25))
+            for s in picked:
+                s.tier = rng.choice(list(Tier))
+                estimates.cost(s, s.tier)  # what fit_budget leaves in the memo first, sometimes
+            assert estimates.measure(picked, counter, shard="coder") == \
+                measure(render_tools(picked, fmt, shard="coder"), fmt, counter)
+
+
+def test_condensed_never_costs_less_than_minimal():
+    """fit_budget skips counting a Condensed line once the name alone does not fit."""
+    rng = random.Random(7)
+    estimates = Estimates("anthropic")
+    for s in _odd_tools(rng, 300):
+        assert estimates.condensed_dearer(s)
+        assert estimates.cost(s, Tier.CONDENSED) >= estimates.cost(s, Tier.MINIMAL) == \
+            EstimateCounter().count_text(s.name) + 1
+
+
+def test_fit_budget_is_the_same_with_a_kept_memo_and_without():
+    """The compiler keeps estimates across compiles; a fresh fit of the same tools agrees."""
+    rng = random.Random(3)
+    tools = [s for s in _odd_tools(rng, 120) if not s.skeleton]
+    memo: dict = {}
+    for budget in (50, 400, 1500, 6000):
+        results = []
+        for estimates in (Estimates("anthropic", memo=memo), None):
+            for s in tools:
+                s.tier, s.reasons = Tier.CONDENSED if s.final < 70 else Tier.FULL, []
+            used, _warnings = fit_budget(tools, budget, "anthropic", EstimateCounter(), estimates=estimates)
+            results.append((used, [(s.tier, s.tokens, tuple(s.reasons)) for s in tools]))
+        assert results[0] == results[1]
+        assert results[0][0] == measure(render_tools(tools, "anthropic"), "anthropic", EstimateCounter())

@@ -27,6 +27,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -44,7 +45,7 @@ from ..models import HARNESS_SERVER, StoredTool, ToolAnalysis
 from .catalog_view import LABEL_KINDS, TASK_TABLES, CatalogSnapshot, CatalogView, merge_points
 from .logic import Fact, RuleSet
 from .records import StaleSnapshot
-from .render import fit_budget, order_key, summary_line, tier_cost
+from .render import Estimates, fit_budget, order_key, summary_line
 from .retrieve import RetrievalIndex, split_task
 from .tokens import EstimateCounter, TokenCounter, default_counter
 from .toolset import ScoredTool, TaskContext, Tier, ToolSet
@@ -85,6 +86,11 @@ class Compiler:
         self.catalog = CatalogView(store, config, self.rules, model_name=self.embedder.model_name)
         #: For explanations: the rule lines behind each kind of logic points.
         self._fired = {kind: _where(self.rules, pred) for kind, pred in _POINT_RULES.items()}
+        #: (kind, points) -> its reason text: few distinct pairs, hundreds of candidates a compile.
+        self._why: dict[tuple[str, int], str] = {}
+        #: A snapshot and, per shard, its skeleton winners and losers (:meth:`_skeleton`).
+        self._skeletons: tuple[Callable[[], CatalogSnapshot | None],
+                               dict[str, tuple[dict[int, list[str]], dict[int, int]]]] = (lambda: None, {})
 
     def close(self) -> None:
         """Stop the Datalog engine's thread and let go of the catalog snapshot."""
@@ -208,8 +214,9 @@ class Compiler:
             extra_rows=sorted(set(extra) | named | set(mentions.servers)),
         )
         vector: dict[int, float] = {}
-        for r, v in zip(scores.rows.tolist(), scores.vector.tolist(), strict=True):
-            if not allowed[r]:
+        rows = scores.rows
+        for r, v, ok in zip(rows.tolist(), scores.vector.tolist(), allowed[rows].tolist(), strict=True):
+            if not ok:
                 continue
             if r in named:
                 v = 100.0
@@ -219,6 +226,20 @@ class Compiler:
         named_ids = {view.rows[r] for r in named if allowed[r]}
         ids = sorted(vector, key=lambda i: (i not in named_ids, -vector[i], view.names[i]))
         return ids, vector, named_ids
+
+    def _skeleton(self, view: CatalogSnapshot, ctx: TaskContext, slots: dict[int, tuple[str, ...]],
+                  allowed: np.ndarray) -> tuple[dict[int, list[str]], dict[int, int]]:
+        """:meth:`_dedupe_skeleton`, kept per shard for the snapshot last compiled on when no server
+        filter applies: the same for every task, and it reads every tool with a slot."""
+        if ctx.include_servers or ctx.exclude_servers:
+            return self._dedupe_skeleton(view, slots, allowed)
+        kept = self._skeletons
+        if kept[0]() is not view:  # a weak reference: a snapshot is not kept alive for this
+            kept = self._skeletons = (weakref.ref(view), {})
+        found = kept[1].get(ctx.shard)
+        if found is None:
+            found = kept[1][ctx.shard] = self._dedupe_skeleton(view, slots, allowed)
+        return found
 
     def _dedupe_skeleton(self, view: CatalogSnapshot, slots: dict[int, tuple[str, ...]], allowed: np.ndarray
                          ) -> tuple[dict[int, list[str]], dict[int, int]]:
@@ -248,11 +269,15 @@ class Compiler:
         return (t in view.offline, server != HARNESS_SERVER, -view.usage_points.get(t, 0),
                 -(calls - errors), errors, server, name)
 
-    def _summary(self, view: CatalogSnapshot, t: int) -> str:
+    def _reason(self, kind: str, points: int) -> str:
+        """``shard +8 (shard_points @ policy.dl:52,53)``, kept in ``_why``."""
+        text = self._why[(kind, points)] = f"{kind} {points:+d} ({self._fired[kind]})"
+        return text
+
+    def _summary(self, view: CatalogSnapshot, t: int, st: StoredTool) -> str:
         s = view.memo.summaries.get(t)
         if s is None:
             a = view.analyses.get(t)
-            st = view.by_id[t]
             s = summary_line(st.tool.description, a.condensed if a else "", a.flags if a else ())
             view.memo.summaries[t] = s
         return s
@@ -271,7 +296,7 @@ class Compiler:
         for s in (*ctx.include_servers, *ctx.exclude_servers):
             if s not in view.index.server_names:
                 warnings.append(f"server {s!r} has no tools in the catalog")
-        winners, losers = self._dedupe_skeleton(view, slots, allowed)
+        winners, losers = self._skeleton(view, ctx, slots, allowed)
         extra = [view.row_of[t] for t in winners]
         ids, vector, named = self._retrieve(view, text, pool or sel.candidate_pool, extra, allowed, warnings)
         view.by_id.prefetch(ids)  # the candidates' definitions, in one read
@@ -283,9 +308,10 @@ class Compiler:
                                         for kind in LABEL_KINDS)
         relevance = [(max_rank, min_vec, p) for (max_rank, min_vec), p in sorted(tables["relevance_points"].items())]
         usage_points, tier_cap, offline, names = view.usage_points, view.tier_cap, view.offline, view.names
+        by_id, summaries, explained = view.by_id, view.memo.summaries, view.memo.explain_facts
         lw, vw = sel.logic_weight, sel.vector_weight
-        thresholds = (sel.full_threshold, sel.condensed_threshold, sel.minimal_threshold)
-        fired = self._fired
+        full_at, condensed_at, minimal_at = sel.full_threshold, sel.condensed_threshold, sel.minimal_threshold
+        why = self._why
         out: list[ScoredTool] = []
         for rank, t in enumerate(ids, 1):
             v = vector[t]
@@ -299,8 +325,9 @@ class Compiler:
             logic = int(min(100, max(0, sum(points.values()))))
             vec = int(round(v))
             final = int(round(lw * logic + vw * vec))
-            wanted = _tier_for(final, *thresholds)
-            reasons = [f"{k} {p:+d} ({fired[k]})" for k, p in points.items() if p]
+            wanted = (Tier.FULL if final >= full_at else Tier.CONDENSED if final >= condensed_at
+                      else Tier.MINIMAL if final >= minimal_at else Tier.EXCLUDED)
+            reasons = [why.get((k, p)) or self._reason(k, p) for k, p in points.items() if p]
             if t in named:
                 reasons.insert(0, "named in the task")
             skeleton = t in winners
@@ -314,21 +341,24 @@ class Compiler:
                 tier = cap
             if t in losers:
                 reasons.append(f"not skeleton: {names[losers[t]]} fills the same slot")
+            st = by_id[t]
+            summary = summaries.get(t)
+            shown = explained.get(t)
             out.append(ScoredTool(
-                tool=view.by_id[t], name=names[t], tier=tier, skeleton=skeleton, logic=logic, vector=vec,
+                tool=st, name=names[t], tier=tier, skeleton=skeleton, logic=logic, vector=vec,
                 final=final, offline=t in offline, tokens=0, reasons=reasons, points=points,
-                facts=self._explain_facts(view, t), wanted=wanted, rank=rank, summary=self._summary(view, t),
+                facts=self._explain_facts(view, t, st) if shown is None else shown, wanted=wanted, rank=rank,
+                summary=self._summary(view, t, st) if summary is None else summary,
             ))
         task_facts: dict[str, list[str]] = {}
         for f in facts:
             task_facts.setdefault(f[0].removeprefix("task_"), []).append(str(f[1]))
         return view, out, task_facts
 
-    def _explain_facts(self, view: CatalogSnapshot, t: int) -> dict[str, Any]:
+    def _explain_facts(self, view: CatalogSnapshot, t: int, st: StoredTool) -> dict[str, Any]:
         cached = view.memo.explain_facts.get(t)
         if cached is not None:
             return cached
-        st = view.by_id[t]
         a = view.analyses.get(t) or ToolAnalysis(analyzer="none")
         facts: dict[str, Any] = {
             "server_status": st.server_status.value,
@@ -388,17 +418,9 @@ class Compiler:
                 s.reasons.append(f"demoted full -> condensed: max_full_tools={sel.max_full_tools}")
                 s.tier = Tier.CONDENSED
         fmt = sel.budget_format
-        costs = view.memo.costs
-
-        def cost(st: ScoredTool, tier: Tier) -> int:
-            key = (st.tool.id, tier, fmt, st.offline)
-            value = costs.get(key)
-            if value is None:
-                value = costs[key] = tier_cost(st, tier, fmt, self._estimate)
-            return value
-
-        used, budget_warnings = fit_budget(tools, budget, fmt, self.counter, estimate=self._estimate, cost=cost,
-                                           shard=ctx.shard)
+        # Token estimates are kept in the snapshot's memo: the next compile's candidates overlap.
+        estimates = Estimates(fmt, self._estimate, view.memo.costs)
+        used, budget_warnings = fit_budget(tools, budget, fmt, self.counter, estimates=estimates, shard=ctx.shard)
         warnings += budget_warnings
         if getattr(self.counter, "last_error", None):
             warnings.append(f"exact token count failed ({self.counter.last_error}); the estimate was used")
@@ -480,16 +502,6 @@ def _label_points(table: dict[str, int], tools_with: dict[str, frozenset[int]], 
             if p > out.get(t, p - 1):
                 out[t] = p
     return out
-
-
-def _tier_for(final: int, full: int, condensed: int, minimal: int) -> Tier:
-    if final >= full:
-        return Tier.FULL
-    if final >= condensed:
-        return Tier.CONDENSED
-    if final >= minimal:
-        return Tier.MINIMAL
-    return Tier.EXCLUDED
 
 
 _EXTENSION_DOMAINS = {

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from ..analysis.offline_analyzer import condense
@@ -32,6 +32,7 @@ from .tokens import EstimateCounter, TokenCounter, compact_json
 __all__ = [
     "FORMATS",
     "META_TOOL",
+    "Estimates",
     "fit_budget",
     "full_definition",
     "measure",
@@ -139,19 +140,14 @@ def _line(st: ScoredTool) -> str:
     return f"- {st.name}: {st.summary}" + (" (offline)" if st.offline else "")
 
 
-def _meta_tool(condensed: Sequence[ScoredTool], minimal: Sequence[ScoredTool], fmt: str) -> dict[str, Any] | None:
-    if not condensed and not minimal:
-        return None
-    parts = [
-        "More tools are available but not loaded. Call this with the names you need; "
-        "their full definitions are added and you can call them next turn."
-    ]
-    if condensed:
-        parts.append("Available (name: what it does):")
-        parts.extend(_line(s) for s in condensed)
-    if minimal:
-        parts.append("Also available: " + ", ".join(s.name + (" (offline)" if s.offline else "") for s in minimal))
-    schema = {
+_INTRO = ("More tools are available but not loaded. Call this with the names you need; "
+          "their full definitions are added and you can call them next turn.")
+_AVAILABLE = "Available (name: what it does):"
+
+
+def _names_schema() -> dict[str, Any]:
+    """The meta-tool's input schema (a new dict each time: a rendering is the caller's to change)."""
+    return {
         "type": "object",
         "properties": {
             "names": {
@@ -163,14 +159,33 @@ def _meta_tool(condensed: Sequence[ScoredTool], minimal: Sequence[ScoredTool], f
         },
         "required": ["names"],
     }
-    desc = "\n".join(parts)
+
+
+def _also(minimal: Sequence[ScoredTool]) -> str:
+    return "Also available: " + ", ".join(s.name + (" (offline)" if s.offline else "") for s in minimal)
+
+
+def _meta_dict(description: str, fmt: str) -> dict[str, Any]:
+    schema = _names_schema()
     if fmt == "openai":
-        return {"type": "function", "function": {"name": META_TOOL, "description": desc, "parameters": schema}}
-    return {"name": META_TOOL, "description": desc, "input_schema": schema}
+        return {"type": "function", "function": {"name": META_TOOL, "description": description, "parameters": schema}}
+    return {"name": META_TOOL, "description": description, "input_schema": schema}
+
+
+def _meta_tool(condensed: Sequence[ScoredTool], minimal: Sequence[ScoredTool], fmt: str) -> dict[str, Any] | None:
+    if not condensed and not minimal:
+        return None
+    parts = [_INTRO]
+    if condensed:
+        parts.append(_AVAILABLE)
+        parts.extend(_line(s) for s in condensed)
+    if minimal:
+        parts.append(_also(minimal))
+    return _meta_dict("\n".join(parts), fmt)
 
 
 def _split(tools: Sequence[ScoredTool]) -> tuple[list[ScoredTool], list[ScoredTool], list[ScoredTool]]:
-    ordered = sorted(tools, key=order_key)
+    ordered = sorted((s for s in tools if s.tier is not Tier.EXCLUDED), key=order_key)
     full = [s for s in ordered if s.tier is Tier.FULL]
     condensed = [s for s in ordered if s.tier is Tier.CONDENSED]
     minimal = [s for s in ordered if s.tier is Tier.MINIMAL]
@@ -239,6 +254,141 @@ def tier_cost(st: ScoredTool, tier: Tier, fmt: str, estimate: TokenCounter) -> i
     return 0
 
 
+#: Formats whose rendering is a list of tool definitions (counted as its compact JSON).
+_TOOL_LISTS = ("anthropic", "openai")
+#: A line that JSON escapes, or whose last character is whitespace (see :class:`Estimates`).
+_NOT_PLAIN = re.compile(r'[\x00-\x1f"\\]|\s\Z')
+#: The names :func:`namespaced` makes (see :meth:`Estimates.condensed_dearer`).
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_-]+")
+
+
+#: Remaining tokens below which a Condensed tool's Minimal cost (a name: short, cheap to count) is
+#: asked first: once the budget is nearly spent, most tools fit in neither tier, and the first
+#: answer spares counting their lines. Any value gives the same selection.
+_TIGHT = 32
+
+
+def _escaped(text: str) -> str:
+    """``text`` as it stands inside a JSON string of :func:`~jit.selection.tokens.compact_json`."""
+    return compact_json(text)[1:-1]
+
+
+class Estimates:
+    """Estimated token costs of tools at tiers in one format, kept in ``memo``, and the tokens of
+    a whole rendering.
+
+    The budget is fitted on per-tool estimates, then checked on the whole rendering, more than
+    once if demotions follow. With the offline estimator (:class:`EstimateCounter`) and a
+    tools-list format, that check does not count the rendering's text again: it adds the raw
+    counts (:meth:`EstimateCounter.raw`) of its parts, which the tier costs computed already,
+    and the sum equals the text's count exactly, because the estimator's pieces cross the cuts
+    only in known ways:
+
+    - Each element of the list is compact JSON starting with ``{"`` and a letter and ending with
+      ``}``: the punctuation piece that ends one element runs on over ``,{"`` into the next, so
+      the list counts its elements' raw counts minus one per comma (the brackets join the first
+      and the last piece, and the raw count of ``[e]`` is that of ``e``).
+    - In the meta-tool's description each Condensed line is followed by an escaped newline,
+      ``\\n`` (a backslash and a letter), and the next line starts with ``-``: a piece ends there.
+      So each line but the last counts as its own JSON-escaped text with ``\\n`` appended, which
+      is the line's raw count plus one when nothing in it is escaped and it does not end in
+      whitespace (after a letter or digit ``\\n`` is one more piece; after punctuation the
+      backslash joins that piece and ``n`` is one more). The fixed text before the first line
+      and the last line with what follows it are counted as text.
+
+    tests/test_render.py checks the assembled count against the text's, hostile tools included.
+    Any other counter (exact counts from an API) or format is counted on the rendering itself.
+    """
+
+    def __init__(self, fmt: str, estimate: TokenCounter | None = None, memo: dict[tuple, Any] | None = None) -> None:
+        self.fmt = fmt
+        self.estimate = estimate or EstimateCounter()
+        #: (tool id, tier value, format, offline) -> tokens; with a fifth item, raw counts of parts.
+        self.memo: dict[tuple, Any] = {} if memo is None else memo
+        self._parts = fmt in _TOOL_LISTS and type(self.estimate) is EstimateCounter
+        self._overhead: int | None = None
+
+    def cost(self, st: ScoredTool, tier: Tier) -> int:
+        """Tokens ``st`` adds at ``tier`` (:func:`tier_cost`), remembered."""
+        key = (st.tool.id, tier._value_, self.fmt, st.offline)  # a str hashes in C, an Enum member in Python
+        value = self.memo.get(key)
+        if value is None:
+            if self._parts and tier is Tier.FULL:
+                value = self.estimate.rounded(self._full(st)) + 1
+            elif self._parts and tier is Tier.CONDENSED:
+                line = _line(st)
+                raw = EstimateCounter.raw(line)
+                if not _NOT_PLAIN.search(line):
+                    self.memo[(*key, "line")] = raw + 1
+                value = self.estimate.rounded(raw) + 1
+            else:
+                value = tier_cost(st, tier, self.fmt, self.estimate)
+            self.memo[key] = value
+        return value
+
+    def condensed_dearer(self, st: ScoredTool) -> bool:
+        """Whether ``st`` costs at least as much Condensed as Minimal, known without counting either.
+
+        True of the offline estimate for any name :func:`namespaced` makes: the line
+        ``- name: summary`` holds the name between a space and a colon, and its pieces cover the
+        name's pieces (at most one of them split in two) after the piece ``-``; letters are counted
+        alike. So when the Minimal tier does not fit, the Condensed one does not either."""
+        return self._parts and _PLAIN_NAME.fullmatch(st.name) is not None
+
+    def meta_overhead(self) -> int:
+        """The meta-tool's own tokens, paid once if anything is Condensed or Minimal."""
+        if self._overhead is None:
+            self._overhead = _meta_overhead(self.fmt, self.estimate)
+        return self._overhead
+
+    def measure(self, tools: Sequence[ScoredTool], counter: TokenCounter, *, shard: str = "") -> int:
+        """Tokens of the rendering of ``tools`` as ``counter`` counts it (:func:`measure`)."""
+        if not (self._parts and type(counter) is EstimateCounter):
+            return measure(render_tools(tools, self.fmt, shard=shard), self.fmt, counter)
+        full, condensed, minimal = _split(tools)
+        raws = [self._full(s) for s in full]
+        if condensed or minimal:
+            raws.append(self._meta(condensed, minimal))
+        if not raws:
+            return counter.count_tools([])
+        return counter.rounded(sum(raws) - (len(raws) - 1))
+
+    def _full(self, st: ScoredTool) -> float:
+        key = (st.tool.id, "full", self.fmt, st.offline, "raw")
+        raw = self.memo.get(key)
+        if raw is None:
+            raw = self.memo[key] = EstimateCounter.raw(compact_json([full_definition(st, self.fmt)]))
+        return raw
+
+    def _line(self, st: ScoredTool) -> float:
+        key = (st.tool.id, "condensed", self.fmt, st.offline, "line")
+        raw = self.memo.get(key)
+        if raw is None:
+            raw = self.memo[key] = EstimateCounter.raw(_escaped(_line(st) + "\n"))
+        return raw
+
+    def _meta(self, condensed: list[ScoredTool], minimal: list[ScoredTool]) -> float:
+        if not condensed:
+            return EstimateCounter.raw(compact_json(_meta_tool(condensed, minimal, self.fmt)))
+        lead, tail = _meta_frame(self.fmt)
+        last = _escaped("\n".join([_line(condensed[-1]), *([_also(minimal)] if minimal else [])]))
+        return lead + sum(self._line(s) for s in condensed[:-1]) + EstimateCounter.raw(last + tail)
+
+
+_FRAMES: dict[str, tuple[float, str]] = {}
+
+
+def _meta_frame(fmt: str) -> tuple[float, str]:
+    """The meta-tool's JSON around its Condensed lines: the raw count of what precedes the first
+    line (up to its ``\\n``), and the text after the description."""
+    frame = _FRAMES.get(fmt)
+    if frame is None:
+        head, tail = compact_json(_meta_dict("\x00", fmt)).split("\\u0000")
+        lead = EstimateCounter.raw(head + _escaped(f"{_INTRO}\n{_AVAILABLE}\n"))
+        frame = _FRAMES[fmt] = (lead, tail)
+    return frame
+
+
 def fit_budget(
     tools: Sequence[ScoredTool],
     budget: int,
@@ -246,7 +396,7 @@ def fit_budget(
     counter: TokenCounter,
     *,
     estimate: TokenCounter | None = None,
-    cost: Callable[[ScoredTool, Tier], int] | None = None,
+    estimates: Estimates | None = None,
     shard: str = "",
     max_rounds: int = 25,
 ) -> tuple[int, list[str]]:
@@ -255,19 +405,17 @@ def fit_budget(
 
     Tiers are changed in place (``tier``, ``tokens``, ``reasons``). Skeleton tools
     keep their tier; if they alone exceed the budget the result says so in a
-    warning and every other tool is excluded. ``cost(tool, tier)`` estimates one
-    tool's share (default: :func:`tier_cost` with ``estimate``; the compiler passes a
-    cached one). Returns ``(tokens used, warnings)``.
+    warning and every other tool is excluded. One tool's share is estimated by
+    ``estimates`` (default: :class:`Estimates` over ``estimate``; the compiler passes one
+    whose memo outlives the compile). Returns ``(tokens used, warnings)``.
     """
-    estimate = estimate or EstimateCounter()
-    if cost is None:
-        def cost(st: ScoredTool, tier: Tier) -> int:
-            return tier_cost(st, tier, fmt, estimate)
+    est = estimates or Estimates(fmt, estimate)
+    cost = est.cost
     warnings: list[str] = []
     skeleton = [s for s in tools if s.skeleton and s.tier is not Tier.EXCLUDED]
     flesh = sorted((s for s in tools if not s.skeleton and s.tier is not Tier.EXCLUDED),
                    key=lambda s: (-s.final, s.name))
-    base = measure(render_tools(skeleton, fmt, shard=shard), fmt, counter) if skeleton else 0
+    base = est.measure(skeleton, counter, shard=shard) if skeleton else 0
     for s in skeleton:
         s.tokens = cost(s, s.tier)
     if base > budget:
@@ -283,11 +431,16 @@ def fit_budget(
     remaining = budget - base
     for s in flesh:
         tier = s.tier
+        need = 0
         while tier is not Tier.EXCLUDED:
-            need = cost(s, tier)
             extra = 0
             if tier is not Tier.FULL and not meta_overhead:
-                extra = _meta_overhead(fmt, estimate)
+                extra = est.meta_overhead()
+            if (tier is Tier.CONDENSED and remaining < _TIGHT and est.condensed_dearer(s)
+                    and cost(s, Tier.MINIMAL) + extra > remaining):
+                tier = Tier.EXCLUDED  # not even Minimal fits, so Condensed cannot
+                break
+            need = cost(s, tier)
             if need + extra <= remaining:
                 remaining -= need + extra
                 meta_overhead = meta_overhead or extra
@@ -295,9 +448,9 @@ def fit_budget(
             tier = tier.demoted()
         if tier is not s.tier:
             _demote(s, tier, "token budget")
-        s.tokens = cost(s, s.tier)
+        s.tokens = need if tier is not Tier.EXCLUDED else 0
     # The estimate guided the packing; the budget is enforced on the real rendering.
-    used = measure(render_tools(tools, fmt, shard=shard), fmt, counter)
+    used = est.measure(tools, counter, shard=shard)
     rounds = 0
     while used > budget and rounds < max_rounds:
         rounds += 1
@@ -313,7 +466,7 @@ def fit_budget(
         else:
             if not any(s.tier is not Tier.EXCLUDED for s in flesh):
                 break
-        used = measure(render_tools(tools, fmt, shard=shard), fmt, counter)
+        used = est.measure(tools, counter, shard=shard)
     if used > budget:
         warnings.append(f"the rendering takes {used} tokens, over the budget of {budget}")
     return used, warnings
@@ -337,5 +490,5 @@ class _Probe:
 def _demote(st: ScoredTool, tier: Tier, why: str) -> None:
     if tier is st.tier:
         return
-    st.reasons.append(f"demoted {st.tier.value} -> {tier.value}: {why}")
+    st.reasons.append(f"demoted {st.tier._value_} -> {tier._value_}: {why}")
     st.tier = tier

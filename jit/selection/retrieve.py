@@ -250,10 +250,16 @@ class RetrievalIndex:
             dense_norm = sims
         # Column j of the dense part for query j: its own, or the whole task's.
         dense_col = np.where(np.arange(q) < dense_norm.shape[1], np.arange(q), 0)
-        lex = np.stack([self.lexical.scores(text) for text in queries], axis=1)
-        lex_norm = lex / np.maximum(lex.max(axis=0), 1e-6)
+        # Lexical scores one query at a time (contiguous columns: a reduction across a few
+        # columns of an (n, q) array costs more than the scores themselves at 100k tools).
+        lex_cols = []
+        for text in queries:
+            col = self.lexical.scores(text)
+            lex_cols.append(col / np.maximum(col.max(), np.float32(1e-6)))
+        lex_best = lex_cols[0] * weights[0]
+        for j in range(1, q):
+            np.maximum(lex_best, lex_cols[j] * weights[j], out=lex_best)
         dense_best = (dense_norm * weights[: dense_norm.shape[1]]).max(axis=1)
-        lex_best = (lex_norm * weights).max(axis=1)
         k = min(pool, self.n)
         lex_top = np.argpartition(-lex_best, k - 1)[:k]
         # Rows no query word matches are not lexical candidates (argpartition would pad with them).
@@ -261,7 +267,8 @@ class RetrievalIndex:
         if extra_rows:
             picked.append(np.asarray(list(extra_rows), dtype=np.int64))
         rows = np.unique(np.concatenate(picked))
-        hybrid = ((1 - lexical_weight) * dense_norm[rows][:, dense_col] + lexical_weight * lex_norm[rows]) * weights
+        lex_norm = np.stack([col[rows] for col in lex_cols], axis=1)
+        hybrid = ((1 - lexical_weight) * dense_norm[rows][:, dense_col] + lexical_weight * lex_norm) * weights
         best = hybrid.max(axis=1)
         if server_share > 0:
             # Lift the other tools of a server whose best tool is relevant.

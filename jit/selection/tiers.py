@@ -28,18 +28,22 @@ class Tier(str, enum.Enum):
     @property
     def rank(self) -> int:
         """0 for Full … 3 for Excluded."""
-        return _TIER_ORDER.index(self)
+        return _RANK[self._value_]  # a str key: an Enum member hashes in Python, a str in C
 
     def demoted(self) -> Tier:
-        return _TIER_ORDER[min(self.rank + 1, len(_TIER_ORDER) - 1)]
+        """The next tier down (Excluded stays Excluded)."""
+        return _DEMOTED[self._value_]
 
 
 _TIER_ORDER = (Tier.FULL, Tier.CONDENSED, Tier.MINIMAL, Tier.EXCLUDED)
+_RANK = {t.value: i for i, t in enumerate(_TIER_ORDER)}
+_DEMOTED = {t.value: _TIER_ORDER[min(i + 1, len(_TIER_ORDER) - 1)] for i, t in enumerate(_TIER_ORDER)}
 
 
-@dataclass
+@dataclass(slots=True)
 class ScoredTool:
-    """One candidate of a compile, with every number that placed it."""
+    """One candidate of a compile, with every number that placed it. (Slots: a compile makes
+    hundreds and reads their fields thousands of times.)"""
 
     tool: StoredTool
     name: str  # namespaced as rendered, e.g. "github__create_issue"
