@@ -47,6 +47,7 @@ from .errors import (
     ServerUnavailableError,
     StoreError,
     ToolCallError,
+    ToolDeniedError,
     ToolNotApprovedError,
     ToolNotFoundError,
 )
@@ -98,6 +99,7 @@ __all__ = [
     "TaskContext",
     "Tier",
     "ToolCallError",
+    "ToolDeniedError",
     "ToolNotApprovedError",
     "ToolNotFoundError",
     "ToolSet",

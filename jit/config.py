@@ -117,11 +117,53 @@ class ToolSelectionConfig(_Strict):
         return self
 
 
+#: MCP tool annotations a selector may name (``annotation:destructiveHint``).
+ANNOTATION_HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
+#: What an allow/deny selector can name: ``kind:value``.
+SELECTOR_KINDS = ("capability", "annotation", "server", "category", "tool")
+
+
+def parse_selector(text: str) -> tuple[str, str]:
+    """``"capability:/write"`` -> ``("capability", "/write")``; a ValueError says what is wrong.
+
+    ``capability:/write`` (an analyzer capability), ``annotation:destructiveHint`` (an MCP
+    annotation the server set to true), ``server:github``, ``category:vcs``, and
+    ``tool:github/merge_*`` (a glob over ``server/tool``, ``*`` ``?`` ``[...]`` as in fnmatch)."""
+    kind, sep, value = text.partition(":")
+    if not sep or kind not in SELECTOR_KINDS or not value:
+        raise ValueError(f"{text!r} is not a selector: write kind:value, kind one of {', '.join(SELECTOR_KINDS)}")
+    if kind == "capability" and not value.startswith("/"):
+        raise ValueError(f"{text!r}: a capability starts with '/', e.g. capability:/write")
+    if kind == "annotation" and value not in ANNOTATION_HINTS:
+        raise ValueError(f"{text!r}: an annotation is one of {', '.join(ANNOTATION_HINTS)}")
+    if kind == "tool" and "/" not in value:
+        raise ValueError(f"{text!r}: a tool selector is a glob over server/tool, e.g. tool:github/merge_*")
+    return kind, value
+
+
 class ShardConfig(_Strict):
-    """An agent role. ``description`` and ``categories`` drive shard affinity."""
+    """An agent role. ``description`` and ``categories`` drive shard affinity; ``allow`` and
+    ``deny`` scope what the role may see and call (the policy's ``denied``, rules/policy.dl)."""
 
     description: str = ""
     categories: list[str] = Field(default_factory=list)
+    #: Selectors (:func:`parse_selector`) whose tools the role may have even where the policy
+    #: denies them (the read-only defaults of reviewer and researcher). ``deny`` beats ``allow``.
+    allow: list[str] = Field(default_factory=list)
+    #: Selectors whose tools the role never sees and cannot call.
+    deny: list[str] = Field(default_factory=list)
+
+    @field_validator("allow", "deny")
+    @classmethod
+    def _selectors(cls, v: list[str]) -> list[str]:
+        for text in v:
+            parse_selector(text)
+        return v
+
+    def selectors(self) -> list[tuple[str, str, str]]:
+        """``(effect, kind, value)`` of every selector, ``effect`` ``"allow"`` or ``"deny"``."""
+        return [(effect, *parse_selector(text)) for effect, texts in (("allow", self.allow), ("deny", self.deny))
+                for text in texts]
 
 
 DEFAULT_SHARDS: dict[str, ShardConfig] = {

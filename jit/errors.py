@@ -51,6 +51,7 @@ __all__ = [
     "ServerUnavailableError",
     "StoreError",
     "ToolCallError",
+    "ToolDeniedError",
     "ToolNotApprovedError",
     "ToolNotFoundError",
 ]
@@ -245,6 +246,21 @@ class ToolNotApprovedError(ServerError):
             f"until approved (security.pin_definitions); nothing was sent to the server: "
             f"{approve_hint(server, tool)}",
             server=server, tool=tool, definition_hash=definition_hash,
+        )
+        self.tool = tool
+
+
+class ToolDeniedError(ServerError):
+    """The shard's policy denies the tool (``denied`` in rules/policy.dl, ``shards.<name>.deny``):
+    it is never offered to that role, and a call for that role is refused before anything is sent."""
+
+    code = "tool_denied"
+
+    def __init__(self, *, server: str, tool: str, shard: str, reasons: tuple[str, ...]) -> None:
+        super().__init__(
+            f"tool {tool!r} on server {server!r} is denied for shard {shard!r} ({'; '.join(reasons)}); nothing was "
+            f"sent (grant it with shards.{shard}.allow in config.json, or edit the rules)",
+            server=server, tool=tool, shard=shard, reasons=list(reasons),
         )
         self.tool = tool
 

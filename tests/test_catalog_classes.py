@@ -10,6 +10,7 @@ a name with a NUL, a server whose status changes, tool calls, a removed and an a
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 
 import pytest
 from compiler_fixtures import build_store, write_config
@@ -38,10 +39,13 @@ def reference(view: CatalogView, snap) -> dict:
     """The per-tool tables with every tool's facts in a fresh engine (the view before classes)."""
     facts = []
     for i, st in snap.by_id.items():
-        facts += tool_facts(st, effective_tool(st, view.config.available_tools, shards=view.config.shards))
+        facts += tool_facts(st, effective_tool(st, view.config.available_tools, shards=view.config.shards),
+                            view._globs)
     facts += [("server_status", s.name, view._status_of(s.name, s.status, s.last_seen)) for s in view.store.servers()]
     facts += [("shard", s) for s in view.config.shards]
     facts += [("shard_category", s, c) for s, sc in view.config.shards.items() for c in sc.categories]
+    facts += [("shard_rule", s, *sel) for s, sc in view.config.shards.items() for sel in sc.selectors()
+              if sel[1] != "tool"]
     with LogicEngine(view.rules) as engine:
         engine.change(facts)
         blocked: dict[int, str] = {}
@@ -61,7 +65,11 @@ def reference(view: CatalogView, snap) -> dict:
             slots: dict[int, set] = {}
             for _s, t, slot in engine.query("skeleton", shard, None, None):
                 slots.setdefault(t, set()).add(str(slot))
-            out[shard] = (points, {t: tuple(sorted(v)) for t, v in slots.items()})
+            denied: dict[int, set] = {}
+            for _s, t, reason in engine.query("denied", shard, None, None):
+                denied.setdefault(t, set()).add(str(reason))
+            out[shard] = (points, {t: tuple(sorted(v)) for t, v in slots.items()},
+                          {t: tuple(sorted(v)) for t, v in denied.items()})
     return out
 
 
@@ -86,12 +94,21 @@ def catalog(tmp_path, embedder):
     with (rules / "policy.dl").open("a", encoding="utf-8") as f:
         f.write(EXTRA_RULES)
     config = write_config(tmp_path, rules=rules)
+    # Allow/deny selectors of every kind, some naming a server, some a tool glob.
+    shards = dict(config.shards)
+    shards["reviewer"] = shards["reviewer"].model_copy(update={"deny": ["server:gh"], "allow": ["tool:fs/write_*"]})
+    shards["coder"] = shards["coder"].model_copy(update={"deny": ["annotation:destructiveHint", "tool:pdf/x*"]})
+    shards["tester"] = shards["tester"].model_copy(update={"allow": ["capability:/execute", "category:search"]})
+    config = replace(config, shards=shards)
     store = build_store(tmp_path / "own.db", config, embedder)
     # Tools named like a category they have, like a server, and with a NUL in the name.
     odd = [ToolDef(server="pdf", name="search", description="Search PDFs."),
            ToolDef(server="pdf", name="gh", description="Named like a server."),
            ToolDef(server="pdf", name="x\x00name", description="A NUL in the name."),
-           ToolDef(server="pdf", name="notes", description="Named like a slot of the extra rules.")]
+           ToolDef(server="pdf", name="notes", description="Named like a slot of the extra rules."),
+           ToolDef(server="pdf", name="shred", description="Deletes a PDF.", annotations={"destructiveHint": True}),
+           ToolDef(server="pdf", name="wipe", description="Erases every page and writes a blank one.",
+                   annotations={"readOnlyHint": True, "destructiveHint": True})]
     existing = [st.tool for st in store.tools() if st.tool.server == "pdf"]
     store.sync_tools("pdf", [*existing, *odd])
     store.put_analyses([(odd[0].definition_hash, ToolAnalysis(categories=["search"], capabilities=["/search"])),
@@ -107,6 +124,17 @@ def test_classes_derive_what_every_tool_would(catalog):
     check(view)
     # The engine holds fewer classes than the catalog has tools (the point of them).
     assert len(view.classes.projection) < len(view.snapshot().by_id) * len(view.classes.reads)
+    # Every kind of selector and the read-only default took effect (not only "equal to the reference").
+    snap = view.snapshot()
+    by_name = {(st.tool.server, st.tool.name): i for i, st in snap.by_id.items()}
+    reviewer, coder = view.shard_tables(snap, "reviewer")[2], view.shard_tables(snap, "coder")[2]
+    assert {i for i, (server, _) in snap.heads.items() if server == "gh"} <= reviewer.keys()
+    assert "denied by config: server" in reviewer[by_name["gh", "create_issue"]]
+    assert "read-only role: the tool can change things" in reviewer[by_name["pdf", "shred"]]
+    assert by_name["pdf", "wipe"] not in reviewer  # the server says read-only: the hint outweighs the text
+    assert by_name["fs", "write_file"] not in reviewer  # granted by the tool glob
+    assert coder[by_name["pdf", "shred"]] == ("denied by config: annotation",)
+    assert coder[by_name["pdf", "x\x00name"]] == ("denied by config: tool",)
 
 
 def test_classes_follow_status_changes_calls_and_catalog_edits(catalog):
@@ -133,6 +161,12 @@ def test_a_task_table_may_not_read_per_tool_facts(tmp_path, embedder):
     with (rules / "policy.dl").open("a", encoding="utf-8") as f:
         f.write("\ncategory_points(C, 5) <= task_category(C) & category(T, C)\n")
     config = write_config(tmp_path, rules=rules)
+    # Allow/deny selectors of every kind, some naming a server, some a tool glob.
+    shards = dict(config.shards)
+    shards["reviewer"] = shards["reviewer"].model_copy(update={"deny": ["server:gh"], "allow": ["tool:fs/write_*"]})
+    shards["coder"] = shards["coder"].model_copy(update={"deny": ["annotation:destructiveHint", "tool:pdf/x*"]})
+    shards["tester"] = shards["tester"].model_copy(update={"allow": ["capability:/execute", "category:search"]})
+    config = replace(config, shards=shards)
     store = build_store(tmp_path / "own.db", config, embedder)
     try:
         with pytest.raises(RuleError, match="category_points is a task table") as err:

@@ -34,17 +34,18 @@ GOLDEN: dict[str, dict[str, Tier]] = {
         "fs__read_file": M, "fs__notes": M, "pdf__make_pdf": M, "fs__search_files": M,
         "fs__write_file": X, "web__fetch": X, "web__web_search": X,
     },
+    # Read-only roles (rules/policy.dl): nothing that writes, runs commands or sends is offered,
+    # even where the task asks for it (gh__create_issue, bash, ci__run_pipeline, fs__notes, fs__write_file).
     "reviewer": {
-        "fs__search_files": F, "read_file": F, "gh__create_issue": F, "gh__read_file": F,
-        "ci__run_pipeline": C, "gh__list_issues": C,
-        "bash": M, "fs__read_file": M, "fs__notes": M, "pdf__make_pdf": M,
-        "fs__write_file": X, "web__fetch": X, "web__web_search": X,
+        "fs__search_files": F, "read_file": F, "gh__read_file": F,
+        "gh__list_issues": C,
+        "fs__read_file": M, "pdf__make_pdf": M,
+        "web__fetch": X, "web__web_search": X,
     },
     "researcher": {
-        "web__fetch": F, "web__web_search": F, "gh__create_issue": F, "gh__read_file": F,
-        "ci__run_pipeline": C, "gh__list_issues": C, "read_file": C,
-        "bash": M, "fs__notes": M, "fs__read_file": M, "pdf__make_pdf": M, "fs__search_files": M,
-        "fs__write_file": X,
+        "web__fetch": F, "web__web_search": F, "gh__read_file": F,
+        "gh__list_issues": C, "read_file": C,
+        "fs__read_file": M, "pdf__make_pdf": M, "fs__search_files": M,
     },
 }
 SKELETON = {
@@ -82,6 +83,7 @@ def test_golden_selection_per_shard(env, shard):
 def test_changing_policy_changes_selection(env, tmp_path, embedder):
     _, _, store, compiler = env
     before = compiler.compile(TaskContext(shard="researcher", task=TASK))
+    coder_before = compiler.compile(TaskContext(shard="coder", task=TASK))
     rules = tmp_path / "rules"
     shutil.copytree(default_rules_dir(), rules)
     policy = rules / "policy.dl"
@@ -94,10 +96,11 @@ def test_changing_policy_changes_selection(env, tmp_path, embedder):
     config = write_config(tmp_path, rules=rules)
     with Compiler(store, config, embedder, token_counter=EstimateCounter()) as edited:
         after = edited.compile(TaskContext(shard="researcher", task=TASK))
+        coder_after = edited.compile(TaskContext(shard="coder", task=TASK))
     assert before.get("read_file").tier is Tier.CONDENSED and not before.get("read_file").skeleton
     assert after.get("read_file").skeleton and after.get("read_file").tier is Tier.FULL
-    assert before.get("ci__run_pipeline").tier is Tier.CONDENSED
-    assert after.get("ci__run_pipeline").tier is Tier.FULL
+    assert coder_before.get("ci__run_pipeline").tier is Tier.CONDENSED
+    assert coder_after.get("ci__run_pipeline").tier is Tier.FULL
 
 
 def test_offline_server_tools_stay_selectable_and_are_marked(env):
@@ -107,7 +110,7 @@ def test_offline_server_tools_stay_selectable_and_are_marked(env):
     assert fetch is not None and fetch.offline and fetch.tier is Tier.FULL
     rendered = {t["name"]: t for t in ts.render("anthropic")}
     assert rendered["web__web_search"]["description"].startswith("[offline: server 'web' is disconnected")
-    assert ts.get("ci__run_pipeline").offline
+    assert ts.get("web__fetch").offline
 
 
 def test_idle_server_tools_are_not_offline(env):
@@ -276,7 +279,7 @@ def test_rank_orders_the_catalog_with_scores_between_0_and_1(env):
     assert ranked[0][0].tool.name == "create_issue"
     scores = [s for _, s in ranked]
     assert scores == sorted(scores, reverse=True) and all(0 <= s <= 1 for s in scores)
-    by_shard = compiler.rank("create a new GitHub issue with a title", k=3, shard="reviewer")
+    by_shard = compiler.rank("create a new GitHub issue with a title", k=3, shard="coder")
     assert len(by_shard) == 3 and by_shard[0][0].tool.name == "create_issue"
 
 
@@ -467,7 +470,7 @@ def test_a_stale_snapshot_does_not_keep_the_newer_engines_shard_tables(env, tmp_
         store.set_server_status("gh", ServerStatus.DISCONNECTED, error="gone")
         new = compiler.catalog.snapshot()
         assert new is not old
-        points, _slots = compiler.catalog.shard_tables(old, "tester")  # a compile that began before the change
+        points, _slots, _denied = compiler.catalog.shard_tables(old, "tester")  # a compile that began before the change
         assert "tester" not in old.memo.shards and points.keys() <= old.by_id.keys()
         compiler.catalog.shard_tables(new, "tester")
         assert "tester" in new.memo.shards

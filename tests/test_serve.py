@@ -363,3 +363,37 @@ async def test_exposed_shard_is_listed_proxied_and_announced_when_it_changes(tmp
     assert len(changes) == 2
     assert not any(n.startswith("workspace__") for n in after)
     assert gone.is_error  # no longer exposed: an unknown tool now
+
+
+async def test_a_read_only_role_is_offered_and_may_call_nothing_that_changes_things(tmp_path, embedder):
+    """jit serve --expose-shard reviewer: the workspace server marks edit/delete tools as writing
+    or destructive; none is exposed, and call_tool refuses them (tool_denied) before sending."""
+    path = await prepare(tmp_path, embedder)
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "jit", "serve", "--stdio", "--config", str(path), "--expose-shard", "reviewer",
+              "--task", "review the edits to README.md, then delete the stale notes file"],
+        env=ENV,
+    )
+    doomed = tmp_path / "workspace" / "README.md"
+    assert doomed.exists()
+    async with stdio_client(params) as (read, write), \
+            ClientSession(read, write, read_timeout_seconds=TIMEOUT) as s:
+        await s.initialize()
+        with anyio.fail_after(TIMEOUT):
+            while not any(t.name.startswith("workspace__") for t in (await s.list_tools()).tools):
+                await anyio.sleep(0.05)
+        exposed = {t.name for t in (await s.list_tools()).tools if "__" in t.name}
+        assert "workspace__read_file" in exposed
+        assert not exposed & {"workspace__delete_path", "workspace__edit_file", "workspace__write_file",
+                              "workspace__move_path"}
+        refused = await s.call_tool("call_tool", {"server": "workspace", "tool": "delete_path",
+                                                  "arguments": {"path": "README.md"}})
+        assert refused.is_error and refused.structured_content["error"] == "tool_denied", refused
+        assert refused.structured_content["shard"] == "reviewer" and refused.structured_content["reasons"]
+        assert doomed.exists()  # nothing was sent
+        compiled = await s.call_tool("compile_tools", {"shard": "reviewer", "task": "delete the stale notes file"})
+        assert not {t["name"] for t in compiled.structured_content["tools"]} & {"workspace__delete_path"}
+        read = await s.call_tool("call_tool", {"server": "workspace", "tool": "read_file",
+                                               "arguments": {"path": "README.md"}})
+        assert not read.is_error

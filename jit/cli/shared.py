@@ -36,6 +36,7 @@ from ..errors import (
     ServerUnavailableError,
     StoreError,
     ToolCallError,
+    ToolDeniedError,
     ToolNotApprovedError,
     ToolNotFoundError,
 )
@@ -58,6 +59,7 @@ EXIT_CODES: dict[type[JitError], int] = {
     ServerDisconnectedError: 4,
     ToolNotFoundError: 5,
     ToolNotApprovedError: 7,
+    ToolDeniedError: 7,
     ToolCallError: 6,
 }
 EXIT_USAGE = 2

@@ -82,7 +82,7 @@ __all__ = ["TASK_TABLES", "CatalogSnapshot", "CatalogView", "ShardTables", "Snap
 LABEL_KINDS = ("capability", "category", "domain")
 _TIER_BY_NAME = {t.value: t for t in Tier}
 #: One shard's derived tables: tool -> shard points, and tool -> the skeleton slots it may fill.
-ShardTables = tuple[dict[int, int], dict[int, tuple[str, ...]]]
+ShardTables = tuple[dict[int, int], dict[int, tuple[str, ...]], dict[int, tuple[str, ...]]]
 
 
 @dataclass
@@ -106,6 +106,12 @@ class SnapshotMemo:
     explain_facts: dict[int, dict[str, Any]] = field(default_factory=dict)
     #: ``class_of`` as arrays (:func:`class_arrays`), for passes over every tool.
     class_arrays: tuple[np.ndarray, np.ndarray] | None = None
+    #: Shard -> rows its policy denies (:meth:`CatalogView.denied_rows`), None when none are.
+    denied_rows: dict[str, np.ndarray | None] = field(default_factory=dict)
+    #: Name as the model sees it -> tool id (:meth:`CatalogView.tool_named`).
+    by_name: dict[str, int] | None = None
+    #: ``(server, tool)`` -> tool id (:meth:`CatalogView.tool_id`).
+    by_head: dict[tuple[str, str], int] | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -177,11 +183,18 @@ class CatalogView:
         self._stale = False
         check_task_tables(rules)
         #: Values the rules or the config's shard facts name.
-        self._constants = rules.constants | {*config.shards, *(c for sc in config.shards.values() for c in sc.categories)}
+        selectors = [(shard, *sel) for shard, sc in config.shards.items() for sel in sc.selectors()]
+        #: The config's ``tool:`` selectors as ``(shard, effect, glob)``, matched per tool (classes.tool_facts).
+        self._globs = tuple((shard, effect, value) for shard, effect, kind, value in selectors if kind == "tool")
+        rule_facts = [("shard_rule", shard, effect, kind, value) for shard, effect, kind, value in selectors
+                      if kind != "tool"]
+        self._constants = rules.constants | {*config.shards, *(c for sc in config.shards.values() for c in sc.categories)} \
+            | {f[4] for f in rule_facts}
         #: The classes the engine holds: tools that derive alike share one (jit.selection.classes).
         self.classes = Classes(self.engine, rules)
         self.engine.change([("shard", s) for s in config.shards]
-                           + [("shard_category", s, c) for s, sc in config.shards.items() for c in sc.categories])
+                           + [("shard_category", s, c) for s, sc in config.shards.items() for c in sc.categories]
+                           + rule_facts)
 
     def close(self) -> None:
         """Stop the engine's thread and let go of the snapshot (see :func:`jit.process.snapshot_released`)."""
@@ -386,7 +399,9 @@ class CatalogView:
                                                    prev.globals, only=self.usage_dependents)
         # Summaries, token costs, analyses and labels do not depend on usage: shared with prev.
         memo = SnapshotMemo(shards=derived.shards, summaries=prev.memo.summaries, costs=prev.memo.costs,
-                            explain_facts={i: v for i, v in prev.memo.explain_facts.items() if i not in changed})
+                            explain_facts={i: v for i, v in prev.memo.explain_facts.items() if i not in changed},
+                            by_name=prev.memo.by_name, by_head=prev.memo.by_head,
+                            denied_rows={} if "denied" in self.usage_dependents else prev.memo.denied_rows)
         return replace(prev, usage_version=usage_version, states=states, by_id=records,
                        analyses=prev.analyses.evolve(records), class_of=class_of, blocked=derived.blocked,
                        offline=derived.offline, tier_cap=derived.tier_cap, usage_points=derived.usage_points,
@@ -412,7 +427,7 @@ class CatalogView:
             approved[i] = st.approved
             effective = effective_tool(st, self.config.available_tools, shards=self.config.shards)
             analyses[i] = effective.analysis
-            sig = abstract(st, tool_facts(st, effective), world.marks, world.fixed)
+            sig = abstract(st, tool_facts(st, effective, self._globs), world.marks, world.fixed)
             parts = projections.get(sig)
             if parts is None:
                 parts = projections[sig] = tuple(frozenset(f for f in sig if f[0] in reads) for reads in self.classes.reads)
@@ -454,8 +469,8 @@ class CatalogView:
         offline = set(prev.offline) if prev else set()
         caps = dict(prev.tier_cap) if prev else {}
         usage = dict(prev.usage_points) if prev else {}
-        shard_points = {s: dict(prev_shards[s][0]) for s in shards}
-        skeleton = {s: dict(prev_shards[s][1]) for s in shards}
+        # Per shard, one table per shard predicate (SHARD_PREDICATES order, as ShardTables).
+        tables = {s: [dict(t) for t in prev_shards[s]] for s in shards}
         asked = set(tool_preds + shard_preds)  # what a changed tool loses; a removed one loses all
         for i in removed | changed:
             redo = asked if i in changed else set(TOOL_PREDICATES + SHARD_PREDICATES)
@@ -468,10 +483,9 @@ class CatalogView:
             if "usage_points" in redo:
                 usage.pop(i, None)
             for s in shards:
-                if "shard_points" in redo:
-                    shard_points[s].pop(i, None)
-                if "skeleton" in redo:
-                    skeleton[s].pop(i, None)
+                for j, p in enumerate(SHARD_PREDICATES):
+                    if p in redo:
+                        tables[s][j].pop(i, None)
         full = prev is None
         if full and arrays is None:
             arrays = class_arrays(class_of)
@@ -490,20 +504,20 @@ class CatalogView:
         for s in shards:
             for p in shard_preds:
                 self.classes.fold(DERIVED.index(p), s, todo, class_of, heads, full,
-                           shard_points[s] if p == "shard_points" else skeleton[s], arrays)
+                                  tables[s][SHARD_PREDICATES.index(p)], arrays)
         if removed:
             blocked = {t: r for t, r in blocked.items() if t in heads}
             offline = {t for t in offline if t in heads}
             caps = {t: c for t, c in caps.items() if t in heads}
             usage = {t: p for t, p in usage.items() if t in heads}
         return _Derived(blocked=blocked, offline=frozenset(offline), tier_cap=caps, usage_points=usage,
-                        shards={s: (shard_points[s], skeleton[s]) for s in shards})
+                        shards={s: tuple(tables[s]) for s in shards})  # type: ignore[misc]
 
     # ------------------------------------------------------------------ memo tables
 
     def shard_tables(self, snap: CatalogSnapshot, shard: str) -> ShardTables:
-        """A shard's points and skeleton slots per tool, asked once per shard and kept
-        up to date by later builds (only for the changed tools)."""
+        """A shard's points, skeleton slots and denial reasons per tool, asked once per shard
+        and kept up to date by later builds (only for the changed tools)."""
         tables = snap.memo.shards.get(shard)
         if tables is not None:
             return tables
@@ -520,14 +534,42 @@ class CatalogView:
                     keep = np.isin(ids, np.array(snap.rows, dtype=np.int64))
                     ids, cids = ids[keep], cids[keep]
                 live = ids.tolist()
-                points: dict[int, int] = {}
-                skel: dict[int, tuple[str, ...]] = {}
-                for p, table in (("shard_points", points), ("skeleton", skel)):
-                    self.classes.fold(DERIVED.index(p), shard, live, newest.class_of, snap.heads, True, table, (ids, cids))
-                tables = (points, skel)
+                found: list[dict[int, Any]] = []
+                for p in SHARD_PREDICATES:
+                    found.append({})
+                    self.classes.fold(DERIVED.index(p), shard, live, newest.class_of, snap.heads, True, found[-1],
+                                      (ids, cids))
+                tables = tuple(found)  # type: ignore[assignment]
                 if snap is self._published:
                     snap.memo.shards[shard] = tables
             return tables
+
+    def denied_rows(self, snap: CatalogSnapshot, shard: str) -> np.ndarray | None:
+        """A mask over ``snap``'s rows of the tools ``shard`` may not have (the policy's
+        ``denied``), None when it may have them all."""
+        if shard in snap.memo.denied_rows:
+            return snap.memo.denied_rows[shard]
+        denied = self.shard_tables(snap, shard)[2]
+        mask = None
+        if denied:
+            mask = np.zeros(len(snap.rows), dtype=bool)
+            mask[[snap.row_of[t] for t in denied if t in snap.row_of]] = True
+        snap.memo.denied_rows[shard] = mask
+        return mask
+
+    @staticmethod
+    def tool_named(snap: CatalogSnapshot, name: str) -> int | None:
+        """The tool ``name`` (as the model sees it, ``server__tool``) stands for in ``snap``."""
+        if snap.memo.by_name is None:
+            snap.memo.by_name = {n: i for i, n in snap.names.items()}
+        return snap.memo.by_name.get(name)
+
+    @staticmethod
+    def tool_id(snap: CatalogSnapshot, server: str, tool: str) -> int | None:
+        """The id of ``server``'s tool ``tool`` in ``snap``."""
+        if snap.memo.by_head is None:
+            snap.memo.by_head = {h: i for i, h in snap.heads.items()}
+        return snap.memo.by_head.get((server, tool))
 
     @staticmethod
     def labels(snap: CatalogSnapshot) -> dict[str, dict[str, frozenset[int]]]:

@@ -17,7 +17,8 @@ assigns the tools to classes and applies the rows to them.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import fnmatch
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +26,7 @@ import numpy as np
 
 from ..analysis.analyze import EffectiveTool
 from ..catalog.approval import CHANGED_FLAG
+from ..config import ANNOTATION_HINTS
 from ..errors import RuleError
 from ..models import HARNESS_SERVER, StoredTool
 from .logic import Fact, LogicEngine, RuleSet
@@ -34,13 +36,13 @@ __all__ = ["DERIVED", "SHARD_PREDICATES", "TASK_TABLES", "TOOL_FACTS", "TOOL_PRE
 
 #: Derived per tool (asked with the tool bound when it changes), and per shard and tool.
 TOOL_PREDICATES = ("blocked", "offline", "tier_cap", "usage_points")
-SHARD_PREDICATES = ("shard_points", "skeleton")
+SHARD_PREDICATES = ("shard_points", "skeleton", "denied")
 DERIVED = TOOL_PREDICATES + SHARD_PREDICATES
 #: Read per compile from the task facts: tables keyed by labels, never by tool.
 TASK_TABLES = ("capability_points", "category_points", "domain_points", "relevance_points")
 #: The catalog facts asserted per tool (``T`` first); the rest of the engine's facts are global.
 TOOL_FACTS = frozenset({"tool", "harness", "analyzed", "category", "capability", "domain", "affinity", "flag",
-                         "usage", "override_excluded", "declared_skeleton"})
+                         "usage", "override_excluded", "declared_skeleton", "annotation", "shard_tool"})
 #: Stand-in values start with a NUL, which no rule constant, name or label holds (see abstract).
 MARK = "\x00"
 NAME_MARK = "\x00name"
@@ -167,7 +169,8 @@ class Classes:
               heads: dict[int, tuple[str, str]], full: bool, table: dict[int, Any],
               arrays: tuple[np.ndarray, np.ndarray] | None = None) -> None:
         """A shard predicate's rows into ``table`` per tool: the largest points (``shard_points``)
-        or the slots (``skeleton``). Folded once per class, as its tools share their rows."""
+        or the values, sorted (``skeleton``: the slots; ``denied``: the reasons). Folded once per
+        class, as its tools share their rows."""
         points = DERIVED[k] == "shard_points"
         folded: dict[int, Any] = {}
         for t, cid, rows in self.rows_of(k, shard, todo, class_of, heads, full, arrays):
@@ -182,11 +185,22 @@ class Classes:
                 table[t] = tuple(sorted(set(table.get(t, ())) | value))
 
 
-def tool_facts(st: StoredTool, effective: EffectiveTool) -> frozenset:
-    """One tool's catalog facts: its state and what :func:`~jit.analysis.analyze.effective_tool` made of
-    ``available_tools.json`` for it (this module does not interpret that file itself)."""
+def tool_facts(st: StoredTool, effective: EffectiveTool,
+               globs: Sequence[tuple[str, str, str]] = ()) -> frozenset:
+    """One tool's catalog facts: its state, the MCP annotations its server set, what
+    :func:`~jit.analysis.analyze.effective_tool` made of ``available_tools.json`` for it (this
+    module does not interpret that file itself), and which ``(shard, effect, glob)`` tool
+    selectors of the config its ``server/name`` matches (``shard_tool``: matched here, so
+    the rules never need the tool's name, and tools that match no glob stay in one class)."""
     i, t, a = st.id, st.tool, effective.analysis
     out: set[Fact] = {("tool", i, t.server, t.name)}
+    for hint, value in (t.annotations or {}).items():
+        if hint in ANNOTATION_HINTS and isinstance(value, bool):
+            out.add(("annotation", i, hint, "true" if value else "false"))
+    if globs:
+        qualified = f"{t.server}/{t.name}"
+        out.update(("shard_tool", i, shard, effect) for shard, effect, glob in globs
+                   if fnmatch.fnmatchcase(qualified, glob))
     if t.server == HARNESS_SERVER:
         out.add(("harness", i))
     if st.analysis is not None:

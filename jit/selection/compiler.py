@@ -40,13 +40,13 @@ from ..analysis.vocab import normalize_domain
 from ..catalog.embed import Embedder, QueryVectorCache
 from ..catalog.store import Store
 from ..config import Config
-from ..errors import SelectionError
+from ..errors import SelectionError, ToolDeniedError
 from ..models import HARNESS_SERVER, StoredTool, ToolAnalysis
 from .catalog_view import LABEL_KINDS, TASK_TABLES, CatalogSnapshot, CatalogView, merge_points
 from .logic import Fact, RuleSet
 from .records import StaleSnapshot
 from .render import Estimates, fit_budget, order_key, summary_line
-from .retrieve import RetrievalIndex, split_task
+from .retrieve import RetrievalIndex, find_mentions, split_task
 from .tokens import EstimateCounter, TokenCounter, default_counter
 from .toolset import ScoredTool, TaskContext, Tier, ToolSet
 
@@ -184,9 +184,11 @@ class Compiler:
             if isinstance(value, str) or not all(isinstance(v, str) for v in value):
                 raise SelectionError(f"{key} must be a sequence of strings, got {value!r}")
 
-    def _allowed(self, view: CatalogSnapshot, include: Sequence[str], exclude: Sequence[str]) -> np.ndarray:
-        """Rows that may be candidates: not blocked by the rules, servers filtered."""
-        ok = np.ones(len(view.rows), dtype=bool)
+    def _allowed(self, view: CatalogSnapshot, include: Sequence[str], exclude: Sequence[str],
+                 denied: np.ndarray | None = None) -> np.ndarray:
+        """Rows that may be candidates: not blocked by the rules, not ``denied`` to the shard,
+        servers filtered."""
+        ok = np.ones(len(view.rows), dtype=bool) if denied is None else ~denied
         for t in view.blocked:
             ok[view.row_of[t]] = False
         if include or exclude:
@@ -289,10 +291,16 @@ class Compiler:
         text = " ".join([ctx.task, *(os.path.basename(f) for f in ctx.files)]).strip()
         with self._embedding_meanwhile(text):
             view = self.catalog.snapshot()
-        shard_points, slots = self.catalog.shard_tables(view, ctx.shard)
+        shard_points, slots, denied = self.catalog.shard_tables(view, ctx.shard)
         facts = self._task_facts(ctx, text)
         tables = self._task_tables(facts)
-        allowed = self._allowed(view, ctx.include_servers, ctx.exclude_servers)
+        allowed = self._allowed(view, ctx.include_servers, ctx.exclude_servers,
+                                self.catalog.denied_rows(view, ctx.shard))
+        if denied:  # a tool the task names that the role may not have: say so, it will not be offered
+            for r in sorted(find_mentions(text, view.index).tools):
+                if view.rows[r] in denied:
+                    warnings.append(f"{view.names[view.rows[r]]} is denied for {ctx.shard}: "
+                                    f"{'; '.join(denied[view.rows[r]])}")
         for s in (*ctx.include_servers, *ctx.exclude_servers):
             if s not in view.index.server_names:
                 warnings.append(f"server {s!r} has no tools in the catalog")
@@ -432,8 +440,35 @@ class Compiler:
             shard=ctx.shard, task=ctx.task, budget=budget, tokens_used=used, warnings=warnings, tools=tools,
             budget_format=fmt, token_counter=self.counter.name, catalog_version=view.version,
             usage_version=view.usage_version,
-            rules=self.rules.fingerprint, task_facts=task_facts,
+            rules=self.rules.fingerprint, task_facts=task_facts, denial=self._denial,
         )
+
+    def denied(self, shard: str, server: str, tool: str) -> tuple[str, ...]:
+        """Why the policy denies ``server``'s ``tool`` to ``shard`` (empty: it does not); for a
+        caller about to run a tool on behalf of a role (``jit serve --expose-shard``)."""
+        self._check(TaskContext(shard=shard, task="-"))
+        view = self.catalog.snapshot()
+        t = self.catalog.tool_id(view, server, tool)
+        return () if t is None else self.catalog.shard_tables(view, shard)[2].get(t, ())
+
+    def check_allowed(self, shard: str, server: str, tool: str) -> None:
+        """Raise :class:`~jit.errors.ToolDeniedError` if the policy denies the tool to ``shard``."""
+        reasons = self.denied(shard, server, tool)
+        if reasons:
+            raise ToolDeniedError(server=server, tool=tool, shard=shard, reasons=reasons)
+
+    def _denial(self, shard: str, name: str) -> ToolDeniedError | None:
+        """For :meth:`ToolSet.resolve`: the denial of the tool the model calls ``name``, on the
+        newest snapshot (a tool set keeps no snapshot alive), None if it is not denied or unknown."""
+        view = self.catalog.published
+        if view is None:  # the compiler was closed
+            return None
+        t = self.catalog.tool_named(view, name)
+        reasons = self.catalog.shard_tables(view, shard)[2].get(t, ()) if t is not None else ()
+        if not reasons:
+            return None
+        server, tool = view.heads[t]
+        return ToolDeniedError(server=server, tool=tool, shard=shard, reasons=reasons)
 
     def rank(self, query: str, k: int = 50, *, shard: str | None = None) -> list[tuple[StoredTool, float]]:
         """jit's retrieval ranking of the catalog for ``query``, scores 0..1, best first.

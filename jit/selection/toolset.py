@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import ToolNotFoundError
+from ..errors import ToolDeniedError, ToolNotFoundError
 from .render import render_tools
 from .tiers import ScoredTool, Tier
 
@@ -56,6 +57,9 @@ class ToolSet:
     rules: str = ""  # fingerprint of the rule files used
     #: Task facts the rules saw (intent, language, capabilities, ...).
     task_facts: dict[str, list[str]] = field(default_factory=dict)
+    #: ``(shard, name) -> ToolDeniedError | None``: a name the shard's policy denies (set by
+    #: :meth:`~jit.selection.compiler.Compiler.compile`; such tools are never in ``tools``).
+    denial: Callable[[str, str], ToolDeniedError | None] | None = field(default=None, repr=False, compare=False)
     _by_name: dict[str, ScoredTool] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -79,6 +83,9 @@ class ToolSet:
         """Map a rendered name (or the meta-tool's listed names) back to ``(server, tool)``."""
         st = self._by_name.get(namespaced)
         if st is None:
+            denied = self.denial(self.shard, namespaced) if self.denial is not None else None
+            if denied is not None:  # the model guessed a tool its role may not have
+                raise denied
             raise ToolNotFoundError.not_in_toolset(namespaced)
         return st.server, st.tool_name
 

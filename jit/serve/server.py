@@ -194,6 +194,8 @@ class JitServer(MCPServer[ServeState]):
             raise RuntimeError("jit serve is shutting down")
         manager = state.manager
         try:
+            if not any(s.server == server and s.tool_name == tool for s in self._exposed_by_name().values()):
+                await state.check_allowed(server, tool)  # the call_tool meta-tool: the role's policy applies
             call = await manager.call_tool(server, tool, arguments, record=False)
         except JitError as exc:
             return error_result(exc).model_dump(by_alias=True, mode="json", exclude_none=True), None
@@ -324,7 +326,9 @@ def _register(app: JitServer) -> None:
         arguments: Annotated[dict[str, Any] | None, Field(description="The tool's arguments")] = None,
     ) -> CallToolResult:
         """Call a tool on its server and return its result; fails with the reason if the server is offline."""
-        return _proxied(await _state(ctx).manager.call_tool(server, tool, arguments or {}))
+        state = _state(ctx)
+        await state.check_allowed(server, tool)
+        return _proxied(await state.manager.call_tool(server, tool, arguments or {}))
 
     @app.tool(annotations=READ_ONLY)
     @_reporting_errors

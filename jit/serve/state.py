@@ -326,6 +326,15 @@ class ServeState:
         await self.catalog_ready()
         return await self.blocking(self.compiler.compile, TaskContext(shard=shard, task=task, budget=budget))
 
+    async def check_allowed(self, server: str, tool: str) -> None:
+        """With ``--expose-shard``, the session acts for that role: a tool its policy denies is
+        refused (``ToolDeniedError``) before anything is sent. Without it there is no role to check."""
+        shard = self.options.expose_shard
+        if shard is None:
+            return
+        await self.catalog_ready()
+        await self.blocking(self.compiler.check_allowed, shard, server, tool)
+
     async def rank(self, query: str, k: int, shard: str | None) -> list[tuple[Any, float]]:
         """The compiler's ranking in a worker thread: ``(tool, score 0..1)``, best first."""
         await self.catalog_ready()
