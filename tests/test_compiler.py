@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from compiler_fixtures import build_store, write_config
 
-from jit.errors import SelectionError, ToolNotFoundError
+from jit.errors import SelectionError, ToolDeniedError, ToolNotFoundError
 from jit.models import ServerStatus
 from jit.selection.compiler import Compiler
 from jit.selection.logic import default_rules_dir
@@ -557,3 +557,24 @@ def test_closing_one_compiler_does_not_thaw_another_compilers_snapshot(env, embe
             a.close()
     finally:
         gc.unfreeze()
+
+
+def test_an_unfilled_skeleton_slot_is_a_warning(env, tmp_path, embedder):
+    """The tester always gets something that runs commands; a config that denies every one of
+    them leaves the slot empty, and the tool set says so (it does not silently drop it)."""
+    from dataclasses import replace
+
+    root, config, store, _ = env
+    shards = dict(config.shards)
+    shards["tester"] = shards["tester"].model_copy(update={"deny": ["capability:/execute"]})
+    with Compiler(store, replace(config, shards=shards), embedder, token_counter=EstimateCounter()) as compiler:
+        ts = compiler.compile(TaskContext(shard="tester", task="run the test suite"))
+        assert "tester: no tool fills the skeleton slot 'run_command'" in ts.warnings
+        assert not {"bash", "ci__run_pipeline"} & {s.name for s in ts.tools}
+        with pytest.raises(ToolDeniedError) as denied:
+            ts.resolve("bash")
+        assert denied.value.to_dict()["reasons"] == ["denied by config: capability"]
+        assert compiler.denied("tester", "ci", "run_pipeline") == ("denied by config: capability",)
+    untouched = Compiler(store, config, embedder, token_counter=EstimateCounter())
+    with untouched:
+        assert not any("skeleton slot" in w for w in untouched.compile(TaskContext(shard="tester", task=TASK)).warnings)

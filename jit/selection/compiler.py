@@ -88,6 +88,8 @@ class Compiler:
         self._fired = {kind: _where(self.rules, pred) for kind, pred in _POINT_RULES.items()}
         #: (kind, points) -> its reason text: few distinct pairs, hundreds of candidates a compile.
         self._why: dict[tuple[str, int], str] = {}
+        #: Shard -> its skeleton slots (:meth:`_slots`; the rules do not change under a compiler).
+        self._slot_names: dict[str, tuple[str, ...]] = {}
         #: A snapshot and, per shard, its skeleton winners and losers (:meth:`_skeleton`).
         self._skeletons: tuple[Callable[[], CatalogSnapshot | None],
                                dict[str, tuple[dict[int, list[str]], dict[int, int]]]] = (lambda: None, {})
@@ -229,6 +231,14 @@ class Compiler:
         ids = sorted(vector, key=lambda i: (i not in named_ids, -vector[i], view.names[i]))
         return ids, vector, named_ids
 
+    def _slots(self, shard: str) -> tuple[str, ...]:
+        """The skeleton slots the policy gives ``shard`` (``skeleton_slot``), asked once per shard."""
+        found = self._slot_names.get(shard)
+        if found is None:
+            found = self._slot_names[shard] = tuple(sorted(
+                {str(slot) for _shard, slot in self.catalog.engine.query("skeleton_slot", shard, None)}))
+        return found
+
     def _skeleton(self, view: CatalogSnapshot, ctx: TaskContext, slots: dict[int, tuple[str, ...]],
                   allowed: np.ndarray) -> tuple[dict[int, list[str]], dict[int, int]]:
         """:meth:`_dedupe_skeleton`, kept per shard for the snapshot last compiled on when no server
@@ -305,6 +315,10 @@ class Compiler:
             if s not in view.index.server_names:
                 warnings.append(f"server {s!r} has no tools in the catalog")
         winners, losers = self._skeleton(view, ctx, slots, allowed)
+        filled = {slot for taken in winners.values() for slot in taken}
+        for slot in self._slots(ctx.shard):
+            if slot not in filled:  # the role expects it always: say that no tool can do it
+                warnings.append(f"{ctx.shard}: no tool fills the skeleton slot {slot!r}")
         extra = [view.row_of[t] for t in winners]
         ids, vector, named = self._retrieve(view, text, pool or sel.candidate_pool, extra, allowed, warnings)
         view.by_id.prefetch(ids)  # the candidates' definitions, in one read
