@@ -163,6 +163,14 @@ def _render_chars(rendered: Any) -> int:
     return len(text)
 
 
+#: The public sets' tasks are not scoped to a role (a LiveMCPBench task run as "researcher" may
+#: write a PDF or send mail), so the default evaluation grants every shard what the read-only
+#: policy withholds: these sets measure selection; least privilege is measured on the labelled
+#: roles set (bench/eval_roles.py, docs/quality.md). A config passed in is used as it is.
+UNSCOPED_GRANTS = ("capability:/write", "capability:/delete", "capability:/send", "capability:/execute",
+                   "annotation:destructiveHint")
+
+
 def run_evaluation(
     dataset: str | DatasetSpec,
     *,
@@ -192,7 +200,10 @@ def run_evaluation(
                               path=str(data_dir))
     if config is None:
         # The pool is the benchmark's tools only: no harness tools from a local available_tools.json.
-        config = replace(Config.default(), available_tools=AvailableTools())
+        default = Config.default()
+        config = replace(default, available_tools=AvailableTools(),
+                         shards={name: sc.model_copy(update={"allow": [*sc.allow, *UNSCOPED_GRANTS]})
+                                 for name, sc in default.shards.items()})
     unknown = [s for s in shards if s not in config.shards]
     if unknown:
         raise EvaluationError(f"unknown shard(s) {unknown}; the config defines {sorted(config.shards)}")
