@@ -113,6 +113,9 @@ class ServeState:
         self._lock = anyio.Lock()  # one reload / re-sync at a time
         #: While a reload runs, discoveries land here instead of starting a background re-sync.
         self._discovered: dict[str, Any] | None = None
+        #: (server, tool) -> the definition hash last warned about: two discoveries racing over one
+        #: change (an upstream's list_changed and a background re-sync) report it once.
+        self._warned: dict[tuple[str, str], str | None] = {}
 
     # ---------------------------------------------------------------- blocking work
 
@@ -247,6 +250,11 @@ class ServeState:
             self._warn_definition(server, name, fields, name in waiting, approve_hint(server, name))
 
     def _warn_definition(self, server: str, tool: str, fields: list[str], waiting: bool, hint: str) -> None:
+        stored = self.store.tool(server, tool)
+        digest = stored.definition_hash if stored is not None else None
+        if digest is not None and self._warned.get((server, tool)) == digest:
+            return
+        self._warned[(server, tool)] = digest
         what = ", ".join(fields) or "definition"
         if not waiting:
             log.warning("tool %s/%s changed its definition (%s) back to an approved one", server, tool, what)
