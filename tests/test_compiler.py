@@ -575,6 +575,8 @@ def test_an_unfilled_skeleton_slot_is_a_warning(env, tmp_path, embedder):
             ts.resolve("bash")
         assert denied.value.to_dict()["reasons"] == ["denied by config: capability"]
         assert compiler.denied("tester", "ci", "run_pipeline") == ("denied by config: capability",)
+        named = compiler.compile(TaskContext(shard="tester", task="run `bash` to execute the test suite"))
+        assert "bash is denied for tester: denied by config: capability" in named.warnings
     untouched = Compiler(store, config, embedder, token_counter=EstimateCounter())
     with untouched:
         assert not any("skeleton slot" in w for w in untouched.compile(TaskContext(shard="tester", task=TASK)).warnings)

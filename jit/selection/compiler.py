@@ -28,7 +28,7 @@ import logging
 import os
 import threading
 import weakref
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -46,7 +46,7 @@ from .catalog_view import LABEL_KINDS, TASK_TABLES, CatalogSnapshot, CatalogView
 from .logic import Fact, RuleSet
 from .records import StaleSnapshot
 from .render import Estimates, fit_budget, order_key, summary_line
-from .retrieve import RetrievalIndex, find_mentions, split_task
+from .retrieve import RetrievalIndex, split_task
 from .tokens import EstimateCounter, TokenCounter, default_counter
 from .toolset import ScoredTool, TaskContext, Tier, ToolSet
 
@@ -200,11 +200,19 @@ class Compiler:
         return ok
 
     def _retrieve(self, view: CatalogSnapshot, text: str, pool: int, extra: Sequence[int], allowed: np.ndarray,
-                  warnings: list[str]) -> tuple[list[int], dict[int, float], set[int]]:
-        """Candidate ids in vector order, their vector scores, and the ids the text names."""
+                  warnings: list[str], denied: tuple[str, Mapping[int, tuple[str, ...]]] | None = None
+                  ) -> tuple[list[int], dict[int, float], set[int]]:
+        """Candidate ids in vector order, their vector scores, and the ids the text names.
+        ``denied``: ``(shard, tool -> reasons)``; a named tool it holds is a warning."""
         sel = self.config.tool_selection
         queries = _queries(text)
         mentions = view.index.mentions(text)
+        if denied is not None and denied[1]:  # named, but the role may not have it: say so
+            shard, reasons = denied
+            for r in sorted(mentions.tools):
+                if view.rows[r] in reasons:
+                    warnings.append(f"{view.names[view.rows[r]]} is denied for {shard}: "
+                                    f"{'; '.join(reasons[view.rows[r]])}")
         if not queries or not view.rows:
             ids = sorted({view.rows[r] for r in extra if allowed[r]}, key=lambda i: view.names[i])
             return ids, dict.fromkeys(ids, 0.0), set()
@@ -306,11 +314,6 @@ class Compiler:
         tables = self._task_tables(facts)
         allowed = self._allowed(view, ctx.include_servers, ctx.exclude_servers,
                                 self.catalog.denied_rows(view, ctx.shard))
-        if denied:  # a tool the task names that the role may not have: say so, it will not be offered
-            for r in sorted(find_mentions(text, view.index).tools):
-                if view.rows[r] in denied:
-                    warnings.append(f"{view.names[view.rows[r]]} is denied for {ctx.shard}: "
-                                    f"{'; '.join(denied[view.rows[r]])}")
         for s in (*ctx.include_servers, *ctx.exclude_servers):
             if s not in view.index.server_names:
                 warnings.append(f"server {s!r} has no tools in the catalog")
@@ -320,7 +323,8 @@ class Compiler:
             if slot not in filled:  # the role expects it always: say that no tool can do it
                 warnings.append(f"{ctx.shard}: no tool fills the skeleton slot {slot!r}")
         extra = [view.row_of[t] for t in winners]
-        ids, vector, named = self._retrieve(view, text, pool or sel.candidate_pool, extra, allowed, warnings)
+        ids, vector, named = self._retrieve(view, text, pool or sel.candidate_pool, extra, allowed, warnings,
+                                            (ctx.shard, denied))
         view.by_id.prefetch(ids)  # the candidates' definitions, in one read
         # Label points per candidate from the task's (small) tables: a set intersection per
         # label instead of a lookup per label of every candidate.
