@@ -55,6 +55,7 @@ __all__ = [
     "Config",
     "ConnectionConfig",
     "SecurityConfig",
+    "ServeConfig",
     "DEFAULT_CALL_TIMEOUT",
     "DEFAULT_CONFIG_FILE",
     "DEFAULT_TIMEOUT",
@@ -249,6 +250,17 @@ class SecurityConfig(_Strict):
     pin_definitions: bool = False
 
 
+class ServeConfig(_Strict):
+    """What ``jit serve``'s meta-tools answer (jit/serve/server.py)."""
+
+    #: ``search_tools`` gives the input schema of at most this many of its best results, so the
+    #: model can ``call_tool`` one in its next turn instead of asking ``describe_tool`` first (0: none).
+    search_schemas: int = Field(3, ge=0, le=100)
+    #: ... and at most this many tokens of schemas in one answer (estimated as the budget of a
+    #: compile is): a schema that would go past it is left out; ``describe_tool`` still gives it.
+    search_schema_tokens: int = Field(1500, ge=0)
+
+
 class _ConfigFile(_Strict):
     servers: dict[str, ServerConfig] = Field(default_factory=dict)
     tool_selection: ToolSelectionConfig = Field(default_factory=ToolSelectionConfig)
@@ -257,6 +269,7 @@ class _ConfigFile(_Strict):
     embedding: EmbeddingConfig = Field(default_factory=EmbeddingConfig)
     connection: ConnectionConfig = Field(default_factory=ConnectionConfig)
     security: SecurityConfig = Field(default_factory=SecurityConfig)
+    serve: ServeConfig = Field(default_factory=ServeConfig)
     store: str = Field(".jit/catalog.db", min_length=1)
     #: Datalog rules directory; unset: ``rules/`` beside the config file if there is one,
     #: else the rules jit ships.
@@ -371,6 +384,7 @@ class Config:
     rules_dir: Path
     available_tools: AvailableTools
     security: SecurityConfig = field(default_factory=SecurityConfig)
+    serve: ServeConfig = field(default_factory=ServeConfig)
 
     @classmethod
     def default(cls, base_dir: Path | None = None) -> Config:
@@ -539,6 +553,7 @@ def _build(parsed: _ConfigFile, base: Path, path: Path | None, servers: dict[str
         embedding=parsed.embedding,
         connection=parsed.connection,
         security=parsed.security,
+        serve=parsed.serve,
         store_path=resolve(parsed.store),
         rules_dir=resolve(parsed.rules) if parsed.rules is not None else _default_rules(base),
         available_tools=available,

@@ -237,7 +237,7 @@ def test_config_path_comes_from_jit_config_unless_given(tmp_path, catalog):
 def test_serve_rejects_bad_arguments_before_starting(catalog):
     for args, message in (
         (["--stdio", "--http", ":8000"], "choose one of --stdio and --http"),
-        (["--expose-shard", "coder"], "--expose-shard and --task go together"),
+        (["--task", "fix the tests"], "--task applies to --expose-shard"),
         (["--http", "localhost"], "--http expects HOST:PORT"),
         (["--budget", "100"], "--budget applies to --expose-shard"),
         (["--expose-shard", "pilot", "--task", "fly"], "unknown shard 'pilot'"),

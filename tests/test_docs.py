@@ -152,8 +152,9 @@ def test_every_derived_predicate_is_documented_in_selection():
 
 
 def test_every_meta_tool_of_jit_serve_is_documented():
-    registered = {t.name for t in asyncio.run(create_server(ServeOptions()).list_tools())}
-    assert {"search_tools", "call_tool", "reload"} <= registered
+    registered = {t.name for options in (ServeOptions(), ServeOptions(expose_shard="coder"))
+                  for t in asyncio.run(create_server(options).list_tools())}
+    assert {"search_tools", "call_tool", "reload", "set_task"} <= registered
     section = _heading_section(DOCS / "serve.md", "Meta-tools")
     documented = {n for cell in _table_column(section, 0) for n in _code_names(cell)}
     assert documented == registered, (

@@ -78,6 +78,26 @@ def test_markdown_and_json_views():
     assert js["minimal"] == ["x__rare"] and js["meta_tool"] == META_TOOL
 
 
+def test_the_text_for_a_jit_serve_client_names_its_meta_tools_not_the_harness_expander():
+    """jit serve offers describe_tool / call_tool, not jit_expand_tools: its text says how to reach
+    each tool with them (server and tool as JSON), and leaves the harness's own tools to the client."""
+    md = render_tools(sample(), "markdown", shard="coder", access="call_tool")
+    assert META_TOOL not in md
+    assert 'call_tool `{"server":"gh","tool":"create_issue"}`' in md
+    assert '- docs__search: Does a thing. `{"server":"docs","tool":"search"}`' in md
+    assert '`x__rare` `{"server":"x","tool":"rare"}`' in md and "never" not in md
+    assert "describe_tool" in md and '"server":"harness"' not in md
+    js = render_tools(sample(), "json", shard="coder", access="call_tool")
+    assert js["meta_tool"] == "describe_tool"
+    assert js["minimal"] == [{"name": "x__rare", "server": "x", "tool": "rare"}]
+    assert (js["full"][1]["server"], js["full"][1]["tool"]) == \
+        ("gh", "create_issue")
+    with pytest.raises(SelectionError, match="harness's tool list"):
+        render_tools(sample(), "anthropic", access="call_tool")
+    with pytest.raises(SelectionError, match="unknown access"):
+        render_tools(sample(), "markdown", access="expand_later")
+
+
 def test_rendering_is_deterministic_whatever_the_input_order():
     tools = sample()
     assert render_tools(tools, "anthropic") == render_tools(list(reversed(tools)), "anthropic")

@@ -38,9 +38,13 @@ def serve_command(
     expose_shard: Annotated[
         str | None,
         typer.Option("--expose-shard", metavar="SHARD", help="tools/list returns this shard's compiled Full tier "
-                     "(proxied) plus the meta-tools; needs --task."),
+                     "(proxied) plus the meta-tools and set_task, with which the client sets the task."),
     ] = None,
-    task: Annotated[str | None, typer.Option("--task", help="The task to compile for with --expose-shard.")] = None,
+    task: Annotated[
+        str | None,
+        typer.Option("--task", help="The task to compile for with --expose-shard at start (the client's "
+                     "set_task changes it; default: none, the shard's skeleton tools)."),
+    ] = None,
     budget: Annotated[
         int | None, typer.Option("--budget", min=1, help="Token budget for --expose-shard (default: from config).")
     ] = None,
@@ -57,8 +61,8 @@ def serve_command(
     """Run jit as an MCP server: search, describe, call and compile tools from any MCP client."""
     if stdio and http:
         _fail("choose one of --stdio and --http", EXIT_USAGE, as_json=False)
-    if (expose_shard is None) != (task is None):
-        _fail("--expose-shard and --task go together", EXIT_USAGE, as_json=False)
+    if task is not None and expose_shard is None:
+        _fail("--task applies to --expose-shard", EXIT_USAGE, as_json=False)
     if budget is not None and expose_shard is None:
         _fail("--budget applies to --expose-shard", EXIT_USAGE, as_json=False)
     host, port = "127.0.0.1", 0

@@ -30,6 +30,7 @@ from .tiers import ScoredTool, Tier
 from .tokens import EstimateCounter, TokenCounter, compact_json
 
 __all__ = [
+    "ACCESS",
     "FORMATS",
     "META_TOOL",
     "Estimates",
@@ -46,6 +47,12 @@ __all__ = [
 FORMATS = ("anthropic", "openai", "markdown", "json")
 #: The meta-tool through which the model asks for Condensed and Minimal tools.
 META_TOOL = "jit_expand_tools"
+#: How the model reaches tools it was not sent in full, which the text renderings (Markdown, JSON)
+#: tell it: ``expand``, through :data:`META_TOOL`, which a harness offers beside the Full tools it
+#: sends; ``call_tool``, through ``jit serve``'s meta-tools (``describe_tool`` for a definition,
+#: ``call_tool`` to run any tool by server and tool name), where no tool list is sent and no
+#: ``jit_expand_tools`` exists.
+ACCESS = ("expand", "call_tool")
 SEPARATOR = "__"
 MAX_NAME = 64
 _INVALID = re.compile(r"[^A-Za-z0-9_-]")
@@ -192,12 +199,22 @@ def _split(tools: Sequence[ScoredTool]) -> tuple[list[ScoredTool], list[ScoredTo
     return full, condensed, minimal
 
 
-def render_tools(tools: Sequence[ScoredTool], fmt: str = "anthropic", *, shard: str = "") -> Any:
+def render_tools(tools: Sequence[ScoredTool], fmt: str = "anthropic", *, shard: str = "",
+                 access: str = "expand") -> Any:
     """Render ``tools`` at their current tiers in one of :data:`FORMATS` (what
-    :meth:`jit.selection.toolset.ToolSet.render` returns)."""
+    :meth:`jit.selection.toolset.ToolSet.render` returns). ``access`` (:data:`ACCESS`) is how
+    the text renderings tell the model to reach the tools; the tool lists (``anthropic``,
+    ``openai``) are for a harness, which offers :data:`META_TOOL` itself."""
     if fmt not in FORMATS:
         raise SelectionError(f"unknown render format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    if access not in ACCESS:
+        raise SelectionError(f"unknown access {access!r}; expected one of {', '.join(ACCESS)}")
+    if access != "expand" and fmt in ("anthropic", "openai"):
+        raise SelectionError(f"the {fmt} rendering is a harness's tool list: its access is 'expand'")
     full, condensed, minimal = _split(tools)
+    if access == "call_tool":
+        return _served_json(full, condensed, minimal, shard) if fmt == "json" else \
+            _served_markdown(full, condensed, minimal, shard)
     if fmt in ("anthropic", "openai"):
         out = [full_definition(s, fmt) for s in full]
         meta = _meta_tool(condensed, minimal, fmt)
@@ -227,6 +244,51 @@ def _markdown(full: list[ScoredTool], condensed: list[ScoredTool], minimal: list
         lines += [f"## On request (via `{META_TOOL}`)", ""]
         lines += [", ".join(f"`{s.name}`" for s in minimal), ""]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _call(st: ScoredTool) -> str:
+    """How a ``jit serve`` client names ``st``: the ``server``/``tool`` pair ``call_tool`` and
+    ``describe_tool`` take (JSON-escaped), or, for a harness tool, that the client runs it itself."""
+    if st.server == HARNESS_SERVER:
+        return "(your own tool: call it by its name)"
+    return f"`{compact_json({'server': st.server, 'tool': st.tool_name})}`"
+
+
+def _served_markdown(full: list[ScoredTool], condensed: list[ScoredTool], minimal: list[ScoredTool],
+                     shard: str) -> str:
+    """The Markdown of a tool set a ``jit serve`` client reads (``compile_tools``): each tool named
+    by the ``server``/``tool`` pair ``call_tool`` and ``describe_tool`` take, since the client has
+    no tool of the rendered name (unless exposed) and no ``jit_expand_tools``."""
+    lines = [f"# Tools for shard `{shard}`" if shard else "# Tools", ""]
+    if full:
+        lines += ["## Full (run with `call_tool`: the server and tool below, and `arguments` per the schema)", ""]
+        for s in full:
+            lines += [f"### `{s.name}`" + (" (offline)" if s.offline else ""), "", f"call_tool {_call(s)}", "",
+                      _description(s), ""]
+            lines += ["```json", compact_json(_schema(s)[0]), "```", ""]
+    if condensed:
+        lines += ["## Condensed (`describe_tool` with the server and tool gives the schema; then `call_tool`)", ""]
+        lines += [f"{_line(s)} {_call(s)}" for s in condensed] + [""]
+    if minimal:
+        lines += ["## On request (`describe_tool`, then `call_tool`)", ""]
+        lines += [", ".join(f"`{s.name}` {_call(s)}" for s in minimal), ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _served_json(full: list[ScoredTool], condensed: list[ScoredTool], minimal: list[ScoredTool],
+                 shard: str) -> dict[str, Any]:
+    """The JSON rendering for a ``jit serve`` client: as for a harness, each tool with its server and
+    tool, and ``describe_tool`` as the way to the definitions not given."""
+    def where(s: ScoredTool) -> dict[str, Any]:
+        return {"server": s.server, "tool": s.tool_name}
+
+    return {
+        "shard": shard,
+        "full": [full_definition(s) | where(s) | {"offline": s.offline} for s in full],
+        "condensed": [{"name": s.name, **where(s), "summary": s.summary, "offline": s.offline} for s in condensed],
+        "minimal": [{"name": s.name, **where(s)} for s in minimal],
+        "meta_tool": "describe_tool" if (condensed or minimal) else None,
+    }
 
 
 # --------------------------------------------------------------------------- budget

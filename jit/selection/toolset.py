@@ -74,10 +74,12 @@ class ToolSet:
         """Every tool that is sent in some form (not Excluded)."""
         return [s for s in self.tools if s.tier is not Tier.EXCLUDED]
 
-    def render(self, fmt: str = "anthropic") -> Any:
+    def render(self, fmt: str = "anthropic", *, access: str = "expand") -> Any:
         """``anthropic`` / ``openai``: a list of tool dicts (Full tier plus the meta-tool
-        that lists Condensed and Minimal); ``markdown``: a string; ``json``: a dict."""
-        return render_tools(self.tools, fmt, shard=self.shard)
+        that lists Condensed and Minimal); ``markdown``: a string; ``json``: a dict.
+        ``access="call_tool"`` (``markdown``, ``json``): the text for a ``jit serve`` client, which
+        reaches every tool through ``describe_tool`` / ``call_tool`` (:data:`~jit.selection.render.ACCESS`)."""
+        return render_tools(self.tools, fmt, shard=self.shard, access=access)
 
     def resolve(self, namespaced: str) -> tuple[str, str]:
         """Map a rendered name (or the meta-tool's listed names) back to ``(server, tool)``."""

@@ -4,8 +4,9 @@ Importing the SDK's server (``mcp.server.mcpserver``: its pydantic models are bu
 import) and jit's command line takes one to two seconds of CPU before any line of
 stdin is read; MCP clients give a server a fixed time to answer ``initialize`` and
 start several servers at once. The answer itself needs none of that: it is the
-server's name, version, instructions and declared capabilities, and the protocol
-version picked from the client's offer, all known before the SDK is.
+server's name, version, instructions (naming the servers the config file defines:
+:func:`instructions`) and declared capabilities, and the protocol version picked
+from the client's offer, all known before the SDK is.
 
 So the process entry (:func:`jit.cli.main`) calls :func:`begin` first. This module
 imports nothing beyond the standard library and :mod:`jit` itself (which imports
@@ -44,7 +45,7 @@ import re
 import select
 import stat
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from .. import __version__
@@ -53,25 +54,98 @@ __all__ = [
     "HANDSHAKE_PROTOCOL_VERSIONS",
     "INSTRUCTIONS",
     "LATEST_HANDSHAKE_VERSION",
+    "MAX_NAMED_SERVERS",
     "Handover",
     "ServeCommand",
     "begin",
     "capabilities",
+    "config_instructions",
     "handover",
     "initialize_response",
+    "instructions",
     "serve_command",
+    "server_names",
 ]
 
 #: The server's name in ``serverInfo`` (``MCPServer("jit", ...)`` in jit/serve/server.py).
 SERVER_NAME = "jit"
 
-#: What the server tells a client about itself in ``initialize`` (jit/serve/server.py declares it from here).
-INSTRUCTIONS = (
-    "jit selects tools from many MCP servers. Use search_tools to find tools for a step, describe_tool "
-    "for a tool's full schema, and call_tool to run it on its server. compile_tools gives a whole tool "
-    "set for an agent role (shard) and task, in tiers. Tools of offline servers are listed but fail "
-    "when called, with an error naming the server's status."
-)
+#: At most this many server names in the instructions (the rest are counted), so that a config
+#: of hundreds of servers does not make the text every client keeps in its prompt grow with it.
+MAX_NAMED_SERVERS = 20
+#: A server name as the config accepts it (jit.servers_config._name_problem), and nothing else
+#: reaches the instructions: they are read before the config is validated.
+_SERVER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}")
+
+
+def instructions(servers: Sequence[str] = (), *, expose_shard: str | None = None) -> str:
+    """What the server tells a client about itself in ``initialize``: what jit is, the servers behind
+    it (at most :data:`MAX_NAMED_SERVERS` by name) and how to reach their tools in few turns.
+
+    Clients put this text in the model's prompt: it is what tells the model that ``search_tools``
+    is the way to the tools of the servers named, which a client that defers tools behind its own
+    search would otherwise find only by chance. :class:`~jit.serve.server.JitServer` declares it
+    from here, so the early answer and the SDK's are the same text."""
+    names = [n for n in servers if _SERVER_NAME.fullmatch(n) and "__" not in n]
+    if names:
+        shown = ", ".join(names[:MAX_NAMED_SERVERS])
+        more = len(names) - MAX_NAMED_SERVERS
+        behind = (f"jit selects and proxies the tools of {len(names)} MCP server{'s' if len(names) > 1 else ''}: "
+                  f"{shown}{f' and {more} more' if more > 0 else ''}.")
+    else:
+        behind = "jit selects and proxies the tools of the MCP servers in its config."
+    parts = [
+        behind,
+        ("Their tools are reached through jit: search_tools finds tools for a step (its best results "
+         "carry their input schema, so call one with call_tool right away); describe_tool gives any "
+         "tool's full schema; call_tool runs a tool on its server."),
+        "compile_tools gives a whole tool set for an agent role (shard) and task, in tiers.",
+    ]
+    if expose_shard is not None and _SERVER_NAME.fullmatch(expose_shard):
+        parts.append(f"The tools named server__tool are the {expose_shard} role's selection for the current "
+                     "task; set_task changes the task and the list.")
+    parts.append("Tools of offline servers are listed but fail when called, with an error naming the "
+                 "server's status.")
+    return " ".join(parts)
+
+
+#: The instructions of a server whose config names no server (or could not be read).
+INSTRUCTIONS = instructions()
+
+
+def server_names(config: Mapping[str, Any], base: str) -> list[str]:
+    """The enabled servers a config file's JSON defines (``servers``, ``mcpServers`` and the
+    ``mcpServers`` of its ``server_files``, resolved from ``base``), read as the standard library
+    reads them: names only, nothing validated (a config that names a bad server fails later anyway)."""
+    found: list[str] = []
+
+    def take(entries: Any, enabled: Any) -> None:
+        if isinstance(entries, dict):
+            found.extend(name for name, entry in entries.items()
+                         if isinstance(entry, dict) and enabled(entry) and name not in found)
+
+    take(config.get("servers"), lambda e: e.get("enabled", True) is not False)
+    take(config.get("mcpServers"), lambda e: e.get("disabled", False) is not True)
+    files = config.get("server_files")
+    if isinstance(files, list):
+        for name in files:
+            if isinstance(name, str) and name:
+                data = _read_json_object(os.path.join(base, os.path.expanduser(name)))
+                if data is not None:
+                    take(data.get("mcpServers"), lambda e: e.get("disabled", False) is not True)
+    return found
+
+
+def config_instructions(config_file: str | os.PathLike[str] | None, *, expose_shard: str | None = None,
+                        environ: Mapping[str, str] = os.environ) -> str:
+    """:func:`instructions` for the servers of a config file (``None``: ``$JIT_CONFIG``, then
+    ``config.json``, as the command line resolves it); the plain text when it cannot be read."""
+    path = os.fspath(config_file) if config_file is not None else (environ.get("JIT_CONFIG") or "config.json")
+    path = os.path.expanduser(path)
+    data = _read_json_object(path)
+    names = server_names(data, os.path.dirname(os.path.abspath(path))) if data is not None else []
+    return instructions(names, expose_shard=expose_shard)
+
 
 #: The SDK's ``mcp_types.version.HANDSHAKE_PROTOCOL_VERSIONS`` (a test keeps them equal).
 HANDSHAKE_PROTOCOL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
@@ -99,10 +173,15 @@ def capabilities(list_changed: bool) -> dict[str, Any]:
 
 
 class ServeCommand(NamedTuple):
-    """What :func:`serve_command` read: the config file and whether tools.listChanged is declared."""
+    """What :func:`serve_command` read: the config file and the exposed shard (``--expose-shard``,
+    with which tools.listChanged is declared)."""
 
     config_file: str
-    list_changed: bool
+    expose_shard: str | None
+
+    @property
+    def list_changed(self) -> bool:
+        return self.expose_shard is not None
 
 
 _VALUED = {"--config": "config", "-c": "config", "--expose-shard": "expose", "--task": "task",
@@ -111,7 +190,7 @@ _VALUED = {"--config": "config", "-c": "config", "--expose-shard": "expose", "--
 
 def serve_command(argv: list[str], environ: Mapping[str, str]) -> ServeCommand | None:
     """The serve command in ``argv`` when it is a plain ``jit [--config F] serve [--stdio] [--config F]
-    [--expose-shard S --task T [--budget N]]`` that the command line (typer) takes with the same
+    [--expose-shard S [--task T] [--budget N]]`` that the command line (typer) takes with the same
     meaning; None for anything else (``--help``, ``--http``, a repeated or unknown option, a value
     that looks like an option, a budget that is not a positive number), which the command line
     then parses and answers as always. The config file resolves as the command line resolves it:
@@ -143,24 +222,23 @@ def serve_command(argv: list[str], environ: Mapping[str, str]) -> ServeCommand |
         seen[key] = value
     if seen is not serve:
         return None
-    if ("expose" in serve) != ("task" in serve) or ("budget" in serve and "expose" not in serve):
+    if ("task" in serve or "budget" in serve) and "expose" not in serve:
         return None
     budget = serve.get("budget")
     if budget is not None and not (budget.isascii() and budget.isdigit() and int(budget) >= 1):
         return None
     config = serve.get("config") or root.get("config") or environ.get("JIT_CONFIG") or "config.json"
-    return ServeCommand(config, "expose" in serve)
+    return ServeCommand(config, serve.get("expose"))
 
 
-def _config_readable(path: str) -> bool:
-    """The config file exists and holds a JSON object. Its content is checked by the server's own
-    start-up; this only keeps the commonest mistake (no such file, a syntax error) from being
-    answered before it is reported."""
+def _read_json_object(path: str) -> dict[str, Any] | None:
+    """The JSON object in the file ``path``; None when it is missing, unreadable or not an object."""
     try:
         with open(os.path.expanduser(path), encoding="utf-8") as f:
-            return isinstance(json.load(f), dict)
+            data = json.load(f)
     except (OSError, ValueError, RecursionError):
-        return False
+        return None
+    return data if isinstance(data, dict) else None
 
 
 # --------------------------------------------------------------------------- the answer
@@ -252,7 +330,8 @@ def _accepted(params: Any) -> bool:
             and params.get("_meta") in (None, {}))
 
 
-def initialize_result(protocol_version: str, *, list_changed: bool) -> dict[str, Any]:
+def initialize_result(protocol_version: str, *, list_changed: bool, instructions: str = INSTRUCTIONS
+                      ) -> dict[str, Any]:
     """The SDK server's ``initialize`` result for a client offering ``protocol_version``: that version
     when it is one the SDK negotiates through the handshake, else the latest such version."""
     negotiated = protocol_version if protocol_version in HANDSHAKE_PROTOCOL_VERSIONS else LATEST_HANDSHAKE_VERSION
@@ -260,11 +339,12 @@ def initialize_result(protocol_version: str, *, list_changed: bool) -> dict[str,
         "protocolVersion": negotiated,
         "capabilities": capabilities(list_changed),
         "serverInfo": {"name": SERVER_NAME, "version": __version__},
-        "instructions": INSTRUCTIONS,
+        "instructions": instructions,
     }
 
 
-def initialize_response(line: bytes, *, list_changed: bool) -> dict[str, Any] | None:
+def initialize_response(line: bytes, *, list_changed: bool, instructions: str = INSTRUCTIONS
+                        ) -> dict[str, Any] | None:
     """The response to ``line`` when it is one JSON-RPC ``initialize`` request that jit's transport
     and the SDK would take and answer with success; None for anything else (left to them)."""
     if _SURROGATE.search(line):
@@ -282,7 +362,8 @@ def initialize_response(line: bytes, *, list_changed: bool) -> dict[str, Any] | 
     if msg["jsonrpc"] != "2.0" or msg["method"] != "initialize" or not _accepted(msg["params"]):
         return None
     return {"jsonrpc": "2.0", "id": rid,
-            "result": initialize_result(msg["params"]["protocolVersion"], list_changed=list_changed)}
+            "result": initialize_result(msg["params"]["protocolVersion"], list_changed=list_changed,
+                                        instructions=instructions)}
 
 
 # --------------------------------------------------------------------------- the first line
@@ -322,8 +403,9 @@ class _FirstLine:
     server. :meth:`stop` ends it at once (a self-pipe wakes its ``select``); from then on it
     writes nothing, so a line that arrives late is the server's to answer."""
 
-    def __init__(self, list_changed: bool) -> None:
+    def __init__(self, list_changed: bool, instructions: str) -> None:
         self._list_changed = list_changed
+        self._instructions = instructions
         self._lock = threading.Lock()
         self._stopped = False
         self._buffer = bytearray()
@@ -336,7 +418,7 @@ class _FirstLine:
         line = self._read_line()
         if line is None:
             return
-        response = initialize_response(line, list_changed=self._list_changed)
+        response = initialize_response(line, list_changed=self._list_changed, instructions=self._instructions)
         if response is None:
             return
         data = (json.dumps(response, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
@@ -394,12 +476,19 @@ def begin(argv: list[str], environ: Mapping[str, str] = os.environ) -> bool:
     socket; True when started. Only the process entry calls this: it reads the process's stdin."""
     global _stage
     command = serve_command(argv, environ)
-    if command is None or not is_pipe(0) or not _config_readable(command.config_file):
+    if command is None or not is_pipe(0):
         return False
+    # The config file must hold a JSON object: its content is checked by the server's own start-up;
+    # this only keeps the commonest mistake (no such file, a syntax error) from being answered first.
+    config = _read_json_object(command.config_file)
+    if config is None:
+        return False
+    base = os.path.dirname(os.path.abspath(os.path.expanduser(command.config_file)))
+    text = instructions(server_names(config, base), expose_shard=command.expose_shard)
     with _stage_lock:
         if _stage is not None:
             return False
-        _stage = _FirstLine(command.list_changed)
+        _stage = _FirstLine(command.list_changed, text)
     return True
 
 

@@ -1,11 +1,13 @@
 """``jit serve``: jit itself as an MCP server.
 
 Any MCP client (Claude Code, Claude Desktop, an agent harness) connects to jit
-once and gets selection over every server jit knows, through five meta-tools
+once and gets selection over every server jit knows, through its meta-tools
 in the spirit of search → describe → execute registries:
 
 ``search_tools(query, shard?, limit?)``
-    tools ranked for a query, each with a score in 0–1;
+    tools ranked for a query, each with a score in 0–1; the best few carry their input
+    schema (``serve.search_schemas``, ``serve.search_schema_tokens``), so the common case
+    is two model turns, search then ``call_tool``, not three;
 ``describe_tool(server, tool)``
     one tool's full definition, analysis, status and usage;
 ``call_tool(server, tool, arguments)``
@@ -16,10 +18,18 @@ in the spirit of search → describe → execute registries:
 ``reload()``
     re-read the config, reconnect what changed, re-sync the catalog.
 
-With ``--expose-shard SHARD --task TEXT``, ``tools/list`` also returns that
+Every meta-tool carries ``_meta: {"anthropic/alwaysLoad": true}``: a client that defers
+MCP tools behind its own tool search (Claude Code) keeps these loaded, since they are
+the way to everything else. The server's ``instructions`` name the configured servers
+(jit/serve/early.py builds them, for the early ``initialize`` answer and this server alike).
+
+With ``--expose-shard SHARD [--task TEXT]``, ``tools/list`` also returns that
 shard's compiled Full tier under namespaced names (``server__tool``), each
-proxied on call, and ``notifications/tools/list_changed`` is sent whenever a
-reload or an upstream change alters that selection.
+proxied on call, so a client's permission rules apply per upstream tool; the
+meta-tool ``set_task(task)`` recompiles it for a new task; and
+``notifications/tools/list_changed`` is sent whenever ``set_task``, a reload or an
+upstream change alters that selection. A call by name of a tool the role's policy
+denies is refused with ``tool_denied``, as ``call_tool`` refuses it.
 
 Resources: ``jit://servers``, ``jit://selection`` and the template
 ``jit://tools/{server}/{tool}``.
@@ -73,7 +83,7 @@ from ..errors import JitError, jit_error_in
 from ..models import HARNESS_SERVER
 from ..process import tuned
 from . import early
-from .early import INSTRUCTIONS
+from .early import config_instructions
 from .httpguard import http_access, serve_http
 from .proxylane import ProxyLane, ProxyTarget
 from .state import ServeOptions, ServeState
@@ -86,6 +96,13 @@ __all__ = ["JitServer", "ServeOptions", "ServeState", "create_server", "run"]
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 PROXY = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=True)
+#: On every meta-tool: Claude Code (2.1.x: ``isDeferredTool`` returns false first thing for a tool whose
+#: ``_meta["anthropic/alwaysLoad"]`` is ``true``) then sends it with every request instead of deferring it
+#: behind its tool search, which would cost a turn before the model could even search jit. Other clients
+#: ignore a ``_meta`` key they do not know. See docs/serve.md.
+ALWAYS_LOAD = {"anthropic/alwaysLoad": True}
+#: The meta-tools every ``jit serve`` offers (``set_task`` comes with ``--expose-shard``).
+META_TOOLS = ("search_tools", "describe_tool", "call_tool", "compile_tools", "reload")
 
 
 def _result(data: dict[str, Any], text: str | None = None) -> CallToolResult:
@@ -132,7 +149,7 @@ class JitServer(MCPServer[ServeState]):
         super().__init__(
             "jit",
             version=__version__,
-            instructions=INSTRUCTIONS,
+            instructions=config_instructions(options.config_path, expose_shard=options.expose_shard),
             lifespan=_lifespan,
             log_level="WARNING",
             subscriptions=self.bus,
@@ -231,6 +248,14 @@ class JitServer(MCPServer[ServeState]):
 
         return [s for s in state.exposed.tier(Tier.FULL) if s.server != HARNESS_SERVER]
 
+    def _denied(self, name: str) -> JitError | None:
+        """The role's refusal of the tool named ``name`` (``server__tool``), when the exposed
+        selection's policy denies it; None for a meta-tool, an unknown name, or no exposed shard."""
+        exposed = self.state.exposed if self.state is not None else None
+        if exposed is None or exposed.denial is None or self._tool_manager.get_tool(name) is not None:
+            return None
+        return exposed.denial(exposed.shard, name)
+
     async def list_tools(self) -> list[MCPTool]:
         """The exposed shard's Full tier (namespaced, when ``--expose-shard`` is on), then the meta-tools."""
         from ..selection.render import full_definition
@@ -250,9 +275,14 @@ class JitServer(MCPServer[ServeState]):
         return exposed + await super().list_tools()
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
-        """Proxy an exposed tool to its server; anything else is a meta-tool."""
+        """Proxy an exposed tool to its server; anything else is a meta-tool. A name that is neither
+        but stands for a tool the exposed role's policy denies is refused with ``tool_denied``
+        (not the SDK's ``Unknown tool``), so the model learns why and does not try again."""
         target = self._exposed_by_name().get(name)
         if target is None or self.state is None:
+            denied = self._denied(name)
+            if denied is not None:
+                return error_result(denied)
             return await super().call_tool(name, arguments, context)
         try:
             return _proxied(await self.state.manager.call_tool(target.server, target.tool_name, arguments))
@@ -277,10 +307,36 @@ def _reporting_errors(fn: Callable[..., Awaitable[CallToolResult]]) -> Callable[
     return wrapper
 
 
+def _add_schemas(hits: list[dict[str, Any]], tools: list[Any], bounds: Any) -> None:
+    """Give the first hits their ``input_schema`` (as ``describe_tool`` gives it), in rank order, while
+    at most ``bounds.search_schemas`` hits and ``bounds.search_schema_tokens`` tokens of schema are
+    given; a schema that would pass the token bound is skipped, a smaller one after it may fit.
+
+    With the schema in hand the model calls ``call_tool`` next, without a ``describe_tool`` turn.
+    No schema is given for text the analyzer flagged as hostile, nor for a definition awaiting
+    approval: those are withheld from the summary too, and ``describe_tool`` shows them with why."""
+    from ..selection.tokens import EstimateCounter, compact_json
+
+    count = EstimateCounter().count_text
+    given = spent = 0
+    for hit, st in zip(hits, tools, strict=True):
+        if given >= bounds.search_schemas:
+            return
+        if not st.approved or (st.analysis is not None and st.analysis.flags):
+            continue
+        schema = st.tool.input_schema or {"type": "object", "properties": {}}
+        tokens = count(compact_json(schema))
+        if spent + tokens > bounds.search_schema_tokens:
+            continue
+        hit["input_schema"] = schema
+        given += 1
+        spent += tokens
+
+
 def _register(app: JitServer) -> None:
     """The meta-tools and resources."""
 
-    @app.tool(annotations=READ_ONLY)
+    @app.tool(annotations=READ_ONLY, meta={**ALWAYS_LOAD})
     @_reporting_errors
     async def search_tools(
         query: Annotated[str, Field(min_length=1, description="What the tool should do, in plain words")],
@@ -288,10 +344,12 @@ def _register(app: JitServer) -> None:
         shard: Annotated[str | None, Field(description="Rank for this agent role (coder, researcher, ...)")] = None,
         limit: Annotated[int, Field(ge=1, le=100, description="How many tools to return")] = 10,
     ) -> CallToolResult:
-        """Find tools across every server jit knows, ranked by relevance (score 0-1, best first)."""
+        """Find tools across every server jit knows, ranked by relevance (score 0-1, best first).
+        The best results carry their input_schema: call one with call_tool right away."""
         from ..selection.render import namespaced, summary_line
 
-        ranked = await _state(ctx).rank(query, limit, shard)
+        state = _state(ctx)
+        ranked = await state.rank(query, limit, shard)
         hits = [
             {
                 "server": st.tool.server,
@@ -305,9 +363,10 @@ def _register(app: JitServer) -> None:
             }
             for st, score in ranked
         ]
+        _add_schemas(hits, [st for st, _score in ranked], state.config.serve)
         return _result({"query": query, "shard": shard, "tools": hits})
 
-    @app.tool(annotations=READ_ONLY)
+    @app.tool(annotations=READ_ONLY, meta={**ALWAYS_LOAD})
     @_reporting_errors
     async def describe_tool(
         server: Annotated[str, Field(min_length=1, description="The server's name, as search_tools returns it")],
@@ -317,7 +376,7 @@ def _register(app: JitServer) -> None:
         """The full definition of one tool (JSON schema), its analysis, server status and usage."""
         return _result(_state(ctx).describe(server, tool))
 
-    @app.tool(name="call_tool", annotations=PROXY)
+    @app.tool(name="call_tool", annotations=PROXY, meta={**ALWAYS_LOAD})
     @_reporting_errors
     async def call_tool_meta(
         server: Annotated[str, Field(min_length=1, description="The server's name")],
@@ -330,7 +389,7 @@ def _register(app: JitServer) -> None:
         await state.check_allowed(server, tool)
         return _proxied(await state.manager.call_tool(server, tool, arguments or {}))
 
-    @app.tool(annotations=READ_ONLY)
+    @app.tool(annotations=READ_ONLY, meta={**ALWAYS_LOAD})
     @_reporting_errors
     async def compile_tools(
         shard: Annotated[str, Field(min_length=1, description="The agent role, e.g. coder, tester, researcher")],
@@ -346,10 +405,34 @@ def _register(app: JitServer) -> None:
         if state.exposed is None:
             state.selection = toolset
         data = summarize(toolset)
-        data["rendering"] = toolset.render("json")
-        return _result(data, text=toolset.render("markdown"))
+        # The client reaches these tools through describe_tool / call_tool: no jit_expand_tools here.
+        data["rendering"] = toolset.render("json", access="call_tool")
+        return _result(data, text=toolset.render("markdown", access="call_tool"))
 
-    @app.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True))
+    if app.options.expose_shard is not None:
+        shard = app.options.expose_shard
+
+        @app.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
+                                              open_world_hint=False), meta={**ALWAYS_LOAD},
+                  description=f"Choose the tools listed for this session's {shard} role (named server__tool) for a "
+                  "new task; the tool list changes to match (tools/list_changed). Call it when the work moves on "
+                  "to something else.")
+        @_reporting_errors
+        async def set_task(
+            task: Annotated[str, Field(min_length=1, description="What you are about to do, in plain words")],
+            ctx: Context,
+        ) -> CallToolResult:
+            """Recompile the exposed shard for ``task``; the shard (the role the session acts for) stays."""
+            from ..views import summarize
+
+            toolset, changed = await _state(ctx).set_task(task)
+            data = summarize(toolset)
+            exposed = [s.name for s in app._exposed()]
+            return _result({"shard": shard, "task": task, "changed": changed, "exposed": exposed,
+                            "tokens_used": data["tokens_used"], "warnings": data["warnings"]})
+
+    @app.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True),
+              meta={**ALWAYS_LOAD})
     @_reporting_errors
     async def reload(ctx: Context) -> CallToolResult:
         """Re-read jit's config, reconnect changed servers and re-sync the tool catalog."""
@@ -373,7 +456,8 @@ def _register(app: JitServer) -> None:
         assert state is not None
         if state.selection is None:
             return json.dumps({"selection": None, "message": "nothing compiled yet: call compile_tools"})
-        return json.dumps(summarize(state.selection) | {"rendering": state.selection.render("json")}, default=str)
+        rendering = state.selection.render("json", access="call_tool")  # as compile_tools gives it
+        return json.dumps(summarize(state.selection) | {"rendering": rendering}, default=str)
 
     @app.resource("jit://tools/{server}/{tool}", name="tool", mime_type="application/json",
                   description="One tool's definition, analysis, status and usage")

@@ -36,7 +36,7 @@ import anyio.to_thread
 from ..catalog.approval import approve_hint, pending_report
 from ..catalog.ownership import config_scope
 from ..config import Config, load_config
-from ..errors import JitError, ToolNotApprovedError, ToolNotFoundError, jit_error_in
+from ..errors import JitError, SelectionError, ToolNotApprovedError, ToolNotFoundError, jit_error_in
 from ..models import HARNESS_SERVER
 
 __all__ = ["ServeOptions", "ServeState"]
@@ -62,8 +62,9 @@ class ServeOptions:
     transport: Literal["stdio", "http"] = "stdio"
     host: str = "127.0.0.1"
     port: int = 8000
-    #: Expose this shard's compiled Full tier in ``tools/list`` (with ``task``).
+    #: Expose this shard's compiled Full tier in ``tools/list``, compiled for ``task``.
     expose_shard: str | None = None
+    #: The task at start (None: no task, the shard's skeleton tools); the ``set_task`` meta-tool changes it.
     task: str | None = None
     budget: int | None = None
     #: Serve HTTP on a host that is not loopback (then ``$JIT_SERVE_TOKEN`` is required; jit/serve/httpguard.py).
@@ -100,6 +101,8 @@ class ServeState:
         self.compiler: Any = None
         #: The compiled selection of ``--expose-shard`` (None without it, or until first compiled).
         self.exposed: Any = None
+        #: The task the exposed selection is compiled for: ``--task``, then what ``set_task`` set.
+        self.task = options.task or ""
         #: The latest selection: the exposed one, else the last ``compile_tools`` result.
         self.selection: Any = None
         #: The first refresh has run: the compiler and embedder built, the exposed selection compiled.
@@ -314,16 +317,35 @@ class ServeState:
             return report
 
     async def _recompile_exposed(self) -> bool:
+        """Compile the exposed selection for :attr:`task`; announce it when what clients see changed."""
         if self.options.expose_shard is None:
             return False
         before = _selection_key(self.exposed) if self.exposed is not None else ()
-        self.exposed = self.selection = await self.compile(
-            self.options.expose_shard, self.options.task or "", self.options.budget
-        )
+        self.exposed = self.selection = await self.compile(self.options.expose_shard, self.task, self.options.budget)
         changed = _selection_key(self.exposed) != before
         if changed:
             await self.server.notify_tools_changed()
         return changed
+
+    async def set_task(self, task: str) -> tuple[Any, bool]:
+        """The ``set_task`` meta-tool: compile the exposed shard for ``task`` and make it the exposed
+        selection, announced with ``tools/list_changed`` when the tools differ. The shard stays the one
+        ``--expose-shard`` named: it is the role the session acts for, which its client may not change.
+
+        Returns the new selection and whether the exposed tools changed. A task that fails to compile
+        leaves the previous task and selection in place."""
+        if self.options.expose_shard is None:
+            raise SelectionError("set_task needs jit serve --expose-shard: there is no exposed tool set")
+        await self.catalog_ready()
+        async with self._lock:  # not between a reload's sync and its recompile, nor a background refresh
+            previous = self.task
+            self.task = task
+            try:
+                changed = await self._recompile_exposed()
+            except BaseException:
+                self.task = previous
+                raise
+            return self.exposed, changed
 
     # ---------------------------------------------------------------- selection
 
