@@ -42,7 +42,7 @@ class Proxy:
             return "ws", "read", arguments or {}
         return None
 
-    async def proxy_call(self, server: str, tool: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+    async def proxy_call(self, server: str, tool: str, arguments: dict[str, Any], on_progress: Any = None) -> tuple[dict[str, Any], Any]:
         self.calls.append((server, tool, arguments))
         if self.gate is not None:
             await self.gate.wait()

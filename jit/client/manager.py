@@ -29,7 +29,7 @@ import asyncio
 import inspect
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,6 +55,7 @@ from ..errors import (
 )
 from ..jsonrpc import MAX_DEPTH, find_unsendable, json_path
 from ..models import ServerRecord, ServerStatus, SyncResult
+from .peer import ClientPeer
 from .transports import describe_error
 from .upstream import ServerConfig, Upstream, wire
 
@@ -102,10 +103,18 @@ class ClientManager:
         store: Store,
         *,
         on_tools_changed: Callable[[str, SyncResult], Any] | None = None,
+        peer: ClientPeer | None = None,
+        on_listing_changed: Callable[[str, frozenset[str]], Awaitable[None]] | None = None,
     ) -> None:
         self.config = config
         self.store = store
         self.on_tools_changed = on_tools_changed
+        #: The client jit relays for (``jit serve``): what upstreams may ask of it, and their logs.
+        self.peer = peer
+        #: Called with a server's name and which of its listings changed (resources, resource_templates, prompts).
+        self.on_listing_changed = on_listing_changed
+        #: The ``logging/setLevel`` a client asked for, sent to each upstream that logs (None: never asked).
+        self.log_level: types.LoggingLevel | None = None
         self._upstreams: dict[str, Upstream] = {}
         self._started = False
 
@@ -141,7 +150,8 @@ class ClientManager:
         return self._begin(self.config.servers.items())
 
     def _upstream(self, name: str, cfg: ServerConfig) -> Upstream:
-        return Upstream(name, cfg, self.store, lambda: self.config.connection, self._notify)
+        return Upstream(name, cfg, self.store, lambda: self.config.connection, self._notify, peer=self.peer,
+                        on_listing_changed=self.on_listing_changed, log_level=lambda: self.log_level)
 
     def _begin(self, servers: Iterable[tuple[str, ServerConfig]]) -> list[Upstream]:
         started: list[Upstream] = []
@@ -225,6 +235,71 @@ class ClientManager:
         up = self._upstreams.get(server)
         return up.session if up is not None and up.connected else None
 
+    def listings(self) -> list[tuple[str, dict[str, list[dict[str, Any]]]]]:
+        """Each connected server's resources, resource templates and prompts as it listed them
+        (wire dicts), in the config's order."""
+        return [(name, up.listing) for name, up in self._upstreams.items() if up.connected]
+
+    async def request(self, server: str, method: str, params: dict[str, Any], result: type[Any], *,
+                      subject: str, on_progress: Any = None) -> dict[str, Any]:
+        """Send ``method`` (``resources/read``, ``prompts/get``, ...) to ``server`` and return its
+        result as the server sent it, once ``result`` (an SDK model) accepts it.
+
+        ``subject`` names what is asked for in errors. A JSON-RPC error from the server is
+        raised as it came (an :class:`~mcp.shared.exceptions.MCPError`, the server's own code),
+        so a proxy passes it on; jit's own failures are the usual errors:
+        :class:`ServerUnavailableError` (not connected; nothing sent), :class:`ServerTimeoutError`
+        (after the server's ``call_timeout``), :class:`ServerDisconnectedError`,
+        :class:`ToolCallError` (a result that breaks the MCP schema)."""
+        up = await self._settled(server)
+        if up is None or not up.connected or up.dispatcher is None:
+            record = self.store.server(server)
+            raise ServerUnavailableError(server=server,
+                                         status=record.status.value if record else ServerStatus.UNKNOWN.value,
+                                         last_error=record.last_error if record else None)
+        limit = up.config.call_timeout
+        opts: dict[str, Any] = {"timeout": limit, "headers": {MCP_PROTOCOL_VERSION_HEADER: up.protocol_version}}
+        if on_progress is not None:
+            opts["on_progress"] = on_progress
+        try:
+            raw = await up.dispatcher.send_raw_request(method, params, opts)  # type: ignore[arg-type]
+            result.model_validate(raw, by_name=False)
+        except MCPError as exc:
+            if exc.code == types.REQUEST_TIMEOUT:
+                raise ServerTimeoutError(f"{subject} on server {server!r} did not answer within {limit:g}s",
+                                         server=server, timeout=limit) from None
+            if exc.code == types.CONNECTION_CLOSED:
+                up.suspect()
+                raise ServerDisconnectedError(f"server {server!r} went away while asked for {subject}",
+                                              server=server) from None
+            raise
+        except ValidationError as exc:
+            raise ToolCallError(f"server {server!r} answered {method} with an invalid result: "
+                                f"{describe_error(exc)}", server=server) from None
+        up.touch()
+        return raw
+
+    async def set_logging_level(self, level: types.LoggingLevel) -> None:
+        """A client's ``logging/setLevel``: sent to every connected server that logs, and to each
+        server that connects later."""
+        self.log_level = level
+        await asyncio.gather(*(up.send_log_level() for up in list(self._upstreams.values()) if up.connected))
+
+    async def roots_changed(self) -> None:
+        """A client's ``notifications/roots/list_changed``, passed to every connected server."""
+        for up in list(self._upstreams.values()):
+            if up.connected and up.session is not None:
+                await up.session.send_roots_list_changed()
+
+    async def _settled(self, server: str) -> Upstream | None:
+        """``server``'s upstream once its first connection attempt is over (bounded by its ``timeout``)."""
+        up = self._upstreams.get(server)
+        if up is not None and not up.settled.is_set():
+            with anyio.move_on_after(up.config.timeout):
+                await up.settled.wait()
+            up = self._upstreams.get(server)
+        return up
+
     def stderr_tail(self, server: str, max_chars: int = 4000) -> str:
         """The last of a stdio server's stderr (empty for HTTP/SSE or unknown servers)."""
         up = self._upstreams.get(server)
@@ -306,7 +381,7 @@ class ClientManager:
 
     async def call_tool(
         self, server: str, tool: str, arguments: dict[str, Any] | None = None, *, timeout: float | None = None,
-        record: bool = True,
+        record: bool = True, on_progress: Any = None,
     ) -> CallResult:
         """Call ``tool`` on ``server`` with ``timeout`` (default: the server's ``call_timeout``).
 
@@ -322,18 +397,14 @@ class ClientManager:
         :class:`ServerTimeoutError`, :class:`ServerDisconnectedError` (the
         connection dropped mid-call) or :class:`ToolCallError` (JSON-RPC error or
         malformed result). A result with ``isError`` is returned with
-        ``is_error=True`` and counted as a failed call.
+        ``is_error=True`` and counted as a failed call. ``on_progress(progress, total, message)``
+        receives the server's progress notifications for the call (a progress token is sent).
         """
         if server not in self.config.servers:
             raise ToolNotFoundError.unconfigured(server, tool)
-        up = self._upstreams.get(server)
-        if up is not None and not up.settled.is_set():
-            # Still on its first connection attempt (started by launch()): wait for it, bounded by
-            # the server's timeout as the attempt itself is, rather than refuse a call that
-            # would succeed a moment later.
-            with anyio.move_on_after(up.config.timeout):
-                await up.settled.wait()
-            up = self._upstreams.get(server)
+        # Still on its first connection attempt (started by launch()): wait for it, bounded by the
+        # server's timeout as the attempt itself is, rather than refuse a call that would succeed a moment later.
+        up = await self._settled(server)
         session = up.session if up is not None and up.connected else None
         dispatcher = up.dispatcher if up is not None else None
         if up is None or session is None or dispatcher is None:
@@ -351,8 +422,10 @@ class ClientManager:
         try:
             # Straight through the session's dispatcher (what ClientSession.call_tool does under
             # its request and result models), then the result checked as the session checks it.
-            raw = await dispatcher.send_raw_request("tools/call", params, {
-                "timeout": limit, "headers": {MCP_PROTOCOL_VERSION_HEADER: up.protocol_version}})
+            opts: dict[str, Any] = {"timeout": limit, "headers": {MCP_PROTOCOL_VERSION_HEADER: up.protocol_version}}
+            if on_progress is not None:
+                opts["on_progress"] = on_progress
+            raw = await dispatcher.send_raw_request("tools/call", params, opts)  # type: ignore[arg-type]
             result = types.CallToolResult.model_validate(raw)
             if not up.lenient and not result.is_error:
                 # Structured content against the tool's output schema. A lenient server's

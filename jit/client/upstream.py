@@ -22,6 +22,7 @@ import anyio
 import mcp_types as types
 from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
+from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 from mcp_types.version import LATEST_HANDSHAKE_VERSION
 from pydantic import ValidationError
@@ -31,6 +32,7 @@ from ..catalog.store import Store
 from ..config import ConnectionConfig, HttpServerConfig, SseServerConfig, StdioServerConfig
 from ..models import ServerStatus, SyncResult
 from ..salvage import find_marker
+from .peer import ClientPeer, session_callbacks
 from .tooldefs import MAX_TOOLS_PER_SERVER, MalformedToolError, convert_tools, tool_from_wire
 from .transports import InProcessServerConfig, StderrTail, describe_error, open_transport
 
@@ -61,6 +63,9 @@ MAX_GARBAGE_MESSAGES = 50
 
 #: Upper bound on pages of one listing, against a server whose cursors never end.
 MAX_LIST_PAGES = 1000
+
+#: The listings kept besides tools: what a proxy re-lists to its own client.
+LISTINGS = ("resources", "resource_templates", "prompts")
 
 #: ``touch_server`` at most this often per server on the call path (one write per call is enough).
 _TOUCH_EVERY = 1.0
@@ -104,8 +109,20 @@ class Upstream:
         store: Store,
         settings: Callable[[], ConnectionConfig],
         on_tools_changed: Callable[[str, SyncResult | None], Awaitable[None]],
+        *,
+        peer: ClientPeer | None = None,
+        on_listing_changed: Callable[[str, frozenset[str]], Awaitable[None]] | None = None,
+        log_level: Callable[[], types.LoggingLevel | None] = lambda: None,
     ) -> None:
         self.name = name
+        #: Where this server's requests to its client (sampling, elicitation, roots) and logs go.
+        self.peer = peer
+        self._on_listing_changed = on_listing_changed
+        self._log_level = log_level
+        #: The server's resources, resource templates and prompts as it last listed them (wire
+        #: dicts; empty while not connected), for a proxy to list and route (jit serve).
+        self.listing: dict[str, list[dict[str, Any]]] = {key: [] for key in LISTINGS}
+        self._announced = dict(self.listing)
         self.config = config
         self.store = store
         self._settings = settings
@@ -209,6 +226,8 @@ class Upstream:
         phase = "connect"
         connected = False
         error = "connection closed"
+        # What this connection offers the server (jit serve: what its client offers; may wait for it).
+        callbacks = await session_callbacks(self.name, self.peer)
         # One deadline over connect + initialize + discovery, lifted once connected. A scope
         # deadline (not fail_after around each await) because the transport and session
         # open task groups that must stay inside the scope that bounds them.
@@ -222,7 +241,8 @@ class Upstream:
                         async with open_transport(self.config, stderr=stderr, on_close=self._on_close) as (read, write):
                             dispatcher = JSONRPCDispatcher(read, write)
                             async with ClientSession(
-                                dispatcher=dispatcher, message_handler=self._on_message, client_info=CLIENT_INFO
+                                dispatcher=dispatcher, message_handler=self._on_message, client_info=CLIENT_INFO,
+                                **callbacks,
                             ) as session:
                                 phase = "initialize"
                                 init = await session.initialize()
@@ -232,12 +252,17 @@ class Upstream:
                                 deadline.deadline = math.inf
                                 connected = True
                                 self._connected(init, result)
+                                await self.send_log_level()
+                                await self._announce()
                                 await self._on_tools_changed(self.name, result)
                                 error = await self._serve()
                     finally:
                         self.connected = False
                         self.session = self.dispatcher = None
                         tg.cancel_scope.cancel()
+                        self.listing = {key: [] for key in LISTINGS}
+                        with anyio.move_on_after(5, shield=True):  # a stuck client delays no reconnect
+                            await self._announce()
         except Exception as exc:  # includes the ExceptionGroup a dying HTTP transport raises
             error = describe_error(exc)
         finally:
@@ -386,19 +411,53 @@ class Upstream:
                     self._warn(p)
                 result = self.store.sync_tools(self.name, tools)
                 self.tool_names = frozenset(t.name for t in tools)
+            listing = dict(self.listing)
             if "resources" in what and caps.resources is not None:
                 items = await self._list_other(session.list_resources, "resources")
                 if items is not None:
+                    listing["resources"] = items
                     self.store.replace_resources(
                         self.name,
                         [{"uri": r["uri"], "name": r.get("name"), "description": r.get("description"),
                           "mime_type": r.get("mimeType")} for r in items],
                     )
+                items = await self._list_other(session.list_resource_templates, "resource_templates")
+                if items is not None:
+                    listing["resource_templates"] = items
             if "prompts" in what and caps.prompts is not None:
                 items = await self._list_other(session.list_prompts, "prompts")
                 if items is not None:
+                    listing["prompts"] = items
                     self.store.replace_prompts(self.name, items)
+            self.listing = listing
+            if self.connected:
+                await self._announce()
             return result
+
+    async def send_log_level(self) -> None:
+        """Send the client's ``logging/setLevel`` on to this server, if it logs and a level was asked for."""
+        session, dispatcher, level = self.session, self.dispatcher, self._log_level()
+        caps = session.server_capabilities if session is not None else None
+        if level is None or caps is None or caps.logging is None or dispatcher is None:
+            return
+        try:
+            # Raw, as a relay: the SDK's set_logging_level warns that logging is deprecated from
+            # 2026-07-28 on, but this is a handshake-era client's own request passed on.
+            with anyio.fail_after(self.config.timeout):
+                await dispatcher.send_raw_request("logging/setLevel", {"level": level},
+                                                  {"headers": {MCP_PROTOCOL_VERSION_HEADER: self.protocol_version}})
+        except (TimeoutError, MCPError) as exc:
+            self._warn(f"logging/setLevel failed: {describe_error(exc)}")
+
+    async def _announce(self) -> None:
+        """Tell the proxy which listings (resources, templates, prompts) changed since it was last told."""
+        changed = frozenset(key for key in LISTINGS if self.listing[key] != self._announced[key])
+        self._announced = dict(self.listing)
+        if changed and self._on_listing_changed is not None:
+            try:
+                await self._on_listing_changed(self.name, changed)
+            except Exception:  # a proxy's notification must not end the connection
+                log.exception("server %s: announcing changed listings failed", self.name)
 
     async def _paged(self, method: str, fetch: Callable[[str | None], Awaitable[tuple[list[Any], str | None]]],
                      max_items: int | None = None) -> list[Any]:
@@ -460,18 +519,22 @@ class Upstream:
             result = await method(params=_page_params(cursor))
             return [wire(x) for x in getattr(result, key)], result.next_cursor
 
+        method_name = "resources/templates" if key == "resource_templates" else key
+
         try:
-            items = await self._paged(f"{key}/list", page)
+            items = await self._paged(f"{method_name}/list", page)
         except (ValidationError, MCPError) as exc:
             if isinstance(exc, MCPError) and exc.code == types.CONNECTION_CLOSED:
                 raise
-            self._warn(f"{key}/list failed: {describe_error(exc)}")
+            if key == "resource_templates" and isinstance(exc, MCPError) and exc.code == types.METHOD_NOT_FOUND:
+                return []  # a server with static resources only may not serve the method at all
+            self._warn(f"{method_name}/list failed: {describe_error(exc)}")
             return None
         kept = []
         for i, item in enumerate(items):
             why = find_marker(item)  # a value jit's transport had to cut out of the reply
             if why:
-                self._warn(f"dropped {key[:-1]} #{i}: {why}")
+                self._warn(f"dropped {key.replace('_', ' ')[:-1]} #{i}: {why}")
             else:
                 kept.append(item)
         return kept

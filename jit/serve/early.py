@@ -161,10 +161,12 @@ _MAX_ID = 2**53
 
 
 def capabilities(list_changed: bool) -> dict[str, Any]:
-    """What ``MCPServer`` declares for jit's server; ``tools.listChanged`` with ``--expose-shard``."""
+    """What jit's server declares (jit/serve/server.py): the upstreams' prompts and resources change
+    as they connect and re-list, logging is passed through, ``tools.listChanged`` with ``--expose-shard``."""
     return {
-        "prompts": {"listChanged": False},
-        "resources": {"subscribe": False, "listChanged": False},
+        "logging": {},
+        "prompts": {"listChanged": True},
+        "resources": {"subscribe": False, "listChanged": True},
         "tools": {"listChanged": list_changed},
     }
 

@@ -75,7 +75,8 @@ class _Writer(Protocol):
 class _Proxy(Protocol):
     def proxy_target(self, name: Any, arguments: Any) -> ProxyTarget | None: ...
 
-    async def proxy_call(self, server: str, tool: str, arguments: dict[str, Any]
+    async def proxy_call(self, server: str, tool: str, arguments: dict[str, Any],
+                         on_progress: Callable[..., Any] | None = None
                          ) -> tuple[dict[str, Any], Callable[[], None] | None]: ...
 
 
@@ -233,18 +234,32 @@ class ProxyLane:
         target = self._proxy.proxy_target(params.get("name"), params.get("arguments"))
         if target is None:
             return False
+        token = meta.get("progressToken") if meta is not None else None
+        if token is not None and _id_key(token) is None:
+            return False  # not a token the SDK takes: it answers the error
         scope = anyio.CancelScope()
         self._inflight[key] = scope
-        self._spawn(self._answer, msg["id"], key, scope, self.version, target)
+        self._spawn(self._answer, msg["id"], key, scope, self.version, target, token)
         return True
 
     async def _answer(self, rid: Any, key: tuple[str, Any], scope: anyio.CancelScope, version: str,
-                      target: ProxyTarget) -> None:
+                      target: ProxyTarget, token: Any = None) -> None:
         after: Callable[[], None] | None = None
+
+        async def progress(value: float, total: float | None, message: str | None) -> None:
+            """The upstream's progress, under the client's token (the SDK path does the same)."""
+            params: dict[str, Any] = {"progressToken": token, "progress": value}
+            if total is not None:
+                params["total"] = total
+            if message is not None:
+                params["message"] = message
+            await self._send(_line({"jsonrpc": "2.0", "method": "notifications/progress", "params": params}))
+
         try:
             with scope:
                 try:
-                    result, after = await self._proxy.proxy_call(*target)
+                    result, after = await self._proxy.proxy_call(
+                        *target, on_progress=progress if token is not None else None)
                     response = _line({"jsonrpc": "2.0", "id": rid,
                                       "result": serialize_server_result("tools/call", version, result)})
                 except Exception:  # noqa: BLE001 - what the SDK answers for a handler's bug

@@ -85,6 +85,7 @@ from ..process import tuned
 from . import early
 from .early import config_instructions
 from .httpguard import http_access, serve_http
+from .passthrough import Link, Passthrough, Relay
 from .proxylane import ProxyLane, ProxyTarget
 from .state import ServeOptions, ServeState
 from .stdio import stdio_wire
@@ -146,6 +147,8 @@ class JitServer(MCPServer[ServeState]):
         self.lane: ProxyLane | None = None
         self._exposed_for: Any = None
         self._exposed_map: dict[str, Any] = {}
+        #: Requests and logs from upstream servers to jit's clients (jit/serve/passthrough.py).
+        self.relay = Relay(self.connections)
         super().__init__(
             "jit",
             version=__version__,
@@ -155,17 +158,21 @@ class JitServer(MCPServer[ServeState]):
             subscriptions=self.bus,
             middleware=[self._track_connection],
         )
-        if options.expose_shard is not None:
-            # MCPServer builds its initialize options without NotificationOptions, so it never
-            # declares tools.listChanged (SDK TODO L53); the exposed tool list does change.
-            low = self._lowlevel_server
-            build = low.create_initialization_options
+        # MCPServer builds its initialize options without NotificationOptions, so it never declares
+        # listChanged (SDK TODO L53). The upstreams' resources and prompts come and go; the exposed
+        # tool list (--expose-shard) changes too. jit/serve/early.py declares the same.
+        low = self._lowlevel_server
+        build = low.create_initialization_options
+        changes = NotificationOptions(prompts_changed=True, resources_changed=True,
+                                      tools_changed=options.expose_shard is not None)
 
-            def with_list_changed(notification_options: NotificationOptions | None = None, *a: Any, **kw: Any) -> Any:
-                return build(notification_options or NotificationOptions(tools_changed=True), *a, **kw)
+        def with_list_changed(notification_options: NotificationOptions | None = None, *a: Any, **kw: Any) -> Any:
+            return build(notification_options or changes, *a, **kw)
 
-            low.create_initialization_options = with_list_changed  # type: ignore[method-assign]
+        low.create_initialization_options = with_list_changed  # type: ignore[method-assign]
         _register(self)
+        self.passthrough = Passthrough(self)
+        self.passthrough.install()
 
     async def run_stdio_async(self) -> None:
         """``MCPServer.run_stdio_async`` on jit's own stdio layer: the event loop's pipe transports
@@ -175,6 +182,7 @@ class JitServer(MCPServer[ServeState]):
         low = self._lowlevel_server
         # What the process entry read and answered before the SDK had loaded (jit/serve/early.py).
         taken = early.handover()
+        self.relay.single = True  # one client: upstreams are offered what it declares (jit/serve/passthrough.py)
         async with stdio_wire(prefix=taken.pending if taken else b"") as (stdin, stdout), \
                 anyio.create_task_group() as lane_tasks:
             self.lane = ProxyLane(self, stdout, lane_tasks.start_soon, answered=taken.answered if taken else None)
@@ -202,10 +210,12 @@ class JitServer(MCPServer[ServeState]):
             return None
         return server, tool, inner or {}
 
-    async def proxy_call(self, server: str, tool: str, arguments: dict[str, Any]
+    async def proxy_call(self, server: str, tool: str, arguments: dict[str, Any],
+                         on_progress: Callable[..., Awaitable[None]] | None = None
                          ) -> tuple[dict[str, Any], Callable[[], None] | None]:
         """A proxied call's ``tools/call`` result as a wire dict (as the SDK path returns it), and
-        what records its usage, to run once the client has its answer (None: nothing left to do)."""
+        what records its usage, to run once the client has its answer (None: nothing left to do).
+        ``on_progress`` receives the upstream's progress (the client sent a progress token)."""
         state = self.state
         if state is None:
             raise RuntimeError("jit serve is shutting down")
@@ -213,7 +223,8 @@ class JitServer(MCPServer[ServeState]):
         try:
             if not any(s.server == server and s.tool_name == tool for s in self._exposed_by_name().values()):
                 await state.check_allowed(server, tool)  # the call_tool meta-tool: the role's policy applies
-            call = await manager.call_tool(server, tool, arguments, record=False)
+            with self.relay.calling(server, self.relay.link()):
+                call = await manager.call_tool(server, tool, arguments, record=False, on_progress=on_progress)
         except JitError as exc:
             return error_result(exc).model_dump(by_alias=True, mode="json", exclude_none=True), None
         return _wire_result(call), functools.partial(manager.record, call)
@@ -222,6 +233,7 @@ class JitServer(MCPServer[ServeState]):
         # ctx.session is built per request; the connection behind it is what outlives the request.
         # The SDK has no public handle on it from a request context (mcp/server/session.py).
         self.connections.add(ctx.session._connection)
+        self.relay.seen(ctx)
         return await call_next(ctx)
 
     async def notify_tools_changed(self) -> None:
@@ -285,9 +297,22 @@ class JitServer(MCPServer[ServeState]):
                 return error_result(denied)
             return await super().call_tool(name, arguments, context)
         try:
-            return _proxied(await self.state.manager.call_tool(target.server, target.tool_name, arguments))
+            return _proxied(await _relayed_call(self, context, target.server, target.tool_name, arguments))
         except JitError as exc:
             return error_result(exc)
+
+
+async def _relayed_call(app: JitServer, context: Any, server: str, tool: str, arguments: dict[str, Any]) -> Any:
+    """``ClientManager.call_tool`` for the client of ``context`` (an SDK ``Context``, or None): its
+    progress token goes upstream and the progress comes back, and what the server asks meanwhile
+    (sampling, elicitation, roots) goes to this client (jit/serve/passthrough.py)."""
+    assert app.state is not None
+    ctx = context.request_context if context is not None and context._request_context is not None else None
+    token = ctx.meta.get("progressToken") if ctx is not None and ctx.meta else None
+    with app.relay.calling(server, Link.of(ctx) if ctx is not None else None):
+        return await app.state.manager.call_tool(server, tool, arguments,
+                                                 on_progress=ctx.session.report_progress if token is not None
+                                                 else None)
 
 
 def _state(ctx: Context) -> ServeState:
@@ -387,7 +412,7 @@ def _register(app: JitServer) -> None:
         """Call a tool on its server and return its result; fails with the reason if the server is offline."""
         state = _state(ctx)
         await state.check_allowed(server, tool)
-        return _proxied(await state.manager.call_tool(server, tool, arguments or {}))
+        return _proxied(await _relayed_call(app, ctx, server, tool, arguments or {}))
 
     @app.tool(annotations=READ_ONLY, meta={**ALWAYS_LOAD})
     @_reporting_errors
@@ -493,7 +518,8 @@ async def _lifespan(server: MCPServer[ServeState]) -> AsyncIterator[ServeState]:
         def changed(name: str, result: Any) -> None:
             holder["state"].tools_changed(name, result)
 
-        manager = ClientManager(config, store, on_tools_changed=changed)
+        manager = ClientManager(config, store, on_tools_changed=changed, peer=server.relay,
+                                on_listing_changed=server.passthrough.listing_changed)
         try:
             async with anyio.create_task_group() as tasks:
                 state = holder["state"] = ServeState(server, options, config, store, manager, tasks.start_soon,
