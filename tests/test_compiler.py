@@ -14,6 +14,7 @@ from jit.models import ServerStatus
 from jit.selection.compiler import Compiler
 from jit.selection.logic import default_rules_dir
 from jit.selection.records import StaleSnapshot
+from jit.selection.retrieve import split_task
 from jit.selection.tokens import EstimateCounter
 from jit.selection.toolset import TaskContext, Tier
 
@@ -24,28 +25,28 @@ F, C, M, X = Tier.FULL, Tier.CONDENSED, Tier.MINIMAL, Tier.EXCLUDED
 GOLDEN: dict[str, dict[str, Tier]] = {
     "coder": {
         "bash": F, "fs__search_files": F, "read_file": F, "gh__create_issue": F, "gh__read_file": F,
-        "ci__run_pipeline": C, "gh__list_issues": C, "fs__notes": C,
-        "fs__read_file": M, "pdf__make_pdf": M,
-        "fs__write_file": X, "web__fetch": X, "web__web_search": X,
+        "ci__run_pipeline": C, "gh__list_issues": C, "fs__read_file": C,
+        "fs__notes": M, "pdf__make_pdf": M, "fs__write_file": M, "web__web_search": M,
+        "web__fetch": X,
     },
     "tester": {
         "bash": F, "read_file": F, "gh__create_issue": F, "gh__read_file": F,
-        "ci__run_pipeline": C, "gh__list_issues": C,
-        "fs__read_file": M, "fs__notes": M, "pdf__make_pdf": M, "fs__search_files": M,
-        "fs__write_file": X, "web__fetch": X, "web__web_search": X,
+        "ci__run_pipeline": C, "gh__list_issues": C, "fs__read_file": C,
+        "pdf__make_pdf": M, "fs__search_files": M, "fs__write_file": M,
+        "fs__notes": X, "web__fetch": X, "web__web_search": X,
     },
     # Read-only roles (rules/policy.dl): nothing that writes, runs commands or sends is offered,
     # even where the task asks for it (gh__create_issue, bash, ci__run_pipeline, fs__notes, fs__write_file).
     "reviewer": {
         "fs__search_files": F, "read_file": F, "gh__read_file": F,
-        "gh__list_issues": C,
-        "fs__read_file": M, "pdf__make_pdf": M,
+        "gh__list_issues": C, "fs__read_file": C,
+        "pdf__make_pdf": M,
         "web__fetch": X, "web__web_search": X,
     },
     "researcher": {
         "web__fetch": F, "web__web_search": F, "gh__read_file": F,
-        "gh__list_issues": C, "read_file": C,
-        "fs__read_file": M, "pdf__make_pdf": M, "fs__search_files": M,
+        "gh__list_issues": C, "read_file": C, "fs__read_file": C,
+        "pdf__make_pdf": M, "fs__search_files": M,
     },
 }
 SKELETON = {
@@ -331,20 +332,21 @@ class _Recording:
         return self.inner.embed(texts)
 
 
-@pytest.mark.parametrize("dense_clauses", [False, True])
-def test_dense_clauses_decides_what_the_model_embeds(env, tmp_path, embedder, dense_clauses):
-    from jit.selection.retrieve import split_task
-
+@pytest.mark.parametrize("task_vectors", ["clauses", "whole", "both"])
+def test_task_vectors_decides_what_the_model_embeds(env, tmp_path, embedder, task_vectors):
     root, _, store, _ = env
-    config = write_config(tmp_path, rules=root / "rules", dense_clauses=dense_clauses)
+    config = write_config(tmp_path, rules=root / "rules", task_vectors=task_vectors)
     recording = _Recording(embedder)
     with Compiler(store, config, recording, token_counter=EstimateCounter()) as c:
         ts = c.compile(TaskContext(shard="coder", task=TASK))
+        single = c.compile(TaskContext(shard="coder", task="list the open issues"))
     clauses = split_task(TASK)
     assert len(clauses) == 2
-    assert recording.batches == [[TASK, *clauses] if dense_clauses else [TASK]]
-    # On this task the clause "Fix the failing unit test in parser.py" lifts the file writer.
-    assert selection(ts)["fs__write_file"] is (M if dense_clauses else X)
+    assert recording.batches[0] == {"clauses": clauses, "whole": [TASK], "both": [TASK, *clauses]}[task_vectors]
+    assert recording.batches[1] == ["list the open issues"]  # one clause: the task itself, whatever the mode
+    # With a vector per clause, "Fix the failing unit test in parser.py" lifts the file writer.
+    assert selection(ts)["fs__write_file"] is (X if task_vectors == "whole" else M)
+    assert single.tools
 
 
 def test_max_full_tools_caps_the_full_tier(env, tmp_path, embedder):
@@ -388,7 +390,7 @@ def test_shards_spawned_for_one_task_embed_it_once(env, embedder):
     task = "read the parser source, then run the failing test and search the web for the error"
     with Compiler(store, config, Counting(), token_counter=EstimateCounter()) as compiler:
         sets = [compiler.compile(TaskContext(shard=s, task=task)) for s in ("coder", "tester", "reviewer")]
-    assert len(calls) == 1 and calls[0][0] == task
+    assert calls == [split_task(task)]  # one batch: the clauses (the task's vector is their mean)
     assert all(ts.tools for ts in sets)
 
 

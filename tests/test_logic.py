@@ -117,6 +117,17 @@ def test_task_facts_live_only_for_one_session():
         assert engine.query("capability_points", None, None) == []
 
 
+def test_a_rule_may_negate_a_fact_nothing_asserted_yet():
+    """system_points negates task_word, which a task without such words never asserts: the engine
+    defines every declared fact at load, so the rule answers instead of failing."""
+    with LogicEngine(RuleSet.load()) as engine:
+        quiet = dict(engine.with_facts([("task_shard", "coder")], [("system_points", (None, None))])[0])
+        assert quiet["github"] == -30 and quiet["slack"] == -30
+        named = dict(engine.with_facts([("task_word", "github"), ("task_word", "database")],
+                                       [("system_points", (None, None))])[0])
+        assert "github" not in named and "postgres" not in named and named["slack"] == -30
+
+
 def test_engine_is_usable_from_many_threads():
     with LogicEngine(RuleSet.load()) as engine:
         engine.change(add=[("tool", i, "s", f"t{i}") for i in range(50)] + [("server_status", "s", "error")])

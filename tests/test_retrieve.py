@@ -64,7 +64,7 @@ def test_clauses_recall_every_step_of_a_multi_step_task(index, embedder):
     split = top(embedder.embed(queries), queries)
     assert len(gold & split) > len(gold & whole) or gold <= split
     assert gold <= split
-    # The default (dense_clauses off): one vector for the task, clauses matched lexically.
+    # task_vectors "whole": one vector for the task, clauses matched lexically.
     lexical_clauses = top(embedder.embed([TASK]), queries)
     assert gold <= lexical_clauses
 

@@ -32,6 +32,7 @@ from .vocab import (
     CATEGORY_RELATED,
     DOMAIN_LEXICON,
     STOPWORDS,
+    TASK_STEP_VERBS,
     Evidence,
     cjk_terms,
     name_tokens,
@@ -489,6 +490,8 @@ def analyze_task(text: str, shards: Mapping[str, ShardConfig] | None = None) -> 
     ev.add(cjk_terms(clean), 1.0)
     cat_scores = ev.score(_extended_lexicon(extra), STOPWORDS)
     cap_scores = ev.score(CAPABILITY_VERBS)
+    for cap, score in ev.score(TASK_STEP_VERBS).items():  # the steps a task implies
+        cap_scores[cap] = cap_scores.get(cap, 0.0) + score
     dom_scores = ev.score(DOMAIN_LEXICON)
     cats = _select(cat_scores, minimum=1.5, ratio=0.2, limit=6)
     # A weak cue alone ("open", "content") is no intent: "open an issue" creates, "open a file" reads.

@@ -36,6 +36,7 @@ __all__ = [
     "DOMAIN_DEFINITIONS",
     "DOMAIN_LEXICON",
     "STOPWORDS",
+    "TASK_STEP_VERBS",
     "Evidence",
     "cjk_terms",
     "name_tokens",
@@ -277,6 +278,17 @@ _CAPABILITY_WORDS: dict[str, str] = {
     "listen! alert!",
 }
 CAPABILITY_VERBS: dict[str, dict[str, float]] = _compile_lexicon(_CAPABILITY_WORDS)
+
+# Words of a *task* that imply a step no tool text names: "bump it in pom.xml" needs an edit,
+# "make sure the tests pass" something that runs them. Task-only: in a tool's description
+# "fix" or "bug" say nothing about what the tool does.
+_TASK_STEP_WORDS: dict[str, str] = {
+    "/write": "fix! bump! upgrade! downgrade! switch! rename! refactor! migrate! correct! change! "
+    "implement! tweak! adjust! stage! unstage! rewrite! port! pin! unpin! deprecate! bugfix! hotfix!",
+    "/execute": "run! rerun! test! tests! testsuite! test_suite! reproduce! benchmark! build! compile! "
+    "pytest! npm_test! make_test! ci!",
+}
+TASK_STEP_VERBS: dict[str, dict[str, float]] = _compile_lexicon(_TASK_STEP_WORDS)
 
 _DOMAIN_WORDS: dict[str, str] = {
     "/python": "python! pip! pypi! django! flask! fastapi! pandas! numpy! jupyter! pytest! conda! poetry! "

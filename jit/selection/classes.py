@@ -39,7 +39,7 @@ TOOL_PREDICATES = ("blocked", "offline", "tier_cap", "usage_points")
 SHARD_PREDICATES = ("shard_points", "skeleton", "denied")
 DERIVED = TOOL_PREDICATES + SHARD_PREDICATES
 #: Read per compile from the task facts: tables keyed by labels, never by tool.
-TASK_TABLES = ("capability_points", "category_points", "domain_points", "relevance_points")
+TASK_TABLES = ("capability_points", "category_points", "domain_points", "relevance_points", "system_points")
 #: The catalog facts asserted per tool (``T`` first); the rest of the engine's facts are global.
 TOOL_FACTS = frozenset({"tool", "harness", "analyzed", "category", "capability", "domain", "affinity", "flag",
                          "usage", "override_excluded", "declared_skeleton", "annotation", "shard_tool"})

@@ -26,12 +26,14 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import threading
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -55,7 +57,8 @@ __all__ = ["Compiler"]
 #: Vector score floor for the tools of a server the task names.
 SERVER_MENTION_FLOOR = 70
 _POINT_RULES = {"shard": "shard_points", "usage": "usage_points", "capability": "capability_points",
-                "category": "category_points", "domain": "domain_points", "relevance": "relevance_points"}
+                "category": "category_points", "domain": "domain_points", "relevance": "relevance_points",
+                "system": "system_points"}
 log = logging.getLogger(__name__)
 #: Compiles of one task before a catalog that keeps changing under it is reported.
 _ATTEMPTS = 4
@@ -90,6 +93,9 @@ class Compiler:
         self._why: dict[tuple[str, int], str] = {}
         #: Shard -> its skeleton slots (:meth:`_slots`; the rules do not change under a compiler).
         self._slot_names: dict[str, tuple[str, ...]] = {}
+        #: The policy's constants (:meth:`_policy`) and, per server name, its hosted systems.
+        self._constants: _Policy | None = None
+        self._systems: dict[str, tuple[str, ...]] = {}
         #: A snapshot and, per shard, its skeleton winners and losers (:meth:`_skeleton`).
         self._skeletons: tuple[Callable[[], CatalogSnapshot | None],
                                dict[str, tuple[dict[int, list[str]], dict[int, int]]]] = (lambda: None, {})
@@ -119,7 +125,7 @@ class Compiler:
         if model is None or model[0] != self.embedder.model_name:
             yield
             return
-        worker = threading.Thread(target=self._embed_quietly, args=(self._dense_queries(_queries(text)),),
+        worker = threading.Thread(target=self._embed_quietly, args=(self._embedded(_queries(text)),),
                                   name="jit-embed-task", daemon=True)
         worker.start()
         try:
@@ -127,11 +133,26 @@ class Compiler:
         finally:
             worker.join()
 
-    def _dense_queries(self, queries: list[str]) -> list[str]:
-        """Of a task's queries (:func:`_queries`), what the model embeds: the model is most of a
-        new task's compile time, so clauses get their own vectors only when the config asks
-        (docs/selection.md, "Clauses")."""
-        return queries if self.config.tool_selection.dense_clauses else queries[:1]
+    def _embedded(self, queries: list[str]) -> list[str]:
+        """Of a task's queries (:func:`_queries`: the whole task, then its clauses), what the model
+        embeds (``tool_selection.task_vectors``; docs/selection.md, "Clauses"). The model is most
+        of a new task's compile time, and one batch of the clauses costs about what the whole
+        task does: by default the clauses are embedded and the task's vector is their mean."""
+        mode = self.config.tool_selection.task_vectors
+        if len(queries) <= 1 or mode == "whole":
+            return queries[:1]
+        return queries if mode == "both" else queries[1:]
+
+    def _query_vectors(self, queries: list[str]) -> np.ndarray:
+        """One unit vector per query from the first, at least the whole task's (as
+        :meth:`~jit.selection.retrieve.RetrievalIndex.score` takes them)."""
+        texts = self._embedded(queries)
+        vecs = self.embedder.embed(texts)
+        if texts[0] is queries[0]:
+            return vecs
+        whole = vecs.mean(axis=0)
+        whole /= max(float(np.linalg.norm(whole)), 1e-9)
+        return np.vstack([whole[None, :], vecs]).astype(np.float32, copy=False)
 
     def _embed_quietly(self, texts: list[str]) -> None:
         try:
@@ -141,8 +162,31 @@ class Compiler:
 
     # ------------------------------------------------------------------ task facts
 
+    def _policy(self) -> _Policy:
+        """The policy's constants (``hosted_system``, ``system_word``, ``full_match``,
+        ``step_capability``), asked once: the rules do not change under a compiler."""
+        if self._constants is None:
+            hosted, words, full, steps = self.catalog.engine.query_many([
+                ("hosted_system", (None,)), ("system_word", (None, None)), ("full_match", (None,)),
+                ("step_capability", (None,))])
+            systems = frozenset(str(r[0]) for r in hosted)
+            self._constants = _Policy(hosted=systems, words=systems | {str(r[1]) for r in words},
+                                      full_match=min((int(r[0]) for r in full), default=0),
+                                      steps=tuple(sorted(str(r[0]) for r in steps)))
+        return self._constants
+
+    def _server_systems(self, server: str) -> tuple[str, ...]:
+        """The hosted systems a server's name holds (``github-enterprise`` -> ``github``)."""
+        found = self._systems.get(server)
+        if found is None:
+            hosted = self._policy().hosted
+            found = self._systems[server] = tuple(w for w in dict.fromkeys(_words(server)) if w in hosted)
+        return found
+
     def _task_facts(self, ctx: TaskContext, text: str) -> list[Fact]:
         facts: list[Fact] = [("task_shard", ctx.shard)]
+        words = self._policy().words
+        facts += [("task_word", w) for w in dict.fromkeys(_words(text)) if w in words]
         if ctx.intent:
             facts.append(("task_intent", ctx.intent.strip().lower()))
         if ctx.language:
@@ -201,8 +245,8 @@ class Compiler:
 
     def _retrieve(self, view: CatalogSnapshot, text: str, pool: int, extra: Sequence[int], allowed: np.ndarray,
                   warnings: list[str], denied: tuple[str, Mapping[int, tuple[str, ...]]] | None = None
-                  ) -> tuple[list[int], dict[int, float], set[int]]:
-        """Candidate ids in vector order, their vector scores, and the ids the text names.
+                  ) -> _Retrieved:
+        """The candidates of a task (:class:`_Retrieved`).
         ``denied``: ``(shard, tool -> reasons)``; a named tool it holds is a warning."""
         sel = self.config.tool_selection
         queries = _queries(text)
@@ -215,9 +259,9 @@ class Compiler:
                                     f"{'; '.join(reasons[view.rows[r]])}")
         if not queries or not view.rows:
             ids = sorted({view.rows[r] for r in extra if allowed[r]}, key=lambda i: view.names[i])
-            return ids, dict.fromkeys(ids, 0.0), set()
+            return _Retrieved(ids, dict.fromkeys(ids, 0.0), dict.fromkeys(ids, 0), set(), frozenset())
         if view.index.has_vector.any():
-            vecs = self.embedder.embed(self._dense_queries(queries))
+            vecs = self._query_vectors(queries)
         else:
             vecs = np.zeros((0, 0), dtype=np.float32)  # compile() warns (_embedding_warning)
         named = set(mentions.tools)
@@ -226,18 +270,25 @@ class Compiler:
             extra_rows=sorted(set(extra) | named | set(mentions.servers)),
         )
         vector: dict[int, float] = {}
-        rows = scores.rows
-        for r, v, ok in zip(rows.tolist(), scores.vector.tolist(), allowed[rows].tolist(), strict=True):
+        match: dict[int, int] = {}
+        rows, has_vector = scores.rows, view.index.has_vector
+        for r, v, d, ok in zip(rows.tolist(), scores.vector.tolist(), scores.dense.tolist(), allowed[rows].tolist(),
+                               strict=True):
             if not ok:
                 continue
+            t = view.rows[r]
+            if not has_vector[r]:  # matched by its words only: the vector score is its match
+                d = v / 100.0
             if r in named:
-                v = 100.0
+                v, d = 100.0, 1.0
             elif r in mentions.servers:
                 v = max(v, SERVER_MENTION_FLOOR)
-            vector[view.rows[r]] = v
+            vector[t] = v
+            match[t] = max(0, int(d * 100))
         named_ids = {view.rows[r] for r in named if allowed[r]}
         ids = sorted(vector, key=lambda i: (i not in named_ids, -vector[i], view.names[i]))
-        return ids, vector, named_ids
+        servers = frozenset(view.index.server_names[view.index.server_of[r]] for r in mentions.servers)
+        return _Retrieved(ids, vector, match, named_ids, servers)
 
     def _slots(self, shard: str) -> tuple[str, ...]:
         """The skeleton slots the policy gives ``shard`` (``skeleton_slot``), asked once per shard."""
@@ -323,13 +374,18 @@ class Compiler:
             if slot not in filled:  # the role expects it always: say that no tool can do it
                 warnings.append(f"{ctx.shard}: no tool fills the skeleton slot {slot!r}")
         extra = [view.row_of[t] for t in winners]
-        ids, vector, named = self._retrieve(view, text, pool or sel.candidate_pool, extra, allowed, warnings,
-                                            (ctx.shard, denied))
+        found = self._retrieve(view, text, pool or sel.candidate_pool, extra, allowed, warnings, (ctx.shard, denied))
+        ids, vector, match, named = found.ids, found.vector, found.match, found.named
+        policy = self._policy()
+        # The tools of a hosted system lose system_points unless the task points at the system
+        # (the rules) or names the server.
+        heads, pointed, system_table = view.heads, found.servers, tables["system_points"]
         view.by_id.prefetch(ids)  # the candidates' definitions, in one read
         # Label points per candidate from the task's (small) tables: a set intersection per
         # label instead of a lookup per label of every candidate.
         candidates = set(ids)
         labels = self.catalog.labels(view)
+        self._missing_steps(view, ctx, facts, labels["capability"], warnings)
         capability, category, domain = (_label_points(tables[f"{kind}_points"], labels[kind], candidates)
                                         for kind in LABEL_KINDS)
         relevance = [(max_rank, min_vec, p) for (max_rank, min_vec), p in sorted(tables["relevance_points"].items())]
@@ -340,14 +396,18 @@ class Compiler:
         why = self._why
         out: list[ScoredTool] = []
         for rank, t in enumerate(ids, 1):
-            v = vector[t]
+            v, m = vector[t], match[t]
             rel = None
             for max_rank, min_vec, p in relevance:
                 if rank <= max_rank and v >= min_vec and (rel is None or p > rel):
                     rel = p
+            server = heads[t][0]
+            system = 0
+            if server not in pointed:
+                system = min((system_table.get(w, 0) for w in self._server_systems(server)), default=0)
             points = {"shard": shard_points.get(t, 0), "usage": usage_points.get(t, 0),
                       "capability": capability.get(t, 0), "category": category.get(t, 0),
-                      "domain": domain.get(t, 0), "relevance": rel or 0}
+                      "domain": domain.get(t, 0), "relevance": rel or 0, "system": system}
             logic = int(min(100, max(0, sum(points.values()))))
             vec = int(round(v))
             final = int(round(lw * logic + vw * vec))
@@ -356,6 +416,9 @@ class Compiler:
             reasons = [why.get((k, p)) or self._reason(k, p) for k, p in points.items() if p]
             if t in named:
                 reasons.insert(0, "named in the task")
+            if wanted is Tier.FULL and m < policy.full_match:  # named tools have match 100
+                wanted = Tier.CONDENSED
+                reasons.append(f"condensed: match {m} is below full_match {policy.full_match}")
             skeleton = t in winners
             if skeleton:
                 wanted = Tier.FULL
@@ -373,13 +436,43 @@ class Compiler:
             out.append(ScoredTool(
                 tool=st, name=names[t], tier=tier, skeleton=skeleton, logic=logic, vector=vec,
                 final=final, offline=t in offline, tokens=0, reasons=reasons, points=points,
-                facts=self._explain_facts(view, t, st) if shown is None else shown, wanted=wanted, rank=rank,
+                facts=self._explain_facts(view, t, st) if shown is None else shown, wanted=wanted, rank=rank, match=m,
                 summary=self._summary(view, t, st) if summary is None else summary,
             ))
+        self._step_tools(out, facts, labels["capability"], tier_cap)
         task_facts: dict[str, list[str]] = {}
         for f in facts:
             task_facts.setdefault(f[0].removeprefix("task_"), []).append(str(f[1]))
         return view, out, task_facts
+
+    def _missing_steps(self, view: CatalogSnapshot, ctx: TaskContext, facts: list[Fact],
+                       holders: Mapping[str, frozenset[int]], warnings: list[str]) -> None:
+        """A warning for each step the task implies (a ``step_capability`` of the task: it asks to
+        change, run, delete or send) that no tool in reach has at all: not in the catalog, blocked,
+        or filtered out by the servers the task allows. (A tool the role is denied is the policy's
+        decision, not a gap: the denied-name warning covers a task that asks for it.)"""
+        steps = [str(f[1]) for f in facts if f[0] == "task_capability" and f[1] in self._policy().steps]
+        if not steps:
+            return
+        reach = self._allowed(view, ctx.include_servers, ctx.exclude_servers)
+        for cap in steps:
+            if not any(reach[view.row_of[t]] for t in holders.get(cap, ()) if t in view.row_of):
+                warnings.append(f"{ctx.shard}: the task asks for {cap} and no tool in the catalog does it")
+
+    def _step_tools(self, out: list[ScoredTool], facts: list[Fact], holders: Mapping[str, frozenset[int]],
+                    tier_cap: Mapping[int, Tier]) -> None:
+        """Give each step the task implies (a task capability the policy lists as
+        ``step_capability``) its tool: the best-scored candidate with that capability is wanted
+        Full, unless a Full tool has it already."""
+        steps = [str(f[1]) for f in facts if f[0] == "task_capability" and f[1] in self._policy().steps]
+        for cap in steps:
+            have = holders.get(cap, frozenset())
+            able = [s for s in out if s.tool.id in have and tier_cap.get(s.tool.id, Tier.FULL) is Tier.FULL]
+            if not able or any(s.tier is Tier.FULL for s in able):
+                continue
+            best = min(able, key=lambda s: (-s.final, s.rank))
+            best.wanted = best.tier = Tier.FULL
+            best.reasons.insert(0, f"tool of the step {cap} the task implies")
 
     def _explain_facts(self, view: CatalogSnapshot, t: int, st: StoredTool) -> dict[str, Any]:
         cached = view.memo.explain_facts.get(t)
@@ -512,11 +605,42 @@ class Compiler:
         def by_vector() -> list[tuple[StoredTool, float]]:
             view = self.catalog.snapshot()
             allowed = self._allowed(view, (), ())
-            ids, vector, _named = self._retrieve(view, query, pool, [], allowed, [])
+            ids, vector = (found := self._retrieve(view, query, pool, [], allowed, [])).ids, found.vector
             view.by_id.prefetch(ids[:k])
             return [(view.by_id[t], vector[t] / 100.0) for t in ids[:k]]
 
         return self._fresh(by_vector)
+
+
+class _Retrieved(NamedTuple):
+    """The candidates of a task: ids in vector order, their vector scores, their match (the
+    best cosine of the tool's vector to the task or one of its clauses, in percent; 100 for a
+    tool the task names), the ids the text names, and the servers it names."""
+
+    ids: list[int]
+    vector: dict[int, float]
+    match: dict[int, int]
+    named: set[int]
+    servers: frozenset[str]
+
+
+@dataclass(frozen=True)
+class _Policy:
+    """Constants of the policy (rules/policy.dl), asked once per compiler."""
+
+    hosted: frozenset[str]
+    #: Every word a task_word fact may hold: the hosted systems and the system words.
+    words: frozenset[str]
+    full_match: int
+    steps: tuple[str, ...]
+
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def _words(text: str) -> list[str]:
+    """Lowercase words of a name or a text: ``Google-Maps`` -> ``google``, ``maps``."""
+    return _WORD.findall(text.lower())
 
 
 def _embedding_warning(index: RetrievalIndex) -> str | None:

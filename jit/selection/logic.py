@@ -399,6 +399,15 @@ class LogicEngine:
                                 line=line + max(0, (exc.lineno or 1) - 1)) from None
             except Exception as exc:  # noqa: BLE001 - pyDatalog raises plain errors for bad clauses
                 raise RuleError(f"pyDatalog rejected the clause: {exc}", path=path, line=line) from None
+        # A declared fact no rule reads positively and none is asserted yet would be unknown to
+        # pyDatalog, and a rule negating it (``~task_system(W)``) would fail: define each one.
+        from pyDatalog import pyEngine
+
+        for decl in self.rules.declarations.values():
+            if decl.kind == "fact" and f"{decl.name}/{len(decl.params)}" not in pyEngine.Logic.tl.logic.Db:
+                probe = (decl.name, *(["\x00"] * len(decl.params)))
+                self._change([probe], [])
+                self._change([], [probe])
 
     @staticmethod
     def _literal(name: str, args: Sequence[Any]):  # noqa: ANN205 - a pyEngine.Literal

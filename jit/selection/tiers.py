@@ -63,6 +63,9 @@ class ScoredTool:
     wanted: Tier = Tier.EXCLUDED
     #: 1-based rank by vector score among the candidates (0 for a tool outside the ranking).
     rank: int = 0
+    #: Evidence: the best cosine of the tool's embedding to the task or one of its clauses, in
+    #: percent (100 for a tool the task names); the policy's relevance_points and full_match read it.
+    match: int = 0
     summary: str = ""  # the one line shown in the Condensed tier
 
     @property

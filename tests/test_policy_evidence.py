@@ -1,0 +1,98 @@
+"""The policy's judgement on real tool lists (bench/data/roles/: 13 recorded MCP servers).
+
+Issue #15: hosted systems need the task to point at them, Full needs evidence, a step the
+task implies gets its tool, readOnlyHint false is a change, and a step no tool answers is
+said. Real catalog (SQLite), the offline analyzer, the real model, the shipped rules.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from bench.eval_roles import DATA, load_tools, make_pool
+from jit.analysis.offline_analyzer import OfflineAnalyzer
+from jit.config import AvailableTools, Config
+from jit.evaluation.evaluate import build_catalog
+from jit.selection.compiler import Compiler
+from jit.selection.tokens import EstimateCounter
+from jit.selection.toolset import TaskContext, Tier
+
+HOSTED = ("github", "gitlab", "slack", "postgres")
+
+
+@pytest.fixture(scope="module")
+def compiler(tmp_path_factory, embedder):
+    root = tmp_path_factory.mktemp("roles")
+    config = replace(Config.default(root), available_tools=AvailableTools())
+    store = build_catalog(make_pool(load_tools(), DATA / "tools.jsonl"), root / "roles.db", config, embedder,
+                          analyzer=OfflineAnalyzer(config.shards))
+    with Compiler(store, config, embedder, token_counter=EstimateCounter()) as c:
+        yield c
+    store.close()
+
+
+def tiers(ts) -> dict[str, Tier]:
+    return {f"{s.server}/{s.tool_name}": s.tier for s in ts.tools}
+
+
+def test_a_local_fix_gets_local_tools_and_its_implied_edit(compiler):
+    ts = compiler.compile(TaskContext(shard="coder", task="Fix the off-by-one error in src/pagination.py: the last "
+                                      "page is never returned. Stage the fix when you're done."))
+    full = [s for s in ts.tools if s.tier is Tier.FULL]
+    # No word names GitHub, GitLab, Slack or a database: none of their tools is Full, and each
+    # lost the policy's system points.
+    assert not [s.name for s in full if s.server in HOSTED]
+    assert all(s.points["system"] == -30 for s in ts.tools if s.server in HOSTED)
+    # "fix" and "stage" ask for a change no word names a tool for: the best tool that writes is Full.
+    step = [s for s in full if s.reasons and s.reasons[0] == "tool of the step /write the task implies"]
+    assert [s.server for s in step] in (["filesystem"], ["git"])
+    assert ts.task_facts["capability"] == ["/write"]
+
+
+def test_naming_a_system_or_its_words_points_the_task_at_it(compiler):
+    named = compiler.compile(TaskContext(shard="coder", task="Open a pull request on GitHub from fix/csv-upload "
+                                         "into main in acme/shop and describe the fix."))
+    assert named.task_facts["word"] == ["pull", "github"]
+    assert tiers(named)["github/create_pull_request"] is Tier.FULL
+    # "pull" (request) points at every code host; nothing points at the chat or the database.
+    points = {s.server: s.points["system"] for s in named.tools}
+    assert (points["github"], points["gitlab"], points["slack"], points["postgres"]) == (0, 0, -30, -30)
+    # "database" is a system word of every database system in the policy, postgres among them.
+    db = compiler.compile(TaskContext(shard="tester", task="After the seed script ran, check the test database: are "
+                                      "there any orders with a negative quantity?"))
+    assert all(s.points["system"] == 0 for s in db.tools if s.server == "postgres")
+    assert tiers(db)["postgres/query"] in (Tier.FULL, Tier.CONDENSED)
+
+
+def test_full_needs_evidence(compiler):
+    ts = compiler.compile(TaskContext(shard="researcher", task="How long is the drive from Lyon to Geneva?"))
+    held = [s for s in ts.tools if any(r.startswith("condensed: match ") for r in s.reasons)]
+    assert held, "a tool whose score asked for Full but whose own match is weak is held at Condensed"
+    for s in held:
+        assert s.wanted is Tier.CONDENSED and s.match < 20 and not s.skeleton
+    assert all(s.match >= 20 or s.skeleton for s in ts.tools if s.tier is Tier.FULL
+               and not s.reasons[0].startswith("tool of the step"))
+
+
+def test_a_server_that_says_readonlyhint_false_makes_the_tool_a_change(compiler):
+    # git_checkout says readOnlyHint: false and destructiveHint: false; the analyzer reads no
+    # write in "Switches branches": the server's word decides.
+    assert compiler.denied("reviewer", "git", "git_checkout") == ("read-only role: the tool can change things",)
+    assert compiler.denied("reviewer", "git", "git_log") == ()
+    assert compiler.denied("coder", "git", "git_checkout") == ()
+
+
+def test_a_step_no_tool_in_reach_can_do_is_a_warning(compiler):
+    task = "Run the test suite and tell me which tests fail."
+    only_files = compiler.compile(TaskContext(shard="tester", task=task, include_servers=["filesystem", "git"]))
+    assert "tester: the task asks for /execute and no tool in the catalog does it" in only_files.warnings
+    # The whole catalog has something that executes: no warning, and the step has its tool.
+    whole = compiler.compile(TaskContext(shard="tester", task=task))
+    assert not any("the task asks for" in w for w in whole.warnings)
+    assert any(s.tier is Tier.FULL and "/execute" in s.facts["capabilities"] for s in whole.tools)
+    # A tool the role is denied is the policy's decision, not a gap: no warning for the reviewer.
+    review = compiler.compile(TaskContext(shard="reviewer", task="Fix the typo in README.md and commit it."))
+    assert not any("the task asks for" in w for w in review.warnings)
+    assert not any("/write" in s.facts["capabilities"] for s in review.tools if s.tier is not Tier.EXCLUDED)
