@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -97,6 +98,28 @@ def test_compile_prints_tiers_renderings_and_reasons(catalog):
     assert code == 2 and "--format must be one of" in err
     code, _, err = invoke("compile", "--config", str(catalog), "--shard", "pilot", "--task", TASK)
     assert code == 2 and "unknown shard 'pilot'" in err
+
+
+def test_compile_explain_names_each_rule_once_and_shows_the_warnings(catalog):
+    """--explain cites rules by file:line on the tool lines and gives each cited rule's text once;
+    a skeleton slot no tool fills is a warning there, and in --json beside the legend."""
+    args = ("compile", "--config", str(catalog), "--shard", "researcher", "--task", "what does the README say",
+            "--explain")
+    code, text, _ = invoke(*args)
+    assert code == 0
+    why, _, rest = text.partition("\nrules\n")
+    legend = [line.split(None, 1) for line in rest.splitlines() if line.startswith("  policy.dl:")]
+    keys = [k for k, _rule in legend]
+    assert keys and len(keys) == len(set(keys))
+    cited = {f"{f}:{n}" for f, lines in re.findall(r"([\w.-]+\.dl):([\d,]+)", why) for n in lines.split(",")}
+    assert cited == set(keys) and not any(rule in why for _k, rule in legend)  # rule texts only in the legend
+    assert "warning: researcher: no tool fills the skeleton slot 'web_search'" in text
+
+    code, out, _ = invoke(*args, "--json")
+    data = json.loads(out)
+    assert code == 0 and "researcher: no tool fills the skeleton slot 'fetch_url'" in data["warnings"]
+    assert set(data["legend"]) == {k for row in data["explain"] for k in row["rules"]} == set(keys)
+    assert all({"file", "line", "predicate", "head", "text"} == set(v) for v in data["legend"].values())
 
 
 # --------------------------------------------------------------------------- reading the catalog

@@ -218,8 +218,30 @@ def test_explain_gives_facts_scores_rules_and_tier_of_every_tool(env):
     issue = rows["gh__create_issue"]
     assert issue["facts"]["usage"] == {"calls": 10, "errors": 0}
     assert issue["final"] == round(0.7 * issue["logic"] + 0.3 * issue["vector"])
-    assert any("usage_points @ policy.dl:" in r for r in issue["reasons"])
+    (usage,) = [r for r in issue["reasons"] if r.startswith("usage +10")]
+    legend = ts.legend()
+    (key,) = [k for k in issue["rules"] if f"({k})" == usage.removeprefix("usage +10 ")]
+    assert usage == f"usage +10 ({key})" and legend[key].text.startswith("usage_points(T, 10) <=")
     assert rows["ci__run_pipeline"]["wanted_tier"] == "full" and rows["ci__run_pipeline"]["tier"] == "condensed"
+    assert any(r.startswith("capped at condensed by tier_cap (policy.dl:") for r in rows["ci__run_pipeline"]["reasons"])
+
+
+def test_explain_names_each_rule_once_in_a_legend(env):
+    """A reason cites the rule that gave its points (one relevance tier, not all six), and the
+    tool set's legend gives the text of exactly the rules its reasons cite."""
+    _, _, _, compiler = env
+    ts = compiler.compile(TaskContext(shard="coder", task=TASK))
+    legend = ts.legend()
+    rows = ts.explain()
+    cited = {k for r in rows for k in r["rules"]}
+    assert cited == set(legend) and all(k.startswith("policy.dl:") for k in cited)
+    relevance = {r["name"]: [x for x in r["reasons"] if x.startswith("relevance ")] for r in rows}
+    for name, (reason,) in ((n, x) for n, x in relevance.items() if x):
+        points = int(reason.split()[1])
+        key = reason[reason.index("(") + 1:-1]
+        assert "," not in key, reason  # exactly one relevance_points row gave these points
+        assert legend[key].head.startswith("relevance_points(") and legend[key].head.endswith(f", {points})")
+    assert list(legend) == sorted(legend, key=lambda k: int(k.split(":")[1]))  # by line, each once
 
 
 def test_resolve_maps_names_back_to_server_and_tool(env):

@@ -255,6 +255,19 @@ async def test_compile_tools_returns_tiers_within_the_budget(served):
     assert bad.is_error and bad.structured_content["error"] == "selection_error"
 
 
+async def test_compile_tools_text_ends_with_the_warnings(served):
+    """A skeleton slot no tool fills (no web search among the example servers) is in the
+    structured warnings and at the end of the text a model reads."""
+    async with served.session() as s:
+        res = await s.call_tool("compile_tools", {"shard": "researcher", "task": "what does the README say"})
+    assert not res.is_error
+    warnings = res.structured_content["warnings"]
+    assert "researcher: no tool fills the skeleton slot 'web_search'" in warnings
+    text = res.content[0].text
+    assert text.startswith("# Tools for shard `researcher`")
+    assert text.endswith("## Warnings\n\n" + "\n".join(f"- {w}" for w in warnings) + "\n")
+
+
 async def test_resources_describe_tools_servers_and_selection(served):
     async with served.session() as s:
         templates = (await s.list_resource_templates()).resource_templates

@@ -74,6 +74,7 @@ def compile_command(
                 data = summarize(toolset)
                 if explain:
                     data["explain"] = toolset.explain()
+                    data["legend"] = {k: c.to_dict() for k, c in toolset.legend().items()}
                 _emit_json(data)
                 return
             if fmt is not None:
@@ -127,6 +128,13 @@ def _print_toolset(console: Console, toolset: ToolSet, *, explain: bool) -> None
             why = markup("; ".join(s.reasons) or "-")
             console.print(f"  [bold]{markup(s.name, layout=False)}[/] ({s.tier.value}, final {s.final}): {why}",
                           highlight=False)
+        legend = toolset.legend()
+        if legend:  # each rule a reason cites, once
+            console.print("[bold]rules[/]")
+            width = max(len(k) for k in legend)
+            for key, c in legend.items():
+                console.print(f"  {markup(key.ljust(width), layout=False)}  {markup(c.text, layout=False)}",
+                              highlight=False)
     elif excluded:
         console.print(f"{len(excluded)} more tools excluded (not sent); --explain lists them with reasons")
     for w in toolset.warnings:

@@ -11,7 +11,7 @@ knows when a snapshot is stale and what to redo.
 - **Catalog changes** move ``Store.catalog_version()``: every tool's state is
   read, only tools whose state changed are reloaded, their facts diffed into
   the engine (retract / assert) and their per-tool derived facts (``blocked``,
-  ``offline``, ``tier_cap``, ``usage_points``, and per shard ``shard_points``
+  ``offline``, ``tier_cap``, ``usage_points``, ``penalty_points``, and per shard ``shard_points``
   and ``skeleton``) asked again with the tool bound; the rest is kept. The
   retrieval index is rebuilt only when a definition or a vector changed. Per-tool
   derived facts are assumed to depend on the tool's own facts and on
@@ -141,6 +141,8 @@ class CatalogSnapshot:
     offline: frozenset[int]
     tier_cap: dict[int, Tier]
     usage_points: dict[int, int]
+    #: Tool id -> the logic points the rules take off it (``penalty_points``, e.g. deprecated tools).
+    penalty_points: dict[int, int]
     memo: SnapshotMemo
 
 
@@ -152,6 +154,7 @@ class _Derived:
     offline: frozenset[int]
     tier_cap: dict[int, Tier]
     usage_points: dict[int, int]
+    penalty_points: dict[int, int]
     shards: dict[str, ShardTables]
 
 
@@ -277,7 +280,7 @@ class CatalogView:
             heads=saved.heads, rows=rows, row_of={i: r for r, i in enumerate(rows)}, index=index,
             index_key=saved.index_key, analyses=EffectiveAnalyses(records, self._effective), labels=saved.labels,
             names=saved.names, class_of=class_of, globals=world, blocked=derived.blocked, offline=derived.offline,
-            tier_cap=derived.tier_cap, usage_points=derived.usage_points,
+            tier_cap=derived.tier_cap, usage_points=derived.usage_points, penalty_points=derived.penalty_points,
             memo=SnapshotMemo(shards=derived.shards, class_arrays=arrays),
         )
 
@@ -354,7 +357,8 @@ class CatalogView:
             row_of={i: r for r, i in enumerate(rows)}, index=index, index_key=key, analyses=analyses,
             labels=_labels(prev.labels if prev else None, computed, changed | removed),
             names=names, class_of=class_of, globals=world, blocked=derived.blocked, offline=derived.offline,
-            tier_cap=derived.tier_cap, usage_points=derived.usage_points, memo=memo,
+            tier_cap=derived.tier_cap, usage_points=derived.usage_points, penalty_points=derived.penalty_points,
+            memo=memo,
         )
 
     def _effective(self, st: StoredTool) -> ToolAnalysis:
@@ -405,7 +409,7 @@ class CatalogView:
         return replace(prev, usage_version=usage_version, states=states, by_id=records,
                        analyses=prev.analyses.evolve(records), class_of=class_of, blocked=derived.blocked,
                        offline=derived.offline, tier_cap=derived.tier_cap, usage_points=derived.usage_points,
-                       memo=memo)
+                       penalty_points=derived.penalty_points, memo=memo)
 
     def _apply(self, prev: CatalogSnapshot | None, tool_of: Callable[[int], StoredTool],
                heads: dict[int, tuple[str, str]], changed: set[int], removed: set[int], world: Globals, *,
@@ -469,6 +473,7 @@ class CatalogView:
         offline = set(prev.offline) if prev else set()
         caps = dict(prev.tier_cap) if prev else {}
         usage = dict(prev.usage_points) if prev else {}
+        penalty = dict(prev.penalty_points) if prev else {}
         # Per shard, one table per shard predicate (SHARD_PREDICATES order, as ShardTables).
         tables = {s: [dict(t) for t in prev_shards[s]] for s in shards}
         asked = set(tool_preds + shard_preds)  # what a changed tool loses; a removed one loses all
@@ -482,6 +487,8 @@ class CatalogView:
                 caps.pop(i, None)
             if "usage_points" in redo:
                 usage.pop(i, None)
+            if "penalty_points" in redo:
+                penalty.pop(i, None)
             for s in shards:
                 for j, p in enumerate(SHARD_PREDICATES):
                     if p in redo:
@@ -500,7 +507,7 @@ class CatalogView:
                         cap = _TIER_BY_NAME.get(str(tier), Tier.EXCLUDED)
                         caps[t] = max(cap, caps.get(t, Tier.FULL), key=lambda x: x.rank)
                 else:
-                    merge_points(usage, [(t, points) for _t, points in rows])
+                    merge_points(usage if p == "usage_points" else penalty, [(t, points) for _t, points in rows])
         for s in shards:
             for p in shard_preds:
                 self.classes.fold(DERIVED.index(p), s, todo, class_of, heads, full,
@@ -510,7 +517,9 @@ class CatalogView:
             offline = {t for t in offline if t in heads}
             caps = {t: c for t, c in caps.items() if t in heads}
             usage = {t: p for t, p in usage.items() if t in heads}
+            penalty = {t: p for t, p in penalty.items() if t in heads}
         return _Derived(blocked=blocked, offline=frozenset(offline), tier_cap=caps, usage_points=usage,
+                        penalty_points=penalty,
                         shards={s: tuple(tables[s]) for s in shards})  # type: ignore[misc]
 
     # ------------------------------------------------------------------ memo tables

@@ -1,7 +1,7 @@
 """Tools that derive alike, as classes: what the Datalog engine holds of the catalog.
 
 The rules' per-tool predicates (``blocked``, ``offline``, ``tier_cap``,
-``usage_points``, and per shard ``shard_points`` and ``skeleton``) read only a
+``usage_points``, ``penalty_points``, and per shard ``shard_points``, ``skeleton`` and ``denied``) read only a
 tool's own facts and the global ones (server statuses, shards). Two tools whose
 facts are equal once their id, and their name and server where no rule can tell
 them apart, are dropped (:func:`abstract`) derive equal rows, up to those values
@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from ..analysis.analyze import EffectiveTool
+from ..analysis.deprecation import is_deprecated
 from ..catalog.approval import CHANGED_FLAG
 from ..config import ANNOTATION_HINTS
 from ..errors import RuleError
@@ -35,14 +36,15 @@ __all__ = ["DERIVED", "SHARD_PREDICATES", "TASK_TABLES", "TOOL_FACTS", "TOOL_PRE
            "abstract", "check_task_tables", "class_arrays", "concrete", "server_marks", "tool_facts"]
 
 #: Derived per tool (asked with the tool bound when it changes), and per shard and tool.
-TOOL_PREDICATES = ("blocked", "offline", "tier_cap", "usage_points")
+TOOL_PREDICATES = ("blocked", "offline", "tier_cap", "usage_points", "penalty_points")
 SHARD_PREDICATES = ("shard_points", "skeleton", "denied")
 DERIVED = TOOL_PREDICATES + SHARD_PREDICATES
 #: Read per compile from the task facts: tables keyed by labels, never by tool.
 TASK_TABLES = ("capability_points", "category_points", "domain_points", "relevance_points", "system_points")
 #: The catalog facts asserted per tool (``T`` first); the rest of the engine's facts are global.
 TOOL_FACTS = frozenset({"tool", "harness", "analyzed", "category", "capability", "domain", "affinity", "flag",
-                         "usage", "override_excluded", "declared_skeleton", "annotation", "shard_tool"})
+                         "usage", "override_excluded", "declared_skeleton", "annotation", "shard_tool",
+                         "deprecated"})
 #: Stand-in values start with a NUL, which no rule constant, name or label holds (see abstract).
 MARK = "\x00"
 NAME_MARK = "\x00name"
@@ -187,7 +189,8 @@ class Classes:
 
 def tool_facts(st: StoredTool, effective: EffectiveTool,
                globs: Sequence[tuple[str, str, str]] = ()) -> frozenset:
-    """One tool's catalog facts: its state, the MCP annotations its server set, what
+    """One tool's catalog facts: its state, the MCP annotations its server set, whether its
+    description marks it deprecated (:mod:`jit.analysis.deprecation`), what
     :func:`~jit.analysis.analyze.effective_tool` made of ``available_tools.json`` for it (this
     module does not interpret that file itself), and which ``(shard, effect, glob)`` tool
     selectors of the config its ``server/name`` matches (``shard_tool``: matched here, so
@@ -205,6 +208,8 @@ def tool_facts(st: StoredTool, effective: EffectiveTool,
         out.add(("harness", i))
     if st.analysis is not None:
         out.add(("analyzed", i))
+    if is_deprecated(t.description):
+        out.add(("deprecated", i))
     out.update(("category", i, c) for c in a.categories)
     out.update(("capability", i, c) for c in a.capabilities)
     out.update(("domain", i, d) for d in a.domains)

@@ -11,7 +11,7 @@ A compile runs in four steps:
    asserted, the ``*_points`` tables are asked, and the facts retracted: a
    handful of facts, a few milliseconds, whatever the catalog size.
 3. **Scores**: retrieval gives each candidate a vector score (0–100) and a rank;
-   logic = shard + usage + task + relevance points, clamped to 0–100, each part
+   logic = shard + usage + task + relevance − penalty points, clamped to 0–100, each part
    read from the rules' tables; final = logic_weight × logic + vector_weight × vector.
 4. **Tiers**: thresholds, the rules' tier caps, ``max_full_tools`` and the token
    budget, measured on the rendering (see :func:`jit.selection.render.fit_budget`).
@@ -32,11 +32,11 @@ import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
+from ..analysis.deprecation import is_deprecated
 from ..analysis.offline_analyzer import analyze_task
 from ..analysis.vocab import normalize_domain
 from ..catalog.embed import Embedder, QueryVectorCache
@@ -45,6 +45,7 @@ from ..config import Config
 from ..errors import SelectionError, ToolDeniedError
 from ..models import HARNESS_SERVER, StoredTool, ToolAnalysis
 from .catalog_view import LABEL_KINDS, TASK_TABLES, CatalogSnapshot, CatalogView, merge_points
+from .explain import RuleCitations
 from .logic import Fact, RuleSet
 from .records import StaleSnapshot
 from .render import Estimates, fit_budget, order_key, summary_line
@@ -58,7 +59,7 @@ __all__ = ["Compiler"]
 SERVER_MENTION_FLOOR = 70
 _POINT_RULES = {"shard": "shard_points", "usage": "usage_points", "capability": "capability_points",
                 "category": "category_points", "domain": "domain_points", "relevance": "relevance_points",
-                "system": "system_points"}
+                "system": "system_points", "penalty": "penalty_points"}
 log = logging.getLogger(__name__)
 #: Compiles of one task before a catalog that keeps changing under it is reported.
 _ATTEMPTS = 4
@@ -87,8 +88,8 @@ class Compiler:
         self._estimate = EstimateCounter()
         self.rules = rules or RuleSet.load(config.rules_dir)
         self.catalog = CatalogView(store, config, self.rules, model_name=self.embedder.model_name)
-        #: For explanations: the rule lines behind each kind of logic points.
-        self._fired = {kind: _where(self.rules, pred) for kind, pred in _POINT_RULES.items()}
+        #: For explanations: the rules behind each reason, named once in a tool set's legend.
+        self.citations = RuleCitations(self.rules)
         #: (kind, points) -> its reason text: few distinct pairs, hundreds of candidates a compile.
         self._why: dict[tuple[str, int], str] = {}
         #: Shard -> its skeleton slots (:meth:`_slots`; the rules do not change under a compiler).
@@ -314,7 +315,7 @@ class Compiler:
 
     def _dedupe_skeleton(self, view: CatalogSnapshot, slots: dict[int, tuple[str, ...]], allowed: np.ndarray
                          ) -> tuple[dict[int, list[str]], dict[int, int]]:
-        """Best tool per skeleton slot: online, harness-declared, proven, then by name.
+        """Best tool per skeleton slot: online, least penalised, harness-declared, proven, then by name.
         Returns ``(winner -> slots, loser -> winner)``."""
         by_slot: dict[str, list[int]] = {}
         for t, names in slots.items():
@@ -334,15 +335,19 @@ class Compiler:
 
     @staticmethod
     def _skeleton_key(view: CatalogSnapshot, t: int) -> tuple:
-        """Read from the snapshot's tables, not the definitions: every tool a slot takes is ranked."""
+        """Read from the snapshot's tables, not the definitions: every tool a slot takes is ranked.
+        Online first, then the rules' ``penalty_points`` (a deprecated tool loses its slot to a
+        current one), then harness-declared, proven, by name."""
         server, name = view.heads[t]
         calls, errors = view.states[t][-2:]
-        return (t in view.offline, server != HARNESS_SERVER, -view.usage_points.get(t, 0),
+        return (t in view.offline, view.penalty_points.get(t, 0), server != HARNESS_SERVER,
+                -view.usage_points.get(t, 0),
                 -(calls - errors), errors, server, name)
 
     def _reason(self, kind: str, points: int) -> str:
-        """``shard +8 (shard_points @ policy.dl:52,53)``, kept in ``_why``."""
-        text = self._why[(kind, points)] = f"{kind} {points:+d} ({self._fired[kind]})"
+        """``shard +8 (policy.dl:83,84)``: the rules that can give those points, kept in ``_why``."""
+        value = -points if kind == "penalty" else points  # penalty_points are taken off
+        text = self._why[(kind, points)] = self.citations.reason(f"{kind} {points:+d}", _POINT_RULES[kind], value)
         return text
 
     def _summary(self, view: CatalogSnapshot, t: int, st: StoredTool) -> str:
@@ -390,6 +395,7 @@ class Compiler:
                                         for kind in LABEL_KINDS)
         relevance = [(max_rank, min_vec, p) for (max_rank, min_vec), p in sorted(tables["relevance_points"].items())]
         usage_points, tier_cap, offline, names = view.usage_points, view.tier_cap, view.offline, view.names
+        penalty_points = view.penalty_points
         by_id, summaries, explained = view.by_id, view.memo.summaries, view.memo.explain_facts
         lw, vw = sel.logic_weight, sel.vector_weight
         full_at, condensed_at, minimal_at = sel.full_threshold, sel.condensed_threshold, sel.minimal_threshold
@@ -407,7 +413,8 @@ class Compiler:
                 system = min((system_table.get(w, 0) for w in self._server_systems(server)), default=0)
             points = {"shard": shard_points.get(t, 0), "usage": usage_points.get(t, 0),
                       "capability": capability.get(t, 0), "category": category.get(t, 0),
-                      "domain": domain.get(t, 0), "relevance": rel or 0, "system": system}
+                      "domain": domain.get(t, 0), "relevance": rel or 0, "system": system,
+                      "penalty": -penalty_points.get(t, 0)}
             logic = int(min(100, max(0, sum(points.values()))))
             vec = int(round(v))
             final = int(round(lw * logic + vw * vec))
@@ -426,7 +433,7 @@ class Compiler:
             tier = wanted
             cap = tier_cap.get(t)
             if cap is not None and cap.rank > tier.rank:
-                reasons.append(f"capped at {cap.value} by rule tier_cap")
+                reasons.append(self.citations.reason(f"capped at {cap.value} by tier_cap", "tier_cap", cap.value))
                 tier = cap
             if t in losers:
                 reasons.append(f"not skeleton: {names[losers[t]]} fills the same slot")
@@ -493,6 +500,8 @@ class Compiler:
             facts["definition"] = "changed since approved: awaiting `jit approve`"
         if a.flags:
             facts["flags"] = list(a.flags)
+        if is_deprecated(st.tool.description):
+            facts["deprecated"] = True
         if t in view.blocked:
             facts["blocked"] = view.blocked[t]
         view.memo.explain_facts[t] = facts
@@ -551,7 +560,7 @@ class Compiler:
             shard=ctx.shard, task=ctx.task, budget=budget, tokens_used=used, warnings=warnings, tools=tools,
             budget_format=fmt, token_counter=self.counter.name, catalog_version=view.version,
             usage_version=view.usage_version,
-            rules=self.rules.fingerprint, task_facts=task_facts, denial=self._denial,
+            rules=self.rules.fingerprint, task_facts=task_facts, denial=self._denial, citations=self.citations,
         )
 
     def denied(self, shard: str, server: str, tool: str) -> tuple[str, ...]:
@@ -660,15 +669,6 @@ def _embedding_warning(index: RetrievalIndex) -> str | None:
     return (f"{missing} of {index.n} tools have no embedding yet (an interrupted or unfinished `jit sync`?): "
             "they are found only by the words of their name and description (lexical), not by meaning; "
             "run `jit sync` to embed them")
-
-
-def _where(rules: RuleSet, predicate: str) -> str:
-    """``predicate @ policy.dl:12,13`` for explanations."""
-    by_file: dict[str, list[str]] = {}
-    for r in rules.rules_for(predicate):
-        by_file.setdefault(Path(r.path).name, []).append(str(r.line))
-    where = "; ".join(f"{f}:{','.join(lines)}" for f, lines in by_file.items())
-    return f"{predicate} @ {where}" if where else predicate
 
 
 def _label_points(table: dict[str, int], tools_with: dict[str, frozenset[int]], candidates: set[int]) -> dict[int, int]:

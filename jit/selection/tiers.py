@@ -55,7 +55,7 @@ class ScoredTool:
     offline: bool
     tokens: int  # tokens this tool adds to the rendering at its tier (0 when excluded)
     reasons: list[str] = field(default_factory=list)
-    #: Logic points by source (shard, usage, capability, category, domain, relevance).
+    #: Logic points by source (shard, usage, capability, category, domain, relevance, penalty).
     points: dict[str, int] = field(default_factory=dict)
     #: The facts the rules saw for this tool.
     facts: dict[str, Any] = field(default_factory=dict)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ToolDeniedError, ToolNotFoundError
+from .explain import Citation, RuleCitations
 from .render import render_tools
 from .tiers import ScoredTool, Tier
 
@@ -60,6 +61,8 @@ class ToolSet:
     #: ``(shard, name) -> ToolDeniedError | None``: a name the shard's policy denies (set by
     #: :meth:`~jit.selection.compiler.Compiler.compile`; such tools are never in ``tools``).
     denial: Callable[[str, str], ToolDeniedError | None] | None = field(default=None, repr=False, compare=False)
+    #: What made the reasons' rule citations (set by compile()): :meth:`legend` reads it.
+    citations: RuleCitations | None = field(default=None, repr=False, compare=False)
     _by_name: dict[str, ScoredTool] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -94,8 +97,15 @@ class ToolSet:
     def get(self, namespaced: str) -> ScoredTool | None:
         return self._by_name.get(namespaced)
 
+    def legend(self) -> dict[str, Citation]:
+        """The rules the tools' reasons cite (``policy.dl:99``), each once, by file and line:
+        a reason names a rule by its key, the legend gives its text."""
+        return self.citations.legend(self.tools) if self.citations is not None else {}
+
     def explain(self) -> list[dict[str, Any]]:
-        """Per tool: the facts, the points and scores, the rules that fired, the tier and why."""
+        """Per tool: the facts, the points and scores, the rules that fired (keys of
+        :meth:`legend`), the tier and why."""
+        cited = self.citations.cited if self.citations is not None else (lambda _reasons: [])
         out = []
         for s in self.tools:
             out.append(
@@ -115,6 +125,7 @@ class ToolSet:
                     "points": dict(s.points),
                     "facts": copy.deepcopy(s.facts),
                     "reasons": list(s.reasons),
+                    "rules": cited(s.reasons),
                 }
             )
         return out

@@ -49,7 +49,7 @@ __all__ = ["FORMAT", "KEEP", "SavedView", "ViewFiles", "view_key"]
 log = logging.getLogger(__name__)
 
 #: Bump when what a view file holds, or how a tool's facts and classes are derived, changes.
-FORMAT = 3
+FORMAT = 4
 #: View files kept per catalog (one per config and rule set that compiles against it).
 KEEP = 8
 

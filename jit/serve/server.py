@@ -432,7 +432,10 @@ def _register(app: JitServer) -> None:
         data = summarize(toolset)
         # The client reaches these tools through describe_tool / call_tool: no jit_expand_tools here.
         data["rendering"] = toolset.render("json", access="call_tool")
-        return _result(data, text=toolset.render("markdown", access="call_tool"))
+        text = toolset.render("markdown", access="call_tool")
+        if toolset.warnings:  # e.g. a skeleton slot no tool fills: the caller must not miss it
+            text = text.rstrip("\n") + "\n\n## Warnings\n\n" + "\n".join(f"- {w}" for w in toolset.warnings) + "\n"
+        return _result(data, text=text)
 
     if app.options.expose_shard is not None:
         shard = app.options.expose_shard
