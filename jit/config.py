@@ -33,7 +33,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 from .errors import ConfigError
 from .jsonfile import read_json
 from .models import HARNESS_SERVER, ToolDef
-from .paths import bundled_dir
+from .paths import CONFIG_ENV_VAR, DEFAULT_CONFIG_FILE, FALLBACK_CONFIG_FILE, bundled_dir, default_config_file
 from .servers_config import (
     DEFAULT_CALL_TIMEOUT,
     DEFAULT_TIMEOUT,
@@ -75,8 +75,6 @@ __all__ = [
     "parse_mcp_servers",
 ]
 
-CONFIG_ENV_VAR = "JIT_CONFIG"
-DEFAULT_CONFIG_FILE = "config.json"
 DEFAULT_AVAILABLE_TOOLS_FILE = "available_tools.json"
 
 
@@ -454,14 +452,19 @@ _JIT_KEYS = frozenset(_ConfigFile.model_fields)
 def load_config(path: str | os.PathLike[str] | None = None, *, env: Mapping[str, str] | None = None) -> Config:
     """Load and validate a config file.
 
-    ``path`` defaults to ``$JIT_CONFIG``, then ``./config.json``. A file holding only
-    ``mcpServers`` (a ``.mcp.json`` or ``claude_desktop_config.json``) is accepted
-    as is: its other top-level keys belong to that client and are ignored.
+    ``path`` defaults to ``$JIT_CONFIG``, then ``./config.json``, then ``./.mcp.json``
+    (:func:`jit.paths.default_config_file`). A file holding only ``mcpServers`` (a
+    ``.mcp.json`` or ``claude_desktop_config.json``) is accepted as is: its other
+    top-level keys belong to that client and are ignored.
     """
     env = os.environ if env is None else env
+    defaulted = path is None
     if path is None:
-        path = env.get(CONFIG_ENV_VAR) or DEFAULT_CONFIG_FILE
+        path = default_config_file(env)
     p = _resolve(Path(path).expanduser(), None, None)
+    if defaulted and path == DEFAULT_CONFIG_FILE and not p.exists():  # often a new user's first error: say what to do
+        raise ConfigError(f"config file not found: no {DEFAULT_CONFIG_FILE} or {FALLBACK_CONFIG_FILE} in {p.parent}; "
+                          f"name one with -c FILE or ${CONFIG_ENV_VAR}=FILE (see docs/configuration.md)", path=str(p))
     raw = _read_json(p, "config file")
     if not isinstance(raw, dict):
         raise ConfigError("the top level must be a JSON object", path=str(p))

@@ -1,5 +1,6 @@
-"""Where jit finds the data files it ships (``migrations/`` and ``rules/``), and how it
-writes the files it keeps beside them (:func:`write_atomic`).
+"""Where jit finds the data files it ships (``migrations/`` and ``rules/``), which config
+file it reads when none is named (:func:`default_config_file`), and how it writes the files
+it keeps beside them (:func:`write_atomic`).
 
 In a checkout (editable install) they are the repository's top-level folders;
 in a wheel they are bundled under ``jit/_bundled/`` (see pyproject.toml).
@@ -9,17 +10,38 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import BinaryIO
 
-__all__ = ["bundled_dir", "write_atomic"]
+__all__ = ["CONFIG_ENV_VAR", "DEFAULT_CONFIG_FILE", "FALLBACK_CONFIG_FILE", "bundled_dir", "default_config_file",
+           "write_atomic"]
+
+CONFIG_ENV_VAR = "JIT_CONFIG"
+DEFAULT_CONFIG_FILE = "config.json"
+#: The servers file Claude Code keeps in a project: read when the directory has no config.json.
+FALLBACK_CONFIG_FILE = ".mcp.json"
 
 
 def bundled_dir(name: str) -> Path:
     """The repository's ``name/`` folder, or the copy bundled into the wheel."""
     repo = Path(__file__).resolve().parent.parent / name
     return repo if repo.is_dir() else Path(__file__).resolve().parent / "_bundled" / name
+
+
+def default_config_file(environ: Mapping[str, str]) -> str:
+    """The config file jit reads when none is given: ``$JIT_CONFIG``, else ``./config.json``,
+    else ``./.mcp.json`` when only that exists, so a project already set up for an MCP client
+    works as it is. With neither, ``config.json``: the file a "not found" error names.
+
+    Standard library only: ``jit serve``'s early answer (jit/serve/early.py) resolves the same
+    file before anything else is imported."""
+    named = environ.get(CONFIG_ENV_VAR)
+    if named:
+        return named
+    if not os.path.exists(DEFAULT_CONFIG_FILE) and os.path.isfile(FALLBACK_CONFIG_FILE):
+        return FALLBACK_CONFIG_FILE
+    return DEFAULT_CONFIG_FILE
 
 
 def write_atomic(path: Path, write: Callable[[BinaryIO], object], *, durable: bool = True) -> None:

@@ -52,11 +52,17 @@ class SyncReport:
 
 
 def sync_harness_tools(store: Store, config: Config) -> SyncResult:
-    """Mirror available_tools.json's harness tools into the catalog (always online)."""
+    """Mirror available_tools.json's harness tools into the catalog (always online).
+
+    With no harness tools and none in the catalog, no ``harness`` server is recorded: a
+    row with no tools would only show up in ``jit servers`` as something to wonder about."""
+    tools = [t.to_tool() for t in config.available_tools.tools]
+    if not tools and store.server(HARNESS_SERVER, everything=True) is None:
+        return SyncResult(HARNESS_SERVER)
     store.ensure_server(HARNESS_SERVER, HARNESS_TRANSPORT)
     # No process holds it: the harness's tools are there as long as the harness runs.
     store.set_server_status(HARNESS_SERVER, ServerStatus.CONNECTED, hold=False)
-    return store.sync_tools(HARNESS_SERVER, [t.to_tool() for t in config.available_tools.tools])
+    return store.sync_tools(HARNESS_SERVER, tools)
 
 
 def prune_unconfigured(store: Store, config: Config, *, forget_foreign: bool = False) -> Reconciled:

@@ -6,6 +6,7 @@ What ``jit … --json`` prints and what ``jit serve`` returns from ``describe_to
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from .analysis.analyze import effective_analysis
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
     from .catalog.store import Store
     from .selection.toolset import ToolSet
 
-__all__ = ["analysis_of", "describe", "server_rows", "summarize", "tool_counts"]
+__all__ = ["analysis_of", "describe", "iso_utc", "server_rows", "summarize", "tool_counts"]
 
 
 def tool_counts(store: Store) -> dict[str, int]:
@@ -28,8 +29,17 @@ def tool_counts(store: Store) -> dict[str, int]:
     return counts
 
 
+def iso_utc(ts: float | None) -> str | None:
+    """A catalog time (seconds since the epoch) as ISO-8601 UTC, ``2025-06-01T12:00:00Z``: what
+    a person or a client reading JSON can take as a date without knowing how jit stores it."""
+    if ts is None:
+        return None
+    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
 def server_rows(config: Config, records: list[ServerRecord], counts: dict[str, int]) -> list[dict[str, Any]]:
-    """Configured servers with their catalog state, plus catalog-only ones (the harness).
+    """Configured servers with their catalog state, plus catalog-only ones (the harness,
+    when it has tools).
 
     What ``jit servers`` prints and ``jit serve``'s ``jit://servers`` resource returns.
     """
@@ -39,6 +49,8 @@ def server_rows(config: Config, records: list[ServerRecord], counts: dict[str, i
     for name in names:
         rec = by_name.get(name)
         cfg = config.servers.get(name)
+        if name == HARNESS_SERVER and cfg is None and not counts.get(name):
+            continue  # no harness tools (no available_tools.json, or an empty one): nothing to show
         if cfg is not None:
             target = cfg.url if hasattr(cfg, "url") else " ".join([cfg.command, *cfg.args])
         else:
@@ -50,7 +62,7 @@ def server_rows(config: Config, records: list[ServerRecord], counts: dict[str, i
             "enabled": cfg.enabled if cfg is not None else True,
             "status": rec.status.value if rec else "unknown",
             "tools": counts.get(name, 0),
-            "last_seen": rec.last_seen if rec else None,
+            "last_seen": iso_utc(rec.last_seen) if rec else None,
             "last_error": rec.last_error if rec else None,
             # The live process behind a connecting/connected status, and why jit changed a status itself.
             "held_by": rec.holder if rec else None,

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Create .venv and install jit with the extras named in $1 (e.g. "test").
-# Idempotent: a second run only checks. torch 2.13.0 is installed first so that
-# sentence-transformers takes the CPU build instead of pulling a multi-GB CUDA one.
+# Idempotent: a second run only checks. torch 2.13.0 is installed first, from PyTorch's CPU
+# index ($TORCH_INDEX_URL; empty: pip's own index and find-links), so that sentence-transformers
+# takes the CPU build instead of pulling PyPI's multi-GB CUDA one (PyPI's torch on Linux).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 extras="${1:-}"
@@ -11,7 +12,8 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip
 if ! .venv/bin/python -c "import torch" 2>/dev/null; then
-    .venv/bin/python -m pip install --quiet "torch==2.13.0"
+    index="${TORCH_INDEX_URL-https://download.pytorch.org/whl/cpu}"
+    .venv/bin/python -m pip install --quiet "torch==2.13.0" ${index:+--index-url "$index"}
 fi
 if [ -n "$extras" ]; then
     .venv/bin/python -m pip install --quiet -e ".[$extras]"

@@ -196,6 +196,16 @@ def test_condense_keeps_the_first_sentence_within_80_chars_on_a_word_boundary():
     assert len(condense("字" * 200)) == CONDENSED_MAX_CHARS
 
 
+def test_condense_strips_real_markup_and_keeps_placeholders_in_angle_brackets():
+    # Issue #18: "given as <revision>:<path>" became "given as :" in the Condensed tier.
+    assert condense("Show a file given as <revision>:<path>.") == "Show a file given as <revision>:<path>."
+    assert condense("Send <message> to <channel_id> when x > 3 or a -> b") == \
+        "Send <message> to <channel_id> when x > 3 or a -> b"
+    html = "<p>Fetch <b>one</b> page<br/> <a href='x'>here</a> <!-- hidden -->now</p>"
+    assert condense(html) == "Fetch one page here now"
+    assert condense("> quoted <SPAN class=\"x\">text</SPAN>") == "quoted text"
+
+
 def test_normalize_analysis_clamps_drops_and_trims():
     a = normalize_analysis(
         categories=["Files", "nonsense", "vcs", "web", "search"],

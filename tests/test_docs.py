@@ -251,3 +251,66 @@ def test_links_stay_in_the_repository_and_resolve(doc):
         elif url.fragment and path.suffix == ".md" and url.fragment not in _anchors(path):
             bad.append(f"{target} (no such heading in {path.relative_to(REPO).as_posix()})")
     assert not bad, f"{doc.relative_to(REPO).as_posix()}: broken links: {bad}"
+
+
+# --------------------------------------------------------------------------- what a new user reads (issue #18)
+
+
+def _fenced_lines(doc: Path) -> list[str]:
+    """Every line inside the fenced code blocks of ``doc``: what a reader copies and runs."""
+    blocks = (m.group(0) for m in _FENCE.finditer(doc.read_text(encoding="utf-8")))
+    return [line.strip() for block in blocks for line in block.splitlines()]
+
+
+def test_a_one_shot_compile_is_documented_as_leaving_statuses_and_tools_online():
+    section = _section("compile")
+    prose = " ".join(section.split())
+    assert "it changes no server's status" in prose and "reached stay `idle`, and their tools stay online" in prose
+    assert not re.search(r"compile[^.]*\bmarks?\b[^.]*offline", prose), "a compile marks nothing offline"
+    # What the sentence rests on: `idle` (a sync's servers once it ended) counts as online.
+    from jit.models import ServerStatus
+
+    assert ServerStatus.IDLE.online and ServerStatus.CONNECTED.online and not ServerStatus.UNKNOWN.online
+
+
+def test_client_setups_name_the_config_with_c_or_jit_config_never_the_long_option():
+    """The MCP Inspector takes ``--config`` for itself; ``-c`` and ``JIT_CONFIG`` reach jit."""
+    for doc in _markdown_files():
+        for line in _fenced_lines(doc):
+            if re.search(r"\bjit\b.*\bserve\b|\"serve\"", line):
+                assert "--config" not in line, f"{doc.relative_to(REPO)}: {line.strip()}"
+    clients = _heading_section(DOCS / "serve.md", "Connecting a client")
+    assert "-c FILE" in clients and "JIT_CONFIG" in clients and "Inspector" in clients
+    from jit.serve.early import serve_command
+
+    assert serve_command(["serve", "--stdio", "-c", "/a/config.json"], {}).config_file == "/a/config.json"
+    assert serve_command(["serve", "--stdio"], {"JIT_CONFIG": "/b.json"}).config_file == "/b.json"
+
+
+def test_the_config_file_order_is_documented_with_the_mcp_json_fallback():
+    which = " ".join(_heading_section(DOCS / "configuration.md", "Which file").split())
+    assert "else `./config.json`; 4. else `./.mcp.json`" in which and "note: no config.json here" in which
+    global_option = next(r for r in CLI_DOC.splitlines() if r.startswith("| `--config FILE`"))
+    assert "else `./.mcp.json`" in global_option
+
+
+def test_the_readme_eval_command_runs_on_a_fresh_clone():
+    """The README's ``jit eval`` line names data a clone has (``check_data`` passes on it)."""
+    from jit.evaluation.datasets import DATASETS, check_data
+
+    readme = REPO / "README.md"
+    commands = [line.split("#")[0].split() for line in _fenced_lines(readme) if line.startswith("jit eval ")]
+    assert commands, "the README shows a `jit eval` command"
+    for words in commands:
+        assert "--data-dir" in words, f"{' '.join(words)}: the benchmark data is not in the package"
+        check_data(DATASETS[words[2]], REPO / words[words.index("--data-dir") + 1])
+    text = " ".join(readme.read_text(encoding="utf-8").split())
+    assert "$JIT_DATA_DIR" in text and "docs/quality.md#the-data" in text
+
+
+def test_the_readme_says_how_to_get_cpu_torch_and_the_setup_script_does_it():
+    url = "https://download.pytorch.org/whl/cpu"
+    assert f"pip install torch --index-url {url}" in _fenced_lines(REPO / "README.md")
+    setup = (REPO / "scripts" / "setup.sh").read_text(encoding="utf-8")
+    assert f"TORCH_INDEX_URL-{url}" in setup
+    assert re.search(r'pip install --quiet "torch==[\d.]+" \$\{index:\+--index-url "\$index"\}', setup)

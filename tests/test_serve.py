@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -268,6 +269,21 @@ async def test_compile_tools_text_ends_with_the_warnings(served):
     assert text.endswith("## Warnings\n\n" + "\n".join(f"- {w}" for w in warnings) + "\n")
 
 
+async def test_meta_tool_argument_errors_name_the_tool_and_field_in_plain_words(served):
+    async with served.session() as s:
+        missing = await s.call_tool("call_tool", {"server": "workspace"})
+        wrong = await s.call_tool("search_tools", {"query": "files", "limit": 0})
+        blank = await s.call_tool("compile_tools", {"shard": "coder", "task": "  \n"})
+    text = missing.content[0].text
+    assert missing.is_error and text.startswith("invalid arguments for call_tool: 'tool' is required")
+    assert wrong.is_error and "invalid arguments for search_tools: 'limit': input should be" in wrong.content[0].text
+    for leaked in ("Arguments", "pydantic", "https://", "[type="):
+        assert leaked not in text + wrong.content[0].text
+    # A blank task passes the schema (one character) and is refused as compile() refuses it.
+    assert blank.is_error and blank.structured_content["error"] == "selection_error"
+    assert "the task is empty" in blank.content[0].text
+
+
 async def test_resources_describe_tools_servers_and_selection(served):
     async with served.session() as s:
         templates = (await s.list_resource_templates()).resource_templates
@@ -280,6 +296,8 @@ async def test_resources_describe_tools_servers_and_selection(served):
     assert uris == {"jit://servers", "jit://selection"}
     assert tool["definition"]["name"] == "write_file"
     assert {r["server"]: r["status"] for r in servers}["tracker"] == "error"
+    seen = {r["server"]: r["last_seen"] for r in servers}
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", seen["workspace"]), seen  # ISO-8601 UTC
     assert missing.value.code == INVALID_PARAMS
     assert "no_such_tool" in missing.value.message
 

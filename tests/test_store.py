@@ -185,7 +185,8 @@ def test_resync_of_unchanged_catalog_embeds_nothing(store, hashing_embedder):
     store.ensure_server("files", "stdio")
     store.sync_tools("files", TOOLS)
     first = embed_pending(store, rec)
-    assert first.embedded == len(TOOLS) and first.model_changed
+    # The catalog's first model replaces none: nothing is reported as "model changed".
+    assert first.embedded == len(TOOLS) and not first.model_changed
     rec.seen.clear()
     store.sync_tools("files", TOOLS)
     again = embed_pending(store, rec)

@@ -96,7 +96,21 @@ class ToolAnalyzer(Protocol):
 
 # --------------------------------------------------------------------------- text features
 
-_MARKUP = re.compile(r"[#*`>|_~]+|\[(?=[^\]]*\]\()|\]\([^)]*\)|<[^>]{1,40}>")
+#: HTML elements that format a description. Only these count as tags: an angle-bracketed
+#: word that is no such element is a placeholder (``given as <revision>:<path>``) and stays.
+_HTML_TAGS = (
+    "a|abbr|b|blockquote|br|caption|center|cite|code|dd|del|details|div|dl|dt|em|font|h[1-6]|hr|i|img|"
+    "ins|kbd|li|mark|ol|p|pre|q|s|samp|small|span|strike|strong|sub|summary|sup|table|tbody|td|tfoot|th|"
+    "thead|tr|tt|u|ul|var"
+)
+#: Markdown emphasis, headings, tables and code marks, a blockquote's leading ``>``, a link's
+#: brackets and target, HTML comments and the tags above (with their attributes). An
+#: underscore inside a word (``channel_id``) is part of a name, not emphasis, and stays.
+_MARKUP = re.compile(
+    r"[#*`|~]+|(?<!\w)_+|_+(?!\w)|^[ \t]*>+|\[(?=[^\]]*\]\()|\]\([^)]*\)|<!--.*?-->"
+    rf"|</?(?:{_HTML_TAGS})(?:\s[^<>]{{0,200}})?/?>",
+    re.IGNORECASE | re.MULTILINE | re.DOTALL,
+)
 _WS = re.compile(r"\s+")
 #: Server-name tokens that say nothing about what a tool does.
 _SERVER_NOISE = frozenset({"mcp", "server", "servers", "model", "context", "protocol", "tool", "tools", "official"})

@@ -294,7 +294,7 @@ class EmbedReport:
 
     embedded: int  # texts sent to the model
     cached: int  # vectors reused from the content-hash cache
-    model_changed: bool  # the catalog switched models and re-embeds everything
+    model_changed: bool  # the catalog switched from another model (or lost its vectors) and re-embeds everything
 
 
 #: Texts per model call (and per store transaction) when embedding through the cache.
@@ -356,6 +356,8 @@ def embed_pending(store: Store, embedder: Embedder, *, chunk: int = EMBED_CHUNK)
         return EmbedReport(0, 0, False)  # no tools yet: the model is declared with the first ones
     else:
         changed = store.set_embedding_model(embedder.model_name, embedder.dimension)
+        # A catalog's first model replaces none: nothing was embedded before, so nothing "changed".
+        changed = changed and current is not None
     pending = store.pending_embeddings()
     if not pending:
         return EmbedReport(0, 0, changed)

@@ -15,6 +15,7 @@ from ..catalog.ownership import Reconciled, describe_kept
 from ..config import Config
 from ..display import markup
 from ..errors import JitError, ServerUnavailableError, ToolNotFoundError
+from ..models import HARNESS_SERVER
 from ..views import analysis_of, server_rows, tool_counts
 from .shared import (
     EXIT_CODES,
@@ -140,6 +141,8 @@ def sync_command(
         rows = []
         for rec in report.servers:
             change = report.changes.get(rec.name)
+            if rec.name == HARNESS_SERVER and not counts.get(rec.name) and not (change and change.removed):
+                continue  # no harness tools now, none removed by this sync: nothing to report
             rows.append({
                 "server": rec.name,
                 "transport": rec.transport,
@@ -238,7 +241,9 @@ def servers_command(ctx: typer.Context, config_file: ConfigOption = None, as_jso
     with _errors(as_json):
         config = _config(ctx, config_file)
         with _open_store(config) as store:
-            rows = server_rows(config, store.servers(), tool_counts(store))
+            records = store.servers()
+            rows = server_rows(config, records, tool_counts(store))
+            seen = {r.name: r.last_seen for r in records}
             foreign = {n: o for n, o in store.server_owners().items() if n not in store.scope}
     if as_json:
         _emit_json(rows)
@@ -249,7 +254,7 @@ def servers_command(ctx: typer.Context, config_file: ConfigOption = None, as_jso
     for r in rows:
         status = r["status"] if r["enabled"] else "disabled"
         table.add_row(markup(r["server"]), markup(r["transport"]), _status(status), str(r["tools"]),
-                      _ago(r["last_seen"]), markup(_first_line(r["target"], 50)),
+                      _ago(seen.get(r["server"])), markup(_first_line(r["target"], 50)),
                       markup(_first_line(r["last_error"] or "", 50)))
     out.print(table)
     for r in rows:

@@ -9,10 +9,11 @@ import typer
 from ..config import load_config
 from ..display import log_to_stderr
 from ..errors import SelectionError
+from ..text import remove_hidden
 from .shared import (
     EXIT_USAGE,
     ConfigOption,
-    _config_path,
+    _config_file,
     _errors,
     _fail,
     _State,
@@ -63,6 +64,8 @@ def serve_command(
         _fail("choose one of --stdio and --http", EXIT_USAGE, as_json=False)
     if task is not None and expose_shard is None:
         _fail("--task applies to --expose-shard", EXIT_USAGE, as_json=False)
+    if task is not None and not remove_hidden(task).strip():  # as compile() refuses it
+        _fail("--task is empty: say what the exposed shard is spawned to do", EXIT_USAGE, as_json=False)
     if budget is not None and expose_shard is None:
         _fail("--budget applies to --expose-shard", EXIT_USAGE, as_json=False)
     host, port = "127.0.0.1", 0
@@ -84,7 +87,7 @@ def serve_command(
     log_to_stderr()  # before the SDK sets up logging: upstream text in log lines is escaped
     with _errors(False):
         # Validate the config before any transport opens: a broken file is an exit code, not a hung client.
-        config = load_config(_config_path(ctx, config_file))
+        config = load_config(_config_file(ctx, config_file))
         if expose_shard is not None and expose_shard not in config.shards:
             raise SelectionError(f"unknown shard {expose_shard!r}; config names {sorted(config.shards)}")
         run(ServeOptions(config_path=config.path, transport="http" if http else "stdio", host=host, port=port,
@@ -111,5 +114,5 @@ def eval_command(
     if state.config_path is not None and "--config" not in argv:
         argv += ["--config", str(state.config_path)]
     with _errors(False):
-        code = evaluate_main(argv)
+        code = evaluate_main(argv, raise_errors=True)  # a jit error: its message and documented exit code
     raise typer.Exit(code or 0)

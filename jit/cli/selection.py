@@ -14,7 +14,9 @@ from rich.table import Table
 from ..catalog.store import Store
 from ..config import Config
 from ..display import json_text, markup, visible
+from ..errors import SelectionError
 from ..selection.tiers import Tier
+from ..text import remove_hidden
 from ..views import summarize
 from .shared import (
     EXIT_TOOL_ERROR,
@@ -67,6 +69,8 @@ def compile_command(
     if fmt is not None and fmt not in FORMATS:
         _fail(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}", EXIT_USAGE, as_json=as_json)
     with _errors(as_json):
+        if not remove_hidden(task).strip():  # refused as compile() refuses it, before the model loads
+            raise SelectionError("--task is empty: say what the shard is spawned to do", shard=shard)
         config = _config(ctx, config_file)
         with _open_store(config) as store:
             toolset = compile_toolset(config, store, _embedder(config), shard=shard, task=task, budget=budget)

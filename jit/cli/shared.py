@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import os
 import sys
 import time
 from collections.abc import Iterator
@@ -40,6 +41,7 @@ from ..errors import (
     ToolNotApprovedError,
     ToolNotFoundError,
 )
+from ..paths import DEFAULT_CONFIG_FILE, FALLBACK_CONFIG_FILE, default_config_file
 
 # Each command imports the wing it runs where that wing is heavy to load: the selection
 # wing (compiler, rules, schema checks: ~0.7 s) and the MCP SDK (clients, sync, serve,
@@ -94,7 +96,7 @@ class _State:
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for scripts instead of tables.")]
 #: ``--config`` is accepted before the command (``jit --config F sync``) and after it (``jit sync --config F``).
 _CONFIG_HELP = ("Config file (jit's config.json, or an .mcp.json / claude_desktop_config.json). "
-                f"Default: ${CONFIG_ENV_VAR}, else ./config.json.")
+                f"Default: ${CONFIG_ENV_VAR}, else ./config.json, else ./.mcp.json.")
 ConfigOption = Annotated[Path | None, typer.Option("--config", "-c", show_default=False, help=_CONFIG_HELP)]
 # Only the top-level option reads the variable, so `JIT_CONFIG=a jit --config b sync` uses b.
 _RootConfigOption = Annotated[
@@ -126,8 +128,20 @@ def _config_path(ctx: typer.Context, path: Path | None) -> Path | None:
     return path if path is not None else state.config_path
 
 
+def _config_file(ctx: typer.Context, path: Path | None) -> Path | None:
+    """The config file to read: as :func:`_config_path`, else the default, which falls back
+    to ``./.mcp.json`` when there is no ``./config.json`` (said in one note line on stderr,
+    so nobody wonders where the servers came from)."""
+    chosen = _config_path(ctx, path)
+    if chosen is None and default_config_file(os.environ) == FALLBACK_CONFIG_FILE:
+        err.print(f"note: no {DEFAULT_CONFIG_FILE} here: reading the servers of ./{FALLBACK_CONFIG_FILE} "
+                  f"(-c FILE names another config)", soft_wrap=True)
+        return Path(FALLBACK_CONFIG_FILE)
+    return chosen
+
+
 def _config(ctx: typer.Context, path: Path | None) -> Config:
-    return load_config(_config_path(ctx, path))
+    return load_config(_config_file(ctx, path))
 
 
 def exit_code(exc: JitError) -> int:

@@ -26,6 +26,7 @@ __all__ = [
     "DatasetSpec",
     "EvalQuery",
     "Pool",
+    "check_data",
     "default_data_dir",
     "load_pool",
     "load_queries",
@@ -70,6 +71,33 @@ def default_data_dir() -> Path:
     if env:
         return Path(env).expanduser()
     return Path(__file__).resolve().parents[3] / "shared" / "data"  # jit/evaluation/ -> beside the repo
+
+
+#: A checkout carries LiveMCPBench's files here (the tests use them); a wheel does not.
+CHECKOUT_DATA_DIR = Path(__file__).resolve().parents[2] / "tests" / "data"
+
+
+def check_data(spec: DatasetSpec, data_dir: Path) -> None:
+    """Raise an :class:`EvaluationError` that says where benchmark data comes from when a
+    named dataset's files are not in ``data_dir``: the data is not part of jit, so the first
+    ``jit eval`` in a fresh clone meets this before anything else (and before the model loads).
+
+    A set of one's own (absolute paths) is left to the readers, which name the missing file."""
+    wanted = [Path(f) for f in (*spec.tools, spec.queries)]
+    missing = [f for f in wanted if not f.is_absolute() and not (data_dir / f).is_file()]
+    if not missing:
+        return
+    what = (f"data directory not found: {data_dir}" if not data_dir.is_dir()
+            else f"benchmark data for {spec.name!r} not found: no {data_dir / missing[0]}")
+    local = CHECKOUT_DATA_DIR
+    here = (f"; this checkout carries it in {local} (--data-dir {local})"
+            if all((local / f).is_file() for f in wanted) else "")
+    raise EvaluationError(
+        f"{what}. The benchmark data is not part of jit: point --data-dir DIR or $JIT_DATA_DIR at a folder "
+        f"holding {', '.join(map(str, wanted))}{here}; docs/quality.md (\"The data\") says where each set comes "
+        f"from, and --tools/--queries score a set of your own",
+        path=str(data_dir),
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -58,7 +58,17 @@ from .baselines import (
     definition_chars,
     list_chars,
 )
-from .datasets import DATASETS, DatasetSpec, EvalQuery, Pool, _resolve, default_data_dir, load_pool, load_queries
+from .datasets import (
+    DATASETS,
+    DatasetSpec,
+    EvalQuery,
+    Pool,
+    _resolve,
+    check_data,
+    default_data_dir,
+    load_pool,
+    load_queries,
+)
 from .eval_report import EvalReport, machine_info
 
 __all__ = [
@@ -195,9 +205,7 @@ def run_evaluation(
     if spec is None:
         raise EvaluationError(f"unknown dataset {dataset!r}; known: {', '.join(DATASETS)}")
     data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
-    if not data_dir.is_dir() and not all(Path(f).is_absolute() for f in (*spec.tools, spec.queries)):
-        raise EvaluationError(f"data directory not found: {data_dir} (set $JIT_DATA_DIR or pass data_dir)",
-                              path=str(data_dir))
+    check_data(spec, data_dir)
     if config is None:
         # The pool is the benchmark's tools only: no harness tools from a local available_tools.json.
         default = Config.default()
@@ -403,8 +411,11 @@ def write_quality_doc(path: Path, results_dir: Path) -> Path:
     return path
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m jit.evaluation.evaluate DATASET... [options]``; ``all`` runs every dataset."""
+def main(argv: Sequence[str] | None = None, *, raise_errors: bool = False) -> int:
+    """``python -m jit.evaluation.evaluate DATASET... [options]``; ``all`` runs every dataset.
+
+    A jit error is one line on stderr and exit code 2; with ``raise_errors`` it is raised
+    instead, for ``jit eval``, which reports it with the exit code docs/cli.md gives its class."""
     import argparse
 
     parser = argparse.ArgumentParser(prog="python -m jit.evaluation.evaluate", description=__doc__.split("\n\n")[0])
@@ -440,6 +451,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             pools = tuple(str(t.resolve()) for t in args.tools)
             names = [DatasetSpec(str(names[0]), pools, str(args.queries.resolve()))]
         config = load_config(args.config) if args.config else None
+        for name in names:  # missing data is said before the model loads, not minutes later
+            spec = name if isinstance(name, DatasetSpec) else DATASETS.get(name)
+            if spec is not None:
+                check_data(spec, args.data_dir if args.data_dir is not None else default_data_dir())
         # One model load for all datasets.
         embedder = embedder_from_config((config or Config.default()).embedding)
         for name in names:
@@ -450,6 +465,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.quality:
             print(f"wrote {write_quality_doc(args.quality, args.out)}")
     except JitError as exc:
+        if raise_errors:
+            raise
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0

@@ -44,6 +44,7 @@ from ..catalog.store import Store
 from ..config import Config
 from ..errors import SelectionError, ToolDeniedError
 from ..models import HARNESS_SERVER, StoredTool, ToolAnalysis
+from ..text import remove_hidden
 from .catalog_view import LABEL_KINDS, TASK_TABLES, CatalogSnapshot, CatalogView, merge_points
 from .explain import RuleCitations
 from .logic import Fact, RuleSet
@@ -508,8 +509,15 @@ class Compiler:
         return facts
 
     def compile(self, ctx: TaskContext) -> ToolSet:
-        """The tool set for one shard spawn. Thread-safe."""
+        """The tool set for one shard spawn. Thread-safe.
+
+        ``task=""`` means no task: the shard's rules alone choose (its skeleton tools; what
+        ``jit serve --expose-shard`` lists before its client sets a task). A task of only
+        whitespace or invisible characters is refused: it would "select" the same way and look
+        like an answer, when the caller most likely lost the task on the way (a blank prompt)."""
         self._check(ctx)
+        if ctx.task and not remove_hidden(ctx.task).strip():
+            raise SelectionError("the task is empty: say what the shard is spawned to do", shard=ctx.shard)
         return self._fresh(lambda: self._compile(ctx))
 
     def _fresh(self, work: Callable[[], _T]) -> _T:

@@ -49,6 +49,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from .. import __version__
+from ..paths import default_config_file
 
 __all__ = [
     "HANDSHAKE_PROTOCOL_VERSIONS",
@@ -139,8 +140,9 @@ def server_names(config: Mapping[str, Any], base: str) -> list[str]:
 def config_instructions(config_file: str | os.PathLike[str] | None, *, expose_shard: str | None = None,
                         environ: Mapping[str, str] = os.environ) -> str:
     """:func:`instructions` for the servers of a config file (``None``: ``$JIT_CONFIG``, then
-    ``config.json``, as the command line resolves it); the plain text when it cannot be read."""
-    path = os.fspath(config_file) if config_file is not None else (environ.get("JIT_CONFIG") or "config.json")
+    ``config.json``, then ``.mcp.json``, as the command line resolves it); the plain text when
+    it cannot be read."""
+    path = os.fspath(config_file) if config_file is not None else default_config_file(environ)
     path = os.path.expanduser(path)
     data = _read_json_object(path)
     names = server_names(data, os.path.dirname(os.path.abspath(path))) if data is not None else []
@@ -196,7 +198,8 @@ def serve_command(argv: list[str], environ: Mapping[str, str]) -> ServeCommand |
     meaning; None for anything else (``--help``, ``--http``, a repeated or unknown option, a value
     that looks like an option, a budget that is not a positive number), which the command line
     then parses and answers as always. The config file resolves as the command line resolves it:
-    ``serve``'s ``--config``, then the one before ``serve``, then ``$JIT_CONFIG``, then ``config.json``."""
+    ``serve``'s ``--config``, then the one before ``serve``, then ``$JIT_CONFIG``, then ``config.json``,
+    then ``.mcp.json`` (:func:`jit.paths.default_config_file`)."""
     root: dict[str, str] = {}
     serve: dict[str, str] = {}
     seen = root
@@ -229,7 +232,7 @@ def serve_command(argv: list[str], environ: Mapping[str, str]) -> ServeCommand |
     budget = serve.get("budget")
     if budget is not None and not (budget.isascii() and budget.isdigit() and int(budget) >= 1):
         return None
-    config = serve.get("config") or root.get("config") or environ.get("JIT_CONFIG") or "config.json"
+    config = serve.get("config") or root.get("config") or default_config_file(environ)
     return ServeCommand(config, serve.get("expose"))
 
 

@@ -67,12 +67,12 @@ from mcp.server.connection import Connection
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ResourceNotFoundError
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError, UnexpectedToolError
 from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.shared.subscriptions import ToolsListChanged
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from mcp_types import Tool as MCPTool
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from .. import __version__
 from ..catalog.ownership import config_scope
@@ -119,6 +119,21 @@ def error_result(exc: JitError) -> CallToolResult:
         structured_content=exc.to_dict(),
         is_error=True,
     )
+
+
+def _arguments_error(tool: str, exc: ValidationError) -> CallToolResult:
+    """A meta-tool's arguments that fail its input schema, said in the tool's and the fields' names.
+
+    The SDK's own text names the pydantic model it builds from the signature
+    (``call_tool_metaArguments``) and links pydantic's documentation: neither is anything
+    the model that called the tool can act on."""
+    problems = []
+    for err in exc.errors(include_url=False):
+        field = ".".join(str(part) for part in err["loc"]) or "arguments"
+        msg = err["msg"][:1].lower() + err["msg"][1:]  # "Field required" reads as a sentence's end
+        problems.append(f"{field!r} is required" if err["type"] == "missing" else f"{field!r}: {msg}")
+    text = f"invalid arguments for {tool}: {'; '.join(problems)} (its input schema is in tools/list)"
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 
 
 def _wire_result(call: Any) -> dict[str, Any]:
@@ -295,7 +310,12 @@ class JitServer(MCPServer[ServeState]):
             denied = self._denied(name)
             if denied is not None:
                 return error_result(denied)
-            return await super().call_tool(name, arguments, context)
+            try:
+                return await super().call_tool(name, arguments, context)
+            except ToolError as exc:
+                if isinstance(exc.__cause__, ValidationError) and not isinstance(exc, UnexpectedToolError):
+                    return _arguments_error(name, exc.__cause__)
+                raise
         try:
             return _proxied(await _relayed_call(self, context, target.server, target.tool_name, arguments))
         except JitError as exc:
