@@ -72,8 +72,10 @@ def test_full_needs_evidence(compiler):
     assert held, "a tool whose score asked for Full but whose own match is weak is held at Condensed"
     for s in held:
         assert s.wanted is Tier.CONDENSED and s.match < 20 and not s.skeleton
-    assert all(s.match >= 20 or s.skeleton for s in ts.tools if s.tier is Tier.FULL
-               and not s.reasons[0].startswith("tool of the step"))
+        assert not s.points["capability"] and not s.points["category"]
+    for s in ts.tools:
+        if s.tier is Tier.FULL and not s.skeleton and not s.reasons[0].startswith("tool of the step"):
+            assert s.match >= 20 or s.points["capability"] or s.points["category"], s.name
 
 
 def test_a_server_that_says_readonlyhint_false_makes_the_tool_a_change(compiler):

@@ -424,9 +424,11 @@ class Compiler:
             reasons = [why.get((k, p)) or self._reason(k, p) for k, p in points.items() if p]
             if t in named:
                 reasons.insert(0, "named in the task")
-            if wanted is Tier.FULL and m < policy.full_match:  # named tools have match 100
+            if wanted is Tier.FULL and m < policy.full_match and not (points["capability"] or points["category"]):
+                # no evidence of its own: neither its match (named tools have 100) nor the task's labels
                 wanted = Tier.CONDENSED
-                reasons.append(f"condensed: match {m} is below full_match {policy.full_match}")
+                reasons.append(f"condensed: match {m} is below full_match {policy.full_match} and no capability "
+                               "or category of the task points at it")
             skeleton = t in winners
             if skeleton:
                 wanted = Tier.FULL
