@@ -10,14 +10,19 @@ Only discovery runs on the event loop (it is the client manager's I/O); the
 catalog writes, analysis and embedding run in a worker thread, so a caller
 that keeps serving meanwhile (``jit serve`` proxying calls) is not stalled
 by a model.
+
+A ``progress`` callable (:mod:`jit.progress`) hears of three steps in turn:
+``discover`` (servers settled, connected or failed), ``analyze`` (tools, per
+batch) and ``embed`` (texts the model embeds, per chunk).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import anyio
 import anyio.to_thread
 
 from .analysis.analyze import AnalyzeReport, ToolAnalyzer, analyze_pending, make_analyzer
@@ -27,13 +32,12 @@ from .catalog.store import Store
 from .client.manager import ClientManager
 from .config import Config
 from .models import HARNESS_SERVER, ServerRecord, ServerStatus, SyncResult
+from .progress import ProgressCallback, Step
 
 __all__ = ["SyncReport", "prune_unconfigured", "refresh_catalog", "sync", "sync_harness_tools"]
 
 #: Transport recorded for the pseudo-server holding available_tools.json's harness tools.
 HARNESS_TRANSPORT = "harness"
-
-Progress = Callable[[str, dict[str, Any]], None]
 
 
 @dataclass
@@ -81,17 +85,13 @@ def refresh_catalog(
     embedder: Embedder,
     analyzer: ToolAnalyzer | None = None,
     *,
-    progress: Progress | None = None,
+    progress: ProgressCallback | None = None,
 ) -> tuple[AnalyzeReport, EmbedReport]:
     """Analyze and embed whatever discovery left pending (no network needed)."""
     analyzer = analyzer or make_analyzer(config)
-    if progress:
-        progress("analyze", {"pending": len(store.pending_analysis()), "analyzer": analyzer.name})
-    analysis = analyze_pending(store, analyzer)
+    analysis = analyze_pending(store, analyzer, progress=progress)
     store.prune_analysis()
-    if progress:
-        progress("embed", {"pending": len(store.pending_embeddings()), "model": embedder.model_name})
-    embedding = embed_pending(store, embedder)
+    embedding = embed_pending(store, embedder, progress=progress)
     return analysis, embedding
 
 
@@ -102,7 +102,7 @@ async def sync(
     *,
     analyzer: ToolAnalyzer | None = None,
     manager: ClientManager | None = None,
-    progress: Progress | None = None,
+    progress: ProgressCallback | None = None,
     forget_foreign: bool = False,
     discovered: Mapping[str, SyncResult] | None = None,
 ) -> SyncReport:
@@ -116,8 +116,8 @@ async def sync(
     the caller may keep filling it meanwhile. Servers that fail stay in the
     catalog with their status and last error; their cached tools remain
     selectable. Servers of other configs sharing the catalog are left alone
-    unless ``forget_foreign``. ``progress`` is called from a worker thread
-    during analysis and embedding.
+    unless ``forget_foreign``. ``progress`` is called on the event loop during
+    discovery and from a worker thread during analysis and embedding.
     """
     def claim() -> tuple[Reconciled, SyncResult]:
         reconciled = prune_unconfigured(store, config, forget_foreign=forget_foreign)
@@ -127,21 +127,13 @@ async def sync(
     reconciled, report.changes[HARNESS_SERVER] = await anyio.to_thread.run_sync(claim)
     report.removed_servers, report.kept_servers = reconciled.removed, reconciled.kept
     report.unowned_servers = reconciled.unowned
-    if progress:
-        progress("discover", {"servers": len(config.servers)})
-    if manager is not None:
-        report.changes.update(await manager.refresh())
-        report.changes.update(discovered or {})
-    else:
-        seen: dict[str, SyncResult] = {}
-
-        def on_change(server: str, result: SyncResult) -> None:
-            seen[server] = result
-
-        # The manager reports every discovery (the initial one included) through the callback.
-        async with ClientManager(config, store, on_tools_changed=on_change):
-            pass
-        report.changes.update(seen)
+    enabled = sum(c.enabled for c in config.servers.values())
+    with Step(progress, "discover", "discovering tools", enabled, unit="servers") as step:
+        if manager is not None:
+            report.changes.update(await manager.refresh())
+            report.changes.update(discovered or {})
+        else:
+            report.changes.update(await _discover(config, store, step))
 
     def finish() -> tuple[AnalyzeReport, EmbedReport, list[ServerRecord]]:
         analysis, embedding = refresh_catalog(store, config, embedder, analyzer, progress=progress)
@@ -149,3 +141,27 @@ async def sync(
 
     report.analysis, report.embedding, report.servers = await anyio.to_thread.run_sync(finish)
     return report
+
+
+async def _discover(config: Config, store: Store, step: Step) -> dict[str, SyncResult]:
+    """Connect every enabled server once, counting each as it settles (connected and listed,
+    or failed), and close them all; what each discovery changed, by server."""
+    seen: dict[str, SyncResult] = {}
+
+    def on_change(server: str, result: SyncResult) -> None:
+        seen[server] = result
+
+    async def settle(up: Any) -> None:
+        await up.settled.wait()
+        step.advance()
+
+    # The manager reports every discovery (the initial one included) through the callback;
+    # ClientManager.start() is launch() and a wait on each upstream, here counted as they end.
+    manager = ClientManager(config, store, on_tools_changed=on_change)
+    try:
+        async with anyio.create_task_group() as group:
+            for up in manager.launch():
+                group.start_soon(settle, up)
+    finally:
+        await manager.close()
+    return seen

@@ -32,6 +32,7 @@ from ..catalog.store import Store
 from ..config import AvailableTools, Config
 from ..errors import AnalysisError, ConfigError
 from ..models import HARNESS_SERVER, StoredTool, ToolAnalysis, ToolDef
+from ..progress import ProgressCallback, Step
 from ..text import split_identifier
 from .offline_analyzer import (
     ANALYZER_DEFERRED,
@@ -214,6 +215,7 @@ def analyze_pending(
     batch_size: int = 256,
     retry_deferred: bool | None = None,
     prune: bool = False,
+    progress: ProgressCallback | None = None,
 ) -> AnalyzeReport:
     """Analyze every catalog tool that needs it; reuse analyses cached by definition hash.
 
@@ -221,6 +223,7 @@ def analyze_pending(
     interrupted pass keeps what it paid for. ``retry_deferred`` (default: when
     the analyzer is not the offline one) also re-asks tools whose LLM request
     failed last time. ``prune`` drops analyses no tool refers to any more.
+    ``progress`` (:mod:`jit.progress`) hears of the step ``analyze``, once per batch.
     """
     if batch_size < 1:
         raise AnalysisError(f"batch_size must be >= 1, got {batch_size}")
@@ -257,18 +260,21 @@ def analyze_pending(
                 todo[t.definition_hash] = t.tool
     analyzed = fallbacks = flagged = 0
     items = list(todo.items())
-    for i in range(0, len(items), batch_size):
-        chunk = items[i : i + batch_size]
-        results = analyzer.analyze([tool for _, tool in chunk])
-        if len(results) != len(chunk) or not all(isinstance(r, ToolAnalysis) for r in results):
-            raise AnalysisError(
-                f"analyzer {analyzer.name!r} returned {len(results)} results for {len(chunk)} tools",
-                analyzer=analyzer.name,
-            )
-        store.put_analyses((h, r) for (h, _), r in zip(chunk, results, strict=True))
-        analyzed += len(chunk)
-        fallbacks += sum(r.analyzer in (ANALYZER_FALLBACK, ANALYZER_DEFERRED) for r in results)
-        flagged += sum(bool(r.flags) for r in results)
+    detail = f"analyzer {analyzer.name}" + (f", {len(reused):,} reused" if reused else "")
+    with Step(progress, "analyze", "analyzing", len(items), unit="tools", detail=detail) as step:
+        for i in range(0, len(items), batch_size):
+            chunk = items[i : i + batch_size]
+            results = analyzer.analyze([tool for _, tool in chunk])
+            if len(results) != len(chunk) or not all(isinstance(r, ToolAnalysis) for r in results):
+                raise AnalysisError(
+                    f"analyzer {analyzer.name!r} returned {len(results)} results for {len(chunk)} tools",
+                    analyzer=analyzer.name,
+                )
+            store.put_analyses((h, r) for (h, _), r in zip(chunk, results, strict=True))
+            analyzed += len(chunk)
+            fallbacks += sum(r.analyzer in (ANALYZER_FALLBACK, ANALYZER_DEFERRED) for r in results)
+            flagged += sum(bool(r.flags) for r in results)
+            step.advance(len(chunk))
     if rules_changed:
         store.set_meta(rules_key, HOSTILE_RULES_VERSION)
     pruned = store.prune_analysis() if prune else 0

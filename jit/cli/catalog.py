@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
-import time
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from ..catalog.approval import pending_report
@@ -16,11 +14,13 @@ from ..config import Config
 from ..display import markup
 from ..errors import JitError, ServerUnavailableError, ToolNotFoundError
 from ..models import HARNESS_SERVER
+from ..progress import Step, progress_display
 from ..views import analysis_of, server_rows, tool_counts
 from .shared import (
     EXIT_CODES,
     ConfigOption,
     JsonOption,
+    QuietOption,
     _ago,
     _config,
     _embedder,
@@ -41,73 +41,6 @@ from .shared import (
 # --------------------------------------------------------------------------- sync
 
 
-class _SyncProgress:
-    """Turns :func:`jit.pipeline.sync`'s ``(phase, info)`` callbacks into rich progress output.
-
-    A phase with a known size (``pending``/``total``) gets a bar, one without a
-    spinner; the previous phase completes when the next starts. When stderr is
-    not a terminal, each phase is one plain line instead.
-    """
-
-    _LABELS: ClassVar[dict[str, str]] = {"discover": "discovering tools", "analyze": "analyzing", "embed": "embedding"}
-
-    def __init__(self, console: Console, enabled: bool) -> None:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
-        self.console = console
-        self.enabled = enabled
-        self.live = enabled and console.is_terminal
-        self.progress = Progress(
-            SpinnerColumn(),
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=console,
-            transient=False,
-            disable=not self.live,
-        )
-        self._task: Any = None
-        self._phase: str | None = None
-        self._started = time.perf_counter()
-
-    def __enter__(self) -> _SyncProgress:
-        self.progress.__enter__()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._finish_phase()
-        self.progress.__exit__(*exc)
-
-    def _finish_phase(self) -> None:
-        if self._task is not None:
-            task = self.progress.tasks[self._task]
-            total = task.total if task.total is not None else 1
-            self.progress.update(self._task, total=total, completed=total)
-            self._task = None
-        if self._phase is not None and self.enabled and not self.live:
-            self.console.print(f"  {self._phase} done in {time.perf_counter() - self._started:.1f}s")
-
-    def __call__(self, phase: str, info: dict[str, Any]) -> None:
-        if not self.enabled:
-            return
-        total = info.get("total", info.get("pending", info.get("servers")))
-        done = info.get("done")
-        if phase == self._phase and done is not None and self._task is not None:
-            self.progress.update(self._task, completed=done, total=total)
-            return
-        self._finish_phase()
-        self._phase = phase
-        self._started = time.perf_counter()
-        label = self._LABELS.get(phase, phase)
-        detail = markup(", ".join(f"{k} {v}" for k, v in info.items() if k not in ("done", "total")))
-        if self.live:
-            self._task = self.progress.add_task(f"{label} ({detail})" if detail else label,
-                                                total=total if total else None, completed=done or 0)
-        else:
-            self.console.print(f"jit sync: {label}" + (f" ({detail})" if detail else ""))
-
-
 @app.command("sync")
 def sync_command(
     ctx: typer.Context,
@@ -118,6 +51,7 @@ def sync_command(
         bool, typer.Option("--prune-foreign", help="Also forget servers this config does not configure, even "
                            "those another config sharing the catalog configures.")
     ] = False,
+    quiet: QuietOption = False,
     config_file: ConfigOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -133,11 +67,12 @@ def sync_command(
         config = _config(ctx, config_file)
         with _open_store(config) as store:
             embedder = _embedder(config)
-            with _SyncProgress(err, enabled=not as_json) as progress:
+            with progress_display(err, prefix="jit sync", quiet=quiet or as_json) as progress:
                 report = _run(sync(config, store, embedder, progress=progress, forget_foreign=prune_foreign))
+                with Step(progress, "view", "preparing the compiled view", None):
+                    view_error = _prepare_view(config, store, embedder)
             counts = tool_counts(store)
             waiting = pending_report(store)
-            view_error = _prepare_view(config, store, embedder)
         rows = []
         for rec in report.servers:
             change = report.changes.get(rec.name)

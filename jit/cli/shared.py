@@ -94,6 +94,8 @@ class _State:
 
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for scripts instead of tables.")]
+QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress on stderr (a bar on a terminal, "
+                                           "a line every few seconds otherwise).")]
 #: ``--config`` is accepted before the command (``jit --config F sync``) and after it (``jit sync --config F``).
 _CONFIG_HELP = ("Config file (jit's config.json, or an .mcp.json / claude_desktop_config.json). "
                 f"Default: ${CONFIG_ENV_VAR}, else ./config.json, else ./.mcp.json.")

@@ -13,7 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["EvalReport", "machine_info"]
+__all__ = ["CHART_UNAVAILABLE", "EvalReport", "machine_info"]
+
+#: Why a report has no chart: matplotlib is optional (the ``bench`` and ``test`` extras).
+CHART_UNAVAILABLE = "chart skipped: matplotlib is not installed (pip install matplotlib, or the 'jit[bench]' extra)"
 
 
 def machine_info() -> dict[str, Any]:
@@ -64,9 +67,11 @@ class EvalReport:
     per_query: list[dict[str, Any]] = field(default_factory=list)
     machine: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
+    #: What :meth:`write` could not write and why (e.g. :data:`CHART_UNAVAILABLE`); not part of the report.
+    skipped: list[str] = field(default_factory=list, compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+        return {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "skipped"}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> EvalReport:
@@ -142,10 +147,14 @@ class EvalReport:
                 f"costs {self.all_tools['tokens'] / max(c['render_tokens'], 1):,.0f}× the tokens of the rendering.")
         return out
 
-    def chart(self, path: Path) -> None:
-        """Recall (share of gold groups selected) against tokens sent, log x axis."""
-        import matplotlib
-
+    def chart(self, path: Path) -> bool:
+        """Recall (share of gold groups selected) against tokens sent, log x axis; False (and
+        nothing written) when matplotlib, an optional dependency, is not installed."""
+        try:
+            # Here, not at the top: matplotlib is optional and takes a second to import.
+            import matplotlib
+        except ImportError:
+            return False
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
@@ -179,6 +188,7 @@ class EvalReport:
         path.parent.mkdir(parents=True, exist_ok=True)
         fig.savefig(path, dpi=120)
         plt.close(fig)
+        return True
 
     def _json_text(self) -> str:
         """Indented JSON, except one compact line per query (metatool has 2,000)."""
@@ -189,10 +199,16 @@ class EvalReport:
         return f'{head[:-2]},\n "per_query": [\n{lines}\n ]\n}}\n'
 
     def write(self, out_dir: Path) -> dict[str, Path]:
-        """Write ``<dataset>.json``, ``.png`` and ``.md`` (which shows the chart) into ``out_dir``."""
+        """Write ``<dataset>.json``, ``.png`` and ``.md`` (which shows the chart) into ``out_dir``;
+        returns the paths written. Without matplotlib there is no ``.png`` (the ``.md`` does not
+        link one, and :attr:`skipped` says why): the measured results are never lost to it."""
         out_dir.mkdir(parents=True, exist_ok=True)
         paths = {ext: out_dir / f"{self.dataset}.{ext}" for ext in ("json", "png", "md")}
         paths["json"].write_text(self._json_text(), encoding="utf-8")
-        self.chart(paths["png"])
-        paths["md"].write_text(self.markdown(chart=paths["png"].name) + "\n", encoding="utf-8")
+        if not self.chart(paths["png"]):
+            # A chart of an earlier run would be taken for this one's (write_quality_doc links it).
+            paths.pop("png").unlink(missing_ok=True)
+            self.skipped.append(CHART_UNAVAILABLE)
+        chart = paths["png"].name if "png" in paths else None
+        paths["md"].write_text(self.markdown(chart=chart) + "\n", encoding="utf-8")
         return paths

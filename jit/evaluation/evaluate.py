@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from rich.console import Console
 
 from ..analysis.offline_analyzer import OfflineAnalyzer
 from ..catalog.embed import Embedder, embed_pending, embed_through_cache, embedder_from_config
@@ -43,6 +44,7 @@ from ..config import AvailableTools, Config, load_config
 from ..errors import EvaluationError, JitError
 from ..models import HARNESS_SERVER, ServerStatus, ToolDef
 from ..pipeline import sync_harness_tools
+from ..progress import ProgressCallback, Step, progress_display
 from ..selection.compiler import Compiler
 from ..selection.toolset import TaskContext, Tier
 from .baselines import (
@@ -93,19 +95,19 @@ log = logging.getLogger("jit.evaluation.evaluate")
 #: Shard used for compile() when none is named: the benchmark tasks are general
 #: research-and-produce tasks, closest to the default "researcher" role.
 DEFAULT_SHARDS = ("researcher",)
-#: Queries between two progress lines of jit's ranking and compile() (each takes a while).
-PROGRESS_EVERY = 100
+#: Tools per call of the analyzer when analyzing the catalog (one progress event each).
+ANALYZE_BATCH = 256
 
 
 # --------------------------------------------------------------------------- the catalog
 
 
 def build_catalog(pool: Pool, path: Path, config: Config, embedder: Embedder, *,
-                  analyzer: Any | None = None) -> Store:
+                  analyzer: Any | None = None, progress: ProgressCallback | None = None) -> Store:
     """Open (or create) the catalog at ``path`` and make it hold exactly the pool (plus the
     config's harness tools), every server connected, every tool embedded, and analyzed
     by ``analyzer`` when given. Unchanged tools are neither rewritten nor re-embedded,
-    so a second run is quick."""
+    so a second run is quick. ``progress`` hears of the steps ``embed`` and ``analyze``."""
     store = Store(path)
     try:
         servers = {t.server for t in pool.tools}
@@ -117,16 +119,18 @@ def build_catalog(pool: Pool, path: Path, config: Config, embedder: Embedder, *,
         store.sync_catalog(pool.tools, status=ServerStatus.CONNECTED)
         # Harness tools of a user config take part as in `jit sync` (none by default).
         sync_harness_tools(store, config)
-        pending = len(store.pending_embeddings())
-        if pending:
-            log.info("embedding %d tool texts for the jit catalog (cached by text hash)", pending)
-        embed_pending(store, embedder)
+        embed_pending(store, embedder, progress=progress)
         if analyzer is not None:
             # Every tool, every run: analyses are cached by definition hash alone, so a
             # change of the analyzer's code or of the shards would otherwise leave the
             # cached catalog with stale analyses. The offline analyzer takes ~2 ms a tool.
             tools = store.tools()
-            fresh = analyzer.analyze([st.tool for st in tools])
+            fresh = []
+            with Step(progress, "analyze", "analyzing", len(tools), unit="tools",
+                      detail=f"analyzer {analyzer.name}") as step:
+                for i in range(0, len(tools), ANALYZE_BATCH):
+                    fresh += analyzer.analyze([st.tool for st in tools[i : i + ANALYZE_BATCH]])
+                    step.update(len(fresh))
             stale = [(st.definition_hash, a) for st, a in zip(tools, fresh, strict=True) if st.analysis != a]
             if stale:
                 log.info("storing %d new or changed offline analyses", len(stale))
@@ -137,17 +141,14 @@ def build_catalog(pool: Pool, path: Path, config: Config, embedder: Embedder, *,
     return store
 
 
-def base_vectors(store: Store, embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
-    """Embeddings of the baseline texts, through the catalog's content-hash cache."""
+def base_vectors(store: Store, embedder: Embedder, texts: Sequence[str], *,
+                 progress: ProgressCallback | None = None) -> np.ndarray:
+    """Embeddings of the baseline texts, through the catalog's content-hash cache
+    (``progress`` hears of the step ``eval.embed``)."""
     hashes = [text_hash(t) for t in texts]
     text_of = dict(zip(hashes, texts, strict=True))
-
-    def keep(rows: list[tuple[str, bytes]], fresh: bool) -> None:
-        if fresh:
-            log.info("embedded %d baseline texts (cached by text hash)", len(rows))
-            store.cache_vectors(embedder.model_name, rows)
-
-    vectors = embed_through_cache(store, embedder, text_of, keep=keep)
+    vectors = embed_through_cache(store, embedder, text_of, progress=progress,
+                                  step=("eval.embed", "embedding baseline texts"))
     return np.stack([np.frombuffer(vectors[h], dtype=np.float32) for h in hashes])
 
 
@@ -192,6 +193,7 @@ def run_evaluation(
     embedder: Embedder | None = None,
     cache_dir: Path | None = None,
     include_jit: bool = True,
+    progress: ProgressCallback | None = None,
 ) -> EvalReport:
     """Evaluate jit and the baselines on one dataset; write ``<out_dir>/<name>.{md,json,png}``.
 
@@ -199,7 +201,10 @@ def run_evaluation(
     (default: every default, no harness tools) sets the selection weights, thresholds
     and token budget; ``shards`` are the roles compile() is run for. The catalog is
     cached at ``<cache_dir>/<name>.db`` (default: ``.jit/eval`` beside the config's store).
-    ``include_jit=False`` measures the baselines only.
+    ``include_jit=False`` measures the baselines only. ``progress`` (:mod:`jit.progress`)
+    hears of each long step: the catalog's embedding and analysis, the baseline texts'
+    embedding, then per query each baseline (``eval.baseline``), jit's ranking
+    (``eval.rank``) and compile() per shard (``eval.compile``).
     """
     spec = dataset if isinstance(dataset, DatasetSpec) else DATASETS.get(dataset)
     if spec is None:
@@ -231,30 +236,30 @@ def run_evaluation(
     if include_jit:
         # The offline analyzer, whatever the config says: results must not depend on an API key.
         analyzer = OfflineAnalyzer(config.shards)
-    store = build_catalog(pool, cache / f"{spec.name}.db", config, embedder, analyzer=analyzer)
+    store = build_catalog(pool, cache / f"{spec.name}.db", config, embedder, analyzer=analyzer, progress=progress)
     compiler = None
     try:
         base = [base_text(t) for t in pool.tools]
         rankers: list[Ranker] = [ClimptRanker(base), BM25Ranker(base),
-                                 DenseRanker(base_vectors(store, embedder, base), embedder)]
+                                 DenseRanker(base_vectors(store, embedder, base, progress=progress), embedder)]
         tiebreak = TieBreak(len(pool.tools))
         methods: list[MethodResult] = []
         for ranker in rankers:
             result = MethodResult(ranker.name, "baseline")
             t0 = time.perf_counter()
-            for q, scores in zip(queries, ranker.scores(texts), strict=True):
-                order = tiebreak.order(scores)
-                result.add(order.tolist(), q.groups, def_chars[order], budget)
+            with Step(progress, "eval.baseline", f"baseline {ranker.name}", len(queries), unit="queries") as step:
+                for q, scores in zip(queries, ranker.scores(texts), strict=True):
+                    order = tiebreak.order(scores)
+                    result.add(order.tolist(), q.groups, def_chars[order], budget)
+                    step.advance()
             result.seconds = time.perf_counter() - t0
             methods.append(result)
-            log.info("%s: %s done", spec.name, ranker.name)
         compiles: list[dict[str, Any]] = []
         if include_jit:
             compiler = Compiler(store, config, embedder)
-            methods.append(_run_rank(compiler, queries, pool, def_chars, budget))
+            methods.append(_run_rank(compiler, queries, pool, def_chars, budget, progress))
             for shard in shards:
-                compiles.append(_run_compile(compiler, shard, queries, pool))
-                log.info("%s: compile() for shard %s done", spec.name, shard)
+                compiles.append(_run_compile(compiler, shard, queries, pool, progress))
     finally:
         if compiler is not None:
             compiler.close()
@@ -290,14 +295,13 @@ def _display(path: str, data_dir: Path) -> str:
 
 
 def _run_rank(compiler: Any, queries: Sequence[EvalQuery], pool: Pool, def_chars: np.ndarray,
-              budget: int) -> MethodResult:
+              budget: int, progress: ProgressCallback | None = None) -> MethodResult:
     """jit's retrieval ranking (``Compiler.rank``) to the deepest curve depth."""
     depth = min(max(CURVE_KS), len(pool.tools))
     result = MethodResult("jit rank", "jit", depth=depth)
     t0 = time.perf_counter()
-    for i, q in enumerate(queries, 1):
-        if i % PROGRESS_EVERY == 0:
-            log.info("jit rank: %d/%d queries", i, len(queries))
+    step = Step(progress, "eval.rank", "jit rank", len(queries), unit="queries")
+    for q in queries:
         ranked = compiler.rank(q.text, k=depth)
         # A tool outside the pool (a harness tool of a user config) cannot be gold: -1
         # keeps its place in the ranking without matching any group.
@@ -305,20 +309,22 @@ def _run_rank(compiler: Any, queries: Sequence[EvalQuery], pool: Pool, def_chars
         chars = np.array([def_chars[i] if i >= 0 else definition_chars(_tooldef(st))
                           for i, st in zip(order, ranked, strict=True)], dtype=np.int64)
         result.add(order, q.groups, chars, budget)
+        step.advance()
     result.seconds = time.perf_counter() - t0
+    step.end()
     return result
 
 
-def _run_compile(compiler: Any, shard: str, queries: Sequence[EvalQuery], pool: Pool) -> dict[str, Any]:
+def _run_compile(compiler: Any, shard: str, queries: Sequence[EvalQuery], pool: Pool,
+                 progress: ProgressCallback | None = None) -> dict[str, Any]:
     """compile() once per query: the best tier each gold group reaches, and the cost."""
     sent = (Tier.FULL, Tier.CONDENSED, Tier.MINIMAL)
     tiers_per_query: list[list[str | None]] = []
     tokens_used, render_tokens, ms = [], [], []
     counts: dict[str, list[int]] = {t.value: [] for t in sent}
     budget = None
-    for i, q in enumerate(queries, 1):
-        if i % PROGRESS_EVERY == 0:
-            log.info("compile() for shard %s: %d/%d queries", shard, i, len(queries))
+    step = Step(progress, "eval.compile", f"compile() for shard {shard}", len(queries), unit="queries")
+    for q in queries:
         t0 = time.perf_counter()
         ts = compiler.compile(TaskContext(shard=shard, task=q.text))
         ms.append(1000.0 * (time.perf_counter() - t0))
@@ -334,6 +340,8 @@ def _run_compile(compiler: Any, shard: str, queries: Sequence[EvalQuery], pool: 
         render_tokens.append(_render_chars(ts.render("anthropic")) / CHARS_PER_TOKEN)
         for t in sent:
             counts[t.value].append(len(ts.tier(t)))
+        step.advance()
+    step.end()
 
     def recalled(*names: str) -> float:
         return statistics.fmean(sum(t in names for t in tiers) / len(tiers) for tiers in tiers_per_query)
@@ -433,11 +441,20 @@ def main(argv: Sequence[str] | None = None, *, raise_errors: bool = False) -> in
     parser.add_argument("--cache-dir", type=Path, help="where catalogs are cached (default: .jit/eval)")
     parser.add_argument("--baselines-only", action="store_true", help="skip jit's ranking and compile()")
     parser.add_argument("--quality", type=Path, help="also collect every result in --out into this Markdown file")
-    parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    parser.add_argument("-q", "--quiet", action="store_true",
+                        help="no progress on stderr (a bar on a terminal, a line every few seconds otherwise)")
     args = parser.parse_args(argv)
+    console = Console(stderr=True)
+    handler: logging.Handler | None = None
     if not args.quiet:
-        # Progress from jit only: the model loader and bm25s log their own chatter at INFO.
-        handler = logging.StreamHandler(sys.stderr)
+        # Messages from jit only: the model loader and bm25s log their own chatter at INFO. On a
+        # terminal they go through rich, above the progress bars, not through them.
+        if console.is_terminal:
+            from rich.logging import RichHandler
+
+            handler = RichHandler(console=console, show_time=False, show_level=False, show_path=False)
+        else:
+            handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(logging.Formatter("%(message)s"))
         logging.getLogger("jit").addHandler(handler)
         logging.getLogger("jit").setLevel(logging.INFO)
@@ -458,10 +475,14 @@ def main(argv: Sequence[str] | None = None, *, raise_errors: bool = False) -> in
         # One model load for all datasets.
         embedder = embedder_from_config((config or Config.default()).embedding)
         for name in names:
-            report = run_evaluation(name, data_dir=args.data_dir, out_dir=args.out, config=config,
-                                    sample=args.sample, shards=args.shards or DEFAULT_SHARDS, embedder=embedder,
-                                    cache_dir=args.cache_dir, include_jit=not args.baselines_only)
+            with progress_display(console, prefix="jit eval", quiet=args.quiet) as progress:
+                report = run_evaluation(name, data_dir=args.data_dir, out_dir=args.out, config=config,
+                                        sample=args.sample, shards=args.shards or DEFAULT_SHARDS, embedder=embedder,
+                                        cache_dir=args.cache_dir, include_jit=not args.baselines_only,
+                                        progress=progress)
             print(report.markdown())
+            for note in report.skipped:  # an optional part missing: one line, the results are written
+                print(f"{report.dataset}: {note}", file=sys.stderr)
         if args.quality:
             print(f"wrote {write_quality_doc(args.quality, args.out)}")
     except JitError as exc:
@@ -469,6 +490,9 @@ def main(argv: Sequence[str] | None = None, *, raise_errors: bool = False) -> in
             raise
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    finally:
+        if handler is not None:
+            logging.getLogger("jit").removeHandler(handler)
     return 0
 
 
