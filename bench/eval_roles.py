@@ -134,11 +134,13 @@ def make_pool(tools: Sequence[ToolDef], path: Path) -> Pool:
 
 
 def risky(scored: ScoredTool) -> list[str]:
-    """Why a rendered tool is a side effect: its destructive hint or its analyzed capabilities."""
+    """Why a rendered tool is a side effect: its server's hints or its analyzed capabilities."""
     why: list[str] = []
     annotations = scored.tool.tool.annotations or {}
     if annotations.get("readOnlyHint") is True:
         return why  # the server declares it does not modify its environment (MCP): that outweighs a reading
+    if annotations.get("readOnlyHint") is False:
+        why.append("readOnlyHint: false")  # the server declares it may modify its environment
     if annotations.get("destructiveHint") is True:
         why.append("destructiveHint")
     analysis = scored.tool.analysis

@@ -369,8 +369,8 @@ class Compiler:
         shard_points, slots, denied = self.catalog.shard_tables(view, ctx.shard)
         facts = self._task_facts(ctx, text)
         tables = self._task_tables(facts)
-        allowed = self._allowed(view, ctx.include_servers, ctx.exclude_servers,
-                                self.catalog.denied_rows(view, ctx.shard))
+        denied_rows = self.catalog.denied_rows(view, ctx.shard)
+        allowed = self._allowed(view, ctx.include_servers, ctx.exclude_servers, denied_rows)
         for s in (*ctx.include_servers, *ctx.exclude_servers):
             if s not in view.index.server_names:
                 warnings.append(f"server {s!r} has no tools in the catalog")
@@ -391,7 +391,9 @@ class Compiler:
         # label instead of a lookup per label of every candidate.
         candidates = set(ids)
         labels = self.catalog.labels(view)
-        self._missing_steps(view, ctx, facts, labels["capability"], warnings)
+        # In reach: what the shard could have if the role allowed it (a denial is not a gap).
+        self._missing_steps(view, ctx.shard, facts, labels["capability"],
+                            allowed if denied_rows is None else allowed | denied_rows, warnings)
         capability, category, domain = (_label_points(tables[f"{kind}_points"], labels[kind], candidates)
                                         for kind in LABEL_KINDS)
         relevance = [(max_rank, min_vec, p) for (max_rank, min_vec), p in sorted(tables["relevance_points"].items())]
@@ -455,19 +457,16 @@ class Compiler:
             task_facts.setdefault(f[0].removeprefix("task_"), []).append(str(f[1]))
         return view, out, task_facts
 
-    def _missing_steps(self, view: CatalogSnapshot, ctx: TaskContext, facts: list[Fact],
-                       holders: Mapping[str, frozenset[int]], warnings: list[str]) -> None:
+    def _missing_steps(self, view: CatalogSnapshot, shard: str, facts: list[Fact],
+                       holders: Mapping[str, frozenset[int]], reach: np.ndarray, warnings: list[str]) -> None:
         """A warning for each step the task implies (a ``step_capability`` of the task: it asks to
         change, run, delete or send) that no tool in reach has at all: not in the catalog, blocked,
         or filtered out by the servers the task allows. (A tool the role is denied is the policy's
         decision, not a gap: the denied-name warning covers a task that asks for it.)"""
         steps = [str(f[1]) for f in facts if f[0] == "task_capability" and f[1] in self._policy().steps]
-        if not steps:
-            return
-        reach = self._allowed(view, ctx.include_servers, ctx.exclude_servers)
         for cap in steps:
             if not any(reach[view.row_of[t]] for t in holders.get(cap, ()) if t in view.row_of):
-                warnings.append(f"{ctx.shard}: the task asks for {cap} and no tool in the catalog does it")
+                warnings.append(f"{shard}: the task asks for {cap} and no tool in reach does it")
 
     def _step_tools(self, out: list[ScoredTool], facts: list[Fact], holders: Mapping[str, frozenset[int]],
                     tier_cap: Mapping[int, Tier]) -> None:
