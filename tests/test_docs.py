@@ -314,3 +314,15 @@ def test_the_readme_says_how_to_get_cpu_torch_and_the_setup_script_does_it():
     setup = (REPO / "scripts" / "setup.sh").read_text(encoding="utf-8")
     assert f"TORCH_INDEX_URL-{url}" in setup
     assert re.search(r'pip install --quiet "torch==[\d.]+" \$\{index:\+--index-url "\$index"\}', setup)
+
+
+def test_every_part_of_the_logic_score_is_documented_with_its_rule():
+    """docs/selection.md says what the logic points are made of: one row per part a compile
+    reports (ScoredTool.points), naming the rule that gives it."""
+    from jit.selection.compiler import _POINT_RULES
+
+    section = _heading_section(DOCS / "selection.md", "3. Scores")
+    parts = {p.strip() for cell in _table_column(section, 0) for p in cell.split("/")}
+    rules = {n for cell in _table_column(section, 1) for n in _code_names(cell)}
+    assert set(_POINT_RULES) <= parts, f"undocumented logic parts: {sorted(set(_POINT_RULES) - parts)}"
+    assert set(_POINT_RULES.values()) <= rules, f"rules not named: {sorted(set(_POINT_RULES.values()) - rules)}"
