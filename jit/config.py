@@ -95,10 +95,10 @@ class ToolSelectionConfig(_Strict):
     lexical_weight: float = Field(0.4, ge=0, le=1)
     #: How many candidates dense and lexical retrieval each contribute before scoring.
     candidate_pool: int = Field(200, ge=1, le=100_000)
-    #: What the model embeds of a task: ``clauses`` (each clause of a multi-step task, in one
-    #: batch; the whole task's vector is their mean), ``whole`` (the task only; clauses are
-    #: matched by their words) or ``both`` (the task and each clause: a second pass of the model).
-    task_vectors: Literal["clauses", "whole", "both"] = "clauses"
+    #: What the model embeds of a task: ``whole`` (the task only; clauses are matched by their
+    #: words), ``clauses`` (each clause of a multi-step task, in one batch; the whole task's
+    #: vector is their mean) or ``both`` (the task and each clause: a second pass of the model).
+    task_vectors: Literal["whole", "clauses", "both"] = "whole"
     #: The rendering the token budget is measured on (the format the harness sends).
     budget_format: Literal["anthropic", "openai", "markdown", "json"] = "anthropic"
 
@@ -107,7 +107,7 @@ class ToolSelectionConfig(_Strict):
     def _renamed(cls, data: Any) -> Any:
         if isinstance(data, dict) and "dense_clauses" in data:
             raise ValueError("dense_clauses was replaced by task_vectors: \"both\" embeds the whole task and "
-                             "each clause (dense_clauses true), \"whole\" the task only (false); the default "
+                             "each clause (dense_clauses true), \"whole\" (the default) the task only (false); "
                              "\"clauses\" embeds each clause and takes their mean for the whole task")
         return data
 

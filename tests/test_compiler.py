@@ -25,28 +25,28 @@ F, C, M, X = Tier.FULL, Tier.CONDENSED, Tier.MINIMAL, Tier.EXCLUDED
 GOLDEN: dict[str, dict[str, Tier]] = {
     "coder": {
         "bash": F, "fs__search_files": F, "read_file": F, "gh__create_issue": F, "gh__read_file": F,
-        "ci__run_pipeline": C, "gh__list_issues": C, "fs__read_file": C,
-        "fs__notes": M, "pdf__make_pdf": M, "fs__write_file": M, "web__web_search": M,
-        "web__fetch": X,
+        "ci__run_pipeline": C, "gh__list_issues": C, "fs__notes": C,
+        "fs__read_file": M, "pdf__make_pdf": M,
+        "fs__write_file": X, "web__fetch": X, "web__web_search": X,
     },
     "tester": {
         "bash": F, "read_file": F, "gh__create_issue": F, "gh__read_file": F,
-        "ci__run_pipeline": C, "gh__list_issues": C, "fs__read_file": C,
-        "pdf__make_pdf": M, "fs__search_files": M, "fs__write_file": M,
-        "fs__notes": X, "web__fetch": X, "web__web_search": X,
+        "ci__run_pipeline": C, "gh__list_issues": C,
+        "fs__read_file": M, "fs__notes": M, "pdf__make_pdf": M, "fs__search_files": M,
+        "fs__write_file": X, "web__fetch": X, "web__web_search": X,
     },
     # Read-only roles (rules/policy.dl): nothing that writes, runs commands or sends is offered,
     # even where the task asks for it (gh__create_issue, bash, ci__run_pipeline, fs__notes, fs__write_file).
     "reviewer": {
         "fs__search_files": F, "read_file": F, "gh__read_file": F,
-        "gh__list_issues": C, "fs__read_file": C,
-        "pdf__make_pdf": M,
+        "gh__list_issues": C,
+        "fs__read_file": M, "pdf__make_pdf": M,
         "web__fetch": X, "web__web_search": X,
     },
     "researcher": {
         "web__fetch": F, "web__web_search": F, "gh__read_file": F,
-        "gh__list_issues": C, "read_file": C, "fs__read_file": C,
-        "pdf__make_pdf": M, "fs__search_files": M,
+        "gh__list_issues": C, "read_file": C,
+        "fs__read_file": M, "pdf__make_pdf": M, "fs__search_files": M,
     },
 }
 SKELETON = {
@@ -412,7 +412,7 @@ def test_shards_spawned_for_one_task_embed_it_once(env, embedder):
     task = "read the parser source, then run the failing test and search the web for the error"
     with Compiler(store, config, Counting(), token_counter=EstimateCounter()) as compiler:
         sets = [compiler.compile(TaskContext(shard=s, task=task)) for s in ("coder", "tester", "reviewer")]
-    assert calls == [split_task(task)]  # one batch: the clauses (the task's vector is their mean)
+    assert calls == [[task]]
     assert all(ts.tools for ts in sets)
 
 

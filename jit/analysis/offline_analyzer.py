@@ -488,6 +488,11 @@ class TaskProfile:
     domains: tuple[str, ...]
     category_scores: dict[str, int] = field(default_factory=dict)
     capability_scores: dict[str, int] = field(default_factory=dict)
+    #: Capabilities of steps the task implies without a word naming a tool ("fix" a write, "run
+    #: the tests" an execution: ``TASK_STEP_VERBS``), beyond ``capabilities``. They give no score
+    #: points (as labels they would lift every tool with that capability); the compiler gives
+    #: such a step its tool (rules/policy.dl, ``step_capability``).
+    implied: tuple[str, ...] = ()
 
 
 def analyze_task(text: str, shards: Mapping[str, ShardConfig] | None = None) -> TaskProfile:
@@ -504,12 +509,12 @@ def analyze_task(text: str, shards: Mapping[str, ShardConfig] | None = None) -> 
     ev.add(cjk_terms(clean), 1.0)
     cat_scores = ev.score(_extended_lexicon(extra), STOPWORDS)
     cap_scores = ev.score(CAPABILITY_VERBS)
-    for cap, score in ev.score(TASK_STEP_VERBS).items():  # the steps a task implies
-        cap_scores[cap] = cap_scores.get(cap, 0.0) + score
+    step_scores = ev.score(TASK_STEP_VERBS)
     dom_scores = ev.score(DOMAIN_LEXICON)
     cats = _select(cat_scores, minimum=1.5, ratio=0.2, limit=6)
     # A weak cue alone ("open", "content") is no intent: "open an issue" creates, "open a file" reads.
     caps = _select(cap_scores, minimum=1.5, ratio=0.2, limit=4)
+    implied = tuple(c for c in _select(step_scores, minimum=1.5, ratio=0.2, limit=2) if c not in caps)
     doms = _select(dom_scores, minimum=2.0, ratio=0.5, limit=2) or ["/general"]
     return TaskProfile(
         categories=tuple(cats),
@@ -517,4 +522,5 @@ def analyze_task(text: str, shards: Mapping[str, ShardConfig] | None = None) -> 
         domains=tuple(doms),
         category_scores={c: clamp_score(100 * min(1.0, cat_scores[c] / 6.0)) for c in cats},
         capability_scores={c: clamp_score(100 * min(1.0, cap_scores[c] / 4.0)) for c in caps},
+        implied=implied,
     )

@@ -138,8 +138,8 @@ class Compiler:
     def _embedded(self, queries: list[str]) -> list[str]:
         """Of a task's queries (:func:`_queries`: the whole task, then its clauses), what the model
         embeds (``tool_selection.task_vectors``; docs/selection.md, "Clauses"). The model is most
-        of a new task's compile time, and one batch of the clauses costs about what the whole
-        task does: by default the clauses are embedded and the task's vector is their mean."""
+        of a new task's compile time; one batch of the clauses costs about what the whole task
+        does, and ``clauses`` takes the task's vector as their mean."""
         mode = self.config.tool_selection.task_vectors
         if len(queries) <= 1 or mode == "whole":
             return queries[:1]
@@ -203,11 +203,12 @@ class Compiler:
             facts += [("task_capability", c) for c in profile.capabilities]
             facts += [("task_category", c) for c in profile.categories]
             facts += [("task_domain", d) for d in profile.domains]
+            facts += [(IMPLIED, c) for c in profile.implied]  # not for the engine: see _task_tables
         return list(dict.fromkeys(facts))
 
     def _task_tables(self, facts: list[Fact]) -> dict[str, dict[Any, int]]:
         queries = [(name, (None, None, None) if name == "relevance_points" else (None, None)) for name in TASK_TABLES]
-        answers = self.catalog.engine.with_facts(facts, queries)
+        answers = self.catalog.engine.with_facts([f for f in facts if f[0] != IMPLIED], queries)
         tables: dict[str, dict[Any, int]] = {}
         for name, rows in zip(TASK_TABLES, answers, strict=True):
             table: dict[Any, int] = {}
@@ -463,8 +464,7 @@ class Compiler:
         change, run, delete or send) that no tool in reach has at all: not in the catalog, blocked,
         or filtered out by the servers the task allows. (A tool the role is denied is the policy's
         decision, not a gap: the denied-name warning covers a task that asks for it.)"""
-        steps = [str(f[1]) for f in facts if f[0] == "task_capability" and f[1] in self._policy().steps]
-        for cap in steps:
+        for cap in _steps(facts, self._policy().steps):
             if not any(reach[view.row_of[t]] for t in holders.get(cap, ()) if t in view.row_of):
                 warnings.append(f"{shard}: the task asks for {cap} and no tool in reach does it")
 
@@ -473,8 +473,7 @@ class Compiler:
         """Give each step the task implies (a task capability the policy lists as
         ``step_capability``) its tool: the best-scored candidate with that capability is wanted
         Full, unless a Full tool has it already."""
-        steps = [str(f[1]) for f in facts if f[0] == "task_capability" and f[1] in self._policy().steps]
-        for cap in steps:
+        for cap in _steps(facts, self._policy().steps):
             have = holders.get(cap, frozenset())
             able = [s for s in out if s.tool.id in have and tier_cap.get(s.tool.id, Tier.FULL) is Tier.FULL]
             if not able or any(s.tier is Tier.FULL for s in able):
@@ -628,6 +627,15 @@ class Compiler:
             return [(view.by_id[t], vector[t] / 100.0) for t in ids[:k]]
 
         return self._fresh(by_vector)
+
+
+#: The task fact kind of an implied step (TaskProfile.implied): read by the compiler, never asserted.
+IMPLIED = "task_implied"
+
+
+def _steps(facts: list[Fact], steps: tuple[str, ...]) -> list[str]:
+    """The task's capabilities, stated or implied, that the policy gives a tool of their own."""
+    return list(dict.fromkeys(str(f[1]) for f in facts if f[0] in ("task_capability", IMPLIED) and f[1] in steps))
 
 
 class _Retrieved(NamedTuple):
