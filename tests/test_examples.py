@@ -20,6 +20,7 @@ import pytest
 from conftest import REPO, write_example_config
 
 from jit.selection.render import META_TOOL
+from jit.selection.toolset import Tier
 
 pytestmark = pytest.mark.anyio
 
@@ -113,3 +114,46 @@ async def test_harness_spawns_two_shards_and_calls_tools_through_jit(tmp_path, e
                 for b in m["content"]]
         assert any(expected in b["content"] and not b["is_error"] for b in sent)
         assert run.answer.startswith("Done:")
+
+
+def load_deferred_harness():
+    spec = importlib.util.spec_from_file_location("deferred_harness_example", REPO / "examples" / "deferred_harness.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+async def test_deferred_harness_runs_offline_and_loads_tools_without_rewriting_the_tools(tmp_path, embedder,
+                                                                                          provider):
+    """examples/deferred_harness.py with its scripted model: every request passed the SDK's request
+    types (the harness checks before sending), a tool the compile did not send in full was found by
+    jit's search and called on its real server, and the ``tools`` array only ever grew at its end."""
+    path = write_example_config(tmp_path)
+    (tmp_path / "tracker.json").write_text(json.dumps({
+        "notes": [{"id": 1, "title": "Release plan", "text": "Decided: ship on Friday.", "tags": ["release"],
+                   "created_at": 0}],
+        "next_note": 2,
+    }))
+    harness = load_deferred_harness()
+    model = harness.ScriptedModel(provider)
+    # A tight budget keeps a wanted tool out of the Full tier, so it must be searched for.
+    runs = await harness.main(path, harness.offline_client(provider, model), provider, embedder=embedder, budget=600)
+
+    searched = 0
+    for run in runs:
+        want, arguments = harness.OFFLINE_WANTS[run.shard]
+        deferred = run.toolset.get(want).tier is not Tier.FULL
+        searched += deferred
+        # A tool not sent in full is searched for (jit's search) and loaded; a Full one is called at once.
+        assert run.searches == ([[want]] if deferred else [])
+        assert run.calls == [{"server": want.split("__")[0], "tool": want.split("__")[1], "arguments": arguments,
+                              "is_error": False}]
+        assert run.answer == "Done."
+        # The tools array only grows at its end (a tool the compile excluded is appended when
+        # searched for): each request's array is a byte-identical prefix of the next one's.
+        sent = [json.dumps(t) for t in run.sent]
+        assert len(sent) == 2 + deferred
+        assert all(later.startswith(earlier[:-1]) for earlier, later in zip(sent, sent[1:], strict=False))
+    assert searched and len(model.requests) == sum(len(r.sent) for r in runs)

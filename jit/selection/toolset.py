@@ -7,7 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import ToolDeniedError, ToolNotFoundError
+from ..errors import SelectionError, ToolDeniedError, ToolNotFoundError
+from .deferred import DEFERRED_FORMATS, DeferredTools, render_deferred
 from .explain import Citation, RuleCitations
 from .render import render_tools
 from .tiers import ScoredTool, Tier
@@ -77,12 +78,27 @@ class ToolSet:
         """Every tool that is sent in some form (not Excluded)."""
         return [s for s in self.tools if s.tier is not Tier.EXCLUDED]
 
-    def render(self, fmt: str = "anthropic", *, access: str = "expand") -> Any:
+    def render(self, fmt: str = "anthropic", *, access: str = "expand", search: str = "client") -> Any:
         """``anthropic`` / ``openai``: a list of tool dicts (Full tier plus the meta-tool
         that lists Condensed and Minimal); ``markdown``: a string; ``json``: a dict.
         ``access="call_tool"`` (``markdown``, ``json``): the text for a ``jit serve`` client, which
-        reaches every tool through ``describe_tool`` / ``call_tool`` (:data:`~jit.selection.render.ACCESS`)."""
+        reaches every tool through ``describe_tool`` / ``call_tool`` (:data:`~jit.selection.render.ACCESS`).
+        ``anthropic_deferred`` / ``openai_deferred``: the provider-native deferred ``tools`` array
+        (:func:`~jit.selection.deferred.render_deferred`; ``search`` picks jit's or the provider's
+        search); a conversation that loads tools keeps one :meth:`deferred` instead."""
+        if fmt in DEFERRED_FORMATS:
+            if access != "expand":
+                raise SelectionError(f"the {fmt} rendering is a harness's tool list: its access is 'expand'")
+            return render_deferred(self.tools, fmt, search=search)
         return render_tools(self.tools, fmt, shard=self.shard, access=access)
+
+    def deferred(self, fmt: str = "anthropic_deferred", *, search: str = "client",
+                 cache_ttl: str | None = None) -> DeferredTools:
+        """The ``tools`` array of one conversation, for ``fmt`` (a deferred format, or ``anthropic`` /
+        ``openai``), which expansions and later compiles only ever append to, so each request's
+        array starts with the previous one's and the provider's prompt cache holds
+        (:class:`~jit.selection.deferred.DeferredTools`)."""
+        return DeferredTools(self.tools, fmt, search=search, cache_ttl=cache_ttl)
 
     def resolve(self, namespaced: str) -> tuple[str, str]:
         """Map a rendered name (or the meta-tool's listed names) back to ``(server, tool)``."""
