@@ -176,7 +176,7 @@ def _expand_server(name: str, raw: dict[str, Any], env: Mapping[str, str], path:
 
 
 #: Keys other MCP clients write into mcpServers entries that carry no meaning for jit.
-_FOREIGN_KEYS = frozenset({"autoApprove", "alwaysAllow", "description", "name", "icon", "transportType"})
+_FOREIGN_KEYS = frozenset({"autoApprove", "alwaysAllow", "alwaysLoad", "description", "name", "icon", "transportType"})
 _MCP_TYPES = {
     "stdio": "stdio",
     "http": "http",

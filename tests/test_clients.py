@@ -436,3 +436,20 @@ async def test_connection_settings_are_read_live(tmp_path, store):
         await mgr.apply_config(make_config(tmp_path, {"demo": demo}, ping_interval=0.05))
         await wait_until(lambda: mgr.statuses()["demo"].last_seen > seen, what="pings after the reload")
 
+
+
+async def test_settled_listings_wait_for_a_first_connection_attempt(tmp_path, store):
+    """A proxy's first listing (a one-shot client right after start-up) waits for the upstreams
+    still connecting, so it holds their resources and prompts rather than nothing."""
+    config = make_config(tmp_path, {"demo": demo_memory()})
+    mgr = ClientManager(config, store)
+    try:
+        mgr.launch()  # as jit serve starts its upstreams: connecting in the background
+        assert mgr.listings() == []  # still connecting: nothing listed yet
+        (server, listing), = await mgr.settled_listings()
+        assert server == "demo"
+        assert [r["name"] for r in listing["resources"]] == ["readme"]
+        assert [p["name"] for p in listing["prompts"]] == ["greet"]
+        assert await mgr.settled_listings() == mgr.listings()  # settled: answered at once
+    finally:
+        await mgr.close()

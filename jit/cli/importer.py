@@ -1,4 +1,5 @@
-"""``jit import``: copying an .mcp.json / claude_desktop_config.json's servers into the config."""
+"""``jit import``: copying an .mcp.json / claude_desktop_config.json's servers into the config;
+``jit setup claude-code``: moving a project's servers behind jit (jit/clientsetup.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
+from ..clientsetup import setup_claude_code, undo_setup
 from ..config import _read_json, load_config, parse_mcp_servers
 from ..display import markup
 from ..errors import ConfigError
@@ -20,6 +22,7 @@ from .shared import (
     _emit_json,
     _errors,
     app,
+    err,
     out,
 )
 
@@ -111,3 +114,68 @@ def import_servers(source: Path, target: Path, *, replace: bool = False, dry_run
         if tmp.exists():
             tmp.unlink()
     return {"config": str(target), "source": str(src), "dry_run": dry_run, "servers": report}
+
+
+# --------------------------------------------------------------------------- setup
+
+setup_app = typer.Typer(help="Make jit the one MCP server of a client's project (and undo it).",
+                        no_args_is_help=True, rich_markup_mode=None)
+app.add_typer(setup_app, name="setup")
+
+
+@setup_app.command("claude-code")
+def setup_claude_code_command(
+    ctx: typer.Context,
+    project: Annotated[
+        Path, typer.Argument(metavar="PROJECT", help="The project directory holding .mcp.json (default: here).")
+    ] = Path("."),
+    undo: Annotated[bool, typer.Option("--undo", help="Restore .mcp.json and the config from the last setup's "
+                                       "backup.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="With --undo: restore even files changed since the setup "
+                                        "(their current text is kept beside the backup).")] = False,
+    name: Annotated[str, typer.Option("--name", help="jit's server name in .mcp.json.")] = "jit",
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would be done; change nothing.")] = False,
+    config_file: Annotated[Path | None, typer.Option(
+        "--config", "-c", show_default=False,
+        help="jit's config to move the servers into (created when missing). Default: $JIT_CONFIG, else "
+             "PROJECT/config.json.")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Move PROJECT/.mcp.json's servers into jit's config and leave jit as the one server there.
+
+    The config is -c FILE (or $JIT_CONFIG), else PROJECT/config.json; it is created when
+    missing. Both files are copied to PROJECT/.jit-setup/<time>/ first. --undo puts them
+    back, and refuses when either changed since the setup.
+    """
+    with _errors(as_json):
+        if undo:
+            result = undo_setup(project, force=force)
+        else:
+            chosen = _config_path(ctx, config_file)
+            result = setup_claude_code(project, config=chosen, name=name, dry_run=dry_run)
+    if as_json:
+        _emit_json(result)
+        return
+    if undo:
+        out.print(markup(f"restored {', '.join(result['restored'])}"), soft_wrap=True)
+        for path in result["removed"]:
+            out.print(markup(f"removed {path} (the setup had created it)"), soft_wrap=True)
+        for path in result["kept"]:
+            out.print(markup(f"the text it had before the undo: {path}"), soft_wrap=True)
+        out.print("restart Claude Code (or run /mcp) to load the servers from .mcp.json again")
+        return
+    verb = "would move" if dry_run else "moved"
+    moved = result["moved"]
+    out.print(markup(f"{verb} {len(moved)} server{'' if len(moved) == 1 else 's'} from {result['mcp_file']} into "
+                     f"{result['config']}: {', '.join(moved)}"), soft_wrap=True)
+    (server, entry), = result["server"].items()
+    line = " ".join([entry["command"], *entry["args"]])
+    out.print(markup(f"{'would leave' if dry_run else 'left'} one server in .mcp.json: {server} = {line}"),
+              soft_wrap=True)
+    if not dry_run:
+        out.print(markup(f"backup: {result['backup']} (undo: jit setup claude-code --undo)"), soft_wrap=True)
+    for warning in result["warnings"]:
+        err.print(f"[yellow]warning:[/] {markup(warning, layout=False)}", soft_wrap=True)
+    if not dry_run:
+        out.print("next: start Claude Code in the project and approve the project server; `jit sync -c "
+                  f"{result['config']}` first makes the first start faster", soft_wrap=True)

@@ -240,6 +240,17 @@ class ClientManager:
         (wire dicts), in the config's order."""
         return [(name, up.listing) for name, up in self._upstreams.items() if up.connected]
 
+    async def settled_listings(self) -> list[tuple[str, dict[str, list[dict[str, Any]]]]]:
+        """:meth:`listings` once every server is past its first connection attempt (each bounded
+        by its own ``timeout``, all at once), as a plain proxy answers a listing only after
+        connecting its upstream: a client that lists once, right after starting jit (the MCP
+        Inspector's CLI, a client's start-up), sees the upstreams' resources and prompts rather
+        than none. Later listings, and servers that settled, return at once."""
+        pending = [name for name, up in self._upstreams.items() if not up.settled.is_set()]
+        if pending:
+            await asyncio.gather(*(self._settled(name) for name in pending))
+        return self.listings()
+
     async def request(self, server: str, method: str, params: dict[str, Any], result: type[Any], *,
                       subject: str, on_progress: Any = None) -> dict[str, Any]:
         """Send ``method`` (``resources/read``, ``prompts/get``, ...) to ``server`` and return its

@@ -242,6 +242,13 @@ class Passthrough:
         state = self.app.state
         return state.manager.listings() if state is not None else []
 
+    async def _settle(self) -> None:
+        """Wait for the upstreams still on their first connection attempt (each bounded by its
+        ``timeout``) before a listing or a routing decision uses what they listed."""
+        state = self.app.state
+        if state is not None:
+            await state.manager.settled_listings()
+
     def _resources(self) -> tuple[list[dict[str, Any]], dict[str, str]]:
         """The upstream resources renamed, and URI → server (the first server listing a URI has it)."""
         listed: list[dict[str, Any]] = []
@@ -268,10 +275,12 @@ class Passthrough:
         return prompts
 
     async def list_resources(self, ctx: Any, params: Any) -> types.ListResourcesResult:
+        await self._settle()
         own = [_wire(r) for r in await self.app.list_resources()]
         return types.ListResourcesResult.model_validate({"resources": own + self._resources()[0]}, by_name=False)
 
     async def list_templates(self, ctx: Any, params: Any) -> types.ListResourceTemplatesResult:
+        await self._settle()
         own = [_wire(t) for t in await self.app.list_resource_templates()]
         upstream = [{**item, "name": namespaced(server, item["name"])} for server, item in self._templates()]
         return types.ListResourceTemplatesResult.model_validate({"resourceTemplates": own + upstream},
@@ -293,6 +302,8 @@ class Passthrough:
     async def read_resource(self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
                             ) -> Any:
         uri = str(params.uri)
+        if not uri.startswith("jit://"):
+            await self._settle()
         server = None if uri.startswith("jit://") else self.route(uri)
         if server is None:
             return await self.app._handle_read_resource(ctx, params)  # jit's own, or its not-found error
@@ -300,11 +311,13 @@ class Passthrough:
                                    f"resource {uri!r}")
 
     async def list_prompts(self, ctx: Any, params: Any) -> types.ListPromptsResult:
+        await self._settle()
         own = [_wire(p) for p in await self.app.list_prompts()]
         upstream = [{**item, "name": name} for name, (_, item) in self._prompts().items()]
         return types.ListPromptsResult.model_validate({"prompts": own + upstream}, by_name=False)
 
     async def get_prompt(self, ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams) -> Any:
+        await self._settle()
         found = self._prompts().get(params.name)
         if found is None:  # jit has no prompts of its own
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown prompt: {params.name}",
