@@ -246,7 +246,7 @@ def test_a_changed_tool_leaves_the_full_tier_until_its_new_definition_is_approve
     toolset = notes.compile(embedder)
     changed = next(s for s in toolset.tools if s.name == "notes__send_message")
     assert changed.tier is Tier.CONDENSED and changed.wanted is Tier.FULL
-    assert any("capped at condensed by rule tier_cap" in r for r in changed.reasons)
+    assert any(r.startswith("capped at condensed by tier_cap (policy.dl:") for r in changed.reasons)
     assert "awaiting `jit approve`" in changed.facts["definition"]
 
     code, out, _ = cli("approve", "notes/send_message", "--config", str(notes.config))
