@@ -36,7 +36,6 @@ from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
-from ..analysis.deprecation import is_deprecated
 from ..analysis.offline_analyzer import analyze_task
 from ..analysis.vocab import normalize_domain
 from ..catalog.embed import Embedder, QueryVectorCache
@@ -46,9 +45,9 @@ from ..errors import SelectionError, ToolDeniedError
 from ..models import HARNESS_SERVER, StoredTool, ToolAnalysis
 from ..text import remove_hidden
 from .catalog_view import LABEL_KINDS, TASK_TABLES, CatalogSnapshot, CatalogView, merge_points
-from .explain import RuleCitations
+from .explain import RuleCitations, explained_facts
 from .logic import Fact, RuleSet
-from .records import StaleSnapshot
+from .records import CandidateReader, StaleSnapshot
 from .render import Estimates, fit_budget, order_key, summary_line
 from .retrieve import RetrievalIndex, split_task
 from .tokens import EstimateCounter, TokenCounter, default_counter
@@ -352,17 +351,38 @@ class Compiler:
         text = self._why[(kind, points)] = self.citations.reason(f"{kind} {points:+d}", _POINT_RULES[kind], value)
         return text
 
-    def _summary(self, view: CatalogSnapshot, t: int, st: StoredTool) -> str:
-        s = view.memo.summaries.get(t)
+    @staticmethod
+    def _summary(view: CatalogSnapshot, st: StoredTool, a: Callable[[StoredTool], ToolAnalysis | None]) -> str:
+        s = view.memo.summaries.get(st.id)
         if s is None:
-            a = view.analyses.get(t)
-            s = summary_line(st.tool.description, a.condensed if a else "", a.flags if a else ())
-            view.memo.summaries[t] = s
+            s = view.memo.summaries[st.id] = _summary_of(st, a(st))
         return s
 
+    def _reader(self, view: CatalogSnapshot) -> CandidateReader:
+        """The reader of a compile's candidates' definitions (the summaries and facts kept in the
+        snapshot's memo)."""
+        def complete(st: StoredTool, a: Callable[[StoredTool], ToolAnalysis | None]
+                     ) -> tuple[Callable[[], str], Callable[[], dict]]:
+            return (lambda: self._summary(view, st, a)), (lambda: self._explain_facts(view, st, a))
+
+        return CandidateReader(view.by_id, view.analyses, complete)
+
+    @staticmethod
+    def _seal(reader: CandidateReader, view: CatalogSnapshot, tools: list[ScoredTool]) -> None:
+        """After the compile: the unread candidates keep what reading them later takes, not ``view``."""
+        unread = [s for s in tools if not s.loaded]
+        blocked = {s.id: view.blocked[s.id] for s in unread if s.id in view.blocked}
+
+        def complete(st: StoredTool, a: Callable[[StoredTool], ToolAnalysis | None]
+                     ) -> tuple[Callable[[], str], Callable[[], dict]]:
+            return (lambda: _summary_of(st, a(st))), (lambda: explained_facts(st, a(st), blocked.get(st.id)))
+
+        reader.seal(unread, view.analyses, complete)
+
     def _score(self, ctx: TaskContext, warnings: list[str], *, pool: int | None = None
-               ) -> tuple[CatalogSnapshot, list[ScoredTool], dict[str, list[str]]]:
-        """Every candidate of a task with its points, scores and wanted tier (no budget yet)."""
+               ) -> tuple[CatalogSnapshot, list[ScoredTool], dict[str, list[str]], CandidateReader]:
+        """Every candidate of a task with its points, scores and wanted tier (no budget yet), and
+        the reader of their definitions."""
         sel = self.config.tool_selection
         text = " ".join([ctx.task, *(os.path.basename(f) for f in ctx.files)]).strip()
         with self._embedding_meanwhile(text):
@@ -387,7 +407,8 @@ class Compiler:
         # The tools of a hosted system lose system_points unless the task points at the system
         # (the rules) or names the server.
         heads, pointed, system_table = view.heads, found.servers, tables["system_points"]
-        view.by_id.prefetch(ids)  # the candidates' definitions, in one read
+        # Definitions are read when first needed (CandidateReader): most candidates are not rendered.
+        reader = self._reader(view)
         # Label points per candidate from the task's (small) tables: a set intersection per
         # label instead of a lookup per label of every candidate.
         candidates = set(ids)
@@ -400,7 +421,7 @@ class Compiler:
         relevance = [(max_rank, min_vec, p) for (max_rank, min_vec), p in sorted(tables["relevance_points"].items())]
         usage_points, tier_cap, offline, names = view.usage_points, view.tier_cap, view.offline, view.names
         penalty_points = view.penalty_points
-        by_id, summaries, explained = view.by_id, view.memo.summaries, view.memo.explain_facts
+        summaries, explained = view.memo.summaries, view.memo.explain_facts
         lw, vw = sel.logic_weight, sel.vector_weight
         full_at, condensed_at, minimal_at = sel.full_threshold, sel.condensed_threshold, sel.minimal_threshold
         why = self._why
@@ -443,20 +464,19 @@ class Compiler:
                 tier = cap
             if t in losers:
                 reasons.append(f"not skeleton: {names[losers[t]]} fills the same slot")
-            st = by_id[t]
-            summary = summaries.get(t)
-            shown = explained.get(t)
             out.append(ScoredTool(
-                tool=st, name=names[t], tier=tier, skeleton=skeleton, logic=logic, vector=vec,
+                tool=None, name=names[t], tier=tier, skeleton=skeleton, logic=logic, vector=vec,
                 final=final, offline=t in offline, tokens=0, reasons=reasons, points=points,
-                facts=self._explain_facts(view, t, st) if shown is None else shown, wanted=wanted, rank=rank, match=m,
-                summary=self._summary(view, t, st) if summary is None else summary,
+                facts=explained.get(t), wanted=wanted, rank=rank, match=m, summary=summaries.get(t),
+                id=t, head=heads[t], load=reader.load,
             ))
         self._step_tools(out, facts, labels["capability"], tier_cap)
+        # The budget measures the skeleton, then the rest best first: definitions are read in that order.
+        reader.order(sorted(out, key=lambda s: (not s.skeleton, -s.final, s.name)))
         task_facts: dict[str, list[str]] = {}
         for f in facts:
             task_facts.setdefault(f[0].removeprefix("task_"), []).append(str(f[1]))
-        return view, out, task_facts
+        return view, out, task_facts, reader
 
     def _missing_steps(self, view: CatalogSnapshot, shard: str, facts: list[Fact],
                        holders: Mapping[str, frozenset[int]], reach: np.ndarray, warnings: list[str]) -> None:
@@ -475,37 +495,19 @@ class Compiler:
         Full, unless a Full tool has it already."""
         for cap in _steps(facts, self._policy().steps):
             have = holders.get(cap, frozenset())
-            able = [s for s in out if s.tool.id in have and tier_cap.get(s.tool.id, Tier.FULL) is Tier.FULL]
+            able = [s for s in out if s.id in have and tier_cap.get(s.id, Tier.FULL) is Tier.FULL]
             if not able or any(s.tier is Tier.FULL for s in able):
                 continue
             best = min(able, key=lambda s: (-s.final, s.rank))
             best.wanted = best.tier = Tier.FULL
             best.reasons.insert(0, f"tool of the step {cap} the task implies")
 
-    def _explain_facts(self, view: CatalogSnapshot, t: int, st: StoredTool) -> dict[str, Any]:
-        cached = view.memo.explain_facts.get(t)
-        if cached is not None:
-            return cached
-        a = view.analyses.get(t) or ToolAnalysis(analyzer="none")
-        facts: dict[str, Any] = {
-            "server_status": st.server_status.value,
-            "analyzed": st.analysis is not None,
-            "categories": list(a.categories),
-            "capabilities": list(a.capabilities),
-            "domains": list(a.domains),
-            "affinity": dict(a.shard_affinity),
-        }
-        if st.calls:
-            facts["usage"] = {"calls": st.calls, "errors": st.errors}
-        if not st.approved:
-            facts["definition"] = "changed since approved: awaiting `jit approve`"
-        if a.flags:
-            facts["flags"] = list(a.flags)
-        if is_deprecated(st.tool.description):
-            facts["deprecated"] = True
-        if t in view.blocked:
-            facts["blocked"] = view.blocked[t]
-        view.memo.explain_facts[t] = facts
+    @staticmethod
+    def _explain_facts(view: CatalogSnapshot, st: StoredTool, a: Callable[[StoredTool], ToolAnalysis | None]
+                       ) -> dict[str, Any]:
+        facts = view.memo.explain_facts.get(st.id)
+        if facts is None:
+            facts = view.memo.explain_facts[st.id] = explained_facts(st, a(st), view.blocked.get(st.id))
         return facts
 
     def compile(self, ctx: TaskContext) -> ToolSet:
@@ -538,7 +540,7 @@ class Compiler:
         sel = self.config.tool_selection
         warnings: list[str] = []
         budget = ctx.budget if ctx.budget is not None else sel.token_budget
-        view, tools, task_facts = self._score(ctx, warnings)
+        view, tools, task_facts, reader = self._score(ctx, warnings)
         missing = _embedding_warning(view.index)
         if missing:
             warnings.append(missing)
@@ -560,10 +562,14 @@ class Compiler:
         warnings += budget_warnings
         if getattr(self.counter, "last_error", None):
             warnings.append(f"exact token count failed ({self.counter.last_error}); the estimate was used")
+        # What is rendered is read on this snapshot (a tool set's rendered definitions are the ones it
+        # was compiled on); what is left Excluded is read only if someone asks for it.
+        reader.fetch([s for s in tools if s.tier is not Tier.EXCLUDED])
         for s in tools:
             if s.offline and s.tier is not Tier.EXCLUDED:
                 s.reasons.append(f"offline: server {s.server!r} is {s.tool.server_status.value}")
         tools.sort(key=order_key)
+        self._seal(reader, view, tools)
         return ToolSet(
             shard=ctx.shard, task=ctx.task, budget=budget, tokens_used=used, warnings=warnings, tools=tools,
             budget_format=fmt, token_counter=self.counter.name, catalog_version=view.version,
@@ -613,9 +619,10 @@ class Compiler:
             self._check(ctx)
 
             def by_final() -> list[tuple[StoredTool, float]]:
-                _view, tools, _facts = self._score(ctx, [], pool=pool)
-                ranked = sorted(tools, key=lambda s: (-s.final, -s.vector, s.name))
-                return [(s.tool, s.final / 100.0) for s in ranked[:k]]
+                _view, tools, _facts, reader = self._score(ctx, [], pool=pool)
+                ranked = sorted(tools, key=lambda s: (-s.final, -s.vector, s.name))[:k]
+                reader.fetch(ranked)
+                return [(s.tool, s.final / 100.0) for s in ranked]
 
             return self._fresh(by_final)
 
@@ -686,6 +693,11 @@ def _embedding_warning(index: RetrievalIndex) -> str | None:
     return (f"{missing} of {index.n} tools have no embedding yet (an interrupted or unfinished `jit sync`?): "
             "they are found only by the words of their name and description (lexical), not by meaning; "
             "run `jit sync` to embed them")
+
+
+def _summary_of(st: StoredTool, a: ToolAnalysis | None) -> str:
+    """A candidate's Condensed line (:func:`summary_line`) from its definition and analysis."""
+    return summary_line(st.tool.description, a.condensed if a else "", a.flags if a else ())
 
 
 def _label_points(table: dict[str, int], tools_with: dict[str, frozenset[int]], candidates: set[int]) -> dict[int, int]:

@@ -15,10 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..analysis.deprecation import is_deprecated
+from ..models import StoredTool, ToolAnalysis
 from .logic import Rule, RuleSet
 from .tiers import ScoredTool
 
-__all__ = ["Citation", "RuleCitations"]
+__all__ = ["Citation", "RuleCitations", "explained_facts"]
 
 #: A head argument that is not a constant (a variable, an expression): it may take any value.
 _ANY = object()
@@ -110,3 +112,28 @@ def _head(rule: Rule) -> tuple[str, Any]:
         except ValueError:
             return head, _ANY
     return head, _ANY
+
+
+def explained_facts(st: StoredTool, a: ToolAnalysis | None, blocked: Any) -> dict[str, Any]:
+    """The facts an explanation shows for a tool (``blocked``: the rules' reason, if any): what
+    the rules saw of it, from its definition ``st`` and effective analysis ``a``."""
+    a = a or ToolAnalysis(analyzer="none")
+    facts: dict[str, Any] = {
+        "server_status": st.server_status.value,
+        "analyzed": st.analysis is not None,
+        "categories": list(a.categories),
+        "capabilities": list(a.capabilities),
+        "domains": list(a.domains),
+        "affinity": dict(a.shard_affinity),
+    }
+    if st.calls:
+        facts["usage"] = {"calls": st.calls, "errors": st.errors}
+    if not st.approved:
+        facts["definition"] = "changed since approved: awaiting `jit approve`"
+    if a.flags:
+        facts["flags"] = list(a.flags)
+    if is_deprecated(st.tool.description):
+        facts["deprecated"] = True
+    if blocked is not None:
+        facts["blocked"] = blocked
+    return facts

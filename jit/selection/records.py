@@ -22,9 +22,11 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
 
 from ..catalog.store import Store
+from ..errors import ToolNotFoundError
 from ..models import StoredTool, ToolAnalysis
+from .tiers import ScoredTool
 
-__all__ = ["CACHE_SIZE", "EffectiveAnalyses", "StaleSnapshot", "ToolRecords"]
+__all__ = ["CACHE_SIZE", "CandidateReader", "EffectiveAnalyses", "StaleSnapshot", "ToolRecords"]
 
 #: Definitions kept in memory per catalog view; past it the oldest half is dropped (the
 #: tools of a few dozen compiles: re-reading one costs tens of microseconds).
@@ -119,6 +121,16 @@ class ToolRecords(Mapping[int, StoredTool]):
     def __contains__(self, i: object) -> bool:
         return i in self._states
 
+    def narrowed(self, ids: Iterable[int]) -> ToolRecords:
+        """The records of ``ids`` alone, with the same states and cache: what a tool set keeps to
+        read its candidates later without keeping the snapshot's states of every tool alive."""
+        return ToolRecords(self._store, {i: self._states[i] for i in ids}, self._cache)
+
+    def current(self, i: int) -> StoredTool | None:
+        """Tool ``i`` as the catalog holds it now (None: it left), whatever the snapshot held."""
+        found = self._store.tool_records((i,)).get(i)
+        return found[0] if found is not None else None
+
 
 class EffectiveAnalyses(Mapping[int, ToolAnalysis]):
     """``id -> ToolAnalysis`` as the selection sees it (``effective``, usually
@@ -155,8 +167,108 @@ class EffectiveAnalyses(Mapping[int, ToolAnalysis]):
     def __len__(self) -> int:
         return len(self._records)
 
+    @property
+    def effective(self) -> Callable[[StoredTool], ToolAnalysis]:
+        """How an analysis is computed from a definition (nothing remembered)."""
+        return self._effective
+
     def __contains__(self, i: object) -> bool:
         return i in self._records
+
+
+#: Candidates a compile reads at once when one of them is first asked for (:class:`CandidateReader`).
+READ_BATCH = 16
+
+
+class CandidateReader:
+    """Reads a compile's candidates' definitions when first asked for, a batch at a time.
+
+    A compile scores and tiers its few hundred candidates from what the snapshot holds, and
+    fitting the token budget measures those it may render, best first, until the budget is
+    spent: most candidates are never rendered and need no definition. ``order`` is the order
+    the budget visits them in, so a miss reads the next :data:`READ_BATCH` unread candidates
+    in that order in one query. A read that finds a tool changed since the snapshot raises
+    :class:`StaleSnapshot` (the compiler compiles again on a newer snapshot).
+
+    ``complete(st, analysis)`` gives a candidate's summary and facts makers once its
+    definition is read (``analysis(st)``: its effective analysis, asked only if they are). After :meth:`seal` (the compile is done) the reader keeps only the
+    unread candidates' records; reading one later finds the definition the compile saw, or,
+    if the tool changed since, the catalog's current one (a tool that left raises
+    :class:`~jit.errors.ToolNotFoundError`)."""
+
+    def __init__(self, records: ToolRecords, analyses: EffectiveAnalyses,
+                 complete: Callable[[StoredTool, Callable[[StoredTool], ToolAnalysis | None]],
+                                    tuple[Callable[[], str], Callable[[], dict]]]) -> None:
+        self._records = records
+        self._analysis: Callable[[StoredTool], ToolAnalysis | None] = lambda st: analyses.get(st.id)
+        self._complete = complete
+        self._order: list[ScoredTool] = []
+        self._next = 0
+        self._sealed = False
+
+    def order(self, candidates: Iterable[ScoredTool]) -> None:
+        """The order batches are read in (the budget's)."""
+        self._order = [s for s in candidates if not s.loaded]
+        self._next = 0
+
+    def load(self, s: ScoredTool) -> None:
+        """Read ``s`` and, while the compile runs, the next unread candidates in order."""
+        if self._sealed:
+            self._load_late(s)
+            return
+        batch = [s]
+        while len(batch) < READ_BATCH and self._next < len(self._order):
+            t = self._order[self._next]
+            self._next += 1
+            if not t.loaded and t is not s:
+                batch.append(t)
+        self.fetch(batch)
+
+    def fetch(self, candidates: Iterable[ScoredTool]) -> None:
+        """Read the definitions of ``candidates`` not read yet, in one query."""
+        todo = [s for s in candidates if not s.loaded]
+        if not todo:
+            return
+        records = self._records
+        records.prefetch([s.id for s in todo])
+        for s in todo:
+            st = records[s.id]
+            s.attach(st, *self._complete(st, self._analysis))
+
+    def seal(self, candidates: Iterable[ScoredTool], analyses: EffectiveAnalyses,
+             complete: Callable[[StoredTool, Callable[[StoredTool], ToolAnalysis | None]],
+                                tuple[Callable[[], str], Callable[[], dict]]]) -> None:
+        """The compile is done: keep the unread ``candidates``' records alone, ``analyses``' way of
+        computing one and a ``complete`` that holds no snapshot (not the snapshot's states or
+        remembered analyses: a tool set keeps no snapshot alive)."""
+        self._order = [s for s in candidates if not s.loaded]
+        self._records = self._records.narrowed(s.id for s in self._order)
+        self._analysis: Callable[[StoredTool], ToolAnalysis | None] = analyses.effective
+        self._complete = complete
+        self._sealed = True
+
+    def _load_late(self, asked: ScoredTool) -> None:
+        """After the compile: every unread candidate at once (one who asks for one asks for more)."""
+        records = self._records
+        try:
+            records.prefetch([s.id for s in self._order if not s.loaded])
+        except StaleSnapshot:
+            pass  # read one by one below
+        for s in self._order:
+            if s.loaded:
+                continue
+            try:
+                st = records[s.id]
+            except StaleSnapshot:  # changed or left since the compile: the catalog's definition now
+                found = records.current(s.id)
+                if found is None:
+                    if s is asked:
+                        raise ToolNotFoundError(
+                            f"{s.server}/{s.tool_name} left the catalog after the tool set was compiled; "
+                            "compile again", server=s.server, tool=s.tool_name) from None
+                    continue  # raised when it is asked for
+                st = found
+            s.attach(st, *self._complete(st, self._analysis))
 
 
 def heads_of(records: Iterable[StoredTool]) -> dict[int, tuple[str, str]]:

@@ -372,7 +372,7 @@ class Estimates:
 
     def cost(self, st: ScoredTool, tier: Tier) -> int:
         """Tokens ``st`` adds at ``tier`` (:func:`tier_cost`), remembered."""
-        key = (st.tool.id, tier._value_, self.fmt, st.offline)  # a str hashes in C, an Enum member in Python
+        key = (st.id, tier._value_, self.fmt, st.offline)  # a str hashes in C, an Enum member in Python
         value = self.memo.get(key)
         if value is None:
             if self._parts and tier is Tier.FULL:
@@ -416,14 +416,14 @@ class Estimates:
         return counter.rounded(sum(raws) - (len(raws) - 1))
 
     def _full(self, st: ScoredTool) -> float:
-        key = (st.tool.id, "full", self.fmt, st.offline, "raw")
+        key = (st.id, "full", self.fmt, st.offline, "raw")
         raw = self.memo.get(key)
         if raw is None:
             raw = self.memo[key] = EstimateCounter.raw(compact_json([full_definition(st, self.fmt)]))
         return raw
 
     def _line(self, st: ScoredTool) -> float:
-        key = (st.tool.id, "condensed", self.fmt, st.offline, "line")
+        key = (st.id, "condensed", self.fmt, st.offline, "line")
         raw = self.memo.get(key)
         if raw is None:
             raw = self.memo[key] = EstimateCounter.raw(_escaped(_line(st) + "\n"))

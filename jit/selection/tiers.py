@@ -9,7 +9,7 @@ rendering, with no import cycle.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
 
 from ..models import StoredTool
@@ -40,38 +40,125 @@ _RANK = {t.value: i for i, t in enumerate(_TIER_ORDER)}
 _DEMOTED = {t.value: _TIER_ORDER[min(i + 1, len(_TIER_ORDER) - 1)] for i, t in enumerate(_TIER_ORDER)}
 
 
-@dataclass(slots=True)
 class ScoredTool:
     """One candidate of a compile, with every number that placed it. (Slots: a compile makes
-    hundreds and reads their fields thousands of times.)"""
+    hundreds and reads their fields thousands of times.)
 
-    tool: StoredTool
-    name: str  # namespaced as rendered, e.g. "github__create_issue"
-    tier: Tier
-    skeleton: bool
-    logic: int
-    vector: int
-    final: int
-    offline: bool
-    tokens: int  # tokens this tool adds to the rendering at its tier (0 when excluded)
-    reasons: list[str] = field(default_factory=list)
-    #: Logic points by source (shard, usage, capability, category, domain, relevance, penalty).
-    points: dict[str, int] = field(default_factory=dict)
-    #: The facts the rules saw for this tool.
-    facts: dict[str, Any] = field(default_factory=dict)
-    #: Tier from the thresholds, before caps, max_full_tools and the budget.
-    wanted: Tier = Tier.EXCLUDED
-    #: 1-based rank by vector score among the candidates (0 for a tool outside the ranking).
-    rank: int = 0
-    #: Evidence: the best cosine of the tool's embedding to the task or one of its clauses, in
-    #: percent (100 for a tool the task names); the policy's relevance_points and full_match read it.
-    match: int = 0
-    summary: str = ""  # the one line shown in the Condensed tier
+    A compile scores a few hundred candidates from what its catalog snapshot holds (names,
+    labels, states) and renders a third of them; the definition (``tool``), its ``summary`` and
+    the ``facts`` an explanation shows are read when first asked for, by ``load`` (the compile's
+    reader, which reads a batch of candidates at once). A candidate built with its ``tool`` has
+    no ``load``. ``id`` and ``server`` / ``tool_name`` are known without the definition."""
+
+    __slots__ = ("_facts", "_head", "_load", "_summary", "_tool", "final", "id", "logic", "match", "name",
+                 "offline", "points", "rank", "reasons", "skeleton", "tier", "tokens", "vector", "wanted")
+
+    def __init__(self, tool: StoredTool | None, name: str, tier: Tier, skeleton: bool, logic: int, vector: int,
+                 final: int, offline: bool, tokens: int, reasons: list[str] | None = None,
+                 points: dict[str, int] | None = None, facts: dict[str, Any] | None = None,
+                 wanted: Tier = Tier.EXCLUDED, rank: int = 0, match: int = 0, summary: str | None = None, *,
+                 id: int | None = None, head: tuple[str, str] | None = None,  # the tool's id
+                 load: Callable[[ScoredTool], None] | None = None) -> None:
+        if tool is None and (load is None or id is None or head is None):
+            raise TypeError("a ScoredTool without its tool needs its id, head and a load")
+        self.id = tool.id if tool is not None else id
+        self.name = name  # namespaced as rendered, e.g. "github__create_issue"
+        self.tier = tier
+        self.skeleton = skeleton
+        self.logic = logic
+        self.vector = vector
+        self.final = final
+        self.offline = offline
+        #: Tokens this tool adds to the rendering at its tier (0 when excluded).
+        self.tokens = tokens
+        self.reasons = [] if reasons is None else reasons
+        #: Logic points by source (shard, usage, capability, category, domain, relevance, penalty).
+        self.points = {} if points is None else points
+        #: Tier from the thresholds, before caps, max_full_tools and the budget.
+        self.wanted = wanted
+        #: 1-based rank by vector score among the candidates (0 for a tool outside the ranking).
+        self.rank = rank
+        #: Evidence: the best cosine of the tool's embedding to the task or one of its clauses, in
+        #: percent (100 for a tool the task names); the policy's relevance_points and full_match read it.
+        self.match = match
+        self._tool = tool
+        self._head = head if head is not None else (tool.tool.server, tool.tool.name)  # type: ignore[union-attr]
+        self._load = load if tool is None or facts is None or summary is None else None
+        # Built with its tool and nothing to load: the old defaults (no facts, no summary).
+        self._summary = summary if summary is not None or self._load is not None else ""
+        self._facts = facts if facts is not None or self._load is not None else {}
+
+    def attach(self, tool: StoredTool, summary: Callable[[], str], facts: Callable[[], dict[str, Any]]) -> None:
+        """Give a candidate its definition, and its summary and facts where they are not known yet."""
+        self._tool = tool
+        if self._summary is None:
+            self._summary = summary()
+        if self._facts is None:
+            self._facts = facts()
+        self._load = None
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the definition is here (read, or given)."""
+        return self._tool is not None
+
+    def _fill(self) -> None:
+        load = self._load
+        if load is not None:
+            load(self)
+
+    @property
+    def tool(self) -> StoredTool:
+        """The definition and what jit knows of it (read on first use)."""
+        if self._tool is None:
+            self._fill()
+        return self._tool  # type: ignore[return-value]
+
+    @tool.setter
+    def tool(self, value: StoredTool) -> None:
+        self._tool = value
+
+    @property
+    def summary(self) -> str:
+        """The one line shown in the Condensed tier."""
+        if self._summary is None:
+            self._fill()
+        return self._summary  # type: ignore[return-value]
+
+    @summary.setter
+    def summary(self, value: str) -> None:
+        self._summary = value
+
+    @property
+    def facts(self) -> dict[str, Any]:
+        """The facts the rules saw for this tool."""
+        if self._facts is None:
+            self._fill()
+        return self._facts  # type: ignore[return-value]
+
+    @facts.setter
+    def facts(self, value: dict[str, Any]) -> None:
+        self._facts = value
 
     @property
     def server(self) -> str:
-        return self.tool.tool.server
+        return self._head[0]
 
     @property
     def tool_name(self) -> str:
-        return self.tool.tool.name
+        return self._head[1]
+
+    def _values(self) -> tuple:
+        return (self.tool, self.name, self.tier, self.skeleton, self.logic, self.vector, self.final, self.offline,
+                self.tokens, self.reasons, self.points, self.facts, self.wanted, self.rank, self.match, self.summary)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ScoredTool):
+            return NotImplemented
+        return self._values() == other._values()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass it replaces
+
+    def __repr__(self) -> str:
+        return (f"ScoredTool(name={self.name!r}, tier={self.tier.value}, skeleton={self.skeleton}, logic={self.logic},"
+                f" vector={self.vector}, final={self.final}, rank={self.rank}, tokens={self.tokens})")
