@@ -26,12 +26,10 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import threading
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
@@ -46,6 +44,7 @@ from ..models import HARNESS_SERVER, StoredTool, ToolAnalysis
 from ..text import remove_hidden
 from .catalog_view import LABEL_KINDS, TASK_TABLES, CatalogSnapshot, CatalogView, merge_points
 from .explain import RuleCitations, explained_facts
+from .judgement import IMPLIED, Judgement
 from .logic import Fact, RuleSet
 from .records import CandidateReader, StaleSnapshot
 from .render import Estimates, fit_budget, order_key, summary_line
@@ -94,9 +93,8 @@ class Compiler:
         self._why: dict[tuple[str, int], str] = {}
         #: Shard -> its skeleton slots (:meth:`_slots`; the rules do not change under a compiler).
         self._slot_names: dict[str, tuple[str, ...]] = {}
-        #: The policy's constants (:meth:`_policy`) and, per server name, its hosted systems.
-        self._constants: _Policy | None = None
-        self._systems: dict[str, tuple[str, ...]] = {}
+        #: The policy's constants and the judgements that read them (hosted systems, steps).
+        self.judgement = Judgement(self.catalog.engine)
         #: A snapshot and, per shard, its skeleton winners and losers (:meth:`_skeleton`).
         self._skeletons: tuple[Callable[[], CatalogSnapshot | None],
                                dict[str, tuple[dict[int, list[str]], dict[int, int]]]] = (lambda: None, {})
@@ -163,31 +161,9 @@ class Compiler:
 
     # ------------------------------------------------------------------ task facts
 
-    def _policy(self) -> _Policy:
-        """The policy's constants (``hosted_system``, ``system_word``, ``full_match``,
-        ``step_capability``), asked once: the rules do not change under a compiler."""
-        if self._constants is None:
-            hosted, words, full, steps = self.catalog.engine.query_many([
-                ("hosted_system", (None,)), ("system_word", (None, None)), ("full_match", (None,)),
-                ("step_capability", (None,))])
-            systems = frozenset(str(r[0]) for r in hosted)
-            self._constants = _Policy(hosted=systems, words=systems | {str(r[1]) for r in words},
-                                      full_match=min((int(r[0]) for r in full), default=0),
-                                      steps=tuple(sorted(str(r[0]) for r in steps)))
-        return self._constants
-
-    def _server_systems(self, server: str) -> tuple[str, ...]:
-        """The hosted systems a server's name holds (``github-enterprise`` -> ``github``)."""
-        found = self._systems.get(server)
-        if found is None:
-            hosted = self._policy().hosted
-            found = self._systems[server] = tuple(w for w in dict.fromkeys(_words(server)) if w in hosted)
-        return found
-
     def _task_facts(self, ctx: TaskContext, text: str) -> list[Fact]:
         facts: list[Fact] = [("task_shard", ctx.shard)]
-        words = self._policy().words
-        facts += [("task_word", w) for w in dict.fromkeys(_words(text)) if w in words]
+        facts += self.judgement.task_words(text)
         if ctx.intent:
             facts.append(("task_intent", ctx.intent.strip().lower()))
         if ctx.language:
@@ -403,7 +379,7 @@ class Compiler:
         extra = [view.row_of[t] for t in winners]
         found = self._retrieve(view, text, pool or sel.candidate_pool, extra, allowed, warnings, (ctx.shard, denied))
         ids, vector, match, named = found.ids, found.vector, found.match, found.named
-        policy = self._policy()
+        policy = self.judgement.constants()
         # The tools of a hosted system lose system_points unless the task points at the system
         # (the rules) or names the server.
         heads, pointed, system_table = view.heads, found.servers, tables["system_points"]
@@ -414,7 +390,7 @@ class Compiler:
         candidates = set(ids)
         labels = self.catalog.labels(view)
         # In reach: what the shard could have if the role allowed it (a denial is not a gap).
-        self._missing_steps(view, ctx.shard, facts, labels["capability"],
+        self.judgement.missing_steps(view, ctx.shard, facts, labels["capability"],
                             allowed if denied_rows is None else allowed | denied_rows, warnings)
         capability, category, domain = (_label_points(tables[f"{kind}_points"], labels[kind], candidates)
                                         for kind in LABEL_KINDS)
@@ -435,7 +411,7 @@ class Compiler:
             server = heads[t][0]
             system = 0
             if server not in pointed:
-                system = min((system_table.get(w, 0) for w in self._server_systems(server)), default=0)
+                system = min((system_table.get(w, 0) for w in self.judgement.server_systems(server)), default=0)
             points = {"shard": shard_points.get(t, 0), "usage": usage_points.get(t, 0),
                       "capability": capability.get(t, 0), "category": category.get(t, 0),
                       "domain": domain.get(t, 0), "relevance": rel or 0, "system": system,
@@ -470,37 +446,13 @@ class Compiler:
                 facts=explained.get(t), wanted=wanted, rank=rank, match=m, summary=summaries.get(t),
                 id=t, head=heads[t], load=reader.load,
             ))
-        self._step_tools(out, facts, labels["capability"], tier_cap)
+        self.judgement.step_tools(out, facts, labels["capability"], tier_cap)
         # The budget measures the skeleton, then the rest best first: definitions are read in that order.
         reader.order(sorted(out, key=lambda s: (not s.skeleton, -s.final, s.name)))
         task_facts: dict[str, list[str]] = {}
         for f in facts:
             task_facts.setdefault(f[0].removeprefix("task_"), []).append(str(f[1]))
         return view, out, task_facts, reader
-
-    def _missing_steps(self, view: CatalogSnapshot, shard: str, facts: list[Fact],
-                       holders: Mapping[str, frozenset[int]], reach: np.ndarray, warnings: list[str]) -> None:
-        """A warning for each step the task implies (a ``step_capability`` of the task: it asks to
-        change, run, delete or send) that no tool in reach has at all: not in the catalog, blocked,
-        or filtered out by the servers the task allows. (A tool the role is denied is the policy's
-        decision, not a gap: the denied-name warning covers a task that asks for it.)"""
-        for cap in _steps(facts, self._policy().steps):
-            if not any(reach[view.row_of[t]] for t in holders.get(cap, ()) if t in view.row_of):
-                warnings.append(f"{shard}: the task asks for {cap} and no tool in reach does it")
-
-    def _step_tools(self, out: list[ScoredTool], facts: list[Fact], holders: Mapping[str, frozenset[int]],
-                    tier_cap: Mapping[int, Tier]) -> None:
-        """Give each step the task implies (a task capability the policy lists as
-        ``step_capability``) its tool: the best-scored candidate with that capability is wanted
-        Full, unless a Full tool has it already."""
-        for cap in _steps(facts, self._policy().steps):
-            have = holders.get(cap, frozenset())
-            able = [s for s in out if s.id in have and tier_cap.get(s.id, Tier.FULL) is Tier.FULL]
-            if not able or any(s.tier is Tier.FULL for s in able):
-                continue
-            best = min(able, key=lambda s: (-s.final, s.rank))
-            best.wanted = best.tier = Tier.FULL
-            best.reasons.insert(0, f"tool of the step {cap} the task implies")
 
     @staticmethod
     def _explain_facts(view: CatalogSnapshot, st: StoredTool, a: Callable[[StoredTool], ToolAnalysis | None]
@@ -636,15 +588,6 @@ class Compiler:
         return self._fresh(by_vector)
 
 
-#: The task fact kind of an implied step (TaskProfile.implied): read by the compiler, never asserted.
-IMPLIED = "task_implied"
-
-
-def _steps(facts: list[Fact], steps: tuple[str, ...]) -> list[str]:
-    """The task's capabilities, stated or implied, that the policy gives a tool of their own."""
-    return list(dict.fromkeys(str(f[1]) for f in facts if f[0] in ("task_capability", IMPLIED) and f[1] in steps))
-
-
 class _Retrieved(NamedTuple):
     """The candidates of a task: ids in vector order, their vector scores, their match (the
     best cosine of the tool's vector to the task or one of its clauses, in percent; 100 for a
@@ -655,25 +598,6 @@ class _Retrieved(NamedTuple):
     match: dict[int, int]
     named: set[int]
     servers: frozenset[str]
-
-
-@dataclass(frozen=True)
-class _Policy:
-    """Constants of the policy (rules/policy.dl), asked once per compiler."""
-
-    hosted: frozenset[str]
-    #: Every word a task_word fact may hold: the hosted systems and the system words.
-    words: frozenset[str]
-    full_match: int
-    steps: tuple[str, ...]
-
-
-_WORD = re.compile(r"[a-z0-9]+")
-
-
-def _words(text: str) -> list[str]:
-    """Lowercase words of a name or a text: ``Google-Maps`` -> ``google``, ``maps``."""
-    return _WORD.findall(text.lower())
 
 
 def _embedding_warning(index: RetrievalIndex) -> str | None:

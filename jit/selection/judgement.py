@@ -1,0 +1,105 @@
+"""The policy's judgements that act on a compile's candidates rather than on its scores.
+
+Hosted systems (which servers a task points at), and the steps a task implies (their tool,
+and a warning when nothing in reach can do one): rules/policy.dl states them as constants
+(``hosted_system``, ``system_word``, ``full_match``, ``step_capability``), asked once per
+compiler, and :class:`Judgement` applies them to a compile's candidates.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from .catalog_view import CatalogSnapshot
+from .logic import Fact, LogicEngine
+from .tiers import ScoredTool, Tier
+
+__all__ = ["IMPLIED", "Judgement", "PolicyConstants", "words"]
+
+#: The task fact kind of an implied step (TaskProfile.implied): read by the compiler, never asserted.
+IMPLIED = "task_implied"
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def words(text: str) -> list[str]:
+    """Lowercase words of a name or a text: ``Google-Maps`` -> ``google``, ``maps``."""
+    return _WORD.findall(text.lower())
+
+
+@dataclass(frozen=True)
+class PolicyConstants:
+    """Constants of the policy (rules/policy.dl)."""
+
+    hosted: frozenset[str]
+    #: Every word a task_word fact may hold: the hosted systems and the system words.
+    words: frozenset[str]
+    full_match: int
+    steps: tuple[str, ...]
+
+
+class Judgement:
+    """The policy's constants, asked of the engine once (the rules do not change under a
+    compiler), and what the compiler does with them."""
+
+    def __init__(self, engine: LogicEngine) -> None:
+        self._engine = engine
+        self._constants: PolicyConstants | None = None
+        #: Server name -> the hosted systems its name holds.
+        self._systems: dict[str, tuple[str, ...]] = {}
+
+    def constants(self) -> PolicyConstants:
+        if self._constants is None:
+            hosted, system_words, full, steps = self._engine.query_many([
+                ("hosted_system", (None,)), ("system_word", (None, None)), ("full_match", (None,)),
+                ("step_capability", (None,))])
+            systems = frozenset(str(r[0]) for r in hosted)
+            self._constants = PolicyConstants(hosted=systems, words=systems | {str(r[1]) for r in system_words},
+                                              full_match=min((int(r[0]) for r in full), default=0),
+                                              steps=tuple(sorted(str(r[0]) for r in steps)))
+        return self._constants
+
+    def task_words(self, text: str) -> list[Fact]:
+        """``task_word`` facts: the task's words that the policy names (systems, system words)."""
+        known = self.constants().words
+        return [("task_word", w) for w in dict.fromkeys(words(text)) if w in known]
+
+    def server_systems(self, server: str) -> tuple[str, ...]:
+        """The hosted systems a server's name holds (``github-enterprise`` -> ``github``)."""
+        found = self._systems.get(server)
+        if found is None:
+            hosted = self.constants().hosted
+            found = self._systems[server] = tuple(w for w in dict.fromkeys(words(server)) if w in hosted)
+        return found
+
+    def steps(self, facts: list[Fact]) -> list[str]:
+        """The task's capabilities, stated or implied, that the policy gives a tool of their own."""
+        steps = self.constants().steps
+        return list(dict.fromkeys(str(f[1]) for f in facts
+                                  if f[0] in ("task_capability", IMPLIED) and f[1] in steps))
+
+    def missing_steps(self, view: CatalogSnapshot, shard: str, facts: list[Fact],
+                      holders: Mapping[str, frozenset[int]], reach: np.ndarray, warnings: list[str]) -> None:
+        """A warning for each step of the task (a ``step_capability`` it states or implies: it asks
+        to change, run, delete or send) that no tool in reach has at all: not in the catalog,
+        blocked, or filtered out by the servers the task allows. (A tool the role is denied is the
+        policy's decision, not a gap: the denied-name warning covers a task that asks for it.)"""
+        for cap in self.steps(facts):
+            if not any(reach[view.row_of[t]] for t in holders.get(cap, ()) if t in view.row_of):
+                warnings.append(f"{shard}: the task asks for {cap} and no tool in reach does it")
+
+    def step_tools(self, out: list[ScoredTool], facts: list[Fact], holders: Mapping[str, frozenset[int]],
+                   tier_cap: Mapping[int, Tier]) -> None:
+        """Give each step of the task its tool: the best-scored candidate with that capability is
+        wanted Full, unless a Full tool has it already."""
+        for cap in self.steps(facts):
+            have = holders.get(cap, frozenset())
+            able = [s for s in out if s.id in have and tier_cap.get(s.id, Tier.FULL) is Tier.FULL]
+            if not able or any(s.tier is Tier.FULL for s in able):
+                continue
+            best = min(able, key=lambda s: (-s.final, s.rank))
+            best.wanted = best.tier = Tier.FULL
+            best.reasons.insert(0, f"tool of the step {cap} the task implies")
