@@ -13,7 +13,9 @@ fi
 .venv/bin/python -m pip install --quiet --upgrade pip
 if ! .venv/bin/python -c "import torch" 2>/dev/null; then
     index="${TORCH_INDEX_URL-https://download.pytorch.org/whl/cpu}"
-    .venv/bin/python -m pip install --quiet "torch==2.13.0" ${index:+--index-url "$index"}
+    # Where that index cannot be reached (a registry-only network), pip's own index is the fallback.
+    .venv/bin/python -m pip install --quiet "torch==2.13.0" ${index:+--index-url "$index"} \
+        || .venv/bin/python -m pip install --quiet "torch==2.13.0"
 fi
 if [ -n "$extras" ]; then
     .venv/bin/python -m pip install --quiet -e ".[$extras]"
