@@ -310,10 +310,12 @@ def test_the_readme_eval_command_runs_on_a_fresh_clone():
 
 def test_the_readme_says_how_to_get_cpu_torch_and_the_setup_script_does_it():
     url = "https://download.pytorch.org/whl/cpu"
+    readme_text = (REPO / "README.md").read_text(encoding="utf-8")
     assert f"pip install torch --index-url {url}" in _fenced_lines(REPO / "README.md")
     setup = (REPO / "scripts" / "setup.sh").read_text(encoding="utf-8")
-    assert f"TORCH_INDEX_URL-{url}" in setup
-    assert re.search(r'pip install --quiet "torch==[\d.]+" \$\{index:\+--index-url "\$index"\}', setup)
+    assert f"TORCH_INDEX_URL={url}" in " ".join(readme_text.split())
+    assert re.search(r'pip install --quiet "torch==[\d.]+" \$\{TORCH_INDEX_URL:\+--index-url "\$TORCH_INDEX_URL"\}',
+                     setup)
 
 
 def test_every_part_of_the_logic_score_is_documented_with_its_rule():
