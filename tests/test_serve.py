@@ -378,10 +378,13 @@ async def test_exposed_shard_is_listed_proxied_and_announced_when_it_changes(tmp
         # An upstream drops an exposed tool: jit re-syncs in the background and announces the change.
         assert "demo__echo" in exposed
         await s.call_tool("call_tool", {"server": "demo", "tool": "remove_tool", "arguments": {"tool_name": "echo"}})
+        # Wait for the change that drops it: a recompile for another reason (a server's status
+        # moving after the calls above) may be announced first.
         with anyio.fail_after(TIMEOUT):
-            while not changes:
+            while "demo__echo" in [t.name for t in (await s.list_tools()).tools]:
                 await anyio.sleep(0.05)
-        assert "demo__echo" not in [t.name for t in (await s.list_tools()).tools]
+        assert changes  # and it was announced
+        changes.clear()
 
         # Drop the workspace server from the config: its tools leave the selection.
         config = json.loads(path.read_text())
@@ -391,7 +394,7 @@ async def test_exposed_shard_is_listed_proxied_and_announced_when_it_changes(tmp
         assert report["removed_servers"] == ["workspace"] and report["selection_changed"] is True
         after = [t.name for t in (await s.list_tools()).tools]
         gone = await s.call_tool("workspace__read_file", {"path": "README.md"})
-    assert len(changes) == 2
+    assert changes  # the reload's change was announced too
     assert not any(n.startswith("workspace__") for n in after)
     assert gone.is_error  # no longer exposed: an unknown tool now
 
