@@ -11,7 +11,7 @@ A compile runs in four steps:
    asserted, the ``*_points`` tables are asked, and the facts retracted: a
    handful of facts, a few milliseconds, whatever the catalog size.
 3. **Scores**: retrieval gives each candidate a vector score (0–100) and a rank;
-   logic = shard + usage + task + relevance − penalty points, clamped to 0–100, each part
+   logic = shard + usage + task + relevance + system − penalty points, clamped to 0–100, each part
    read from the rules' tables; final = logic_weight × logic + vector_weight × vector.
 4. **Tiers**: thresholds, the rules' tier caps, ``max_full_tools`` and the token
    budget, measured on the rendering (see :func:`jit.selection.render.fit_budget`).
