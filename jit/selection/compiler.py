@@ -390,8 +390,7 @@ class Compiler:
         candidates = set(ids)
         labels = self.catalog.labels(view)
         # In reach: what the shard could have if the role allowed it (a denial is not a gap).
-        self.judgement.missing_steps(view, ctx.shard, facts, labels["capability"],
-                            allowed if denied_rows is None else allowed | denied_rows, warnings)
+        self.judgement.missing_steps(view, ctx.shard, facts, labels["capability"], allowed, denied_rows, warnings)
         capability, category, domain = (_label_points(tables[f"{kind}_points"], labels[kind], candidates)
                                         for kind in LABEL_KINDS)
         relevance = [(max_rank, min_vec, p) for (max_rank, min_vec), p in sorted(tables["relevance_points"].items())]

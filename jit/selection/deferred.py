@@ -41,7 +41,7 @@ from typing import Any
 from ..errors import SelectionError
 from ..models import HARNESS_SERVER
 from ..text import search_tokens
-from .render import _INVALID, _also, _line, _split, full_definition, order_key
+from .render import _AVAILABLE, _INVALID, _also, _line, _split, full_definition, order_key
 from .tiers import ScoredTool, Tier
 
 __all__ = [
@@ -72,7 +72,6 @@ DEFAULT_LIMIT = 5
 
 _INTRO = ("Loads tools that are available but not loaded yet. Give the names you need from the list below, "
           "or words for what the tool should do; the matching tools are loaded and you can call them directly.")
-_AVAILABLE = "Available (name: what it does):"
 
 
 def _search_schema() -> dict[str, Any]:

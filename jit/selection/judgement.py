@@ -82,12 +82,17 @@ class Judgement:
                                   if f[0] in ("task_capability", IMPLIED) and f[1] in steps))
 
     def missing_steps(self, view: CatalogSnapshot, shard: str, facts: list[Fact],
-                      holders: Mapping[str, frozenset[int]], reach: np.ndarray, warnings: list[str]) -> None:
+                      holders: Mapping[str, frozenset[int]], allowed: np.ndarray, denied: np.ndarray | None,
+                      warnings: list[str]) -> None:
         """A warning for each step of the task (a ``step_capability`` it states or implies: it asks
         to change, run, delete or send) that no tool in reach has at all: not in the catalog,
         blocked, or filtered out by the servers the task allows. (A tool the role is denied is the
         policy's decision, not a gap: the denied-name warning covers a task that asks for it.)"""
-        for cap in self.steps(facts):
+        steps = self.steps(facts)
+        if not steps:
+            return  # most tasks: no mask to build
+        reach = allowed if denied is None else allowed | denied  # what the role denies is in reach
+        for cap in steps:
             if not any(reach[view.row_of[t]] for t in holders.get(cap, ()) if t in view.row_of):
                 warnings.append(f"{shard}: the task asks for {cap} and no tool in reach does it")
 
