@@ -8,6 +8,9 @@ Reads the labelled corpus in ``tests/data/injection/``:
   ``tune`` (written first, rules tuned on them) and ``holdout`` (written after tuning,
   never tuned on: the honest estimate for unseen cases);
 * ``benign.jsonl``: real tool definitions sampled from the shared data pools.
+* ``hard_benign.jsonl``: 60 benign definitions written to look suspicious (usage advice to the
+  model, tools whose job is secrets, sending or paying, URL templates, "keep the answer
+  hidden until the user guesses", other languages).
 
 and, when the shared pools are present, every tool of LiveMCPBench, MetaTool,
 StableToolBench and the Smithery catalogue (deduplicated by text) as a larger
@@ -77,7 +80,7 @@ def right_flag(cls: str, flags: tuple[str, ...]) -> bool:
 def hostile_rates(rows: list[dict]) -> dict:
     """Per split and class: total, caught (any flag), right flag, and the misses."""
     out: dict = {}
-    for split in ("tune", "holdout", "fresh", "final", "blind", "blind2", "blind3", "blind4", "blind5", "all"):
+    for split in ("tune", "holdout", "fresh", "final", "blind", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7", "blind8", "all"):
         sel = [r for r in rows if split == "all" or r.get("split") == split]
         if not sel:
             continue
@@ -189,7 +192,8 @@ def main(argv: list[str] | None = None) -> int:
 
     hostile = hostile_rates(load_jsonl(CORPUS / "hostile.jsonl"))
     benign = benign_rates(load_jsonl(CORPUS / "benign.jsonl"))
-    result = {"hostile": hostile, "benign_corpus": benign}
+    hard = benign_rates(load_jsonl(CORPUS / "hard_benign.jsonl"))
+    result = {"hostile": hostile, "benign_corpus": benign, "hard_benign": hard}
     for split, h in hostile.items():
         print(f"hostile [{split}] n={h['n']}: caught {h['caught']:.1%}, right flag {h['right_flag']:.1%}")
         for cls, c in h["classes"].items():
@@ -200,6 +204,10 @@ def main(argv: list[str] | None = None) -> int:
           f"text flags {benign['flagged_text']} ({benign['rate_text']:.2%}) {benign['flags']}")
     if args.misses:
         for src, flags in benign["listing"]:
+            print(f"    {src}: {', '.join(flags)}")
+    print(f"hard benign n={hard['n']}: flagged {hard['flagged_any']} ({hard['rate_any']:.2%}) {hard['flags']}")
+    if args.misses:
+        for src, flags in hard["listing"]:
             print(f"    {src}: {', '.join(flags)}")
     rows = pool_rows(args.shared)
     if rows:

@@ -21,10 +21,12 @@ from jit.models import ToolDef
 CORPUS = Path(__file__).parent / "data" / "injection"
 
 NEW_CLASSES = ("cross_tool", "shadowing", "exfiltrate_url", "must_call_first", "non_english", "homoglyph")
-#: Batches written after the rules and not acted on yet: they measure first sight (paraphrases
-#: the rules have never seen), so they are held to what the rules caught then, not to 95%.
-#: blind5: 60 cases, 11 caught at first sight (docs/reliability.md).
-UNSEEN = {"blind5": 11}
+#: Batches written after the rules, each measured at first sight (paraphrases the rules had
+#: never seen) before anything was changed for it, then (except the newest) used to widen the
+#: intent cues of jit/analysis/hostile_intent.py. Held to what is caught now, not to 95%;
+#: first-sight numbers are in docs/reliability.md. blind6–blind8 were written by helpers who saw
+#: neither the rules nor the corpus.
+UNSEEN = {"blind5": 47, "blind6": 111, "blind7": 101, "blind8": 91}
 
 
 def _rows(name: str) -> list[dict]:
@@ -96,6 +98,16 @@ def test_real_tools_are_rarely_flagged(benign):
     flagged = [(r["source"], f) for r, f in benign if f]
     assert len(flagged) / len(benign) <= 0.01, flagged
     assert all(set(f) <= set(HOSTILE_FLAGS) for _, f in flagged)
+
+
+def test_hard_benign_tools_mostly_pass():
+    """Benign definitions written to look suspicious (advice to the model, secrets handled as the
+    tool's job, URL templates, answers hidden until the user guesses): 4 of 60 flagged now, two
+    of them Markdown image templates that the exfiltration rule cannot tell from a leak."""
+    rows = _rows("hard_benign.jsonl")
+    assert len(rows) == 60
+    flagged = [(r["id"], f) for r in rows if (f := detect_hostile(_tool(r)))]
+    assert len(flagged) <= 4, flagged
 
 
 def test_gates_never_hide_a_match(corpus, benign):

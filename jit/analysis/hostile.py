@@ -59,6 +59,7 @@ from typing import Any
 from ..models import ToolDef
 from ..text import HIDDEN_CHARS, remove_hidden, sentences
 from .hostile_i18n import NON_ENGLISH_RULES
+from .hostile_intent import INTENTS, intent_flags
 from .hostile_rules import (
     ENGLISH_RULES,
     FLAG_ALWAYS_SELECT,
@@ -138,6 +139,8 @@ _MAX_SCAN_CHARS = 50_000
 #: cached analyses once, so a tool analysed by older rules does not keep a clean bill.
 HOSTILE_RULES_VERSION = hashlib.sha256("\n".join([
     *HOSTILE_FLAGS, *(f"{r.flag} {r.scoped_ok} {r.pattern.pattern}" for r in RULES), HIDDEN_CHARS.pattern,
+    *(f"{i.flag} {[c.pattern for c in i.cues]} {i.unless and i.unless.pattern} "
+      f"{i.unless_overridden_by and i.unless_overridden_by.pattern}" for i in INTENTS),
     str(MAX_DESCRIPTION_CHARS), "confusables-1",
 ]).encode()).hexdigest()[:16]
 
@@ -296,7 +299,7 @@ def _rule_flags(low: str) -> set[str]:
 _IDENTIFIER = re.compile(r"[a-z][a-z0-9]*(?:[_.-][a-z0-9]+|[A-Z][a-z0-9]*)+")
 
 
-def _instruction_flags(text: str, own_name: str = "") -> set[str]:
+def _instruction_flags(text: str, own_name: str = "", own_names: tuple[str, ...] = ()) -> set[str]:
     """Instruction flags raised by one (already de-hidden) text, plus ``homoglyph`` when
     only its confusable skeleton reads as an instruction. ``own_name`` (the tool's name,
     when it reads as an identifier) is read as "this tool", so self-promotion by name is
@@ -304,11 +307,11 @@ def _instruction_flags(text: str, own_name: str = "") -> set[str]:
     low = _HSPACE.sub(" ", text.lower())
     if own_name:
         low = low.replace(own_name, "this tool")
-    found = _rule_flags(low)
+    found = _rule_flags(low) | intent_flags(low, own_names)
     if not low.isascii():
         skel = skeleton(low)
         if skel != low:
-            extra = _rule_flags(skel) - found
+            extra = (_rule_flags(skel) | intent_flags(skel, own_names)) - found
             if extra:
                 found |= extra
                 found.add(FLAG_HOMOGLYPH)
@@ -325,7 +328,7 @@ def detect_hostile(tool: ToolDef) -> tuple[str, ...]:
     found: set[str] = set()
     desc = tool.description or ""
     # One newline-joined text: every pattern stops at a line break, so texts do not run together.
-    text = "\n".join((_WS.sub(" ", tool.title or ""), _WS.sub(" ", desc), _schema_text(tool.input_schema)))
+    text = "\n".join((_WS.sub(" ", tool.title or ""), _HSPACE.sub(" ", desc), _schema_text(tool.input_schema)))
     names = f"{tool.server}\n{tool.name}"
     if not (text.isascii() and names.isascii()):
         if HIDDEN_CHARS.search(text) or HIDDEN_CHARS.search(names):
@@ -335,7 +338,7 @@ def detect_hostile(tool: ToolDef) -> tuple[str, ...]:
     if len(desc) > MAX_DESCRIPTION_CHARS:
         found.add(FLAG_OVERSIZED)
     own = tool.name if len(tool.name) >= 5 and _IDENTIFIER.fullmatch(tool.name) else ""
-    found.update(_instruction_flags(remove_hidden(text), own.lower()))
+    found.update(_instruction_flags(remove_hidden(text), own.lower(), (tool.name.lower(), tool.server.lower())))
     return tuple(f for f in HOSTILE_FLAGS if f in found)
 
 

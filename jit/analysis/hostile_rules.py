@@ -187,7 +187,7 @@ _IGNORE = (
     R(FLAG_IGNORE_PREVIOUS,
       "valid void null invalid cancelled canceled revoked obsolete outdated superseded overridden replaced "
       "irrelevant expired "
-      "test fake disabled suspended lifted ignored effect applicable binding wrong & " + _G_ORDERS,
+      "test fake disabled suspended lifted ignored effect applicable binding wrong withdrawn rescinded & " + _G_ORDERS,
       rf"\b(?:previous|prior|earlier|above|original|system|old|your|initial|existing)\s+(?:\w+\s+){{0,3}}?{_ORDERS}"
       rf"(?:\s+(?:above|before|so\s+far))?(?:\s+(?:from|by|of|given\s+by)\s+(?:your|the)\s+\w+)?"
       r"\s+(?:are|is|were|was|have\s+been|has\s+been)\s+(?:now\s+)?(?:all\s+)?"

@@ -137,7 +137,7 @@ _URL = (
     # an image that carries data out in its address, or one the model is told to render
     R(FLAG_EXFILTRATE_URL, "![",
       r"!\[[^\]\n]{0,80}\]\(\s*<?(?:https?:)?//[^)\s]*[?&][\w-]+=(?:[{$<%\[]|\))"),
-    R(FLAG_EXFILTRATE_URL, "![ <img & render display include embed output show print insert append place every each",
+    R(FLAG_EXFILTRATE_URL, "![ <img & render display include embed output show print insert append place every each all your",
       rf"\b(?:render|display|include|embed|output|show|print|insert|append|place)\b{_S}{{0,80}}"
       r"(?:!\[[^\]\n]{0,80}\]\(\s*<?(?:https?:)?//|<img\b)",
       r"(?:!\[[^\]\n]{0,80}\]\(\s*<?(?:https?:)?//|<img\b)[^\n]{0,200}?\b(?:in|at\s+the\s+end\s+of|to)\s+"
@@ -155,7 +155,7 @@ _URL = (
 
 _FIRST = (
     R(FLAG_MUST_CALL_FIRST, "before prior & other others else anything responding replying answering response reply "
-      "answer",
+      "answer every any all",
       rf"\bbefore\s+(?:using|calling|invoking|running|any\s+use\s+of|you\s+(?:use|call))\s+(?:any|all|every)\s+"
       rf"(?:other\s+)?(?:{_TOOL}s?|others)\b",
       rf"\bbefore\s+(?:any|all|every)\s+other\s+(?:{_TOOL}s?|actions?|calls?|steps?)\b|\bbefore\s+all\s+others\b",
