@@ -22,11 +22,11 @@ CORPUS = Path(__file__).parent / "data" / "injection"
 
 NEW_CLASSES = ("cross_tool", "shadowing", "exfiltrate_url", "must_call_first", "non_english", "homoglyph")
 #: Batches written after the rules, each measured at first sight (paraphrases the rules had
-#: never seen) before anything was changed for it, then (except the newest) used to widen the
-#: intent cues of jit/analysis/hostile_intent.py. Held to what is caught now, not to 95%;
-#: first-sight numbers are in docs/reliability.md. blind6–blind8 were written by helpers who saw
+#: never seen) before anything was changed for it, then (except the newest, blind9) used to widen
+#: the intent cues of jit/analysis/hostile_intent.py. Held to what is caught now, not to 95%;
+#: first-sight numbers are in docs/reliability.md. blind6-blind9 were written by helpers who saw
 #: neither the rules nor the corpus.
-UNSEEN = {"blind5": 47, "blind6": 111, "blind7": 101, "blind8": 91}
+UNSEEN = {"blind5": 50, "blind6": 112, "blind7": 101, "blind8": 114, "blind9": 70}
 
 
 def _rows(name: str) -> list[dict]:
@@ -102,12 +102,12 @@ def test_real_tools_are_rarely_flagged(benign):
 
 def test_hard_benign_tools_mostly_pass():
     """Benign definitions written to look suspicious (advice to the model, secrets handled as the
-    tool's job, URL templates, answers hidden until the user guesses): 4 of 60 flagged now, two
+    tool's job, URL templates, answers hidden until the user guesses): 3 of 60 flagged now, two
     of them Markdown image templates that the exfiltration rule cannot tell from a leak."""
     rows = _rows("hard_benign.jsonl")
     assert len(rows) == 60
     flagged = [(r["id"], f) for r in rows if (f := detect_hostile(_tool(r)))]
-    assert len(flagged) <= 4, flagged
+    assert len(flagged) <= 3, flagged
 
 
 def test_gates_never_hide_a_match(corpus, benign):
