@@ -388,11 +388,20 @@ class Config:
     analyzer: AnalyzerConfig
     embedding: EmbeddingConfig
     connection: ConnectionConfig
+    #: The SQLite catalog; for a PostgreSQL ``store``, the local path this host's files
+    #: derived from the catalog are named after (``<store_path>.index/``).
     store_path: Path
     rules_dir: Path
     available_tools: AvailableTools
     security: SecurityConfig = field(default_factory=SecurityConfig)
     serve: ServeConfig = field(default_factory=ServeConfig)
+    #: The ``store`` setting when it is a ``postgresql://`` URL (may hold a password: never print it).
+    store_url: str | None = field(default=None, repr=False)
+
+    @property
+    def store_location(self) -> str | Path:
+        """What :class:`~jit.catalog.store.Store` opens: the PostgreSQL URL, else the SQLite path."""
+        return self.store_url or self.store_path
 
     @classmethod
     def default(cls, base_dir: Path | None = None) -> Config:
@@ -567,10 +576,21 @@ def _build(parsed: _ConfigFile, base: Path, path: Path | None, servers: dict[str
         connection=parsed.connection,
         security=parsed.security,
         serve=parsed.serve,
-        store_path=resolve(parsed.store),
+        store_path=resolve(LOCAL_FILES_OF_SHARED_STORE if _is_url(parsed.store) else parsed.store),
+        store_url=parsed.store if _is_url(parsed.store) else None,
         rules_dir=resolve(parsed.rules) if parsed.rules is not None else _default_rules(base),
         available_tools=available,
     )
+
+
+#: Where a host keeps the files derived from a PostgreSQL catalog (its compiled view, retrieval
+#: index), relative to the config: ``.jit/shared-catalog.index/``.
+LOCAL_FILES_OF_SHARED_STORE = ".jit/shared-catalog"
+
+
+def _is_url(store: str) -> bool:
+    """A ``postgresql://`` (or ``postgres://``) ``store``: a shared catalog (jit/catalog/backend.py)."""
+    return store.lower().startswith(("postgresql://", "postgres://"))
 
 
 def check_store_path(config: Config) -> None:
@@ -583,6 +603,13 @@ def check_store_path(config: Config) -> None:
     """
     target = config.store_path
     src = str(config.path) if config.path is not None else None
+    if config.store_url is not None:  # only this host's derived files are local
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ConfigError(f"cannot create the directory {target.parent} for this host's files of the shared"
+                              f" catalog: {exc.strerror or exc}", path=src, key="store") from None
+        return
     if target.is_dir():
         raise ConfigError(f"the catalog path {target} is a directory; 'store' must name a file", path=src, key="store")
     try:

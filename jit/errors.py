@@ -8,7 +8,7 @@ Hierarchy::
 
     JitError
     ├── ConfigError                 broken config.json / mcpServers file / available_tools.json
-    ├── StoreError                  the SQLite catalog (wraps sqlite3 errors)
+    ├── StoreError                  the catalog (wraps sqlite3 / psycopg errors)
     │   └── MigrationError          a migration failed (nothing of it applied), or an applied one was edited
     ├── EmbeddingError              the embedding model could not load or run
     ├── AnalysisError               a tool analyzer failed (the offline analyzer takes over)
@@ -25,7 +25,7 @@ Hierarchy::
     │   └── ToolCallError           the server answered with an error (JSON-RPC or isError)
     └── EvaluationError             benchmark data missing or malformed
 
-Foreign exceptions (sqlite3, the MCP SDK's ``MCPError`` and ExceptionGroups,
+Foreign exceptions (sqlite3, psycopg, the MCP SDK's ``MCPError`` and ExceptionGroups,
 subprocess/OS errors, anthropic) are translated into this tree at the module
 boundary that meets them, never leaked to callers.
 """
@@ -91,7 +91,7 @@ class ConfigError(JitError):
 
 
 class StoreError(JitError):
-    """The SQLite catalog failed (I/O, corruption, constraint, extension)."""
+    """The catalog failed (I/O, corruption, constraint, extension; a PostgreSQL server refusing or gone)."""
 
     code = "store_error"
 

@@ -105,6 +105,40 @@ def store(tmp_path: Path):
         yield s
 
 
+@pytest.fixture(scope="session")
+def pg_cluster():
+    """One throwaway PostgreSQL cluster for the session (tests/pgcluster.py), stopped and removed
+    at its end; skipped only where PostgreSQL's binaries (or psycopg) are truly absent."""
+    from pgcluster import Cluster, find_bindir
+
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        pytest.skip("psycopg is not installed (pip install -e '.[test]')")
+    bindir = find_bindir()
+    if bindir is None:
+        pytest.skip("PostgreSQL's server binaries are absent (Debian: apt-get install postgresql; "
+                    "or set JIT_PG_BINDIR); scripts/test.sh installs them where apt-get is usable")
+    cluster = Cluster(bindir).start()
+    atexit.register(cluster.stop)  # also after an interrupted session
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture
+def pg_url(pg_cluster) -> str:
+    """The URL of a fresh, empty database of the session's cluster."""
+    return pg_cluster.new_database()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def any_store(request, tmp_path: Path):
+    """A fresh catalog on each backend: SQLite, then PostgreSQL (``pg_cluster``)."""
+    location = tmp_path / "catalog.db" if request.param == "sqlite" else request.getfixturevalue("pg_url")
+    with Store(location, local_path=tmp_path / "catalog") as s:
+        yield s
+
+
 def load_livemcpbench_tools() -> list[ToolDef]:
     """The 527 real tool definitions of LiveMCPBench (Apache-2.0, see tests/data)."""
     out = []

@@ -1,4 +1,9 @@
-"""The catalog on real SQLite with sqlite-vec."""
+"""The catalog on real SQLite with sqlite-vec, and the same tests on a real PostgreSQL.
+
+Tests taking ``store`` run on both backends (``any_store``, tests/conftest.py);
+SQLite's own (WAL, sqlite-vec, its migration files) take ``sqlite_store`` or a path.
+PostgreSQL's own behaviour (migrations, several hosts) is in tests/test_store_postgres.py.
+"""
 
 from __future__ import annotations
 
@@ -39,6 +44,17 @@ class RecordingEmbedder:
             vecs = vecs[:, : self._dims]
             vecs = vecs / np.linalg.norm(vecs, axis=1, keepdims=True)
         return vecs
+
+
+@pytest.fixture
+def store(any_store):
+    return any_store
+
+
+@pytest.fixture
+def sqlite_store(tmp_path):
+    with Store(tmp_path / "catalog.db") as s:
+        yield s
 
 
 def _tool(name: str, description: str, server: str = "files", **props: str) -> ToolDef:
@@ -145,9 +161,9 @@ def test_unopenable_path_is_a_store_error(tmp_path):
         Store(tmp_path / "adir")
 
 
-def test_store_uses_wal_and_loads_sqlite_vec(store):
-    assert store._query("PRAGMA journal_mode")[0][0] == "wal"
-    assert store._query("SELECT vec_version()")[0][0].startswith("v")
+def test_store_uses_wal_and_loads_sqlite_vec(sqlite_store):
+    assert sqlite_store._query("PRAGMA journal_mode")[0][0] == "wal"
+    assert sqlite_store._query("SELECT vec_version()")[0][0].startswith("v")
 
 
 def test_sync_adds_changes_and_removes_tools(store):
@@ -317,3 +333,35 @@ def test_unchanged_catalog_does_not_load_the_model(store, hashing_embedder):
             raise AssertionError("the model was loaded for nothing")
 
     assert embed_pending(store, Unloadable(hashing_embedder)).embedded == 0
+
+
+def test_a_change_by_another_connection_is_heard(store):
+    """``wait_for_change``: pushed on PostgreSQL (LISTEN/NOTIFY), polled on SQLite; tool calls
+    count only when asked for."""
+    import threading
+
+    location = store.location if store.dialect == "postgresql" else store.path  # no password in tests
+    store.ensure_server("files", "stdio")
+    heard = threading.Event()
+
+    def write(what: str) -> None:
+        with Store(location) as other:
+            other.ensure_server("files", "stdio")
+            other.sync_tools("files", TOOLS[:1])
+            n = 0
+            while not heard.wait(0.05):  # until the waiter heard one (it may start listening late)
+                n += 1
+                if what == "calls":
+                    other.record_call("files", "read_file", ok=True, latency_ms=1.0)
+                else:
+                    other.sync_tools("files", [_tool("read_file", f"Read a file, version {n}.")])
+
+    for what, usage in (("catalog", False), ("calls", True)):
+        heard.clear()
+        writer = threading.Thread(target=write, args=(what,))
+        writer.start()
+        try:
+            assert store.wait_for_change(60, usage=usage)
+        finally:
+            heard.set()
+            writer.join()

@@ -12,8 +12,9 @@ hold). A reader asks :func:`is_alive`:
 * a holder on another host cannot be checked by pid; it is alive while its
   heartbeat (``holders.heartbeat``, refreshed with each status write, ping and
   call) is younger than :data:`REMOTE_LEASE`. A SQLite catalog lives on one
-  host; this is the hook for a shared catalog server (issue #17), where each host
-  would keep its own statuses and read the others' by lease.
+  host; a PostgreSQL one is shared by several (docs/team.md), each host named by
+  ``$JIT_HOST`` or its host name, and a status one host cannot confirm while another
+  host holds the server is kept for that host alone (``server_host_status``).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["REMOTE_LEASE", "Holder", "current", "is_alive", "parse", "start_token"]
+__all__ = ["REMOTE_LEASE", "Holder", "current", "host", "is_alive", "parse", "start_token"]
 
 #: Seconds a holder on another host is believed alive after its last heartbeat.
 REMOTE_LEASE = 300.0
@@ -59,7 +60,13 @@ def parse(holder_id: str | None) -> Holder | None:
 
 @functools.cache
 def _host() -> str:
-    return socket.gethostname() or "localhost"
+    """This host's name in the catalog: ``$JIT_HOST``, else the host name (docs/team.md)."""
+    return os.environ.get("JIT_HOST") or socket.gethostname() or "localhost"
+
+
+def host() -> str:
+    """The name this host's processes are recorded under (holders, per-host statuses)."""
+    return _host()
 
 
 @functools.cache

@@ -4,7 +4,13 @@ The schema changes only through these files (``0001_name.sql``, ...), each appli
 in one transaction together with its record in ``schema_migrations`` (name and
 checksum); an applied file that was edited afterwards is refused at open, since
 the catalog no longer matches it. :class:`~jit.catalog.store.Store` owns the
-connection and hands it to a :class:`Migrations` runner.
+connection and hands its backend to a :class:`Migrations` runner.
+
+Each engine has its own files: SQLite's are ``migrations/*.sql``, PostgreSQL's
+``migrations/postgresql/*.sql`` (a PostgreSQL catalog starts at a schema equal to
+SQLite's after all of its files; later changes add a file to each folder). On
+PostgreSQL the whole run holds an advisory lock, so hosts starting together
+apply each file once (:meth:`jit.catalog.backend.Backend.migrating`).
 """
 
 from __future__ import annotations
@@ -18,10 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pysqlite3.dbapi2 as sqlite3
-
 from ..errors import MigrationError
 from ..paths import bundled_dir
+from .backend import Backend
 
 __all__ = ["Migration", "Migrations", "default_migrations_dir", "load_migrations"]
 
@@ -65,26 +70,22 @@ def load_migrations(directory: Path) -> list[Migration]:
 
 
 class Migrations:
-    """Applies the files of ``directory`` to one catalog connection.
+    """Applies the files of ``directory`` to one catalog (its :class:`Backend`).
 
-    ``query`` is the store's guarded read (sqlite3 errors become ``StoreError``);
+    ``query`` is the store's guarded read (engine errors become ``StoreError``);
     ``lock`` is the store's connection lock; ``catalog_path`` names the catalog in errors.
     """
 
-    def __init__(self, conn: sqlite3.Connection, lock: threading.RLock, directory: Path, *,
+    def __init__(self, backend: Backend, lock: threading.RLock, directory: Path, *,
                  query: Callable[[str], list[Any]], catalog_path: str) -> None:
-        self._conn = conn
+        self._backend = backend
         self._lock = lock
         self.directory = directory
         self._query = query
         self.catalog_path = catalog_path
 
     def ensure_table(self) -> None:
-        self._conn.execute(
-            "CREATE TABLE IF NOT EXISTS schema_migrations ("
-            " version INTEGER PRIMARY KEY, name TEXT NOT NULL, checksum TEXT NOT NULL,"
-            " applied_at REAL NOT NULL) STRICT"
-        )
+        self._backend.ensure_migrations_table()
 
     def all(self) -> list[Migration]:
         return load_migrations(self.directory)
@@ -125,24 +126,17 @@ class Migrations:
         """Check the applied migrations (:meth:`check`), then apply pending
         ones in order, each atomically with its record."""
         applied: list[Migration] = []
-        with self._lock:
+        with self._lock, self._backend.migrating():
             found = self.all()
             self.check(found)
-            done = self.applied()
+            done = self.applied()  # read under the lock: another host may just have applied some
             for m in (m for m in found if m.version not in done):
-                record = (
-                    "INSERT INTO schema_migrations(version, name, checksum, applied_at) "
-                    f"VALUES ({m.version}, '{m.name}', '{m.checksum}', {time.time()!r});"
-                )
                 try:
-                    # executescript would commit a pending transaction first, so the
-                    # BEGIN lives inside the script and the record commits with it.
-                    self._conn.executescript(f"BEGIN IMMEDIATE;\n{m.sql}\n;{record}\nCOMMIT;")
-                except sqlite3.Error as exc:
-                    if self._conn.in_transaction:
-                        self._conn.execute("ROLLBACK")
+                    self._backend.apply_migration(m.sql, (m.version, m.name, m.checksum, time.time()))
+                except self._backend.errors as exc:
                     raise MigrationError(
-                        f"migration {m.path.name} failed and was rolled back: {exc}", path=str(m.path)
+                        f"migration {m.path.name} failed and was rolled back: {self._backend.scrub(str(exc))}",
+                        path=str(m.path)
                     ) from exc
                 applied.append(m)
         return applied

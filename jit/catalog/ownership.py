@@ -47,7 +47,7 @@ def config_scope(config: Config) -> frozenset[str]:
 
 def open_catalog(config: Config) -> Store:
     """The config's catalog, with reads scoped to the config's servers."""
-    store = Store(config.store_path)
+    store = Store(config.store_location, local_path=config.store_path)
     store.set_scope(config_scope(config))
     return store
 

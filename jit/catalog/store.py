@@ -1,6 +1,6 @@
-"""The catalog: SQLite (through pysqlite3) with sqlite-vec vectors.
+"""The catalog: embedded SQLite (with sqlite-vec) by default, or a shared PostgreSQL.
 
-SQLite is the record of everything jit knows: servers and their status, tools
+The catalog is the record of everything jit knows: servers and their status, tools
 keyed by definition hash, analysis, usage, the embedding cache and the tools'
 vectors. Search is not done here: the compiler reads the catalog into memory
 (a vector matrix, a BM25 index; jit/selection/retrieve.py) and ranks there. The schema
@@ -8,12 +8,16 @@ changes only through the numbered files in ``migrations/``, each applied in one
 transaction together with its record (name and checksum); an applied file that
 was edited afterwards is refused at open, since the catalog no longer matches it
 (the runner: jit/catalog/migrations.py). Server rows live in the
-:class:`~jit.catalog.store_servers.ServerCatalog` mixin, definition history and
-approvals in :class:`~jit.catalog.store_history.DefinitionHistory`.
+:class:`~jit.catalog.store_servers.ServerCatalog` mixin (with resources and prompts),
+definition history and approvals in :class:`~jit.catalog.store_history.DefinitionHistory`,
+the embedding model and vectors in :class:`~jit.catalog.store_vectors.VectorStore`.
 
 One connection, guarded by a lock, serves every thread: the catalog is small
 enough that writes are short, and WAL lets other processes (``jit`` CLI while
-``jit serve`` runs) read alongside.
+``jit serve`` runs) read alongside. The engine is chosen by the location: a path
+is a SQLite file; a ``postgresql://`` URL is a catalog a team's hosts share
+(:mod:`jit.catalog.backend` holds what differs between the two; the SQL here is
+written once, in the dialect both accept).
 """
 
 from __future__ import annotations
@@ -27,10 +31,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pysqlite3.dbapi2 as sqlite3
-import sqlite_vec
-
 from ..errors import StoreError
 from ..models import (
     ServerStatus,
@@ -40,9 +40,12 @@ from ..models import (
     ToolDef,
     canonical_json,
 )
+from . import holders
+from .backend import Backend, SqliteBackend, is_postgres_url, redact
 from .migrations import Migration, Migrations, default_migrations_dir
 from .store_history import DefinitionHistory
 from .store_servers import ServerCatalog
+from .store_vectors import VectorStore
 
 __all__ = ["Migration", "Store", "default_migrations_dir", "text_hash"]
 
@@ -51,37 +54,40 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-class Store(DefinitionHistory, ServerCatalog):
-    """The SQLite catalog. Use as a context manager or call :meth:`close`.
+class Store(DefinitionHistory, ServerCatalog, VectorStore):
+    """The catalog. Use as a context manager or call :meth:`close`.
 
-    ``Store(path)`` opens (creating if needed), checks that the migrations it ran
+    ``Store(location)`` opens (creating if needed), checks that the migrations it ran
     are still the files in ``migrations_dir``, and applies pending ones (with
-    ``migrate=False`` it only checks). ``path`` may be ``":memory:"`` for
-    throwaway catalogs.
+    ``migrate=False`` it only checks). ``location`` is a SQLite file, ``":memory:"``
+    for throwaway catalogs, or a ``postgresql://`` URL (then ``local_path`` names
+    where this host keeps files derived from the catalog, such as the compiled view;
+    without it, none are kept).
+
+    :attr:`location` is the catalog as it may be printed (a URL's password
+    redacted); :attr:`path` is the local path derived files are named after.
     """
 
-    def __init__(self, path: str | Path, *, migrations_dir: Path | None = None, migrate: bool = True) -> None:
-        self.path = str(path)
-        self.migrations_dir = migrations_dir or default_migrations_dir()
+    def __init__(self, location: str | Path, *, migrations_dir: Path | None = None, migrate: bool = True,
+                 local_path: str | Path | None = None) -> None:
+        postgres = is_postgres_url(location)
+        self.location = redact(str(location))
+        self.path = (str(local_path) if local_path is not None else ":memory:") if postgres else str(location)
         self._lock = threading.RLock()
-        if self.path != ":memory:":
+        if not postgres and self.path != ":memory:":
             try:
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:  # under a file, read-only parent: an error of the tree, not a traceback
                 raise StoreError(f"cannot create the catalog's directory: {exc.strerror or exc}",
                                  path=self.path) from exc
+        self._backend: Backend | None = None
+        self._depth = 0  # 1 inside a transaction() (nested ones join it)
         with self._errors("open"):
-            self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
-            self._conn.row_factory = sqlite3.Row
-            self._conn.enable_load_extension(True)
-            sqlite_vec.load(self._conn)
-            self._conn.enable_load_extension(False)
-            if self.path != ":memory:":
-                self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA foreign_keys=ON")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._migrations = Migrations(self._conn, self._lock, self.migrations_dir,
-                                          query=self._query, catalog_path=self.path)
+            self._backend = open_backend(location)
+            self._conn = self._backend.conn
+            self.migrations_dir = self._backend.migrations_dir(migrations_dir or default_migrations_dir())
+            self._migrations = Migrations(self._backend, self._lock, self.migrations_dir,
+                                          query=self._query, catalog_path=self.location)
             self._migrations.ensure_table()
         if migrate:
             self.migrate()
@@ -90,9 +96,41 @@ class Store(DefinitionHistory, ServerCatalog):
 
     # ------------------------------------------------------------------ plumbing
 
+    @property
+    def dialect(self) -> str:
+        """``"sqlite"`` or ``"postgresql"``."""
+        assert self._backend is not None
+        return self._backend.dialect
+
     def close(self) -> None:
         with self._lock:
-            self._conn.close()
+            if self._backend is not None:
+                self._backend.close()
+
+    def wait_for_change(self, timeout: float, *, usage: bool = True) -> bool:
+        """Block up to ``timeout`` seconds for a change by any process (this one included);
+        True if one came. ``usage=False``: tool calls (:meth:`usage_version`) do not count.
+        A PostgreSQL catalog is pushed (LISTEN/NOTIFY on another connection, so the store
+        stays free meanwhile); a SQLite one is polled (its versions every 50 ms)."""
+        assert self._backend is not None
+        deadline = time.monotonic() + timeout
+        wanted = {"catalog_version", "usage_version"} if usage else {"catalog_version"}
+        if self._backend.dialect == "postgresql":
+            while (left := deadline - time.monotonic()) > 0:
+                with self._errors("listen"):
+                    if wanted & set(self._backend.listen(left)):  # type: ignore[attr-defined]
+                        return True
+            return False
+        start = self.versions()
+        while time.monotonic() < deadline:
+            time.sleep(0.05)
+            now = self.versions()
+            if now[0] != start[0] or (usage and now[1] != start[1]):
+                return True
+        return False
+
+    def __repr__(self) -> str:
+        return f"Store({self.location!r})"  # a URL's password redacted
 
     def __enter__(self) -> Store:
         return self
@@ -102,37 +140,53 @@ class Store(DefinitionHistory, ServerCatalog):
 
     @contextmanager
     def _errors(self, what: str) -> Iterator[None]:
-        """The one boundary where sqlite3 errors become :class:`StoreError`."""
+        """The one boundary where the engine's errors (sqlite3's, psycopg's) become
+        :class:`StoreError`, their message scrubbed of any password."""
+        backend = self._backend
+        errors = backend.errors if backend is not None else SqliteBackend.errors  # a PostgresBackend opens itself
         try:
             yield
-        except sqlite3.Error as exc:
-            raise StoreError(f"catalog {what} failed: {exc}", path=self.path) from exc
+        except errors as exc:
+            if backend is None or backend.dialect == "sqlite":
+                raise StoreError(f"catalog {what} failed: {exc}", path=self.location) from exc
+            # Not chained: a traceback printing the cause would bypass the scrubbing.
+            raise StoreError(f"catalog {what} failed: {backend.scrub(str(exc))}", path=self.location) from None
 
     @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction; nested calls join the outer one."""
+    def transaction(self) -> Iterator[Any]:
+        """One write transaction, excluding every other writer; nested calls join the outer one."""
         with self._lock, self._errors("write"):
-            if self._conn.in_transaction:
+            backend = self._backend
+            assert backend is not None
+            if self._depth or backend.in_transaction():
                 yield self._conn
                 return
-            self._conn.execute("BEGIN IMMEDIATE")
+            backend.ensure_open()
+            backend.begin()
+            self._depth = 1
             try:
                 yield self._conn
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                backend.rollback()
                 raise
-            self._conn.execute("COMMIT")
+            finally:
+                self._depth = 0
+            backend.commit()
 
-    def _query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[sqlite3.Row]:
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         with self._lock, self._errors("read"):
+            if not self._depth:
+                self._backend.ensure_open()  # type: ignore[union-attr]
             return self._conn.execute(sql, params).fetchall()
 
-    def _bump(self, conn: sqlite3.Connection, counter: str = "catalog_version") -> None:
+    def _bump(self, conn: Any, counter: str = "catalog_version") -> None:
         conn.execute(
             "INSERT INTO meta(key, value) VALUES (?, '1') "
-            "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1",
+            "ON CONFLICT(key) DO UPDATE SET value = CAST(meta.value AS INTEGER) + 1",
             (counter,),
         )
+        assert self._backend is not None
+        self._backend.announce(conn, counter)
 
     # ------------------------------------------------------------------ migrations (jit/catalog/migrations.py)
 
@@ -152,7 +206,8 @@ class Store(DefinitionHistory, ServerCatalog):
     def migrate(self) -> list[Migration]:
         """Check the applied migrations, then apply pending ones in order, each atomically
         with its record (:meth:`Migrations.apply`)."""
-        return self._migrations.apply()
+        with self._errors("migrate"):
+            return self._migrations.apply()
 
     # ------------------------------------------------------------------ meta
 
@@ -230,13 +285,12 @@ class Store(DefinitionHistory, ServerCatalog):
                     dhash, thash,
                 )
                 if row is None:
-                    cur = c.execute(
+                    tool_id = c.execute(
                         "INSERT INTO tools(server, name, title, description, input_schema, output_schema,"
                         " annotations, definition_hash, text_hash, first_seen, updated_at)"
-                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
                         (server, name, *values, now, now),
-                    )
-                    tool_id = cur.lastrowid
+                    ).fetchone()[0]
                     result.added.append(name)
                 else:
                     tool_id = row["id"]
@@ -284,7 +338,7 @@ class Store(DefinitionHistory, ServerCatalog):
                 self.set_server_status(server, status, hold=False)
         return results
 
-    def _delete_tool_rows(self, c: sqlite3.Connection, ids: Sequence[int]) -> None:
+    def _delete_tool_rows(self, c: Any, ids: Sequence[int]) -> None:
         for tool_id in ids:
             self._drop_vector(c, tool_id)
             c.execute("DELETE FROM tools WHERE id = ?", (tool_id,))
@@ -292,24 +346,23 @@ class Store(DefinitionHistory, ServerCatalog):
     def tools(self, server: str | None = None, *, online: bool | None = None) -> list[StoredTool]:
         """Catalog tools in scope, ordered by server then name; ``online`` filters on server status."""
         self._settle_statuses()
-        sql = _TOOL_SELECT
         scope, params = self._scope_sql("t.server")
         where = [scope]
         if server is not None:
             where.append("t.server = ?")
             params.append(server)
         if online is True:
-            where.append("s.status IN ('connected', 'idle')")
+            where.append(f"{_STATUS} IN ('connected', 'idle')")
         elif online is False:
-            where.append("s.status NOT IN ('connected', 'idle')")
-        sql += " WHERE " + " AND ".join(where) + " ORDER BY t.server, t.name"
-        return [_stored(r) for r in self._query(sql, params)]
+            where.append(f"{_STATUS} NOT IN ('connected', 'idle')")
+        return [_stored(r) for r in self._tool_rows(" WHERE " + " AND ".join(where) + " ORDER BY t.server, t.name",
+                                                    params)]
 
     def tool(self, server: str, name: str) -> StoredTool | None:
         if self.scope is not None and server not in self.scope:
             return None
         self._settle_statuses()
-        rows = self._query(_TOOL_SELECT + " WHERE t.server = ? AND t.name = ?", (server, name))
+        rows = self._tool_rows(" WHERE t.server = ? AND t.name = ?", (server, name))
         return _stored(rows[0]) if rows else None
 
     def tools_by_id(self, ids: Iterable[int]) -> dict[int, StoredTool]:
@@ -318,7 +371,7 @@ class Store(DefinitionHistory, ServerCatalog):
         for i in range(0, len(ids), 500):
             chunk = ids[i : i + 500]
             marks = ",".join("?" * len(chunk))
-            for r in self._query(_TOOL_SELECT + f" WHERE t.id IN ({marks})", chunk):
+            for r in self._tool_rows(f" WHERE t.id IN ({marks})", chunk):
                 out[r["id"]] = _stored(r)
         return out
 
@@ -329,17 +382,21 @@ class Store(DefinitionHistory, ServerCatalog):
         scope, params = self._scope_sql("t.server")
         if ids is None:
             self._settle_statuses()
-            rows = self._query(_TOOL_SELECT + f" WHERE {scope}", params)
+            rows = self._tool_rows(f" WHERE {scope}", params)
         else:
             ids = list(ids)
             rows = []
             for i in range(0, len(ids), 500):
                 chunk = ids[i : i + 500]
-                rows += self._query(_TOOL_SELECT + f" WHERE t.id IN ({','.join('?' * len(chunk))}) AND {scope}",
-                                    [*chunk, *params])
+                rows += self._tool_rows(f" WHERE t.id IN ({','.join('?' * len(chunk))}) AND {scope}",
+                                        [*chunk, *params])
         return {r["id"]: (_stored(r), (r["definition_hash"], r["text_hash"], r["needs_embedding"],
                                        r["analysis_created_at"], r["server_status"], r["approved"],
                                        r["calls"], r["errors"])) for r in rows}
+
+    def _tool_rows(self, where: str, params: Sequence[Any]) -> list[Any]:
+        """``_TOOL_SELECT`` + ``where``: this host's view of each tool's server status included."""
+        return self._query(_TOOL_SELECT + where, [holders.host(), *params])
 
     def tool_count(self) -> int:
         scope, params = self._scope_sql("server")
@@ -352,12 +409,12 @@ class Store(DefinitionHistory, ServerCatalog):
         self._settle_statuses()
         scope, params = self._scope_sql("t.server")
         rows = self._query(
-            "SELECT t.id, t.definition_hash, t.text_hash, t.needs_embedding, a.created_at, s.status,"
+            f"SELECT t.id, t.definition_hash, t.text_hash, t.needs_embedding, a.created_at, {_STATUS},"
             f" {_APPROVED}, COALESCE(u.calls, 0), COALESCE(u.errors, 0)"
-            " FROM tools t JOIN servers s ON s.name = t.server"
+            f" FROM tools t JOIN servers s ON s.name = t.server {_HOST_JOIN}"
             " LEFT JOIN analysis a ON a.definition_hash = t.definition_hash"
             " LEFT JOIN usage u ON u.server = t.server AND u.tool = t.name"
-            f" WHERE {scope}", params,
+            f" WHERE {scope}", [holders.host(), *params],
         )
         return {r[0]: tuple(r[1:]) for r in rows}
 
@@ -366,8 +423,7 @@ class Store(DefinitionHistory, ServerCatalog):
     def pending_analysis(self) -> list[StoredTool]:
         """Tools in scope awaiting analysis (another config's tools wait for that config's analyzer)."""
         scope, params = self._scope_sql("t.server")
-        return [_stored(r) for r in self._query(
-            _TOOL_SELECT + f" WHERE t.needs_analysis = 1 AND {scope} ORDER BY t.id", params)]
+        return [_stored(r) for r in self._tool_rows(f" WHERE t.needs_analysis = 1 AND {scope} ORDER BY t.id", params)]
 
     def cached_analysis(self, definition_hash: str) -> ToolAnalysis | None:
         rows = self._query("SELECT data FROM analysis WHERE definition_hash = ?", (definition_hash,))
@@ -410,112 +466,14 @@ class Store(DefinitionHistory, ServerCatalog):
             )
             return cur.rowcount
 
-    # ------------------------------------------------------------------ embeddings
-
-    def embedding_model(self) -> tuple[str, int] | None:
-        name, dim = self.get_meta("embedding_model"), self.get_meta("embedding_dim")
-        return (name, int(dim)) if name and dim else None
-
-    def set_embedding_model(self, model: str, dim: int) -> bool:
-        """Declare the embedding model. A change drops every vector and marks all tools
-        for re-embedding, so vectors of two models are never mixed. Returns True on change."""
-        if self.embedding_model() == (model, dim) and self._has_vec_table():
-            return False
-        with self.transaction() as c:
-            c.execute("DROP TABLE IF EXISTS tool_vectors")
-            c.execute(
-                f"CREATE VIRTUAL TABLE tool_vectors USING vec0("
-                f"tool_id INTEGER PRIMARY KEY, embedding float[{int(dim)}] distance_metric=cosine)"
-            )
-            c.execute("UPDATE tools SET needs_embedding = 1")
-            for key, value in (("embedding_model", model), ("embedding_dim", str(int(dim)))):
-                c.execute(
-                    "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                    (key, value),
-                )
-            self._bump(c)
-        return True
-
-    def _has_vec_table(self) -> bool:
-        return bool(self._query("SELECT 1 FROM sqlite_master WHERE name = 'tool_vectors'"))
-
-    def _drop_vector(self, c: sqlite3.Connection, tool_id: int) -> None:
-        if c.execute("SELECT 1 FROM sqlite_master WHERE name = 'tool_vectors'").fetchone():
-            c.execute("DELETE FROM tool_vectors WHERE tool_id = ?", (tool_id,))
-
     def pending_embeddings(self) -> list[tuple[int, str, str]]:
         """``(tool_id, embedding_text, text_hash)`` of tools in scope whose vector is missing."""
         out = []
         scope, params = self._scope_sql("t.server")
-        for r in self._query(_TOOL_SELECT + f" WHERE t.needs_embedding = 1 AND {scope} ORDER BY t.id", params):
+        for r in self._tool_rows(f" WHERE t.needs_embedding = 1 AND {scope} ORDER BY t.id", params):
             tool = _stored(r).tool
             out.append((r["id"], tool.embedding_text(), r["text_hash"]))
         return out
-
-    def cached_vectors(self, model: str, hashes: Iterable[str]) -> dict[str, bytes]:
-        hashes = list(dict.fromkeys(hashes))
-        out: dict[str, bytes] = {}
-        for i in range(0, len(hashes), 500):
-            chunk = hashes[i : i + 500]
-            marks = ",".join("?" * len(chunk))
-            for r in self._query(
-                f"SELECT text_hash, vector FROM embedding_cache WHERE model = ? AND text_hash IN ({marks})",
-                [model, *chunk],
-            ):
-                out[r["text_hash"]] = r["vector"]
-        return out
-
-    def cache_vectors(self, model: str, rows: Iterable[tuple[str, bytes]]) -> int:
-        """Add ``(text_hash, float32 bytes)`` to the embedding cache without giving them to a tool.
-
-        For texts embedded for other uses (the evaluation's baseline texts), so they
-        are never embedded twice either. Returns how many rows were offered.
-        """
-        n = 0
-        with self.transaction() as c:
-            for thash, vec in rows:
-                c.execute(
-                    "INSERT OR IGNORE INTO embedding_cache(model, text_hash, vector) VALUES (?, ?, ?)",
-                    (model, thash, vec),
-                )
-                n += 1
-        return n
-
-    def put_vectors(self, model: str, rows: Iterable[tuple[int, str, bytes]], *, cache: bool = True) -> int:
-        """Store ``(tool_id, text_hash, float32 bytes)``; clears ``needs_embedding``."""
-        current = self.embedding_model()
-        if current is None or current[0] != model:
-            raise StoreError(f"embedding model {model!r} is not the catalog's model {current!r}")
-        n = 0
-        with self.transaction() as c:
-            for tool_id, thash, vec in rows:
-                if cache:
-                    c.execute(
-                        "INSERT OR IGNORE INTO embedding_cache(model, text_hash, vector) VALUES (?, ?, ?)",
-                        (model, thash, vec),
-                    )
-                c.execute("DELETE FROM tool_vectors WHERE tool_id = ?", (tool_id,))
-                c.execute("INSERT INTO tool_vectors(tool_id, embedding) VALUES (?, ?)", (tool_id, vec))
-                c.execute("UPDATE tools SET needs_embedding = 0 WHERE id = ?", (tool_id,))
-                n += 1
-            if n:
-                self._bump(c)
-        return n
-
-    def vector_matrix(self) -> tuple[np.ndarray, np.ndarray]:
-        """The vectors of the tools in scope as ``(ids int64[n], matrix float32[n, dim])`` for in-memory scans."""
-        model = self.embedding_model()
-        if model is None or not self._has_vec_table():
-            return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
-        if self.scope is None:
-            rows = self._query("SELECT tool_id, embedding FROM tool_vectors ORDER BY tool_id")
-        else:
-            scope, params = self._scope_sql("t.server")
-            rows = self._query("SELECT v.tool_id, v.embedding FROM tool_vectors v JOIN tools t ON t.id = v.tool_id"
-                               f" WHERE {scope} ORDER BY v.tool_id", params)
-        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), model[1])
-        return ids, mat.copy()
 
     # ------------------------------------------------------------------ usage
 
@@ -527,10 +485,10 @@ class Store(DefinitionHistory, ServerCatalog):
                 "INSERT INTO usage(server, tool, calls, errors, total_latency_ms, last_called_at, last_error, seq)"
                 " VALUES (?, ?, 1, ?, ?, ?, ?, (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'usage_version'))"
                 " ON CONFLICT(server, tool) DO UPDATE SET"
-                " calls = calls + 1, errors = errors + excluded.errors,"
-                " total_latency_ms = total_latency_ms + excluded.total_latency_ms,"
+                " calls = usage.calls + 1, errors = usage.errors + excluded.errors,"
+                " total_latency_ms = usage.total_latency_ms + excluded.total_latency_ms,"
                 " last_called_at = excluded.last_called_at,"
-                " last_error = COALESCE(excluded.last_error, last_error), seq = excluded.seq",
+                " last_error = COALESCE(excluded.last_error, usage.last_error), seq = excluded.seq",
                 (server, tool, 0 if ok else 1, float(latency_ms), time.time(), None if ok else error),
             )
 
@@ -547,56 +505,38 @@ class Store(DefinitionHistory, ServerCatalog):
         rows = self._query("SELECT * FROM usage WHERE server = ? AND tool = ?", (server, tool))
         return dict(rows[0]) if rows else None
 
-    # ------------------------------------------------------------------ resources and prompts
-
-    def replace_resources(self, server: str, resources: Iterable[dict[str, Any]]) -> None:
-        with self.transaction() as c:
-            c.execute("DELETE FROM resources WHERE server = ?", (server,))
-            c.executemany(
-                "INSERT OR REPLACE INTO resources(server, uri, name, description, mime_type) VALUES (?, ?, ?, ?, ?)",
-                [(server, r["uri"], r.get("name"), r.get("description"), r.get("mime_type")) for r in resources],
-            )
-
-    def replace_prompts(self, server: str, prompts: Iterable[dict[str, Any]]) -> None:
-        with self.transaction() as c:
-            c.execute("DELETE FROM prompts WHERE server = ?", (server,))
-            c.executemany(
-                "INSERT OR REPLACE INTO prompts(server, name, description, arguments) VALUES (?, ?, ?, ?)",
-                [(server, p["name"], p.get("description"), canonical_json(p.get("arguments") or []))
-                 for p in prompts],
-            )
-
-    def resources(self, server: str | None = None) -> list[dict[str, Any]]:
-        sql, params = "SELECT * FROM resources", []
-        if server:
-            sql, params = sql + " WHERE server = ?", [server]
-        return [dict(r) for r in self._query(sql + " ORDER BY server, uri", params)]
-
-    def prompts(self, server: str | None = None) -> list[dict[str, Any]]:
-        sql, params = "SELECT * FROM prompts", []
-        if server:
-            sql, params = sql + " WHERE server = ?", [server]
-        return [
-            {**dict(r), "arguments": json.loads(r["arguments"])}
-            for r in self._query(sql + " ORDER BY server, name", params)
-        ]
-
-
 #: Whether a tool's current definition is an approved one (tool_approvals, migration 0004).
 _APPROVED = ("EXISTS (SELECT 1 FROM tool_approvals ap WHERE ap.server = t.server AND ap.name = t.name"
              " AND ap.definition_hash = t.definition_hash)")
 
+#: A server's status as this host sees it (migration 0007): its own where it has one, else the
+#: shared one. The join's one parameter, first in every query using it, is :func:`holders.host`.
+_HOST_JOIN = "LEFT JOIN server_host_status hs ON hs.server = s.name AND hs.host = ?"
+_STATUS = "COALESCE(hs.status, s.status)"
+
 _TOOL_SELECT = (
-    "SELECT t.*, s.status AS server_status, a.data AS analysis_data, a.created_at AS analysis_created_at,"
+    f"SELECT t.*, {_STATUS} AS server_status, a.data AS analysis_data, a.created_at AS analysis_created_at,"
     " COALESCE(u.calls, 0) AS calls, COALESCE(u.errors, 0) AS errors,"
     f" {_APPROVED} AS approved"
-    " FROM tools t JOIN servers s ON s.name = t.server"
+    f" FROM tools t JOIN servers s ON s.name = t.server {_HOST_JOIN}"
     " LEFT JOIN analysis a ON a.definition_hash = t.definition_hash"
     " LEFT JOIN usage u ON u.server = t.server AND u.tool = t.name"
 )
 
 
-def _stored(r: sqlite3.Row) -> StoredTool:
+def open_backend(location: str | Path) -> Backend:
+    """The engine for a ``store`` setting: a ``postgresql://`` URL, else a SQLite path."""
+    if is_postgres_url(location):
+        try:
+            from .backend_pg import PostgresBackend
+        except ImportError as exc:  # psycopg comes with the `postgres` extra
+            raise StoreError(f"a PostgreSQL catalog needs psycopg: pip install 'jit[postgres]' ({exc})",
+                             path=redact(str(location))) from None
+        return PostgresBackend(str(location))
+    return SqliteBackend(str(location))
+
+
+def _stored(r: Any) -> StoredTool:
     tool = ToolDef(
         server=r["server"],
         name=r["name"],
@@ -618,3 +558,4 @@ def _stored(r: sqlite3.Row) -> StoredTool:
         errors=r["errors"],
         approved=bool(r["approved"]),
     )
+

@@ -15,8 +15,6 @@ import json
 import time
 from typing import Any
 
-import pysqlite3.dbapi2 as sqlite3
-
 from ..models import HARNESS_SERVER, StoredTool, SyncResult, ToolDef, canonical_json, changed_fields
 
 __all__ = ["DefinitionHistory"]
@@ -25,7 +23,7 @@ __all__ = ["DefinitionHistory"]
 class DefinitionHistory:
     """Definition history and approvals of the :class:`~jit.catalog.store.Store` (a mixin; see the module docstring)."""
 
-    def _record_definitions(self, c: sqlite3.Connection, server: str, incoming: dict[str, ToolDef],
+    def _record_definitions(self, c: Any, server: str, incoming: dict[str, ToolDef],
                             result: SyncResult, now: float) -> None:
         """Part of :meth:`sync_tools`, run before it rewrites any row: rug-pull bookkeeping.
 
@@ -59,8 +57,8 @@ class DefinitionHistory:
             dhash = t.definition_hash
             if server == HARNESS_SERVER:
                 c.execute(
-                    "INSERT OR IGNORE INTO tool_approvals(server, name, definition_hash, approved_at, how)"
-                    " VALUES (?, ?, ?, ?, 'harness')", (server, name, dhash, now),
+                    "INSERT INTO tool_approvals(server, name, definition_hash, approved_at, how)"
+                    " VALUES (?, ?, ?, ?, 'harness') ON CONFLICT DO NOTHING", (server, name, dhash, now),
                 )
                 continue
             if name not in rows:
@@ -80,7 +78,7 @@ class DefinitionHistory:
             " ON CONFLICT(server) DO UPDATE SET listed_at = excluded.listed_at", (server, now),
         )
 
-    def _retire(self, c: sqlite3.Connection, server: str, row: sqlite3.Row, last_seen: float,
+    def _retire(self, c: Any, server: str, row: Any, last_seen: float,
                 replaced_by: str | None, now: float) -> None:
         """Move a tool's current definition, and the usage earned under it, to ``tool_history``."""
         usage = c.execute(
@@ -98,7 +96,7 @@ class DefinitionHistory:
         if replaced_by is not None and usage is not None:
             c.execute("DELETE FROM usage WHERE server = ? AND tool = ?", (server, row["name"]))
 
-    def _returning(self, c: sqlite3.Connection, server: str, name: str, t: ToolDef, result: SyncResult) -> None:
+    def _returning(self, c: Any, server: str, name: str, t: ToolDef, result: SyncResult) -> None:
         """A tool listed again after it was dropped: if its definition differs from the one it
         had then, that is a change, and the usage kept since moves to that definition's history."""
         last = c.execute(
@@ -145,8 +143,8 @@ class DefinitionHistory:
         now = time.time()
         with self.transaction() as c:
             c.executemany(
-                "INSERT OR IGNORE INTO tool_approvals(server, name, definition_hash, approved_at, how)"
-                " VALUES (?, ?, ?, ?, 'user')",
+                "INSERT INTO tool_approvals(server, name, definition_hash, approved_at, how)"
+                " VALUES (?, ?, ?, ?, 'user') ON CONFLICT DO NOTHING",
                 [(st.tool.server, st.tool.name, st.definition_hash, now) for st in pending],
             )
             self._bump(c)
@@ -168,7 +166,7 @@ class DefinitionHistory:
         return [{**dict(r), "definition": json.loads(r["definition"])} for r in rows]
 
 
-def _definition(r: sqlite3.Row) -> dict[str, Any]:
+def _definition(r: Any) -> dict[str, Any]:
     """A ``tools`` row's definition as ``tool_history`` keeps it (the fields the hash covers)."""
     return {
         "title": r["title"],

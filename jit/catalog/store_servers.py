@@ -66,9 +66,9 @@ class ServerCatalog:
         self.scope = None if servers is None else frozenset(servers)
 
     def _scope_sql(self, column: str) -> tuple[str, list[str]]:
-        """``(column IN (...), names)`` for the scope, or ``("1", [])`` without one."""
+        """``(column IN (...), names)`` for the scope, or ``("1 = 1", [])`` without one."""
         if self.scope is None:
-            return "1", []
+            return "1 = 1", []
         names = sorted(self.scope)
         return f"{column} IN ({','.join('?' * len(names))})", names
 
@@ -84,8 +84,8 @@ class ServerCatalog:
                 (name, transport),
             )
             if owner is not None and name != HARNESS_SERVER:
-                c.execute("INSERT OR IGNORE INTO server_owners(server, config, claimed_at) VALUES (?, ?, ?)",
-                          (name, owner, time.time()))
+                c.execute("INSERT INTO server_owners(server, config, claimed_at) VALUES (?, ?, ?)"
+                          " ON CONFLICT DO NOTHING", (name, owner, time.time()))
 
     def remove_server(self, name: str) -> None:
         """Forget a server and all its tools, whichever config owns it."""
@@ -129,8 +129,8 @@ class ServerCatalog:
                 claims = owners[name]
                 if name in configured:
                     if owner not in claims:
-                        c.execute("INSERT OR IGNORE INTO server_owners(server, config, claimed_at) VALUES (?, ?, ?)",
-                                  (name, owner, now))
+                        c.execute("INSERT INTO server_owners(server, config, claimed_at) VALUES (?, ?, ?)"
+                                  " ON CONFLICT DO NOTHING", (name, owner, now))
                     continue
                 others = sorted(claims - {owner})
                 if forget_foreign or (owner in claims and not others):
@@ -190,7 +190,13 @@ class ServerCatalog:
                 value, holder, applies = best[1], best[0], False
             else:
                 value, holder, applies = status.value, me.id if held else None, True
-            changed = row["status"] != value
+            # This host's own view (migration 0007): a status it cannot apply because only
+            # processes on other hosts hold the server is true for this host alone.
+            own = None
+            if not applies and not held and all(_host_of(h[0]) != me.host for h in others):
+                own = status.value
+            changed = self._set_own_status(c, name, me.host, own, error, now)
+            changed |= row["status"] != value
             c.execute(
                 "UPDATE servers SET status = ?, status_holder = ?, status_note = NULL,"
                 " status_changed_at = CASE WHEN ? THEN ? ELSE status_changed_at END WHERE name = ?",
@@ -212,6 +218,28 @@ class ServerCatalog:
                 )
             if changed:
                 self._bump(c)
+
+    def _set_own_status(self, c: Any, name: str, host: str, status: str | None, error: str | None,
+                        now: float) -> bool:
+        """Record (or, with None, clear) ``host``'s own status of ``name``; True if it changed."""
+        before = c.execute("SELECT status FROM server_host_status WHERE server = ? AND host = ?",
+                           (name, host)).fetchone()
+        if status is None:
+            if before is not None:
+                c.execute("DELETE FROM server_host_status WHERE server = ? AND host = ?", (name, host))
+            return before is not None
+        c.execute(
+            "INSERT INTO server_host_status(server, host, status, last_error, since) VALUES (?, ?, ?, ?, ?)"
+            " ON CONFLICT(server, host) DO UPDATE SET status = excluded.status, last_error = excluded.last_error,"
+            " since = excluded.since", (name, host, status, error, now),
+        )
+        return before is None or before[0] != status
+
+    def _own_statuses(self) -> dict[str, tuple[str, str | None]]:
+        """``server -> (status, last_error)`` this host keeps apart from the shared status."""
+        rows = self._query("SELECT server, status, last_error FROM server_host_status WHERE host = ?",
+                           (holders.host(),))
+        return {r[0]: (r[1], r[2]) for r in rows}
 
     def touch_server(self, name: str) -> None:
         """Mark the server as seen now (a successful ping or call); also this process's heartbeat."""
@@ -329,8 +357,10 @@ class ServerCatalog:
     def servers(self, *, everything: bool = False) -> list[ServerRecord]:
         """The servers in scope (``everything``: all of them), by name, statuses settled."""
         self._settle_statuses()
-        where, params = ("1", []) if everything else self._scope_sql("name")
-        return [_server(r) for r in self._query(f"SELECT * FROM servers WHERE {where} ORDER BY name", params)]
+        where, params = ("1 = 1", []) if everything else self._scope_sql("name")
+        own = self._own_statuses()
+        return [_server(r, own.get(r["name"]))
+                for r in self._query(f"SELECT * FROM servers WHERE {where} ORDER BY name", params)]
 
     def server_statuses(self) -> dict[str, tuple[ServerStatus, float | None]]:
         """``name -> (status, last_seen)`` of the servers in scope, statuses settled: what the
@@ -338,7 +368,8 @@ class ServerCatalog:
         self._settle_statuses()
         where, params = self._scope_sql("name")
         rows = self._query(f"SELECT name, status, last_seen FROM servers WHERE {where}", params)
-        return {r[0]: (ServerStatus(r[1]), r[2]) for r in rows}
+        own = self._own_statuses()
+        return {r[0]: (ServerStatus(own[r[0]][0] if r[0] in own else r[1]), r[2]) for r in rows}
 
     def server(self, name: str, *, everything: bool = False) -> ServerRecord | None:
         """One server, None if unknown or (unless ``everything``) out of scope."""
@@ -346,7 +377,45 @@ class ServerCatalog:
             return None
         self._settle_statuses()
         rows = self._query("SELECT * FROM servers WHERE name = ?", (name,))
-        return _server(rows[0]) if rows else None
+        return _server(rows[0], self._own_statuses().get(name)) if rows else None
+
+    # ------------------------------------------------------------------ resources and prompts
+
+    def replace_resources(self, server: str, resources: Iterable[dict[str, Any]]) -> None:
+        with self.transaction() as c:
+            c.execute("DELETE FROM resources WHERE server = ?", (server,))
+            c.executemany(
+                "INSERT INTO resources(server, uri, name, description, mime_type) VALUES (?, ?, ?, ?, ?)"
+                " ON CONFLICT(server, uri) DO UPDATE SET name = excluded.name, description = excluded.description,"
+                " mime_type = excluded.mime_type",
+                [(server, r["uri"], r.get("name"), r.get("description"), r.get("mime_type")) for r in resources],
+            )
+
+    def replace_prompts(self, server: str, prompts: Iterable[dict[str, Any]]) -> None:
+        with self.transaction() as c:
+            c.execute("DELETE FROM prompts WHERE server = ?", (server,))
+            c.executemany(
+                "INSERT INTO prompts(server, name, description, arguments) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT(server, name) DO UPDATE SET description = excluded.description,"
+                " arguments = excluded.arguments",
+                [(server, p["name"], p.get("description"), canonical_json(p.get("arguments") or []))
+                 for p in prompts],
+            )
+
+    def resources(self, server: str | None = None) -> list[dict[str, Any]]:
+        sql, params = "SELECT * FROM resources", []
+        if server:
+            sql, params = sql + " WHERE server = ?", [server]
+        return [dict(r) for r in self._query(sql + " ORDER BY server, uri", params)]
+
+    def prompts(self, server: str | None = None) -> list[dict[str, Any]]:
+        sql, params = "SELECT * FROM prompts", []
+        if server:
+            sql, params = sql + " WHERE server = ?", [server]
+        return [
+            {**dict(r), "arguments": json.loads(r["arguments"])}
+            for r in self._query(sql + " ORDER BY server, name", params)
+        ]
 
 
 def _best(holds: list[tuple[str, str]]) -> tuple[str, str] | None:
@@ -356,20 +425,31 @@ def _best(holds: list[tuple[str, str]]) -> tuple[str, str] | None:
     return min(holds, key=lambda h: (h[1] != ServerStatus.CONNECTED.value, h[0]))
 
 
-def _server(r: Any) -> ServerRecord:
+def _host_of(holder_id: str) -> str | None:
+    h = holders.parse(holder_id)
+    return h.host if h is not None else None
+
+
+def _server(r: Any, own: tuple[str, str | None] | None = None) -> ServerRecord:
+    """A ``servers`` row; ``own``: this host's own ``(status, last_error)``, which it reads instead."""
     holder = holders.parse(r["status_holder"]) if r["status"] in _HELD else None
+    note = r["status_note"]
+    if own is not None:
+        who = holder.describe() if holder is not None else "another host"
+        note = f"{own[0]} from this host ({holders.host()}); {r['status']} for {who}"
+        holder = None
     return ServerRecord(
         name=r["name"],
         transport=r["transport"],
-        status=ServerStatus(r["status"]),
+        status=ServerStatus(own[0] if own is not None else r["status"]),
         status_changed_at=r["status_changed_at"],
         last_seen=r["last_seen"],
-        last_error=r["last_error"],
+        last_error=own[1] if own is not None and own[1] is not None else r["last_error"],
         server_name=r["server_name"],
         server_version=r["server_version"],
         protocol_version=r["protocol_version"],
         capabilities=json.loads(r["capabilities"] or "{}"),
         instructions=r["instructions"],
         holder=holder.describe() if holder is not None else None,
-        note=r["status_note"],
+        note=note,
     )

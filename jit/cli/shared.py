@@ -21,6 +21,7 @@ import typer
 from rich.console import Console
 
 from .. import __version__
+from ..catalog.backend import redact
 from ..catalog.embed import embedder_from_config
 from ..catalog.ownership import config_scope
 from ..catalog.store import Store
@@ -211,9 +212,10 @@ def _open_store(config: Config) -> Store:
     """The catalog ``store`` names; an unusable path is a ConfigError naming that key."""
     check_store_path(config)
     try:
-        store = Store(config.store_path)
-    except StoreError as exc:  # e.g. not an SQLite file: say which file and which key
-        raise type(exc)(f"{exc.message} (catalog {config.store_path}, config key 'store')", **exc.details) from exc
+        store = Store(config.store_location, local_path=config.store_path)
+    except StoreError as exc:  # e.g. not an SQLite file: say which catalog (a URL redacted) and which key
+        where = redact(str(config.store_location))
+        raise type(exc)(f"{exc.message} (catalog {where}, config key 'store')", **exc.details) from exc
     store.set_scope(config_scope(config))  # only this config's servers (and the harness): see jit/catalog/ownership.py
     return store
 

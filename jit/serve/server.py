@@ -533,7 +533,7 @@ async def _lifespan(server: MCPServer[ServeState]) -> AsyncIterator[ServeState]:
     config = load_config(options.config_path)
     check_store_path(config)  # an unusable `store` is a ConfigError naming the key, not an OS traceback
     rules = RuleSet.load(config.rules_dir)  # a bad rule file is a RuleError now, not in the background
-    store = Store(config.store_path)
+    store = Store(config.store_location, local_path=config.store_path)
     store.set_scope(config_scope(config))  # this config's servers and the harness only (jit/catalog/ownership.py)
     try:
         holder: dict[str, ServeState] = {}

@@ -24,6 +24,7 @@ by the work that uses them, not with this module: ``initialize`` needs none of t
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -164,7 +165,24 @@ class ServeState:
         finally:
             self._catalog.set()
         self._stale.set()  # the first refresh: what the cache left pending, the first exposed compile
+        if self.options.expose_shard is not None and getattr(self.store, "dialect", "sqlite") == "postgresql":
+            self.spawn(self._watch_catalog)
         await self._refresher()
+
+    async def _watch_catalog(self) -> None:
+        """A catalog shared with other hosts (PostgreSQL, docs/team.md) changes under this process:
+        on each announced catalog change (not tool calls), refresh and recompile the exposed
+        selection, so clients get ``tools/list_changed`` without waiting for their next request."""
+        while True:
+            try:
+                changed = await anyio.to_thread.run_sync(functools.partial(
+                    self.store.wait_for_change, 5.0, usage=False), abandon_on_cancel=True)
+            except JitError as exc:  # the server went away: say so, try again later
+                log.warning("jit serve stopped hearing of catalog changes: %s", exc.message)
+                await anyio.sleep(5.0)
+                continue
+            if changed:  # this process's own writes included: one more refresh finds nothing to do
+                self._stale.set()
 
     def _claim(self) -> None:
         """This config's servers claimed, the harness tools mirrored, pending definition changes

@@ -1,0 +1,214 @@
+"""The PostgreSQL catalog (psycopg 3): one catalog shared by every host of a team.
+
+Chosen when the ``store`` setting is a ``postgresql://`` (or ``postgres://``) URL.
+Credentials come from the URL or from libpq's environment and files
+(``PGUSER``, ``PGPASSWORD``, ``PGHOST``, ``~/.pgpass``, ``PGSERVICE``...); the
+password is never printed: the catalog's printable name is the URL redacted
+(:func:`jit.catalog.backend.redact`), and every error message is scrubbed of the
+password before it becomes a :class:`~jit.errors.StoreError`.
+
+What differs from SQLite, in the order :mod:`jit.catalog.backend` lists it:
+
+* The store's SQL uses ``?`` placeholders; :class:`PgConnection` rewrites them to
+  psycopg's ``%s`` and binds client-side (:class:`psycopg.ClientCursor`), so an
+  untyped parameter (``CASE WHEN ? IS NOT NULL``) means what it means in SQLite.
+  Rows read by index and by column name, like ``sqlite3.Row``.
+* Write transactions take ``pg_advisory_xact_lock(WRITE_LOCK)``: writers on every
+  host take turns as SQLite's writers do on one file, so a sync's read-then-write
+  (which tools exist, which to prune) and the usage counters stay exact when hosts
+  write at once. Reads take no lock (each statement sees committed data).
+* Migrations (``migrations/postgresql/``) run under a session advisory lock, so
+  hosts starting together apply each file once; each file commits with its record.
+* Tool vectors are float32 bytes in a ``bytea`` column (no extension needed), read
+  in one query into ``np.frombuffer`` by the store.
+* Every version bump NOTIFYs ``jit_catalog`` with the counter's name (delivered at
+  commit); :meth:`PostgresBackend.listen` waits for one, for a process that wants
+  a push rather than reading the versions at its next compile.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+import psycopg
+
+from ..errors import StoreError
+from .backend import Backend, redact
+
+__all__ = ["CHANNEL", "PgConnection", "PostgresBackend"]
+
+log = logging.getLogger(__name__)
+
+#: The NOTIFY channel of version bumps (payload: "catalog_version" or "usage_version").
+CHANNEL = "jit_catalog"
+#: Advisory lock keys: every write transaction, and the migration run.
+WRITE_LOCK = 0x6A17_0001
+MIGRATE_LOCK = 0x6A17_0002
+
+
+@functools.lru_cache(maxsize=1024)
+def _translate(sql: str) -> str:
+    """``?`` placeholders to psycopg's ``%s`` (a literal ``%`` doubled). The store's SQL has
+    no ``?`` inside string literals."""
+    return sql.replace("%", "%%").replace("?", "%s")
+
+
+@functools.lru_cache(maxsize=256)
+def _row_class(names: tuple[str, ...]) -> type[tuple[Any, ...]]:
+    index = {n: i for i, n in enumerate(names)}
+
+    class Row(tuple):  # type: ignore[type-arg]
+        """A result row read by position or column name, and ``dict(row)``, as ``sqlite3.Row``."""
+
+        __slots__ = ()
+
+        def __getitem__(self, key: Any) -> Any:
+            return tuple.__getitem__(self, index[key] if isinstance(key, str) else key)
+
+        def keys(self) -> list[str]:
+            return list(names)
+
+    return Row
+
+
+def _row_factory(cursor: Any) -> Any:
+    if cursor.description is None:
+        return tuple
+    return _row_class(tuple(d.name for d in cursor.description))
+
+
+class PgConnection:
+    """The psycopg connection the store's SQL runs on (``execute``/``executemany`` with ``?``)."""
+
+    def __init__(self, raw: psycopg.Connection[Any]) -> None:
+        self.raw = raw
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> psycopg.ClientCursor[Any]:
+        cur = self.raw.cursor()
+        if params:
+            cur.execute(_translate(sql), params)
+        else:
+            cur.execute(sql)
+        return cur  # type: ignore[return-value]
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> psycopg.ClientCursor[Any]:
+        cur = self.raw.cursor()
+        rows = list(rows)
+        if rows:
+            cur.executemany(_translate(sql), rows)
+        return cur  # type: ignore[return-value]
+
+    def close(self) -> None:
+        self.raw.close()
+
+
+def _secrets(url: str) -> list[str]:
+    """The passwords a message could leak: the URL's and libpq's environment's."""
+    found = []
+    try:
+        parts = urlsplit(url)
+        if parts.password:
+            found += [parts.password, unquote(parts.password)]
+        found += [v for k, v in parse_qsl(parts.query) if k.lower() == "password" and v]
+    except ValueError:
+        pass
+    if os.environ.get("PGPASSWORD"):
+        found.append(os.environ["PGPASSWORD"])
+    return sorted({s for s in found if s}, key=len, reverse=True)
+
+
+class PostgresBackend(Backend):
+    """One psycopg connection in autocommit mode; transactions are explicit ``BEGIN``s."""
+
+    dialect = "postgresql"
+    errors = (psycopg.Error,)
+
+    def __init__(self, url: str) -> None:
+        self.location = redact(url)
+        self._secrets = _secrets(url)
+        self._url = url
+        try:
+            self.conn = PgConnection(self._connect())
+        except psycopg.Error as exc:
+            raise StoreError(f"catalog open failed: {self.scrub(str(exc))}", path=self.location) from None
+
+    def _connect(self) -> psycopg.Connection[Any]:
+        return psycopg.connect(self._url, autocommit=True, cursor_factory=psycopg.ClientCursor,
+                               row_factory=_row_factory, application_name="jit")
+
+    def ensure_open(self) -> None:
+        raw = self.conn.raw
+        if raw.closed or raw.broken:
+            log.warning("the connection to the catalog %s was lost; reconnecting", self.location)
+            raw.close()
+            self.conn.raw = self._connect()
+
+    def scrub(self, message: str) -> str:
+        for secret in self._secrets:
+            message = message.replace(secret, "***")
+        return message.replace(self._url, self.location)
+
+    def in_transaction(self) -> bool:
+        status = self.conn.raw.info.transaction_status
+        # UNKNOWN: the connection is lost; not in a transaction, so the next one reconnects.
+        return status not in (psycopg.pq.TransactionStatus.IDLE, psycopg.pq.TransactionStatus.UNKNOWN)
+
+    def begin(self) -> None:
+        self.conn.execute("BEGIN")
+        self.conn.execute(f"SELECT pg_advisory_xact_lock({WRITE_LOCK})")
+
+    def migrations_dir(self, base: Path) -> Path:
+        return base / "postgresql"
+
+    def ensure_migrations_table(self) -> None:
+        with self.migrating():
+            self.conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL,"
+                " checksum text NOT NULL, applied_at double precision NOT NULL)"
+            )
+
+    @contextmanager
+    def migrating(self) -> Iterator[None]:
+        self.conn.execute(f"SELECT pg_advisory_lock({MIGRATE_LOCK})")
+        try:
+            yield
+        finally:
+            if not self.conn.raw.closed:
+                self.conn.execute(f"SELECT pg_advisory_unlock({MIGRATE_LOCK})")
+
+    def apply_migration(self, sql: str, record: tuple[int, str, str, float]) -> None:
+        self.conn.execute("BEGIN")
+        try:
+            self.conn.raw.execute(sql)  # no parameters: several statements in one go
+            self.conn.execute("INSERT INTO schema_migrations(version, name, checksum, applied_at)"
+                              " VALUES (?, ?, ?, ?)", record)
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    def announce(self, c: Any, counter: str) -> None:
+        c.execute(f"SELECT pg_notify('{CHANNEL}', ?)", (counter,))
+
+    def listen(self, timeout: float) -> list[str]:
+        """Wait up to ``timeout`` seconds for version bumps by any process on any host; the
+        counters announced (empty on timeout). Uses a second connection, opened on first use,
+        so the store's connection stays free."""
+        listener = getattr(self, "_listener", None)
+        if listener is None or listener.closed or listener.broken:
+            listener = self._listener = psycopg.connect(self._url, autocommit=True, application_name="jit-listen")
+            listener.execute(f"LISTEN {CHANNEL}")
+        return [n.payload for n in listener.notifies(timeout=timeout, stop_after=1)]
+
+    def close(self) -> None:
+        listener = getattr(self, "_listener", None)
+        if listener is not None:
+            listener.close()
+        self.conn.close()
