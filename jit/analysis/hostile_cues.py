@@ -60,8 +60,9 @@ def _cue(words: str, *, after_underscore: bool = False) -> re.Pattern[str]:
     A word of a spaced script matches at a word start, so ``conversation`` also takes
     ``conversations``; a word ending in ``$`` matches only whole. Chinese, Japanese and
     Korean words match anywhere (Korean particles attach to the word), and so do Arabic, Hebrew,
-    Devanagari, Bengali and Thai ones (prefixes attach to the word; Thai has no spaces). A word
-    may start after ``_``, so ``prior_instructions: void`` reads like prose.
+    Devanagari, Bengali and Thai ones (prefixes attach to the word; Thai has no spaces). With
+    ``after_underscore`` a word may also start after ``_``, so the key ``prior_instructions: void``
+    reads like prose.
     """
     spaced, anywhere = [], []
     for w in words.split():
