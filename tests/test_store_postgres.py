@@ -63,6 +63,7 @@ def test_the_password_is_never_printed(pg_cluster, tmp_path, monkeypatch):
     with pytest.raises(StoreError) as caught:
         Store(url)
     assert "no_such_db" in str(caught.value) and secret not in str(caught.value)
+    assert "\n" not in str(caught.value) and "\t" not in str(caught.value)  # libpq's lines made one
     assert secret not in repr(caught.value) and secret not in json.dumps(caught.value.details)
     assert caught.value.__cause__ is None  # a printed traceback carries no cause that could name it
     # From the environment (libpq's PGPASSWORD): never echoed either.

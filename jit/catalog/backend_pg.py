@@ -151,9 +151,11 @@ class PostgresBackend(Backend):
             self.conn.raw = self._connect()
 
     def scrub(self, message: str) -> str:
+        """The password out, and libpq's multi-line messages ("…failed: …\n\tIs the server
+        running…") on one line, as every other error jit prints."""
         for secret in self._secrets:
             message = message.replace(secret, "***")
-        return message.replace(self._url, self.location)
+        return " ".join(message.replace(self._url, self.location).split())
 
     def in_transaction(self) -> bool:
         status = self.conn.raw.info.transaction_status
