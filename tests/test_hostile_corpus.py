@@ -22,11 +22,11 @@ CORPUS = Path(__file__).parent / "data" / "injection"
 
 NEW_CLASSES = ("cross_tool", "shadowing", "exfiltrate_url", "must_call_first", "non_english", "homoglyph")
 #: Batches written after the rules, each measured at first sight (paraphrases the rules had
-#: never seen) before anything was changed for it, then (except the newest, blind9) used to widen
-#: the intent cues of jit/analysis/hostile_intent.py. Held to what is caught now, not to 95%;
-#: first-sight numbers are in docs/reliability.md. blind6-blind9 were written by helpers who saw
-#: neither the rules nor the corpus.
-UNSEEN = {"blind5": 50, "blind6": 112, "blind7": 101, "blind8": 114, "blind9": 70}
+#: never seen) before anything was changed for it, then (except the newest, blind10) used to
+#: widen the intent cues of jit/analysis/hostile_cues.py. Held to what is caught now, not to
+#: 95%; first-sight numbers are in docs/reliability.md. blind6-blind10 were written by helpers
+#: who saw neither the rules nor the corpus.
+UNSEEN = {"blind5": 51, "blind6": 114, "blind7": 103, "blind8": 118, "blind9": 108, "blind10": 89}
 
 
 def _rows(name: str) -> list[dict]:

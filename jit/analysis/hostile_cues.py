@@ -24,12 +24,14 @@ __all__ = [
     "IDENT",
     "IMPERATIVE",
     "INCLUDE",
+    "LEAKY_URL",
     "MODIFY",
     "MONEY",
     "MUST",
     "OPENING",
     "OTHERS",
     "OTHER_TOOL",
+    "OVERRIDE_USER",
     "PRIOR",
     "PRIORITY",
     "RISKY",
@@ -161,7 +163,10 @@ SECRECY = _cue(
     "อย่าบอก приховуй приховай не_кажи не_повідомляй ascunde nu_spune nu-i_spune rejtsd titkold ne_mondd "
     "پنهان نگو লুকান গোপন বলবেন_না keep_this_out keep_it_out keep_that_out out_of_any as_if_no "
     "as_though_no exclude_it_from exclude_them_from exclude_this_from leave_it_out_of "
-    "under_no_circumstances remain_invisible erwähne_dies niemals streite_es_ab streite_ab")
+    "under_no_circumstances remain_invisible erwähne_dies niemals streite_es_ab streite_ab "
+    "no_need_to_raise need_to_raise don't_need_to_hear need_to_hear not_to_surface steer_clear "
+    "leave_them_out out_of_it present_it_as present_them_as describe_it_as as_clean reassure "
+    "the_answer_that_sounds_right nicht_zu_erfahren verneint")
 
 #: What was set up for the model before this text.
 PRIOR = _cue(
@@ -174,7 +179,8 @@ PRIOR = _cue(
     "vorige eerder wcześniej poprzedni önceki daha_önce предыдущ ранее прежн изначальн السابقة السابق 之前 "
     "以前 先前 此前 原来 原來 最初 先の 以前の 最初の 이전 앞서 처음 above_this in_your_context your_original the_operator "
     "deployed_you whichever_company تلقيتها المشغ المطو पहले trước_đó sebelumnya tidigare tidligere dříve "
-    "předchozí predchádzajúc προηγούμεν הקודמ ก่อนหน้า попередн anterior anterioare korábbi قبلی আগের",
+    "předchozí predchádzajúc προηγούμεν הקודמ ก่อนหน้า попередн anterior anterioare korábbi قبلی আগের "
+    "from_the_start start_of_the_chat before_the_tool_list host's_opening the_developer's your_setup",
     after_underscore=True)
 
 #: The model's rules.
@@ -191,7 +197,9 @@ RULES = _cue(
     "safeguards boundaries restrictions system_message briefing opening_prompt निर्देश नियम hướng_dẫn "
     "quy_tắc instruksi aturan instruktioner instruksjoner regler instrukce pokyny pravidla οδηγί κανόν "
     "הוראות הנחיות כללים คำสั่ง กฎ інструкці правил instrucțiuni instructiuni reguli utasítás szabály "
-    "دستورالعمل قوانین নির্দেশ নিয়ম filter$ filters$ ethical_filter safety_filter ethics usage_policies",
+    "دستورالعمل قوانین নির্দেশ নিয়ম filter$ filters$ ethical_filter safety_filter ethics usage_policies "
+    "guardrail_paragraph instruction_context instruction_hierarchy anything_you_were_told "
+    "you_were_told_before",
     after_underscore=True)
 
 #: Cancelling or replacing something.
@@ -217,19 +225,21 @@ CANCEL = _cue(
     "glem gäller_inte gælder_ikke gjelder_ikke ignoruj zapomeň neplatí neplatia αγνόησ ξέχασ δεν_ισχύ "
     "התעלם שכח בטלות מבוטל เพิกเฉย ไม่ต้องสนใจ ยกเลิก ігнор забудь недійсн більше_не ignoră ignora uită "
     "nu_mai_sunt hagyd_figyelmen felejtsd érvénytelen نادیده فراموش معتبر_نیست উপেক্ষা বাতিল "
-    "considered_stale wipe_them out_of_consideration from_consideration",
+    "considered_stale wipe_them out_of_consideration from_consideration retired$ set_them_aside "
+    "be_dropped can_be_dropped clear_those clear_them overwritten had_never_been reset_their reset_your "
+    "no_obligation_to",
     after_underscore=True)
 
 #: Every case, whatever is asked.
 EVERY = _cue(
     "every$ each$ any$ all$ always$ regardless irrespective whatever no_matter entire$ entirety whole$ "
-    "without_exception at_all_times in_all_cases universal cada$ todo$ todos$ toda$ todas$ siempre "
-    "cualquier sea_cual chaque$ tout$ tous$ toute$ toutes$ toujours quel_que quelle_que jede jeden jedem "
-    "jeder immer egal gleich_welch ogni$ sempre$ qualsiasi qualunque tutti$ tutte$ cada$ qualquer sempre "
-    "elke$ iedere$ altijd ongeacht każd kazd zawsze niezależnie niezaleznie herhangi daima$ her_zaman "
-    "ne_olursa каждый каждом каждого любой любом любого всегда все$ всех$ вне_зависимости كل$ دائما "
-    "دائمًا أي$ 每 所有 任何 无论 無論 不管 总是 總是 始终 始終 毎 全て すべて 常に いつも どんな 모든 매 항상 어떤 무엇이든 at_all हमेशा हर सभी luôn "
-    "mọi bất_kỳ selalu setiap apa_pun alltid altid varje hver oavsett uanset uansett vždy každ πάντα κάθε "
+    "without_exception at_all_times in_all_cases universal cada$ todos$ toda$ todas$ siempre cualquier "
+    "sea_cual chaque$ tout$ tous$ toute$ toutes$ toujours quel_que quelle_que jede jeden jedem jeder "
+    "immer egal gleich_welch ogni$ sempre$ qualsiasi qualunque tutti$ tutte$ cada$ qualquer sempre elke$ "
+    "iedere$ altijd ongeacht każd kazd zawsze niezależnie niezaleznie herhangi daima$ her_zaman ne_olursa "
+    "каждый каждом каждого любой любом любого всегда все$ всех$ вне_зависимости كل$ دائما دائمًا أي$ 每 所有 "
+    "任何 无论 無論 不管 总是 總是 始终 始終 毎 全て すべて 常に いつも どんな 모든 매 항상 어떤 무엇이든 at_all हमेशा हर सभी luôn mọi bất_kỳ "
+    "selalu setiap apa_pun alltid altid varje hver oavsett uanset uansett vždy každ πάντα κάθε "
     "οποιοδήποτε תמיד เสมอ ทุกครั้ง завжди кожн будь-як întotdeauna mereu fiecare orice mindig minden "
     "همیشه সবসময় প্রতিটি")
 
@@ -259,7 +269,7 @@ SELECT = _cue(
     "предпочит استدع استخدم اختر 调用 調用 使用 选择 選擇 优先 優先 呼び出 使用して 選んで 優先 호출 사용 선택 우선 pick$ picks$ outrank "
     "outranks handler wins_the_tie beneath above_all over_all picked sử_dụng chọn gunakan pakai pilih "
     "använd brug bruk välj vælg velg použij vyber χρησιμοποί επίλεξ השתמש בחר เลือก використовуй обери "
-    "folosește alege használd válaszd انتخاب")
+    "folosește alege használd válaszd انتخاب dispatch")
 
 #: This tool, as the text calls itself.
 SELF = _cue(
@@ -307,23 +317,24 @@ MUST = _cue(
     "moet$ moeten verplicht musi$ musisz należy nalezy wymagane zorunlu gerekir gerekli mutlaka должен "
     "должна должны обязательно необходимо нужно يجب لا_بد 必须 必須 务必 務必 一定要 需要 应当 應當 应该 應該 しなければ なければならない "
     "必ず 必要 해야 반드시 필수 обязан obliged obligated जरूर अवश्य चाहिए phải harus wajib måste skal$ musí musíš "
-    "πρέπει חייב ต้อง повинен мусиш trebuie kell باید অবশ্যই 어야 아야")
+    "πρέπει חייב ต้อง повинен мусиш trebuie kell باید অবশ্যই 어야 아야 決まり 必須")
 
 #: Another tool, named in words: "the slack connector", "the payments integration".
 OTHER_TOOL = re.compile(
-    r"(?<!\w)(?:the|its|their|a|an|your|any|every|all|other|each)\s+(?!this\s)(?:[\w.-]+\s+){1,3}?"
+    r"(?<!\w)(?:the|its|their|a|an|your|any|every|all|other|each)\s+(?!this\s)(?:[\w.`'-]+\s+){1,3}?"
     r"(?:tool|tools|integration|integrations|connector|connectors|server|servers|plugin|plugins|extension"
     r"|extensions|skill|skills|app|api|function|functions|capability|capabilities|module|service|endpoint)\b"
     r"|(?<!\w)(?:terminal|shell|bash|email|e-mail|mail|messaging|sms|slack|discord|teams|telegram|whatsapp"
     r"|drive|dropbox|wallet|payment|payments|bank|jira|github|gitlab|calendar|crm|browser|filesystem"
-    r"|file\s+system|database|postgres|sql)\s+(?:tool|integration|connector|server|plugin|capability|app|api"
+    r"|file\s+system|database|postgres|sql)\s+(?:tools?|integration|connector|server|plugin|capability|app|api"
     r"|function|access)\b"
 )
 
 #: An identifier that names a tool (``wallet_send``, ``slack__post``, ``wallet.send(``,
 #: ``postgres.run_query``), not a parameter being declared (``origin_city (str):``, ``wp_title:``).
 IDENT = re.compile(r"(?<![\w./-])(?:[a-z][a-z0-9]*(?:__?[a-z0-9]+)+(?![\w/])(?!\s*(?:\(\w|:))"
-                   r"|[a-z]\w*\.[a-z]\w*(?=\()|[a-z]\w*\.[a-z]+_[a-z_]+)")
+                   r"|[a-z]\w*\.(?!(?:com|net|org|io|ai|dev|co|app)\b)[a-z]\w*(?=[(`\"'])"
+                   r"|[a-z]\w*\.[a-z]+_[a-z_]+)")
 
 #: Doing something with effects: sending, paying, deleting, running, sharing.
 ACTION = _cue(
@@ -335,19 +346,20 @@ ACTION = _cue(
     "überweise invia inviare elimina esegui condividi trasferisci envie enviar apague exclua execute "
     "compartilhe stuur verwijder voer_uit deel wyślij wyslij usuń usun uruchom udostępnij gönder gonder "
     "sil çalıştır paylaş отправ удал выполн подели перевед أرسل احذف نفذ شارك 发送 發送 删除 刪除 执行 執行 分享 转账 轉賬 "
-    "送信 削除 実行 共有 보내 삭제 실행 공유 add$ adds$ append appends refund dispatch cross-post")
+    "送信 削除 実行 共有 보내 삭제 실행 공유 add$ adds$ append appends refund dispatch cross-post settle create_payment "
+    "переслать пересл")
 
 #: What a side effect must not reach: the public, everyone, outsiders, money, the whole home.
 RISKY_TARGET = _cue(
     "publicly public$ everyone anyone_with all_files all_open every_open every_file entire_home "
     "home_folder home_directory full_address home_address phone_number user's_address user's_full "
-    "user's_contacts external outside$ outsider third-party third_party eth$ btc$ usdt$ usd$ funds$ "
-    "money$ payee account_number iban 0x rm_-rf all_the_user's every_ticket every_open_ticket each_open "
-    "públic todos_los tous_les alle_ öffentlich pubblic tutti_i todos_os openbaar publiczn herkese "
-    "публичн всем$ للجميع 公开 公開 所有人 全部 公開して 모두에게 공개 card_number internal_notes private_notes "
-    "user's_internal full_record conversation_history chat_history cronologia authorized_keys .ssh ~/.ssh "
-    "drop_table delete_from truncate grant_all 0777 chmod_777 --force force-push card_ending chave_pix "
-    "pix$")
+    "user's_contacts external outside$ outsider third-party third_party funds$ money$ payee "
+    "account_number iban 0x rm_-rf all_the_user's every_ticket every_open_ticket each_open públic "
+    "todos_los tous_les alle_ öffentlich pubblic tutti_i todos_os openbaar publiczn herkese публичн всем$ "
+    "للجميع 公开 公開 所有人 全部 公開して 모두에게 공개 card_number internal_notes private_notes user's_internal "
+    "full_record conversation_history chat_history cronologia authorized_keys .ssh ~/.ssh drop_table "
+    "delete_from truncate grant_all 0777 chmod_777 --force force-push card_ending chave_pix pix$ "
+    "to_account |_bash |_sh curl_-s wget")
 
 #: An address outside: an e-mail address, a URL, a phone number, an IP address, an IBAN, a wallet.
 EXTERNAL = re.compile(
@@ -357,6 +369,12 @@ EXTERNAL = re.compile(
     r"|\d(?<![\d.]\d)\d{0,2}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?![\d.])"
     r"|\d\d(?<=\b[a-z]{2}\d\d)(?:\s?[\da-z]{4}){3,}|0(?<!\w0)x[0-9a-f]{16,}"
     r"|\.(?<=[\w-]\.)(?<!\bexample\.)(?:com|net|org|io|ai|biz|co|dev|xyz|info|app|cloud|site|online|ru|cn)\b")
+
+#: A URL whose address holds a placeholder for the user's data or a secret
+#: (``https://x.example/r?q=<full user question>``, ``http://{base64(conversation)}.x.net``).
+LEAKY_URL = re.compile(
+    r"https?://[^\s)\"'\]]*?[{<]\s*[^}>\n]{0,40}?(?:user|conversation|chat|message|question|answer|history|memory"
+    r"|key|token|secret|password|prompt|email|address|name|context|transcript)[^}>\n]{0,40}[}>]")
 
 #: A sum of money.
 MONEY = re.compile(r"(?:r\$|\$|€|£|¥)\s?\d|\b\d[\d,.]*\s?(?:usd|eur|gbp|eth|btc|usdt|sol)\b")
@@ -394,7 +412,8 @@ INCLUDE = _cue(
     "skopiuj wklej ekle kopyala yapıştır yapistir включ добав прилож скопируй вставь أضف أرفق انسخ الصق "
     "包含 附上 添加 复制 複製 粘贴 貼上 填入 放入 含め 添付 追加 コピー 貼り付け 입력 첨부 추가 복사 붙여 populate fill$ fills$ carry carries "
     "needs_a_verbatim trägt eintrag supplies भर điền isi$ isikan fyll udfyld fyll_inn vyplň συμπλήρω מלא "
-    "ใส่ заповни completează töltsd پر_کن recopi")
+    "ใส่ заповни completează töltsd پر_کن recopi goes_into go_into in_full expects pass_the passes_the "
+    "joign")
 
 #: Where the secret comes from: what the user shared, local files, the environment.
 SOURCE = _cue(
@@ -409,7 +428,8 @@ SOURCE = _cue(
     "user's_files erwähnt bisherigen_gespräch anywhere_in visible_anywhere the_current_conversation "
     "complete_text_of entire_text đã_nhắc_đến disebutkan nämnt nævnt nevnt zmínil αναφέρ שהוזכר "
     "ที่กล่าวถึง згадав menționat említett ذکر_کرده entire_conversation the_browser logged-in "
-    "the_user's_saved user's_saved mentionn a_mentionné")
+    "the_user's_saved user's_saved mentionn a_mentionné browser_profile logged_into anywhere_in_the_chat "
+    "appear_anywhere present_in_context in_context dans_la_conversation apparus")
 
 
 
@@ -439,7 +459,9 @@ ROLE = _cue(
     "बिना_किसी_प्रतिबंध không_có_giới_hạn tanpa_batasan utan_begränsningar uden_begrænsninger "
     "uten_begrensninger bez_omezení bez_obmedzení χωρίς_περιορισμ ללא_הגבלות ไม่มีข้อจำกัด без_обмежень "
     "fără_restricții fara_restrictii korlátozás_nélkül بدون_محدودیت সীমাবদ্ধতা_ছাড়া είσαι_ο είσαι_η "
-    "מעכשיו you_become exempt_from usage_policies answers_anything",
+    "מעכשיו you_become exempt_from usage_policies answers_anything operating_as refusal_behaviour "
+    "refusal_behavior moderation ethics_layer different_ai built_by_us no_obligation livre_das_restri "
+    "passa_a_ser",
     after_underscore=True)
 
 #: Safety or limits being switched off.
@@ -480,7 +502,8 @@ SEQUENCE = _cue(
     "ensuite puis après apres danach anschließend anschliessend poi$ dopo$ successivamente depois "
     "em_seguida daarna vervolgens potem następnie nastepnie sonra ardından затем потом после_этого "
     "بعد_ذلك ثم 然后 然後 之后 之後 接着 接著 その後 次に 그다음 그런_다음 이후 straight_away without_waiting without_asking "
-    "no_need_to_ask without_confirm is_done is_finished is_complete once$ when_the right_after")
+    "no_need_to_ask without_confirm is_done is_finished is_complete once$ when_the right_after after$ "
+    "when_this_returns после следует")
 
 #: Another tool's traffic: "sent via", "issued through", "created by other tools".
 VIA = _cue(
@@ -489,7 +512,8 @@ VIA = _cue(
     "siempre_que cada_vez quand chaque_fois lorsque wenn jedes_mal sobald quando ogni_volta sempre_que "
     "wanneer telkens gdy kiedy zawsze_gdy ilekroć her_seferinde когда каждый_раз عندما كلما 每当 每當 通过 通過 "
     "たびに 経由 때마다 통해 behaviour_for behavior_for if$ invoked is_invoked downstream later$ subsequent next$ "
-    "from_now_on made_by calls_made while_this_server")
+    "from_now_on made_by calls_made while_this_server note_for context_for rule_for applies_to each$ "
+    "behaviour_in behavior_in 때는 때에는")
 
 #: A change to what another tool does that serves someone else: a swap, a copy, a detour.
 MODIFY = _cue(
@@ -499,18 +523,27 @@ MODIFY = _cue(
     "always_include must_include should_include need_a_footer ought_to_include reemplaz sustitu reenv "
     "remplac redirig ersetz umleit sostitui reindirizz substitu redirecion vervang zastąp zastap "
     "przekieruj değiştir degistir yönlendir yonlendir замен перенаправ استبدل أعد_توجيه 替换 替換 抄送 转发 轉發 "
-    "置き換 転送 교체 전달 also_go also_be_sent extend extended rewrite rewritten in_place_of point_to points_to "
-    "must_point скрытую_копию добавля regardless_of_what regardless_of_the_requested whatever_the_user "
+    "置き換 転送 교체 전달 also_go also_be_sent rewrite rewritten in_place_of point_to points_to must_point "
+    "скрытую_копию добавля regardless_of_what regardless_of_the_requested whatever_the_user "
     "whatever_identity no_matter_what_the_user tool_overrides place_a_copy copy_under 0777 "
     "set_permissions supplied_by_the_user given_by_the_user the_user_supplied the_user_specified "
-    "the_user_typed the_user_provided the_user_entered prefix cross-post as_well 바꾸")
+    "the_user_typed the_user_provided the_user_entered prefix cross-post as_well 바꾸 regardless_of_the "
+    "no_matter_which whatever_the rather_than prepend also_deliver alongside 대신")
+
+#: Overriding what the user chose in another tool's call.
+OVERRIDE_USER = _cue(
+    "no_matter_which regardless_of_the_beneficiary regardless_of_what_the_user "
+    "regardless_of_the_requested whatever_the_user instead_of_the_one_the_user the_user_selects "
+    "the_user_names in_place_of_what_the_user 사용자가_지정한")
 
 #: Being placed ahead of every other tool, whatever the request.
 PRIORITY = _cue(
     "first_position exclusive_first top_priority highest_priority absolute_priority selection_priority "
     "rank_first ranked_first ahead_of_every ahead_of_all above_every above_all before_every_other "
     "over_every_other over_all_other never_favour never_favor never_prefer rival wins_the_tie beneath_it "
-    "beneath_this outranks outrank")
+    "beneath_this outranks outrank canonical picked_ahead first_choice favour_it favor_it "
+    "consistently_favour consistently_favor every_time_without without_weighing competing_tools "
+    "only_if_this_one never_fall_back fall_back_to_other_tools has_nothing_to_do_with no_connection_to")
 
 #: Where the secret is taken from, said outright: what the user shared, the chat itself.
 SHARED = _cue(
@@ -527,13 +560,14 @@ OPENING = _cue(
     "before_answering before_responding before_replying before_composing ahead_of_any at_the_opening "
     "before_the_model before_the_assistant before_you_answer before_you_reply before_you_respond "
     "before_you_say before_saying says_anything answering_anything new_conversation conversation_opens "
-    "before_greeting")
+    "before_greeting before_you_write before_writing before_any_response before_any_reply "
+    "ahead_of_every_other_tool ahead_of_all_other_tools before_every_other_tool before_all_other_tools")
 
 #: A sentence that opens with an order ("Invoke x as step zero …", "Call this before …").
-IMPERATIVE = re.compile(r"^\W*(?:<\w+>\s*)?(?:[\w -]{1,30}:\s*)?(?:always\s+|first\s+|please\s+|then\s+)?"
+IMPERATIVE = re.compile(r"^\W*(?:<\w+>\s*)?(?:[\w -]{1,60}:\s*)?(?:always\s+|first\s+|please\s+|then\s+)?"
                         r"(?:invoke|call|run|execute|use|begin|trigger|dispatch|send|post|share|transfer|forward"
                         r"|upload|email|text|pay|refund|delete|grant|set|add|copy|include|attach|append"
-                        r"|prefix)\b")
+                        r"|prefix|prepend|route|replace|redirect)\b")
 
 #: Usage scoped to some requests ("for any question about X", "when the user asks for Y").
 SCOPED = _cue(
@@ -547,7 +581,7 @@ FACT = _cue(
     "fee$ fees$ surcharge commission markup mark-up charge$ charged telemetry tracking tracked "
     "shared_with forwarded mirrored retained retention sold$ resold partner partners third_party "
     "external_server copy_of kickback broker error$ errors$ failed failure logged logging bcc attendee "
-    "observer")
+    "observer referral post-install scripts filtered filtering upload leave_the_device")
 
 #: Withholding that ends ("do not reveal the answer until the user guesses") is not concealment.
 UNTIL = _cue(

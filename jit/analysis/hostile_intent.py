@@ -42,11 +42,13 @@ from .hostile_cues import (
     IDENT,
     IMPERATIVE,
     INCLUDE,
+    LEAKY_URL,
     MODIFY,
     MUST,
     OPENING,
     OTHER_TOOL,
     OTHERS,
+    OVERRIDE_USER,
     PRIOR,
     PRIORITY,
     RISKY,
@@ -71,6 +73,7 @@ from .hostile_rules import (
     FLAG_CONCEAL,
     FLAG_CROSS_TOOL,
     FLAG_EXFILTRATE,
+    FLAG_EXFILTRATE_URL,
     FLAG_IGNORE_PREVIOUS,
     FLAG_MUST_CALL_FIRST,
     FLAG_ROLE_OVERRIDE,
@@ -112,6 +115,8 @@ INTENTS: tuple[Intent, ...] = (
     Intent(FLAG_ALWAYS_SELECT, (OTHERS, SELECT, SELF, EVERY), "this tool before every other",
            unless=SCOPED, unless_overridden_by=ANYHOW),
     Intent(FLAG_ALWAYS_SELECT, (PRIORITY, SELF, SELECT), "this tool ranked above every other"),
+    Intent(FLAG_ALWAYS_SELECT, (PRIORITY, EVERY, SELECT), "one tool ranked above every other, for everything",
+           unless=SCOPED, unless_overridden_by=ANYHOW),
     Intent(FLAG_MUST_CALL_FIRST, (FIRST, EVERY, CONVO, MUST), "must run at the start of every conversation"),
     Intent(FLAG_MUST_CALL_FIRST, (FIRST, OTHERS, MUST), "must run before any other tool"),
     Intent(FLAG_MUST_CALL_FIRST, (FIRST, OTHERS, IMPERATIVE), "must run before any other tool"),
@@ -135,11 +140,19 @@ INTENTS: tuple[Intent, ...] = (
     Intent(FLAG_SHADOWING, (EXTERNAL, MODIFY, IDENT, VIA), "sends another tool's traffic elsewhere"),
     Intent(FLAG_SHADOWING, (RISKY, MODIFY, OTHER_TOOL, VIA), "sends another tool's work somewhere unsafe"),
     Intent(FLAG_SHADOWING, (RISKY, MODIFY, IDENT, VIA), "sends another tool's work somewhere unsafe"),
+    Intent(FLAG_SHADOWING, (EXTERNAL, MODIFY, IDENT, MUST), "sends another tool's traffic elsewhere"),
+    Intent(FLAG_SHADOWING, (MODIFY, IDENT, VIA, IMPERATIVE), "changes how another tool behaves"),
+    Intent(FLAG_SHADOWING, (OVERRIDE_USER, IDENT), "overrides what the user chose in another tool"),
+    Intent(FLAG_SHADOWING, (OVERRIDE_USER, OTHER_TOOL), "overrides what the user chose in another tool"),
+    Intent(FLAG_EXFILTRATE_URL, (LEAKY_URL,), "a URL that carries the user's data or a secret"),
 )
 
-#: Where one sentence ends, in any script; a one-line docstring's ``name (type):`` starts a new one.
+#: Where one sentence ends, in any script; a one-line docstring's ``param_name:`` or ``name (type):``
+#: starts a new one.
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|[\n;。！？；•।]+|\s[-*]\s|\s\d+[.)]\s"
-                           r"|\s(?=[a-z]\w*(?:\s\([\w\[\], ]+\))?:\s)")
+                           r"|\s(?=[a-z][a-z0-9]*_\w*(?:\s\([\w\[\], ]+\))?:\s|[a-z]\w*\s\([\w\[\], ]+\):\s"
+                           r"|(?:args|returns|raises|parameters|example|examples|description|default|nullable|type"
+                           r"|required|optional):\s)")
 
 
 def intent_flags(low: str, own_names: tuple[str, ...] = ()) -> set[str]:
