@@ -37,7 +37,8 @@ Every ``instruction:*`` flag is matched on the text as written and, when it hold
 look-alike letters, on its confusable skeleton (Unicode TR39 data, shipped by the
 ``confusable-homoglyphs`` package); full-width and mathematical letters are folded by
 NFKC first. The phrase rules live in :mod:`jit.analysis.hostile_rules`, :mod:`jit.analysis.hostile_tools` and
-:mod:`jit.analysis.hostile_i18n`.
+:mod:`jit.analysis.hostile_i18n`; the second line, which reads a sentence's intent from cue
+words in 29 languages rather than its wording, in :mod:`jit.analysis.hostile_intent`.
 
 Usage guidance that real servers write ("call this after resolve-library-id",
 "always use this tool first when the user mentions X", "use get_file_contents to

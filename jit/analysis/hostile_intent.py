@@ -17,10 +17,12 @@ inflections); Chinese, Japanese, Korean, Arabic-script, Hebrew, Devanagari, Beng
 Thai words anywhere.
 
 The cost side: real tool descriptions are full of users, tokens, other tools and first
-steps. Each intent therefore needs two or three cues that real descriptions rarely
-combine in one sentence (measured on ~17,800 real tools by ``python -m
-bench.injection_corpus``), and a sentence that only scopes usage ("when the user asks
-about X, call this first") does not count as always-select.
+steps. Each intent therefore needs two to four cues that real descriptions rarely combine
+in one sentence (one only where the cue is a structure: a URL whose address holds the
+user's data), measured on ~17,800 real tools by ``python -m bench.injection_corpus``; a
+sentence that only scopes usage ("when the user asks about X, call this first") does not
+count as always-select, and withholding that ends ("until the user guesses") is not
+concealment.
 """
 
 from __future__ import annotations
@@ -82,6 +84,7 @@ from .hostile_rules import (
 
 __all__ = ["INTENTS", "Intent", "intent_flags"]
 
+
 @dataclass(frozen=True, slots=True)
 class Intent:
     """A hostile intent: a sentence that holds every one of ``cues`` raises ``flag``,
@@ -89,7 +92,7 @@ class Intent:
 
     flag: str
     cues: tuple[re.Pattern[str], ...]
-    #: What the intent means, for the docs and ``--explain``.
+    #: What the intent means, in words (for a reader of :data:`INTENTS`).
     about: str
     unless: re.Pattern[str] | None = None
     unless_overridden_by: re.Pattern[str] | None = None
