@@ -126,3 +126,17 @@ def test_gates_never_hide_a_match(corpus, benign):
         for rule in RULES:
             if rule.pattern.search(low):
                 assert rule.admits(tokens, low), (rule.flag, rule.pattern.pattern[:80], low[:120])
+
+
+def test_the_intent_gate_never_hides_a_flag(corpus, benign, monkeypatch):
+    """The intents are gated on one search for each intent's rarest cue; with the gate opened
+    wide, every corpus text must get exactly the same flags (a cue missing from the gate, or a
+    rarity list out of date, would silently disable intents)."""
+    import re
+
+    from jit.analysis import hostile_intent
+
+    rows = [row for row, _ in [*corpus, *benign]] + _rows("hard_benign.jsonl")
+    gated = [detect_hostile(_tool(r)) for r in rows]
+    monkeypatch.setattr(hostile_intent, "_GATE", re.compile(""))
+    assert [detect_hostile(_tool(r)) for r in rows] == gated

@@ -69,6 +69,7 @@ from .hostile_cues import (
     UNTIL,
     USER,
     VIA,
+    any_of,
 )
 from .hostile_rules import (
     FLAG_ALWAYS_SELECT,
@@ -150,6 +151,28 @@ INTENTS: tuple[Intent, ...] = (
     Intent(FLAG_EXFILTRATE_URL, (LEAKY_URL,), "a URL that carries the user's data or a secret"),
 )
 
+#: Cues in the order of how often real tool texts hold them, rarest first (share of ~5,900
+#: pool tools, measured by the cue searches themselves): each intent is gated on its rarest cue.
+_RARITY = (SHARED, OVERRIDE_USER, LEAKY_URL, SECRECY, PRIORITY, ROLE, OPENING, SWITCHED_OFF, OTHERS, SOURCE,
+           CANCEL, MODIFY, FACT, PRIOR, SELF, ANSWER, FIRST, SECRET, SEQUENCE, OTHER_TOOL, RULES, CONVO, USER,
+           AGENT, INCLUDE, EVERY, EXTERNAL, RISKY, TURN, ACTION, VIA, SELECT, IDENT, MUST)
+
+
+def _gate() -> re.Pattern[str]:
+    """One regex every text must match for any intent to hold: the union of each intent's
+    rarest cue (:data:`_RARITY`; :data:`IMPERATIVE` never gates, it only matches a sentence's
+    start). About two in three real tool texts match none and skip the per-cue work."""
+    rank = {id(c): i for i, c in enumerate(_RARITY)}
+    rarest = {min((c for c in i.cues if c is not IMPERATIVE), key=lambda c: rank[id(c)]) for i in INTENTS}
+    return any_of(sorted(rarest, key=lambda c: rank[id(c)]))
+
+
+_GATE = _gate()
+#: Each intent with its cues rarest first, so checking a text stops at the first absent one.
+_BY_RARITY = tuple(
+    (i, tuple(sorted((c for c in i.cues if c is not IMPERATIVE), key=lambda c: _RARITY.index(c))))
+    for i in INTENTS)
+
 #: Where one sentence ends, in any script; a one-line docstring's ``param_name:`` or ``name (type):``
 #: starts a new one.
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|[\n;。！？；•।]+|\s[-*]\s|\s\d+[.)]\s"
@@ -168,6 +191,8 @@ def intent_flags(low: str, own_names: tuple[str, ...] = ()) -> set[str]:
     for name in own_names:
         if len(name) >= 4 and name in low:
             low = re.sub(rf"(?<!\w){re.escape(name)}(?!\w)", "this tool", low)
+    if not _GATE.search(low):  # no intent's rarest cue: nothing can hold
+        return set()
     # An intent can only hold in a sentence if each of its cues occurs in the whole text:
     # one search per cue over the text rules out nearly every intent of a clean description.
     present: dict[re.Pattern[str], bool] = {}
@@ -177,7 +202,7 @@ def intent_flags(low: str, own_names: tuple[str, ...] = ()) -> set[str]:
             present[cue] = cue.search(low) is not None
         return present[cue]
 
-    live = [i for i in INTENTS if all(occurs(c) for c in i.cues if c is not IMPERATIVE)]
+    live = [i for i, cues in _BY_RARITY if all(occurs(c) for c in cues)]
     found: set[str] = set()
     if not live:
         return found
