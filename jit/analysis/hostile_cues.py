@@ -9,7 +9,6 @@ longer words that start with it. Adding a word to a cue widens every intent that
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 
 __all__ = [
     "ACTION",
@@ -53,7 +52,7 @@ __all__ = [
     "USER",
     "VIA",
     "WORDS",
-    "any_of",
+    "trie",
 ]
 
 _CJK = re.compile(r"[\u0590-\u06ff\u0900-\u09ff\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
@@ -74,38 +73,20 @@ def _cue(words: str, *, after_underscore: bool = False) -> re.Pattern[str]:
         (anywhere if _CJK.match(w) else spaced).append(w)
     parts = []
     if spaced:
-        parts.append((r"(?<![^\W_])" if after_underscore else r"(?<!\w)") + _trie(spaced))
+        parts.append((r"(?<![^\W_])" if after_underscore else r"(?<!\w)") + trie(spaced))
     if anywhere:
-        parts.append(_trie(anywhere))
+        parts.append(trie(anywhere))
     cue = re.compile("|".join(parts))
     WORDS[cue] = (tuple(spaced), tuple(anywhere))
     return cue
 
 
 #: The words of every cue built by :func:`_cue` (spaced, matched anywhere), so that several
-#: cues can be searched as one trie (:func:`any_of`).
+#: cues can be searched as one trie (:func:`jit.analysis.hostile_intent._any_of`).
 WORDS: dict[re.Pattern[str], tuple[tuple[str, ...], tuple[str, ...]]] = {}
 
 
-def any_of(cues: Iterable[re.Pattern[str]]) -> re.Pattern[str]:
-    """One regex that matches wherever any of ``cues`` does (and possibly a little more: word
-    cues are merged into one trie that may also start after ``_``). One search of it costs
-    about one cue's, where searching each cue would cost them all."""
-    spaced: list[str] = []
-    anywhere: list[str] = []
-    others: list[str] = []
-    for cue in cues:
-        if cue in WORDS:
-            spaced += WORDS[cue][0]
-            anywhere += WORDS[cue][1]
-        else:
-            others.append(cue.pattern)
-    parts = [r"(?<![^\W_])" + _trie(spaced)] if spaced else []
-    parts += [_trie(anywhere)] if anywhere else []
-    return re.compile("|".join(parts + [f"(?:{p})" for p in others]))
-
-
-def _trie(words: list[str]) -> str:
+def trie(words: list[str]) -> str:
     """One regex for ``words`` as a trie (``(?:a(?:ny|ll)|e(?:ach|very))``): the engine tries one
     branch per letter instead of every word at every position, which makes a cue of a few hundred
     words several times faster to search. Only whether a cue occurs matters, so a word that

@@ -28,6 +28,7 @@ concealment.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .hostile_cues import (
@@ -69,7 +70,8 @@ from .hostile_cues import (
     UNTIL,
     USER,
     VIA,
-    any_of,
+    WORDS,
+    trie,
 )
 from .hostile_rules import (
     FLAG_ALWAYS_SELECT,
@@ -151,6 +153,25 @@ INTENTS: tuple[Intent, ...] = (
     Intent(FLAG_EXFILTRATE_URL, (LEAKY_URL,), "a URL that carries the user's data or a secret"),
 )
 
+
+def _any_of(cues: Iterable[re.Pattern[str]]) -> re.Pattern[str]:
+    """One regex that matches wherever any of ``cues`` does (and possibly a little more: word
+    cues are merged into one trie that may also start after ``_``). One search of it costs
+    about one cue's, where searching each cue would cost them all."""
+    spaced: list[str] = []
+    anywhere: list[str] = []
+    others: list[str] = []
+    for cue in cues:
+        if cue in WORDS:
+            spaced += WORDS[cue][0]
+            anywhere += WORDS[cue][1]
+        else:
+            others.append(cue.pattern)
+    parts = [r"(?<![^\W_])" + trie(spaced)] if spaced else []
+    parts += [trie(anywhere)] if anywhere else []
+    return re.compile("|".join(parts + [f"(?:{p})" for p in others]))
+
+
 #: Cues in the order of how often real tool texts hold them, rarest first (share of ~5,900
 #: pool tools, measured by the cue searches themselves): each intent is gated on its rarest cue.
 _RARITY = (SHARED, OVERRIDE_USER, LEAKY_URL, SECRECY, PRIORITY, ROLE, OPENING, SWITCHED_OFF, OTHERS, SOURCE,
@@ -161,10 +182,10 @@ _RARITY = (SHARED, OVERRIDE_USER, LEAKY_URL, SECRECY, PRIORITY, ROLE, OPENING, S
 def _gate() -> re.Pattern[str]:
     """One regex every text must match for any intent to hold: the union of each intent's
     rarest cue (:data:`_RARITY`; :data:`IMPERATIVE` never gates, it only matches a sentence's
-    start). About two in three real tool texts match none and skip the per-cue work."""
+    start). Most real tool texts (60-70% of the pools') match none and skip the per-cue work."""
     rank = {id(c): i for i, c in enumerate(_RARITY)}
     rarest = {min((c for c in i.cues if c is not IMPERATIVE), key=lambda c: rank[id(c)]) for i in INTENTS}
-    return any_of(sorted(rarest, key=lambda c: rank[id(c)]))
+    return _any_of(sorted(rarest, key=lambda c: rank[id(c)]))
 
 
 _GATE = _gate()
