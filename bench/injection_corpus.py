@@ -80,7 +80,8 @@ def right_flag(cls: str, flags: tuple[str, ...]) -> bool:
 def hostile_rates(rows: list[dict]) -> dict:
     """Per split and class: total, caught (any flag), right flag, and the misses."""
     out: dict = {}
-    for split in ("tune", "holdout", "fresh", "final", "blind", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7", "blind8", "blind9", "blind10", "all"):
+    # Splits in the order the corpus file holds them (the order they were written), then all.
+    for split in [*dict.fromkeys(r.get("split") for r in rows), "all"]:
         sel = [r for r in rows if split == "all" or r.get("split") == split]
         if not sel:
             continue

@@ -304,7 +304,8 @@ def _instruction_flags(text: str, own_name: str = "", own_names: tuple[str, ...]
     """Instruction flags raised by one (already de-hidden) text, plus ``homoglyph`` when
     only its confusable skeleton reads as an instruction. ``own_name`` (the tool's name,
     when it reads as an identifier) is read as "this tool", so self-promotion by name is
-    matched by the rules about "this tool", and the name is never taken for another tool."""
+    matched by the rules about "this tool", and the name is never taken for another tool;
+    ``own_names`` (the tool's and its server's names, any form) do the same for the intents."""
     low = _HSPACE.sub(" ", text.lower())
     if own_name:
         low = low.replace(own_name, "this tool")

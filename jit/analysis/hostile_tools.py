@@ -137,7 +137,8 @@ _URL = (
     # an image that carries data out in its address, or one the model is told to render
     R(FLAG_EXFILTRATE_URL, "![",
       r"!\[[^\]\n]{0,80}\]\(\s*<?(?:https?:)?//[^)\s]*[?&][\w-]+=(?:[{$<%\[]|\))"),
-    R(FLAG_EXFILTRATE_URL, "![ <img & render display include embed output show print insert append place every each all your",
+    R(FLAG_EXFILTRATE_URL,
+      "![ <img & render display include embed output show print insert append place every each all your",
       rf"\b(?:render|display|include|embed|output|show|print|insert|append|place)\b{_S}{{0,80}}"
       r"(?:!\[[^\]\n]{0,80}\]\(\s*<?(?:https?:)?//|<img\b)",
       r"(?:!\[[^\]\n]{0,80}\]\(\s*<?(?:https?:)?//|<img\b)[^\n]{0,200}?\b(?:in|at\s+the\s+end\s+of|to)\s+"

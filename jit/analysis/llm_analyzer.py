@@ -163,11 +163,17 @@ def analysis_tool(shards: Mapping[str, ShardConfig]) -> dict[str, Any]:
 
 
 def _json_escape(match: Any) -> str:
-    cp = ord(match.group(0))
-    if cp <= 0xFFFF:
-        return f"\\u{cp:04x}"
-    cp -= 0x10000
-    return f"\\u{0xD800 + (cp >> 10):04x}\\u{0xDC00 + (cp & 0x3FF):04x}"
+    """Each character of a hidden run (one character, or a run of variation selectors) as a
+    JSON escape, a supplementary one as its surrogate pair."""
+    out = []
+    for ch in match.group(0):
+        cp = ord(ch)
+        if cp <= 0xFFFF:
+            out.append(f"\\u{cp:04x}")
+        else:
+            cp -= 0x10000
+            out.append(f"\\u{0xD800 + (cp >> 10):04x}\\u{0xDC00 + (cp & 0x3FF):04x}")
+    return "".join(out)
 
 
 def _encode(payload: Mapping[str, Any]) -> str:
