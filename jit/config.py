@@ -33,7 +33,14 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 from .errors import ConfigError
 from .jsonfile import read_json
 from .models import HARNESS_SERVER, ToolDef
-from .paths import CONFIG_ENV_VAR, DEFAULT_CONFIG_FILE, FALLBACK_CONFIG_FILE, bundled_dir, default_config_file
+from .paths import (
+    CONFIG_ENV_VAR,
+    DEFAULT_CONFIG_FILE,
+    FALLBACK_CONFIG_FILE,
+    bundled_dir,
+    default_config_file,
+    is_postgres_url,
+)
 from .servers_config import (
     DEFAULT_CALL_TIMEOUT,
     DEFAULT_TIMEOUT,
@@ -576,8 +583,8 @@ def _build(parsed: _ConfigFile, base: Path, path: Path | None, servers: dict[str
         connection=parsed.connection,
         security=parsed.security,
         serve=parsed.serve,
-        store_path=resolve(LOCAL_FILES_OF_SHARED_STORE if _is_url(parsed.store) else parsed.store),
-        store_url=parsed.store if _is_url(parsed.store) else None,
+        store_path=resolve(LOCAL_FILES_OF_SHARED_STORE if is_postgres_url(parsed.store) else parsed.store),
+        store_url=parsed.store if is_postgres_url(parsed.store) else None,
         rules_dir=resolve(parsed.rules) if parsed.rules is not None else _default_rules(base),
         available_tools=available,
     )
@@ -586,11 +593,6 @@ def _build(parsed: _ConfigFile, base: Path, path: Path | None, servers: dict[str
 #: Where a host keeps the files derived from a PostgreSQL catalog (its compiled view, retrieval
 #: index), relative to the config: ``.jit/shared-catalog.index/``.
 LOCAL_FILES_OF_SHARED_STORE = ".jit/shared-catalog"
-
-
-def _is_url(store: str) -> bool:
-    """A ``postgresql://`` (or ``postgres://``) ``store``: a shared catalog (jit/catalog/backend.py)."""
-    return store.lower().startswith(("postgresql://", "postgres://"))
 
 
 def check_store_path(config: Config) -> None:

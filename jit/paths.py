@@ -1,6 +1,7 @@
 """Where jit finds the data files it ships (``migrations/`` and ``rules/``), which config
-file it reads when none is named (:func:`default_config_file`), and how it writes the files
-it keeps beside them (:func:`write_atomic`).
+file it reads when none is named (:func:`default_config_file`), how it writes the files it keeps
+beside them (:func:`write_atomic`), and whether a catalog location is a file or a
+PostgreSQL URL (:func:`is_postgres_url`).
 
 In a checkout (editable install) they are the repository's top-level folders;
 in a wheel they are bundled under ``jit/_bundled/`` (see pyproject.toml).
@@ -15,12 +16,18 @@ from pathlib import Path
 from typing import BinaryIO
 
 __all__ = ["CONFIG_ENV_VAR", "DEFAULT_CONFIG_FILE", "FALLBACK_CONFIG_FILE", "bundled_dir", "default_config_file",
-           "write_atomic"]
+           "is_postgres_url", "write_atomic"]
 
 CONFIG_ENV_VAR = "JIT_CONFIG"
 DEFAULT_CONFIG_FILE = "config.json"
 #: The servers file Claude Code keeps in a project: read when the directory has no config.json.
 FALLBACK_CONFIG_FILE = ".mcp.json"
+
+
+def is_postgres_url(location: str | Path) -> bool:
+    """Whether a ``store`` setting names a PostgreSQL catalog (``postgresql://`` or
+    ``postgres://``) rather than a SQLite file (jit/catalog/backend.py, docs/team.md)."""
+    return isinstance(location, str) and location.lower().startswith(("postgresql://", "postgres://"))
 
 
 def bundled_dir(name: str) -> Path:

@@ -33,15 +33,9 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import pysqlite3.dbapi2 as sqlite3
 import sqlite_vec
 
+from ..paths import is_postgres_url
+
 __all__ = ["Backend", "SqliteBackend", "is_postgres_url", "redact"]
-
-_PG_SCHEMES = ("postgresql://", "postgres://")
-
-
-def is_postgres_url(location: str | Path) -> bool:
-    """Whether a ``store`` setting names a PostgreSQL catalog rather than a SQLite file."""
-    return isinstance(location, str) and location.lower().startswith(_PG_SCHEMES)
-
 
 def redact(location: str) -> str:
     """``location`` safe to print: a URL's password (in the user part or a ``password=``

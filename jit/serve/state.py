@@ -165,7 +165,7 @@ class ServeState:
         finally:
             self._catalog.set()
         self._stale.set()  # the first refresh: what the cache left pending, the first exposed compile
-        if self.options.expose_shard is not None and getattr(self.store, "dialect", "sqlite") == "postgresql":
+        if self.options.expose_shard is not None and self.store.dialect == "postgresql":
             self.spawn(self._watch_catalog)
         await self._refresher()
 
