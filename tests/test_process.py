@@ -6,6 +6,7 @@ import gc
 import threading
 import weakref
 
+import numpy as np
 import pytest
 
 from jit import process
@@ -120,8 +121,23 @@ def test_the_blas_limit_applies_only_while_tuned(monkeypatch):
             return threading.Lock()  # any context manager
 
     monkeypatch.setattr(process, "_blas", Controller)
-    with process.matrix_scan():
-        pass
-    with process.tuned(freeze_gc=False), process.matrix_scan():
-        pass
+    matrix, right = np.ones((4, 3), dtype=np.float32), np.ones((3, 2), dtype=np.float32)
+    assert process.matrix_product(matrix, right).tolist() == [[3.0, 3.0]] * 4
+    with process.tuned(freeze_gc=False):
+        assert process.matrix_product(matrix, right).tolist() == [[3.0, 3.0]] * 4
     assert limits == [{"limits": 1, "user_api": "blas"}]
+
+
+def test_a_large_scan_split_over_threads_gives_the_one_product(monkeypatch):
+    """Tuned, a catalog-sized product is computed in row blocks on jit's scan threads:
+    the same numbers as the one product, in row order, whatever the split."""
+    rng = np.random.default_rng(7)
+    matrix = rng.standard_normal((process.SPLIT_ROWS + 1001, 24)).astype(np.float32)
+    right = rng.standard_normal((24, 3)).astype(np.float32)
+    expected = matrix @ right
+    for workers in (1, 2, 3):
+        monkeypatch.setattr(process, "_scan_workers", lambda w=workers: w)
+        with process.tuned(freeze_gc=False):
+            got = process.matrix_product(matrix, right)
+        assert got.shape == expected.shape and got.dtype == np.float32
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..models import StoredTool
-from ..process import matrix_scan
+from ..process import matrix_product
 from ..text import has_camel_hump, search_tokens
 
 __all__ = ["LexicalIndex", "Mentions", "RetrievalIndex", "VectorScores", "find_mentions", "split_task"]
@@ -239,8 +239,8 @@ class RetrievalIndex:
         weights[0] = 1.0
         dense_q = min(len(query_vecs), q) if query_vecs.size else 0
         if self.vector_count and dense_q:
-            with matrix_scan():  # one BLAS thread when the process owner opted in (jit.process)
-                sims = self.matrix @ query_vecs[:dense_q].T  # (n, dense_q): one pass over the matrix
+            # (n, dense_q): one pass over the matrix, split over jit's threads when tuned (jit.process)
+            sims = matrix_product(self.matrix, query_vecs[:dense_q].T)
             if not self.all_vectors:
                 sims[~self.has_vector] = sims[self.has_vector].min(axis=0)
             lo, hi = sims.min(axis=0), sims.max(axis=0)
