@@ -61,6 +61,17 @@ _LONE = re.compile(r"[\ud800-\udfff]")
 _PATH_PARTS = 12
 
 
+class _LongInteger(str):
+    """An integer literal longer than the SDK's parser (and Python) reads, 4,300 digits, kept as its text."""
+
+
+def _int(text: str) -> int | str:
+    try:
+        return int(text)
+    except ValueError:
+        return _LongInteger(text)
+
+
 @dataclass(frozen=True)
 class Rejected:
     """A line that is not served: ``reply`` (an error response, an array of them, or None:
@@ -110,6 +121,8 @@ def find_unsendable(value: Any, path: tuple[Any, ...] = (), max_depth: int = MAX
     stack: list[tuple[Any, tuple[Any, ...], int]] = [(value, path, 1)]
     while stack:
         item, where, depth = stack.pop()
+        if isinstance(item, _LongInteger):
+            return where, f"is an integer of {len(item.lstrip('-')):,} digits, more than a JSON parser reads"
         if isinstance(item, str):
             lone = _LONE.search(item)
             if lone:
@@ -152,11 +165,11 @@ def decode(line: str) -> dict[str, Any] | Rejected | None:
 
 def _unparsable(line: str, why: str) -> Rejected:
     """A line the SDK's parser refused: say why, to the request's id when Python's parser (which
-    takes lone surrogates and nests to ~1000 levels) can still read it."""
-    if not _SURROGATE.search(line) and "recursion" not in why:
+    takes lone surrogates, nests to ~1000 levels and is given integers of any length) can still read it."""
+    if not _SURROGATE.search(line) and "recursion" not in why and "number out of range" not in why:
         return Rejected(error(None, PARSE_ERROR, f"Parse error: {why}"), "not JSON")
     try:
-        msg = json.loads(line)
+        msg = json.loads(line, parse_int=_int)
     except (ValueError, RecursionError):
         return Rejected(error(None, PARSE_ERROR, f"Parse error: {why}"), "not JSON")
     found = find_unsendable(msg, max_depth=MAX_DEPTH, numbers=False)

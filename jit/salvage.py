@@ -2,7 +2,7 @@
 
 The SDK parses each incoming line (stdio), SSE event or HTTP body strictly.
 One lone surrogate escape (``"\\ud800"``), nesting deeper than the parser's
-limit (~250 levels) or a ``result`` that is not an object fails the whole
+limit (~250 levels), an integer of more than 4,300 digits or a ``result`` that is not an object fails the whole
 message: over stdio and SSE the transport hands up an exception and the
 request waits out its timeout; over Streamable HTTP it fails at once as an
 opaque parse error. Either way every good tool of the listing is lost.
@@ -109,6 +109,15 @@ def _cut_deep(text: str, max_depth: int) -> str | None:
     return "".join(pieces)
 
 
+def _int(text: str) -> int | str:
+    """An integer literal, or a marker for one longer than Python (like the SDK's parser) reads: 4,300 digits."""
+    try:
+        return int(text)
+    except ValueError:
+        return _marker(f"holds an integer of {len(text.lstrip('-')):,} digits, more than JSON parsers read; "
+                       "cut out by jit")
+
+
 def _describe_surrogate(text: str) -> str:
     m = _SURROGATE.search(text)
     assert m is not None
@@ -193,7 +202,7 @@ def salvage(text: str | bytes, method_of: MethodOf) -> types.JSONRPCMessage | No
         return None
     try:
         # strict=False: raw control characters inside strings are harmless once parsed.
-        obj = json.loads(cut, strict=False)
+        obj = json.loads(cut, strict=False, parse_int=_int)
     except (ValueError, RecursionError):
         return None
     return salvage_value(obj, method_of)
@@ -221,8 +230,9 @@ def salvage_value(obj: Any, method_of: MethodOf) -> types.JSONRPCMessage | None:
     if not isinstance(result, dict):
         return _error(rid, f"invalid {what} from the server: result is a JSON {_kind(result)}, not an object")
     result = _clean(result, listing)
-    if not listing and find_marker(result):
-        return _error(rid, f"invalid {what} from the server: nested more than {SALVAGE_MAX_DEPTH} levels deep")
+    why = None if listing else find_marker(result)
+    if why:
+        return _error(rid, f"invalid {what} from the server: {why.removesuffix('; cut out by jit')}")
     try:
         return types.JSONRPCResponse(jsonrpc="2.0", id=rid, result=result)
     except ValueError as exc:

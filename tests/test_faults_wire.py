@@ -177,6 +177,10 @@ MALFORMED = {
     "surrogate task": ('{"jsonrpc":"2.0","id":15,"method":"tools/call","params":{"name":"compile_tools",'
                        r'"arguments":{"shard":"coder","task":"fix \ud800 bug"}}}' "\n", INVALID_PARAMS, 15),
     "surrogate in a string id": (r'{"jsonrpc":"2.0","id":"a\ud800","method":"ping"}' "\n", INVALID_REQUEST, None),
+    # integers past the 4,300 digits any parser reads: valid JSON, answered like the cases above
+    "5000-digit argument": (call_line(16, '{"server":"demo","tool":"echo","arguments":{"n":%s}}' % ("9" * 5000)),
+                            INVALID_PARAMS, 16),
+    "5000-digit id": ('{"jsonrpc":"2.0","id":%s,"method":"ping"}\n' % ("7" * 5000), INVALID_REQUEST, None),
 }
 
 
@@ -221,6 +225,32 @@ def test_arguments_json_cannot_carry_are_refused_before_sending_with_the_upstrea
     assert data["error"] == "invalid_arguments" and data["path"].startswith("arguments.text")
     assert problem in data["message"] and "nothing was sent" in data["message"]
     still_serving(wire)
+
+
+@pytest.mark.slow
+def test_end_of_input_answers_what_was_asked_before_it(tmp_path):
+    # A client (or `printf … | jit serve --stdio`) closes stdin after its last request, the last line
+    # without its newline: every request is answered before the process exits (the SDK alone cancels them).
+    path = write_example_config(tmp_path, servers={"tracker": None, "workspace": None, "demo": DEMO},
+                                connection={"reconnect_attempts": 0, "ping_interval": 0})
+    lines = [
+        {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "eof", "version": "0"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": "list", "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": "ping", "method": "ping"},
+        {"jsonrpc": "2.0", "id": "echo", "method": "tools/call", "params": {"name": "call_tool", "arguments": {
+            "server": "demo", "tool": "echo", "arguments": {"text": "last line"}}}},
+    ]
+    done = subprocess.run([sys.executable, "-m", "jit", "serve", "--stdio", "--config", str(path)], check=False,
+                          input="\n".join(json.dumps(line) for line in lines).encode(), capture_output=True,
+                          env=ENV, timeout=TIMEOUT)
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    answers = {m["id"]: m for m in map(json.loads, done.stdout.decode().splitlines()) if "id" in m}
+    assert set(answers) == {0, "list", "ping", "echo"}, done.stdout.decode()
+    assert answers["ping"]["result"] == {}
+    assert "search_tools" in {t["name"] for t in answers["list"]["result"]["tools"]}
+    assert answers["echo"]["result"]["content"][0]["text"] == "last line"
 
 
 @pytest.mark.slow

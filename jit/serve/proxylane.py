@@ -31,6 +31,11 @@ stateless (2026-era) protocol revision, requests whose ``_meta`` carries more
 than a progress token, malformed or unknown tool names, arguments of the wrong
 shape, and ids already in flight. ``notifications/cancelled`` for a call the
 lane holds cancels it (and no response is sent, as the protocol asks).
+
+End of input (the client closed stdin, or piped a file of requests) ends the session only
+once every request read before it has been answered, for at most :data:`EOF_GRACE` seconds:
+the SDK cancels whatever it still runs when its read stream closes, so a request on the
+last line (with or without its newline) would otherwise never be answered.
 """
 
 from __future__ import annotations
@@ -61,6 +66,9 @@ from .stdio import LineTooLong
 __all__ = ["ProxyLane", "ProxyTarget"]
 
 log = logging.getLogger(__name__)
+
+#: How long end of input waits for the answers to requests read before it (see the module docstring).
+EOF_GRACE = 10.0
 
 #: (server, tool, arguments) of a plain proxied call.
 ProxyTarget = tuple[str, str, dict[str, Any]]
@@ -107,6 +115,8 @@ class ProxyLane:
         self.version: str | None = None
         self._init_id: tuple[str, Any] | None = None
         self._inflight: dict[tuple[str, Any], anyio.CancelScope] = {}
+        #: Ids of requests handed to the SDK and not answered yet.
+        self._awaiting: set[tuple[str, Any]] = set()
         #: Requests answered by the lane (for tests and benchmarks).
         self.handled = 0
         #: Lines refused with a JSON-RPC error (or dropped, for a notification).
@@ -128,6 +138,9 @@ class ProxyLane:
                         await read_send.send(message)
                     except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                         return  # the server stopped reading
+                with anyio.move_on_after(EOF_GRACE):  # end of input: answer what was asked first
+                    while self._awaiting or self._inflight:
+                        await anyio.sleep(0.01)
 
         async def writer() -> None:
             try:
@@ -182,10 +195,14 @@ class ProxyLane:
                                                   INVALID_REQUEST, "Invalid Request: not a JSON-RPC message"),
                                             f"{exc.error_count()} validation errors"))
                 continue
+            if "method" in decoded and (key := _id_key(decoded.get("id"))) is not None:
+                self._awaiting.add(key)
             yield SessionMessage(message)
 
     async def write_message(self, message: JSONRPCMessage) -> None:
         """One message the server sends; the ``initialize`` answer names the revision the lane serves."""
+        if isinstance(message, JSONRPCResponse | JSONRPCError):
+            self._awaiting.discard(_id_key(message.id))
         if self._init_id is not None and isinstance(message, JSONRPCResponse | JSONRPCError) \
                 and _id_key(message.id) == self._init_id:
             self._init_id = None
@@ -220,6 +237,7 @@ class ProxyLane:
             key = _id_key(params.get("requestId")) if isinstance(params, dict) else None
             scope = self._inflight.get(key) if key is not None else None
             if scope is None:
+                self._awaiting.discard(key)  # the SDK cancels it and sends no answer
                 return False
             scope.cancel()
             return True

@@ -6,7 +6,7 @@
 Every case lists the good tools ``good_a`` and ``good_b`` (which echo their
 arguments on ``tools/call``) plus whatever the case adds. The reply text is
 written by hand, so it can hold what ``json.dumps`` of a sane value never
-would: lone surrogate escapes, nesting thousands of levels deep, NaN.
+would: lone surrogate escapes, nesting thousands of levels deep, NaN, a 5,000-digit integer.
 With ``--bad-when-exists`` the listing is the plain good one until that path
 exists (a server that turns bad after a first good sync).
 
@@ -70,6 +70,9 @@ def bad_tools(case: str) -> list[str]:
         return [_tool_text("draft7_tool", obj(schema), "A draft-07 tool.")]
     if case == "invalid_schema":
         return [_tool_text("bad", obj({"type": "object", "properties": {"a": {"type": "nonsense"}}}))]
+    if case == "bigint_schema":  # valid JSON, but no parser reads more than 4,300 digits into a number
+        schema = '{"type":"object","properties":{"n":{"type":"integer","maximum":%s}}}' % ("9" * 5000)
+        return [_tool_text("bad", schema)]
     if case == "nan_schema":
         return [_tool_text("bad", '{"type":"object","properties":{"n":{"type":"number","maximum":NaN}}}')]
     if case == "dangling_ref":
