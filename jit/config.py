@@ -565,11 +565,23 @@ def _check_cwd(cwd: str, src: str, key: str) -> None:
 
 
 def _build(parsed: _ConfigFile, base: Path, path: Path | None, servers: dict[str, Any]) -> Config:
-    def resolve(rel: str) -> Path:
-        return _resolve(base / Path(rel).expanduser(), str(path) if path else None, None)
+    src = str(path) if path else None
 
+    def resolve(rel: str) -> Path:
+        return _resolve(base / Path(rel).expanduser(), src, None)
+
+    # Keys naming files or directories that must exist: a missing one is this config's error,
+    # named by its key, not a rule or file error about a path the user may not recognise.
+    rules_dir = resolve(parsed.rules) if parsed.rules is not None else _default_rules(base)
+    if parsed.rules is not None and not rules_dir.is_dir():
+        what = "is not a directory" if rules_dir.exists() else "does not exist"
+        raise ConfigError(f"the rules directory {str(rules_dir)!r} {what}", path=src, key="rules")
     if parsed.available_tools is not None:
-        available = load_available_tools(resolve(parsed.available_tools), shards=parsed.shards)
+        file = resolve(parsed.available_tools)
+        if not file.is_file():
+            what = "is not a file" if file.exists() else "does not exist"
+            raise ConfigError(f"the available tools file {str(file)!r} {what}", path=src, key="available_tools")
+        available = load_available_tools(file, shards=parsed.shards)
     else:
         default = base / DEFAULT_AVAILABLE_TOOLS_FILE
         available = load_available_tools(default, shards=parsed.shards) if default.exists() else AvailableTools()
@@ -585,7 +597,7 @@ def _build(parsed: _ConfigFile, base: Path, path: Path | None, servers: dict[str
         serve=parsed.serve,
         store_path=resolve(LOCAL_FILES_OF_SHARED_STORE if is_postgres_url(parsed.store) else parsed.store),
         store_url=parsed.store if is_postgres_url(parsed.store) else None,
-        rules_dir=resolve(parsed.rules) if parsed.rules is not None else _default_rules(base),
+        rules_dir=rules_dir,
         available_tools=available,
     )
 

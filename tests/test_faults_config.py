@@ -101,6 +101,10 @@ CASES: list[tuple[str, bytes, str | None, str]] = [
     ("url-no-host", b'{"servers": {"alpha": {"url": "http:///mcp"}}}', "servers.alpha.url", "host"),
     ("url-bad-port", b'{"servers": {"alpha": {"url": "http://127.0.0.1:99999/mcp"}}}', "servers.alpha.url", "Port"),
     ("empty-store", b'{"store": ""}', "store", "at least 1 character"),
+    # --- keys naming paths that must exist: the config's error, not a rule or file error
+    ("rules-missing", b'{"rules": "no-such-rules"}', "rules", "does not exist"),
+    ("rules-a-file", b'{"rules": "config.json"}', "rules", "is not a directory"),
+    ("available-tools-missing", b'{"available_tools": "no-such.json"}', "available_tools", "does not exist"),
     # --- encodings and structure
     ("latin-1", '{"servers": {"alpha": {"command": "caf\xe9"}}}'.encode("latin-1"), None, "not UTF-8"),
     ("utf-16", '{"store": "catalog.db"}'.encode("utf-16"), None, "UTF-16"),
