@@ -153,7 +153,10 @@ def find_unsendable(value: Any, path: tuple[Any, ...] = (), max_depth: int = MAX
 
 def decode(line: str) -> dict[str, Any] | Rejected | None:
     """One line off the wire: the message to serve (a dict that passed :func:`check_envelope`),
-    a :class:`Rejected` with the answer to write, or None for a blank line."""
+    a :class:`Rejected` with the answer to write, or None for a blank line. A byte order mark
+    before the message is ignored, as RFC 8259 allows: a client whose writer puts one at the
+    start of its stream would otherwise never get its ``initialize`` answered."""
+    line = line.removeprefix("\ufeff")
     if not line.strip():
         return None
     try:

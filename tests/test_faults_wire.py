@@ -197,6 +197,15 @@ def test_a_malformed_line_gets_its_json_rpc_error_and_the_server_keeps_serving(w
 
 
 @pytest.mark.slow
+def test_a_byte_order_mark_before_a_message_is_ignored(wire):
+    # RFC 8259 lets a parser ignore it; a client whose writer starts its stream with one must
+    # still get its answers (the first line it writes is its initialize).
+    wire.send('\ufeff{"jsonrpc":"2.0","id":"bom","method":"ping"}\n')
+    assert wire.answer("bom") == {"jsonrpc": "2.0", "id": "bom", "result": {}}
+    still_serving(wire)
+
+
+@pytest.mark.slow
 def test_a_batch_with_requests_answers_each_request_id_in_an_array(wire):
     wire.send('[{"jsonrpc":"2.0","id":"b1","method":"ping"},{"jsonrpc":"2.0","method":"notifications/x"},'
               '{"jsonrpc":"2.0","id":2,"method":"tools/list"}]\n')
