@@ -381,12 +381,22 @@ def test_max_full_tools_caps_the_full_tier(env, tmp_path, embedder):
     assert demoted and all(s.tier is Tier.CONDENSED for s in demoted)
 
 
-def test_missing_rules_directory_in_a_config_file_is_an_error(tmp_path, env, embedder):
+def test_missing_rules_directory_in_a_config_file_is_an_error(tmp_path):
+    from jit.errors import ConfigError
+
+    with pytest.raises(ConfigError) as info:
+        write_config(tmp_path, rules=tmp_path / "no-rules")
+    assert info.value.key == "rules" and "does not exist" in info.value.message
+
+
+def test_a_rules_directory_removed_after_loading_is_a_rule_error(tmp_path, env, embedder):
     from jit.errors import RuleError
 
     _, _, store, _ = env
-    config = write_config(tmp_path, rules=tmp_path / "no-rules")
-    with pytest.raises(RuleError):
+    (tmp_path / "gone").mkdir()
+    config = write_config(tmp_path, rules=tmp_path / "gone")
+    (tmp_path / "gone").rmdir()
+    with pytest.raises(RuleError, match="rules directory not found"):
         Compiler(store, config, embedder)
 
 
