@@ -17,9 +17,9 @@ NAME_OK = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
 def scored(server: str, name: str, tier: Tier, final: int, *, skeleton: bool = False, offline: bool = False,
-           description: str = "Does a thing. And more.") -> ScoredTool:
-    tool = ToolDef(server=server, name=name, description=description,
-                   input_schema={"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]})
+           description: str = "Does a thing. And more.", input_schema: dict | None = None) -> ScoredTool:
+    tool = ToolDef(server=server, name=name, description=description, input_schema=input_schema or
+                   {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]})
     status = ServerStatus.DISCONNECTED if offline else ServerStatus.CONNECTED
     st = StoredTool(id=abs(hash((server, name))) % 10**6, tool=tool, definition_hash="h", server_status=status,
                     analysis=ToolAnalysis())
@@ -212,3 +212,16 @@ def test_fit_budget_is_the_same_with_a_kept_memo_and_without():
             results.append((used, [(s.tier, s.tokens, tuple(s.reasons)) for s in tools]))
         assert results[0] == results[1]
         assert results[0][0] == measure(render_tools(tools, "anthropic"), "anthropic", EstimateCounter())
+
+
+def test_a_top_level_combinator_is_dropped_for_anthropic_and_noted_but_kept_for_openai():
+    """Anthropic refuses a whole request when one input_schema has oneOf/anyOf/allOf at its top level."""
+    schema = {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
+              "oneOf": [{"required": ["a"]}, {"required": ["b"]}], "allOf": [{"required": []}]}
+    st = scored("gh", "either", Tier.FULL, 90, input_schema=schema)
+    (tool,) = [t for t in render_tools([st], "anthropic") if t["name"] != META_TOOL]
+    assert not {"oneOf", "anyOf", "allOf"} & set(tool["input_schema"]), tool
+    assert tool["input_schema"]["properties"] == st.tool.tool.input_schema["properties"]
+    assert tool["description"].startswith("[jit: the server's input schema also required oneOf/allOf, not sent]")
+    (function,) = [t for t in render_tools([st], "openai") if t["function"]["name"] != META_TOOL]
+    assert function["function"]["parameters"]["oneOf"] == st.tool.tool.input_schema["oneOf"]

@@ -131,12 +131,21 @@ def _schema(st: ScoredTool) -> tuple[dict[str, Any], str | None]:
     return api_schema(schema)
 
 
+#: Combinators the Anthropic API refuses at the top level of an input_schema.
+_TOP_COMBINATORS = ("oneOf", "anyOf", "allOf")
+
+
 def full_definition(st: ScoredTool, fmt: str = "anthropic") -> dict[str, Any]:
     """One tool's complete definition in the ``anthropic`` or ``openai`` shape."""
     schema, withheld = _schema(st)
     description = _description(st)
     if withheld:
         description = f"[jit: the server's input schema was withheld: {withheld}] {description}"
+    combined = [k for k in _TOP_COMBINATORS if k in schema]
+    if combined and fmt != "openai":
+        # Anthropic refuses the whole request when one input_schema has oneOf/anyOf/allOf at the top level.
+        schema = {k: v for k, v in schema.items() if k not in _TOP_COMBINATORS}
+        description = f"[jit: the server's input schema also required {'/'.join(combined)}, not sent] {description}"
     if fmt == "openai":
         function = {"name": st.name, "description": description, "parameters": schema}
         return {"type": "function", "function": function}
