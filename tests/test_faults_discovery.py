@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from contextlib import nullcontext
 from pathlib import Path
 
@@ -280,3 +281,28 @@ def test_broken_schemas_never_break_a_rendering():
         assert definition["input_schema"] == OPEN_SCHEMA
         assert definition["description"].startswith("[jit: the server's input schema was withheld: ")
         Draft202012Validator.check_schema(definition["input_schema"])
+
+
+# --------------------------------------------------------------------------- a server's own error codes
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+@pytest.mark.parametrize("code", [-32000, -32001, -32050])
+async def test_a_servers_error_with_a_code_the_sdk_also_uses_is_the_servers_error(tmp_path, store, code):
+    """-32000 (the usual generic server error) and -32001 are also the SDK's codes for a closed
+    connection and a timeout: a server answering with them is still answering. Its message comes
+    back as a failed call at once (not "went away", not "did not answer within"), and the server
+    serves the next call."""
+    from jit.errors import ToolCallError
+
+    cfg = make_config(tmp_path, {"f": stdio("good")}, reconnect_attempts=0)
+    async with ClientManager(cfg, store) as mgr:
+        started = time.monotonic()
+        with pytest.raises(ToolCallError) as info:
+            await mgr.call_tool("f", "good_a", {"rpc_error": code})
+        assert f"failed: boom {code}" in str(info.value) and info.value.details["rpc_code"] == code, str(info.value)
+        assert time.monotonic() - started < 5
+        assert mgr.statuses()["f"].status is ServerStatus.CONNECTED
+        result = await mgr.call_tool("f", "good_a", {"x": 1})
+        assert json.loads(result.text()) == {"tool": "good_a", "arguments": {"x": 1}}

@@ -57,7 +57,7 @@ from ..jsonrpc import MAX_DEPTH, find_unsendable, json_path
 from ..models import ServerRecord, ServerStatus, SyncResult
 from .peer import ClientPeer
 from .transports import describe_error
-from .upstream import ServerConfig, Upstream, wire
+from .upstream import ServerConfig, Upstream, connection_closed, timed_out, wire
 
 __all__ = ["CallResult", "ClientManager"]
 
@@ -276,10 +276,10 @@ class ClientManager:
             raw = await up.dispatcher.send_raw_request(method, params, opts)  # type: ignore[arg-type]
             result.model_validate(raw, by_name=False)
         except MCPError as exc:
-            if exc.code == types.REQUEST_TIMEOUT:
+            if timed_out(exc, method):
                 raise ServerTimeoutError(f"{subject} on server {server!r} did not answer within {limit:g}s",
                                          server=server, timeout=limit) from None
-            if exc.code == types.CONNECTION_CLOSED:
+            if connection_closed(exc):
                 up.suspect()
                 raise ServerDisconnectedError(f"server {server!r} went away while asked for {subject}",
                                               server=server) from None
@@ -445,10 +445,10 @@ class ClientManager:
         except MCPError as exc:
             latency = (time.perf_counter() - started) * 1000
             self.store.record_call(server, tool, ok=False, latency_ms=latency, error=exc.message)
-            if exc.code == types.REQUEST_TIMEOUT:
+            if timed_out(exc, "tools/call"):
                 raise ServerTimeoutError(f"tool {tool!r} on server {server!r} did not answer within {limit:g}s",
                                          server=server, tool=tool, timeout=limit) from None
-            if exc.code == types.CONNECTION_CLOSED:
+            if connection_closed(exc):
                 up.suspect()
                 raise ServerDisconnectedError(
                     f"server {server!r} went away during a call to {tool!r}; the tool may or may not have run",

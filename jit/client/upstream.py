@@ -51,6 +51,30 @@ __all__ = [
 
 log = logging.getLogger("jit.client.manager")
 
+#: The message of the CONNECTION_CLOSED error raised here for a server not connected.
+NOT_CONNECTED = "not connected"
+#: The messages of the CONNECTION_CLOSED errors that mean the connection is gone: the SDK
+#: dispatcher's (a transport at EOF or torn down) and this module's; and the prefix of those the
+#: SDK's Streamable HTTP client makes up for a request whose stream broke ("SSE stream failed: …",
+#: "SSE stream ended without a response", "… reconnection attempts were exhausted").
+_CLOSED = frozenset({"Connection closed", NOT_CONNECTED})
+_CLOSED_PREFIX = "SSE stream "
+
+
+def connection_closed(exc: BaseException) -> bool:
+    """Whether ``exc`` says the connection to the server is gone. Not every -32000 does: JSON-RPC
+    leaves -32000..-32099 to servers, and many answer a failed request with -32000; that answer
+    is the server's error on a working connection, so only the SDK's and this module's own
+    errors count."""
+    return isinstance(exc, MCPError) and exc.code == types.CONNECTION_CLOSED and \
+        (exc.message in _CLOSED or exc.message.startswith(_CLOSED_PREFIX))
+
+
+def timed_out(exc: MCPError, method: str) -> bool:
+    """Whether ``exc`` is the SDK's own timeout of a ``method`` request, not a server answering
+    -32001 itself (the message is the SDK dispatcher's; tests pin it)."""
+    return exc.code == types.REQUEST_TIMEOUT and exc.message == f"Request {method!r} timed out"
+
 #: What one upstream connects to: a config file's entry, or a server object in this process.
 ServerConfig = StdioServerConfig | HttpServerConfig | SseServerConfig | InProcessServerConfig
 
@@ -340,7 +364,7 @@ class Upstream:
                 except TimeoutError:
                     return f"re-discovery after list_changed timed out after {self.config.timeout:g}s"
                 except MCPError as exc:
-                    if exc.code == types.CONNECTION_CLOSED:
+                    if connection_closed(exc):
                         return "server closed the connection" + self._stderr_hint()
                     self._warn(f"re-discovery failed: {describe_error(exc)}")
                     continue
@@ -362,7 +386,7 @@ class Upstream:
             return f"ping timed out after {self.config.timeout:g}s"
         except MCPError as exc:
             # Any JSON-RPC answer (even "method not found") proves the peer alive.
-            if exc.code == types.CONNECTION_CLOSED:
+            if connection_closed(exc):
                 return "server closed the connection" + self._stderr_hint()
         self.store.touch_server(self.name)
         self._last_touch = time.monotonic()
@@ -399,7 +423,7 @@ class Upstream:
         """
         session = self.session
         if session is None:
-            raise MCPError(types.CONNECTION_CLOSED, "not connected")
+            raise MCPError(types.CONNECTION_CLOSED, NOT_CONNECTED)
         async with self._discover_lock:
             caps = session.server_capabilities or types.ServerCapabilities()
             result = None
@@ -524,7 +548,7 @@ class Upstream:
         try:
             items = await self._paged(f"{method_name}/list", page)
         except (ValidationError, MCPError) as exc:
-            if isinstance(exc, MCPError) and exc.code == types.CONNECTION_CLOSED:
+            if connection_closed(exc):
                 raise
             if key == "resource_templates" and isinstance(exc, MCPError) and exc.code == types.METHOD_NOT_FOUND:
                 return []  # a server with static resources only may not serve the method at all

@@ -124,6 +124,9 @@ class Handler:
             bad = self.bad_when_exists is None or os.path.exists(self.bad_when_exists)
             return head + (listing_result(self.case) if bad else listing_result("good")) + "}"
         if method == "tools/call":
+            code = (params.get("arguments") or {}).get("rpc_error")
+            if isinstance(code, int):  # answer with a JSON-RPC error of that code (-32000: servers' usual one)
+                return json.dumps({"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": f"boom {code}"}})
             text = json.dumps({"tool": params.get("name"), "arguments": params.get("arguments") or {}})
             return head + json.dumps({"content": [{"type": "text", "text": text}], "isError": False}) + "}"
         return json.dumps({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": f"no {method}"}})
