@@ -212,12 +212,18 @@ SPLIT_ROWS = 20_000
 _scan_pool: Any = None
 
 
-def _scan_workers() -> int:
+def usable_cpus(cap: int = 4) -> int:
+    """The CPUs this process may run on, at most ``cap``: the thread count for jit's compute
+    pools (the scan's workers here, onnxruntime's intra-op threads), which scale poorly past 4."""
     try:
         cpus = len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not Linux
         cpus = os.cpu_count() or 1
-    return max(1, min(4, cpus))
+    return max(1, min(cap, cpus))
+
+
+def _scan_workers() -> int:
+    return usable_cpus()
 
 
 def matrix_product(matrix: np.ndarray, right: np.ndarray) -> np.ndarray:

@@ -275,11 +275,9 @@ def _default_threads() -> int:
     texts/s, 5.3 against 8.4 ms for a query (under heavy load from other processes
     the two were even). Past 4 threads the small model's matrices scale poorly.
     """
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        cpus = os.cpu_count() or 1
-    return max(1, min(4, cpus))
+    from ..process import usable_cpus
+
+    return usable_cpus()
 
 
 # ---------------------------------------------------------------------------- the cache
