@@ -20,6 +20,9 @@ delivers instead:
 * a **JSON-RPC error response** for the request's id when the message cannot be
   repaired (a ``result`` that is not an object, a call result nested too deep),
   so the waiting request fails at once with the reason instead of timing out;
+* the same **error response** when the JSON itself is broken (cut short, Python's
+  quotes) but its top-level ``"id"`` names a request jit is waiting for;
+  a complete message followed by junk on its line is read as the message;
 * ``None`` when the text is not JSON-RPC at all (banner noise stays noise).
 
 Markers start with a per-process random token a server cannot guess, so a
@@ -30,6 +33,7 @@ drop its own).
 from __future__ import annotations
 
 import json
+import logging
 import re
 import secrets
 from collections.abc import Callable
@@ -58,6 +62,8 @@ SALVAGE_MAX_DEPTH = 128
 
 #: Larger messages are not salvaged (their request fails with the transport's own error).
 MAX_SALVAGE_BYTES = 32 * 1024 * 1024
+
+log = logging.getLogger(__name__)
 
 MethodOf = Callable[[Any], "str | None"]
 
@@ -199,13 +205,72 @@ def salvage(text: str | bytes, method_of: MethodOf) -> types.JSONRPCMessage | No
         return None
     cut = _cut_deep(text, SALVAGE_MAX_DEPTH)
     if cut is None:
-        return None
+        return _unparsable(text, "cut short or unbalanced: its brackets do not close", method_of)
+    # strict=False: raw control characters inside strings are harmless once parsed.
+    decoder = json.JSONDecoder(strict=False, parse_int=_int)
     try:
-        # strict=False: raw control characters inside strings are harmless once parsed.
-        obj = json.loads(cut, strict=False, parse_int=_int)
-    except (ValueError, RecursionError):
-        return None
+        obj, end = decoder.raw_decode(cut, len(cut) - len(cut.lstrip()))
+    except (ValueError, RecursionError) as exc:
+        return _unparsable(text, str(exc).splitlines()[0] if str(exc) else type(exc).__name__, method_of)
+    if cut[end:].strip():  # a whole message, then junk on the same line: the message is what was meant
+        log.info("ignored %d characters after a server message", len(cut) - end)
     return salvage_value(obj, method_of)
+
+
+def _unparsable(text: str, problem: str, method_of: MethodOf) -> types.JSONRPCMessage | None:
+    """An error response for the request this text was meant to answer, if it says which one.
+
+    Text that is not JSON at all (a banner a server printed on stdout) is noise and
+    stays noise. But a response whose JSON is broken (cut short, Python's quotes,
+    a stray character) still shows its top-level ``"id"``: the request waiting for
+    it fails at once with the reason instead of waiting out its timeout. Only a
+    request jit is waiting for is answered, and only by an object with top-level
+    ``"jsonrpc"`` and ``"result"`` or ``"error"`` keys and no ``"method"``.
+    """
+    keys = _top_level_keys(text)
+    if keys is None or "jsonrpc" not in keys or "method" in keys or not ({"result", "error"} & keys.keys()):
+        return None
+    rid = keys.get("id")
+    if not isinstance(rid, str | int) or isinstance(rid, bool):
+        return None
+    method = method_of(rid)
+    if method is None:
+        return None  # answers nothing jit is waiting for
+    return _error(rid, f"invalid {method} response from the server: not valid JSON ({problem})")
+
+
+_KEY_COLON = re.compile(r"\s*:")
+_ID_VALUE = re.compile(r'\s*:\s*(-?(?:0|[1-9]\d*)(?![\d.eE])|"[^"\\]*(?:\\.[^"\\]*)*")')
+
+
+def _top_level_keys(text: str) -> dict[str, Any] | None:
+    """The keys of the JSON object ``text`` opens, as far as it can be read (``"id"``: with its
+    value when that is a number or a string, other keys: None). None unless it opens an object."""
+    start = len(text) - len(text.lstrip())
+    if not text.startswith("{", start):
+        return None
+    keys: dict[str, Any] = {}
+    depth = 0
+    for m in _TOKENS.finditer(text, start):
+        tok = m.group()
+        if tok[0] == '"':
+            if depth == 1 and _KEY_COLON.match(text, m.end()):
+                try:
+                    key = json.loads(tok, strict=False)
+                except ValueError:
+                    continue
+                value = None
+                if key == "id" and (v := _ID_VALUE.match(text, m.end())):
+                    try:
+                        value = json.loads(v.group(1), strict=False)
+                    except ValueError:
+                        value = None
+                keys.setdefault(key, value)
+            continue
+        depth += 1 if tok in "[{" else -1
+        if depth <= 0:
+            break
+    return keys
 
 
 def salvage_value(obj: Any, method_of: MethodOf) -> types.JSONRPCMessage | None:

@@ -118,6 +118,8 @@ BROKEN_LISTING = {
     "result_array": "invalid tools/list response from the server: result is a JSON array, not an object",
     "result_string": "invalid tools/list response from the server: result is a JSON string, not an object",
     "tools_not_list": "invalid tools/list response from the server: 'tools' is a JSON object, not an array",
+    "result_cut_short": "invalid tools/list response from the server: not valid JSON (cut short",
+    "result_python_quotes": "invalid tools/list response from the server: not valid JSON (Expecting property name",
 }
 
 
@@ -156,6 +158,18 @@ async def test_broken_first_listing_is_an_error_at_once_not_a_timeout(tmp_path, 
         assert record.status is ServerStatus.ERROR
         assert BROKEN_LISTING[case] in record.last_error and "timed out" not in record.last_error
         assert mgr.statuses()["other"].status is ServerStatus.CONNECTED
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+@pytest.mark.parametrize("transport", ["stdio", "http", "sse"])
+async def test_a_whole_listing_followed_by_junk_is_read(tmp_path, store, transport):
+    server = http_server("trailing_junk", transport) if transport != "stdio" else None
+    with server or nullcontext():
+        cfg = make_config(tmp_path, {"f": http(server) if server else stdio("trailing_junk")}, reconnect_attempts=0)
+        async with ClientManager(cfg, store) as mgr:
+            assert mgr.statuses()["f"].status is ServerStatus.CONNECTED, mgr.statuses()["f"].last_error
+            assert {t.tool.name for t in store.tools("f")} == GOOD
 
 
 # --------------------------------------------------------------------------- size bounds

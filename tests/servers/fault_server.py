@@ -92,6 +92,10 @@ def listing_result(case: str) -> str:
         return '"no tools today"'
     if case == "tools_not_list":
         return '{"tools":{"good_a":' + json.dumps(GOOD[0]) + "}}"
+    if case == "result_cut_short":  # the line ends inside the listing (the server died writing it)
+        return '{"tools":[' + json.dumps(GOOD[0]) + ',{"name":"good_b","descr'
+    if case == "result_python_quotes":  # a Python repr instead of JSON
+        return repr({"tools": GOOD})
     tools = [json.dumps(t) for t in GOOD[:1]] + bad_tools(case) + [json.dumps(t) for t in GOOD[1:]]
     return '{"tools":[' + ",".join(tools) + "]}"
 
@@ -122,7 +126,8 @@ class Handler:
             return head + "{}}"
         if method == "tools/list":
             bad = self.bad_when_exists is None or os.path.exists(self.bad_when_exists)
-            return head + (listing_result(self.case) if bad else listing_result("good")) + "}"
+            junk = " <- done" if bad and self.case == "trailing_junk" else ""  # junk after a whole message
+            return head + (listing_result(self.case) if bad else listing_result("good")) + "}" + junk
         if method == "tools/call":
             code = (params.get("arguments") or {}).get("rpc_error")
             if isinstance(code, int):  # answer with a JSON-RPC error of that code (-32000: servers' usual one)
