@@ -130,6 +130,7 @@ def summarize(toolset: ToolSet) -> dict[str, Any]:
                 "tool": s.tool_name,
                 "tier": s.tier.value,
                 "skeleton": s.skeleton,
+                "step": s.step,
                 "offline": s.offline,
                 "final": s.final,
                 "logic": s.logic,

@@ -250,6 +250,27 @@ def test_task_profile_of_chinese_and_empty_text():
     assert empty.categories == () and empty.capabilities == () and empty.domains == ("/general",)
 
 
+@pytest.mark.parametrize(("task", "targets"), [
+    ("Generate a research summary for NCT04280705 and save it as Markdown to /root/markdown/NCT04280705.md.",
+     ("/root/markdown/NCT04280705.md",)),
+    ("Make a web page about the history of AI, saved at ./site/ai.html", ("./site/ai.html",)),
+    ("Add a regression test in tests/test_api.py for the 1.2.3 release", ("tests/test_api.py",)),
+    ("Write the results into 'C:\\reports\\q3.csv' please", ("C:\\reports\\q3.csv",)),
+    ("Export the table to out.json, then draft notes in ~/notes/todo.txt", ("out.json", "~/notes/todo.txt")),
+    # Read, not written; a binary document (its own tools write it); a directory; no write verb.
+    ("Read the data under /root/excel/people.xlsx and tell me Sophia's BMI", ()),
+    ("Convert the list in refs.bib into a Word document saved at /root/word/refs.docx", ()),
+    ("Save the screenshots in /root/shots/", ()),
+    ("Summarise what docs/setup.md says about proxies", ()),
+    ("What does version 2.5 of the API change?", ()),
+])
+def test_task_file_targets_are_text_files_the_task_writes(task, targets):
+    p = analyze_task(task, DEFAULT_SHARDS)
+    assert p.file_targets == targets
+    # Writing a file is a /write step, stated or implied.
+    assert bool(targets) <= ("/write" in p.capabilities or "/write" in p.implied)
+
+
 def test_task_profile_uses_categories_a_config_defines():
     shards = {"ops": ShardConfig(description="ops", categories=["kubernetes"])}
     assert "kubernetes" in analyze_task("scale the kubernetes deployment to three pods", shards).categories

@@ -112,3 +112,28 @@ def test_a_step_no_tool_in_reach_can_do_is_a_warning(compiler):
     review = compiler.compile(TaskContext(shard="reviewer", task="Fix the typo in README.md and commit it."))
     assert not any("the task asks for" in w for w in review.warnings)
     assert not any("/write" in s.facts["capabilities"] for s in review.tools if s.tier is not Tier.EXCLUDED)
+
+
+def test_a_file_the_task_writes_gets_a_file_writer_in_full(compiler):
+    """"save it to notes/x.md" names the step and where it happens: the policy's file_step gives it
+    the filesystem tool nearest to writing a file, Full even when it ranks low for the task, and
+    ahead of the Full cap and the budget (the step is certain: the task names the file)."""
+    task = "Find out which GitHub issues in acme/shop mention flaky tests and save a list of them to notes/flaky-tests.md"
+    ts = compiler.compile(TaskContext(shard="coder", task=task))
+    step = [s for s in ts.tools if s.step]
+    assert [(s.server, s.tool_name, s.tier, s.step) for s in step] == [("filesystem", "write_file", Tier.FULL, "/write")]
+    assert step[0].reasons[0] == "tool of the step /write of notes/flaky-tests.md"
+    assert ts.task_facts["file_target"] == ["notes/flaky-tests.md"]
+    # A budget that leaves room for little: the file writer keeps Full before better-ranked tools.
+    better = [s.name for s in ts.tools if s.tier is Tier.FULL and not s.skeleton and s.final > step[0].final]
+    assert better  # tools that outscore it for the task
+    tight = compiler.compile(TaskContext(shard="coder", task=task, budget=500))
+    assert [s.name for s in tight.tools if s.tier is Tier.FULL and not s.skeleton] == ["filesystem__write_file"]
+    # A read-only role may not write: nothing is made Full for the step, nothing that writes is shown.
+    review = compiler.compile(TaskContext(shard="reviewer", task=task))
+    assert not [s for s in review.tools if s.step]
+    assert "filesystem/write_file" not in {f"{s.server}/{s.tool_name}" for s in review.tools
+                                           if s.tier is not Tier.EXCLUDED}
+    # No file named: the step is read from the verb as before, and no tool is held Full for it.
+    plain = compiler.compile(TaskContext(shard="coder", task="Write a short summary of the flaky tests."))
+    assert not [s for s in plain.tools if s.step] and "file_target" not in plain.task_facts

@@ -56,6 +56,7 @@ __all__ = [
     "TaskProfile",
     "ToolAnalyzer",
     "analyze_task",
+    "file_targets",
     "clamp_score",
     "condense",
     "extra_categories",
@@ -493,6 +494,9 @@ class TaskProfile:
     #: points (as labels they would lift every tool with that capability); the compiler gives
     #: such a step its tool (rules/policy.dl, ``step_capability``).
     implied: tuple[str, ...] = ()
+    #: Local text files the task asks to write ("save it to /root/notes/x.md"): their step is
+    #: ``/write`` on the filesystem, done by a file tool (rules/policy.dl, ``file_step_category``).
+    file_targets: tuple[str, ...] = ()
 
 
 def analyze_task(text: str, shards: Mapping[str, ShardConfig] | None = None) -> TaskProfile:
@@ -515,6 +519,9 @@ def analyze_task(text: str, shards: Mapping[str, ShardConfig] | None = None) -> 
     # A weak cue alone ("open", "content") is no intent: "open an issue" creates, "open a file" reads.
     caps = _select(cap_scores, minimum=1.5, ratio=0.2, limit=4)
     implied = tuple(c for c in _select(step_scores, minimum=1.5, ratio=0.2, limit=2) if c not in caps)
+    targets = file_targets(clean)
+    if targets and "/write" not in caps and "/write" not in implied:
+        implied += ("/write",)  # "generate a report in notes/x.md": the file is written
     doms = _select(dom_scores, minimum=2.0, ratio=0.5, limit=2) or ["/general"]
     return TaskProfile(
         categories=tuple(cats),
@@ -523,4 +530,32 @@ def analyze_task(text: str, shards: Mapping[str, ShardConfig] | None = None) -> 
         category_scores={c: clamp_score(100 * min(1.0, cat_scores[c] / 6.0)) for c in cats},
         capability_scores={c: clamp_score(100 * min(1.0, cap_scores[c] / 4.0)) for c in caps},
         implied=implied,
+        file_targets=targets,
     )
+
+
+# A verb that puts something into a file, then (in the same clause) a preposition and a local
+# path or file name of a text format: "save it to /root/notes/x.md", "generate a report in
+# out/summary.txt", "saved at ./site/index.html". Binary document formats (.docx, .xlsx, .pdf)
+# are written by their format's tools, not by a text file writer, so they are not targets.
+_TEXT_EXTENSIONS = (
+    "md|markdown|txt|text|rst|adoc|org|tex|bib|html?|css|scss|js|mjs|cjs|jsx|ts|tsx|vue|svelte|py|ipynb|"
+    "rb|go|rs|java|kt|swift|c|cc|cpp|h|hpp|cs|php|sh|bash|zsh|ps1|sql|json|jsonl|ya?ml|toml|ini|cfg|conf|"
+    "env|xml|csv|tsv|log|svg|dockerfile|gitignore|lock"
+)
+_WRITE_VERBS = (
+    "save|saved|saves|saving|write|writes|written|writing|wrote|create|creates|created|creating|generate|"
+    "generates|generated|generating|export|exports|exported|output|outputs|store|stores|stored|draft|drafts|"
+    "drafted|produce|produces|produced|put|dump|dumps|dumped|record|records|recorded|append|appends|"
+    "appended|add|adds|added|update|updates|updated|edit|edits|edited"
+)
+_FILE_TARGET = re.compile(
+    rf"\b(?:{_WRITE_VERBS})\b[^.;!?\n]{{0,160}}?\b(?:to|in|at|into|as|on|under)\s+(?:the\s+(?:file\s+)?)?[`'\"“]?"
+    rf"((?:[A-Za-z]:\\|~/|\.{{1,2}}/|/)?(?:[\w.\-]+[/\\])*[\w\-]*\.(?:{_TEXT_EXTENSIONS}))(?![\w/\\])",
+    re.IGNORECASE,
+)
+
+
+def file_targets(text: str) -> tuple[str, ...]:
+    """The local text files ``text`` asks to write, in order (see ``_FILE_TARGET``)."""
+    return tuple(dict.fromkeys(m.group(1) for m in _FILE_TARGET.finditer(text)))

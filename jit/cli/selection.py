@@ -119,7 +119,8 @@ def _print_toolset(console: Console, toolset: ToolSet, *, explain: bool) -> None
     for tier in (Tier.FULL, Tier.CONDENSED, Tier.MINIMAL):
         rows = toolset.tier(tier)
         for s in rows:
-            marks = " ".join(m for m, on in (("skeleton", s.skeleton), ("[yellow]offline[/]", s.offline)) if on)
+            marks = " ".join(m for m, on in (("skeleton", s.skeleton), (f"step {s.step}", s.step),
+                                             ("[yellow]offline[/]", s.offline)) if on)
             table.add_row(tier.value, markup(s.name, layout=False), str(s.final), str(s.logic), str(s.vector),
                           str(s.tokens), marks)
         if rows:

@@ -44,7 +44,7 @@ from ..models import HARNESS_SERVER, StoredTool, ToolAnalysis
 from ..text import remove_hidden
 from .catalog_view import LABEL_KINDS, TASK_TABLES, CatalogSnapshot, CatalogView, merge_points
 from .explain import RuleCitations, explained_facts
-from .judgement import IMPLIED, Judgement
+from .judgement import COMPILER_FACTS, FILE_TARGET, IMPLIED, Judgement
 from .logic import Fact, RuleSet
 from .records import CandidateReader, StaleSnapshot
 from .render import Estimates, fit_budget, order_key, summary_line
@@ -98,6 +98,9 @@ class Compiler:
         #: A snapshot and, per shard, its skeleton winners and losers (:meth:`_skeleton`).
         self._skeletons: tuple[Callable[[], CatalogSnapshot | None],
                                dict[str, tuple[dict[int, list[str]], dict[int, int]]]] = (lambda: None, {})
+        #: A snapshot and, per file step of the policy, the rows of its possible tools, nearest first.
+        self._file_rows: tuple[Callable[[], CatalogSnapshot | None], dict[tuple[str, str, str], np.ndarray]] = (
+            lambda: None, {})
 
     def close(self) -> None:
         """Stop the Datalog engine's thread and let go of the catalog snapshot."""
@@ -179,11 +182,12 @@ class Compiler:
             facts += [("task_category", c) for c in profile.categories]
             facts += [("task_domain", d) for d in profile.domains]
             facts += [(IMPLIED, c) for c in profile.implied]  # not for the engine: see _task_tables
+            facts += [(FILE_TARGET, f) for f in profile.file_targets]
         return list(dict.fromkeys(facts))
 
     def _task_tables(self, facts: list[Fact]) -> dict[str, dict[Any, int]]:
         queries = [(name, (None, None, None) if name == "relevance_points" else (None, None)) for name in TASK_TABLES]
-        answers = self.catalog.engine.with_facts([f for f in facts if f[0] != IMPLIED], queries)
+        answers = self.catalog.engine.with_facts([f for f in facts if f[0] not in COMPILER_FACTS], queries)
         tables: dict[str, dict[Any, int]] = {}
         for name, rows in zip(TASK_TABLES, answers, strict=True):
             table: dict[Any, int] = {}
@@ -267,6 +271,32 @@ class Compiler:
         ids = sorted(vector, key=lambda i: (i not in named_ids, -vector[i], view.names[i]))
         servers = frozenset(view.index.server_names[view.index.server_of[r]] for r in mentions.servers)
         return _Retrieved(ids, vector, match, named_ids, servers)
+
+    def _file_step_tools(self, view: CatalogSnapshot, facts: list[Fact], allowed: np.ndarray) -> dict[str, int]:
+        """Capability -> the tool of that step on a local file the task names (rules/policy.dl,
+        ``file_step``): of the tools in reach with the capability and the category alone, the one
+        whose embedding is nearest to the policy's text. A candidate whatever the task's ranking."""
+        steps = self.judgement.file_steps(facts)
+        if not steps or not view.rows:
+            return {}
+        kept = self._file_rows
+        if kept[0]() is not view:  # a weak reference: a snapshot is not kept alive for this
+            kept = self._file_rows = (weakref.ref(view), {})
+        chosen: dict[str, int] = {}
+        for step in steps:
+            order = kept[1].get(step)
+            if order is None:  # the text is the policy's, not the task's: one order per snapshot
+                cap, category, text = step
+                ids = sorted(self.judgement.sole_holders(self.catalog.labels(view), cap, category),
+                             key=view.names.__getitem__)
+                rows = np.array([view.row_of[t] for t in ids if t in view.row_of], dtype=np.int64)
+                rows = rows[view.index.has_vector[rows]]
+                nearest = view.index.matrix[rows] @ self.embedder.embed([text])[0] if len(rows) else np.zeros(0)
+                order = kept[1][step] = rows[np.argsort(-nearest, kind="stable")]  # ties: by name
+            ok = allowed[order]
+            if ok.any():
+                chosen[step[0]] = view.rows[int(order[int(ok.argmax())])]
+        return chosen
 
     def _slots(self, shard: str) -> tuple[str, ...]:
         """The skeleton slots the policy gives ``shard`` (``skeleton_slot``), asked once per shard."""
@@ -376,7 +406,8 @@ class Compiler:
         for slot in self._slots(ctx.shard):
             if slot not in filled:  # the role expects it always: say that no tool can do it
                 warnings.append(f"{ctx.shard}: no tool fills the skeleton slot {slot!r}")
-        extra = [view.row_of[t] for t in winners]
+        file_tools = self._file_step_tools(view, facts, allowed)
+        extra = [view.row_of[t] for t in (*winners, *file_tools.values())]
         found = self._retrieve(view, text, pool or sel.candidate_pool, extra, allowed, warnings, (ctx.shard, denied))
         ids, vector, match, named = found.ids, found.vector, found.match, found.named
         policy = self.judgement.constants()
@@ -445,9 +476,9 @@ class Compiler:
                 facts=explained.get(t), wanted=wanted, rank=rank, match=m, summary=summaries.get(t),
                 id=t, head=heads[t], load=reader.load,
             ))
-        self.judgement.step_tools(out, facts, labels["capability"], tier_cap)
+        self.judgement.step_tools(out, facts, labels["capability"], tier_cap, file_tools)
         # The budget measures the skeleton, then the rest best first: definitions are read in that order.
-        reader.order(sorted(out, key=lambda s: (not s.skeleton, -s.final, s.name)))
+        reader.order(sorted(out, key=lambda s: (not s.skeleton, not s.step, -s.final, s.name)))
         task_facts: dict[str, list[str]] = {}
         for f in facts:
             task_facts.setdefault(f[0].removeprefix("task_"), []).append(str(f[1]))
@@ -500,7 +531,9 @@ class Compiler:
         if len(skeleton_full) > sel.max_full_tools:
             warnings.append(f"{len(skeleton_full)} skeleton tools are Full, more than max_full_tools="
                             f"{sel.max_full_tools}")
-        for s in sorted((s for s in tools if not s.skeleton and s.tier is Tier.FULL), key=lambda s: (-s.final, s.name)):
+        # The tool of a task step keeps Full first (the policy made it Full for the step), then best first.
+        for s in sorted((s for s in tools if not s.skeleton and s.tier is Tier.FULL),
+                        key=lambda s: (not s.step, -s.final, s.name)):
             if room > 0:
                 room -= 1
             else:

@@ -18,10 +18,14 @@ from .catalog_view import CatalogSnapshot
 from .logic import Fact, LogicEngine
 from .tiers import ScoredTool, Tier
 
-__all__ = ["IMPLIED", "Judgement", "PolicyConstants", "words"]
+__all__ = ["COMPILER_FACTS", "FILE_TARGET", "IMPLIED", "Judgement", "PolicyConstants", "words"]
 
 #: The task fact kind of an implied step (TaskProfile.implied): read by the compiler, never asserted.
 IMPLIED = "task_implied"
+#: The task fact kind of a local text file the task writes (TaskProfile.file_targets): never asserted.
+FILE_TARGET = "task_file_target"
+#: Task facts the compiler reads and the engine never sees.
+COMPILER_FACTS = frozenset({IMPLIED, FILE_TARGET})
 _WORD = re.compile(r"[a-z0-9]+")
 
 
@@ -39,6 +43,9 @@ class PolicyConstants:
     words: frozenset[str]
     full_match: int
     steps: tuple[str, ...]
+    #: ``(capability, category, text)``: the steps on a local file the task names, done by the
+    #: tool of ``category`` alone nearest to ``text`` (rules/policy.dl, ``file_step``).
+    file_steps: tuple[tuple[str, str, str], ...] = ()
 
 
 class Judgement:
@@ -53,13 +60,15 @@ class Judgement:
 
     def constants(self) -> PolicyConstants:
         if self._constants is None:
-            hosted, system_words, full, steps = self._engine.query_many([
+            hosted, system_words, full, steps, file_steps = self._engine.query_many([
                 ("hosted_system", (None,)), ("system_word", (None, None)), ("full_match", (None,)),
-                ("step_capability", (None,))])
+                ("step_capability", (None,)), ("file_step", (None, None, None))])
             systems = frozenset(str(r[0]) for r in hosted)
             self._constants = PolicyConstants(hosted=systems, words=systems | {str(r[1]) for r in system_words},
                                               full_match=min((int(r[0]) for r in full), default=0),
-                                              steps=tuple(sorted(str(r[0]) for r in steps)))
+                                              steps=tuple(sorted(str(r[0]) for r in steps)),
+                                              file_steps=tuple(sorted((str(r[0]), str(r[1]), str(r[2]))
+                                                                      for r in file_steps)))
         return self._constants
 
     def task_words(self, text: str) -> list[Fact]:
@@ -97,10 +106,21 @@ class Judgement:
                 warnings.append(f"{shard}: the task asks for {cap} and no tool in reach does it")
 
     def step_tools(self, out: list[ScoredTool], facts: list[Fact], holders: Mapping[str, frozenset[int]],
-                   tier_cap: Mapping[int, Tier]) -> None:
+                   tier_cap: Mapping[int, Tier], file_tools: Mapping[str, int] | None = None) -> None:
         """Give each step of the task its tool: the best-scored candidate with that capability is
-        wanted Full, unless a Full tool has it already."""
+        wanted Full, unless a Full tool has it already. ``file_tools``: capability -> the tool of
+        that step on a local file the task names (:meth:`file_step_tools`), which is the step's
+        tool when it is a candidate that may be Full."""
+        targets = [str(f[1]) for f in facts if f[0] == FILE_TARGET]
+        by_id = {s.id: s for s in out} if file_tools else {}
         for cap in self.steps(facts):
+            chosen = by_id.get((file_tools or {}).get(cap, -1))
+            if chosen is not None and tier_cap.get(chosen.id, Tier.FULL) is Tier.FULL:
+                chosen.step = cap  # certain: the task names the file
+                if chosen.tier is not Tier.FULL:
+                    chosen.wanted = chosen.tier = Tier.FULL
+                chosen.reasons.insert(0, f"tool of the step {cap} of {', '.join(targets)}")
+                continue
             have = holders.get(cap, frozenset())
             able = [s for s in out if s.id in have and tier_cap.get(s.id, Tier.FULL) is Tier.FULL]
             if not able or any(s.tier is Tier.FULL for s in able):
@@ -108,3 +128,21 @@ class Judgement:
             best = min(able, key=lambda s: (-s.final, s.rank))
             best.wanted = best.tier = Tier.FULL
             best.reasons.insert(0, f"tool of the step {cap} the task implies")
+
+    def file_steps(self, facts: list[Fact]) -> list[tuple[str, str, str]]:
+        """The policy's ``file_step`` rows for the steps of a task that names a local file to write."""
+        if not any(f[0] == FILE_TARGET for f in facts):
+            return []
+        steps = set(self.steps(facts))
+        return [row for row in self.constants().file_steps if row[0] in steps]
+
+    @staticmethod
+    def sole_holders(labels: Mapping[str, Mapping[str, frozenset[int]]], capability: str, category: str) -> set[int]:
+        """The tools with ``capability`` whose only category is ``category``."""
+        found = set(labels["capability"].get(capability, frozenset()) & labels["category"].get(category, frozenset()))
+        for label, ids in labels["category"].items():
+            if not found:
+                break
+            if label != category:
+                found = found - ids  # iterates over the (smaller) found set
+        return found

@@ -484,8 +484,9 @@ def fit_budget(
     cost = est.cost
     warnings: list[str] = []
     skeleton = [s for s in tools if s.skeleton and s.tier is not Tier.EXCLUDED]
+    # Most relevant first; the tools of the task's steps before them (Full by the policy's word).
     flesh = sorted((s for s in tools if not s.skeleton and s.tier is not Tier.EXCLUDED),
-                   key=lambda s: (-s.final, s.name))
+                   key=lambda s: (not s.step, -s.final, s.name))
     base = est.measure(skeleton, counter, shard=shard) if skeleton else 0
     for s in skeleton:
         s.tokens = cost(s, s.tier)
@@ -527,7 +528,7 @@ def fit_budget(
         rounds += 1
         over = used - budget
         freed = 0
-        for s in sorted((s for s in flesh if s.tier is not Tier.EXCLUDED), key=lambda s: (s.final, s.name)):
+        for s in sorted((s for s in flesh if s.tier is not Tier.EXCLUDED), key=lambda s: (bool(s.step), s.final, s.name)):
             before = s.tokens
             _demote(s, s.tier.demoted(), "token budget (measured)")
             s.tokens = cost(s, s.tier)

@@ -51,7 +51,7 @@ class ScoredTool:
     no ``load``. ``id`` and ``server`` / ``tool_name`` are known without the definition."""
 
     __slots__ = ("_facts", "_head", "_load", "_summary", "_tool", "final", "id", "logic", "match", "name",
-                 "offline", "points", "rank", "reasons", "skeleton", "tier", "tokens", "vector", "wanted")
+                 "offline", "points", "rank", "reasons", "skeleton", "step", "tier", "tokens", "vector", "wanted")
 
     def __init__(self, tool: StoredTool | None, name: str, tier: Tier, skeleton: bool, logic: int, vector: int,
                  final: int, offline: bool, tokens: int, reasons: list[str] | None = None,
@@ -81,6 +81,10 @@ class ScoredTool:
         #: Evidence: the best cosine of the tool's embedding to the task or one of its clauses, in
         #: percent (100 for a tool the task names); the policy's relevance_points and full_match read it.
         self.match = match
+        #: The capability of the step on a file the task names ("save it to notes/x.md") that this
+        #: tool was made Full for ("" for none): such a step is certain, not read from a verb, so
+        #: its tool keeps Full ahead of max_full_tools and of the budget's best-first order.
+        self.step = ""
         self._tool = tool
         self._head = head if head is not None else (tool.tool.server, tool.tool.name)  # type: ignore[union-attr]
         self._load = load if tool is None or facts is None or summary is None else None

@@ -132,6 +132,7 @@ class ToolSet:
                     "tier": s.tier.value,
                     "wanted_tier": s.wanted.value,
                     "skeleton": s.skeleton,
+                    "step": s.step,
                     "offline": s.offline,
                     "logic": s.logic,
                     "vector": s.vector,
