@@ -56,10 +56,10 @@ __all__ = [
     "TaskProfile",
     "ToolAnalyzer",
     "analyze_task",
-    "file_targets",
     "clamp_score",
     "condense",
     "extra_categories",
+    "file_targets",
     "normalize_analysis",
 ]
 
@@ -550,12 +550,22 @@ _WRITE_VERBS = (
     "appended|add|adds|added|update|updates|updated|edit|edits|edited"
 )
 _FILE_TARGET = re.compile(
-    rf"\b(?:{_WRITE_VERBS})\b[^.;!?\n]{{0,160}}?\b(?:to|in|at|into|as|on|under)\s+(?:the\s+(?:file\s+)?)?[`'\"“]?"
+    rf"\b(?:to|in|at|into|as|on|under)\s+(?:the\s+(?:file\s+)?)?[`'\"“]?"
     rf"((?:[A-Za-z]:\\|~/|\.{{1,2}}/|/)?(?:[\w.\-]+[/\\])*[\w\-]*\.(?:{_TEXT_EXTENSIONS}))(?![\w/\\])",
     re.IGNORECASE,
 )
+_WRITE_VERB = re.compile(rf"\b(?:{_WRITE_VERBS})\b", re.IGNORECASE)
+#: How far before the path its write verb may be (within the same clause).
+_VERB_REACH = 160
 
 
 def file_targets(text: str) -> tuple[str, ...]:
-    """The local text files ``text`` asks to write, in order (see ``_FILE_TARGET``)."""
-    return tuple(dict.fromkeys(m.group(1) for m in _FILE_TARGET.finditer(text)))
+    """The local text files ``text`` asks to write, in order: a path after a preposition, with a
+    write verb before it in the same clause. (Paths are rare, so the scan is linear in ``text``.)"""
+    found = []
+    for m in _FILE_TARGET.finditer(text):
+        before = text[max(0, m.start() - _VERB_REACH):m.start()]
+        clause = before[max(before.rfind(c) for c in ".;!?\n") + 1:]
+        if _WRITE_VERB.search(clause):
+            found.append(m.group(1))
+    return tuple(dict.fromkeys(found))
