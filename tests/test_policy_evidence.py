@@ -137,3 +137,25 @@ def test_a_file_the_task_writes_gets_a_file_writer_in_full(compiler):
     # No file named: the step is read from the verb as before, and no tool is held Full for it.
     plain = compiler.compile(TaskContext(shard="coder", task="Write a short summary of the flaky tests."))
     assert not [s for s in plain.tools if s.step] and "file_target" not in plain.task_facts
+
+
+def test_a_file_step_passes_over_a_writer_the_rules_keep_out_of_full(compiler, tmp_path):
+    """A file writer capped below Full (a flag, a rule) cannot be the step's tool: the next
+    nearest file tool that may be Full takes the step."""
+    import shutil
+
+    from jit.selection.logic import RuleSet, default_rules_dir
+
+    rules = tmp_path / "rules"
+    shutil.copytree(default_rules_dir(), rules)
+    policy = rules / "policy.dl"
+    policy.write_text(policy.read_text() + "\ntier_cap(T, 'condensed') <= tool(T, 'filesystem', 'write_file')\n")
+    task = TaskContext(shard="coder", task="Write a short changelog entry for 2.4.1 and save it to CHANGES.md")
+    with Compiler(compiler.store, compiler.config, compiler.embedder, token_counter=EstimateCounter(),
+                  rules=RuleSet.load(rules)) as capped:
+        ts = capped.compile(task)
+    step = [s for s in ts.tools if s.step]
+    assert len(step) == 1 and step[0].server == "filesystem" and step[0].tool_name != "write_file"
+    assert step[0].tier is Tier.FULL and step[0].reasons[0] == "tool of the step /write of CHANGES.md"
+    assert tiers(ts)["filesystem/write_file"] is not Tier.FULL
+    assert [s.tool_name for s in compiler.compile(task).tools if s.step] == ["write_file"]

@@ -274,8 +274,9 @@ class Compiler:
 
     def _file_step_tools(self, view: CatalogSnapshot, facts: list[Fact], allowed: np.ndarray) -> dict[str, int]:
         """Capability -> the tool of that step on a local file the task names (rules/policy.dl,
-        ``file_step``): of the tools in reach with the capability and the category alone, the one
-        whose embedding is nearest to the policy's text. A candidate whatever the task's ranking."""
+        ``file_step``): of the tools in reach with the capability and the category alone that may
+        be Full, the one whose embedding is nearest to the policy's text. A candidate whatever the
+        task's ranking."""
         steps = self.judgement.file_steps(facts)
         if not steps or not view.rows:
             return {}
@@ -289,7 +290,9 @@ class Compiler:
                 cap, category, text = step
                 ids = sorted(self.judgement.sole_holders(self.catalog.labels(view), cap, category),
                              key=view.names.__getitem__)
-                rows = np.array([view.row_of[t] for t in ids if t in view.row_of], dtype=np.int64)
+                # A tool the rules keep out of Full (a flag, an override) cannot be a step's tool.
+                rows = np.array([view.row_of[t] for t in ids if t in view.row_of
+                                 and view.tier_cap.get(t, Tier.FULL) is Tier.FULL], dtype=np.int64)
                 rows = rows[view.index.has_vector[rows]]
                 nearest = view.index.matrix[rows] @ self.embedder.embed([text])[0] if len(rows) else np.zeros(0)
                 order = kept[1][step] = rows[np.argsort(-nearest, kind="stable")]  # ties: by name
