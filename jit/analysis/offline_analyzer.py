@@ -495,7 +495,7 @@ class TaskProfile:
     #: such a step its tool (rules/policy.dl, ``step_capability``).
     implied: tuple[str, ...] = ()
     #: Local text files the task asks to write ("save it to /root/notes/x.md"): their step is
-    #: ``/write`` on the filesystem, done by a file tool (rules/policy.dl, ``file_step_category``).
+    #: ``/write`` on the filesystem, done by a file tool (rules/policy.dl, ``file_step``).
     file_targets: tuple[str, ...] = ()
 
 

@@ -109,8 +109,8 @@ class Judgement:
                    tier_cap: Mapping[int, Tier], file_tools: Mapping[str, int] | None = None) -> None:
         """Give each step of the task its tool: the best-scored candidate with that capability is
         wanted Full, unless a Full tool has it already. ``file_tools``: capability -> the tool of
-        that step on a local file the task names (:meth:`file_step_tools`), which is the step's
-        tool when it is a candidate that may be Full."""
+        that step on a local file the task names (the compiler's choice by the policy's
+        ``file_step``), which is the step's tool, held Full, when it is a candidate that may be Full."""
         targets = [str(f[1]) for f in facts if f[0] == FILE_TARGET]
         by_id = {s.id: s for s in out} if file_tools else {}
         for cap in self.steps(facts):
