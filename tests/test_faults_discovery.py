@@ -52,6 +52,8 @@ BAD_TOOL = {
     "bigint_schema": "'bad': inputSchema holds an integer of 5,000 digits, more than JSON parsers read; cut out by "
                      "jit (at .properties.n.maximum)",
     "dangling_ref": "'bad': inputSchema: $ref '#/$defs/missing' points to nothing in the schema",
+    "invalid_pattern": "'bad': inputSchema: pattern '[unclosed' is not a valid regular expression (ECMA-262, as "
+                       "JSON Schema reads it)",
     "not_object_schema": "'bad': inputSchema must have \"type\": \"object\" at the root, got 'string'",
 }
 
@@ -247,9 +249,19 @@ def test_check_schema_normalises_older_dialects_and_refuses_what_it_cannot_fix()
         ({"type": "object", "properties": {"x": {"minimum": math.inf}}}, "holds inf, which JSON cannot represent"),
         ({"type": "object", "required": "x"}, "is not valid JSON Schema 2020-12"),
         ({"type": "object", "properties": {"x": {"$ref": "#/definitions/y"}}}, "points to nothing"),
+        # Patterns are ECMA-262: Python's named groups and inline flags are not; nested positions count.
+        ({"type": "object", "properties": {"x": {"type": "string", "pattern": "(?P<n>a)"}}}, "'(?P<n>a)' is not a valid"),
+        ({"type": "object", "properties": {"x": {"anyOf": [{"pattern": "(?i)abc"}]}}}, "'(?i)abc' is not a valid"),
+        ({"type": "object", "patternProperties": {"[a-": {}}}, "patternProperties key '[a-' is not a valid"),
     ]:
         schema, why = check_schema(bad)
         assert schema is None and reason in why
+    # ECMA-only syntax Python's re refuses is kept; a "pattern" key inside data (a default) is data.
+    for good in ({"type": "object", "properties": {"x": {"type": "string", "pattern": "^\\p{L}+(?<tail>\\d)?$"}}},
+                 {"type": "object", "properties": {"x": {"type": "object", "default": {"pattern": "(("}}}},
+                 {"type": "object", "properties": {"pattern": {"type": "string"}}}):
+        schema, why = check_schema(good)
+        assert why is None and schema == good
 
 
 # --------------------------------------------------------------------------- rendering

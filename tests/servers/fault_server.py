@@ -70,6 +70,9 @@ def bad_tools(case: str) -> list[str]:
         return [_tool_text("draft7_tool", obj(schema), "A draft-07 tool.")]
     if case == "invalid_schema":
         return [_tool_text("bad", obj({"type": "object", "properties": {"a": {"type": "nonsense"}}}))]
+    if case == "invalid_pattern":  # a regular expression no ECMA-262 engine compiles
+        return [_tool_text("bad", obj({"type": "object", "properties": {"q": {"type": "string",
+                                                                               "pattern": "[unclosed"}}}))]
     if case == "bigint_schema":  # valid JSON, but no parser reads more than 4,300 digits into a number
         schema = '{"type":"object","properties":{"n":{"type":"integer","maximum":%s}}}' % ("9" * 5000)
         return [_tool_text("bad", schema)]
