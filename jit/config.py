@@ -572,15 +572,17 @@ def _build(parsed: _ConfigFile, base: Path, path: Path | None, servers: dict[str
 
     # Keys naming files or directories that must exist: a missing one is this config's error,
     # named by its key, not a rule or file error about a path the user may not recognise.
-    rules_dir = resolve(parsed.rules) if parsed.rules is not None else _default_rules(base)
-    if parsed.rules is not None and not rules_dir.is_dir():
-        what = "is not a directory" if rules_dir.exists() else "does not exist"
-        raise ConfigError(f"the rules directory {str(rules_dir)!r} {what}", path=src, key="rules")
+    def existing(rel: str, key: str, what: str, directory: bool) -> Path:
+        found = resolve(rel)
+        if not (found.is_dir() if directory else found.is_file()):
+            why = f"is not a {'directory' if directory else 'file'}" if found.exists() else "does not exist"
+            raise ConfigError(f"the {what} {str(found)!r} {why}", path=src, key=key)
+        return found
+
+    rules_dir = (existing(parsed.rules, "rules", "rules directory", True) if parsed.rules is not None
+                 else _default_rules(base))
     if parsed.available_tools is not None:
-        file = resolve(parsed.available_tools)
-        if not file.is_file():
-            what = "is not a file" if file.exists() else "does not exist"
-            raise ConfigError(f"the available tools file {str(file)!r} {what}", path=src, key="available_tools")
+        file = existing(parsed.available_tools, "available_tools", "available tools file", False)
         available = load_available_tools(file, shards=parsed.shards)
     else:
         default = base / DEFAULT_AVAILABLE_TOOLS_FILE

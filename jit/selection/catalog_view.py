@@ -112,6 +112,9 @@ class SnapshotMemo:
     by_name: dict[str, int] | None = None
     #: ``(server, tool)`` -> tool id (:meth:`CatalogView.tool_id`).
     by_head: dict[tuple[str, str], int] | None = None
+    #: A policy ``file_step`` -> the rows of the tools that may do it, nearest to its text first
+    #: (:meth:`jit.selection.compiler.Compiler._file_step_tools`; depends on labels and tier caps).
+    file_steps: dict[tuple[str, str, str], np.ndarray] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, eq=False)

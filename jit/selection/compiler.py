@@ -98,9 +98,6 @@ class Compiler:
         #: A snapshot and, per shard, its skeleton winners and losers (:meth:`_skeleton`).
         self._skeletons: tuple[Callable[[], CatalogSnapshot | None],
                                dict[str, tuple[dict[int, list[str]], dict[int, int]]]] = (lambda: None, {})
-        #: A snapshot and, per file step of the policy, the rows of its possible tools, nearest first.
-        self._file_rows: tuple[Callable[[], CatalogSnapshot | None], dict[tuple[str, str, str], np.ndarray]] = (
-            lambda: None, {})
 
     def close(self) -> None:
         """Stop the Datalog engine's thread and let go of the catalog snapshot."""
@@ -280,12 +277,9 @@ class Compiler:
         steps = self.judgement.file_steps(facts)
         if not steps or not view.rows:
             return {}
-        kept = self._file_rows
-        if kept[0]() is not view:  # a weak reference: a snapshot is not kept alive for this
-            kept = self._file_rows = (weakref.ref(view), {})
         chosen: dict[str, int] = {}
         for step in steps:
-            order = kept[1].get(step)
+            order = view.memo.file_steps.get(step)
             if order is None:  # the text is the policy's, not the task's: one order per snapshot
                 cap, category, text = step
                 ids = sorted(self.judgement.sole_holders(self.catalog.labels(view), cap, category),
@@ -295,7 +289,7 @@ class Compiler:
                                  and view.tier_cap.get(t, Tier.FULL) is Tier.FULL], dtype=np.int64)
                 rows = rows[view.index.has_vector[rows]]
                 nearest = view.index.matrix[rows] @ self.embedder.embed([text])[0] if len(rows) else np.zeros(0)
-                order = kept[1][step] = rows[np.argsort(-nearest, kind="stable")]  # ties: by name
+                order = view.memo.file_steps[step] = rows[np.argsort(-nearest, kind="stable")]  # ties: by name
             ok = allowed[order]
             if ok.any():
                 chosen[step[0]] = view.rows[int(order[int(ok.argmax())])]
