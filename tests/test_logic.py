@@ -128,6 +128,30 @@ def test_a_rule_may_negate_a_fact_nothing_asserted_yet():
         assert "github" not in named and "postgres" not in named and named["slack"] == -30
 
 
+def test_session_answers_are_remembered_by_the_facts_they_read_until_the_engine_changes():
+    """system_points reads task_word facts alone: a session differing only in other task facts is
+    answered without asking pyDatalog again; a change of the engine's own facts forgets the answer."""
+    with LogicEngine(RuleSet.load()) as engine:
+        asked: list[str] = []
+        query = engine._query
+
+        def counted(name, args):
+            asked.append(name)
+            return query(name, args)
+
+        engine._query = counted  # type: ignore[method-assign]
+        points = [("system_points", (None, None))]
+        first = engine.with_facts([("task_shard", "coder"), ("task_word", "github")], points)
+        again = engine.with_facts([("task_shard", "reviewer"), ("task_capability", "/read"),
+                                   ("task_word", "github")], points)
+        assert again == first and asked == ["system_points"]
+        other = engine.with_facts([("task_word", "slack")], points)
+        assert dict(other[0])["github"] == -30 and "slack" not in dict(other[0]) and len(asked) == 2
+        engine.change(add=[("hosted_system", "jitlab")])
+        changed = dict(engine.with_facts([("task_shard", "coder"), ("task_word", "github")], points)[0])
+        assert changed["jitlab"] == -30 and "github" not in changed and len(asked) == 3
+
+
 def test_engine_is_usable_from_many_threads():
     with LogicEngine(RuleSet.load()) as engine:
         engine.change(add=[("tool", i, "s", f"t{i}") for i in range(50)] + [("server_status", "s", "error")])
