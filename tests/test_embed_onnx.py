@@ -85,16 +85,22 @@ def test_a_second_load_reuses_the_export(onnx_embedder, monkeypatch):
     assert again.runtime == "onnx" and meta.stat().st_mtime_ns == stamp
     info = json.loads(meta.read_text())
     assert info["probe_min_cosine"] >= MIN_COSINE and info["dimension"] == 384 and info["max_length"] == 256
+    # The weights beside the graph, which onnxruntime maps instead of reading (a lower peak at load).
+    weights = meta.parent / info["weights_file"]
+    assert weights.stat().st_size == info["weights_size"] > 50 * info["onnx_size"]
+    assert weights.stat().st_mode & 0o777 == (meta.parent / info["onnx_file"]).stat().st_mode & 0o777
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("damage", ["truncated", "garbage"])
-def test_a_damaged_export_is_exported_again(onnx_embedder, embedder, tmp_path, monkeypatch, caplog, damage):
-    """A half-written or overwritten model file is noticed at load, logged, and replaced."""
+@pytest.mark.parametrize("file", ["onnx_file", "weights_file"])
+def test_a_damaged_export_is_exported_again(onnx_embedder, embedder, tmp_path, monkeypatch, caplog, damage, file):
+    """A half-written or overwritten model file (the graph or its weights) is noticed at load,
+    logged, and replaced."""
     shutil.copytree(onnx_runtime.cache_root(), tmp_path / "cache")
     monkeypatch.setenv("JIT_CACHE_DIR", str(tmp_path / "cache"))
     (meta,) = _meta_files(tmp_path / "cache")
-    model_file = meta.parent / json.loads(meta.read_text())["onnx_file"]
+    model_file = meta.parent / json.loads(meta.read_text())[file]
     size = model_file.stat().st_size
     data = model_file.read_bytes()
     model_file.write_bytes(data[: size // 2] if damage == "truncated" else bytes(size))
