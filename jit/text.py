@@ -239,10 +239,13 @@ def sentences(text: str) -> list[str]:
 #: Invisible or reordering code points. U+200D (zero-width joiner) counts only next to
 #: plain ASCII text (``N\u200de\u200dv\u200de\u200dr``): emoji sequences join pictographs
 #: with it legitimately. A run of supplementary variation selectors (U+E0100–E01EF) is a known
-#: way to smuggle bytes behind an emoji; one after an ideograph is a glyph variant.
+#: way to smuggle bytes behind an emoji; one after an ideograph is a glyph variant. A
+#: variation selector (U+FE00–FE0F) after ASCII text selects nothing (no ASCII character has
+#: variants but the keycap bases ``#``, ``*`` and the digits): ``D\ufe0fo\ufe0f`` hides words from a reader.
 HIDDEN_CHARS = re.compile(
     "[\u00ad\u180e\u200b\u200c\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\ufff9-\ufffb"
     "\U000e0000-\U000e007f]|(?<=[\x20-\x7e])\u200d|\u200d(?=[\x20-\x7e])|[\U000e0100-\U000e01ef]{2,}"
+    "|(?<=[\x20-\x22\x24-\x29\x2b-\x2f\x3a-\x7e])[\ufe00-\ufe0f]"
 )
 
 

@@ -130,7 +130,7 @@ _SHADOW = (
 _URL = (
     # a URL with a template slot for conversation data or secrets
     R(FLAG_EXFILTRATE_URL, "http https www & { $ < % [",
-      r"(?:https?://|www\.)[^\s)\"'>]*?(?:\{\{?\s*|\$\{?|<|%|\[)\s*[\w.\s-]{0,30}?"
+      r"(?:https?://|www\.)[^\s)\"'>]*?(?:\{\{?\s*|\$\{?|<|%|\[)\s*[\w.\s'’-]{0,30}?"
       r"(?:conversation|chat|history|context|summary|summarised|summarized|secret|token|api_?key|apikey|password|passwd"
       r"|credential|cookie|prompt|memory|transcript|messages?|encoded|paste|env|user_?email|email|last_message"
       r"|user_?(?:input|data|query|question)|ssn|card)"),
