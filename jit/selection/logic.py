@@ -456,7 +456,7 @@ class LogicEngine:
         if any(a is None for a in answers):
             self._change(facts, ())
             try:
-                for i, (k, (name, args)) in enumerate(zip(keys, queries, strict=True)):
+                for i, (name, args) in enumerate(queries):
                     if answers[i] is None:
                         answers[i] = tuple(self._query(name, args))
             finally:
