@@ -429,16 +429,21 @@ class Compiler:
         full_at, condensed_at, minimal_at = sel.full_threshold, sel.condensed_threshold, sel.minimal_threshold
         why = self._why
         out: list[ScoredTool] = []
+        # The system points of a server's tools, once per server (the loop runs per candidate).
+        system_of: dict[str, int] = {}
+        server_systems, full_match, load, reason = self.judgement.server_systems, policy.full_match, reader.load, \
+            self._reason
         for rank, t in enumerate(ids, 1):
             v, m = vector[t], match[t]
             rel = None
             for max_rank, min_vec, p in relevance:
                 if rank <= max_rank and v >= min_vec and (rel is None or p > rel):
                     rel = p
-            server = heads[t][0]
-            system = 0
-            if server not in pointed:
-                system = min((system_table.get(w, 0) for w in self.judgement.server_systems(server)), default=0)
+            head = heads[t]
+            system = system_of.get(head[0])
+            if system is None:
+                system = system_of[head[0]] = 0 if head[0] in pointed else \
+                    min((system_table.get(w, 0) for w in server_systems(head[0])), default=0)
             points = {"shard": shard_points.get(t, 0), "usage": usage_points.get(t, 0),
                       "capability": capability.get(t, 0), "category": category.get(t, 0),
                       "domain": domain.get(t, 0), "relevance": rel or 0, "system": system,
@@ -448,13 +453,13 @@ class Compiler:
             final = int(round(lw * logic + vw * vec))
             wanted = (Tier.FULL if final >= full_at else Tier.CONDENSED if final >= condensed_at
                       else Tier.MINIMAL if final >= minimal_at else Tier.EXCLUDED)
-            reasons = [why.get((k, p)) or self._reason(k, p) for k, p in points.items() if p]
+            reasons = [why.get(kp) or reason(*kp) for kp in points.items() if kp[1]]
             if t in named:
                 reasons.insert(0, "named in the task")
-            if wanted is Tier.FULL and m < policy.full_match and not (points["capability"] or points["category"]):
+            if wanted is Tier.FULL and m < full_match and not (points["capability"] or points["category"]):
                 # no evidence of its own: neither its match (named tools have 100) nor the task's labels
                 wanted = Tier.CONDENSED
-                reasons.append(f"condensed: match {m} is below full_match {policy.full_match} and no capability "
+                reasons.append(f"condensed: match {m} is below full_match {full_match} and no capability "
                                "or category of the task points at it")
             skeleton = t in winners
             if skeleton:
@@ -471,7 +476,7 @@ class Compiler:
                 tool=None, name=names[t], tier=tier, skeleton=skeleton, logic=logic, vector=vec,
                 final=final, offline=t in offline, tokens=0, reasons=reasons, points=points,
                 facts=explained.get(t), wanted=wanted, rank=rank, match=m, summary=summaries.get(t),
-                id=t, head=heads[t], load=reader.load,
+                id=t, head=head, load=load,
             ))
         self.judgement.step_tools(out, facts, labels["capability"], tier_cap, file_tools)
         # The budget measures the skeleton, then the rest best first: definitions are read in that order.
