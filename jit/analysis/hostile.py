@@ -27,7 +27,8 @@ Flag names (stable; the Datalog policy matches on them):
                                  out in its address (``![x](https://…?d={conversation})``)
 ``instruction:must_call_first``  demands to be called before any other tool / in every session
 ``instruction:llm_reported``     the LLM analyzer judged the text to be an instruction to the model
-``hidden_unicode``               invisible or direction-changing characters (zero-width, bidi, tag chars)
+``hidden_unicode``               invisible or direction-changing characters (zero-width, bidi, tag chars,
+                                 variation selectors after plain letters)
 ``homoglyph``                    look-alike letters from another script inside Latin words (Cyrillic
                                  ``о`` in ``Ignоre``, a Greek ``ι`` in a tool name), or text that only
                                  reads as an instruction once look-alikes are mapped back to Latin
