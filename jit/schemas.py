@@ -63,6 +63,7 @@ __all__ = [
     "check_schema",
     "json_problem",
     "normalize_dialect",
+    "structured_content_error",
 ]
 
 log = logging.getLogger(__name__)
@@ -267,6 +268,42 @@ def _fast_meta_valid(schema: dict[str, Any]) -> bool:
 def _regex_validator() -> Any:
     """``format: regex`` as JSON Schema defines it: ECMA-262, checked by ``jsonschema-rs``."""
     return jsonschema_rs.validator_for({"type": "string", "format": "regex"}, validate_formats=True)
+
+
+#: Compiled output-schema validators, by schema object (held, so its id cannot be reused).
+_output_validators: dict[int, tuple[dict[str, Any], Any]] = {}
+
+
+def structured_content_error(schema: dict[str, Any] | None, content: Any, *, given: bool) -> str | None:
+    """Why a tool's structured result breaks its output ``schema`` (None: it conforms, or the tool
+    has none). ``given``: the result carried ``structuredContent`` at all (the spec requires it of
+    a tool that declares an output schema).
+
+    Checked by ``jsonschema-rs``, whose regular expressions cannot backtrack without bound: with
+    Python's ``re`` (the SDK's check, on the event loop) an upstream's ``"pattern": "^(a+)+$"`` and
+    a 30-character result froze every request of ``jit serve`` for half a minute, past the call's
+    timeout. The schema was checked at discovery (:func:`check_schema`)."""
+    if schema is None:
+        return None
+    if not given:
+        return "the tool has an output schema but returned no structured content"
+    hit = _output_validators.get(id(schema))
+    if hit is None or hit[0] is not schema:
+        try:
+            validator = jsonschema_rs.Draft202012Validator(schema)
+        except Exception as exc:  # noqa: BLE001 - a schema Rust cannot compile: say so, never raise
+            return f"its output schema cannot be used: {exc}"
+        if len(_output_validators) >= _CACHE_LIMIT:
+            _output_validators.clear()
+        hit = _output_validators[id(schema)] = (schema, validator)
+    try:
+        error = next(iter(hit[1].iter_errors(content)), None)
+    except Exception as exc:  # noqa: BLE001 - a value Rust cannot read (e.g. a huge int)
+        return f"it could not be checked against its output schema: {exc}"
+    if error is None:
+        return None
+    where = "/".join(str(p) for p in error.instance_path)
+    return f"{error.message}" + (f" (at /{where})" if where else "")
 
 
 def _pattern_error(schema: dict[str, Any]) -> str | None:

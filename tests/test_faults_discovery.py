@@ -332,3 +332,27 @@ async def test_a_servers_error_with_a_code_the_sdk_also_uses_is_the_servers_erro
         assert mgr.statuses()["f"].status is ServerStatus.CONNECTED
         result = await mgr.call_tool("f", "good_a", {"x": 1})
         assert json.loads(result.text()) == {"tool": "good_a", "arguments": {"x": 1}}
+
+
+# --------------------------------------------------------------------------- a result against its output schema
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_an_output_schema_pattern_cannot_stall_the_client(tmp_path, store):
+    """The tool declares ``"pattern": "^(a+)+$"``: Python's ``re`` needs hours to refuse 40 a's and
+    a '!', and the SDK's check ran it on the event loop, stalling every other request. jit checks
+    structured content itself (jsonschema-rs, no unbounded backtracking): the bad result is a
+    failed call naming the schema, a conforming one passes, and the server keeps serving."""
+    from jit.errors import ToolCallError
+
+    cfg = make_config(tmp_path, {"f": stdio("backtracking_output")}, reconnect_attempts=0)
+    async with ClientManager(cfg, store) as mgr:
+        with pytest.raises(ToolCallError) as info:
+            await mgr.call_tool("f", "matcher", {"x": "a" * 40 + "!"})
+        assert "does not match its output schema" in str(info.value) and "(at /x)" in str(info.value)
+        ok = await mgr.call_tool("f", "matcher", {"x": "aaa"})
+        assert ok.structured_content == {"x": "aaa"} and not ok.is_error
+        with pytest.raises(ToolCallError, match='null is not of type "string"'):
+            await mgr.call_tool("f", "matcher", {})  # {"x": null}
+        assert mgr.statuses()["f"].status is ServerStatus.CONNECTED

@@ -55,6 +55,7 @@ from ..errors import (
 )
 from ..jsonrpc import MAX_DEPTH, find_unsendable, json_path
 from ..models import ServerRecord, ServerStatus, SyncResult
+from ..schemas import structured_content_error
 from .peer import ClientPeer
 from .transports import describe_error
 from .upstream import ServerConfig, Upstream, connection_closed, timed_out, wire
@@ -438,10 +439,13 @@ class ClientManager:
                 opts["on_progress"] = on_progress
             raw = await dispatcher.send_raw_request("tools/call", params, opts)  # type: ignore[arg-type]
             result = types.CallToolResult.model_validate(raw)
-            if not up.lenient and not result.is_error:
-                # Structured content against the tool's output schema. A lenient server's
-                # tools/list fails SDK validation, so the session cannot know its schemas.
-                await session.validate_tool_result(tool, result)
+            if not result.is_error:
+                # Structured content against the tool's output schema as discovery kept it (also a
+                # lenient server's), by jit's own check: the SDK's runs Python regexes on the event loop.
+                problem = structured_content_error(up.output_schemas.get(tool), result.structured_content,
+                                                   given="structured_content" in result.model_fields_set)
+                if problem is not None:
+                    raise _BadResult(f"its structured content does not match its output schema: {problem}")
         except MCPError as exc:
             latency = (time.perf_counter() - started) * 1000
             self.store.record_call(server, tool, ok=False, latency_ms=latency, error=exc.message)
@@ -455,10 +459,10 @@ class ClientManager:
                     server=server, tool=tool) from None
             raise ToolCallError(f"tool {tool!r} on server {server!r} failed: {exc.message}", server=server,
                                 tool=tool, rpc_code=exc.code, data=exc.data) from None
-        except (ValidationError, RuntimeError) as exc:
+        except (ValidationError, RuntimeError, _BadResult) as exc:
             # A result that breaks the MCP schema, or structured content that breaks the output schema.
             latency = (time.perf_counter() - started) * 1000
-            message = describe_error(exc)
+            message = str(exc) if isinstance(exc, _BadResult) else describe_error(exc)
             self.store.record_call(server, tool, ok=False, latency_ms=latency, error=message)
             raise ToolCallError(f"tool {tool!r} on server {server!r} returned an invalid result: {message}",
                                 server=server, tool=tool) from None
@@ -475,6 +479,10 @@ class ClientManager:
         """Count a returned call in the catalog's usage (what :meth:`call_tool` does unless told not to)."""
         self.store.record_call(call.server, call.tool, ok=not call.is_error, latency_ms=call.latency_ms,
                                error=(call.text()[:500] or "isError") if call.is_error else None)
+
+
+class _BadResult(Exception):
+    """A call's result that the tool's own declarations forbid (see :meth:`ClientManager.call_tool`)."""
 
 
 #: Deepest nesting of a call's arguments: ``tools/call`` puts them two levels into the message,

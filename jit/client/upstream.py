@@ -157,6 +157,8 @@ class Upstream:
         #: Connected and discovered: calls may be sent.
         self.connected = False
         self.tool_names: frozenset[str] = frozenset()
+        #: Output schemas of the listed tools that declare one (checked at discovery), by name.
+        self.output_schemas: dict[str, dict[str, Any]] = {}
         #: The server sent a tools/list the SDK rejects; calls bypass its re-listing (see call_tool).
         self.lenient = False
         #: The revision the handshake settled on (sent with each raw request, as the session does).
@@ -435,6 +437,7 @@ class Upstream:
                     self._warn(p)
                 result = self.store.sync_tools(self.name, tools)
                 self.tool_names = frozenset(t.name for t in tools)
+                self.output_schemas = {t.name: t.output_schema for t in tools if t.output_schema is not None}
             listing = dict(self.listing)
             if "resources" in what and caps.resources is not None:
                 items = await self._list_other(session.list_resources, "resources")

@@ -82,6 +82,11 @@ def bad_tools(case: str) -> list[str]:
         return [_tool_text("bad", obj({"type": "object", "properties": {"a": {"$ref": "#/$defs/missing"}}}))]
     if case == "not_object_schema":
         return [_tool_text("bad", obj({"type": "string"}))]
+    if case == "backtracking_output":  # an output schema whose pattern backtracks without bound in Python's re
+        return [obj({"name": "matcher", "description": "Echoes x as structured content.",
+                     "inputSchema": {"type": "object", "properties": {"x": {"type": "string"}}},
+                     "outputSchema": {"type": "object", "properties": {"x": {"type": "string", "pattern": "^(a+)+$"}},
+                                      "required": ["x"]}})]
     if case == "many_tools":
         return [_tool_text(f"t{i}", obj({"type": "object"}), f"Tool {i}.") for i in range(2100)]
     return []
@@ -136,7 +141,10 @@ class Handler:
             if isinstance(code, int):  # answer with a JSON-RPC error of that code (-32000: servers' usual one)
                 return json.dumps({"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": f"boom {code}"}})
             text = json.dumps({"tool": params.get("name"), "arguments": params.get("arguments") or {}})
-            return head + json.dumps({"content": [{"type": "text", "text": text}], "isError": False}) + "}"
+            result: dict[str, Any] = {"content": [{"type": "text", "text": text}], "isError": False}
+            if params.get("name") == "matcher":
+                result["structuredContent"] = {"x": (params.get("arguments") or {}).get("x")}
+            return head + json.dumps(result) + "}"
         return json.dumps({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": f"no {method}"}})
 
 
