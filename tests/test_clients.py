@@ -154,6 +154,25 @@ def test_convert_tools_keeps_wire_fields_as_plain_dicts():
     assert "outputSchema" in problems[0] and "description must be a str" in problems[1]
 
 
+def test_annotations_of_the_wrong_type_cost_the_field_not_the_tool():
+    """A hint is only a hint: ``"readOnlyHint": "maybe"`` or a numeric title is dropped with a
+    note, the tool and its other annotations kept. Sent on, one such tool made ``jit serve``'s
+    whole tools/list fail for an ``--expose-shard`` client (the SDK validates annotations)."""
+    from jit.serve.server import _annotations
+
+    raw = [{"name": "t", "inputSchema": {"type": "object"},
+            "annotations": {"readOnlyHint": "maybe", "title": 5, "destructiveHint": True, "openWorldHint": None,
+                            "x-vendor": {"any": 1}}}]
+    tools, problems = convert_tools("s", raw)
+    assert [t.name for t in tools] == ["t"]
+    assert tools[0].annotations == {"destructiveHint": True, "openWorldHint": None, "x-vendor": {"any": 1}}
+    assert problems == ["tool #0 't': annotations.readOnlyHint dropped: must be a boolean, got a string",
+                        "tool #0 't': annotations.title dropped: must be a string, got a number"]
+    # A catalog synced before this check: the listing still validates.
+    model = _annotations({"readOnlyHint": "maybe", "idempotentHint": 1, "destructiveHint": False})
+    assert model is not None and model.destructive_hint is False and model.read_only_hint is None
+
+
 # --------------------------------------------------------------------------- calls
 
 

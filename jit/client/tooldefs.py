@@ -75,6 +75,34 @@ def _text(raw: dict[str, Any], key: str) -> str | None:
     return value
 
 
+def json_kind(value: Any) -> str:
+    """The JSON type of a decoded value, as a message names it."""
+    if value is None:
+        return "null"
+    return {dict: "object", list: "array", str: "string", bool: "boolean"}.get(type(value), "number")
+
+
+#: The annotations MCP defines and the JSON type each must have (other keys are kept as sent).
+_ANNOTATION_TYPES: dict[str, type] = {"title": str, "readOnlyHint": bool, "destructiveHint": bool,
+                                      "idempotentHint": bool, "openWorldHint": bool}
+
+
+def clean_annotations(annotations: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """``annotations`` without the defined keys whose value has the wrong type, and one note per key
+    dropped. ``{"readOnlyHint": "maybe"}`` must not cost the tool (it is only a hint), nor reach a
+    client that validates annotations: one such tool made ``jit serve``'s whole tools/list fail."""
+    kept: dict[str, Any] = {}
+    notes: list[str] = []
+    for key, value in annotations.items():
+        want = _ANNOTATION_TYPES.get(key)
+        if want is not None and value is not None and type(value) is not want:
+            notes.append(f"annotations.{key} dropped: must be a {'boolean' if want is bool else 'string'}, "
+                         f"got a {json_kind(value)}")
+            continue
+        kept[key] = value
+    return kept, notes
+
+
 def _cut(text: str, limit: int, what: str, notes: list[str]) -> str:
     if len(text) <= limit:
         return text
@@ -115,6 +143,8 @@ def tool_from_wire(server: str, raw: Any, notes: list[str] | None = None) -> Too
         size = len(json.dumps(annotations, ensure_ascii=False).encode())
         if size > MAX_ANNOTATIONS_BYTES:
             raise MalformedToolError(f"annotations are {size:,} bytes, over the {MAX_ANNOTATIONS_BYTES:,}-byte limit")
+        annotations, dropped = clean_annotations(annotations)
+        notes.extend(dropped)
     title = _text(raw, "title")
     description = _text(raw, "description") or ""
     assert input_schema is not None

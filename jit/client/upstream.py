@@ -33,7 +33,7 @@ from ..config import ConnectionConfig, HttpServerConfig, SseServerConfig, StdioS
 from ..models import ServerStatus, SyncResult
 from ..salvage import find_marker
 from .peer import ClientPeer, session_callbacks
-from .tooldefs import MAX_TOOLS_PER_SERVER, MalformedToolError, convert_tools, tool_from_wire
+from .tooldefs import MAX_TOOLS_PER_SERVER, MalformedToolError, convert_tools, json_kind, tool_from_wire
 from .transports import InProcessServerConfig, StderrTail, describe_error, open_transport
 
 __all__ = [
@@ -531,7 +531,7 @@ class Upstream:
         raw = await self.dispatcher.send_raw_request("tools/list", {"cursor": cursor} if cursor else None)
         tools, next_cursor = raw.get("tools"), raw.get("nextCursor")
         if not isinstance(tools, list):
-            got = "missing" if tools is None else f"a JSON {_json_kind(tools)}"
+            got = "missing" if tools is None else f"a JSON {json_kind(tools)}"
             raise MCPError(types.INVALID_PARAMS,
                            f"invalid tools/list response from the server: 'tools' is {got}, not an array")
         if next_cursor is not None and not isinstance(next_cursor, str):
@@ -570,6 +570,3 @@ class Upstream:
 def _page_params(cursor: str | None) -> types.PaginatedRequestParams | None:
     return types.PaginatedRequestParams(cursor=cursor) if cursor else None
 
-
-def _json_kind(value: Any) -> str:
-    return {dict: "object", list: "array", str: "string", bool: "boolean"}.get(type(value), "number")

@@ -78,6 +78,7 @@ from .. import __version__
 from ..catalog.ownership import config_scope
 from ..catalog.store import Store
 from ..client.manager import ClientManager
+from ..client.tooldefs import clean_annotations
 from ..config import check_store_path, load_config
 from ..errors import JitError, jit_error_in
 from ..models import HARNESS_SERVER
@@ -94,6 +95,17 @@ from .stdio import stdio_wire
 # where a request uses them: answering `initialize` and listing the meta-tools needs none.
 
 __all__ = ["JitServer", "ServeOptions", "ServeState", "create_server", "run"]
+
+def _annotations(raw: dict[str, Any] | None) -> ToolAnnotations | None:
+    """A stored tool's annotations as the SDK's model; fields of the wrong type dropped (a catalog
+    synced before discovery dropped them), so one tool cannot make the whole listing fail."""
+    if not raw:
+        return None
+    try:
+        return ToolAnnotations.model_validate(clean_annotations(raw)[0])
+    except ValidationError:
+        return None
+
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 PROXY = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=True)
@@ -296,8 +308,7 @@ class JitServer(MCPServer[ServeState]):
                 description=definition["description"],
                 input_schema=definition["input_schema"],
                 output_schema=s.tool.tool.output_schema,
-                annotations=ToolAnnotations.model_validate(s.tool.tool.annotations) if s.tool.tool.annotations
-                else None,
+                annotations=_annotations(s.tool.tool.annotations),
             ))
         return exposed + await super().list_tools()
 
