@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import math
 import os
+import re
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -291,6 +293,17 @@ class _ConfigFile(_Strict):
     rules: str | None = Field(None, min_length=1)
     available_tools: str | None = Field(None, min_length=1)
     server_files: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list)
+
+    @field_validator("store")
+    @classmethod
+    def _store(cls, v: str) -> str:
+        # A URL of another engine (or an SQLAlchemy-style one) would silently become a local path
+        # named after it, and a team would think it shares a catalog it does not.
+        scheme = re.match(r"([A-Za-z][A-Za-z0-9+.-]*)://", v)
+        if scheme and not is_postgres_url(v):
+            raise ValueError(f"{scheme.group(1)}:// is not a catalog jit can open: give a file path (SQLite) "
+                             "or a postgresql:// URL")
+        return v
 
     @field_validator("servers", "shards")
     @classmethod
@@ -628,6 +641,8 @@ def check_store_path(config: Config) -> None:
         return
     if target.is_dir():
         raise ConfigError(f"the catalog path {target} is a directory; 'store' must name a file", path=src, key="store")
+    if target.exists() and not target.is_file():  # a device or a pipe (/dev/null): no catalog lives there
+        raise ConfigError(f"the catalog path {target} is not a regular file", path=src, key="store")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -636,6 +651,14 @@ def check_store_path(config: Config) -> None:
     # SQLite writes its -wal and -shm files beside the catalog, so the directory must be writable too.
     if not os.access(target.parent, os.W_OK | os.X_OK):
         raise ConfigError(f"the catalog's directory {target.parent} is not writable", path=src, key="store")
+    if not target.exists():
+        # os.access answers yes to root everywhere (/proc too): create a file there to be sure.
+        try:
+            with tempfile.TemporaryFile(dir=target.parent, prefix=".jit-probe-"):
+                pass
+        except OSError as exc:
+            raise ConfigError(f"cannot create files in the catalog's directory {target.parent}: "
+                              f"{exc.strerror or exc}", path=src, key="store") from None
     if target.exists() and not os.access(target, os.R_OK | os.W_OK):
         raise ConfigError(f"the catalog {target} is not readable and writable", path=src, key="store")
 

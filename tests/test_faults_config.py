@@ -101,6 +101,11 @@ CASES: list[tuple[str, bytes, str | None, str]] = [
     ("url-no-host", b'{"servers": {"alpha": {"url": "http:///mcp"}}}', "servers.alpha.url", "host"),
     ("url-bad-port", b'{"servers": {"alpha": {"url": "http://127.0.0.1:99999/mcp"}}}', "servers.alpha.url", "Port"),
     ("empty-store", b'{"store": ""}', "store", "at least 1 character"),
+    # a URL of an engine jit has no backend for: it would become a local file named after the URL
+    ("store-sqlalchemy-url", b'{"store": "postgresql+psycopg://jit@db.example/catalog"}', "store",
+     "not a catalog jit can open"),
+    ("store-mysql-url", b'{"store": "mysql://db.example/catalog"}', "store", "not a catalog jit can open"),
+    ("store-sqlite-url", b'{"store": "sqlite:///tmp/catalog.db"}', "store", "not a catalog jit can open"),
     # --- keys naming paths that must exist: the config's error, not a rule or file error
     ("rules-missing", b'{"rules": "no-such-rules"}', "rules", "does not exist"),
     ("rules-a-file", b'{"rules": "config.json"}', "rules", "is not a directory"),
@@ -292,7 +297,7 @@ def test_a_config_that_is_a_directory(tmp_path):
     assert_one_clear_line(jit("servers", "--config", str(path)), path, None, "cannot read config file")
 
 
-@pytest.mark.parametrize("where", ["under-a-file", "a-directory", "uncreatable"])
+@pytest.mark.parametrize("where", ["under-a-file", "a-directory", "uncreatable", "a-device", "in-proc"])
 def test_an_unusable_store_is_a_config_error_naming_store(tmp_path, where):
     blocker = tmp_path / "blocker"
     blocker.write_text("a file, not a directory", encoding="utf-8")
@@ -302,6 +307,8 @@ def test_an_unusable_store_is_a_config_error_naming_store(tmp_path, where):
         # /proc refuses new directories even to root, which a read-only directory does not.
         "uncreatable": "/proc/jit-test-no-such-dir/catalog.db",
         "a-directory": str(tmp_path / "catalog-dir"),
+        "a-device": "/dev/null",  # SQLite would open it, and leave /dev/null-journal behind as root
+        "in-proc": "/proc/jit-catalog.db",  # os.access says yes to root; creating a file there fails
     }[where]
     path = tmp_path / "config.json"
     path.write_text(json.dumps({"store": store}), encoding="utf-8")
