@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from servers.support import demo_http, free_port, http_config, make_config, raw_stdio, wait_until
+from servers.support import PY, RAW, demo_http, free_port, http_config, make_config, raw_stdio, wait_until
 
 from jit.client.manager import ClientManager
 from jit.client.transports import DEFAULT_STDERR_LIMIT
@@ -103,3 +107,18 @@ async def test_twenty_servers_with_three_broken_discover_the_seventeen_good(tmp_
                        for n in ("crash", "hang", "refused"))
             assert "simulated crash" in states["crash"].last_error
             assert "during initialize" in states["hang"].last_error
+
+
+@pytest.mark.slow
+def test_a_banner_on_stdout_is_one_warning_line_not_a_traceback(tmp_path):
+    """A server that prints a start-up banner on stdout (common) is synced; the SDK's parse failure,
+    logged with a full traceback per line, reaches the user as one line per distinct line."""
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"store": str(tmp_path / "catalog.db"), "servers": {
+        "banner": {"command": PY, "args": [RAW, "--garbage-lines", "3"]}}}), encoding="utf-8")
+    done = subprocess.run([str(Path(sys.executable).parent / "jit"), "-c", str(config), "sync"], capture_output=True,
+                          text=True, timeout=300, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr and "Failed to parse" not in done.stderr, done.stderr
+    noise = [line for line in done.stderr.splitlines() if "not JSON-RPC (skipped)" in line]
+    assert len(noise) == 3 and "this is not JSON-RPC, line 0" in noise[0], done.stderr

@@ -88,6 +88,36 @@ _HTTP_PARSE_FAILURES = ("Failed to parse JSON response", "Failed to parse SSE me
 log = logging.getLogger("jit.client.manager")
 
 
+class _OneLineStdoutNoise(logging.Filter):
+    """The SDK's stdio client logs every stdout line of a server that is not JSON-RPC (a start-up
+    banner, a print left in) with a full traceback, on the user's terminal during ``jit sync``.
+    The line is skipped either way (:class:`jit.client.upstream.Upstream` counts such lines and
+    reconnects past a bound); one short warning per distinct line says so, without the traceback."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._seen: set[str] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not record.exc_info or record.getMessage() != "Failed to parse JSONRPC message from server":
+            return True
+        exc = record.exc_info[1]
+        line = ""
+        if isinstance(exc, ValidationError) and exc.errors():
+            line = str(exc.errors()[0].get("input", ""))
+        preview = line[:80] + ("…" if len(line) > 80 else "")
+        if preview in self._seen or len(self._seen) > 100:
+            return False
+        self._seen.add(preview)
+        record.msg, record.args = "an MCP server wrote a line to stdout that is not JSON-RPC (skipped): %r", (preview,)
+        record.levelno, record.levelname = logging.WARNING, "WARNING"
+        record.exc_info = record.exc_text = None
+        return True
+
+
+logging.getLogger("mcp.client.stdio").addFilter(_OneLineStdoutNoise())
+
+
 @dataclass(frozen=True)
 class InProcessServerConfig:
     """An MCP server object in this process, connected over the SDK's in-memory transport.
