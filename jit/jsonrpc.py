@@ -48,6 +48,7 @@ __all__ = [
     "error",
     "find_unsendable",
     "json_path",
+    "not_utf8",
     "scrub",
 ]
 
@@ -164,6 +165,22 @@ def decode(line: str) -> dict[str, Any] | Rejected | None:
     except ValueError as exc:
         return _unparsable(line, str(exc))
     return check_envelope(msg)
+
+
+def not_utf8(text: str, at: int) -> Rejected:
+    """The answer to a line that is not UTF-8 (``text``: decoded with U+FFFD; ``at``: the first bad
+    byte): a parse error, to the request's id when the rest of the line still names one. Nothing is
+    run: a replaced character would change what the client meant (a path, a name, an amount)."""
+    rid = None
+    try:
+        msg = json.loads(text.removeprefix("\ufeff"), parse_int=_int)
+    except (ValueError, RecursionError):
+        msg = None
+    if isinstance(msg, dict) and isinstance(msg.get("method"), str) and _valid_id(msg.get("id")) \
+            and "\ufffd" not in str(msg["id"]):  # the bad bytes were not in the id itself
+        rid = msg["id"]
+    return Rejected(error(rid, PARSE_ERROR, f"Parse error: the message is not valid UTF-8 (byte {at}); "
+                                            "it was not run"), f"not UTF-8 at byte {at}")
 
 
 def _unparsable(line: str, why: str) -> Rejected:

@@ -30,7 +30,7 @@ from typer.testing import CliRunner
 
 from jit.cli import app
 from jit.errors import InvalidArgumentsError
-from jit.jsonrpc import Rejected, decode, find_unsendable
+from jit.jsonrpc import Rejected, decode, find_unsendable, not_utf8
 from jit.serve.httpguard import TOKEN_ENV, RemoteBindRefused, http_access, is_loopback
 from jit.serve.stdio import MAX_LINE_BYTES
 
@@ -143,6 +143,10 @@ MALFORMED = {
     "trailing garbage": ('{"jsonrpc":"2.0","id":2,"method":"ping"}}\n', PARSE_ERROR, None),
     "invalid utf-8": (b'\xff\xfe{"jsonrpc":"2.0","id":3,"method":"ping"}\n', PARSE_ERROR, None),
     "nul bytes": (b"\x00\x00\x00\n", PARSE_ERROR, None),
+    # not UTF-8 inside a string: not run with U+FFFD in its place; the error goes to the id it names
+    "invalid utf-8 in an argument": (call_line(21, '{"server":"demo","tool":"echo","arguments":{"text":"caf@"}}')
+                                     .encode().replace(b"@", b"\xe9 \xff"), PARSE_ERROR, 21),
+    "invalid utf-8 in the id": (b'{"jsonrpc":"2.0","id":"a\xffb","method":"ping"}\n', PARSE_ERROR, None),
     "depth 5000 arguments": (call_line(4, '{"server":"demo","tool":"echo","arguments":{"text":%s}}' % deep(5000)),
                              PARSE_ERROR, None),
     "20 MB garbage": ("x" * 20_000_000 + "\n", PARSE_ERROR, None),
@@ -329,9 +333,10 @@ def test_what_is_served_is_exactly_what_the_sdk_accepts(line):
 @pytest.mark.parametrize("case", [c for c in MALFORMED if c != "over the line limit"])  # that one: the reader's
 def test_each_malformed_line_is_rejected_in_process(case):
     line, code, rid = MALFORMED[case]
-    if isinstance(line, bytes):
-        line = line.decode("utf-8", errors="replace")
-    verdict = decode(line)
+    try:  # as jit.serve.stdio.PipeLines reads a line: a line that is not UTF-8 is answered by not_utf8
+        verdict = decode(line.decode("utf-8") if isinstance(line, bytes) else line)
+    except UnicodeDecodeError as exc:
+        verdict = not_utf8(line.decode("utf-8", errors="replace"), exc.start)
     assert isinstance(verdict, Rejected)
     assert isinstance(verdict.reply, dict)
     assert (verdict.reply["error"]["code"], verdict.reply["id"]) == (code, rid)

@@ -60,8 +60,8 @@ from mcp_types.methods import serialize_server_result
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
-from ..jsonrpc import Rejected, decode, encode, error
-from .stdio import LineTooLong
+from ..jsonrpc import Rejected, decode, encode, error, not_utf8
+from .stdio import LineTooLong, NotUtf8
 
 __all__ = ["ProxyLane", "ProxyTarget"]
 
@@ -123,7 +123,7 @@ class ProxyLane:
         self.refused = 0
 
     @asynccontextmanager
-    async def streams(self, source: AsyncIterator[str | LineTooLong]
+    async def streams(self, source: AsyncIterator[str | NotUtf8 | LineTooLong]
                       ) -> AsyncIterator[tuple[Any, Any]]:
         """``(read_stream, write_stream)`` for ``Server.run``, as ``stdio_server`` yields them: one
         task reads ``source`` through :meth:`messages`, one writes what the server sends."""
@@ -161,7 +161,7 @@ class ProxyLane:
                     await written.wait()  # what the server sent before it stopped still goes out
                 tasks.cancel_scope.cancel()  # the reader may be waiting on a client that keeps the pipe open
 
-    async def messages(self, source: AsyncIterator[str | LineTooLong]) -> AsyncIterator[SessionMessage]:
+    async def messages(self, source: AsyncIterator[str | NotUtf8 | LineTooLong]) -> AsyncIterator[SessionMessage]:
         """The messages of ``source`` for the SDK: refused lines are answered here, proxied calls
         are started here; the rest are validated into the SDK's models."""
         async for line in source:
@@ -169,6 +169,9 @@ class ProxyLane:
                 await self._refuse(Rejected(error(None, INVALID_REQUEST, (
                     f"Invalid Request: a message of {line.size} bytes is over jit serve's limit of "
                     f"{line.limit} bytes per line")), f"a line of {line.size} bytes"))
+                continue
+            if isinstance(line, NotUtf8):
+                await self._refuse(not_utf8(line.text, line.at))
                 continue
             try:
                 decoded = decode(line)

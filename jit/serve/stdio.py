@@ -39,7 +39,7 @@ import anyio.to_thread
 from ..jsonrpc import scrub
 from .early import is_pipe
 
-__all__ = ["MAX_LINE_BYTES", "LineTooLong", "PipeLines", "PipeWriter", "stdio_wire"]
+__all__ = ["MAX_LINE_BYTES", "LineTooLong", "NotUtf8", "PipeLines", "PipeWriter", "stdio_wire"]
 
 _CHUNK = 1 << 16
 
@@ -55,6 +55,22 @@ class LineTooLong:
     limit: int
 
 
+@dataclass(frozen=True, slots=True)
+class NotUtf8:
+    """A line that is not UTF-8, in place of its text: ``text`` is it decoded with U+FFFD for each
+    bad byte (enough to find a request's id), ``at`` the offset of the first bad byte."""
+
+    text: str
+    at: int
+
+
+def _text(line: bytes) -> str | NotUtf8:
+    try:
+        return line.decode("utf-8")
+    except UnicodeDecodeError as exc:  # answered, not run: U+FFFD would change what the client sent
+        return NotUtf8(line.decode("utf-8", errors="replace"), exc.start)
+
+
 class _Source(Protocol):
     async def read(self, n: int) -> bytes: ...
 
@@ -66,8 +82,9 @@ class _Sink(Protocol):
 
 
 class PipeLines:
-    """``async for line in …`` over a byte source: str lines with their newline, like a text file
-    (invalid UTF-8 decoded as U+FFFD), or a :class:`LineTooLong` for a line over ``max_line`` bytes.
+    """``async for line in …`` over a byte source: str lines with their newline, like a text file,
+    a :class:`NotUtf8` for a line that is not UTF-8, or a :class:`LineTooLong` for a line over
+    ``max_line`` bytes.
 
     A JSON-RPC message may be megabytes, so the limit is generous; the source's own buffer
     limit still pauses the pipe when the server falls behind.
@@ -83,7 +100,7 @@ class PipeLines:
     def __aiter__(self) -> PipeLines:
         return self
 
-    async def __anext__(self) -> str | LineTooLong:
+    async def __anext__(self) -> str | NotUtf8 | LineTooLong:
         while not self._lines:
             chunk = await self._reader.read(_CHUNK)
             if not chunk:
@@ -94,10 +111,10 @@ class PipeLines:
                 if not self._partial:
                     raise StopAsyncIteration
                 last, self._partial = bytes(self._partial), bytearray()
-                return last.decode("utf-8", errors="replace")
+                return _text(last)
             self._feed(chunk)
         line = self._lines.popleft()
-        return line if isinstance(line, LineTooLong) else line.decode("utf-8", errors="replace")
+        return line if isinstance(line, LineTooLong) else _text(line)
 
     def _feed(self, chunk: bytes) -> None:
         start = 0
