@@ -55,6 +55,7 @@ from .servers_config import (
     _shown,
     _Strict,
     parse_mcp_servers,
+    shown_target,
 )
 
 __all__ = [
@@ -471,6 +472,7 @@ def _validation_error(exc: ValidationError, path: str) -> ConfigError:
         msg = msg.removeprefix("Value error, ")
     elif err["type"] == "union_tag_invalid":
         msg = "'transport' must be one of 'stdio', 'http', 'sse'"
+        key = f"{key}.transport" if key else "transport"
     more = f" (and {len(exc.errors()) - 1} more problems)" if len(exc.errors()) > 1 else ""
     return ConfigError(f"{msg}{more}", path=path, key=key)
 
@@ -533,6 +535,7 @@ def load_config(path: str | os.PathLike[str] | None = None, *, env: Mapping[str,
         problem = _name_problem(name)
         if problem:
             raise ConfigError(problem, path=src, key=f"{where}.{name}")
+        written = shown_target(entry) if isinstance(entry, dict) else None  # before ${VAR} is expanded
         if isinstance(entry, dict):
             entry = _expand_server(name, entry, env, src, where)
             if "transport" not in entry:
@@ -551,6 +554,7 @@ def load_config(path: str | os.PathLike[str] | None = None, *, env: Mapping[str,
             server = server.model_copy(update={"cwd": str(cwd)})
         if isinstance(server, StdioServerConfig) and server.cwd and server.enabled:
             _check_cwd(server.cwd, src, f"{where}.{name}.cwd")
+        server._written = written
         servers[name] = server
     return _build(parsed, p.parent, p, servers)
 

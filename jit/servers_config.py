@@ -13,9 +13,9 @@ import json
 import re
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 from .errors import ConfigError
 from .models import HARNESS_SERVER
@@ -53,6 +53,17 @@ class _Strict(BaseModel):
 
 class _ServerBase(_Strict):
     enabled: bool = True
+    #: The target as the config file wrote it (``${VAR}`` unexpanded), set by the loader: see :meth:`shown`.
+    _written: str | None = PrivateAttr(None)
+
+    def shown(self) -> str:
+        """What the server runs or where it lives, safe to show a user or an MCP client: as the
+        config file wrote it (``${VAR}`` references unexpanded, so a secret from the environment
+        stays there), a URL's password and query values and arguments that look like secrets
+        (after ``--token``, ``--api-key`` …; ``ghp_…``, ``sk-…`` …) as ``***``."""
+        if self._written is not None:
+            return self._written
+        return shown_target(self.model_dump())
     #: Seconds allowed for connect + initialize + discovery, and for pings.
     timeout: float = Field(DEFAULT_TIMEOUT, gt=0)
     #: Seconds allowed for one tools/call.
@@ -94,13 +105,17 @@ class HttpServerConfig(_ServerBase):
     def _url(cls, v: str) -> str:
         if not re.match(r"^https?://", v):
             raise ValueError("must be an http:// or https:// URL")
+        if re.search(r"[\x00-\x20\x7f]", v):
+            raise ValueError("holds a space, line break or control character (percent-encode it)")
         try:
             parts = urlsplit(v)
-            host, _ = parts.hostname, parts.port  # .port raises on a port outside 0-65535
+            host, port = parts.hostname, parts.port  # .port raises on a port outside 0-65535
         except ValueError as exc:  # e.g. an unclosed IPv6 bracket or a bad port
             raise ValueError(f"is not a valid URL: {exc}") from None
         if not host:
             raise ValueError("must name a host (http://HOST[:PORT]/path)")
+        if port == 0:
+            raise ValueError("port 0 is not a port a server listens on")
         return v
 
     @field_validator("headers")
@@ -116,6 +131,56 @@ class HttpServerConfig(_ServerBase):
 
 class SseServerConfig(HttpServerConfig):
     transport: Literal["sse"] = "sse"  # type: ignore[assignment]
+
+
+#: An argument naming a secret that the next argument (or its ``=value``) holds.
+_SECRET_FLAG = re.compile(r"--?[\w.-]*(?:token|key|secret|password|passwd|pass|auth|credential|bearer)s?[\w.-]*",
+                          re.IGNORECASE)
+#: A value shaped like a well-known kind of credential.
+_SECRET_VALUE = re.compile(r"(?:gh[pousr]_|github_pat_|glpat-|xox[abpors]-|sk-|sk_live_|rk_live_|AKIA|AIza|hf_)"
+                           r"[\w-]{8,}")
+_REFERENCE = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?\}")
+
+
+def shown_url(url: str) -> str:
+    """``url`` safe to show: its user part's password (or a user part alone, often a token) and
+    every query value become ``***``."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url.split("://", 1)[0] + "://***"
+    netloc = parts.netloc
+    if "@" in netloc:
+        user, host = netloc.rsplit("@", 1)
+        netloc = (user.split(":", 1)[0] + ":***" if ":" in user else "***") + "@" + host
+    query = "&".join(f"{k}=***" if v else k for k, v in parse_qsl(parts.query, keep_blank_values=True))
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def _shown_args(args: list[Any]) -> list[str]:
+    out: list[str] = []
+    secret_next = False
+    for raw in args:
+        a = str(raw)
+        flag, eq, value = a.partition("=")
+        if _REFERENCE.fullmatch(a):
+            out.append(a)  # ${VAR}: the file holds no secret here
+        elif secret_next and not a.startswith("-"):
+            out.append("***")
+        elif eq and a.startswith("-") and _SECRET_FLAG.fullmatch(flag) and not _REFERENCE.fullmatch(value):
+            out.append(f"{flag}=***")
+        else:
+            out.append(_SECRET_VALUE.sub("***", a))
+        secret_next = not eq and a.startswith("-") and bool(_SECRET_FLAG.fullmatch(a))
+    return out
+
+
+def shown_target(entry: Mapping[str, Any]) -> str:
+    """A server entry's target (its URL, or its command and arguments) safe to show (see
+    :meth:`_ServerBase.shown`)."""
+    if isinstance(entry.get("url"), str):
+        return shown_url(entry["url"])
+    return " ".join([str(entry.get("command", "")), *_shown_args(list(entry.get("args") or []))])
 
 
 #: An HTTP header name is an RFC 9110 token.

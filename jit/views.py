@@ -52,7 +52,7 @@ def server_rows(config: Config, records: list[ServerRecord], counts: dict[str, i
         if name == HARNESS_SERVER and cfg is None and not counts.get(name):
             continue  # no harness tools (no available_tools.json, or an empty one): nothing to show
         if cfg is not None:
-            target = cfg.url if hasattr(cfg, "url") else " ".join([cfg.command, *cfg.args])
+            target = cfg.shown()  # as written, ${VAR} unexpanded, secrets masked
         else:
             target = "available_tools.json" if rec and rec.transport == "harness" else ""
         rows.append({

@@ -60,8 +60,11 @@ def test_defaults_apply_without_a_file():
         ({"tool_selection": {"logic_weight": 0.9}}, "tool_selection", "must be 1.0"),
         ({"tool_selection": {"logic_weight": -0.1, "vector_weight": 1.1}}, "tool_selection.logic_weight", "greater than or equal to 0"),
         ({"servers": {"x": {"transport": "stdio"}}}, "servers.x.command", "Field required"),
-        ({"servers": {"x": {"transport": "carrier-pigeon"}}}, "servers.x", "'transport' must be one of"),
+        ({"servers": {"x": {"transport": "carrier-pigeon"}}}, "servers.x.transport", "'transport' must be one of"),
         ({"servers": {"x": {"transport": "http", "url": "ftp://h"}}}, "servers.x.url", "http://"),
+        ({"servers": {"x": {"url": "http://h/mcp\nx"}}}, "servers.x.url", "line break"),
+        ({"servers": {"x": {"url": "http://h/a b"}}}, "servers.x.url", "space"),
+        ({"servers": {"x": {"url": "http://h:0/mcp"}}}, "servers.x.url", "port 0"),
         ({"servers": {"x": {"command": "a", "timeout": -1}}}, "servers.x.timeout", "greater than 0"),
         ({"servers": {"a__b": {"command": "a"}}}, "servers.a__b", "'__'"),
         ({"servers": {"harness": {"command": "a"}}}, "servers.harness", "reserved"),
@@ -184,3 +187,26 @@ def test_rules_default_to_the_bundled_ones_when_the_config_dir_has_none(tmp_path
     assert cfg.rules_dir == bundled_dir("rules") and (cfg.rules_dir / "policy.dl").is_file()
     (tmp_path / "rules").mkdir()
     assert load_config(tmp_path / ".mcp.json", env={}).rules_dir == (tmp_path / "rules").resolve()
+
+
+def test_a_servers_target_is_shown_as_written_with_secrets_masked(tmp_path):
+    """``jit servers`` and the ``jit://servers`` resource (which reaches the model) show each server's
+    target as the file wrote it: a secret expanded from ``${VAR}`` stays in the environment, and one
+    written into the file is masked (URL password and query values, arguments after a secret flag
+    or shaped like a known credential)."""
+    from jit.servers_config import shown_target
+
+    path = write(tmp_path / "config.json", {"servers": {
+        "gh": {"command": "npx", "args": ["server", "--token", "${GH_TOKEN}", "--name", "gh"]},
+        "web": {"url": "https://user:hunter2@api.example/mcp?api_key=${KEY}&v=2"},
+        "lit": {"command": "srv", "args": ["--api-key", "abc123", "--password=pw", "ghp_0123456789abcdef",
+                                           "--verbose", "plain"]},
+    }})
+    cfg = load_config(path, env={"GH_TOKEN": "ghp_SECRETSECRET99", "KEY": "k-SECRET"})
+    assert cfg.servers["gh"].args[2] == "ghp_SECRETSECRET99"  # what the server gets
+    assert cfg.servers["gh"].shown() == "npx server --token ${GH_TOKEN} --name gh"
+    assert cfg.servers["web"].shown() == "https://user:***@api.example/mcp?api_key=***&v=***"
+    assert cfg.servers["lit"].shown() == "srv --api-key *** --password=*** *** --verbose plain"
+    # A config built in code (no file): the expanded values, masked the same way.
+    assert shown_target({"command": "x", "args": ["--token", "t0k3n", "-v"]}) == "x --token *** -v"
+    assert shown_target({"url": "http://tok@h/mcp"}) == "http://***@h/mcp"
