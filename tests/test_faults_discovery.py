@@ -356,3 +356,23 @@ async def test_an_output_schema_pattern_cannot_stall_the_client(tmp_path, store)
         with pytest.raises(ToolCallError, match='null is not of type "string"'):
             await mgr.call_tool("f", "matcher", {})  # {"x": null}
         assert mgr.statuses()["f"].status is ServerStatus.CONNECTED
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_what_a_server_says_of_itself_is_bounded(tmp_path, store):
+    """serverInfo name and version, instructions and capabilities are stored and shown (jit servers,
+    jit://servers): megabytes of them are cut like a tool's text, each cut a discovery warning."""
+    from jit.client.tooldefs import MAX_NAME_CHARS, MAX_STORED_DESCRIPTION_CHARS, MAX_TITLE_CHARS
+
+    cfg = make_config(tmp_path, {"f": stdio("huge_server_info")}, reconnect_attempts=0)
+    async with ClientManager(cfg, store) as mgr:
+        assert mgr.statuses()["f"].status is ServerStatus.CONNECTED
+    rec = store.server("f")
+    assert rec is not None and {t.tool.name for t in store.tools("f")} == {"good_a", "good_b"}
+    assert rec.server_name.startswith("N" * MAX_TITLE_CHARS + " … [cut by jit")
+    assert rec.server_version.startswith("V" * MAX_NAME_CHARS + " … [cut by jit")
+    assert len(rec.instructions) < MAX_STORED_DESCRIPTION_CHARS + 100
+    assert "experimental" not in rec.capabilities and "tools" in rec.capabilities
+    for what in ("serverInfo.name cut", "serverInfo.version cut", "instructions cut", "capabilities over"):
+        assert what in rec.last_error, rec.last_error

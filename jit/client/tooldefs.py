@@ -39,7 +39,10 @@ __all__ = [
     "MAX_TITLE_CHARS",
     "MAX_TOOLS_PER_SERVER",
     "MalformedToolError",
+    "clean_annotations",
     "convert_tools",
+    "cut_text",
+    "json_kind",
     "tool_from_wire",
 ]
 
@@ -103,7 +106,8 @@ def clean_annotations(annotations: dict[str, Any]) -> tuple[dict[str, Any], list
     return kept, notes
 
 
-def _cut(text: str, limit: int, what: str, notes: list[str]) -> str:
+def cut_text(text: str, limit: int, what: str, notes: list[str]) -> str:
+    """``text`` cut to ``limit`` characters, marked as cut, with a note in ``notes`` when it was."""
     if len(text) <= limit:
         return text
     notes.append(f"{what} cut from {len(text):,} to {limit:,} characters")
@@ -151,10 +155,10 @@ def tool_from_wire(server: str, raw: Any, notes: list[str] | None = None) -> Too
     return ToolDef(
         server=server,
         name=name,
-        description=_cut(description, MAX_STORED_DESCRIPTION_CHARS, "description", notes),
+        description=cut_text(description, MAX_STORED_DESCRIPTION_CHARS, "description", notes),
         input_schema=input_schema,
         output_schema=output_schema,
-        title=None if title is None else _cut(title, MAX_TITLE_CHARS, "title", notes),
+        title=None if title is None else cut_text(title, MAX_TITLE_CHARS, "title", notes),
         annotations=annotations,
     )
 

@@ -11,6 +11,7 @@ own scope. The catalog (:class:`~jit.catalog.store.Store`) is the only shared st
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import math
 import random
@@ -33,7 +34,18 @@ from ..config import ConnectionConfig, HttpServerConfig, SseServerConfig, StdioS
 from ..models import ServerStatus, SyncResult
 from ..salvage import find_marker
 from .peer import ClientPeer, session_callbacks
-from .tooldefs import MAX_TOOLS_PER_SERVER, MalformedToolError, convert_tools, json_kind, tool_from_wire
+from .tooldefs import (
+    MAX_ANNOTATIONS_BYTES,
+    MAX_NAME_CHARS,
+    MAX_STORED_DESCRIPTION_CHARS,
+    MAX_TITLE_CHARS,
+    MAX_TOOLS_PER_SERVER,
+    MalformedToolError,
+    convert_tools,
+    cut_text,
+    json_kind,
+    tool_from_wire,
+)
 from .transports import InProcessServerConfig, StderrTail, describe_error, open_transport
 
 __all__ = [
@@ -313,14 +325,27 @@ class Upstream:
         self.connected = self.ever_connected = True
         self.protocol_version = init.protocol_version
         self.first_result = result
+        # What the server says of itself is stored and shown (jit servers, jit://servers): bounded
+        # like a tool's text, so one server cannot grow the catalog by megabytes per sync.
+        notes: list[str] = []
+        name = cut_text(init.server_info.name, MAX_TITLE_CHARS, "serverInfo.name", notes)
+        version = cut_text(init.server_info.version, MAX_NAME_CHARS, "serverInfo.version", notes)
+        instructions = None if init.instructions is None else \
+            cut_text(init.instructions, MAX_STORED_DESCRIPTION_CHARS, "instructions", notes)
+        capabilities = wire(init.capabilities)
+        if len(json.dumps(capabilities, default=str)) > MAX_ANNOTATIONS_BYTES:
+            notes.append(f"capabilities over {MAX_ANNOTATIONS_BYTES:,} bytes: only the ones MCP defines kept")
+            capabilities = {k: v for k, v in capabilities.items() if k != "experimental"}
+        for note in notes:
+            self._warn(note)
         self._status(
             ServerStatus.CONNECTED,
             error=self.warning_text(),
-            server_name=init.server_info.name,
-            server_version=init.server_info.version,
+            server_name=name,
+            server_version=version,
             protocol_version=init.protocol_version,
-            capabilities=wire(init.capabilities),
-            instructions=init.instructions,
+            capabilities=capabilities,
+            instructions=instructions,
         )
         self.settled.set()
 

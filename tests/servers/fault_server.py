@@ -125,10 +125,13 @@ class Handler:
             return None
         head = '{"jsonrpc":"2.0","id":' + json.dumps(rid) + ',"result":'
         if method == "initialize":
+            big = self.case == "huge_server_info"  # megabytes of what a server says of itself
             return head + json.dumps({
                 "protocolVersion": params.get("protocolVersion", "2025-06-18"),
-                "capabilities": {"tools": {"listChanged": False}},
-                "serverInfo": {"name": "fault", "version": "0.0.1"},
+                "capabilities": {"tools": {"listChanged": False},
+                                 **({"experimental": {"x": {"blob": "E" * 100_000}}} if big else {})},
+                "serverInfo": {"name": "N" * 1_000_000 if big else "fault", "version": "V" * 1_000_000 if big else "0.0.1"},
+                **({"instructions": "I" * 2_000_000} if big else {}),
             }) + "}"
         if method == "ping":
             return head + "{}}"
