@@ -376,3 +376,18 @@ async def test_what_a_server_says_of_itself_is_bounded(tmp_path, store):
     assert "experimental" not in rec.capabilities and "tools" in rec.capabilities
     for what in ("serverInfo.name cut", "serverInfo.version cut", "instructions cut", "capabilities over"):
         assert what in rec.last_error, rec.last_error
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_a_cursor_that_keeps_growing_stops_paging_and_keeps_the_first_page(tmp_path, store):
+    """Every page after the first is empty with a cursor 3,000 characters longer: following them to
+    the page limit held gigabytes and ran into the timeout, losing the good tools of page one."""
+    from jit.client.upstream import MAX_CURSOR_CHARS
+
+    cfg = make_config(tmp_path, {"f": stdio("growing_cursor")}, reconnect_attempts=0)
+    async with ClientManager(cfg, store) as mgr:
+        status = mgr.statuses()["f"]
+        assert status.status is ServerStatus.CONNECTED
+    assert {t.tool.name for t in store.tools("f")} == {"good_a", "good_b"}
+    assert f"over {MAX_CURSOR_CHARS:,}; stopped paging" in status.last_error

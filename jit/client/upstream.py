@@ -36,6 +36,7 @@ from ..salvage import find_marker
 from .peer import ClientPeer, session_callbacks
 from .tooldefs import (
     MAX_ANNOTATIONS_BYTES,
+    MAX_LISTING_BYTES,
     MAX_NAME_CHARS,
     MAX_STORED_DESCRIPTION_CHARS,
     MAX_TITLE_CHARS,
@@ -99,6 +100,9 @@ MAX_GARBAGE_MESSAGES = 50
 
 #: Upper bound on pages of one listing, against a server whose cursors never end.
 MAX_LIST_PAGES = 1000
+#: Longest ``nextCursor`` followed: cursors are opaque tokens; one that grows page after page
+#: (each kept to spot a loop) would otherwise hold gigabytes.
+MAX_CURSOR_CHARS = 4096
 
 #: The listings kept besides tools: what a proxy re-lists to its own client.
 LISTINGS = ("resources", "resource_templates", "prompts")
@@ -520,13 +524,22 @@ class Upstream:
         out: list[Any] = []
         cursor: str | None = None
         seen: set[str] = set()
-        for _ in range(MAX_LIST_PAGES):
+        size = 0  # bytes held so far (items and cursors): the listing's bound applies while paging
+        for page in range(1, MAX_LIST_PAGES + 1):
             items, cursor = await fetch(cursor)
             out.extend(items)
             if not cursor or (max_items is not None and len(out) > max_items):
                 return out
+            size += len(json.dumps(items, default=str)) + len(cursor)
+            if size > MAX_LISTING_BYTES:
+                self._warn(f"{method} passed {MAX_LISTING_BYTES:,} bytes in {page} pages; stopped paging")
+                return out
+            if len(cursor) > MAX_CURSOR_CHARS:
+                self._warn(f"{method} nextCursor of {len(cursor):,} characters, over {MAX_CURSOR_CHARS:,}; "
+                           "stopped paging")
+                return out
             if cursor in seen:
-                self._warn(f"{method} repeated cursor {cursor!r}; stopped paging")
+                self._warn(f"{method} repeated cursor {cursor[:80]!r}; stopped paging")
                 return out
             seen.add(cursor)
         self._warn(f"{method} still had more pages after {MAX_LIST_PAGES}; stopped paging")

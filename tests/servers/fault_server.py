@@ -135,6 +135,9 @@ class Handler:
             }) + "}"
         if method == "ping":
             return head + "{}}"
+        if method == "tools/list" and self.case == "growing_cursor":  # pages that never end, each cursor longer
+            page = len(params.get("cursor") or "") // 3000
+            return head + json.dumps({"tools": GOOD if page == 0 else [], "nextCursor": "c" * 3000 * (page + 1)}) + "}"
         if method == "tools/list":
             bad = self.bad_when_exists is None or os.path.exists(self.bad_when_exists)
             junk = " <- done" if bad and self.case == "trailing_junk" else ""  # junk after a whole message
