@@ -274,6 +274,11 @@ async def test_meta_tool_argument_errors_name_the_tool_and_field_in_plain_words(
         missing = await s.call_tool("call_tool", {"server": "workspace"})
         wrong = await s.call_tool("search_tools", {"query": "files", "limit": 0})
         blank = await s.call_tool("compile_tools", {"shard": "coder", "task": "  \n"})
+        # JSON says integer: true, "5" and 1.0 are refused, not read as 1, 5 and 1.
+        loose = [await s.call_tool("search_tools", {"query": "files", "limit": v}) for v in (True, "5", 1.0)]
+        loose.append(await s.call_tool("compile_tools", {"shard": "coder", "task": "x", "budget": "900"}))
+    for r in loose:
+        assert r.is_error and "input should be a valid integer" in r.content[0].text.lower(), r.content[0].text
     text = missing.content[0].text
     assert missing.is_error and text.startswith("invalid arguments for call_tool: 'tool' is required")
     assert wrong.is_error and "invalid arguments for search_tools: 'limit': input should be" in wrong.content[0].text

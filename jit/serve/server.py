@@ -398,7 +398,7 @@ def _register(app: JitServer) -> None:
         query: Annotated[str, Field(min_length=1, description="What the tool should do, in plain words")],
         ctx: Context,
         shard: Annotated[str | None, Field(description="Rank for this agent role (coder, researcher, ...)")] = None,
-        limit: Annotated[int, Field(ge=1, le=100, description="How many tools to return")] = 10,
+        limit: Annotated[int, Field(ge=1, le=100, strict=True, description="How many tools to return")] = 10,
     ) -> CallToolResult:
         """Find tools across every server jit knows, ranked by relevance (score 0-1, best first).
         The best results carry their input_schema: call one with call_tool right away."""
@@ -451,7 +451,7 @@ def _register(app: JitServer) -> None:
         shard: Annotated[str, Field(min_length=1, description="The agent role, e.g. coder, tester, researcher")],
         task: Annotated[str, Field(min_length=1, description="What the agent is spawned to do")],
         ctx: Context,
-        budget: Annotated[int | None, Field(ge=1, description="Token budget (default from config)")] = None,
+        budget: Annotated[int | None, Field(ge=1, strict=True, description="Token budget (default from config)")] = None,
     ) -> CallToolResult:
         """The tool set for an agent role and task, by tier (full, condensed, minimal) within a token budget."""
         from ..views import summarize
