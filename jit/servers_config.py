@@ -53,6 +53,10 @@ class _Strict(BaseModel):
 
 class _ServerBase(_Strict):
     enabled: bool = True
+    #: Seconds allowed for connect + initialize + discovery, and for pings.
+    timeout: float = Field(DEFAULT_TIMEOUT, gt=0)
+    #: Seconds allowed for one tools/call.
+    call_timeout: float = Field(DEFAULT_CALL_TIMEOUT, gt=0)
     #: The target as the config file wrote it (``${VAR}`` unexpanded), set by the loader: see :meth:`shown`.
     _written: str | None = PrivateAttr(None)
 
@@ -64,10 +68,6 @@ class _ServerBase(_Strict):
         if self._written is not None:
             return self._written
         return shown_target(self.model_dump())
-    #: Seconds allowed for connect + initialize + discovery, and for pings.
-    timeout: float = Field(DEFAULT_TIMEOUT, gt=0)
-    #: Seconds allowed for one tools/call.
-    call_timeout: float = Field(DEFAULT_CALL_TIMEOUT, gt=0)
 
 
 class StdioServerConfig(_ServerBase):
@@ -133,9 +133,10 @@ class SseServerConfig(HttpServerConfig):
     transport: Literal["sse"] = "sse"  # type: ignore[assignment]
 
 
-#: An argument naming a secret that the next argument (or its ``=value``) holds.
-_SECRET_FLAG = re.compile(r"--?[\w.-]*(?:token|key|secret|password|passwd|pass|auth|credential|bearer)s?[\w.-]*",
-                          re.IGNORECASE)
+#: An option naming a secret that the next argument (or its ``=value``) holds: one of its words
+#: (split at ``-``, ``_``, ``.``) ends in a secret's name (``--api-key``, ``--githubToken``, not ``--author``).
+_SECRET_FLAG = re.compile(r"--?(?:[A-Za-z0-9]+[-_.])*[A-Za-z0-9]*(?:token|key|secret|password|passwd|passphrase"
+                          r"|auth|credential|bearer|pat)s?(?:[-_.][A-Za-z0-9]+)*", re.IGNORECASE)
 #: A value shaped like a well-known kind of credential.
 _SECRET_VALUE = re.compile(r"(?:gh[pousr]_|github_pat_|glpat-|xox[abpors]-|sk-|sk_live_|rk_live_|AKIA|AIza|hf_)"
                            r"[\w-]{8,}")
