@@ -96,6 +96,7 @@ from .stdio import stdio_wire
 
 __all__ = ["JitServer", "ServeOptions", "ServeState", "create_server", "run"]
 
+
 def _annotations(raw: dict[str, Any] | None) -> ToolAnnotations | None:
     """A stored tool's annotations as the SDK's model; fields of the wrong type dropped (a catalog
     synced before discovery dropped them), so one tool cannot make the whole listing fail."""
