@@ -213,6 +213,9 @@ _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 def _expand(value: str, env: Mapping[str, str], path: str, key: str) -> str:
     def sub(m: re.Match[str]) -> str:
         name, default = m.group(1), m.group(2)
+        if default is not None and "${" in default:  # ${A:-${B}}: the default would end at B's '}'
+            raise ConfigError(f"the default of ${{{name}}} holds another ${{…}}: nested references are not "
+                              "expanded; give a literal default", path=path, key=key)
         if name in env:
             return env[name]
         if default is not None:

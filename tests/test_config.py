@@ -127,6 +127,14 @@ def test_unset_variable_without_default_names_the_key(tmp_path):
     assert info.value.key == "mcpServers.gh.env.T"
 
 
+def test_a_nested_reference_in_a_default_is_refused_not_cut(tmp_path):
+    """``${A:-${B}}`` would end the default at B's ``}`` and expand to a literal ``${B`` and a stray ``}``."""
+    path = write(tmp_path / ".mcp.json", {"mcpServers": {"gh": {"command": "gh-mcp", "args": ["${A:-${B}}"]}}})
+    with pytest.raises(ConfigError, match="nested references are not expanded") as info:
+        load_config(path, env={"B": "b"})
+    assert info.value.key == "mcpServers.gh.args[0]"
+
+
 def test_server_files_are_merged_and_duplicates_rejected(tmp_path):
     write(tmp_path / ".mcp.json", {"mcpServers": {"git": {"command": "mcp-server-git"}}})
     cfg = load_config(write(tmp_path / "config.json", {
