@@ -14,7 +14,7 @@ import textwrap
 
 import pytest
 
-from jit.serve.stdio import LineTooLong, PipeLines, PipeWriter
+from jit.serve.stdio import LineTooLong, NotUtf8, PipeLines, PipeWriter
 
 CHILD = textwrap.dedent("""
     import os, sys, anyio
@@ -62,7 +62,9 @@ def test_stdio_that_is_not_a_pipe_is_served_through_worker_threads_the_same_way(
 @pytest.mark.parametrize("chunks, lines", [
     ([b"a\nb", b"c\n", b"d"], ["a\n", "bc\n", "d"]),
     ([b"\n\n"], ["\n", "\n"]),
-    ([b"caf\xc3", b"\xa9 \xff\n"], ["café \ufffd\n"]),  # a split UTF-8 sequence, then an invalid byte
+    ([b"caf\xc3", b"\xa9 ok\n"], ["café ok\n"]),  # a UTF-8 sequence split across reads
+    # an invalid byte: the line is marked, not read with U+FFFD (it is answered, not run)
+    ([b"caf\xc3", b"\xa9 \xff\n", b"ok\n"], [NotUtf8("café \ufffd\n", 6), "ok\n"]),
     ([], []),
 ])
 def test_pipe_lines_frame_chunks_into_lines(chunks, lines):
