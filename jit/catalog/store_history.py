@@ -135,6 +135,8 @@ class DefinitionHistory:
         (``server``, ``tool``; None: any). With ``definition_hash`` (a prefix is enough)
         a tool is approved only while its definition is still that one, so what is
         approved is what was reviewed. Returns the tools approved."""
+        if definition_hash is not None and len(definition_hash) < 8:
+            raise ValueError(f"definition_hash must be a prefix of at least 8 characters, got {definition_hash!r}")
         pending = [st for st in self.tools(server) if not st.approved and (tool is None or st.tool.name == tool)]
         if definition_hash is not None:
             pending = [st for st in pending if st.definition_hash.startswith(definition_hash.lower())]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Annotated, Any
 
 import typer
@@ -145,6 +146,10 @@ def approve_command(
         _fail("give one of SERVER/TOOL, --server NAME, --all or --list", EXIT_USAGE, as_json=as_json)
     if definition_hash is not None and key is None:
         _fail("--hash goes with SERVER/TOOL", EXIT_USAGE, as_json=as_json)
+    if definition_hash is not None and not re.fullmatch(r"[0-9a-fA-F]{8,64}", definition_hash):
+        # An empty prefix (an unset "$REVIEWED") would match any definition and approve what nobody reviewed.
+        _fail(f"--hash takes at least 8 hexadecimal characters of the reviewed definition's hash (as `jit show` "
+              f"prints it), got {definition_hash!r}", EXIT_USAGE, as_json=as_json)
     tool = None
     if key is not None:
         server, tool = _split_key(key, as_json=as_json)
