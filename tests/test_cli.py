@@ -190,6 +190,22 @@ def test_call_exit_codes_tell_what_went_wrong(catalog):
     assert code == 2 and "must be a JSON object" in err
     code, _, err = invoke("call", "workspace/read_file", "--args", "{path:", "--json", "--config", str(catalog))
     assert code == 2 and json.loads(err)["error"] == "usage_error"
+    # Valid JSON Python will not read whole, and a key given twice (json.loads would keep the last).
+    for args, why in (('{"n": %s}' % ("9" * 5000), "4300 digits"), ("[" * 5000 + "]" * 5000, "nested too deeply"),
+                      ('{"path": "a", "path": "b"}', "'path' is given twice")):
+        code, _, err = invoke("call", "workspace/read_file", "--args", args, "--config", str(catalog))
+        assert code == 2 and why in err and "Traceback" not in err, err
+
+
+def test_an_argument_that_is_not_utf8_is_one_error_line(tmp_path):
+    """Bytes that are not UTF-8 in a path, a task or a tool name (Python keeps them as lone surrogates,
+    which the catalog, JSON and the terminal refuse) are refused before anything runs."""
+    for argv in ([b"--config", b"cf\xff.json", b"sync"], [b"compile", b"--shard", b"coder", b"--task", b"caf\xe9"],
+                 [b"show", b"workspace/re\xffad"]):
+        done = subprocess.run([JIT.encode(), *argv], capture_output=True, env=ENV, cwd=tmp_path, timeout=120,
+                              check=False)
+        err = done.stderr.decode("utf-8", "replace")
+        assert done.returncode == 2 and err.count("\n") == 1 and "is not valid UTF-8" in err, err
 
 
 # --------------------------------------------------------------------------- import

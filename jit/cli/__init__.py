@@ -65,6 +65,18 @@ def __getattr__(name: str) -> Any:
 # --------------------------------------------------------------------------- entry point
 
 
+def _refuse_undecodable(args: list[str]) -> None:
+    """Exit 2 with one line if an argument holds bytes that are not UTF-8 (Python keeps them as
+    lone surrogates, which no catalog, JSON or terminal write accepts: a traceback later)."""
+    for i, arg in enumerate(args, 1):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raw = arg.encode("utf-8", "surrogateescape")
+            sys.stderr.write(f"error: argument {i} is not valid UTF-8 (byte {exc.start}): {raw!r}\n")
+            raise SystemExit(2) from None
+
+
 def main(argv: list[str] | None = None) -> None:
     """The ``jit`` console script (exits the process with the command's exit code).
 
@@ -72,6 +84,7 @@ def main(argv: list[str] | None = None) -> None:
     ``jit serve`` on stdio first starts answering ``initialize`` (jit/serve/early.py), so a
     client has its answer while the command line and the MCP SDK import. The command line then
     parses ``argv`` as for any command; a plain ``main([...])`` call never touches stdin."""
+    _refuse_undecodable(sys.argv[1:] if argv is None else argv)
     if argv is None:
         from ..serve.early import begin
 

@@ -149,6 +149,16 @@ def _print_toolset(console: Console, toolset: ToolSet, *, explain: bool) -> None
 # --------------------------------------------------------------------------- call
 
 
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are all different (``json.loads`` would keep the last of two silently)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"the key {key!r} is given twice")
+        out[key] = value
+    return out
+
+
 @app.command("call")
 def call_command(
     ctx: typer.Context,
@@ -163,9 +173,13 @@ def call_command(
     """Call a tool through jit's client manager (connects to that one server only)."""
     server, tool = _split_key(key, as_json=as_json)
     try:
-        arguments = json.loads(args)
+        arguments = json.loads(args, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         _fail(f"--args is not valid JSON: {exc.msg} at column {exc.colno}", EXIT_USAGE, as_json=as_json)
+    except RecursionError:
+        _fail("--args is nested too deeply to read", EXIT_USAGE, as_json=as_json)
+    except ValueError as exc:  # a key given twice, an integer of more than 4,300 digits
+        _fail(f"--args cannot be read: {exc}", EXIT_USAGE, as_json=as_json)
     if not isinstance(arguments, dict):
         _fail("--args must be a JSON object, e.g. '{\"path\": \"README.md\"}'", EXIT_USAGE, as_json=as_json)
     with _errors(as_json):
