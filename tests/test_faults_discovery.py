@@ -391,3 +391,17 @@ async def test_a_cursor_that_keeps_growing_stops_paging_and_keeps_the_first_page
         assert status.status is ServerStatus.CONNECTED
     assert {t.tool.name for t in store.tools("f")} == {"good_a", "good_b"}
     assert f"over {MAX_CURSOR_CHARS:,}; stopped paging" in status.last_error
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_one_bad_resource_or_prompt_costs_that_item_not_the_listing(tmp_path, store):
+    """A resource whose uri is a number, a prompt whose arguments are not a list: the SDK refuses the
+    whole page, and jit served none of the server's resources or prompts. Each item is now judged alone."""
+    cfg = make_config(tmp_path, {"f": stdio("bad_resource_and_prompt")}, reconnect_attempts=0)
+    async with ClientManager(cfg, store) as mgr:
+        status = mgr.statuses()["f"]
+        assert status.status is ServerStatus.CONNECTED
+    assert sorted(r["uri"] for r in store.resources("f")) == ["note://one", "note://two"]
+    assert [p["name"] for p in store.prompts("f")] == ["greet"]
+    assert "dropped resource #1 'bad'" in status.last_error and "dropped prompt #1 'bad'" in status.last_error

@@ -98,6 +98,13 @@ CLIENT_INFO = types.Implementation(name="jit", version=__version__)
 #: A server that prints a banner survives; one that floods its protocol stream is dropped.
 MAX_GARBAGE_MESSAGES = 50
 
+#: The wire key and the SDK model of each item of resources/list, resources/templates/list, prompts/list.
+_ITEM_MODELS: dict[str, tuple[str, type[Any]]] = {
+    "resources": ("resources", types.Resource),
+    "resource_templates": ("resourceTemplates", types.ResourceTemplate),
+    "prompts": ("prompts", types.Prompt),
+}
+
 #: Upper bound on pages of one listing, against a server whose cursors never end.
 MAX_LIST_PAGES = 1000
 #: Longest ``nextCursor`` followed: cursors are opaque tokens; one that grows page after page
@@ -564,27 +571,51 @@ class Upstream:
         self.lenient = rejected  # a listing the SDK accepts again restores its call path
         return tools
 
-    async def _raw_tools_page(self, cursor: str | None) -> tuple[list[Any], str | None]:
+    async def _raw_page(self, method: str, wire_key: str, cursor: str | None) -> tuple[list[Any], str | None]:
+        """One page of a listing read as raw JSON (what the SDK refused to parse whole): its items
+        unchecked, and its next cursor (None, with a warning, when it is not a string)."""
         assert self.dispatcher is not None
-        raw = await self.dispatcher.send_raw_request("tools/list", {"cursor": cursor} if cursor else None)
-        tools, next_cursor = raw.get("tools"), raw.get("nextCursor")
-        if not isinstance(tools, list):
-            got = "missing" if tools is None else f"a JSON {json_kind(tools)}"
+        raw = await self.dispatcher.send_raw_request(method, {"cursor": cursor} if cursor else None)
+        items = raw.get(wire_key) if isinstance(raw, dict) else None
+        if not isinstance(items, list):
+            got = "missing" if items is None else f"a JSON {json_kind(items)}"
             raise MCPError(types.INVALID_PARAMS,
-                           f"invalid tools/list response from the server: 'tools' is {got}, not an array")
+                           f"invalid {method} response from the server: {wire_key!r} is {got}, not an array")
+        next_cursor = raw.get("nextCursor")
         if next_cursor is not None and not isinstance(next_cursor, str):
-            self._warn(f"tools/list nextCursor is not a string ({next_cursor!r}); stopped paging")
+            self._warn(f"{method} nextCursor is not a string ({next_cursor!r}); stopped paging")
             next_cursor = None
-        return tools, next_cursor
+        return items, next_cursor
+
+    async def _raw_tools_page(self, cursor: str | None) -> tuple[list[Any], str | None]:
+        return await self._raw_page("tools/list", "tools", cursor)  # each tool is judged by convert_tools
+
+    async def _raw_items_page(self, method_name: str, key: str, cursor: str | None) -> tuple[list[Any], str | None]:
+        """A page of resources, resource templates or prompts read as raw JSON, each item checked
+        by the SDK's model alone: a bad one is dropped with a warning, the others kept."""
+        wire_key, model = _ITEM_MODELS[key]
+        items, next_cursor = await self._raw_page(f"{method_name}/list", wire_key, cursor)
+        kept = []
+        for i, item in enumerate(items):
+            try:
+                kept.append(wire(model.model_validate(item)))
+            except ValidationError as exc:
+                name = item.get("name") if isinstance(item, dict) and isinstance(item.get("name"), str) else None
+                label = f" {name[:80]!r}" if name else ""
+                self._warn(f"dropped {key.replace('_', ' ')[:-1]} #{i}{label}: {describe_error(exc)}")
+        return kept, next_cursor
 
     async def _list_other(self, method: Callable[..., Any], key: str) -> list[dict[str, Any]] | None:
         """Every item of resources/list or prompts/list; None (with a warning) if the server fails it."""
+        method_name = "resources/templates" if key == "resource_templates" else key
 
         async def page(cursor: str | None) -> tuple[list[Any], str | None]:
-            result = await method(params=_page_params(cursor))
+            try:
+                result = await method(params=_page_params(cursor))
+            except ValidationError:
+                # One malformed item fails the SDK's parse of the whole page: judge each on its own.
+                return await self._raw_items_page(method_name, key, cursor)
             return [wire(x) for x in getattr(result, key)], result.next_cursor
-
-        method_name = "resources/templates" if key == "resource_templates" else key
 
         try:
             items = await self._paged(f"{method_name}/list", page)

@@ -126,15 +126,25 @@ class Handler:
         head = '{"jsonrpc":"2.0","id":' + json.dumps(rid) + ',"result":'
         if method == "initialize":
             big = self.case == "huge_server_info"  # megabytes of what a server says of itself
+            listed = self.case == "bad_resource_and_prompt"  # serves resources and prompts too
             return head + json.dumps({
                 "protocolVersion": params.get("protocolVersion", "2025-06-18"),
                 "capabilities": {"tools": {"listChanged": False},
-                                 **({"experimental": {"x": {"blob": "E" * 100_000}}} if big else {})},
+                                 **({"experimental": {"x": {"blob": "E" * 100_000}}} if big else {}),
+                                 **({"resources": {}, "prompts": {}} if listed else {})},
                 "serverInfo": {"name": "N" * 1_000_000 if big else "fault", "version": "V" * 1_000_000 if big else "0.0.1"},
                 **({"instructions": "I" * 2_000_000} if big else {}),
             }) + "}"
         if method == "ping":
             return head + "{}}"
+        if method == "resources/list":  # bad_resource_and_prompt: one resource whose uri is a number
+            return head + json.dumps({"resources": [{"uri": "note://one", "name": "one"}, {"uri": 5, "name": "bad"},
+                                                    {"uri": "note://two", "name": "two"}]}) + "}"
+        if method == "resources/templates/list":
+            return head + json.dumps({"resourceTemplates": []}) + "}"
+        if method == "prompts/list":  # one prompt whose arguments are not a list
+            return head + json.dumps({"prompts": [{"name": "greet", "arguments": [{"name": "who"}]},
+                                                  {"name": "bad", "arguments": "notalist"}]}) + "}"
         if method == "tools/list" and self.case == "growing_cursor":  # pages that never end, each cursor longer
             page = len(params.get("cursor") or "") // 3000
             return head + json.dumps({"tools": GOOD if page == 0 else [], "nextCursor": "c" * 3000 * (page + 1)}) + "}"
