@@ -445,3 +445,51 @@ def test_allow_remote_serves_only_requests_with_the_bearer_token(tmp_path):
     finally:
         stop(proc)
         log.close()
+
+
+@pytest.mark.slow
+def test_http_answers_malformed_bodies_as_stdio_does(tmp_path):
+    """Over Streamable HTTP the SDK answered a request whose id is not a string or an integer with
+    202 and no body (nothing ran; the client waited forever), and other malformed bodies with -32602
+    and a pydantic dump. jit's reader judges each POSTed body first: 400 with the same JSON-RPC
+    error as on stdio, and the session keeps serving."""
+    path = write_example_config(tmp_path, servers={"tracker": None},
+                                connection={"reconnect_attempts": 0, "ping_interval": 0})
+    port = free_port()
+    log = open(tmp_path / "serve.log", "wb")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen([sys.executable, "-m", "jit", "serve", "--http", f"127.0.0.1:{port}", "--config", str(path)],
+                            stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=ENV, start_new_session=True)
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        while not port_open(port):
+            assert proc.poll() is None, (tmp_path / "serve.log").read_text()
+            assert time.monotonic() < deadline, "jit serve did not listen in time"
+            time.sleep(0.1)
+        url = f"http://127.0.0.1:{port}/mcp"
+        headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+        with httpx2.Client(timeout=TIMEOUT) as http:
+            first = http.post(url, json=init, headers=headers)
+            assert first.status_code == 200, first.text
+            session = {**headers, "Mcp-Session-Id": first.headers["mcp-session-id"],
+                       "Mcp-Protocol-Version": "2025-11-25"}
+            cases = [
+                ({"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}, INVALID_REQUEST, None),
+                ({"jsonrpc": "2.0", "id": 1.5, "method": "ping"}, INVALID_REQUEST, None),
+                ({"id": 5, "method": "ping"}, INVALID_REQUEST, 5),
+                (42, INVALID_REQUEST, None),
+                ({"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": [1]}, INVALID_PARAMS, 6),
+            ]
+            for body, code, rid in cases:
+                answer = http.post(url, json=body, headers=session)
+                assert answer.status_code == 400, (body, answer.text)
+                assert (answer.json()["error"]["code"], answer.json()["id"]) == (code, rid), answer.text
+            utf8 = http.post(url, content=b'{"jsonrpc":"2.0","id":7,"method":"ping","params":{"x":"caf\xe9"}}',
+                             headers=session)
+            assert utf8.status_code == 400 and utf8.json()["error"]["code"] == PARSE_ERROR and utf8.json()["id"] == 7
+            ok = http.post(url, json={"jsonrpc": "2.0", "id": 8, "method": "ping"}, headers=session)
+            assert ok.status_code == 200 and '"id":8' in ok.text.replace(" ", ""), ok.text
+    finally:
+        stop(proc)
+        log.close()

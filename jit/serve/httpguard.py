@@ -21,6 +21,8 @@ from __future__ import annotations
 import hashlib
 import hmac
 import ipaddress
+import json
+import logging
 import os
 import socket
 from collections.abc import Iterable, Mapping
@@ -28,6 +30,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp.server.transport_security import TransportSecuritySettings
+
+from ..jsonrpc import Rejected, decode, not_utf8
+from .stdio import MAX_LINE_BYTES
 
 __all__ = [
     "MIN_TOKEN_LENGTH",
@@ -38,6 +43,8 @@ __all__ = [
     "http_access",
     "is_loopback",
 ]
+
+log = logging.getLogger(__name__)
 
 #: The environment variable holding the bearer token.
 TOKEN_ENV = "JIT_SERVE_TOKEN"
@@ -164,12 +171,85 @@ class BearerTokenMiddleware:
         await send({"type": "http.response.body", "body": body})
 
 
+class JsonRpcCheckMiddleware:
+    """ASGI middleware: a POSTed JSON body is judged by jit's own reader (:func:`jit.jsonrpc.decode`,
+    what ``--stdio`` answers with) before the SDK's Streamable HTTP transport sees it.
+
+    The SDK answered a request whose ``id`` is not a string or an integer (``{"a":1}``, ``true``,
+    ``1.5``, ``null``) with 202 and no body, running nothing: its client waited forever. A refused
+    body is answered here (HTTP 400, the JSON-RPC error to the request's id when it has a valid one;
+    202 for a dropped notification); anything else goes on unchanged. Bodies over the SDK's own
+    limit and other content types are left to the SDK (413, 415)."""
+
+    def __init__(self, app: Any, limit: int) -> None:
+        self._app = app
+        self._limit = limit
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope.get("method") != "POST" or not self._json(scope) or \
+                self._declared(scope) > self._limit:
+            await self._app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        size, more = 0, True
+        while more and size <= self._limit:
+            message = await receive()
+            if message["type"] != "http.request":  # the client went away
+                return
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            more = bool(message.get("more_body"))
+        verdict = None if more else self._verdict(b"".join(chunks))
+        if isinstance(verdict, Rejected):
+            log.warning("refused a message from an HTTP client: %s", verdict.reason)
+            if verdict.reply is None:
+                await send({"type": "http.response.start", "status": 202, "headers": []})
+                await send({"type": "http.response.body", "body": b""})
+                return
+            out = json.dumps(verdict.reply, ensure_ascii=False).encode("utf-8")
+            await send({"type": "http.response.start", "status": 400, "headers": [
+                (b"content-type", b"application/json"), (b"content-length", str(len(out)).encode())]})
+            await send({"type": "http.response.body", "body": out})
+            return
+        # What was read goes on as it came (an over-long body unread past the limit: the SDK refuses it).
+        pending = [{"type": "http.request", "body": c, "more_body": more or i < len(chunks) - 1}
+                   for i, c in enumerate(chunks)]
+
+        async def replay() -> dict[str, Any]:
+            return pending.pop(0) if pending else await receive()
+
+        await self._app(scope, replay, send)
+
+    @staticmethod
+    def _declared(scope: dict[str, Any]) -> int:
+        lengths = [v for k, v in scope.get("headers", []) if k.lower() == b"content-length"]
+        try:
+            return int(lengths[0]) if lengths else 0
+        except ValueError:
+            return 0
+
+    @staticmethod
+    def _json(scope: dict[str, Any]) -> bool:
+        types = [v for k, v in scope.get("headers", []) if k.lower() == b"content-type"]
+        return len(types) == 1 and types[0].split(b";")[0].strip().lower() == b"application/json"
+
+    @staticmethod
+    def _verdict(body: bytes) -> Rejected | None:
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return not_utf8(body.decode("utf-8", errors="replace"), exc.start)
+        decoded = decode(text)
+        return decoded if isinstance(decoded, Rejected) else None
+
+
 async def serve_http(server: Any, host: str, port: int, access: HttpAccess) -> None:
     """``MCPServer.run_streamable_http_async`` with jit's guard: the SDK's Streamable HTTP app
     with ``access.security`` as its Host/Origin settings, behind the bearer token when there is one."""
     import uvicorn
 
-    app: Any = server.streamable_http_app(transport_security=access.security, host=host)
+    app: Any = JsonRpcCheckMiddleware(server.streamable_http_app(transport_security=access.security, host=host),
+                                      MAX_LINE_BYTES)
     if access.token is not None:
         app = BearerTokenMiddleware(app, access.token)
     config = uvicorn.Config(app, host=host, port=port, log_level=server.settings.log_level.lower())
