@@ -17,7 +17,6 @@ import queue
 import subprocess
 import sys
 import threading
-import time
 from typing import Any
 
 import httpx2
@@ -25,7 +24,7 @@ import pydantic_core
 import pytest
 from conftest import REPO, write_example_config
 from mcp_types import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
-from servers.support import demo_stdio, free_port, make_config, port_open, stop
+from servers.support import demo_stdio, free_port, make_config, port_open, serving_http, stop
 from typer.testing import CliRunner
 
 from jit.cli import app
@@ -413,18 +412,8 @@ def test_allow_remote_serves_only_requests_with_the_bearer_token(tmp_path):
     token = "a-test-token-" + "0123456789abcdef"
     path = write_example_config(tmp_path, servers={"tracker": None},
                                 connection={"reconnect_attempts": 0, "ping_interval": 0})
-    port = free_port()
-    log = open(tmp_path / "serve.log", "wb")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "jit", "serve", "--http", f"127.0.0.1:{port}", "--allow-remote", "--config", str(path)],
-        stdin=subprocess.DEVNULL, stdout=log, stderr=log, env={**ENV, TOKEN_ENV: token}, start_new_session=True)
-    try:
-        deadline = time.monotonic() + TIMEOUT
-        while not port_open(port):
-            assert proc.poll() is None, (tmp_path / "serve.log").read_text()
-            assert time.monotonic() < deadline, "jit serve did not listen in time"
-            time.sleep(0.1)
-        url = f"http://127.0.0.1:{port}/mcp"
+    with serving_http(tmp_path, path, "--allow-remote", env={**ENV, TOKEN_ENV: token}, host="127.0.0.1",
+                      timeout=TIMEOUT) as url:
         body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
         headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
@@ -441,10 +430,7 @@ def test_allow_remote_serves_only_requests_with_the_bearer_token(tmp_path):
             ok = http.post(url, json=body, headers=authorized)
             assert ok.status_code == 200, ok.text
             assert "2025-11-25" in ok.text
-        assert token not in (tmp_path / "serve.log").read_text()
-    finally:
-        stop(proc)
-        log.close()
+    assert token not in (tmp_path / "serve.log").read_text()
 
 
 @pytest.mark.slow
@@ -455,17 +441,7 @@ def test_http_answers_malformed_bodies_as_stdio_does(tmp_path):
     error as on stdio, and the session keeps serving."""
     path = write_example_config(tmp_path, servers={"tracker": None},
                                 connection={"reconnect_attempts": 0, "ping_interval": 0})
-    port = free_port()
-    log = open(tmp_path / "serve.log", "wb")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen([sys.executable, "-m", "jit", "serve", "--http", f"127.0.0.1:{port}", "--config", str(path)],
-                            stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=ENV, start_new_session=True)
-    try:
-        deadline = time.monotonic() + TIMEOUT
-        while not port_open(port):
-            assert proc.poll() is None, (tmp_path / "serve.log").read_text()
-            assert time.monotonic() < deadline, "jit serve did not listen in time"
-            time.sleep(0.1)
-        url = f"http://127.0.0.1:{port}/mcp"
+    with serving_http(tmp_path, path, env=ENV, host="127.0.0.1", timeout=TIMEOUT) as url:
         headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
         init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
@@ -490,6 +466,3 @@ def test_http_answers_malformed_bodies_as_stdio_does(tmp_path):
             assert utf8.status_code == 400 and utf8.json()["error"]["code"] == PARSE_ERROR and utf8.json()["id"] == 7
             ok = http.post(url, json={"jsonrpc": "2.0", "id": 8, "method": "ping"}, headers=session)
             assert ok.status_code == 200 and '"id":8' in ok.text.replace(" ", ""), ok.text
-    finally:
-        stop(proc)
-        log.close()

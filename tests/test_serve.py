@@ -18,9 +18,7 @@ import asyncio
 import json
 import os
 import re
-import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -37,7 +35,7 @@ from mcp.server.runner import serve_dual_era_loop
 from mcp.shared.exceptions import MCPError
 from mcp.shared.memory import create_client_server_memory_streams
 from mcp_types import INVALID_PARAMS, ToolListChangedNotification
-from servers.support import free_port, listening_addresses, port_open, stop
+from servers.support import listening_addresses, serving_http
 
 from jit.catalog import embed
 from jit.catalog.store import Store
@@ -75,7 +73,6 @@ class Served:
     base: Path
     config: Path
     port: int
-    proc: subprocess.Popen[bytes]
 
     @property
     def url(self) -> str:
@@ -138,24 +135,10 @@ def served_over_http(tmp_path_factory, embedder):
     """One ``jit serve --http :PORT`` for the HTTP tests (each test opens its own session)."""
     base = tmp_path_factory.mktemp("serve-http")
     path = asyncio.run(prepare(base, embedder))
-    port = free_port()
-    log = open(base / "serve.log", "wb")  # noqa: SIM115 - closed in teardown
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "jit", "serve", "--http", f":{port}", "--config", str(path)],
-        stdin=subprocess.DEVNULL, stdout=log, stderr=log, env={**os.environ, **ENV}, start_new_session=True,
-    )
-    try:
-        deadline = time.monotonic() + TIMEOUT
-        while not port_open(port):
-            assert proc.poll() is None, (base / "serve.log").read_text()
-            assert time.monotonic() < deadline, "jit serve did not listen in time"
-            time.sleep(0.1)
-        served = Served(base, path, port, proc)
+    with serving_http(base, path, env={**os.environ, **ENV}, timeout=TIMEOUT) as url:
+        served = Served(base, path, int(url.rsplit(":", 1)[1].split("/", 1)[0]))
         asyncio.run(_connected(served))
         yield served
-    finally:
-        stop(proc)
-        log.close()
 
 
 async def _connected(served: Served) -> None:

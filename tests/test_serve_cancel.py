@@ -17,11 +17,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +30,7 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from servers.support import EVERYTHING_BIN, EVERYTHING_DIR, HERE, free_port, port_open, stop
+from servers.support import EVERYTHING_BIN, EVERYTHING_DIR, HERE, serving_http
 from test_clients_thirdparty import require
 from test_serve_passthrough import ENV, TIMEOUT, Client
 
@@ -103,7 +101,7 @@ async def through_jit(transport: str, base: Path, config: Path, **callbacks: Any
         async with over_stdio(config, **callbacks) as s:
             yield s
         return
-    with serving_http(base, config) as url:
+    with serving_http(base, config, env={**os.environ, **ENV}, timeout=TIMEOUT) as url:
         async with over_http(url, **callbacks) as s:
             await connected(s, "waiter")
             yield s
@@ -161,33 +159,13 @@ async def test_a_request_the_server_cancels_is_cancelled_at_the_client(tmp_path,
 # --------------------------------------------------------------------------- over Streamable HTTP
 
 
-@contextmanager
-def serving_http(base: Path, config: Path) -> Iterator[str]:
-    """``jit serve --http`` on ``config``, in its own process (stopped by its PID); yields its URL."""
-    port = free_port()
-    log = open(base / "serve.log", "wb")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen([sys.executable, "-m", "jit", "serve", "--http", f":{port}", "--config", str(config)],
-                            stdin=subprocess.DEVNULL, stdout=log, stderr=log, env={**os.environ, **ENV},
-                            start_new_session=True)
-    try:
-        deadline = time.monotonic() + TIMEOUT
-        while not port_open(port):
-            assert proc.poll() is None, (base / "serve.log").read_text()
-            assert time.monotonic() < deadline, "jit serve did not listen in time"
-            time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        stop(proc)
-        log.close()
-
-
 @pytest.fixture
 def served_http(tmp_path) -> Iterator[str]:
     """``jit serve --http`` over server-everything (as tests/test_serve_passthrough.py finds it)."""
     found = EVERYTHING_BIN.exists() and (EVERYTHING_DIR / "dist" / "index.js").exists() and shutil.which("node")
     everything = require("@modelcontextprotocol/server-everything (and node)", str(EVERYTHING_BIN) if found else None)
     config = write_config(tmp_path, {"everything": {"command": everything, "args": ["stdio"], "timeout": 60}})
-    with serving_http(tmp_path, config) as url:
+    with serving_http(tmp_path, config, env={**os.environ, **ENV}, timeout=TIMEOUT) as url:
         yield url
 
 

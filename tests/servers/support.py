@@ -14,7 +14,8 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -198,3 +199,25 @@ def listening_addresses(port: int) -> set[str]:
                 raw = b"".join(bytes.fromhex(addr[i:i + 8])[::-1] for i in range(0, 32, 8))
                 found.add(socket.inet_ntop(socket.AF_INET6, raw))
     return found
+
+
+@contextmanager
+def serving_http(base: Path, config: Path, *options: str, env: Mapping[str, str], host: str = "",
+                 timeout: float = 180) -> Iterator[str]:
+    """``jit serve --http HOST:PORT`` on ``config`` (plus ``options``) in its own process, its output in
+    ``base/serve.log``, stopped by its PID; yields its URL once it listens."""
+    port = free_port()
+    log = open(base / "serve.log", "wb")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen([sys.executable, "-m", "jit", "serve", "--http", f"{host}:{port}", *options,
+                             "--config", str(config)],
+                            stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=dict(env), start_new_session=True)
+    try:
+        deadline = time.monotonic() + timeout
+        while not port_open(port):
+            assert proc.poll() is None, (base / "serve.log").read_text()
+            assert time.monotonic() < deadline, "jit serve did not listen in time"
+            time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        stop(proc)
+        log.close()
