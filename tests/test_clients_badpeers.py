@@ -122,3 +122,22 @@ def test_a_banner_on_stdout_is_one_warning_line_not_a_traceback(tmp_path):
     assert "Traceback" not in done.stderr and "Failed to parse" not in done.stderr, done.stderr
     noise = [line for line in done.stderr.splitlines() if "not JSON-RPC (skipped)" in line]
     assert len(noise) == 3 and "this is not JSON-RPC, line 0" in noise[0], done.stderr
+
+
+async def test_a_connection_stopped_by_its_own_process_does_not_make_the_server_offline(tmp_path, store):
+    """Ctrl-C during a sync stops each upstream mid-connect. A server that answered before and had no
+    error is left "idle" (its tools are not offline for it); one never seen reads "disconnected"."""
+    async with ClientManager(make_config(tmp_path, {"known": raw_stdio()}), store) as mgr:
+        assert mgr.statuses()["known"].status is ServerStatus.CONNECTED
+    assert store.server("known").status is ServerStatus.IDLE
+    hanging = make_config(tmp_path, {"known": raw_stdio("--mode", "hang"), "new": raw_stdio("--mode", "hang")})
+    mgr = ClientManager(hanging, store)
+    try:
+        mgr.launch()  # connecting in the background, as a sync or jit serve does
+        await wait_until(lambda: {r.status for r in mgr.statuses().values()} == {ServerStatus.CONNECTING},
+                         what="both to be connecting")
+    finally:
+        await mgr.close()  # as the process does when interrupted
+    assert store.server("known").status is ServerStatus.IDLE
+    assert store.server("new").status is ServerStatus.DISCONNECTED
+    assert {t.tool.name for t in store.tools("known", online=True)} == {"fail", "rpc_error", "tool_0"}

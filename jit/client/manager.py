@@ -191,10 +191,14 @@ class ClientManager:
         if own is ServerStatus.CONNECTED:
             self._set_status(up.name, ServerStatus.IDLE)
         elif own is ServerStatus.CONNECTING:
-            # Stopped mid-attempt: "error" if it never connected and has failed before.
+            # Stopped mid-attempt (this process is closing, e.g. Ctrl-C during a sync): "error" if it
+            # never connected and has failed before; "idle" if it has answered before and nothing says
+            # it is down now (its tools must not read as offline because the sync was interrupted).
             record = self.store.server(up.name, everything=True)
             never = not up.ever_connected and record is not None and record.last_error is not None
-            self._set_status(up.name, ServerStatus.ERROR if never else ServerStatus.DISCONNECTED)
+            known = record is not None and record.last_seen is not None and record.last_error is None
+            status = ServerStatus.ERROR if never else ServerStatus.IDLE if known else ServerStatus.DISCONNECTED
+            self._set_status(up.name, status)
 
     async def apply_config(self, config: Config) -> None:
         """Reload: connect added servers, stop removed ones, restart changed ones.
