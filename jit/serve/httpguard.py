@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import ipaddress
-import json
 import logging
 import os
 import socket
@@ -31,7 +30,7 @@ from typing import Any
 
 from mcp.server.transport_security import TransportSecuritySettings
 
-from ..jsonrpc import Rejected, decode, not_utf8
+from ..jsonrpc import Rejected, decode, encode, not_utf8, scrub
 from .stdio import MAX_LINE_BYTES
 
 __all__ = [
@@ -206,7 +205,7 @@ class JsonRpcCheckMiddleware:
                 await send({"type": "http.response.start", "status": 202, "headers": []})
                 await send({"type": "http.response.body", "body": b""})
                 return
-            out = json.dumps(verdict.reply, ensure_ascii=False).encode("utf-8")
+            out = scrub(encode(verdict.reply)).encode("utf-8")  # as the stdio writer writes it
             await send({"type": "http.response.start", "status": 400, "headers": [
                 (b"content-type", b"application/json"), (b"content-length", str(len(out)).encode())]})
             await send({"type": "http.response.body", "body": out})
