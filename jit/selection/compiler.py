@@ -304,23 +304,23 @@ class Compiler:
         return found
 
     def _skeleton(self, view: CatalogSnapshot, ctx: TaskContext, slots: dict[int, tuple[str, ...]],
-                  allowed: np.ndarray) -> tuple[dict[int, list[str]], dict[int, int]]:
+                  allowed: np.ndarray, shard_points: Mapping[int, int]) -> tuple[dict[int, list[str]], dict[int, int]]:
         """:meth:`_dedupe_skeleton`, kept per shard for the snapshot last compiled on when no server
         filter applies: the same for every task, and it reads every tool with a slot."""
         if ctx.include_servers or ctx.exclude_servers:
-            return self._dedupe_skeleton(view, slots, allowed)
+            return self._dedupe_skeleton(view, slots, allowed, shard_points)
         kept = self._skeletons
         if kept[0]() is not view:  # a weak reference: a snapshot is not kept alive for this
             kept = self._skeletons = (weakref.ref(view), {})
         found = kept[1].get(ctx.shard)
         if found is None:
-            found = kept[1][ctx.shard] = self._dedupe_skeleton(view, slots, allowed)
+            found = kept[1][ctx.shard] = self._dedupe_skeleton(view, slots, allowed, shard_points)
         return found
 
-    def _dedupe_skeleton(self, view: CatalogSnapshot, slots: dict[int, tuple[str, ...]], allowed: np.ndarray
-                         ) -> tuple[dict[int, list[str]], dict[int, int]]:
-        """Best tool per skeleton slot: online, least penalised, harness-declared, proven, then by name.
-        Returns ``(winner -> slots, loser -> winner)``."""
+    def _dedupe_skeleton(self, view: CatalogSnapshot, slots: dict[int, tuple[str, ...]], allowed: np.ndarray,
+                         shard_points: Mapping[int, int]) -> tuple[dict[int, list[str]], dict[int, int]]:
+        """Best tool per skeleton slot: online, least penalised, harness-declared, proven, fitter for
+        the role, then by name. Returns ``(winner -> slots, loser -> winner)``."""
         by_slot: dict[str, list[int]] = {}
         for t, names in slots.items():
             if allowed[view.row_of[t]]:
@@ -329,7 +329,7 @@ class Compiler:
         winners: dict[int, list[str]] = {}
         losers: dict[int, int] = {}
         for slot in sorted(by_slot):
-            ranked = sorted(by_slot[slot], key=lambda t: self._skeleton_key(view, t))
+            ranked = sorted(by_slot[slot], key=lambda t: self._skeleton_key(view, t, shard_points))
             winners.setdefault(ranked[0], []).append(slot)
             for t in ranked[1:]:
                 losers.setdefault(t, ranked[0])
@@ -338,15 +338,17 @@ class Compiler:
         return winners, losers
 
     @staticmethod
-    def _skeleton_key(view: CatalogSnapshot, t: int) -> tuple:
+    def _skeleton_key(view: CatalogSnapshot, t: int, shard_points: Mapping[int, int]) -> tuple:
         """Read from the snapshot's tables, not the definitions: every tool a slot takes is ranked.
         Online first, then the rules' ``penalty_points`` (a deprecated tool loses its slot to a
-        current one), then harness-declared, proven, by name."""
+        current one), then harness-declared, proven, then the role's fit (``shard_points``: two
+        servers' ``fetch`` tools, the web fetcher wins the researcher's slot over a biomedical
+        record fetcher), by name last."""
         server, name = view.heads[t]
         calls, errors = view.states[t][-2:]
         return (t in view.offline, view.penalty_points.get(t, 0), server != HARNESS_SERVER,
                 -view.usage_points.get(t, 0),
-                -(calls - errors), errors, server, name)
+                -(calls - errors), errors, -shard_points.get(t, 0), server, name)
 
     def _reason(self, kind: str, points: int) -> str:
         """``shard +8 (policy.dl:83,84)``: the rules that can give those points, kept in ``_why``."""
@@ -398,7 +400,7 @@ class Compiler:
         for s in (*ctx.include_servers, *ctx.exclude_servers):
             if s not in view.index.server_names:
                 warnings.append(f"server {s!r} has no tools in the catalog")
-        winners, losers = self._skeleton(view, ctx, slots, allowed)
+        winners, losers = self._skeleton(view, ctx, slots, allowed, shard_points)
         filled = {slot for taken in winners.values() for slot in taken}
         for slot in self._slots(ctx.shard):
             if slot not in filled:  # the role expects it always: say that no tool can do it

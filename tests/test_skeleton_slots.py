@@ -1,0 +1,59 @@
+"""Which tool fills a skeleton slot when several servers have a tool of the slot's name.
+
+LiveMCPBench's catalog has two ``fetch`` tools: the fetch server's web fetcher and
+biomcp's biomedical record fetcher. The researcher's ``fetch_url`` slot used to go to
+biomcp's, because its server's name sorts first: a 955-token definition in Full on every
+task, unrelated to most. The role's fit (``shard_points``) now decides before the name.
+Real SQLite, the real rules, the offline analyzer and the model.
+"""
+
+from __future__ import annotations
+
+import pytest
+from compiler_fixtures import write_config
+
+from jit.analysis.analyze import analyze_pending
+from jit.analysis.offline_analyzer import OfflineAnalyzer
+from jit.catalog.embed import embed_pending
+from jit.catalog.store import Store
+from jit.config import DEFAULT_SHARDS
+from jit.models import ServerStatus, ToolDef
+from jit.selection.compiler import Compiler
+from jit.selection.tokens import EstimateCounter
+from jit.selection.toolset import TaskContext, Tier
+
+URL = {"type": "object", "properties": {"url": {"type": "string", "description": "URL to fetch"}},
+       "required": ["url"]}
+RECORD = {"type": "object", "properties": {"id": {"type": "string", "description": "PMID, NCT ID or HGVS"}},
+          "required": ["id"]}
+TOOLS = {
+    "biomcp": [ToolDef(server="biomcp", name="fetch", input_schema=RECORD, description=(
+        "Fetch comprehensive details for a specific biomedical record. This tool retrieves full "
+        "information for articles, clinical trials, or genetic variants using their unique identifiers."))],
+    "fetch": [ToolDef(server="fetch", name="fetch", input_schema=URL, description=(
+        "Fetches a URL from the internet and optionally extracts its contents as markdown."))],
+}
+
+
+@pytest.fixture
+def compiler(tmp_path, embedder):
+    store = Store(tmp_path / "catalog.db")
+    for server, tools in TOOLS.items():
+        store.ensure_server(server, "stdio")
+        store.sync_tools(server, tools)
+        store.set_server_status(server, ServerStatus.CONNECTED)
+    analyze_pending(store, OfflineAnalyzer(DEFAULT_SHARDS))
+    embed_pending(store, embedder)
+    with Compiler(store, write_config(tmp_path), embedder, token_counter=EstimateCounter()) as c:
+        yield c
+    store.close()
+
+
+def test_the_role_fit_decides_a_slot_before_the_server_name(compiler):
+    ts = compiler.compile(TaskContext(shard="researcher", task="what should I focus on to climb the ranked ladder?"))
+    web, record = ts.get("fetch__fetch"), ts.get("biomcp__fetch")
+    assert web.skeleton and web.tier is Tier.FULL
+    assert "skeleton for researcher (slot fetch_url)" in web.reasons
+    assert not record.skeleton and "not skeleton: fetch__fetch fills the same slot" in record.reasons
+    # What decided it: the researcher's affinity, higher for the web fetcher.
+    assert web.points["shard"] > record.points["shard"]
