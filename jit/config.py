@@ -100,6 +100,10 @@ class ToolSelectionConfig(_Strict):
     logic_weight: float = Field(0.7, ge=0, le=1)
     vector_weight: float = Field(0.3, ge=0, le=1)
     max_full_tools: int = Field(10, ge=0)
+    #: At most this share of the token budget goes to Full definitions (skeleton included): best
+    #: first, a Full tool whose definition would pass it is Condensed, so one long definition
+    #: cannot take the room of dozens of Condensed lines. 1 turns the cap off.
+    max_full_share: float = Field(0.6, gt=0, le=1)
     token_budget: int = Field(4000, gt=0)
     #: Share of the lexical (BM25) part inside the vector score; the rest is dense cosine.
     lexical_weight: float = Field(0.4, ge=0, le=1)

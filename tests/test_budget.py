@@ -87,6 +87,33 @@ def test_max_full_tools_is_honoured_at_any_budget(compiler):
         assert len(ts.tier(Tier.FULL)) <= compiler.config.tool_selection.max_full_tools
 
 
+@pytest.mark.parametrize("budget", [1500, 4000, 8000])
+def test_full_definitions_take_at_most_max_full_share_of_the_budget(compiler, budget):
+    share = compiler.config.tool_selection.max_full_share
+    ts = compiler.compile(TaskContext(shard="analyst", task=TASK, budget=budget))
+    full = [s for s in ts.tier(Tier.FULL) if not s.step]
+    assert full and sum(s.tokens for s in full) <= share * budget
+    # What the share sent to Condensed ranked Full, and the reason names the cap.
+    capped = [s for s in ts.tools if any("max_full_share" in r for r in s.reasons)]
+    for s in capped:
+        assert s.wanted is Tier.FULL and s.tier is not Tier.FULL
+
+
+def test_max_full_share_1_leaves_the_full_tier_to_the_other_caps(livemcpbench_store, embedder, tmp_path):
+    """On this task the default share demotes a Full tool; without it that tool is Full."""
+    def compiled(share: float):
+        (tmp_path / "config.json").write_text(json.dumps({"tool_selection": {"max_full_share": share},
+                                                          "rules": str(default_rules_dir())}))
+        with Compiler(livemcpbench_store, load_config(tmp_path / "config.json"), embedder,
+                      token_counter=EstimateCounter()) as c:
+            return c.compile(TaskContext(shard="coder", task=TASK, budget=8000))
+
+    capped, free = compiled(0.15), compiled(1.0)
+    demoted = {s.name for s in capped.tools if any("max_full_share" in r for r in s.reasons)}
+    assert demoted and demoted <= {s.name for s in free.tier(Tier.FULL)}
+    assert not any("max_full_share" in r for s in free.tools for r in s.reasons)
+
+
 # --------------------------------------------------------------------------- counters
 
 

@@ -114,7 +114,8 @@ class EvalReport:
             lines += [
                 f"compile(): budget {budget:,} tokens, final = {s['logic_weight']} × logic + {s['vector_weight']} "
                 f"× vector, tiers Full ≥ {s['full_threshold']} / Condensed ≥ {s['condensed_threshold']} / "
-                f"Minimal ≥ {s['minimal_threshold']}, at most {s['max_full_tools']} Full.",
+                f"Minimal ≥ {s['minimal_threshold']}, at most {s['max_full_tools']} Full taking at most "
+                f"{s.get('max_full_share', 1):.0%} of the budget.",
                 "",
                 "| shard | recall Full | Full+Condensed | any tier | tokens used | rendering ≈ tok | tools F/C/M "
                 "| all tools ÷ rendering | p50 ms | p95 ms |",

@@ -546,6 +546,7 @@ class Compiler:
         fmt = sel.budget_format
         # Token estimates are kept in the snapshot's memo: the next compile's candidates overlap.
         estimates = Estimates(fmt, self._estimate, view.memo.costs)
+        self._full_share(tools, skeleton_full, sel.max_full_share * budget, estimates)
         used, budget_warnings = fit_budget(tools, budget, fmt, self.counter, estimates=estimates, shard=ctx.shard)
         warnings += budget_warnings
         if getattr(self.counter, "last_error", None):
@@ -564,6 +565,23 @@ class Compiler:
             usage_version=view.usage_version,
             rules=self.rules.fingerprint, task_facts=task_facts, denial=self._denial, citations=self.citations,
         )
+
+    @staticmethod
+    def _full_share(tools: list[ScoredTool], skeleton_full: list[ScoredTool], room: float,
+                    estimates: Estimates) -> None:
+        """``max_full_share``: Full definitions take at most ``room`` tokens, the skeleton's first,
+        then best first; a definition that would pass it is Condensed (a cheaper one after it may
+        still fit). The tool of a task step keeps Full, as it does ahead of ``max_full_tools``."""
+        spent = sum(estimates.cost(s, Tier.FULL) for s in skeleton_full)
+        for s in sorted((s for s in tools if not s.skeleton and s.tier is Tier.FULL),
+                        key=lambda s: (not s.step, -s.final, s.name)):
+            need = estimates.cost(s, Tier.FULL)
+            if s.step or spent + need <= room:
+                spent += need
+            else:
+                s.reasons.append(f"demoted full -> condensed: its {need} tokens would take the Full tier past "
+                                 f"max_full_share ({round(room)} tokens)")
+                s.tier = Tier.CONDENSED
 
     def denied(self, shard: str, server: str, tool: str) -> tuple[str, ...]:
         """Why the policy denies ``server``'s ``tool`` to ``shard`` (empty: it does not); for a
