@@ -159,3 +159,14 @@ def test_a_file_step_passes_over_a_writer_the_rules_keep_out_of_full(compiler, t
     assert step[0].tier is Tier.FULL and step[0].reasons[0] == "tool of the step /write of CHANGES.md"
     assert tiers(ts)["filesystem/write_file"] is not Tier.FULL
     assert [s.tool_name for s in compiler.compile(task).tools if s.step] == ["write_file"]
+
+
+def test_a_skeleton_slot_goes_to_a_local_tool_before_a_hosted_system_s(compiler):
+    """The reviewer's search_code slot: github's search_code fits the role better (shard points)
+    than the filesystem's search_files, but the skeleton is every task's and a hosted system
+    needs the task to point at it, so the local tool takes the slot."""
+    ts = compiler.compile(TaskContext(shard="reviewer", task="Review my unstaged changes"))
+    local, hosted = ts.get("filesystem__search_files"), ts.get("github__search_code")
+    assert hosted.points["shard"] > local.points["shard"]
+    assert local.skeleton and "skeleton for reviewer (slot search_code)" in local.reasons
+    assert not hosted.skeleton and "not skeleton: filesystem__search_files fills the same slot" in hosted.reasons

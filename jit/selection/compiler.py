@@ -337,18 +337,18 @@ class Compiler:
             losers.pop(t, None)
         return winners, losers
 
-    @staticmethod
-    def _skeleton_key(view: CatalogSnapshot, t: int, shard_points: Mapping[int, int]) -> tuple:
+    def _skeleton_key(self, view: CatalogSnapshot, t: int, shard_points: Mapping[int, int]) -> tuple:
         """Read from the snapshot's tables, not the definitions: every tool a slot takes is ranked.
         Online first, then the rules' ``penalty_points`` (a deprecated tool loses its slot to a
-        current one), then harness-declared, proven, then the role's fit (``shard_points``: two
-        servers' ``fetch`` tools, the web fetcher wins the researcher's slot over a biomedical
-        record fetcher), by name last."""
+        current one), then harness-declared, proven, then a local tool before a hosted system's
+        (the skeleton is every task's, and a hosted system needs the task to point at it), then
+        the role's fit (``shard_points``: of two servers' ``fetch`` tools, the web fetcher wins the
+        researcher's slot over a biomedical record fetcher), by name last."""
         server, name = view.heads[t]
         calls, errors = view.states[t][-2:]
         return (t in view.offline, view.penalty_points.get(t, 0), server != HARNESS_SERVER,
-                -view.usage_points.get(t, 0),
-                -(calls - errors), errors, -shard_points.get(t, 0), server, name)
+                -view.usage_points.get(t, 0), -(calls - errors), errors,
+                bool(self.judgement.server_systems(server)), -shard_points.get(t, 0), server, name)
 
     def _reason(self, kind: str, points: int) -> str:
         """``shard +8 (policy.dl:83,84)``: the rules that can give those points, kept in ``_why``."""
