@@ -257,18 +257,33 @@ def test_task_profile_of_chinese_and_empty_text():
     ("Add a regression test in tests/test_api.py for the 1.2.3 release", ("tests/test_api.py",)),
     ("Write the results into 'C:\\reports\\q3.csv' please", ("C:\\reports\\q3.csv",)),
     ("Export the table to out.json, then draft notes in ~/notes/todo.txt", ("out.json", "~/notes/todo.txt")),
-    # Read, not written; a binary document (its own tools write it); a directory; no write verb.
+    # Office documents: targets too, of their own format (target_format), written by their tools.
+    ("Convert the list in refs.bib into a Word document saved at /root/word/refs.docx", ("/root/word/refs.docx",)),
+    ("Make a STEINS;GATE intro PPT and save it to /root/ppt/STEINS_GATE.pptx.", ("/root/ppt/STEINS_GATE.pptx",)),
+    # Read, not written; a PDF (made by converting or printing, no one kind of tool); a directory;
+    # no write verb.
     ("Read the data under /root/excel/people.xlsx and tell me Sophia's BMI", ()),
-    ("Convert the list in refs.bib into a Word document saved at /root/word/refs.docx", ()),
+    ("Write the summary to /root/pdf/report.pdf", ()),
     ("Save the screenshots in /root/shots/", ()),
     ("Summarise what docs/setup.md says about proxies", ()),
     ("What does version 2.5 of the API change?", ()),
 ])
-def test_task_file_targets_are_text_files_the_task_writes(task, targets):
+def test_task_file_targets_are_the_files_the_task_writes(task, targets):
     p = analyze_task(task, DEFAULT_SHARDS)
     assert p.file_targets == targets
     # Writing a file is a /write step, stated or implied.
     assert bool(targets) <= ("/write" in p.capabilities or "/write" in p.implied)
+
+
+@pytest.mark.parametrize(("path", "fmt"), [
+    ("notes/x.md", "text"), ("out.JSON", "text"), ("/root/ppt/a.pptx", "presentation"), ("deck.odp", "presentation"),
+    ("C:\\w\\cv.DOCX", "document"), ("letter.rtf", "document"), ("/root/excel/goods.xlsx", "spreadsheet"),
+    ("old.xls", "spreadsheet"),
+])
+def test_a_target_s_format_is_read_from_its_extension(path, fmt):
+    from jit.analysis.offline_analyzer import target_format
+
+    assert target_format(path) == fmt
 
 
 def test_task_profile_uses_categories_a_config_defines():

@@ -47,6 +47,7 @@ __all__ = [
     "ANALYZER_FALLBACK",
     "ANALYZER_OFFLINE",
     "CONDENSED_MAX_CHARS",
+    "DOCUMENT_FORMATS",
     "FLAGGED_AFFINITY_CAP",
     "MAX_CAPABILITIES",
     "MAX_CATEGORIES",
@@ -61,6 +62,7 @@ __all__ = [
     "extra_categories",
     "file_targets",
     "normalize_analysis",
+    "target_format",
 ]
 
 # The same logger name as before the split, so log filters keep working.
@@ -494,8 +496,9 @@ class TaskProfile:
     #: points (as labels they would lift every tool with that capability); the compiler gives
     #: such a step its tool (rules/policy.dl, ``step_capability``).
     implied: tuple[str, ...] = ()
-    #: Local text files the task asks to write ("save it to /root/notes/x.md"): their step is
-    #: ``/write`` on the filesystem, done by a file tool (rules/policy.dl, ``file_step``).
+    #: Local files the task asks to write ("save it to /root/notes/x.md", "in /root/ppt/a.pptx"):
+    #: their step is ``/write``, done by a tool for the file's format (:func:`target_format`;
+    #: rules/policy.dl, ``file_step``).
     file_targets: tuple[str, ...] = ()
 
 
@@ -535,14 +538,22 @@ def analyze_task(text: str, shards: Mapping[str, ShardConfig] | None = None) -> 
 
 
 # A verb that puts something into a file, then (in the same clause) a preposition and a local
-# path or file name of a text format: "save it to /root/notes/x.md", "generate a report in
-# out/summary.txt", "saved at ./site/index.html". Binary document formats (.docx, .xlsx, .pdf)
-# are written by their format's tools, not by a text file writer, so they are not targets.
+# path or file name of a text format ("save it to /root/notes/x.md", "generate a report in
+# out/summary.txt", "saved at ./site/index.html") or of an office document ("summarize it in a
+# PPT in /root/ppt/apple.pptx"). An office document is written by its format's tools, not by a
+# text file writer: DOCUMENT_FORMATS names its format for the policy's file_step rows. PDF is
+# not a target: it is made by converting, printing or rendering, and no one kind of tool does it.
 _TEXT_EXTENSIONS = (
     "md|markdown|txt|text|rst|adoc|org|tex|bib|html?|css|scss|js|mjs|cjs|jsx|ts|tsx|vue|svelte|py|ipynb|"
     "rb|go|rs|java|kt|swift|c|cc|cpp|h|hpp|cs|php|sh|bash|zsh|ps1|sql|json|jsonl|ya?ml|toml|ini|cfg|conf|"
     "env|xml|csv|tsv|log|svg|dockerfile|gitignore|lock"
 )
+#: Office document extensions -> the format a ``file_step`` row names (every other target is ``text``).
+DOCUMENT_FORMATS: Mapping[str, str] = {
+    "pptx": "presentation", "ppt": "presentation", "odp": "presentation",
+    "docx": "document", "doc": "document", "odt": "document", "rtf": "document",
+    "xlsx": "spreadsheet", "xls": "spreadsheet", "ods": "spreadsheet",
+}
 _WRITE_VERBS = (
     "save|saved|saves|saving|write|writes|written|writing|wrote|create|creates|created|creating|generate|"
     "generates|generated|generating|export|exports|exported|output|outputs|store|stores|stored|draft|drafts|"
@@ -551,7 +562,8 @@ _WRITE_VERBS = (
 )
 _FILE_TARGET = re.compile(
     rf"\b(?:to|in|at|into|as|on|under)\s+(?:the\s+(?:file\s+)?)?[`'\"“]?"
-    rf"((?:[A-Za-z]:\\|~/|\.{{1,2}}/|/)?(?:[\w.\-]+[/\\])*[\w\-]*\.(?:{_TEXT_EXTENSIONS}))(?![\w/\\])",
+    rf"((?:[A-Za-z]:\\|~/|\.{{1,2}}/|/)?(?:[\w.\-]+[/\\])*[\w\-]*\.(?:{_TEXT_EXTENSIONS}|"
+    rf"{'|'.join(DOCUMENT_FORMATS)}))(?![\w/\\])",
     re.IGNORECASE,
 )
 _WRITE_VERB = re.compile(rf"\b(?:{_WRITE_VERBS})\b", re.IGNORECASE)
@@ -559,9 +571,16 @@ _WRITE_VERB = re.compile(rf"\b(?:{_WRITE_VERBS})\b", re.IGNORECASE)
 _VERB_REACH = 160
 
 
+def target_format(path: str) -> str:
+    """The format of a file a task writes: ``presentation``, ``document``, ``spreadsheet`` for an
+    office document (:data:`DOCUMENT_FORMATS`), else ``text``."""
+    return DOCUMENT_FORMATS.get(path.rsplit(".", 1)[-1].lower(), "text")
+
+
 def file_targets(text: str) -> tuple[str, ...]:
-    """The local text files ``text`` asks to write, in order: a path after a preposition, with a
-    write verb before it in the same clause. (Paths are rare, so the scan is linear in ``text``.)"""
+    """The local text files and office documents ``text`` asks to write, in order: a path after a
+    preposition, with a write verb before it in the same clause. (Paths are rare, so the scan is
+    linear in ``text``.)"""
     found = []
     for m in _FILE_TARGET.finditer(text):
         before = text[max(0, m.start() - _VERB_REACH):m.start()]

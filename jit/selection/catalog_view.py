@@ -114,7 +114,7 @@ class SnapshotMemo:
     by_head: dict[tuple[str, str], int] | None = None
     #: A policy ``file_step`` -> the rows of the tools that may do it, nearest to its text first
     #: (:meth:`jit.selection.compiler.Compiler._file_step_tools`; depends on labels and tier caps).
-    file_steps: dict[tuple[str, str, str], np.ndarray] = field(default_factory=dict)
+    file_steps: dict[tuple[str, str, str, str], np.ndarray] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, eq=False)

@@ -269,19 +269,20 @@ class Compiler:
         servers = frozenset(view.index.server_names[view.index.server_of[r]] for r in mentions.servers)
         return _Retrieved(ids, vector, match, named_ids, servers)
 
-    def _file_step_tools(self, view: CatalogSnapshot, facts: list[Fact], allowed: np.ndarray) -> dict[str, int]:
-        """Capability -> the tool of that step on a local file the task names (rules/policy.dl,
-        ``file_step``): of the tools in reach with the capability and the category alone that may
-        be Full, the one whose embedding is nearest to the policy's text. A candidate whatever the
-        task's ranking."""
+    def _file_step_tools(self, view: CatalogSnapshot, facts: list[Fact], allowed: np.ndarray
+                         ) -> dict[str, list[tuple[int, tuple[str, ...]]]]:
+        """Capability -> the tools of that step on the local files the task names, one per file
+        format, each with its files (rules/policy.dl, ``file_step``): of the tools in reach with
+        the capability and the category alone that may be Full, the one whose embedding is nearest
+        to the policy's text. A candidate whatever the task's ranking."""
         steps = self.judgement.file_steps(facts)
         if not steps or not view.rows:
             return {}
-        chosen: dict[str, int] = {}
-        for step in steps:
+        chosen: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
+        for step, targets in steps:
             order = view.memo.file_steps.get(step)
             if order is None:  # the text is the policy's, not the task's: one order per snapshot
-                cap, category, text = step
+                _format, cap, category, text = step
                 ids = sorted(self.judgement.sole_holders(self.catalog.labels(view), cap, category),
                              key=view.names.__getitem__)
                 # A tool the rules keep out of Full (a flag, an override) cannot be a step's tool.
@@ -292,7 +293,7 @@ class Compiler:
                 order = view.memo.file_steps[step] = rows[np.argsort(-nearest, kind="stable")]  # ties: by name
             ok = allowed[order]
             if ok.any():
-                chosen[step[0]] = view.rows[int(order[int(ok.argmax())])]
+                chosen.setdefault(step[1], []).append((view.rows[int(order[int(ok.argmax())])], targets))
         return chosen
 
     def _slots(self, shard: str) -> tuple[str, ...]:
@@ -406,7 +407,7 @@ class Compiler:
             if slot not in filled:  # the role expects it always: say that no tool can do it
                 warnings.append(f"{ctx.shard}: no tool fills the skeleton slot {slot!r}")
         file_tools = self._file_step_tools(view, facts, allowed)
-        extra = [view.row_of[t] for t in (*winners, *file_tools.values())]
+        extra = [view.row_of[t] for t in (*winners, *(t for tools in file_tools.values() for t, _ in tools))]
         found = self._retrieve(view, text, pool or sel.candidate_pool, extra, allowed, warnings, (ctx.shard, denied))
         ids, vector, match, named = found.ids, found.vector, found.match, found.named
         policy = self.judgement.constants()

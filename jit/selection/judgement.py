@@ -9,11 +9,12 @@ compiler, and :class:`Judgement` applies them to a compile's candidates.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from ..analysis.offline_analyzer import target_format
 from .catalog_view import CatalogSnapshot
 from .logic import Fact, LogicEngine
 from .tiers import ScoredTool, Tier
@@ -22,7 +23,7 @@ __all__ = ["COMPILER_FACTS", "FILE_TARGET", "IMPLIED", "Judgement", "PolicyConst
 
 #: The task fact kind of an implied step (TaskProfile.implied): read by the compiler, never asserted.
 IMPLIED = "task_implied"
-#: The task fact kind of a local text file the task writes (TaskProfile.file_targets): never asserted.
+#: The task fact kind of a local file the task writes (TaskProfile.file_targets): never asserted.
 FILE_TARGET = "task_file_target"
 #: Task facts the compiler reads and the engine never sees.
 COMPILER_FACTS = frozenset({IMPLIED, FILE_TARGET})
@@ -43,9 +44,10 @@ class PolicyConstants:
     words: frozenset[str]
     full_match: int
     steps: tuple[str, ...]
-    #: ``(capability, category, text)``: the steps on a local file the task names, done by the
-    #: tool of ``category`` alone nearest to ``text`` (rules/policy.dl, ``file_step``).
-    file_steps: tuple[tuple[str, str, str], ...] = ()
+    #: ``(format, capability, category, text)``: the steps on a local file of ``format`` the task
+    #: names, done by the tool of ``category`` alone nearest to ``text`` (rules/policy.dl,
+    #: ``file_step``; formats: :func:`~jit.analysis.offline_analyzer.target_format`).
+    file_steps: tuple[tuple[str, str, str, str], ...] = ()
 
 
 class Judgement:
@@ -60,15 +62,17 @@ class Judgement:
 
     def constants(self) -> PolicyConstants:
         if self._constants is None:
-            hosted, system_words, full, steps, file_steps = self._engine.query_many([
+            hosted, system_words, full, steps, file_steps, text_steps = self._engine.query_many([
                 ("hosted_system", (None,)), ("system_word", (None, None)), ("full_match", (None,)),
-                ("step_capability", (None,)), ("file_step", (None, None, None))])
+                ("step_capability", (None,)), ("file_step", (None, None, None, None)),
+                ("file_step", (None, None, None))])
+            # A policy written before file formats (file_step(Capability, Category, Text)) names text files.
+            rows = {tuple(str(v) for v in r) for r in file_steps} | {("text", *(str(v) for v in r)) for r in text_steps}
             systems = frozenset(str(r[0]) for r in hosted)
             self._constants = PolicyConstants(hosted=systems, words=systems | {str(r[1]) for r in system_words},
                                               full_match=min((int(r[0]) for r in full), default=0),
                                               steps=tuple(sorted(str(r[0]) for r in steps)),
-                                              file_steps=tuple(sorted((str(r[0]), str(r[1]), str(r[2]))
-                                                                      for r in file_steps)))
+                                              file_steps=tuple(sorted(rows)))
         return self._constants
 
     def task_words(self, text: str) -> list[Fact]:
@@ -106,20 +110,25 @@ class Judgement:
                 warnings.append(f"{shard}: the task asks for {cap} and no tool in reach does it")
 
     def step_tools(self, out: list[ScoredTool], facts: list[Fact], holders: Mapping[str, frozenset[int]],
-                   tier_cap: Mapping[int, Tier], file_tools: Mapping[str, int] | None = None) -> None:
+                   tier_cap: Mapping[int, Tier],
+                   file_tools: Mapping[str, Sequence[tuple[int, tuple[str, ...]]]] | None = None) -> None:
         """Give each step of the task its tool: the best-scored candidate with that capability is
-        wanted Full, unless a Full tool has it already. ``file_tools``: capability -> the tool of
-        that step on a local file the task names (the compiler's choice by the policy's
-        ``file_step``), which is the step's tool, held Full, when it is a candidate that may be Full."""
-        targets = [str(f[1]) for f in facts if f[0] == FILE_TARGET]
+        wanted Full, unless a Full tool has it already. ``file_tools``: capability -> the tools of
+        that step on the local files the task names, one per file format, each with its files (the
+        compiler's choice by the policy's ``file_step``): each is a tool of the step, held Full,
+        when it is a candidate that may be Full."""
         by_id = {s.id: s for s in out} if file_tools else {}
         for cap in self.steps(facts):
-            chosen = by_id.get((file_tools or {}).get(cap, -1))
-            if chosen is not None and tier_cap.get(chosen.id, Tier.FULL) is Tier.FULL:
-                chosen.step = cap  # certain: the task names the file
-                if chosen.tier is not Tier.FULL:
-                    chosen.wanted = chosen.tier = Tier.FULL
-                chosen.reasons.insert(0, f"tool of the step {cap} of {', '.join(targets)}")
+            held = False
+            for t, targets in (file_tools or {}).get(cap, ()):
+                chosen = by_id.get(t)
+                if chosen is not None and tier_cap.get(chosen.id, Tier.FULL) is Tier.FULL:
+                    held = True
+                    chosen.step = cap  # certain: the task names the file
+                    if chosen.tier is not Tier.FULL:
+                        chosen.wanted = chosen.tier = Tier.FULL
+                    chosen.reasons.insert(0, f"tool of the step {cap} of {', '.join(targets)}")
+            if held:
                 continue
             have = holders.get(cap, frozenset())
             able = [s for s in out if s.id in have and tier_cap.get(s.id, Tier.FULL) is Tier.FULL]
@@ -129,12 +138,18 @@ class Judgement:
             best.wanted = best.tier = Tier.FULL
             best.reasons.insert(0, f"tool of the step {cap} the task implies")
 
-    def file_steps(self, facts: list[Fact]) -> list[tuple[str, str, str]]:
-        """The policy's ``file_step`` rows for the steps of a task that names a local file to write."""
-        if not any(f[0] == FILE_TARGET for f in facts):
+    def file_steps(self, facts: list[Fact]) -> list[tuple[tuple[str, str, str, str], tuple[str, ...]]]:
+        """The policy's ``file_step`` rows for the steps of a task that names local files to write,
+        each with the files of its format."""
+        by_format: dict[str, list[str]] = {}
+        for f in facts:
+            if f[0] == FILE_TARGET:
+                by_format.setdefault(target_format(str(f[1])), []).append(str(f[1]))
+        if not by_format:
             return []
         steps = set(self.steps(facts))
-        return [row for row in self.constants().file_steps if row[0] in steps]
+        return [(row, tuple(by_format[row[0]])) for row in self.constants().file_steps
+                if row[0] in by_format and row[1] in steps]
 
     @staticmethod
     def sole_holders(labels: Mapping[str, Mapping[str, frozenset[int]]], capability: str, category: str) -> set[int]:
