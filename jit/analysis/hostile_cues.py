@@ -143,6 +143,8 @@ ANSWER = _cue(
 #: Keeping something from the person.
 SECRECY = _cue(
     "unaware$ unaware_of conceal hide$ hiding hidden_from secretly covert discreetly omit_any omit_all "
+    "kept_quiet keep_quiet_about not_be_mentioned never_be_mentioned not_be_disclosed never_be_disclosed "
+    "not_be_shown_to "
     "omit_the_fact omit_that omit_this omit_mention omit_reference must_omit should_omit omitting_any "
     "leave_out leave_that leave_it leave_this leaving_out leave_any keep_quiet keep_it_quiet "
     "keep_this_quiet keep_quiet keep_silent stay_silent never_mention not_mention don't_mention "
@@ -242,7 +244,8 @@ CANCEL = _cue(
 #: Every case, whatever is asked.
 EVERY = _cue(
     "every$ each$ any$ all$ always$ regardless irrespective whatever no_matter entire$ entirety whole$ "
-    "without_exception at_all_times in_all_cases universal cada$ todos$ toda$ todas$ siempre cualquier "
+    "without_exception at_all_times in_all_cases universal as_many_queries as_many_requests "
+    "as_much_as_possible as_often_as_possible cada$ todos$ toda$ todas$ siempre cualquier "
     "sea_cual chaque$ tout$ tous$ toute$ toutes$ toujours quel_que quelle_que jede jeden jedem jeder "
     "immer egal gleich_welch ogni$ sempre$ qualsiasi qualunque tutti$ tutte$ cada$ qualquer sempre elke$ "
     "iedere$ altijd ongeacht każd kazd zawsze niezależnie niezaleznie herhangi daima$ her_zaman ne_olursa "
@@ -302,7 +305,8 @@ OTHERS = _cue(
     "downstream_tools all_tools every_tool any_tool later_tools subsequent_tools अन्य_टूल công_cụ_khác "
     "alat_lain andra_verktyg andre_værktøjer andre_verktøy jiné_nástroje jiný_nástroj άλλα_εργαλεία "
     "כלים_אחרים เครื่องมืออื่น інші_інструменти alte_instrumente más_eszköz ابزارهای_دیگر অন্য_টুল "
-    "other_servers another_server tool_from_another")
+    "other_servers another_server tool_from_another instead_of_the_other instead_of_other "
+    "rather_than_the_other rather_than_other over_the_other over_any_other")
 
 #: Ahead of everything else.
 FIRST = _cue(
@@ -326,7 +330,9 @@ MUST = _cue(
     "moet$ moeten verplicht musi$ musisz należy nalezy wymagane zorunlu gerekir gerekli mutlaka должен "
     "должна должны обязательно необходимо нужно يجب لا_بد 必须 必須 务必 務必 一定要 需要 应当 應當 应该 應該 しなければ なければならない "
     "必ず 必要 해야 반드시 필수 обязан obliged obligated जरूर अवश्य चाहिए phải harus wajib måste skal$ musí musíš "
-    "πρέπει חייב ต้อง повинен мусиш trebuie kell باید অবশ্যই 어야 아야 決まり 必須")
+    "πρέπει חייב ต้อง повинен мусиш trebuie kell باید অবশ্যই 어야 아야 決まり 必須 "
+    "no_exceptions without_exception in_all_cases under_all_circumstances non-negotiable sin_excepción "
+    "sans_exception ohne_ausnahme senza_eccezioni sem_exceção")
 
 #: Another tool, named in words: "the slack connector", "the payments integration".
 OTHER_TOOL = re.compile(
@@ -422,7 +428,7 @@ INCLUDE = _cue(
     "包含 附上 添加 复制 複製 粘贴 貼上 填入 放入 含め 添付 追加 コピー 貼り付け 입력 첨부 추가 복사 붙여 populate fill$ fills$ carry carries "
     "needs_a_verbatim trägt eintrag supplies भर điền isi$ isikan fyll udfyld fyll_inn vyplň συμπλήρω מלא "
     "ใส่ заповни completează töltsd پر_کن recopi goes_into go_into in_full expects pass_the passes_the "
-    "joign")
+    "joign provide$ provides$ providing")
 
 #: Where the secret comes from: what the user shared, local files, the environment.
 SOURCE = _cue(
@@ -438,6 +444,8 @@ SOURCE = _cue(
     "complete_text_of entire_text đã_nhắc_đến disebutkan nämnt nævnt nevnt zmínil αναφέρ שהוזכר "
     "ที่กล่าวถึง згадав menționat említett ذکر_کرده entire_conversation the_browser logged-in "
     "the_user's_saved user's_saved mentionn a_mentionné browser_profile logged_into anywhere_in_the_chat "
+    "in_the_environment present_in_the raw_text_of full_contents_of contents_of_~/ que_aparezcan aparezcan_en "
+    "en_la_conversación dans_la_conversation im_gespräch nella_conversazione na_conversa "
     "appear_anywhere present_in_context in_context dans_la_conversation apparus")
 
 
