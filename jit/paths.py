@@ -1,7 +1,8 @@
 """Where jit finds the data files it ships (``migrations/`` and ``rules/``), which config
 file it reads when none is named (:func:`default_config_file`), how it writes the files it keeps
-beside them (:func:`write_atomic`), and whether a catalog location is a file or a
-PostgreSQL URL (:func:`is_postgres_url`).
+beside them (:func:`write_atomic`), whether a catalog location is a file or a
+PostgreSQL URL (:func:`is_postgres_url`), and how a URL is shown without its secrets
+(:func:`masked_url`).
 
 In a checkout (editable install) they are the repository's top-level folders;
 in a wheel they are bundled under ``jit/_bundled/`` (see pyproject.toml).
@@ -14,9 +15,10 @@ import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import BinaryIO
+from urllib.parse import unquote_plus, urlsplit, urlunsplit
 
 __all__ = ["CONFIG_ENV_VAR", "DEFAULT_CONFIG_FILE", "FALLBACK_CONFIG_FILE", "bundled_dir", "default_config_file",
-           "is_postgres_url", "write_atomic"]
+           "is_postgres_url", "masked_url", "write_atomic"]
 
 CONFIG_ENV_VAR = "JIT_CONFIG"
 DEFAULT_CONFIG_FILE = "config.json"
@@ -28,6 +30,26 @@ def is_postgres_url(location: str | Path) -> bool:
     """Whether a ``store`` setting names a PostgreSQL catalog (``postgresql://`` or
     ``postgres://``) rather than a SQLite file (jit/catalog/backend.py, docs/team.md)."""
     return isinstance(location, str) and location.lower().startswith(("postgresql://", "postgres://"))
+
+
+def masked_url(url: str, *, bare_user: bool, query_key: Callable[[str], bool]) -> str:
+    """``url`` safe to print: the password of its user part becomes ``***`` (the whole user part
+    too when ``bare_user`` and it has no password: a user part alone is often a token), and so
+    does every query value whose key ``query_key`` accepts. An unparsable URL keeps its scheme only."""
+    try:
+        parts = urlsplit(url)
+        netloc = parts.netloc
+        if "@" in netloc:
+            user, host = netloc.rsplit("@", 1)
+            user = user.split(":", 1)[0] + ":***" if ":" in user else "***" if bare_user else user
+            netloc = f"{user}@{host}"
+        items = []  # each query item as written, but a secret value
+        for item in parts.query.split("&") if parts.query else ():
+            key, eq, value = item.partition("=")
+            items.append(f"{key}=***" if eq and value and query_key(unquote_plus(key)) else item)
+        return urlunsplit((parts.scheme, netloc, parts.path, "&".join(items), parts.fragment))
+    except ValueError:
+        return url.split("://", 1)[0] + "://***"
 
 
 def bundled_dir(name: str) -> Path:

@@ -13,12 +13,13 @@ import json
 import re
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
-from urllib.parse import parse_qsl, urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 from .errors import ConfigError
 from .models import HARNESS_SERVER
+from .paths import masked_url
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",
@@ -146,16 +147,7 @@ _REFERENCE = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?\}")
 def shown_url(url: str) -> str:
     """``url`` safe to show: its user part's password (or a user part alone, often a token) and
     every query value become ``***``."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return url.split("://", 1)[0] + "://***"
-    netloc = parts.netloc
-    if "@" in netloc:
-        user, host = netloc.rsplit("@", 1)
-        netloc = (user.split(":", 1)[0] + ":***" if ":" in user else "***") + "@" + host
-    query = "&".join(f"{k}=***" if v else k for k, v in parse_qsl(parts.query, keep_blank_values=True))
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    return masked_url(url, bare_user=True, query_key=lambda _k: True)
 
 
 def _shown_args(args: list[Any]) -> list[str]:

@@ -218,3 +218,20 @@ def test_a_servers_target_is_shown_as_written_with_secrets_masked(tmp_path):
     # A config built in code (no file): the expanded values, masked the same way.
     assert shown_target({"command": "x", "args": ["--token", "t0k3n", "-v"]}) == "x --token *** -v"
     assert shown_target({"url": "http://tok@h/mcp"}) == "http://***@h/mcp"
+
+
+@pytest.mark.parametrize(("url", "shown", "redacted"), [
+    # An MCP server's URL (shown_url) hides a bare user part and every query value; a catalog's
+    # (redact) only the password, wherever it is. Items are kept as written otherwise.
+    ("https://u:pw@h/mcp?api_key=k&v=1&flag", "https://u:***@h/mcp?api_key=***&v=***&flag",
+     "https://u:***@h/mcp?api_key=k&v=1&flag"),
+    ("postgresql://jit@h/db?Pass%77ord=s&host=/tmp", "postgresql://***@h/db?Pass%77ord=***&host=***",
+     "postgresql://jit@h/db?Pass%77ord=***&host=/tmp"),
+    ("http://[broken/x", "http://***", "http://***"),
+])
+def test_urls_are_shown_without_their_secrets(url, shown, redacted):
+    from jit.paths import masked_url
+    from jit.servers_config import shown_url
+
+    assert shown_url(url) == shown
+    assert masked_url(url, bare_user=False, query_key=lambda k: k.lower() == "password") == redacted

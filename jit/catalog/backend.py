@@ -28,12 +28,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import pysqlite3.dbapi2 as sqlite3
 import sqlite_vec
 
-from ..paths import is_postgres_url
+from ..paths import is_postgres_url, masked_url
 
 __all__ = ["Backend", "SqliteBackend", "is_postgres_url", "redact"]
 
@@ -42,19 +41,7 @@ def redact(location: str) -> str:
     parameter) becomes ``***``. Anything else is returned as is."""
     if not is_postgres_url(location):
         return location
-    try:
-        parts = urlsplit(location)
-        netloc = parts.netloc
-        if "@" in netloc:
-            user, host = netloc.rsplit("@", 1)
-            if ":" in user:
-                user = user.split(":", 1)[0] + ":***"
-            netloc = f"{user}@{host}"
-        query = urlencode([(k, "***" if k.lower() == "password" else v)
-                           for k, v in parse_qsl(parts.query, keep_blank_values=True)], safe="/:")
-        return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
-    except ValueError:  # unparsable: print nothing of it past the scheme
-        return location.split("://", 1)[0] + "://***"
+    return masked_url(location, bare_user=False, query_key=lambda k: k.lower() == "password")
 
 
 class Backend:
