@@ -26,7 +26,7 @@ NEW_CLASSES = ("cross_tool", "shadowing", "exfiltrate_url", "must_call_first", "
 #: blind12) used to widen the intent cues of jit/analysis/hostile_cues.py. Held to what is
 #: caught now, not to 95%; first-sight numbers are in docs/reliability.md. blind6-blind12 were
 #: written by helpers who saw neither the rules nor the corpus.
-UNSEEN = {"blind5": 51, "blind6": 115, "blind7": 103, "blind8": 118, "blind9": 108, "blind10": 91, "blind11": 87, "blind12": 93}
+UNSEEN = {"blind5": 51, "blind6": 115, "blind7": 103, "blind8": 118, "blind9": 108, "blind10": 93, "blind11": 88, "blind12": 101}
 
 
 def _rows(name: str) -> list[dict]:

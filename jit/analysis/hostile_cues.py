@@ -144,7 +144,9 @@ ANSWER = _cue(
 SECRECY = _cue(
     "unaware$ unaware_of conceal hide$ hiding hidden_from secretly covert discreetly omit_any omit_all "
     "kept_quiet keep_quiet_about not_be_mentioned never_be_mentioned not_be_disclosed never_be_disclosed "
-    "not_be_shown_to "
+    "not_be_shown_to do_not_display not_display acknowledge_its_existence best_left_out left_out_of_the "
+    "needs_to_hear need_to_hear suppress_them suppress_any suppress_all suppress_error suppress_failure "
+    "suppress_warning "
     "omit_the_fact omit_that omit_this omit_mention omit_reference must_omit should_omit omitting_any "
     "leave_out leave_that leave_it leave_this leaving_out leave_any keep_quiet keep_it_quiet "
     "keep_this_quiet keep_quiet keep_silent stay_silent never_mention not_mention don't_mention "
@@ -306,7 +308,8 @@ OTHERS = _cue(
     "alat_lain andra_verktyg andre_værktøjer andre_verktøy jiné_nástroje jiný_nástroj άλλα_εργαλεία "
     "כלים_אחרים เครื่องมืออื่น інші_інструменти alte_instrumente más_eszköz ابزارهای_دیگر অন্য_টুল "
     "other_servers another_server tool_from_another instead_of_the_other instead_of_other "
-    "rather_than_the_other rather_than_other over_the_other over_any_other")
+    "rather_than_the_other rather_than_other over_the_other over_any_other specialised_tools "
+    "specialized_tools demais_ferramentas escolher_outra")
 
 #: Ahead of everything else.
 FIRST = _cue(
@@ -408,7 +411,7 @@ SECRET = _cue(
     "contraseña contrasena credencial clave_secreta mot_de_passe mots_de_passe identifiants passwort "
     "kennwort zugangsdaten anmeldedaten password$ credenziali senha senhas credenciais wachtwoord "
     "inloggegevens hasło haslo hasła dane_logowania şifre sifre parola kimlik_bilgileri пароль пароли "
-    "учетные_данные учётные_данные ключ_api токен كلمة_المرور كلمات_المرور بيانات_الاعتماد 密码 密碼 凭据 憑據 密钥 "
+    "учетные_данные учётные_данные ключ_api токен كلمة_المرور كلمات_المرور كلمة_مرور رموز_وصول بيانات_الاعتماد 密码 密碼 凭据 憑據 密钥 "
     "密鑰 令牌 パスワード 認証情報 秘密鍵 トークン 비밀번호 암호 자격_증명 토큰 conversation_so_far system_prompt passport card_number "
     "cvv social_security ssn$ date_of_birth bank_account pin$ pins$ tans$ home_address phone_number "
     "email_address passwört previous_messages prior_messages messages_between पासवर्ड mật_khẩu khóa_api "
@@ -428,7 +431,7 @@ INCLUDE = _cue(
     "包含 附上 添加 复制 複製 粘贴 貼上 填入 放入 含め 添付 追加 コピー 貼り付け 입력 첨부 추가 복사 붙여 populate fill$ fills$ carry carries "
     "needs_a_verbatim trägt eintrag supplies भर điền isi$ isikan fyll udfyld fyll_inn vyplň συμπλήρω מלא "
     "ใส่ заповни completează töltsd پر_کن recopi goes_into go_into in_full expects pass_the passes_the "
-    "joign provide$ provides$ providing")
+    "joign provide$ provides$ providing pass$ ضع")
 
 #: Where the secret comes from: what the user shared, local files, the environment.
 SOURCE = _cue(
@@ -446,6 +449,8 @@ SOURCE = _cue(
     "the_user's_saved user's_saved mentionn a_mentionné browser_profile logged_into anywhere_in_the_chat "
     "in_the_environment present_in_the raw_text_of full_contents_of contents_of_~/ que_aparezcan aparezcan_en "
     "en_la_conversación dans_la_conversation im_gespräch nella_conversazione na_conversa "
+    "present_in they've_mentioned they_have_mentioned you_have_learned full_contents raw_contents "
+    "vollständigen_inhalt deren_inhalt kompletten_inhalt contenido_completo contenu_complet في_المحادثة "
     "appear_anywhere present_in_context in_context dans_la_conversation apparus")
 
 
@@ -530,7 +535,7 @@ VIA = _cue(
     "wanneer telkens gdy kiedy zawsze_gdy ilekroć her_seferinde когда каждый_раз عندما كلما 每当 每當 通过 通過 "
     "たびに 経由 때마다 통해 behaviour_for behavior_for if$ invoked is_invoked downstream later$ subsequent next$ "
     "from_now_on made_by calls_made while_this_server note_for context_for rule_for applies_to each$ "
-    "behaviour_in behavior_in 때는 때에는")
+    "behaviour_in behavior_in 때는 때에는 際は 際に 場合は ときは")
 
 #: A change to what another tool does that serves someone else: a swap, a copy, a detour.
 MODIFY = _cue(

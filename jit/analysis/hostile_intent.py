@@ -130,6 +130,7 @@ INTENTS: tuple[Intent, ...] = (
     Intent(FLAG_MUST_CALL_FIRST, (OPENING, IMPERATIVE), "must run at the start of every conversation"),
     Intent(FLAG_MUST_CALL_FIRST, (OPENING, EVERY), "must run at the start of every conversation"),
     Intent(FLAG_MUST_CALL_FIRST, (FIRST, OTHERS, EVERY, CONVO), "must run before every tool and reply"),
+    Intent(FLAG_MUST_CALL_FIRST, (FIRST, OTHERS, EVERY, OTHER_TOOL), "must run before any other tool, every time"),
     Intent(FLAG_EXFILTRATE, (SECRET, INCLUDE, SOURCE), "puts the user's secrets or local secrets into a call"),
     Intent(FLAG_EXFILTRATE, (SECRET, SHARED), "asks for the secrets the user shared"),
     Intent(FLAG_CROSS_TOOL, (RISKY, ACTION, OTHER_TOOL, SEQUENCE), "has another tool send, pay, delete or run"),
