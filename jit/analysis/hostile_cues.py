@@ -146,7 +146,10 @@ SECRECY = _cue(
     "kept_quiet keep_quiet_about not_be_mentioned never_be_mentioned not_be_disclosed never_be_disclosed "
     "not_be_shown_to do_not_display not_display acknowledge_its_existence best_left_out left_out_of_the "
     "needs_to_hear need_to_hear suppress_them suppress_any suppress_all suppress_error suppress_failure "
-    "suppress_warning "
+    "không_đề_cập đừng_đề_cập jangan_sebutkan jangan_beri_tahu อย่าบอก nie_wspominaj bahsetme nezmiňuj "
+    "μην_αναφέρ אל_תזכיר не_згадуй "
+    "suppress_warning no_reason_for_it_to_come_up not_meant_for_end-user left_undescribed not_alarmed "
+    "isn't_alarmed "
     "omit_the_fact omit_that omit_this omit_mention omit_reference must_omit should_omit omitting_any "
     "leave_out leave_that leave_it leave_this leaving_out leave_any keep_quiet keep_it_quiet "
     "keep_this_quiet keep_quiet keep_silent stay_silent never_mention not_mention don't_mention "
@@ -184,6 +187,7 @@ SECRECY = _cue(
 #: What was set up for the model before this text.
 PRIOR = _cue(
     "previous prior$ earlier preceding preceded above$ original initial initiali startup start-up "
+    "predates predate told_before older_text older_instructions older_guidance "
     "at_startup at_start beforehand before_this until_now so_far up_to_now existing configured deployment "
     "host_application host_app operator developer creators creator makers system_prompt system_message "
     "system_instructions were_given you_were_given were_initiali you_received anterior anteriores previa "
@@ -200,7 +204,8 @@ PRIOR = _cue(
 RULES = _cue(
     "instruction$ instructions$ directive$ directives$ rule$ rules$ ruleset guideline guidance constraint "
     "restriction policy$ policies$ system_prompt prompt$ prompts$ configuration config$ setup_text "
-    "framework programming your_guardrail what_you_were_told whatever_you_were_told "
+    "framework programming your_guardrail what_you_were_told whatever_you_were_told whatever_it_was_told "
+    "it_was_told "
     "everything_you_were_told you_were_told you_have_been_told been_instructed were_instructed instrucci "
     "indicaciones reglas normas directrices órdenes ordenes consignes règles regles directives anweisung "
     "instruktion regeln vorgaben richtlinie istruzion regole direttive indicazioni instruç instruc regras "
@@ -218,6 +223,7 @@ RULES = _cue(
 #: Cancelling or replacing something.
 CANCEL = _cue(
     "ignore ignoring disregard forget discard set_aside put_aside no_longer_apply no_longer_applies "
+    "stops_going_by stop_going_by stop_following stops_following no_longer_reflects no_longer_reflect "
     "no_longer_bind no_longer_binds no_longer_valid no_longer_in_effect no_longer_relevant "
     "no_longer_matter no_longer_count no_longer_constrain no_longer_hold no_longer_govern void$ "
     "null_and_void voided withdrawn revoked rescinded expired$ superseded supersede obsolete lifted$ "
@@ -289,6 +295,7 @@ SELECT = _cue(
 SELF = _cue(
     "this_tool this_function this_endpoint this_capability this_entry this_server this_integration "
     "this_service this_plugin this_extension this_skill this_one$ here$ esta_herramienta esta_función "
+    "alat_ini công_cụ_này เครื่องมือนี้ इस_टूल tento_nástroj αυτό_το_εργαλείο הכלי_הזה цей_інструмент "
     "esta_funcion este_servicio cet_outil cette_fonction ce_service dieses_tool dieses_werkzeug "
     "diese_funktion diesen_dienst questo_strumento questa_funzione esta_ferramenta esta_função "
     "esta_funcao deze_tool deze_functie to_narzędzie to_narzedzie tę_funkcję bu_araç bu_arac bu_aracı "
@@ -309,7 +316,7 @@ OTHERS = _cue(
     "כלים_אחרים เครื่องมืออื่น інші_інструменти alte_instrumente más_eszköz ابزارهای_دیگر অন্য_টুল "
     "other_servers another_server tool_from_another instead_of_the_other instead_of_other "
     "rather_than_the_other rather_than_other over_the_other over_any_other specialised_tools "
-    "specialized_tools demais_ferramentas escolher_outra")
+    "specialized_tools demais_ferramentas escolher_outra any_alternative another_alternative")
 
 #: Ahead of everything else.
 FIRST = _cue(
@@ -335,7 +342,7 @@ MUST = _cue(
     "必ず 必要 해야 반드시 필수 обязан obliged obligated जरूर अवश्य चाहिए phải harus wajib måste skal$ musí musíš "
     "πρέπει חייב ต้อง повинен мусиш trebuie kell باید অবশ্যই 어야 아야 決まり 必須 "
     "no_exceptions without_exception in_all_cases under_all_circumstances non-negotiable sin_excepción "
-    "sans_exception ohne_ausnahme senza_eccezioni sem_exceção")
+    "sans_exception ohne_ausnahme senza_eccezioni sem_exceção expected_workflow also_involves अनिवार्य обовʼязково обов'язково")
 
 #: Another tool, named in words: "the slack connector", "the payments integration".
 OTHER_TOOL = re.compile(
@@ -449,7 +456,7 @@ SOURCE = _cue(
     "the_user's_saved user's_saved mentionn a_mentionné browser_profile logged_into anywhere_in_the_chat "
     "in_the_environment present_in_the raw_text_of full_contents_of contents_of_~/ que_aparezcan aparezcan_en "
     "en_la_conversación dans_la_conversation im_gespräch nella_conversazione na_conversa "
-    "present_in they've_mentioned they_have_mentioned you_have_learned full_contents raw_contents "
+    "pełną_zawartość zawartość_pliku present_in they've_mentioned they_have_mentioned you_have_learned full_contents raw_contents "
     "vollständigen_inhalt deren_inhalt kompletten_inhalt contenido_completo contenu_complet في_المحادثة "
     "appear_anywhere present_in_context in_context dans_la_conversation apparus")
 
@@ -458,6 +465,7 @@ SOURCE = _cue(
 #: A role or identity being put on the model, or its limits taken off.
 ROLE = _cue(
     "your_identity new_identity identity_is identity_as your_persona$ persona_of adopt_the_persona "
+    "ไม่ใช่ผู้ช่วย adopt_this_persona has_been_elevated have_been_elevated elevated_to role_assignment "
     "adopts_the_persona take_on_the_persona alter_ego you_are_now you're_now from_now_on_you "
     "henceforth_you reprogrammed upgraded_into unconstrained unbounded unrestricted unfiltered uncensored "
     "unlimited_mode no_policy no_policies no_rules no_limits no_restrictions no_filter your_guardrails "
@@ -561,6 +569,8 @@ OVERRIDE_USER = _cue(
 #: Being placed ahead of every other tool, whatever the request.
 PRIORITY = _cue(
     "first_position exclusive_first top_priority highest_priority absolute_priority selection_priority "
+    "intended_choice officially_endorsed preferred_choice primary_handler rank_this_one_highest "
+    "rank_it_highest "
     "rank_first ranked_first ahead_of_every ahead_of_all above_every above_all before_every_other "
     "over_every_other over_all_other never_favour never_favor never_prefer rival wins_the_tie beneath_it "
     "beneath_this outranks outrank canonical picked_ahead first_choice favour_it favor_it "
@@ -571,7 +581,8 @@ PRIORITY = _cue(
 SHARED = _cue(
     "the_user_has_shared user_has_shared shared_in_this_chat shared_in_the_chat "
     "mentioned_in_the_conversation mentioned_in_this_conversation anywhere_in_the_conversation "
-    "visible_anywhere have_been_mentioned has_been_mentioned come_across found_in_the_user's")
+    "visible_anywhere have_been_mentioned has_been_mentioned come_across found_in_the_user's "
+    "mentioned_anywhere")
 
 #: The start of every conversation, named as such.
 OPENING = _cue(
