@@ -454,7 +454,7 @@ SOURCE = _cue(
     "complete_text_of entire_text đã_nhắc_đến disebutkan nämnt nævnt nevnt zmínil αναφέρ שהוזכר "
     "ที่กล่าวถึง згадав menționat említett ذکر_کرده entire_conversation the_browser logged-in "
     "the_user's_saved user's_saved mentionn a_mentionné browser_profile logged_into anywhere_in_the_chat "
-    "in_the_environment present_in_the raw_text_of full_contents_of contents_of_~/ que_aparezcan aparezcan_en "
+    "in_the_environment raw_text_of contents_of_~/ que_aparezcan aparezcan_en "
     "en_la_conversación dans_la_conversation im_gespräch nella_conversazione na_conversa "
     "pełną_zawartość zawartość_pliku present_in they've_mentioned they_have_mentioned you_have_learned full_contents raw_contents "
     "vollständigen_inhalt deren_inhalt kompletten_inhalt contenido_completo contenu_complet في_المحادثة "
