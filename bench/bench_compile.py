@@ -253,6 +253,11 @@ def fresh_process(path: Path, task: str, repeat: int) -> dict:
 
     from jit.selection.indexcache import IndexCache
 
+    # As `jit sync` leaves the catalog: the view file written with every shard's tables.
+    config = Config.default(Path.cwd())
+    with Store(path) as store, Compiler(store, config, embedder_from_config(config.embedding),
+                                        token_counter=EstimateCounter()) as compiler:
+        compiler.prepare()
     out: dict[str, dict] = {}
     for case in ("index_file_kept", "no_index_file"):
         runs = []

@@ -239,6 +239,18 @@ class CatalogView:
                 self._published = self._with_usage(snap, versions[1])
             return self._published
 
+    def prepare(self, shards: Sequence[str]) -> None:
+        """The newest snapshot with the tables of ``shards`` asked, kept in the view file for the
+        next process (``jit sync``: a new process then asks the rules nothing for those shards)."""
+        snap = self.snapshot()
+        missing = [s for s in shards if s not in snap.memo.shards]
+        for shard in missing:
+            self.shard_tables(snap, shard)
+        if missing and snap is self._published:
+            with self._lock:
+                if snap is self._published:
+                    self._save(snap)
+
     def invalidate(self, records: ToolRecords) -> None:
         """The snapshot of ``records`` met a tool that changed after it was taken
         (records.StaleSnapshot): if it is still the newest, the next snapshot is built with
@@ -284,7 +296,7 @@ class CatalogView:
             index_key=saved.index_key, analyses=EffectiveAnalyses(records, self._effective), labels=saved.labels,
             names=saved.names, class_of=class_of, globals=world, blocked=derived.blocked, offline=derived.offline,
             tier_cap=derived.tier_cap, usage_points=derived.usage_points, penalty_points=derived.penalty_points,
-            memo=SnapshotMemo(shards=derived.shards, class_arrays=arrays),
+            memo=SnapshotMemo(shards={**saved.shards, **derived.shards}, class_arrays=arrays),
         )
 
     def _save(self, snap: CatalogSnapshot) -> None:
@@ -298,7 +310,8 @@ class CatalogView:
         self._view_files.save(self._view_key, SavedView(
             version=snap.version, usage_version=snap.usage_version, index_key=snap.index_key, states=snap.states,
             heads=snap.heads, names=snap.names, projections=[self.classes.projection[c] for c in used.tolist()],
-            ids=ids, classes=classes.reshape(cids.shape), global_facts=snap.globals.facts, labels=snap.labels))
+            ids=ids, classes=classes.reshape(cids.shape), global_facts=snap.globals.facts, labels=snap.labels,
+            shards=dict(snap.memo.shards)))
 
     def _build(self, prev: CatalogSnapshot | None, version: int, usage_version: int) -> CatalogSnapshot:
         """The snapshot of a catalog version: every tool's state read, the changed ones reloaded."""

@@ -105,9 +105,10 @@ class Compiler:
 
     def prepare(self) -> None:
         """Bring the catalog view up to date now rather than at the first compile: built, or
-        loaded from the view file beside the catalog and refreshed, and that file written for
-        the next process (``jit sync`` calls it; a harness may call it at start)."""
-        self.catalog.snapshot()
+        loaded from the view file beside the catalog and refreshed, every configured shard's
+        tables asked of the rules, and that file written for the next process (``jit sync``
+        calls it; a harness may call it at start)."""
+        self.catalog.prepare(sorted(self.config.shards))
 
     def __enter__(self) -> Compiler:
         return self
