@@ -29,8 +29,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp_types import INVALID_REQUEST
 
-from ..jsonrpc import Rejected, decode, encode, not_utf8, scrub
+from ..jsonrpc import Rejected, decode, encode, error, not_utf8, scrub
 from .stdio import MAX_LINE_BYTES
 
 __all__ = [
@@ -178,11 +179,17 @@ class JsonRpcCheckMiddleware:
     ``1.5``, ``null``) with 202 and no body, running nothing: its client waited forever. A refused
     body is answered here (HTTP 400, the JSON-RPC error to the request's id when it has a valid one;
     202 for a dropped notification); anything else goes on unchanged. Bodies over the SDK's own
-    limit and other content types are left to the SDK (413, 415)."""
+    limit and other content types are left to the SDK (413, 415).
+
+    A request whose ``id`` is still in flight in the same session is refused too (MCP forbids
+    reusing an id while its request runs): the SDK keeps one answer stream per id, so the second
+    request waited out its client's timeout with no answer at all."""
 
     def __init__(self, app: Any, limit: int) -> None:
         self._app = app
         self._limit = limit
+        #: (session id, request id as JSON) of the requests being served.
+        self._in_flight: set[tuple[bytes, str]] = set()
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http" or scope.get("method") != "POST" or not self._json(scope) or \
@@ -199,6 +206,12 @@ class JsonRpcCheckMiddleware:
             size += len(chunks[-1])
             more = bool(message.get("more_body"))
         verdict = None if more else self._verdict(b"".join(chunks))
+        key = self._request_key(scope, verdict)
+        if key is not None and key in self._in_flight and isinstance(verdict, dict):
+            verdict = Rejected(error(verdict["id"], INVALID_REQUEST,
+                                     f"Invalid Request: request id {key[1]} is still in flight in this session; "
+                                     "an id may not be reused before its answer came"),
+                               f"request id {key[1]} reused while in flight")
         if isinstance(verdict, Rejected):
             log.warning("refused a message from an HTTP client: %s", verdict.reason)
             if verdict.reply is None:
@@ -217,7 +230,25 @@ class JsonRpcCheckMiddleware:
         async def replay() -> dict[str, Any]:
             return pending.pop(0) if pending else await receive()
 
-        await self._app(scope, replay, send)
+        if key is None:
+            await self._app(scope, replay, send)
+            return
+        self._in_flight.add(key)
+        try:
+            await self._app(scope, replay, send)
+        finally:
+            self._in_flight.discard(key)
+
+    @staticmethod
+    def _request_key(scope: dict[str, Any], message: dict[str, Any] | Rejected | None) -> tuple[bytes, str] | None:
+        """(session, id) of a request sent in a session; None for anything else (a notification, a
+        response, ``initialize`` before a session exists)."""
+        if not isinstance(message, dict) or "method" not in message or "id" not in message:
+            return None
+        sessions = [v for k, v in scope.get("headers", []) if k.lower() == b"mcp-session-id"]
+        if len(sessions) != 1:
+            return None
+        return sessions[0], encode(message["id"])
 
     @staticmethod
     def _declared(scope: dict[str, Any]) -> int:
@@ -233,13 +264,13 @@ class JsonRpcCheckMiddleware:
         return len(types) == 1 and types[0].split(b";")[0].strip().lower() == b"application/json"
 
     @staticmethod
-    def _verdict(body: bytes) -> Rejected | None:
+    def _verdict(body: bytes) -> dict[str, Any] | Rejected | None:
+        """The message the body holds, the answer refusing it, or None (a blank body)."""
         try:
             text = body.decode("utf-8")
         except UnicodeDecodeError as exc:
             return not_utf8(body.decode("utf-8", errors="replace"), exc.start)
-        decoded = decode(text)
-        return decoded if isinstance(decoded, Rejected) else None
+        return decode(text)
 
 
 async def serve_http(server: Any, host: str, port: int, access: HttpAccess) -> None:
