@@ -434,6 +434,16 @@ def test_allow_remote_serves_only_requests_with_the_bearer_token(tmp_path):
     assert token not in (tmp_path / "serve.log").read_text()
 
 
+def http_session(http: httpx2.Client, url: str) -> dict[str, str]:
+    """The headers of a new Streamable HTTP session with ``url`` (``initialize`` answered)."""
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+    first = http.post(url, json=init, headers=headers)
+    assert first.status_code == 200, first.text
+    return {**headers, "Mcp-Session-Id": first.headers["mcp-session-id"], "Mcp-Protocol-Version": "2025-11-25"}
+
+
 @pytest.mark.slow
 def test_http_answers_malformed_bodies_as_stdio_does(tmp_path):
     """Over Streamable HTTP the SDK answered a request whose id is not a string or an integer with
@@ -442,31 +452,25 @@ def test_http_answers_malformed_bodies_as_stdio_does(tmp_path):
     error as on stdio, and the session keeps serving."""
     path = write_example_config(tmp_path, servers={"tracker": None},
                                 connection={"reconnect_attempts": 0, "ping_interval": 0})
-    with serving_http(tmp_path, path, env=ENV, host="127.0.0.1", timeout=TIMEOUT) as url:
-        headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
-        with httpx2.Client(timeout=TIMEOUT) as http:
-            first = http.post(url, json=init, headers=headers)
-            assert first.status_code == 200, first.text
-            session = {**headers, "Mcp-Session-Id": first.headers["mcp-session-id"],
-                       "Mcp-Protocol-Version": "2025-11-25"}
-            cases = [
-                ({"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}, INVALID_REQUEST, None),
-                ({"jsonrpc": "2.0", "id": 1.5, "method": "ping"}, INVALID_REQUEST, None),
-                ({"id": 5, "method": "ping"}, INVALID_REQUEST, 5),
-                (42, INVALID_REQUEST, None),
-                ({"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": [1]}, INVALID_PARAMS, 6),
-            ]
-            for body, code, rid in cases:
-                answer = http.post(url, json=body, headers=session)
-                assert answer.status_code == 400, (body, answer.text)
-                assert (answer.json()["error"]["code"], answer.json()["id"]) == (code, rid), answer.text
-            utf8 = http.post(url, content=b'{"jsonrpc":"2.0","id":7,"method":"ping","params":{"x":"caf\xe9"}}',
-                             headers=session)
-            assert utf8.status_code == 400 and utf8.json()["error"]["code"] == PARSE_ERROR and utf8.json()["id"] == 7
-            ok = http.post(url, json={"jsonrpc": "2.0", "id": 8, "method": "ping"}, headers=session)
-            assert ok.status_code == 200 and '"id":8' in ok.text.replace(" ", ""), ok.text
+    with serving_http(tmp_path, path, env=ENV, host="127.0.0.1", timeout=TIMEOUT) as url, \
+            httpx2.Client(timeout=TIMEOUT) as http:
+        session = http_session(http, url)
+        cases = [
+            ({"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}, INVALID_REQUEST, None),
+            ({"jsonrpc": "2.0", "id": 1.5, "method": "ping"}, INVALID_REQUEST, None),
+            ({"id": 5, "method": "ping"}, INVALID_REQUEST, 5),
+            (42, INVALID_REQUEST, None),
+            ({"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": [1]}, INVALID_PARAMS, 6),
+        ]
+        for body, code, rid in cases:
+            answer = http.post(url, json=body, headers=session)
+            assert answer.status_code == 400, (body, answer.text)
+            assert (answer.json()["error"]["code"], answer.json()["id"]) == (code, rid), answer.text
+        utf8 = http.post(url, content=b'{"jsonrpc":"2.0","id":7,"method":"ping","params":{"x":"caf\xe9"}}',
+                         headers=session)
+        assert utf8.status_code == 400 and utf8.json()["error"]["code"] == PARSE_ERROR and utf8.json()["id"] == 7
+        ok = http.post(url, json={"jsonrpc": "2.0", "id": 8, "method": "ping"}, headers=session)
+        assert ok.status_code == 200 and '"id":8' in ok.text.replace(" ", ""), ok.text
 
 
 @pytest.mark.slow
@@ -478,38 +482,32 @@ def test_http_refuses_a_request_id_still_in_flight_in_its_session(tmp_path):
     demo = {"command": sys.executable, "args": [str(REPO / "tests" / "servers" / "demo_server.py")]}
     path = write_example_config(tmp_path, servers={"tracker": None, "demo": demo},
                                 connection={"reconnect_attempts": 0, "ping_interval": 0})
-    with serving_http(tmp_path, path, env=ENV, host="127.0.0.1", timeout=TIMEOUT) as url:
-        headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
-        with httpx2.Client(timeout=TIMEOUT) as http:
-            first = http.post(url, json=init, headers=headers)
-            assert first.status_code == 200, first.text
-            session = {**headers, "Mcp-Session-Id": first.headers["mcp-session-id"],
-                       "Mcp-Protocol-Version": "2025-11-25"}
-            http.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=session)
-            call = {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "call_tool", "arguments": {
-                "server": "demo", "tool": "sleep", "arguments": {"seconds": 3}}}}
-            warm = {"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": "call_tool", "arguments": {
-                "server": "demo", "tool": "sleep", "arguments": {"seconds": 0}}}}
-            warmed = http.post(url, json=warm, headers=session)  # the demo server is connected and answers
-            assert warmed.status_code == 200 and "slept 0" in warmed.text, warmed.text
-            answers: queue.Queue = queue.Queue()
-            slow = threading.Thread(target=lambda: answers.put(http.post(url, json=call, headers=session)))
-            slow.start()
-            try:
-                time.sleep(1.0)  # the call with id 9 is running upstream
-                started = time.monotonic()
-                again = http.post(url, json={"jsonrpc": "2.0", "id": 9, "method": "ping"}, headers=session)
-                assert time.monotonic() - started < 2.0  # answered at once, not after a timeout
-                assert again.status_code == 400, again.text
-                assert again.json()["id"] == 9 and again.json()["error"]["code"] == INVALID_REQUEST
-                assert "still in flight" in again.json()["error"]["message"]
-                other = http.post(url, json={"jsonrpc": "2.0", "id": 10, "method": "ping"}, headers=session)
-                assert other.status_code == 200, other.text  # another id is served meanwhile
-            finally:
-                slow.join(TIMEOUT)
-            done = answers.get_nowait()
-            assert done.status_code == 200 and '"id":9' in done.text.replace(" ", ""), done.text
-            reused = http.post(url, json={"jsonrpc": "2.0", "id": 9, "method": "ping"}, headers=session)
-            assert reused.status_code == 200, reused.text  # answered: the id is free again
+    with serving_http(tmp_path, path, env=ENV, host="127.0.0.1", timeout=TIMEOUT) as url, \
+            httpx2.Client(timeout=TIMEOUT) as http:
+        session = http_session(http, url)
+        http.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=session)
+        call = {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "call_tool", "arguments": {
+            "server": "demo", "tool": "sleep", "arguments": {"seconds": 3}}}}
+        warm = {"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": "call_tool", "arguments": {
+            "server": "demo", "tool": "sleep", "arguments": {"seconds": 0}}}}
+        warmed = http.post(url, json=warm, headers=session)  # the demo server is connected and answers
+        assert warmed.status_code == 200 and "slept 0" in warmed.text, warmed.text
+        answers: queue.Queue = queue.Queue()
+        slow = threading.Thread(target=lambda: answers.put(http.post(url, json=call, headers=session)))
+        slow.start()
+        try:
+            time.sleep(1.0)  # the call with id 9 is running upstream
+            started = time.monotonic()
+            again = http.post(url, json={"jsonrpc": "2.0", "id": 9, "method": "ping"}, headers=session)
+            assert time.monotonic() - started < 2.0  # answered at once, not after a timeout
+            assert again.status_code == 400, again.text
+            assert again.json()["id"] == 9 and again.json()["error"]["code"] == INVALID_REQUEST
+            assert "still in flight" in again.json()["error"]["message"]
+            other = http.post(url, json={"jsonrpc": "2.0", "id": 10, "method": "ping"}, headers=session)
+            assert other.status_code == 200, other.text  # another id is served meanwhile
+        finally:
+            slow.join(TIMEOUT)
+        done = answers.get_nowait()
+        assert done.status_code == 200 and '"id":9' in done.text.replace(" ", ""), done.text
+        reused = http.post(url, json={"jsonrpc": "2.0", "id": 9, "method": "ping"}, headers=session)
+        assert reused.status_code == 200, reused.text  # answered: the id is free again
