@@ -449,7 +449,9 @@ def test_http_answers_malformed_bodies_as_stdio_does(tmp_path):
     """Over Streamable HTTP the SDK answered a request whose id is not a string or an integer with
     202 and no body (nothing ran; the client waited forever), and other malformed bodies with -32602
     and a pydantic dump. jit's reader judges each POSTed body first: 400 with the same JSON-RPC
-    error as on stdio, and the session keeps serving."""
+    error as on stdio, and the session keeps serving. An MCP-Protocol-Version header naming no
+    revision got "params._meta must be an object carrying ... envelope keys" from the SDK; it gets
+    -32022 naming the header's value and the revisions spoken."""
     path = write_example_config(tmp_path, servers={"tracker": None},
                                 connection={"reconnect_attempts": 0, "ping_interval": 0})
     with serving_http(tmp_path, path, env=ENV, host="127.0.0.1", timeout=TIMEOUT) as url, \
@@ -469,6 +471,15 @@ def test_http_answers_malformed_bodies_as_stdio_does(tmp_path):
         utf8 = http.post(url, content=b'{"jsonrpc":"2.0","id":7,"method":"ping","params":{"x":"caf\xe9"}}',
                          headers=session)
         assert utf8.status_code == 400 and utf8.json()["error"]["code"] == PARSE_ERROR and utf8.json()["id"] == 7
+        # A protocol version header that names no revision: said so, not "params._meta lacks its envelope".
+        for version in ("1999-01-01", "garbage", ""):
+            odd = http.post(url, json={"jsonrpc": "2.0", "id": 11, "method": "ping"},
+                            headers={**session, "Mcp-Protocol-Version": version})
+            assert odd.status_code == 400, (version, odd.text)
+            refused = odd.json()
+            assert refused["id"] == 11 and refused["error"]["code"] == -32022  # unsupported protocol version
+            assert refused["error"]["data"]["requested"] == version and "2025-11-25" in refused["error"]["data"]["supported"]
+            assert "MCP-Protocol-Version header says" in refused["error"]["message"]
         ok = http.post(url, json={"jsonrpc": "2.0", "id": 8, "method": "ping"}, headers=session)
         assert ok.status_code == 200 and '"id":8' in ok.text.replace(" ", ""), ok.text
 

@@ -30,6 +30,8 @@ from typing import Any
 
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import INVALID_REQUEST
+from mcp_types.jsonrpc import UNSUPPORTED_PROTOCOL_VERSION
+from mcp_types.version import KNOWN_PROTOCOL_VERSIONS
 
 from ..jsonrpc import Rejected, decode, encode, error, not_utf8, scrub
 from .stdio import MAX_LINE_BYTES
@@ -183,7 +185,9 @@ class JsonRpcCheckMiddleware:
 
     A request whose ``id`` is still in flight in the same session is refused too (MCP forbids
     reusing an id while its request runs): the SDK keeps one answer stream per id, so the second
-    request waited out its client's timeout with no answer at all."""
+    request waited out its client's timeout with no answer at all. So is a request in a session
+    whose ``MCP-Protocol-Version`` header names no protocol revision: the SDK took it for the
+    stateless revision and answered that ``params._meta`` lacked its envelope keys."""
 
     def __init__(self, app: Any, limit: int) -> None:
         self._app = app
@@ -207,7 +211,14 @@ class JsonRpcCheckMiddleware:
             more = bool(message.get("more_body"))
         verdict = None if more else self._verdict(b"".join(chunks))
         key = self._request_key(scope, verdict)
-        if key is not None and key in self._in_flight and isinstance(verdict, dict):
+        version = self._unknown_version(scope) if key is not None else None
+        if version is not None and isinstance(verdict, dict):
+            verdict = Rejected(error(verdict["id"], UNSUPPORTED_PROTOCOL_VERSION,
+                                     f"Unsupported protocol version: the MCP-Protocol-Version header says {version!r}; "
+                                     f"this server speaks {', '.join(KNOWN_PROTOCOL_VERSIONS)}",
+                                     supported=list(KNOWN_PROTOCOL_VERSIONS), requested=version),
+                               f"unknown MCP-Protocol-Version {version!r}")
+        elif key is not None and key in self._in_flight and isinstance(verdict, dict):
             verdict = Rejected(error(verdict["id"], INVALID_REQUEST,
                                      f"Invalid Request: request id {key[1]} is still in flight in this session; "
                                      "an id may not be reused before its answer came"),
@@ -233,11 +244,20 @@ class JsonRpcCheckMiddleware:
         if key is None:
             await self._app(scope, replay, send)
             return
-        self._in_flight.add(key)
+        in_flight = self._in_flight
+
+        async def answering(message: dict[str, Any]) -> None:
+            # The id is free once the last of the answer leaves, before the client can see it (the
+            # app may still be winding down when the client sends its next request).
+            if message.get("type") == "http.response.body" and not message.get("more_body"):
+                in_flight.discard(key)
+            await send(message)
+
+        in_flight.add(key)
         try:
-            await self._app(scope, replay, send)
+            await self._app(scope, replay, answering)
         finally:
-            self._in_flight.discard(key)
+            in_flight.discard(key)
 
     @staticmethod
     def _request_key(scope: dict[str, Any], message: dict[str, Any] | Rejected | None) -> tuple[bytes, str] | None:
@@ -248,7 +268,16 @@ class JsonRpcCheckMiddleware:
         sessions = [v for k, v in scope.get("headers", []) if k.lower() == b"mcp-session-id"]
         if len(sessions) != 1:
             return None
-        return sessions[0], encode(message["id"])
+        return sessions[0], encode(message["id"]).strip()
+
+    @staticmethod
+    def _unknown_version(scope: dict[str, Any]) -> str | None:
+        """The ``MCP-Protocol-Version`` header's value when it names no protocol revision."""
+        given = [v for k, v in scope.get("headers", []) if k.lower() == b"mcp-protocol-version"]
+        if not given:
+            return None
+        value = given[0].decode("latin-1")
+        return None if value in KNOWN_PROTOCOL_VERSIONS else value
 
     @staticmethod
     def _declared(scope: dict[str, Any]) -> int:
