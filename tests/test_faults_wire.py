@@ -471,6 +471,19 @@ def test_http_answers_malformed_bodies_as_stdio_does(tmp_path):
         utf8 = http.post(url, content=b'{"jsonrpc":"2.0","id":7,"method":"ping","params":{"x":"caf\xe9"}}',
                          headers=session)
         assert utf8.status_code == 400 and utf8.json()["error"]["code"] == PARSE_ERROR and utf8.json()["id"] == 7
+        # The SDK takes any comma-separated part "application/json" (of the first Content-Type) for JSON:
+        # so does the guard, and a header sent twice does not get a body past it.
+        bad_id = b'{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}'
+        plain = [(k, v) for k, v in session.items() if k.lower() != "content-type"]
+        for content_type in ([("Content-Type", "application/json, text/plain")],
+                             [("Content-Type", "text/plain, application/json; charset=utf-8")],
+                             [("Content-Type", "application/json"), ("Content-Type", "text/plain")]):
+            sneaked = http.post(url, content=bad_id, headers=plain + content_type)
+            assert sneaked.status_code == 400 and sneaked.json()["error"]["code"] == INVALID_REQUEST, \
+                (content_type, sneaked.status_code, sneaked.text)
+        # A byte order mark before the body is ignored, as on stdio (the SDK refused it with -32700).
+        bom = http.post(url, content="\ufeff".encode() + b'{"jsonrpc":"2.0","id":12,"method":"ping"}', headers=session)
+        assert bom.status_code == 200 and '"id":12' in bom.text.replace(" ", ""), bom.text
         # A protocol version header that names no revision: said so, not "params._meta lacks its envelope".
         for version in ("1999-01-01", "garbage", ""):
             odd = http.post(url, json={"jsonrpc": "2.0", "id": 11, "method": "ping"},
@@ -514,6 +527,10 @@ def test_http_refuses_a_request_id_still_in_flight_in_its_session(tmp_path):
             assert again.status_code == 400, again.text
             assert again.json()["id"] == 9 and again.json()["error"]["code"] == INVALID_REQUEST
             assert "still in flight" in again.json()["error"]["message"]
+            # The session header sent twice: the SDK reads the first, and so does the guard.
+            twice = http.post(url, json={"jsonrpc": "2.0", "id": 9, "method": "ping"},
+                              headers=[*session.items(), ("Mcp-Session-Id", "another")])
+            assert twice.status_code == 400 and "still in flight" in twice.json()["error"]["message"], twice.text
             other = http.post(url, json={"jsonrpc": "2.0", "id": 10, "method": "ping"}, headers=session)
             assert other.status_code == 200, other.text  # another id is served meanwhile
         finally:
@@ -522,3 +539,26 @@ def test_http_refuses_a_request_id_still_in_flight_in_its_session(tmp_path):
         assert done.status_code == 200 and '"id":9' in done.text.replace(" ", ""), done.text
         reused = http.post(url, json={"jsonrpc": "2.0", "id": 9, "method": "ping"}, headers=session)
         assert reused.status_code == 200, reused.text  # answered: the id is free again
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("tool", "arguments", "field", "limit"), [
+    ("search_tools", {"query": "q" * 40_000}, "query", 32_768),
+    ("compile_tools", {"shard": "coder", "task": "t" * 40_000}, "task", 32_768),
+    ("describe_tool", {"server": "s" * 5_000_000, "tool": "x"}, "server", 256),
+    ("call_tool", {"server": "demo", "tool": "t" * 300, "arguments": {}}, "tool", 256),
+])
+def test_an_oversized_query_or_name_is_refused_briefly_and_other_calls_go_on(wire, tool, arguments, field, limit):
+    """A 10 MB query took 19 s to rank and held every other call up meanwhile; a 5 MB server name
+    came back three times in a 15 MB error. Each is now refused by the meta-tool's schema, in an
+    answer that names the field and its limit without echoing the input."""
+    rid = wire._next_id = wire._next_id + 1
+    started = time.monotonic()
+    wire.send(json.dumps({"jsonrpc": "2.0", "id": rid, "method": "tools/call",
+                          "params": {"name": tool, "arguments": arguments}}) + "\n")
+    answer = wire.answer(rid)
+    assert time.monotonic() - started < 10
+    text = json.dumps(answer)
+    assert len(text) < 4_000, len(text)  # the input is not echoed back
+    assert field in text and str(limit) in text.replace(",", ""), text
+    still_serving(wire)

@@ -173,6 +173,10 @@ class BearerTokenMiddleware:
         await send({"type": "http.response.body", "body": body})
 
 
+#: A UTF-8 byte order mark: ignored before a message, as on stdio (:func:`jit.jsonrpc.decode`).
+BOM = "\ufeff".encode()
+
+
 class JsonRpcCheckMiddleware:
     """ASGI middleware: a POSTed JSON body is judged by jit's own reader (:func:`jit.jsonrpc.decode`,
     what ``--stdio`` answers with) before the SDK's Streamable HTTP transport sees it.
@@ -234,6 +238,8 @@ class JsonRpcCheckMiddleware:
                 (b"content-type", b"application/json"), (b"content-length", str(len(out)).encode())]})
             await send({"type": "http.response.body", "body": out})
             return
+        if not more and b"".join(chunks).startswith(BOM):  # RFC 8259 lets a reader ignore it; the SDK does not
+            chunks = [b"".join(chunks)[len(BOM):]]
         # What was read goes on as it came (an over-long body unread past the limit: the SDK refuses it).
         pending = [{"type": "http.request", "body": c, "more_body": more or i < len(chunks) - 1}
                    for i, c in enumerate(chunks)]
@@ -260,37 +266,42 @@ class JsonRpcCheckMiddleware:
             in_flight.discard(key)
 
     @staticmethod
-    def _request_key(scope: dict[str, Any], message: dict[str, Any] | Rejected | None) -> tuple[bytes, str] | None:
+    def _header(scope: dict[str, Any], name: bytes) -> bytes | None:
+        """A header's first value, as the SDK reads it (Starlette's ``Headers.get``): a header sent
+        twice must not let a body past this guard that the SDK then serves."""
+        return next((v for k, v in scope.get("headers", []) if k.lower() == name), None)
+
+    @classmethod
+    def _request_key(cls, scope: dict[str, Any], message: dict[str, Any] | Rejected | None) -> tuple[bytes, str] | None:
         """(session, id) of a request sent in a session; None for anything else (a notification, a
         response, ``initialize`` before a session exists)."""
         if not isinstance(message, dict) or "method" not in message or "id" not in message:
             return None
-        sessions = [v for k, v in scope.get("headers", []) if k.lower() == b"mcp-session-id"]
-        if len(sessions) != 1:
-            return None
-        return sessions[0], encode(message["id"]).strip()
+        session = cls._header(scope, b"mcp-session-id")
+        return None if session is None else (session, encode(message["id"]).strip())
 
-    @staticmethod
-    def _unknown_version(scope: dict[str, Any]) -> str | None:
+    @classmethod
+    def _unknown_version(cls, scope: dict[str, Any]) -> str | None:
         """The ``MCP-Protocol-Version`` header's value when it names no protocol revision."""
-        given = [v for k, v in scope.get("headers", []) if k.lower() == b"mcp-protocol-version"]
-        if not given:
+        given = cls._header(scope, b"mcp-protocol-version")
+        if given is None:
             return None
-        value = given[0].decode("latin-1")
+        value = given.decode("latin-1")
         return None if value in KNOWN_PROTOCOL_VERSIONS else value
 
-    @staticmethod
-    def _declared(scope: dict[str, Any]) -> int:
-        lengths = [v for k, v in scope.get("headers", []) if k.lower() == b"content-length"]
+    @classmethod
+    def _declared(cls, scope: dict[str, Any]) -> int:
         try:
-            return int(lengths[0]) if lengths else 0
+            return int(cls._header(scope, b"content-length") or 0)
         except ValueError:
             return 0
 
-    @staticmethod
-    def _json(scope: dict[str, Any]) -> bool:
-        types = [v for k, v in scope.get("headers", []) if k.lower() == b"content-type"]
-        return len(types) == 1 and types[0].split(b";")[0].strip().lower() == b"application/json"
+    @classmethod
+    def _json(cls, scope: dict[str, Any]) -> bool:
+        """Whether the SDK takes the body for JSON: its rule (``_check_content_type``), on the
+        first Content-Type header: any comma-separated part before ``;`` is ``application/json``."""
+        given = cls._header(scope, b"content-type") or b""
+        return any(part.strip() == b"application/json" for part in given.split(b";")[0].split(b","))
 
     @staticmethod
     def _verdict(body: bytes) -> dict[str, Any] | Rejected | None:

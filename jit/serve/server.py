@@ -117,6 +117,12 @@ PROXY = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_
 ALWAYS_LOAD = {"anthropic/alwaysLoad": True}
 #: The meta-tools every ``jit serve`` offers (``set_task`` comes with ``--expose-shard``).
 META_TOOLS = ("search_tools", "describe_tool", "call_tool", "compile_tools", "reload")
+#: The longest server, tool or shard name a meta-tool takes (discovery keeps names to 128 characters;
+#: a longer one names nothing, and an error would only echo it back).
+MAX_NAME_CHARS = 256
+#: The longest query or task a meta-tool takes: ~8,000 tokens of plain words. A longer one is refused
+#: rather than ranked: 10 MB of query took 19 s to rank and delayed every other call meanwhile.
+MAX_TEXT_CHARS = 32_768
 
 
 def _result(data: dict[str, Any], text: str | None = None) -> CallToolResult:
@@ -232,8 +238,9 @@ class JitServer(MCPServer[ServeState]):
         if name != "call_tool" or arguments is None or set(arguments) - {"server", "tool", "arguments"}:
             return None
         server, tool, inner = arguments.get("server"), arguments.get("tool"), arguments.get("arguments")
-        if not (isinstance(server, str) and server and isinstance(tool, str) and tool):
-            return None
+        if not (isinstance(server, str) and 0 < len(server) <= MAX_NAME_CHARS
+                and isinstance(tool, str) and 0 < len(tool) <= MAX_NAME_CHARS):
+            return None  # the SDK refuses it by the schema
         if inner is not None and not isinstance(inner, dict):
             return None
         return server, tool, inner or {}
@@ -396,9 +403,11 @@ def _register(app: JitServer) -> None:
     @app.tool(annotations=READ_ONLY, meta={**ALWAYS_LOAD})
     @_reporting_errors
     async def search_tools(
-        query: Annotated[str, Field(min_length=1, description="What the tool should do, in plain words")],
+        query: Annotated[str, Field(min_length=1, max_length=MAX_TEXT_CHARS,
+                                    description="What the tool should do, in plain words")],
         ctx: Context,
-        shard: Annotated[str | None, Field(description="Rank for this agent role (coder, researcher, ...)")] = None,
+        shard: Annotated[str | None, Field(max_length=MAX_NAME_CHARS,
+                                           description="Rank for this agent role (coder, researcher, ...)")] = None,
         limit: Annotated[int, Field(ge=1, le=100, strict=True, description="How many tools to return")] = 10,
     ) -> CallToolResult:
         """Find tools across every server jit knows, ranked by relevance (score 0-1, best first).
@@ -426,8 +435,9 @@ def _register(app: JitServer) -> None:
     @app.tool(annotations=READ_ONLY, meta={**ALWAYS_LOAD})
     @_reporting_errors
     async def describe_tool(
-        server: Annotated[str, Field(min_length=1, description="The server's name, as search_tools returns it")],
-        tool: Annotated[str, Field(min_length=1, description="The tool's name on that server")],
+        server: Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS,
+                                     description="The server's name, as search_tools returns it")],
+        tool: Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS, description="The tool's name on that server")],
         ctx: Context,
     ) -> CallToolResult:
         """The full definition of one tool (JSON schema), its analysis, server status and usage."""
@@ -436,8 +446,8 @@ def _register(app: JitServer) -> None:
     @app.tool(name="call_tool", annotations=PROXY, meta={**ALWAYS_LOAD})
     @_reporting_errors
     async def call_tool_meta(
-        server: Annotated[str, Field(min_length=1, description="The server's name")],
-        tool: Annotated[str, Field(min_length=1, description="The tool's name on that server")],
+        server: Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS, description="The server's name")],
+        tool: Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS, description="The tool's name on that server")],
         ctx: Context,
         arguments: Annotated[dict[str, Any] | None, Field(description="The tool's arguments")] = None,
     ) -> CallToolResult:
@@ -449,8 +459,9 @@ def _register(app: JitServer) -> None:
     @app.tool(annotations=READ_ONLY, meta={**ALWAYS_LOAD})
     @_reporting_errors
     async def compile_tools(
-        shard: Annotated[str, Field(min_length=1, description="The agent role, e.g. coder, tester, researcher")],
-        task: Annotated[str, Field(min_length=1, description="What the agent is spawned to do")],
+        shard: Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS,
+                                    description="The agent role, e.g. coder, tester, researcher")],
+        task: Annotated[str, Field(min_length=1, max_length=MAX_TEXT_CHARS, description="What the agent is spawned to do")],
         ctx: Context,
         budget: Annotated[int | None, Field(ge=1, strict=True, description="Token budget (default from config)")] = None,
     ) -> CallToolResult:
@@ -479,7 +490,8 @@ def _register(app: JitServer) -> None:
                   "to something else.")
         @_reporting_errors
         async def set_task(
-            task: Annotated[str, Field(min_length=1, description="What you are about to do, in plain words")],
+            task: Annotated[str, Field(min_length=1, max_length=MAX_TEXT_CHARS,
+                                       description="What you are about to do, in plain words")],
             ctx: Context,
         ) -> CallToolResult:
             """Recompile the exposed shard for ``task``; the shard (the role the session acts for) stays."""
