@@ -481,6 +481,14 @@ def test_http_answers_malformed_bodies_as_stdio_does(tmp_path):
             sneaked = http.post(url, content=bad_id, headers=plain + content_type)
             assert sneaked.status_code == 400 and sneaked.json()["error"]["code"] == INVALID_REQUEST, \
                 (content_type, sneaked.status_code, sneaked.text)
+        # An initialize the SDK would refuse is refused before it makes a session (each lived 30 minutes).
+        fresh = {k: v for k, v in session.items() if k not in ("Mcp-Session-Id", "Mcp-Protocol-Version")}
+        for params in ({}, {"protocolVersion": 123, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+                       {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": "t"}):
+            refused = http.post(url, json={"jsonrpc": "2.0", "id": 13, "method": "initialize", "params": params},
+                                headers=fresh)
+            assert refused.status_code == 400 and refused.json()["error"]["code"] == INVALID_PARAMS, refused.text
+            assert "mcp-session-id" not in refused.headers and "params" in refused.json()["error"]["message"]
         # A byte order mark before the body is ignored, as on stdio (the SDK refused it with -32700).
         bom = http.post(url, content="\ufeff".encode() + b'{"jsonrpc":"2.0","id":12,"method":"ping"}', headers=session)
         assert bom.status_code == 200 and '"id":12' in bom.text.replace(" ", ""), bom.text
