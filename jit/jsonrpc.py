@@ -239,6 +239,11 @@ def check_envelope(msg: Any) -> dict[str, Any] | Rejected:
             return Rejected(error(None, INVALID_REQUEST,
                                   'Invalid Request: a notification\'s "params" must be an object'),
                             "notification params not an object")
+        problem = _params_problem(msg["method"], params) if has_id and params is not None else None
+        if problem is not None:
+            path, what = problem
+            return Rejected(error(rid, INVALID_PARAMS, f'Invalid params: "{path}" must be {what}', path=path),
+                            f"{path} not {what}")
         return msg
     if not has_id:
         return Rejected(error(None, INVALID_REQUEST,
@@ -252,6 +257,30 @@ def check_envelope(msg: Any) -> dict[str, Any] | Rejected:
                               'Invalid Request: a response needs a "result" object or an "error" object '
                               'with an integer "code" and a string "message"'), "malformed response")
     return msg
+
+
+def _params_problem(method: str, params: dict[str, Any]) -> tuple[str, str] | None:
+    """``(path, what it must be)`` for params the SDK refuses with a bare "Invalid request
+    parameters" naming no field: a ``_meta`` or ``progressToken`` of the wrong type, or a
+    ``tools/call`` whose ``name`` is not a string or whose ``arguments`` are not an object."""
+    meta = params.get("_meta")
+    if meta is not None and not isinstance(meta, dict):
+        return "params._meta", "an object"
+    token = meta.get("progressToken") if isinstance(meta, dict) else None
+    if token is not None and not _progress_token(token):
+        return "params._meta.progressToken", "a string or an integer"
+    if method == "tools/call":
+        if not isinstance(params.get("name"), str):
+            return "params.name", "a string"
+        if params.get("arguments") is not None and not isinstance(params["arguments"], dict):
+            return "params.arguments", "an object"
+    return None
+
+
+def _progress_token(value: Any) -> bool:
+    """Whether the SDK takes ``value`` for a progress token (its lax ``str | int``: ``1.0`` and
+    ``true`` pass as 1); jit refuses only what the SDK would refuse anyway."""
+    return isinstance(value, str | int) or (isinstance(value, float) and value.is_integer())
 
 
 def _error_object(value: Any) -> bool:

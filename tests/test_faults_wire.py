@@ -167,6 +167,14 @@ MALFORMED = {
     # a request with bad params: -32602 to its id
     "params array": ('{"jsonrpc":"2.0","id":8,"method":"tools/call","params":["call_tool"]}\n', INVALID_PARAMS, 8),
     "params string": ('{"jsonrpc":"2.0","id":9,"method":"tools/list","params":"all"}\n', INVALID_PARAMS, 9),
+    # params the SDK refuses with a bare "Invalid request parameters": the field is named
+    "arguments array": (('{"jsonrpc":"2.0","id":17,"method":"tools/call","params":{"name":"search_tools",'
+                         '"arguments":[]}}\n'), INVALID_PARAMS, 17),
+    "meta string": (('{"jsonrpc":"2.0","id":18,"method":"tools/call","params":{"name":"search_tools",'
+                     '"arguments":{"query":"x"},"_meta":"str"}}\n'), INVALID_PARAMS, 18),
+    "progress token object": ('{"jsonrpc":"2.0","id":19,"method":"ping","params":{"_meta":{"progressToken":{"a":1}}}}\n',
+                              INVALID_PARAMS, 19),
+    "numeric tool name": ('{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":5}}\n', INVALID_PARAMS, 20),
     "depth 300 arguments": (call_line(10, '{"server":"demo","tool":"echo","arguments":{"text":%s}}' % deep(300)),
                             INVALID_PARAMS, 10),
     # lone surrogates (valid JSON, not Unicode): -32602 to the id, naming where
