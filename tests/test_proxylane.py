@@ -109,7 +109,6 @@ async def test_calls_are_answered_by_the_lane_after_the_handshake_and_usage_reco
 
 @pytest.mark.parametrize("text", [
     call(4, name="other__tool"),  # not a proxied tool
-    call(5, arguments=["a"]),  # arguments of the wrong shape
     call(6, _meta={"io.modelcontextprotocol/protocolVersion": "2026-07-28"}),  # a stateless-era request
     line(method="tools/call", params={"name": "ws__read"}),  # a notification, not a request
     line(id=7, method="tools/list"),
@@ -121,6 +120,20 @@ async def test_anything_else_is_passed_to_the_sdk_untouched(text):
         await handshake(lane)
         assert await run(lane, text) == [text]
     assert proxy.calls == [] and len(out.lines) == 1
+
+
+async def test_arguments_of_the_wrong_shape_are_answered_with_the_field_named_and_never_proxied():
+    """The SDK refused ``arguments: [...]`` with a bare "Invalid request parameters"; jit's reader
+    answers it first, naming the field, and nothing reaches the upstream."""
+    proxy, out = Proxy(), Out()
+    async with anyio.create_task_group() as tg:
+        lane = ProxyLane(proxy, out, tg.start_soon)
+        await handshake(lane)
+        assert await run(lane, call(5, arguments=["a"])) == []
+    answer = out.messages()[-1]
+    assert answer["id"] == 5 and answer["error"]["code"] == -32602
+    assert answer["error"]["data"] == {"path": "params.arguments"} and "must be an object" in answer["error"]["message"]
+    assert proxy.calls == []
 
 
 async def test_a_progress_token_alone_does_not_leave_the_lane():
