@@ -532,23 +532,10 @@ class Compiler:
         missing = _embedding_warning(view.index)
         if missing:
             warnings.append(missing)
-        skeleton_full = [s for s in tools if s.skeleton and s.tier is Tier.FULL]
-        room = max(0, sel.max_full_tools - len(skeleton_full))
-        if len(skeleton_full) > sel.max_full_tools:
-            warnings.append(f"{len(skeleton_full)} skeleton tools are Full, more than max_full_tools="
-                            f"{sel.max_full_tools}")
-        # The tool of a task step keeps Full first (the policy made it Full for the step), then best first.
-        for s in sorted((s for s in tools if not s.skeleton and s.tier is Tier.FULL),
-                        key=lambda s: (not s.step, -s.final, s.name)):
-            if room > 0:
-                room -= 1
-            else:
-                s.reasons.append(f"demoted full -> condensed: max_full_tools={sel.max_full_tools}")
-                s.tier = Tier.CONDENSED
         fmt = sel.budget_format
         # Token estimates are kept in the snapshot's memo: the next compile's candidates overlap.
         estimates = Estimates(fmt, self._estimate, view.memo.costs)
-        self._full_share(tools, skeleton_full, sel.max_full_share * budget, estimates)
+        self._cap_full(tools, sel.max_full_tools, sel.max_full_share * budget, estimates, warnings)
         used, budget_warnings = fit_budget(tools, budget, fmt, self.counter, estimates=estimates, shard=ctx.shard)
         warnings += budget_warnings
         if getattr(self.counter, "last_error", None):
@@ -569,14 +556,25 @@ class Compiler:
         )
 
     @staticmethod
-    def _full_share(tools: list[ScoredTool], skeleton_full: list[ScoredTool], room: float,
-                    estimates: Estimates) -> None:
-        """``max_full_share``: Full definitions take at most ``room`` tokens, the skeleton's first,
-        then best first; a definition that would pass it is Condensed (a cheaper one after it may
-        still fit). The tool of a task step keeps Full, as it does ahead of ``max_full_tools``."""
-        spent = sum(estimates.cost(s, Tier.FULL) for s in skeleton_full)
+    def _cap_full(tools: list[ScoredTool], max_tools: int, room: float, estimates: Estimates,
+                  warnings: list[str]) -> None:
+        """The Full tier's two caps, in one pass over it: the skeleton's tools first, then the tool of
+        a task step (the policy made it Full for the step), then best first. ``max_full_tools``
+        counts tools: past it a tool is Condensed. ``max_full_share`` (``room`` tokens) counts
+        definitions: a tool within the count whose definition would take the tier past it is
+        Condensed too (a cheaper one after it may still fit), except a step's tool."""
+        skeleton = [s for s in tools if s.skeleton and s.tier is Tier.FULL]
+        if len(skeleton) > max_tools:
+            warnings.append(f"{len(skeleton)} skeleton tools are Full, more than max_full_tools={max_tools}")
+        places = max(0, max_tools - len(skeleton))
+        spent = sum(estimates.cost(s, Tier.FULL) for s in skeleton)
         for s in sorted((s for s in tools if not s.skeleton and s.tier is Tier.FULL),
                         key=lambda s: (not s.step, -s.final, s.name)):
+            if places == 0:
+                s.reasons.append(f"demoted full -> condensed: max_full_tools={max_tools}")
+                s.tier = Tier.CONDENSED
+                continue
+            places -= 1  # the count is by rank: a tool the share sends down keeps its place taken
             need = estimates.cost(s, Tier.FULL)
             if s.step or spent + need <= room:
                 spent += need
