@@ -25,7 +25,7 @@ from typing import Any
 
 from .errors import ConfigError
 
-__all__ = ["MAX_DEPTH", "read_json"]
+__all__ = ["MAX_DEPTH", "read_json", "unique_keys"]
 
 #: Deepest nesting of objects and arrays accepted. A configuration needs a handful of
 #: levels, an input schema in available_tools.json perhaps twenty.
@@ -44,6 +44,18 @@ class _Object(dict[str, Any]):
     """A JSON object that remembers the keys given more than once."""
 
     duplicates: tuple[str, ...] = ()
+
+
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook`` for JSON whose keys must all differ (``json.loads`` would silently keep
+    the last of two): ValueError naming the repeated key. (Config files use :func:`read_json`,
+    which names every such key with its path instead.)"""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        key = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+        raise ValueError(f"the key {key!r} is given twice")
+    return out
 
 
 def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

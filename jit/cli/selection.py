@@ -15,6 +15,7 @@ from ..catalog.store import Store
 from ..config import Config
 from ..display import json_text, markup, visible
 from ..errors import SelectionError
+from ..jsonfile import unique_keys
 from ..selection.tiers import Tier
 from ..text import remove_hidden
 from ..views import summarize
@@ -149,16 +150,6 @@ def _print_toolset(console: Console, toolset: ToolSet, *, explain: bool) -> None
 # --------------------------------------------------------------------------- call
 
 
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A JSON object whose keys are all different (``json.loads`` would keep the last of two silently)."""
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise ValueError(f"the key {key!r} is given twice")
-        out[key] = value
-    return out
-
-
 @app.command("call")
 def call_command(
     ctx: typer.Context,
@@ -173,7 +164,7 @@ def call_command(
     """Call a tool through jit's client manager (connects to that one server only)."""
     server, tool = _split_key(key, as_json=as_json)
     try:
-        arguments = json.loads(args, object_pairs_hook=_unique_keys)
+        arguments = json.loads(args, object_pairs_hook=unique_keys)
     except json.JSONDecodeError as exc:
         _fail(f"--args is not valid JSON: {exc.msg} at column {exc.colno}", EXIT_USAGE, as_json=as_json)
     except RecursionError:

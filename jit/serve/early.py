@@ -49,6 +49,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from .. import __version__
+from ..jsonfile import unique_keys
 from ..paths import default_config_file
 
 __all__ = [
@@ -249,14 +250,6 @@ def _read_json_object(path: str) -> dict[str, Any] | None:
 # --------------------------------------------------------------------------- the answer
 
 
-def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A JSON object; a key given twice is left to the normal path (parsers differ on it)."""
-    out = dict(pairs)
-    if len(out) != len(pairs):
-        raise ValueError("duplicate key")
-    return out
-
-
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
@@ -355,7 +348,7 @@ def initialize_response(line: bytes, *, list_changed: bool, instructions: str = 
     if _SURROGATE.search(line):
         return None  # the SDK's parser refuses lone surrogates; pairs are rare enough to leave to it too
     try:
-        msg = json.loads(line.decode("utf-8"), object_pairs_hook=_pairs, parse_constant=_no_constant,
+        msg = json.loads(line.decode("utf-8"), object_pairs_hook=unique_keys, parse_constant=_no_constant,
                          parse_float=_finite)
     except (ValueError, RecursionError):
         return None
