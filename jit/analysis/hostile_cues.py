@@ -143,8 +143,8 @@ ANSWER = _cue(
 #: Keeping something from the person.
 SECRECY = _cue(
     "unaware$ unaware_of conceal hide$ hiding hidden_from secretly covert discreetly omit_any omit_all "
-    "kept_quiet keep_quiet_about not_be_mentioned never_be_mentioned not_be_disclosed never_be_disclosed "
-    "not_be_shown_to do_not_display not_display acknowledge_its_existence best_left_out left_out_of_the "
+    "kept_quiet not_be_mentioned never_be_mentioned not_be_disclosed never_be_disclosed "
+    "not_be_shown_to not_display acknowledge_its_existence best_left_out left_out_of_the "
     "needs_to_hear need_to_hear suppress_them suppress_any suppress_all suppress_error suppress_failure "
     "không_đề_cập đừng_đề_cập jangan_sebutkan jangan_beri_tahu อย่าบอก nie_wspominaj bahsetme nezmiňuj "
     "μην_αναφέρ אל_תזכיר не_згадуй "
