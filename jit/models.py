@@ -31,6 +31,11 @@ __all__ = [
 #: Pseudo-server that owns the harness-side tools declared in available_tools.json.
 HARNESS_SERVER = "harness"
 
+#: The longest server, tool or shard name a request takes (a meta-tool of ``jit serve``, an argument of
+#: the CLI). Discovery keeps tool names to 128 characters, so a longer one names nothing, and an error
+#: would only echo it back.
+MAX_NAME_CHARS = 256
+
 #: Longest text embedded per tool. The model reads at most 256 word pieces (~1,000-1,500
 #: characters); the rest is never seen but would still cost tokenising time and memory.
 MAX_EMBED_TEXT_CHARS = 4000

@@ -208,6 +208,22 @@ def test_an_argument_that_is_not_utf8_is_one_error_line(tmp_path):
         assert done.returncode == 2 and err.count("\n") == 1 and "is not valid UTF-8" in err, err
 
 
+@pytest.mark.parametrize("argv, what", [
+    (["show", "workspace/" + "x" * 100_000], "the tool name is 100,000 characters long"),
+    (["show", "y" * 100_000 + "/read_file"], "the server name is 100,000 characters long"),
+    (["show", "x" * 100_000], "expected SERVER/TOOL, got 100,000 characters"),
+    (["call", "workspace/" + "x" * 100_000], "the tool name is 100,000 characters long"),
+    (["tools", "--server", "x" * 100_000], "--server is 100,000 characters long"),
+    (["approve", "--server", "x" * 100_000], "--server is 100,000 characters long"),
+    (["compile", "--shard", "x" * 100_000, "--task", "t"], "--shard is 100,000 characters long"),
+    (["serve", "--stdio", "--expose-shard", "x" * 100_000], "--expose-shard is 100,000 characters long"),
+])
+def test_a_name_longer_than_any_catalog_name_is_refused_without_being_printed_back(tmp_path, argv, what):
+    catalog = write_example_config(tmp_path)
+    code, out, err = invoke(*argv, "--config", str(catalog))
+    assert code == 2 and what in err and len(out + err) < 300, err[:300]
+
+
 # --------------------------------------------------------------------------- import
 
 

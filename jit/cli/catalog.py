@@ -22,6 +22,7 @@ from .shared import (
     JsonOption,
     QuietOption,
     _ago,
+    _check_names,
     _config,
     _embedder,
     _emit_json,
@@ -223,6 +224,7 @@ def tools_command(
 
     A tool whose definition changed since it was approved is marked ``changed``.
     """
+    _check_names(as_json, {"--server": server})
     with _errors(as_json):
         config = _config(ctx, config_file)
         with _open_store(config) as store:

@@ -23,6 +23,7 @@ from .shared import (
     _config,
     _emit_json,
     _errors,
+    _check_names,
     _fail,
     _open_store,
     _split_key,
@@ -144,6 +145,7 @@ def approve_command(
     targets = sum(bool(x) for x in (key, everything, list_only)) + (server is not None and not list_only)
     if targets != 1:
         _fail("give one of SERVER/TOOL, --server NAME, --all or --list", EXIT_USAGE, as_json=as_json)
+    _check_names(as_json, {"--server": server})
     if definition_hash is not None and key is None:
         _fail("--hash goes with SERVER/TOOL", EXIT_USAGE, as_json=as_json)
     if definition_hash is not None and not re.fullmatch(r"[0-9a-fA-F]{8,64}", definition_hash):

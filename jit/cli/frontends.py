@@ -15,6 +15,7 @@ from .shared import (
     ConfigOption,
     _config_file,
     _errors,
+    _check_names,
     _fail,
     _State,
     app,
@@ -62,6 +63,7 @@ def serve_command(
     """Run jit as an MCP server: search, describe, call and compile tools from any MCP client."""
     if stdio and http:
         _fail("choose one of --stdio and --http", EXIT_USAGE, as_json=False)
+    _check_names(False, {"--expose-shard": expose_shard})
     if task is not None and expose_shard is None:
         _fail("--task applies to --expose-shard", EXIT_USAGE, as_json=False)
     if task is not None and not remove_hidden(task).strip():  # as compile() refuses it

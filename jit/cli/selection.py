@@ -28,6 +28,7 @@ from .shared import (
     _embedder,
     _emit_json,
     _errors,
+    _check_names,
     _fail,
     _open_store,
     _run,
@@ -67,6 +68,7 @@ def compile_command(
     as_json: JsonOption = False,
 ) -> None:
     """Compile the tool set for a shard and task: tools by tier with scores, tokens used against the budget."""
+    _check_names(as_json, {"--shard": shard})
     if fmt is not None and fmt not in FORMATS:
         _fail(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}", EXIT_USAGE, as_json=as_json)
     with _errors(as_json):

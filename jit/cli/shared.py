@@ -42,6 +42,7 @@ from ..errors import (
     ToolNotApprovedError,
     ToolNotFoundError,
 )
+from ..models import MAX_NAME_CHARS
 from ..paths import DEFAULT_CONFIG_FILE, FALLBACK_CONFIG_FILE, default_config_file
 
 # Each command imports the wing it runs where that wing is heavy to load: the selection
@@ -181,13 +182,24 @@ def _emit_json(data: Any) -> None:
     sys.stdout.write(json_text(data) + "\n")
 
 
+def _check_names(as_json: bool, names: dict[str, str | None]) -> None:
+    """Refuse a server, tool or shard name (``{"--server": value}``) longer than any the catalog
+    holds, without printing it back: an error line echoing a 100 KB argument helps nobody."""
+    for what, value in names.items():
+        if value is not None and len(value) > MAX_NAME_CHARS:
+            _fail(f"{what} is {len(value):,} characters long; a server, tool or shard name has at most "
+                  f"{MAX_NAME_CHARS}", EXIT_USAGE, as_json=as_json)
+
+
 def _split_key(key: str, *, as_json: bool) -> tuple[str, str]:
     """``SERVER/TOOL`` (or the rendered ``SERVER__TOOL``) into its two parts."""
     for sep in ("/", "__"):
         server, found, tool = key.partition(sep)
         if found and server and tool:
+            _check_names(as_json, {"the server name": server, "the tool name": tool})
             return server, tool
-    _fail(f"expected SERVER/TOOL, got {key!r}", EXIT_USAGE, as_json=as_json)
+    shown = repr(key) if len(key) <= MAX_NAME_CHARS else f"{len(key):,} characters"
+    _fail(f"expected SERVER/TOOL, got {shown}", EXIT_USAGE, as_json=as_json)
 
 
 def _ago(ts: float | None) -> str:

@@ -81,7 +81,7 @@ from ..client.manager import ClientManager
 from ..client.tooldefs import clean_annotations
 from ..config import check_store_path, load_config
 from ..errors import JitError, jit_error_in
-from ..models import HARNESS_SERVER
+from ..models import HARNESS_SERVER, MAX_NAME_CHARS
 from ..process import tuned
 from . import early
 from .early import config_instructions
@@ -117,9 +117,6 @@ PROXY = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_
 ALWAYS_LOAD = {"anthropic/alwaysLoad": True}
 #: The meta-tools every ``jit serve`` offers (``set_task`` comes with ``--expose-shard``).
 META_TOOLS = ("search_tools", "describe_tool", "call_tool", "compile_tools", "reload")
-#: The longest server, tool or shard name a meta-tool takes (discovery keeps names to 128 characters;
-#: a longer one names nothing, and an error would only echo it back).
-MAX_NAME_CHARS = 256
 #: The longest query or task a meta-tool takes: ~8,000 tokens of plain words. A longer one is refused
 #: rather than ranked: 10 MB of query took 19 s to rank and delayed every other call meanwhile.
 MAX_TEXT_CHARS = 32_768
