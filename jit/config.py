@@ -281,6 +281,10 @@ class ServeConfig(_Strict):
     #: ... and at most this many tokens of schemas in one answer (estimated as the budget of a
     #: compile is): a schema that would go past it is left out; ``describe_tool`` still gives it.
     search_schema_tokens: int = Field(1500, ge=0)
+    #: ``jit serve --http``: at most this many Streamable HTTP sessions open at once; past it a new
+    #: ``initialize`` is answered 503 until one ends (a client's DELETE, or 30 minutes idle). Each
+    #: session holds ~24 KB, so a client opening sessions in a loop cannot grow the process unbounded.
+    max_http_sessions: int = Field(1000, ge=1, le=100_000)
 
 
 class _ConfigFile(_Strict):

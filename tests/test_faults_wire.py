@@ -514,6 +514,31 @@ def test_http_answers_malformed_bodies_as_stdio_does(tmp_path):
 
 
 @pytest.mark.slow
+def test_http_sessions_are_bounded_and_a_deleted_one_frees_its_place(tmp_path):
+    """Each valid initialize makes a session that lives until DELETE or 30 idle minutes (~24 KB each):
+    ``serve.max_http_sessions`` bounds how many are open; past it a new one gets 503 and the open
+    sessions still answer; a DELETE frees a place."""
+    path = write_example_config(tmp_path, servers={"tracker": None}, serve={"max_http_sessions": 2},
+                                connection={"reconnect_attempts": 0, "ping_interval": 0})
+    with serving_http(tmp_path, path, env=ENV, host="127.0.0.1", timeout=TIMEOUT) as url, \
+            httpx2.Client(timeout=TIMEOUT) as http:
+        first, second = http_session(http, url), http_session(http, url)
+        fresh = {k: v for k, v in first.items() if k not in ("Mcp-Session-Id", "Mcp-Protocol-Version")}
+        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+        third = http.post(url, json=init, headers=fresh)
+        assert third.status_code == 503 and "mcp-session-id" not in third.headers, third.text
+        assert "Too many open sessions" in third.text
+        for session in (first, second):  # the open sessions are untouched
+            ok = http.post(url, json={"jsonrpc": "2.0", "id": 2, "method": "ping"}, headers=session)
+            assert ok.status_code == 200 and '"id":2' in ok.text.replace(" ", ""), ok.text
+        assert http.delete(url, headers=first).status_code == 200
+        http_session(http, url)  # the deleted session's place is free again
+        gone = http.post(url, json={"jsonrpc": "2.0", "id": 3, "method": "ping"}, headers=first)
+        assert gone.status_code == 404
+
+
+@pytest.mark.slow
 def test_http_refuses_a_request_id_still_in_flight_in_its_session(tmp_path):
     """MCP forbids reusing a request id while its request runs. The SDK keeps one answer stream
     per id, so a second request with the id of one still running got no answer at all (its client

@@ -332,13 +332,14 @@ class JsonRpcCheckMiddleware:
         return decode(text)
 
 
-async def serve_http(server: Any, host: str, port: int, access: HttpAccess) -> None:
+async def serve_http(server: Any, host: str, port: int, access: HttpAccess, max_sessions: int) -> None:
     """``MCPServer.run_streamable_http_async`` with jit's guard: the SDK's Streamable HTTP app
-    with ``access.security`` as its Host/Origin settings, behind the bearer token when there is one."""
+    with ``access.security`` as its Host/Origin settings and at most ``max_sessions`` sessions
+    (``serve.max_http_sessions``), behind the bearer token when there is one."""
     import uvicorn
 
-    app: Any = JsonRpcCheckMiddleware(server.streamable_http_app(transport_security=access.security, host=host),
-                                      MAX_LINE_BYTES)
+    sdk_app = server.streamable_http_app(transport_security=access.security, host=host, max_sessions=max_sessions)
+    app: Any = JsonRpcCheckMiddleware(sdk_app, MAX_LINE_BYTES)
     if access.token is not None:
         app = BearerTokenMiddleware(app, access.token)
     config = uvicorn.Config(app, host=host, port=port, log_level=server.settings.log_level.lower())

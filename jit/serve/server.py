@@ -604,7 +604,9 @@ def run(options: ServeOptions) -> None:
             if options.transport == "http":
                 access = http_access(options.host, allow_remote=options.allow_remote,
                                      allowed_hosts=options.allowed_hosts)
-                anyio.run(serve_http, server, options.host, options.port, access)
+                # The session limit is set before the app is made; the lifespan reads the config again.
+                sessions = load_config(options.config_path).serve.max_http_sessions
+                anyio.run(serve_http, server, options.host, options.port, access, sessions)
             else:
                 server.run("stdio")
     except BaseExceptionGroup as group:
