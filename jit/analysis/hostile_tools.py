@@ -45,6 +45,9 @@ _CROSS = (
     # server-qualified tool references: github__create_issue, "the slack server's post_message tool"
     R(FLAG_CROSS_TOOL, f"{_G_CALL} & __",
       rf"\b{_CALL}\s+(?:the\s+)?[`'\"]?[a-z][a-z0-9-]*__[a-z0-9_]+"),
+    # ... and the dotted form, server.tool_name (a snake_case tool after the dot: not a file or a domain)
+    R(FLAG_CROSS_TOOL, f"{_G_CALL} & .",
+      rf"\b{_CALL}\s+(?:the\s+)?[`'\"]?[a-z][a-z0-9-]*\.[a-z][a-z0-9]*_[a-z0-9_]+"),
     R(FLAG_CROSS_TOOL, f"{_G_CALL} & server tool plugin integration",
       rf"\b{_CALL}\s+(?:the\s+)?[\w-]+\s+(?:mcp\s+)?server'?s\s+[\w-]+(?:\s+tool)?",
       rf"\b{_CALL}\s+(?:the\s+)?(?!this\b)[\w-]+\s+(?:tool|plugin|integration)'s\s+[\w-]+",
