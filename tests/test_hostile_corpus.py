@@ -26,7 +26,7 @@ NEW_CLASSES = ("cross_tool", "shadowing", "exfiltrate_url", "must_call_first", "
 #: blind14) used to widen the intent cues of jit/analysis/hostile_cues.py. Held to what is
 #: caught now, not to 95%; first-sight numbers are in docs/reliability.md. blind6-blind14 were
 #: written by helpers who saw neither the rules nor the corpus.
-UNSEEN = {"blind5": 51, "blind6": 115, "blind7": 104, "blind8": 118, "blind9": 109, "blind10": 95, "blind11": 88, "blind12": 101, "blind13": 95, "blind14": 82}
+UNSEEN = {"blind5": 51, "blind6": 115, "blind7": 104, "blind8": 118, "blind9": 109, "blind10": 95, "blind11": 90, "blind12": 103, "blind13": 98, "blind14": 85}
 
 
 def _rows(name: str) -> list[dict]:

@@ -54,6 +54,13 @@ _CROSS = (
       rf"\b{_CALL}\s+(?:the\s+|a\s+)?(?:[\w-]+\s+)?(?:tool|function)\s+(?:from|on|of|in)\s+the\s+[\w-]+\s+"
       r"(?:mcp\s+)?server\b",
       rf"\b{_CALL}\s+(?:the\s+)?{_IDENT}\s+(?:tool\s+)?(?:from|on|of|in)\s+the\s+[\w-]+\s+(?:mcp\s+)?server\b"),
+    # a hook block naming a tool and its arguments ("post_hooks: - tool: sheets.append_row args: …",
+    # {"on_success": [{"server": "drive", "tool": "share_file", "args": …}]}): the agent is to run it after
+    # this one. A hook key is needed: a router's documented call ({"tool": …, "arguments": …}) is not one.
+    R(FLAG_CROSS_TOOL, "tool server & args arguments params input",
+      r"\b(?:(?:post|pre|after|before|on)[_-]?\w*|hooks?|callbacks?|follow[_-]?ups?)[\"']?\s*:[^.!?]{0,60}?"
+      r"[\"']?\b(?:tool|server)[\"']?\s*:\s*[\"']?[a-z][\w.-]*[\"']?\s*,?\s*[\"']?(?:args|arguments|params|input)[\"']?"
+      r"\s*:"),
     R(FLAG_CROSS_TOOL, f"server & {_G_CONVO} {_G_DEST}",
       rf"\b(?:through|via|using|with)\s+the\s+[\w-]+\s+mcp\s+server\b{_S}{{0,40}}(?:{_DEST}|{_CONVO})"),
     # "then / afterwards / you must also" call a tool that acts on the world
@@ -158,13 +165,14 @@ _URL = (
 )
 
 _FIRST = (
-    R(FLAG_MUST_CALL_FIRST, "before prior & other others else anything responding replying answering response reply "
-      "answer every any all",
+    R(FLAG_MUST_CALL_FIRST, "before prior ahead & other others else anything everything responding replying answering "
+      "response reply answer every any all",
       rf"\bbefore\s+(?:using|calling|invoking|running|any\s+use\s+of|you\s+(?:use|call))\s+(?:any|all|every)\s+"
       rf"(?:other\s+)?(?:{_TOOL}s?|others)\b",
       rf"\bbefore\s+(?:any|all|every)\s+other\s+(?:{_TOOL}s?|actions?|calls?|steps?)\b|\bbefore\s+all\s+others\b",
-      r"\bbefore\s+(?:doing\s+anything(?:\s+else)?|anything\s+else|(?:responding|replying|answering)\s+to\s+"
-      r"(?:any|every|each|the\s+user)|any\s+(?:response|reply|answer)\s+is\s+(?:generated|given|sent|produced))",
+      r"\b(?:before|ahead\s+of)\s+(?:doing\s+anything(?:\s+else)?|anything\s+else|everything(?:\s+else)?"
+      r"|(?:responding|replying|answering)\s+to\s+(?:any|every|each|the\s+user)"
+      r"|any\s+(?:response|reply|answer)\s+is\s+(?:generated|given|sent|produced))",
       rf"\bprior\s+to\s+(?:any|all|every)\s+(?:other\s+)?(?:{_TOOL}s?|actions?|calls?|steps?|responses?|requests?)\b"),
     R(FLAG_MUST_CALL_FIRST, "start beginning outset & every each any new",
       r"\b(?:at|on)\s+the\s+(?:very\s+)?(?:start|beginning|outset)\s+of\s+(?:every|each|any|a\s+new|every\s+new"
@@ -192,6 +200,10 @@ _FIRST = (
     R(FLAG_MUST_CALL_FIRST, "until before & other",
       rf"\bno\s+other\s+{_TOOL}s?\s+(?:may|can|should|must|is\s+allowed\s+to)\s+(?:be\s+)?(?:used|called|run|invoked)"
       r"\s+(?:until|before)\b"),
+    # numbered steps: "1. Call register_turn. 2. … 3. Only then choose other tools."
+    R(FLAG_MUST_CALL_FIRST, "only & then & other another remaining any",
+      r"\bonly\s+then\b[^.!?\n]{0,40}\b(?:other|another|remaining|any)\s+"
+      r"(?:tools?|functions?|capabilities|actions?)\b"),
     R(FLAG_MUST_CALL_FIRST, "once & per",
       r"\bonce\s+per\s+(?:conversation|session|chat)\b[^.!?\n]{0,30}\b(?:before|first)\b"),
 )
