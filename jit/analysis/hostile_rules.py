@@ -97,10 +97,10 @@ _NAMED = (r"(?:the\s+|any\s+|every\s+|all\s+)?(?!this\b|that\b|same\b|following\
           r"|the\b|tool\b|your\b|my\b|its\b)"
           r"[a-z][\w-]*(?:\s+(?!tool)[a-z][\w-]*)?\s+(?:tools?|functions?|servers?|mcp\s+server)\b")
 _OTHER = rf"(?:{_IDENT}(?:\s+(?:tool|function|command))?|{_NAMED})"
-_CALL = (r"(?:call|calls|calling|invoke|invokes|invoking|run|runs|running|execute|executing|trigger|triggering|use"
-         r"|using|fire|launch)")
-_G_CALL = ("call calls calling invoke invokes invoking run runs running execute executing trigger triggering use using "
-           "fire launch")
+_CALL = (r"(?:call|calls|calling|invoke|invokes|invoking|run|runs|running|execute|executes|executing|trigger|triggers"
+         r"|triggering|use|uses|using|fire|fires|launch|launches)")
+_G_CALL = ("call calls calling invoke invokes invoking run runs running execute executes executing trigger triggers "
+           "triggering use uses using fire fires launch launches")
 # What leaving the conversation looks like: the data a hostile text wants.
 _CONVO = (r"(?:(?:full|entire|whole|complete)\s+(?:conversation|chat|dialog(?:ue)?|context|transcript|history)"
           r"|conversation(?:\s+(?:history|log|so\s+far|context|transcript))?|chat\s+(?:history|log|transcript)"

@@ -144,6 +144,11 @@ _URL = (
       r"(?:conversation|chat|history|context|summary|summarised|summarized|secret|token|api_?key|apikey|password|passwd"
       r"|credential|cookie|prompt|memory|transcript|messages?|encoded|paste|env|user_?email|email|last_message"
       r"|user_?(?:input|data|query|question)|ssn|card)"),
+    # ... or a bare placeholder naming the conversation in a query value (?s=BASE64_OF_SYSTEM_PROMPT; the
+    # rules read lower-cased text, so a snake_case name ending in the word, or starting with the prompt's)
+    R(FLAG_EXFILTRATE_URL, "http https www & prompt* conversation* chat* history* message* transcript*",
+      r"(?:https?://|www\.)[^\s)\"'>]*[?&][\w-]+=(?:(?:[a-z0-9]+_)+(?:prompt|conversation|chat|history|transcript"
+      r"|messages?)\b|(?:system_prompt|conversation|chat_history|transcript)[a-z0-9_]*)"),
     # an image that carries data out in its address, or one the model is told to render
     R(FLAG_EXFILTRATE_URL, "![",
       r"!\[[^\]\n]{0,80}\]\(\s*<?(?:https?:)?//[^)\s]*[?&][\w-]+=(?:[{$<%\[]|\))"),
