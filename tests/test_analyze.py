@@ -275,6 +275,26 @@ def test_task_file_targets_are_the_files_the_task_writes(task, targets):
     assert bool(targets) <= ("/write" in p.capabilities or "/write" in p.implied)
 
 
+@pytest.mark.parametrize(("task", "edits"), [
+    # an instruction to change code or a config, and a sign of code: a file, an identifier, a word of code
+    ("Fix the off-by-one error in src/pagination.py: the last page is never returned.", True),
+    ("The frontend reads process.env.API_URL; switch them to the VITE_ prefix everywhere in web/src.", True),
+    ("There's a NullPointerException in OrderService.java. Find the cause and fix the null check.", True),
+    ("Bump lodash to 4.17.21 in package.json", True),
+    ("I need you to refactor the parse_args function", True),
+    # the word as a noun or a name, git's switch, a question, no sign of code
+    ("Open a pull request on GitHub from fix/csv-upload into main and describe the fix.", False),
+    ("Switch to release/2.3 and show me what was committed since the v2.3.0 tag.", False),
+    ("What versions of react and vite does package.json pin?", False),
+    ("Switch the living room lights off", False),
+    ("Change 100 USD to EUR at today's rate", False),
+    # a file named to write is that file's step, not an edit of the code
+    ("Fix the typo and save the result to notes/todo.md", False),
+])
+def test_a_task_that_changes_code_in_place_edits_a_file(task, edits):
+    assert analyze_task(task, DEFAULT_SHARDS).edits_code is edits
+
+
 @pytest.mark.parametrize(("path", "fmt"), [
     ("notes/x.md", "text"), ("out.JSON", "text"), ("/root/ppt/a.pptx", "presentation"), ("deck.odp", "presentation"),
     ("C:\\w\\cv.DOCX", "document"), ("letter.rtf", "document"), ("/root/excel/goods.xlsx", "spreadsheet"),

@@ -27,13 +27,15 @@ GOLDEN: dict[str, dict[str, Tier]] = {
         "bash": F, "fs__search_files": F, "read_file": F, "gh__create_issue": F, "gh__read_file": F,
         "ci__run_pipeline": C, "gh__list_issues": C, "fs__notes": C,
         "fs__read_file": M, "pdf__make_pdf": M,
-        "fs__write_file": X, "web__fetch": X, "web__web_search": X,
+        # "Fix ... in parser.py" changes code in place: its /write step is the local file writer
+        # (file_step 'edit'), though no word names it and gh__create_issue also writes.
+        "fs__write_file": F, "web__fetch": X, "web__web_search": X,
     },
     "tester": {
-        "bash": F, "read_file": F, "gh__create_issue": F, "gh__read_file": F,
+        "bash": F, "read_file": F, "gh__create_issue": F, "gh__read_file": F, "fs__write_file": F,
         "ci__run_pipeline": C, "gh__list_issues": C,
         "fs__read_file": M, "fs__notes": M, "pdf__make_pdf": M, "fs__search_files": M,
-        "fs__write_file": X, "web__fetch": X, "web__web_search": X,
+        "web__fetch": X, "web__web_search": X,
     },
     # Read-only roles (rules/policy.dl): nothing that writes, runs commands or sends is offered,
     # even where the task asks for it (gh__create_issue, bash, ci__run_pipeline, fs__notes, fs__write_file).
@@ -365,9 +367,10 @@ def test_task_vectors_decides_what_the_model_embeds(env, tmp_path, embedder, tas
     clauses = split_task(TASK)
     assert len(clauses) == 2
     assert recording.batches[0] == {"clauses": clauses, "whole": [TASK], "both": [TASK, *clauses]}[task_vectors]
-    assert recording.batches[1] == ["list the open issues"]  # one clause: the task itself, whatever the mode
-    # With a vector per clause, "Fix the failing unit test in parser.py" lifts the file writer.
-    assert selection(ts)["fs__write_file"] is (X if task_vectors == "whole" else M)
+    # "Fix ... in parser.py" changes code in place: the policy's text for that step's tool, once.
+    assert recording.batches[1] == ["edit a text file by replacing lines in it"]
+    assert recording.batches[2] == ["list the open issues"]  # one clause: the task itself, whatever the mode
+    assert selection(ts)["fs__write_file"] is F  # the step's tool, whatever the mode
     assert single.tools
 
 

@@ -73,7 +73,7 @@ def test_a_policy_of_three_argument_file_steps_still_names_text_files(compiler, 
         if name == "policy.dl":
             text = "\n".join(line for line in text.splitlines()
                              if not line.startswith(("+ file_step('presentation'", "+ file_step('document'",
-                                                     "+ file_step('spreadsheet'")))
+                                                     "+ file_step('spreadsheet'", "+ file_step('edit'")))
         path.write_text(text + "\n", encoding="utf-8")
     with Compiler(compiler.store, compiler.config, compiler.embedder, token_counter=EstimateCounter(),
                   rules=RuleSet.load(rules)) as old:

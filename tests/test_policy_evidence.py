@@ -45,10 +45,16 @@ def test_a_local_fix_gets_local_tools_and_its_implied_edit(compiler):
     # lost the policy's system points.
     assert not [s.name for s in full if s.server in HOSTED]
     assert all(s.points["system"] == -30 for s in ts.tools if s.server in HOSTED)
-    # "fix" and "stage" ask for a change no word names a tool for: the best tool that writes is Full.
-    step = [s for s in full if s.reasons and s.reasons[0] == "tool of the step /write the task implies"]
-    assert [s.server for s in step] in (["filesystem"], ["git"])
+    # "fix" asks for a change no word names a tool for, and the task is about code: the step is an
+    # edit of a local file (file_step 'edit'), held Full ahead of max_full_tools.
+    step = [s for s in full if s.step]
+    assert [(s.name, s.reasons[0]) for s in step] == [
+        ("filesystem__edit_file", "tool of the step /write of the code the task changes")]
     assert ts.task_facts["implied"] == ["/write"]  # a step, not a label: it scores no tool up
+    # A fix that is not about code in place (a remote pull request's description) gets no such step.
+    remote = compiler.compile(TaskContext(shard="coder", task="Open a pull request on GitHub from fix/csv-upload "
+                                          "into main in acme/shop and describe the fix."))
+    assert not [s for s in remote.tools if s.step]
 
 
 def test_naming_a_system_or_its_words_points_the_task_at_it(compiler):

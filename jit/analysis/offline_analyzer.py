@@ -500,6 +500,10 @@ class TaskProfile:
     #: their step is ``/write``, done by a tool for the file's format (:func:`target_format`;
     #: rules/policy.dl, ``file_step``).
     file_targets: tuple[str, ...] = ()
+    #: The task changes code or a config in local files ("fix the off-by-one in src/pagination.py",
+    #: "switch process.env.API_URL to the VITE_ prefix") without naming a file to write: its
+    #: ``/write`` step is a file edit (:func:`edits_code`; rules/policy.dl, ``file_step('edit', …)``).
+    edits_code: bool = False
 
 
 def analyze_task(text: str, shards: Mapping[str, ShardConfig] | None = None) -> TaskProfile:
@@ -534,6 +538,7 @@ def analyze_task(text: str, shards: Mapping[str, ShardConfig] | None = None) -> 
         capability_scores={c: clamp_score(100 * min(1.0, cap_scores[c] / 4.0)) for c in caps},
         implied=implied,
         file_targets=targets,
+        edits_code=not targets and ("/write" in caps or "/write" in implied) and edits_code(clean),
     )
 
 
@@ -569,6 +574,30 @@ _FILE_TARGET = re.compile(
 _WRITE_VERB = re.compile(rf"\b(?:{_WRITE_VERBS})\b", re.IGNORECASE)
 #: How far before the path its write verb may be (within the same clause).
 _VERB_REACH = 160
+
+
+# A verb that changes code or a config in place (the /write words of TASK_STEP_VERBS but for
+# staging, which is git's index, not a file), said as an instruction: at the start of a clause or
+# after "and", "then", "to", "please" ("fix the null check", "; switch them to the VITE_ prefix"),
+# not a noun or a name ("describe the fix", "the hotfix/date-parse branch", "does package.json pin?"),
+# and not git's "switch to <branch>". Then a sign that the task is about code: a source or config
+# file's name, an identifier (snake_case, camelCase, dotted), or a word of programming.
+_CODE_CHANGE_VERB = re.compile(
+    r"(?:^|[.;:!?,]\s*|\b(?:and|then|please|to|also|now|just)\s+)"
+    r"(?:fix|bugfix|hotfix|bump|upgrade|downgrade|switch(?!\s+to\b)|rename|refactor|migrate|correct|change"
+    r"|implement|tweak|adjust|rewrite|port|pin|unpin|deprecate|patch)\b(?![/-])", re.IGNORECASE)
+_CODE_SIGN = re.compile(
+    rf"\b[\w\-/]*\.(?:{_TEXT_EXTENSIONS})\b|\b[a-z]+(?:_[a-z0-9]+)+\b|\b[a-z]+[A-Z]\w*\b|\b[A-Z][a-z]+[A-Z]\w*\b"
+    r"|\b\w+\.\w+\.\w+\b|\b(?:bug|bugs|crash|crashes|exception|stack\s*trace|traceback|regression|unit\s+tests?"
+    r"|function|method|class|module|compile|compiler|lint|linter|dependency|dependencies|import|imports|variable"
+    r"|endpoint|null\s*pointer|off-by-one|segfault|typo)\b")
+
+
+def edits_code(text: str) -> bool:
+    """Whether ``text`` asks to change code or a config in place: a code-change verb and a sign
+    of code (a source file's name, an identifier, a programming word). "Switch the lights off"
+    and "change 100 USD to EUR" have the verb but no sign of code."""
+    return bool(_CODE_CHANGE_VERB.search(text)) and bool(_CODE_SIGN.search(text))
 
 
 def target_format(path: str) -> str:

@@ -44,7 +44,7 @@ from ..models import HARNESS_SERVER, StoredTool, ToolAnalysis
 from ..text import remove_hidden
 from .catalog_view import LABEL_KINDS, TASK_TABLES, CatalogSnapshot, CatalogView, merge_points
 from .explain import RuleCitations, explained_facts
-from .judgement import COMPILER_FACTS, FILE_TARGET, IMPLIED, Judgement
+from .judgement import CODE_EDIT, COMPILER_FACTS, FILE_TARGET, IMPLIED, Judgement
 from .logic import Fact, RuleSet
 from .records import CandidateReader, StaleSnapshot
 from .render import Estimates, fit_budget, order_key, summary_line
@@ -181,6 +181,8 @@ class Compiler:
             facts += [("task_domain", d) for d in profile.domains]
             facts += [(IMPLIED, c) for c in profile.implied]  # not for the engine: see _task_tables
             facts += [(FILE_TARGET, f) for f in profile.file_targets]
+            if profile.edits_code:
+                facts.append((CODE_EDIT, "code"))
         return list(dict.fromkeys(facts))
 
     def _task_tables(self, facts: list[Fact]) -> dict[str, dict[Any, int]]:

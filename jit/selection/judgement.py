@@ -19,14 +19,19 @@ from .catalog_view import CatalogSnapshot
 from .logic import Fact, LogicEngine
 from .tiers import ScoredTool, Tier
 
-__all__ = ["COMPILER_FACTS", "FILE_TARGET", "IMPLIED", "Judgement", "PolicyConstants", "words"]
+__all__ = ["CODE_EDIT", "COMPILER_FACTS", "FILE_TARGET", "IMPLIED", "Judgement", "PolicyConstants", "words"]
 
 #: The task fact kind of an implied step (TaskProfile.implied): read by the compiler, never asserted.
 IMPLIED = "task_implied"
 #: The task fact kind of a local file the task writes (TaskProfile.file_targets): never asserted.
 FILE_TARGET = "task_file_target"
+#: The task fact kind of a change to code or a config in local files, no file named to write
+#: (TaskProfile.edits_code): its step is the policy's ``file_step('edit', …)``. Never asserted.
+CODE_EDIT = "task_code_edit"
+#: What the reasons call that step's target.
+CODE_EDIT_TARGET = "the code the task changes"
 #: Task facts the compiler reads and the engine never sees.
-COMPILER_FACTS = frozenset({IMPLIED, FILE_TARGET})
+COMPILER_FACTS = frozenset({IMPLIED, FILE_TARGET, CODE_EDIT})
 _WORD = re.compile(r"[a-z0-9]+")
 
 
@@ -145,6 +150,8 @@ class Judgement:
         for f in facts:
             if f[0] == FILE_TARGET:
                 by_format.setdefault(target_format(str(f[1])), []).append(str(f[1]))
+            elif f[0] == CODE_EDIT:
+                by_format.setdefault("edit", []).append(CODE_EDIT_TARGET)
         if not by_format:
             return []
         steps = set(self.steps(facts))
