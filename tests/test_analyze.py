@@ -260,6 +260,10 @@ def test_task_profile_of_chinese_and_empty_text():
     # Office documents: targets too, of their own format (target_format), written by their tools.
     ("Convert the list in refs.bib into a Word document saved at /root/word/refs.docx", ("/root/word/refs.docx",)),
     ("Make a STEINS;GATE intro PPT and save it to /root/ppt/STEINS_GATE.pptx.", ("/root/ppt/STEINS_GATE.pptx",)),
+    # The file as the object of a verb that makes it.
+    ("Add a .gitignore that ignores node_modules/, dist/ and .env, then commit it.", (".gitignore",)),
+    ("Create README.md with a short intro, then make a new docs/index.html", ("README.md", "docs/index.html")),
+    ("Read config.json and add a field for the proxy", ()),
     # Read, not written; a PDF (made by converting or printing, no one kind of tool); a directory;
     # no write verb.
     ("Read the data under /root/excel/people.xlsx and tell me Sophia's BMI", ()),

@@ -572,6 +572,14 @@ _FILE_TARGET = re.compile(
     re.IGNORECASE,
 )
 _WRITE_VERB = re.compile(rf"\b(?:{_WRITE_VERBS})\b", re.IGNORECASE)
+#: ... or the file is the object of a verb that makes it: "add a .gitignore", "create README.md".
+_FILE_OBJECT = re.compile(
+    r"\b(?:create|creates|created|add|adds|added|write|writes|generate|generates|draft|drafts|make|makes|produce"
+    r"|produces)\s+(?:(?:a|an|the)\s+)?(?:new\s+|empty\s+)?[`'\"“]?"
+    rf"((?:[A-Za-z]:\\|~/|\.{{1,2}}/|/)?(?:[\w.\-]+[/\\])*[\w\-]*\.(?:{_TEXT_EXTENSIONS}|"
+    rf"{'|'.join(DOCUMENT_FORMATS)}))(?![\w/\\])",
+    re.IGNORECASE,
+)
 #: How far before the path its write verb may be (within the same clause).
 _VERB_REACH = 160
 
@@ -608,12 +616,13 @@ def target_format(path: str) -> str:
 
 def file_targets(text: str) -> tuple[str, ...]:
     """The local text files and office documents ``text`` asks to write, in order: a path after a
-    preposition, with a write verb before it in the same clause. (Paths are rare, so the scan is
-    linear in ``text``.)"""
+    preposition, with a write verb before it in the same clause, or the object of a verb that
+    makes it ("add a .gitignore"). (Paths are rare, so the scan is linear in ``text``.)"""
     found = []
     for m in _FILE_TARGET.finditer(text):
         before = text[max(0, m.start() - _VERB_REACH):m.start()]
         clause = before[max(before.rfind(c) for c in ".;!?\n") + 1:]
         if _WRITE_VERB.search(clause):
-            found.append(m.group(1))
-    return tuple(dict.fromkeys(found))
+            found.append((m.start(1), m.group(1)))
+    found += [(m.start(1), m.group(1)) for m in _FILE_OBJECT.finditer(text)]
+    return tuple(dict.fromkeys(path for _, path in sorted(found)))
