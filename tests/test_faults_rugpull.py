@@ -75,7 +75,7 @@ def cli(*args: str) -> tuple[int, str, str]:
 class Notes:
     """A config with the mutable server as ``notes``; its spec, its call log and its catalog."""
 
-    def __init__(self, base: Path, *, pin: bool = False, tools: list[dict] | None = None) -> None:
+    def __init__(self, base: Path, *, pin: bool = False, tools: list[dict] | None = None, churn: bool = False) -> None:
         self.base = base
         self.spec = base / "spec.json"
         self.calls = base / "calls.jsonl"
@@ -86,7 +86,8 @@ class Notes:
         self.config = base / "config.json"
         self.config.write_text(json.dumps({
             "servers": {"notes": {"command": sys.executable,
-                                  "args": [str(MUTABLE), "--spec", str(self.spec), "--calls", str(self.calls)]}},
+                                  "args": [str(MUTABLE), "--spec", str(self.spec), "--calls", str(self.calls),
+                                           *(["--churn"] if churn else [])]}},
             "store": "catalog.db",
             "rules": str(REPO / "rules"),
             "available_tools": "available_tools.json",
@@ -456,6 +457,56 @@ async def test_pinned_change_is_not_served_by_jit_serve_until_approved(tmp_path,
     with notes.store() as store:
         assert len(store.tools("notes")) == 3 and len(store.definition_history("notes", "send_message")) == 2
         assert store.tool("notes", "read_note").calls == 1 and store.awaiting_approval("notes", "send_message")
+
+
+# --------------------------------------------------------------------------- a server that never stops changing
+
+
+def test_earlier_definitions_are_bounded_per_tool_and_per_server(any_store, monkeypatch):
+    """A server whose tools change at every listing grew tool_history by a full definition per
+    change, without bound (~9 GB an hour with 120 KB schemas). The newest are kept per tool and per
+    server; the current definition and its usage are untouched."""
+    from jit.catalog import store_history
+    from jit.models import ToolDef
+
+    def listing(n: int) -> list[ToolDef]:
+        return [ToolDef(server="churn", name=name, description=f"{name} version {n}") for name in ("a", "b", "c")]
+
+    any_store.ensure_server("churn", "stdio")
+    for n in range(store_history.MAX_HISTORY_PER_TOOL + 6):
+        any_store.sync_tools("churn", listing(n))
+    any_store.record_call("churn", "a", ok=True, latency_ms=1.0)
+    kept = any_store.definition_history("churn", "a")
+    assert len(kept) == store_history.MAX_HISTORY_PER_TOOL
+    # the newest earlier definitions stay: the last one before the current is version n-1
+    assert {h["definition"]["description"] for h in kept} == {f"a version {n}" for n in range(5, 25)}
+    current = {t.tool.name: t for t in any_store.tools("churn")}
+    assert current["a"].tool.description == "a version 25" and any_store.usage("churn", "a")["calls"] == 1
+    # ... and per server, across its tools
+    monkeypatch.setattr(store_history, "MAX_HISTORY_PER_SERVER", 7)
+    any_store.sync_tools("churn", listing(99))
+    assert sum(len(any_store.definition_history("churn", name)) for name in ("a", "b", "c")) == 7
+    assert [h["definition"]["description"] for h in any_store.definition_history("churn", "c")][:1] == \
+        ["c version 25"]
+
+
+@pytest.mark.anyio
+async def test_a_flood_of_list_changed_notifications_is_answered_by_few_listings(tmp_path, embedder):
+    """An upstream that announced a change every few milliseconds was listed, analysed and stored
+    as fast as it could talk (2,760 definitions and log lines in 15 s at 117% CPU). Notifications
+    that arrive while a re-discovery waits its turn are answered by one listing."""
+    notes = Notes(tmp_path, churn=True, tools=[SEND, {**ANNOUNCE, "name": "flood"}])
+    await notes.sync(embedder)
+    config = load_config(notes.config)
+    with notes.store() as store:
+        before = len(store.definition_history("notes", "send_message"))
+        async with ClientManager(config, store) as manager:
+            await manager.call_tool("notes", "flood", {"count": 150, "interval": 0.01})
+            await anyio.sleep(3)  # the flood lasts ~1.5 s; then time for the last re-discovery
+            assert (await manager.call_tool("notes", "send_message", {"to": "a", "text": "b"})).content
+        changes = len(store.definition_history("notes", "send_message")) - before
+    # Without the interval: a listing per notification or two (~100 here). With it: about one a second.
+    assert 1 <= changes <= 6, changes
 
 
 def test_not_approved_error_names_the_commands(tmp_path):

@@ -17,7 +17,13 @@ from typing import Any
 
 from ..models import HARNESS_SERVER, StoredTool, SyncResult, ToolDef, canonical_json, changed_fields
 
-__all__ = ["DefinitionHistory"]
+__all__ = ["MAX_HISTORY_PER_SERVER", "MAX_HISTORY_PER_TOOL", "DefinitionHistory"]
+
+#: Earlier definitions kept per tool, and per server: an upstream that changes its tools in a loop
+#: (a new description at every listing) cannot grow the catalog without bound. The newest are kept;
+#: the current definition, its approval and its usage are never touched.
+MAX_HISTORY_PER_TOOL = 20
+MAX_HISTORY_PER_SERVER = 2000
 
 
 class DefinitionHistory:
@@ -92,9 +98,25 @@ class DefinitionHistory:
             (server, row["name"], row["definition_hash"], canonical_json(_definition(row)), row["updated_at"],
              last_seen, now, replaced_by, *(tuple(usage) if usage else (0, 0, 0.0, None, None))),
         )
+        self._trim_history(c, server, row["name"])
         # A dropped tool keeps its usage row: if it comes back unchanged, its record stands.
         if replaced_by is not None and usage is not None:
             c.execute("DELETE FROM usage WHERE server = ? AND tool = ?", (server, row["name"]))
+
+    @staticmethod
+    def _trim_history(c: Any, server: str, name: str) -> None:
+        """Drop the oldest earlier definitions past :data:`MAX_HISTORY_PER_TOOL` for the tool and
+        :data:`MAX_HISTORY_PER_SERVER` for its server (ids grow with time; SQL both backends read)."""
+        c.execute(
+            "DELETE FROM tool_history WHERE server = ? AND name = ? AND id < (SELECT id FROM tool_history"
+            " WHERE server = ? AND name = ? ORDER BY id DESC LIMIT 1 OFFSET ?)",
+            (server, name, server, name, MAX_HISTORY_PER_TOOL - 1),
+        )
+        c.execute(
+            "DELETE FROM tool_history WHERE server = ? AND id < (SELECT id FROM tool_history"
+            " WHERE server = ? ORDER BY id DESC LIMIT 1 OFFSET ?)",
+            (server, server, MAX_HISTORY_PER_SERVER - 1),
+        )
 
     def _returning(self, c: Any, server: str, name: str, t: ToolDef, result: SyncResult) -> None:
         """A tool listed again after it was dropped: if its definition differs from the one it

@@ -97,6 +97,10 @@ CLIENT_INFO = types.Implementation(name="jit", version=__version__)
 #: Non-JSON-RPC messages (stdout noise, undecodable frames) tolerated per connection.
 #: A server that prints a banner survives; one that floods its protocol stream is dropped.
 MAX_GARBAGE_MESSAGES = 50
+#: Re-discoveries a list_changed notification starts are at least this far apart (seconds): the
+#: notifications that arrive meanwhile are answered by one listing. A server that announces a change
+#: every few milliseconds would otherwise be listed, analysed and stored as fast as it can talk.
+MIN_REDISCOVERY_INTERVAL = 1.0
 
 #: The wire key and the SDK model of each item of resources/list, resources/templates/list, prompts/list.
 _ITEM_MODELS: dict[str, tuple[str, type[Any]]] = {
@@ -200,6 +204,7 @@ class Upstream:
         self._garbage = 0
         self._discover_lock = anyio.Lock()
         self._last_touch = 0.0
+        self._last_rediscovery = -math.inf
 
     # ---------------------------------------------------------------- lifecycle
 
@@ -395,6 +400,9 @@ class Upstream:
             if self._garbage >= MAX_GARBAGE_MESSAGES:
                 return f"server sent {self._garbage} messages that are not valid JSON-RPC"
             if self._pending:
+                # Coalesce: notifications that arrive while this waits join the same listing.
+                await anyio.sleep(max(0.0, self._last_rediscovery + MIN_REDISCOVERY_INTERVAL - anyio.current_time()))
+                self._last_rediscovery = anyio.current_time()
                 pending, self._pending = set(self._pending), set()
                 try:
                     with anyio.fail_after(self.config.timeout):
