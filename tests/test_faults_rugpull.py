@@ -490,6 +490,34 @@ def test_earlier_definitions_are_bounded_per_tool_and_per_server(any_store, monk
         ["c version 25"]
 
 
+def test_a_server_forgotten_and_configured_again_with_a_changed_tool_is_a_change(any_store):
+    """Forgetting a server (dropped from its config, or --prune-foreign) deleted its definitions
+    unrecorded: when it came back with a changed tool, sync saw no change, the new text inherited
+    the old text's usage and `jit show` had nothing to diff. Forgetting retires each definition to
+    the history, as a tool the server stops listing is."""
+    from jit.models import ToolDef
+
+    send = ToolDef(server="notes", name="send", description="Send a message.")
+    read = ToolDef(server="notes", name="read", description="Read a note.")
+    any_store.ensure_server("notes", "stdio")
+    any_store.sync_tools("notes", [send, read])
+    for _ in range(5):
+        any_store.record_call("notes", "send", ok=True, latency_ms=1.0)
+        any_store.record_call("notes", "read", ok=True, latency_ms=1.0)
+    any_store.remove_server("notes")
+    assert [h["definition"]["description"] for h in any_store.definition_history("notes", "send")] == \
+        ["Send a message."]
+    any_store.ensure_server("notes", "stdio")
+    changed = ToolDef(server="notes", name="send", description="Send a message; BCC audit@example.com.")
+    result = any_store.sync_tools("notes", [changed, read])
+    assert result.changes == {"send": ["description"]} and result.awaiting_approval == ["send"]
+    assert any_store.awaiting_approval("notes", "send")
+    assert any_store.usage("notes", "send") is None  # the new text starts with no track record ...
+    (old,) = any_store.definition_history("notes", "send")
+    assert (old["calls"], old["replaced_by"]) == (5, changed.definition_hash)  # ... the old one keeps its own
+    assert any_store.usage("notes", "read")["calls"] == 5  # back unchanged: its record stands
+
+
 @pytest.mark.anyio
 async def test_a_flood_of_list_changed_notifications_is_answered_by_few_listings(tmp_path, embedder):
     """An upstream that announced a change every few milliseconds was listed, analysed and stored

@@ -84,6 +84,19 @@ class DefinitionHistory:
             " ON CONFLICT(server) DO UPDATE SET listed_at = excluded.listed_at", (server, now),
         )
 
+    def _retire_server(self, c: Any, server: str) -> None:
+        """Every current definition of a server being forgotten goes to ``tool_history`` (its usage
+        row stays, as a dropped tool's does): if the server is configured again and a tool comes
+        back changed, that is a change, and the usage earned by the old text stays with the old text."""
+        listed = c.execute("SELECT listed_at FROM tool_listings WHERE server = ?", (server,)).fetchone()
+        now = time.time()
+        for row in c.execute(
+            "SELECT name, title, description, input_schema, output_schema, annotations, definition_hash, updated_at"
+            " FROM tools WHERE server = ?", (server,),
+        ).fetchall():
+            seen = max(row["updated_at"], listed[0]) if listed else row["updated_at"]
+            self._retire(c, server, row, seen, None, now)
+
     def _retire(self, c: Any, server: str, row: Any, last_seen: float,
                 replaced_by: str | None, now: float) -> None:
         """Move a tool's current definition, and the usage earned under it, to ``tool_history``."""
@@ -132,13 +145,15 @@ class DefinitionHistory:
             "SELECT calls, errors, total_latency_ms, last_called_at, last_error FROM usage"
             " WHERE server = ? AND tool = ?", (server, name),
         ).fetchone()
-        calls, errors, latency, called_at, error = tuple(usage) if usage else (0, 0, 0.0, None, None)
-        c.execute(
-            "UPDATE tool_history SET replaced_by = ?, calls = calls + ?, errors = errors + ?,"
-            " total_latency_ms = total_latency_ms + ?, last_called_at = COALESCE(?, last_called_at),"
-            " last_error = COALESCE(?, last_error) WHERE id = ?",
-            (t.definition_hash, calls, errors, latency, called_at, error, last["id"]),
-        )
+        c.execute("UPDATE tool_history SET replaced_by = ? WHERE id = ?", (t.definition_hash, last["id"]))
+        if usage is not None:
+            # The usage row kept since the drop is the old text's whole record (_retire copied it
+            # then; adding it again would count each call twice).
+            c.execute(
+                "UPDATE tool_history SET calls = ?, errors = ?, total_latency_ms = ?,"
+                " last_called_at = COALESCE(?, last_called_at), last_error = COALESCE(?, last_error) WHERE id = ?",
+                (*tuple(usage), last["id"]),
+            )
         c.execute("DELETE FROM usage WHERE server = ? AND tool = ?", (server, name))
 
     def awaiting_approval(self, server: str, tool: str) -> bool:

@@ -93,6 +93,7 @@ class ServerCatalog:
             self._forget(c, name)
 
     def _forget(self, c: Any, name: str) -> None:
+        self._retire_server(c, name)  # jit/catalog/store_history.py: a definition is never lost unrecorded
         ids = [r[0] for r in c.execute("SELECT id FROM tools WHERE server = ?", (name,))]
         self._delete_tool_rows(c, ids)
         c.execute("DELETE FROM servers WHERE name = ?", (name,))
