@@ -208,6 +208,32 @@ def test_an_argument_that_is_not_utf8_is_one_error_line(tmp_path):
         assert done.returncode == 2 and err.count("\n") == 1 and "is not valid UTF-8" in err, err
 
 
+def test_show_and_approve_take_a_rendered_name_as_the_tool_set_gives_it(tmp_path):
+    """`jit compile` renders f/get.weather as f__get_weather_<hash>; a tool literally named
+    a_b_<hash> beside f/a.b takes a hash of its own. `jit show` and `jit approve` read a rendered
+    name through the same mapping (a split at "__" found nothing, or the other tool)."""
+    from jit.models import ToolDef
+    from jit.selection.render import rendered_names
+
+    taken = rendered_names([("f", "a.b")])[("f", "a.b")]
+    tools = [ToolDef(server="f", name="a.b", description="Send an invoice email."),
+             ToolDef(server="f", name=taken.removeprefix("f__"), description="Delete every invoice."),
+             ToolDef(server="f", name="get.weather", description="Weather forecast for a city.")]
+    path = write_example_config(tmp_path, servers={"f": {"command": "true"}})
+    with Store(load_config(path).store_path) as store:
+        store.sync_catalog(tools)
+        names = rendered_names(store.tool_heads())
+    for (server, tool), name in names.items():
+        if server != "f":
+            continue
+        code, out, err = invoke("show", name, "--json", "--config", str(path))
+        assert code == 0 and (json.loads(out)["server"], json.loads(out)["tool"]) == ("f", tool), (name, err)
+    code, out, _ = invoke("show", taken, "--json", "--config", str(path))
+    assert json.loads(out)["definition"]["description"] == "Send an invoice email."
+    code, _, err = invoke("approve", names[("f", "get.weather")], "--config", str(path))
+    assert code == 0, err
+
+
 @pytest.mark.parametrize("argv, what", [
     (["show", "workspace/" + "x" * 100_000], "the tool name is 100,000 characters long"),
     (["show", "y" * 100_000 + "/read_file"], "the server name is 100,000 characters long"),

@@ -49,6 +49,20 @@ def test_names_are_namespaced_valid_and_distinct():
     assert NAME_OK.match(namespaced("bing-cn", "必应搜索"))
 
 
+def test_rendered_names_of_a_catalog_never_collide_and_do_not_depend_on_order():
+    """A tool literally named like another's hashed rendering (``a_b_<hash>`` beside ``a.b``) gets a
+    hash of its own; the mapping is the same whatever order the tools come in."""
+    from jit.selection.render import rendered_names
+
+    taken = namespaced("f", "a.b")  # f__a_b_<hash of f/a.b>
+    literal = taken.removeprefix("f__")
+    heads = [("f", literal), ("f", "a.b"), ("f", "get.weather"), ("g", "x")]
+    names = rendered_names(heads)
+    assert names[("f", "a.b")] == taken and names[("f", literal)] != taken
+    assert len(set(names.values())) == len(heads) and all(NAME_OK.match(n) for n in names.values())
+    assert rendered_names(reversed(heads)) == names
+
+
 def test_anthropic_and_openai_render_full_tools_and_one_meta_tool():
     tools = sample()
     anthropic = render_tools(tools, "anthropic", shard="coder")

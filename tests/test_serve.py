@@ -185,6 +185,7 @@ async def test_search_tools_ranks_every_server_with_scores_between_0_and_1(serve
     hits = res.structured_content["tools"]
     assert len(hits) == 5
     assert hits[0]["server"] == "tracker" and hits[0]["tool"] == "create_issue"
+    assert hits[0]["name"] == "tracker__create_issue"  # as a tool set names it (jit.selection.render.rendered_names)
     scores = [h["score"] for h in hits]
     assert all(0 <= x <= 1 for x in scores) and scores == sorted(scores, reverse=True)
     # The tracker is down, yet its cached tools are still found, marked offline.

@@ -358,6 +358,11 @@ class Store(DefinitionHistory, ServerCatalog, VectorStore):
         return [_stored(r) for r in self._tool_rows(" WHERE " + " AND ".join(where) + " ORDER BY t.server, t.name",
                                                     params)]
 
+    def tool_heads(self) -> list[tuple[str, str]]:
+        """``(server, name)`` of every catalog tool in scope (what rendered names are made from)."""
+        scope, params = self._scope_sql("server")
+        return [(r[0], r[1]) for r in self._query(f"SELECT server, name FROM tools WHERE {scope}", params)]
+
     def tool(self, server: str, name: str) -> StoredTool | None:
         if self.scope is not None and server not in self.scope:
             return None

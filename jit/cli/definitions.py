@@ -26,6 +26,7 @@ from .shared import (
     _check_names,
     _fail,
     _open_store,
+    _resolve_key,
     _split_key,
     app,
     out,
@@ -45,10 +46,11 @@ def show_command(
     as_json: JsonOption = False,
 ) -> None:
     """Show one tool: its full definition, analysis, server status and usage."""
-    server, name = _split_key(key, as_json=as_json)
+    parts = _split_key(key, as_json=as_json)
     with _errors(as_json):
         config = _config(ctx, config_file)
         with _open_store(config) as store:
+            server, name = _resolve_key(store, key, parts)
             stored = store.tool(server, name)
             if stored is None:
                 raise ToolNotFoundError.in_catalog(server, name, server_known=store.server(server) is not None)
@@ -158,6 +160,8 @@ def approve_command(
     with _errors(as_json):
         config = _config(ctx, config_file)
         with _open_store(config) as store:
+            if key is not None and tool is not None and server is not None:
+                server, tool = _resolve_key(store, key, (server, tool))
             if server is not None and store.server(server) is None:
                 raise ToolNotFoundError.uncatalogued(server, tool)
             if list_only:

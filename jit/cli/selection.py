@@ -32,6 +32,7 @@ from .shared import (
     _fail,
     _open_store,
     _run,
+    _resolve_key,
     _split_key,
     app,
     err,
@@ -178,6 +179,7 @@ def call_command(
     with _errors(as_json):
         config = _config(ctx, config_file)
         with _open_store(config) as store:
+            server, tool = _resolve_key(store, key, (server, tool))
             result = _run(_call(config, store, server, tool, arguments, timeout))
     if as_json:
         _emit_json(dataclasses.asdict(result))

@@ -202,6 +202,21 @@ def _split_key(key: str, *, as_json: bool) -> tuple[str, str]:
     _fail(f"expected SERVER/TOOL, got {shown}", EXIT_USAGE, as_json=as_json)
 
 
+def _resolve_key(store: Store, key: str, parts: tuple[str, str]) -> tuple[str, str]:
+    """``parts`` (from :func:`_split_key`), or, for a rendered name (``SERVER__TOOL`` as a tool set
+    or ``search_tools`` gives it), the tool that name stands for: names that had to be changed carry
+    a hash (``f__get_weather_f22aa01e`` is ``f/get.weather``), and where two collide the catalog's
+    mapping decides (jit.selection.render.rendered_names), not a split at ``__``."""
+    if "/" in key:
+        return parts
+    from ..selection.render import rendered_names
+
+    for head, name in rendered_names(store.tool_heads()).items():
+        if name == key:
+            return head
+    return parts
+
+
 def _ago(ts: float | None) -> str:
     if ts is None:
         return "never"

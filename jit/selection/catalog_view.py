@@ -72,7 +72,7 @@ from .classes import (
 from .indexcache import IndexCache, index_key
 from .logic import Fact, LogicEngine, RuleSet
 from .records import CACHE_SIZE, EffectiveAnalyses, ToolRecords
-from .render import namespaced, with_hash
+from .render import rendered_names
 from .retrieve import RetrievalIndex
 from .toolset import Tier
 from .viewfile import SavedView, ViewFiles, view_key
@@ -604,16 +604,8 @@ class CatalogView:
 
 def _names(heads: dict[int, tuple[str, str]], rows: list[int]) -> dict[int, str]:
     """Each tool's name as the model sees it: ``server__tool``, with a hash where two collide."""
-    names: dict[int, str] = {}
-    taken: set[str] = set()
-    for i in sorted(rows, key=heads.__getitem__):
-        server, tool = heads[i]
-        name = namespaced(server, tool)
-        if name in taken:
-            name = with_hash(name, server, tool)
-        taken.add(name)
-        names[i] = name
-    return names
+    by_head = rendered_names(heads[i] for i in rows)
+    return {i: by_head[heads[i]] for i in rows}
 
 
 def _labels(prev: dict[str, dict[str, frozenset[int]]] | None, computed: dict[int, ToolAnalysis],

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..analysis.offline_analyzer import condense
@@ -40,6 +40,7 @@ __all__ = [
     "namespaced",
     "order_key",
     "render_tools",
+    "rendered_names",
     "summary_line",
     "tier_cost",
 ]
@@ -71,6 +72,22 @@ def namespaced(server: str, tool: str) -> str:
     if clean == raw and len(clean) <= MAX_NAME:
         return clean
     return with_hash(clean, server, tool)
+
+
+def rendered_names(heads: Iterable[tuple[str, str]]) -> dict[tuple[str, str], str]:
+    """Each ``(server, tool)`` of a catalog's tools -> its rendered name: :func:`namespaced`, with a
+    hash where two would collide (a tool literally named ``a_b_8132f2cb`` beside the ``a.b`` that
+    renders so), in one order, so every path that names a tool (a tool set, ``search_tools``, the
+    CLI) maps a rendered name to the same tool."""
+    names: dict[tuple[str, str], str] = {}
+    taken: set[str] = set()
+    for server, tool in sorted(heads):
+        name = namespaced(server, tool)
+        if name in taken:
+            name = with_hash(name, server, tool)
+        taken.add(name)
+        names[(server, tool)] = name
+    return names
 
 
 def with_hash(name: str, server: str, tool: str) -> str:

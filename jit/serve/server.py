@@ -409,7 +409,7 @@ def _register(app: JitServer) -> None:
     ) -> CallToolResult:
         """Find tools across every server jit knows, ranked by relevance (score 0-1, best first).
         The best results carry their input_schema: call one with call_tool right away."""
-        from ..selection.render import namespaced, summary_line
+        from ..selection.render import summary_line
 
         state = _state(ctx)
         ranked = await state.rank(query, limit, shard)
@@ -417,16 +417,16 @@ def _register(app: JitServer) -> None:
             {
                 "server": st.tool.server,
                 "tool": st.tool.name,
-                "name": namespaced(st.tool.server, st.tool.name),
+                "name": name,
                 "score": round(float(score), 4),
                 "online": st.online,
                 # Flagged (hostile) text is withheld here as in a compiled tool set.
                 "summary": summary_line(st.tool.description, st.analysis.condensed if st.analysis else "",
                                         st.analysis.flags if st.analysis else ()),
             }
-            for st, score in ranked
+            for st, score, name in ranked
         ]
-        _add_schemas(hits, [st for st, _score in ranked], state.config.serve)
+        _add_schemas(hits, [st for st, _score, _name in ranked], state.config.serve)
         return _result({"query": query, "shard": shard, "tools": hits})
 
     @app.tool(annotations=READ_ONLY, meta={**ALWAYS_LOAD})

@@ -383,10 +383,19 @@ class ServeState:
         await self.catalog_ready()
         await self.blocking(self.compiler.check_allowed, shard, server, tool)
 
-    async def rank(self, query: str, k: int, shard: str | None) -> list[tuple[Any, float]]:
-        """The compiler's ranking in a worker thread: ``(tool, score 0..1)``, best first."""
+    async def rank(self, query: str, k: int, shard: str | None) -> list[tuple[Any, float, str]]:
+        """The compiler's ranking in a worker thread: ``(tool, score 0..1, rendered name)``, best
+        first; the name is the one a tool set gives the tool (a hash where two names collide)."""
         await self.catalog_ready()
-        return await self.blocking(lambda: self.compiler.rank(query, k, shard=shard))
+
+        def ranked() -> list[tuple[Any, float, str]]:
+            from ..selection.render import namespaced
+
+            hits = self.compiler.rank(query, k, shard=shard)
+            names = self.compiler.catalog.snapshot().names
+            return [(st, score, names.get(st.id) or namespaced(st.tool.server, st.tool.name)) for st, score in hits]
+
+        return await self.blocking(ranked)
 
     def describe(self, server: str, tool: str) -> dict[str, Any]:
         """One tool's record (``describe_tool``, ``jit://tools/…``); unknown ones raise ToolNotFoundError."""
