@@ -9,6 +9,7 @@ Hierarchy::
     JitError
     ├── ConfigError                 broken config.json / mcpServers file / available_tools.json
     ├── StoreError                  the catalog (wraps sqlite3 / psycopg errors)
+    │   ├── ServerNotRegisteredError a write about a server the catalog has no row for (forgotten meanwhile)
     │   └── MigrationError          a migration failed (nothing of it applied), or an applied one was edited
     ├── EmbeddingError              the embedding model could not load or run
     ├── AnalysisError               a tool analyzer failed (the offline analyzer takes over)
@@ -47,6 +48,7 @@ __all__ = [
     "ServerConnectError",
     "ServerDisconnectedError",
     "ServerError",
+    "ServerNotRegisteredError",
     "ServerTimeoutError",
     "ServerUnavailableError",
     "StoreError",
@@ -94,6 +96,14 @@ class StoreError(JitError):
     """The catalog failed (I/O, corruption, constraint, extension; a PostgreSQL server refusing or gone)."""
 
     code = "store_error"
+
+
+class ServerNotRegisteredError(StoreError):
+    """A write about a server the catalog has no row for: never registered, or forgotten since
+    (another config's ``--prune-foreign``, or this config's sync after the server was removed
+    from it) while a process still serves it; that process registers it again."""
+
+    code = "server_not_registered"
 
 
 class MigrationError(StoreError):

@@ -519,6 +519,31 @@ def test_a_server_forgotten_and_configured_again_with_a_changed_tool_is_a_change
 
 
 @pytest.mark.anyio
+async def test_a_server_forgotten_by_another_process_while_served_is_registered_again(tmp_path, embedder, caplog):
+    """`jit sync --prune-foreign` of another config (or a sync of this one after the server left
+    the file) forgot a server that a running `jit serve` still served: its supervisor died with a
+    traceback ("unknown server; call ensure_server first") and its calls failed until a restart.
+    The upstream registers its server again at its next write and goes on serving."""
+    notes = Notes(tmp_path)
+    await notes.sync(embedder)
+    config = load_config(notes.config)
+    with notes.store() as store:
+        async with ClientManager(config, store) as manager:
+            assert (await manager.call_tool("notes", "read_note", {"title": "a"})).content
+            with Store(config.store_path) as other:  # another process forgets it
+                other.remove_server("notes")
+            assert store.server("notes") is None
+            await manager.call_tool("notes", "announce", {})  # the server re-lists: a catalog write
+            with anyio.fail_after(30):
+                while not store.tools("notes"):
+                    await anyio.sleep(0.1)
+            assert store.server("notes") is not None
+            assert (await manager.call_tool("notes", "read_note", {"title": "b"})).content
+        assert {t.tool.name for t in store.tools("notes")} == {"send_message", "read_note", "announce"}
+    assert "supervisor failed" not in caplog.text and "registered again" in caplog.text
+
+
+@pytest.mark.anyio
 async def test_a_flood_of_list_changed_notifications_is_answered_by_few_listings(tmp_path, embedder):
     """An upstream that announced a change every few milliseconds was listed, analysed and stored
     as fast as it could talk (2,760 definitions and log lines in 15 s at 117% CPU). Notifications

@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ..errors import StoreError
+from ..errors import ServerNotRegisteredError, StoreError
 from ..models import (
     ServerStatus,
     StoredTool,
@@ -261,7 +261,7 @@ class Store(DefinitionHistory, ServerCatalog, VectorStore):
             incoming[t.name] = t
         with self.transaction() as c:
             if c.execute("SELECT 1 FROM servers WHERE name = ?", (server,)).fetchone() is None:
-                raise StoreError(f"unknown server {server!r}; call ensure_server first", server=server)
+                raise ServerNotRegisteredError(f"unknown server {server!r}; call ensure_server first", server=server)
             existing = {
                 r["name"]: r
                 for r in c.execute("SELECT id, name, definition_hash, text_hash FROM tools WHERE server = ?", (server,))

@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import StoreError
+from ..errors import ServerNotRegisteredError, StoreError
 from ..models import HARNESS_SERVER, ServerRecord, ServerStatus, canonical_json
 from . import holders
 
@@ -175,7 +175,7 @@ class ServerCatalog:
         with self.transaction() as c:
             row = c.execute("SELECT status FROM servers WHERE name = ?", (name,)).fetchone()
             if row is None:
-                raise StoreError(f"unknown server {name!r}; call ensure_server first", server=name)
+                raise ServerNotRegisteredError(f"unknown server {name!r}; call ensure_server first", server=name)
             if held:
                 self._register_holder(c, me, now)
                 c.execute(

@@ -151,8 +151,12 @@ class ClientManager:
         return self._begin(self.config.servers.items())
 
     def _upstream(self, name: str, cfg: ServerConfig) -> Upstream:
+        def register() -> None:
+            self.store.ensure_server(name, cfg.transport, owner=config_identity(self.config))
+
         return Upstream(name, cfg, self.store, lambda: self.config.connection, self._notify, peer=self.peer,
-                        on_listing_changed=self.on_listing_changed, log_level=lambda: self.log_level)
+                        on_listing_changed=self.on_listing_changed, log_level=lambda: self.log_level,
+                        register=register)
 
     def _begin(self, servers: Iterable[tuple[str, ServerConfig]]) -> list[Upstream]:
         started: list[Upstream] = []
@@ -219,7 +223,13 @@ class ClientManager:
     # ---------------------------------------------------------------- status
 
     def _set_status(self, name: str, status: ServerStatus, **kw: Any) -> None:
-        self.store.set_server_status(name, status, **kw)
+        try:
+            self.store.set_server_status(name, status, **kw)
+        except ServerNotRegisteredError:
+            # Forgotten by another process meanwhile (a server this config no longer names, synced
+            # away while it was served): no row, nothing to record. A server still served registers
+            # itself again at its next write (Upstream._registered).
+            log.info("server %s: not in the catalog any more; its %s status is not recorded", name, status.value)
 
     def statuses(self) -> dict[str, ServerRecord]:
         """Every configured server as the catalog records it (status, timestamps, last error)."""

@@ -17,7 +17,7 @@ import math
 import random
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import mcp_types as types
@@ -31,6 +31,7 @@ from pydantic import ValidationError
 from .. import __version__
 from ..catalog.store import Store
 from ..config import ConnectionConfig, HttpServerConfig, SseServerConfig, StdioServerConfig
+from ..errors import ServerNotRegisteredError
 from ..models import ServerStatus, SyncResult
 from ..salvage import find_marker
 from .peer import ClientPeer, session_callbacks
@@ -120,6 +121,7 @@ LISTINGS = ("resources", "resource_templates", "prompts")
 
 #: ``touch_server`` at most this often per server on the call path (one write per call is enough).
 _TOUCH_EVERY = 1.0
+_T = TypeVar("_T")
 
 
 # --------------------------------------------------------------------------- tool conversion
@@ -164,8 +166,12 @@ class Upstream:
         peer: ClientPeer | None = None,
         on_listing_changed: Callable[[str, frozenset[str]], Awaitable[None]] | None = None,
         log_level: Callable[[], types.LoggingLevel | None] = lambda: None,
+        register: Callable[[], None] | None = None,
     ) -> None:
         self.name = name
+        #: Registers the server in the catalog again (``ensure_server`` for this config) when another
+        #: process forgot it while this one serves it.
+        self._register = register
         #: Where this server's requests to its client (sampling, elicitation, roots) and logs go.
         self.peer = peer
         self._on_listing_changed = on_listing_changed
@@ -209,7 +215,21 @@ class Upstream:
     # ---------------------------------------------------------------- lifecycle
 
     def _status(self, status: ServerStatus, **kw: Any) -> None:
-        self.store.set_server_status(self.name, status, **kw)
+        self._registered(lambda: self.store.set_server_status(self.name, status, **kw))
+
+    def _registered(self, write: Callable[[], _T]) -> _T:
+        """``write()``; if the catalog forgot the server meanwhile (another process pruned it, or a
+        sync of this config after it was removed from the file), register it again and write: this
+        process still serves it, and its supervisor must not die of it."""
+        try:
+            return write()
+        except ServerNotRegisteredError:
+            if self._register is None:
+                raise
+            log.warning("server %s: it was forgotten in the catalog by another process while served here; "
+                        "registered again", self.name)
+            self._register()
+            return write()
 
     def start(self) -> None:
         """Mark the server connecting and launch its supervisor task (asyncio backend)."""
@@ -479,7 +499,7 @@ class Upstream:
                 tools, problems = convert_tools(self.name, raw)
                 for p in problems:
                     self._warn(p)
-                result = self.store.sync_tools(self.name, tools)
+                result = self._registered(lambda: self.store.sync_tools(self.name, tools))
                 self.tool_names = frozenset(t.name for t in tools)
                 self.output_schemas = {t.name: t.output_schema for t in tools if t.output_schema is not None}
             listing = dict(self.listing)
