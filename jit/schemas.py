@@ -50,6 +50,7 @@ import logging
 import math
 import re
 from typing import Any
+from urllib.parse import unquote
 
 import jsonschema_rs
 
@@ -175,6 +176,8 @@ def _compact_size(value: Any) -> int:
 
 
 def _subschemas(schema: dict[str, Any]) -> list[dict[str, Any]]:
+    """The subschemas directly under ``schema``, by schema position only: what sits under
+    ``default``, ``examples``, ``const``, ``enum`` or an unknown keyword is data, never a schema."""
     out: list[dict[str, Any]] = []
     for key in _ONE:
         if isinstance(schema.get(key), dict):
@@ -330,31 +333,48 @@ def _pattern_error(schema: dict[str, Any]) -> str | None:
     return None
 
 
+def _pointer_target(schema: dict[str, Any], ref: str) -> tuple[bool, Any]:
+    """``(found, value)`` of the local reference ``ref`` (``#/…``) in ``schema``.
+
+    A ``$ref`` is a URI, so its fragment is percent-decoded first (``#/properties/a%20b`` names
+    the property ``a b``), then each JSON Pointer token unescaped (``~1`` is ``/``, ``~0`` is
+    ``~``), in that order (RFC 6901 §6 and §4)."""
+    target: Any = schema
+    for part in unquote(ref[2:]).split("/"):
+        part = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(target, dict) and part in target:
+            target = target[part]
+        elif isinstance(target, list) and part.isdigit() and int(part) < len(target):
+            target = target[int(part)]
+        else:
+            return False, None
+    return True, target
+
+
 def _local_ref_error(schema: dict[str, Any]) -> str | None:
-    """A ``#/…`` reference that resolves to nothing in this schema (skipped when ``$id`` re-bases refs)."""
-    refs: list[str] = []
-    stack: list[Any] = [schema]
+    """A ``#/…`` reference that resolves to nothing in this schema (skipped when ``$id`` re-bases refs).
+
+    Only references in schema positions count (:func:`_subschemas`, as for patterns): ``{"$ref": …}``
+    inside ``examples``, ``default``, ``const``, ``enum`` or an ``x-`` keyword is data (an
+    OpenAPI-editing tool's example, say). A schema reached only through a reference (one under
+    ``components``) is checked too, once."""
+    seen: set[int] = set()  # each node once, however many references lead to it: linear in the schema
+    stack = [schema]
     while stack:
         node = stack.pop()
-        if isinstance(node, dict):
-            if node is not schema and "$id" in node:
-                return None
-            ref = node.get("$ref")
-            if isinstance(ref, str) and ref.startswith("#/"):
-                refs.append(ref)
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
-    for ref in refs:
-        target: Any = schema
-        for part in ref[2:].split("/"):
-            part = part.replace("~1", "/").replace("~0", "~")
-            if isinstance(target, dict) and part in target:
-                target = target[part]
-            elif isinstance(target, list) and part.isdigit() and int(part) < len(target):
-                target = target[int(part)]
-            else:
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if node is not schema and "$id" in node:
+            return None
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/"):
+            found, target = _pointer_target(schema, ref)
+            if not found:
                 return f"$ref {ref!r} points to nothing in the schema"
+            if isinstance(target, dict):
+                stack.append(target)
+        stack.extend(_subschemas(node))
     return None
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from jsonschema import Draft202012Validator
+from servers.fault_server import REFS_AS_DATA
 from servers.support import HERE, PY, ServerProcess, free_port, make_config
 
 from jit.client.manager import ClientManager
@@ -231,6 +232,31 @@ async def test_draft07_schema_is_kept_and_stored_as_2020_12(tmp_path, store):
         assert pair["prefixItems"] == [{"type": "string"}, {"type": "number"}] and pair["items"] is False
         Draft202012Validator.check_schema(schema)
         assert not (await mgr.call_tool("f", "good_a", {})).is_error
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_a_ref_in_data_is_data_and_a_ref_pointer_is_percent_decoded(tmp_path, store):
+    """Valid 2020-12 schemas were dropped as "$ref … points to nothing": the check read ``{"$ref": …}``
+    inside ``examples``, ``default``, ``const``, ``enum`` or an ``x-`` keyword as a schema (an
+    OpenAPI-editing tool's example, say), and did not percent-decode ``#/$defs/a%20b``."""
+    cfg = make_config(tmp_path, {"f": stdio("refs_as_data")}, reconnect_attempts=0)
+    async with ClientManager(cfg, store) as mgr:
+        assert mgr.statuses()["f"].status is ServerStatus.CONNECTED
+        # A schema reached only through a $ref (under "components", not a schema position) is checked too.
+        assert mgr.warnings("f") == [f"dropped tool #{len(REFS_AS_DATA) + 1} 'bad': inputSchema: "
+                                     "$ref '#/components/Owner' points to nothing in the schema"]
+        assert {t.tool.name for t in store.tools("f")} == GOOD | set(REFS_AS_DATA)
+        for name, schema in REFS_AS_DATA.items():
+            assert store.tool("f", name).tool.input_schema == schema  # kept whole
+            Draft202012Validator.check_schema(schema)  # what jsonschema says too
+    # The pointers resolve where jsonschema resolves them: "a b", then "c/d~" (percent-decoded, then ~1 ~0).
+    validator = Draft202012Validator(REFS_AS_DATA["pct_pointer"])
+    assert [e.message for e in validator.iter_errors({"s": 5, "n": "x", "m": "y"})] == [
+        "5 is not of type 'string'", "'x' is not of type 'number'", "'y' is not of type 'number'"]
+    for ref in ("#/$defs/a%20c", "#/$defs/c~1d", "#/$defs/a%2"):
+        schema = {"type": "object", "$defs": {"a b": {}, "c/d~": {}}, "properties": {"p": {"$ref": ref}}}
+        assert check_schema(schema) == (None, f"inputSchema: $ref {ref!r} points to nothing in the schema")
 
 
 def test_check_schema_normalises_older_dialects_and_refuses_what_it_cannot_fix():

@@ -32,6 +32,20 @@ GOOD = [
 ]
 
 
+#: Case ``refs_as_data``: valid 2020-12 input schemas whose ``$ref`` sits in data (``examples``,
+#: ``default``, ``const``, ``enum``, an ``x-`` keyword) or points by a percent-encoded JSON Pointer.
+REFS_AS_DATA: dict[str, dict[str, Any]] = {
+    "openapi_patch": {"type": "object", "properties": {"node": {"type": "object", "description": "a schema node",
+                                                                "examples": [{"$ref": "#/components/schemas/Pet"}]}}},
+    "with_default": {"type": "object", "properties": {"node": {"type": "object", "default": {"$ref": "#/nothing"}}}},
+    "with_const": {"type": "object", "properties": {"n": {"const": {"$ref": "#/x"}}, "m": {"enum": [{"$ref": "#/y"}]}},
+                   "x-origin": {"$ref": "#/components/elsewhere", "$id": "urn:not-a-schema"}},
+    "pct_pointer": {"type": "object", "$defs": {"a b": {"type": "string"}, "c/d~": {"type": "number"}},
+                    "properties": {"s": {"$ref": "#/$defs/a%20b"}, "n": {"$ref": "#/$defs/c~1d~0"},
+                                   "m": {"$ref": "#/$defs/c%7E1d%7E0"}}},
+}
+
+
 def _deep(levels: int) -> str:
     """A schema whose property ``x`` nests ``levels`` objects deep, as raw JSON text."""
     return '{"type":"object","properties":{"x":' + '{"a":' * levels + "1" + "}" * levels + "}}"
@@ -80,6 +94,10 @@ def bad_tools(case: str) -> list[str]:
         return [_tool_text("bad", '{"type":"object","properties":{"n":{"type":"number","maximum":NaN}}}')]
     if case == "dangling_ref":
         return [_tool_text("bad", obj({"type": "object", "properties": {"a": {"$ref": "#/$defs/missing"}}}))]
+    if case == "refs_as_data":  # valid 2020-12: a $ref inside data is data; a $ref is a URI (percent-encoded)
+        valid = [_tool_text(name, obj(schema), "Valid JSON Schema 2020-12.") for name, schema in REFS_AS_DATA.items()]
+        return valid + [_tool_text("bad", obj({"type": "object", "components": {"Pet": {"$ref": "#/components/Owner"}},
+                                               "properties": {"pet": {"$ref": "#/components/Pet"}}}))]
     if case == "not_object_schema":
         return [_tool_text("bad", obj({"type": "string"}))]
     if case == "backtracking_output":  # an output schema whose pattern backtracks without bound in Python's re
