@@ -62,6 +62,7 @@ __all__ = [
     "OPEN_SCHEMA",
     "api_schema",
     "check_schema",
+    "json_kind",
     "json_problem",
     "normalize_dialect",
     "structured_content_error",
@@ -109,6 +110,21 @@ _meta_cache: dict[str, str | None] = {}
 
 
 # --------------------------------------------------------------------------- generic JSON checks
+
+
+def json_kind(value: Any, *, article: bool = False) -> str:
+    """The JSON type of a decoded value as a message names it: ``array``, or with ``article``
+    ``an array`` (``null`` either way). A message about what a server sent speaks JSON, not
+    Python (``got NoneType``, ``got list``)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        kind = "boolean"
+    elif isinstance(value, (int, float)):
+        kind = "number"
+    else:
+        kind = {dict: "object", list: "array", str: "string"}.get(type(value), type(value).__name__)
+    return (f"an {kind}" if kind[0] in "aeiou" else f"a {kind}") if article else kind
 
 
 def _where(path: list[Any]) -> str:
@@ -385,7 +401,7 @@ def check_schema(value: Any, field: str = "inputSchema") -> tuple[dict[str, Any]
     discovery warning of the dropped tool.
     """
     if not isinstance(value, dict):
-        return None, f"{field} must be a JSON Schema object, got {type(value).__name__}"
+        return None, f"{field} must be a JSON Schema object, got {json_kind(value, article=True)}"
     why = json_problem(value)
     if why:
         return None, f"{field} {why}"

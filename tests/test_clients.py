@@ -138,6 +138,8 @@ async def test_malformed_tools_are_dropped_with_reasons_and_the_rest_kept(tmp_pa
         assert sum("missing or empty name" in w for w in warnings) == 2
         assert any("duplicate name, kept the first" in w for w in warnings)
         assert "discovery warnings" in record.last_error and "'list_schema'" in record.last_error
+        assert "dropped tool #4 'list_schema': inputSchema must be a JSON Schema object, got an array" in warnings
+        assert "dropped tool #5 'no_schema': inputSchema is missing" in warnings
         # The SDK rejects this server's whole listing, yet its good tools stay callable.
         result = await mgr.call_tool("bad", "good_b", {"x": "still works"})
         assert "still works" in result.text()
@@ -152,6 +154,28 @@ def test_convert_tools_keeps_wire_fields_as_plain_dicts():
     assert [t.name for t in tools] == ["t"]
     assert tools[0].annotations == {"readOnlyHint": True} and tools[0].title == "T"
     assert "outputSchema" in problems[0] and "description must be a str" in problems[1]
+
+
+def test_what_a_server_sent_wrong_is_named_in_json_terms():
+    """The reasons speak JSON, not Python: ``missing``, ``null``, ``an array``, never ``NoneType``/``list``."""
+    schema = {"type": "object"}
+    raw = [{"name": "missing"}, {"name": "null", "inputSchema": None}, {"name": "flag", "inputSchema": True},
+           {"name": "text", "inputSchema": "object"}, {"name": "n", "inputSchema": 3.5},
+           {"name": "ann", "inputSchema": schema, "annotations": [True]}, {"name": 5, "inputSchema": schema},
+           {"name": "t", "inputSchema": schema, "title": False}, ["not", "a", "tool"]]
+    tools, problems = convert_tools("s", raw)
+    assert tools == []
+    assert problems == [
+        "dropped tool #0 'missing': inputSchema is missing",
+        "dropped tool #1 'null': inputSchema must be a JSON Schema object, got null",
+        "dropped tool #2 'flag': inputSchema must be a JSON Schema object, got a boolean",
+        "dropped tool #3 'text': inputSchema must be a JSON Schema object, got a string",
+        "dropped tool #4 'n': inputSchema must be a JSON Schema object, got a number",
+        "dropped tool #5 'ann': annotations must be a JSON object, got an array",
+        "dropped tool #6: name must be a string, got a number",
+        "dropped tool #7 't': title must be a string, got a boolean",
+        "dropped tool #8: a tool must be a JSON object, got an array",
+    ]
 
 
 def test_annotations_of_the_wrong_type_cost_the_field_not_the_tool():

@@ -271,7 +271,7 @@ def test_check_schema_normalises_older_dialects_and_refuses_what_it_cannot_fix()
     schema, why = check_schema({"type": "object", "properties": {"t": {"type": "array", "items": [{}]}}})
     assert why is None and schema["properties"]["t"] == {"type": "array", "prefixItems": [{}]}
     for bad, reason in [
-        ([], "must be a JSON Schema object, got list"),
+        ([], "must be a JSON Schema object, got an array"),
         ({"type": "object", "properties": {"x": {"minimum": math.inf}}}, "holds inf, which JSON cannot represent"),
         ({"type": "object", "required": "x"}, "is not valid JSON Schema 2020-12"),
         ({"type": "object", "properties": {"x": {"$ref": "#/definitions/y"}}}, "points to nothing"),

@@ -29,7 +29,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..models import ToolDef
-from ..schemas import check_schema, json_problem
+from ..schemas import check_schema, json_kind, json_problem
 
 __all__ = [
     "MAX_ANNOTATIONS_BYTES",
@@ -71,21 +71,14 @@ def _text(raw: dict[str, Any], key: str) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str):
-        raise MalformedToolError(f"{key} must be a str, got {type(value).__name__}")
+        raise MalformedToolError(f"{key} must be a string, got {json_kind(value, article=True)}")
     why = json_problem(value)
     if why:
         raise MalformedToolError(f"{key} {why}")
     return value
 
 
-def json_kind(value: Any) -> str:
-    """The JSON type of a decoded value, as a message names it."""
-    if value is None:
-        return "null"
-    return {dict: "object", list: "array", str: "string", bool: "boolean"}.get(type(value), "number")
-
-
-#: The annotations MCP defines and the JSON type each must have (other keys are kept as sent).
+#: The annotations MCP defines and the JSON type each must have; only these are stored.
 _ANNOTATION_TYPES: dict[str, type] = {"title": str, "readOnlyHint": bool, "destructiveHint": bool,
                                       "idempotentHint": bool, "openWorldHint": bool}
 
@@ -123,13 +116,15 @@ def tool_from_wire(server: str, raw: Any, notes: list[str] | None = None) -> Too
     """
     notes = notes if notes is not None else []
     if not isinstance(raw, dict):
-        raise MalformedToolError(f"a tool must be a JSON object, got {type(raw).__name__}")
+        raise MalformedToolError(f"a tool must be a JSON object, got {json_kind(raw, article=True)}")
     name = _text(raw, "name")
     if name is None or not name.strip():
         raise MalformedToolError("missing or empty name")
     if len(name) > MAX_NAME_CHARS:
         raise MalformedToolError(f"name is {len(name):,} characters, over the {MAX_NAME_CHARS}-character limit")
-    input_schema, why = check_schema(raw.get("inputSchema"), "inputSchema")
+    if "inputSchema" not in raw:
+        raise MalformedToolError("inputSchema is missing")
+    input_schema, why = check_schema(raw["inputSchema"], "inputSchema")
     if why:
         raise MalformedToolError(why)
     output_schema = None
@@ -140,7 +135,7 @@ def tool_from_wire(server: str, raw: Any, notes: list[str] | None = None) -> Too
     annotations = raw.get("annotations")
     if annotations is not None:
         if not isinstance(annotations, dict):
-            raise MalformedToolError(f"annotations must be a dict, got {type(annotations).__name__}")
+            raise MalformedToolError(f"annotations must be a JSON object, got {json_kind(annotations, article=True)}")
         why = json_problem(annotations, max_depth=8)
         if why:
             raise MalformedToolError(f"annotations {why}")
