@@ -49,7 +49,7 @@ BAD_TOOL = {
     "huge_schema": "'bad': inputSchema is 1,428,922 bytes of JSON, over the 131,072-byte limit",
     "invalid_schema": "'bad': inputSchema is not valid JSON Schema 2020-12: 'nonsense' is not valid under any "
                       "of the given schemas (at $.properties.a.type)",
-    "nan_schema": "'bad': inputSchema is not valid JSON Schema 2020-12",
+    "nan_schema": "'bad': inputSchema holds nan, which JSON cannot represent (at .properties.n.maximum)",
     "bigint_schema": "'bad': inputSchema holds an integer of 5,000 digits, more than JSON parsers read; cut out by "
                      "jit (at .properties.n.maximum)",
     "dangling_ref": "'bad': inputSchema: $ref '#/$defs/missing' points to nothing in the schema",

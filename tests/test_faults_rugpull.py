@@ -318,6 +318,44 @@ def test_a_catalog_from_before_the_migration_is_the_trusted_baseline(tmp_path, e
     assert notes.sync_now(embedder).changes["notes"].awaiting_approval == ["send_message"]
 
 
+def test_a_tool_unchanged_on_the_server_stays_unchanged_whatever_its_siblings(tmp_path, embedder):
+    """Hints that are not JSON booleans (``1``, ``"false"``) are dropped with a note on every listing.
+    The SDK's lax parse read them as ``true``/``false``, but only while no sibling tool broke its
+    parse of the page: a sibling with ``"readOnlyHint": "maybe"`` sent the page down jit's per-tool
+    path, the hints went, and ``read_note``, byte for byte the same, read as changed and awaiting
+    approval (its usage moved to history; with pinning, it was no longer served)."""
+    read = {**READ, "annotations": {"readOnlyHint": 1, "destructiveHint": "false", "idempotentHint": True,
+                                    "openWorldHint": None, "x-vendor": {"any": 1}}}
+    sibling = {**SEND, "annotations": {"readOnlyHint": "maybe"}}
+    notes = Notes(tmp_path, pin=True, tools=[read, ANNOUNCE])
+    first = notes.sync_now(embedder)
+    (record,) = first.servers
+    assert "tool #0 'read_note': annotations.readOnlyHint dropped: must be a boolean, got a number" in record.last_error
+    assert "annotations.destructiveHint dropped: must be a boolean, got a string" in record.last_error
+    with notes.store() as store:
+        stored = store.tool("notes", "read_note")
+        assert stored.tool.annotations == {"idempotentHint": True}
+        store.record_call("notes", "read_note", ok=True, latency_ms=1.0)
+
+    notes.write([read, sibling, ANNOUNCE])
+    synced = subprocess.run([JIT, "sync", "--config", str(notes.config)], capture_output=True, text=True,
+                            env=ENV, timeout=300)
+    assert synced.returncode == 0, synced.stderr
+    assert "changed:" not in synced.stdout and "awaits approval" not in synced.stdout
+    assert "tool #1 'send_message': annotations.readOnlyHint dropped: must be a boolean, got a string" \
+        in synced.stdout + synced.stderr
+    notes.write([read, ANNOUNCE])  # and back: still the same definition
+    assert notes.sync_now(embedder).changes["notes"].changed == []
+    with notes.store() as store:
+        now = store.tool("notes", "read_note")
+        assert now.definition_hash == stored.definition_hash and now.approved and now.calls == 1
+        assert store.definition_history("notes", "read_note") == []
+        assert not store.awaiting_approval("notes", "read_note")
+    code, data, _ = cli("show", "notes/read_note", "--json", "--config", str(notes.config))
+    assert code == 0 and json.loads(data)["definition"]["annotations"] == {"idempotentHint": True}
+    assert "notes__read_note" in [s.name for s in notes.compile(embedder, "read the saved note called plans").tools]
+
+
 # --------------------------------------------------------------------------- pinning
 
 

@@ -454,8 +454,8 @@ class ClientManager:
             raw = await dispatcher.send_raw_request("tools/call", params, opts)  # type: ignore[arg-type]
             result = types.CallToolResult.model_validate(raw)
             if not result.is_error:
-                # Structured content against the tool's output schema as discovery kept it (also a
-                # lenient server's), by jit's own check: the SDK's runs Python regexes on the event loop.
+                # Structured content against the tool's output schema as discovery kept it, by jit's
+                # own check: the SDK's runs Python regexes on the event loop.
                 problem = structured_content_error(up.output_schemas.get(tool), result.structured_content,
                                                    given="structured_content" in result.model_fields_set)
                 if problem is not None:

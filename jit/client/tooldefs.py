@@ -84,16 +84,24 @@ _ANNOTATION_TYPES: dict[str, type] = {"title": str, "readOnlyHint": bool, "destr
 
 
 def clean_annotations(annotations: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    """``annotations`` without the defined keys whose value has the wrong type, and one note per key
-    dropped. ``{"readOnlyHint": "maybe"}`` must not cost the tool (it is only a hint), nor reach a
-    client that validates annotations: one such tool made ``jit serve``'s whole tools/list fail."""
+    """``annotations`` as stored: the keys MCP defines, each of its JSON type, and one note per key
+    dropped for the wrong type.
+
+    ``{"readOnlyHint": "maybe"}`` must not cost the tool (it is only a hint), nor reach a client
+    that validates annotations: one such tool made ``jit serve``'s whole tools/list fail. A hint
+    is a JSON boolean, exactly: ``1`` or ``"false"`` is dropped too, not read as one (the SDK's
+    lax parse would, but only for a listing it accepted whole, so a tool's stored definition
+    would change with its siblings). ``null`` is the key left out, and a key MCP does not define
+    is not kept (the SDK's model never held one, and ``jit serve`` could not list it on)."""
     kept: dict[str, Any] = {}
     notes: list[str] = []
     for key, value in annotations.items():
         want = _ANNOTATION_TYPES.get(key)
-        if want is not None and value is not None and type(value) is not want:
+        if want is None or value is None:
+            continue
+        if type(value) is not want:
             notes.append(f"annotations.{key} dropped: must be a {'boolean' if want is bool else 'string'}, "
-                         f"got a {json_kind(value)}")
+                         f"got {json_kind(value, article=True)}")
             continue
         kept[key] = value
     return kept, notes

@@ -192,8 +192,6 @@ class Upstream:
         self.tool_names: frozenset[str] = frozenset()
         #: Output schemas of the listed tools that declare one (checked at discovery), by name.
         self.output_schemas: dict[str, dict[str, Any]] = {}
-        #: The server sent a tools/list the SDK rejects; calls bypass its re-listing (see call_tool).
-        self.lenient = False
         #: The revision the handshake settled on (sent with each raw request, as the session does).
         self.protocol_version = LATEST_HANDSHAKE_VERSION
         self.warnings: list[str] = []
@@ -495,7 +493,7 @@ class Upstream:
             result = None
             if "tools" in what:
                 self.warnings = []
-                raw = await self._list_tools(session) if caps.tools is not None else []
+                raw = await self._list_tools() if caps.tools is not None else []
                 tools, problems = convert_tools(self.name, raw)
                 for p in problems:
                     self._warn(p)
@@ -580,30 +578,21 @@ class Upstream:
         self._warn(f"{method} still had more pages after {MAX_LIST_PAGES}; stopped paging")
         return out
 
-    async def _list_tools(self, session: ClientSession) -> list[Any]:
-        """Every tool of ``tools/list``, as wire dicts."""
-        rejected = False
+    async def _list_tools(self) -> list[Any]:
+        """Every tool of ``tools/list``, as the JSON the server sent.
 
-        async def page(cursor: str | None) -> tuple[list[Any], str | None]:
-            nonlocal rejected
-            try:
-                result = await session.list_tools(params=_page_params(cursor))
-            except ValidationError:
-                # One malformed tool fails the SDK's parse of the whole page. Fetch the page
-                # as raw JSON and judge each tool on its own, so the good ones survive.
-                rejected = self.lenient = True
-                return await self._raw_tools_page(cursor)
-            return [wire(t) for t in result.tools], result.next_cursor
-
-        tools = await self._paged("tools/list", page, max_items=MAX_TOOLS_PER_SERVER)
-        self.lenient = rejected  # a listing the SDK accepts again restores its call path
-        return tools
+        Always read raw and judged tool by tool by :func:`~jit.client.tooldefs.convert_tools`, never
+        through the SDK's model: its parse is all or nothing (one malformed tool fails the page) and
+        lax (``"readOnlyHint": 1`` becomes ``true``), so a tool's stored definition, and with it its
+        approval and usage, would depend on whether a sibling tool was well-formed."""
+        return await self._paged("tools/list", self._raw_tools_page, max_items=MAX_TOOLS_PER_SERVER)
 
     async def _raw_page(self, method: str, wire_key: str, cursor: str | None) -> tuple[list[Any], str | None]:
-        """One page of a listing read as raw JSON (what the SDK refused to parse whole): its items
-        unchecked, and its next cursor (None, with a warning, when it is not a string)."""
+        """One page of a listing read as raw JSON (tools always, others when the SDK refused the page
+        whole): its items unchecked, and its next cursor (None, with a warning, when it is not a string)."""
         assert self.dispatcher is not None
-        raw = await self.dispatcher.send_raw_request(method, {"cursor": cursor} if cursor else None)
+        raw = await self.dispatcher.send_raw_request(method, {"cursor": cursor} if cursor else None,
+                                                     {"headers": {MCP_PROTOCOL_VERSION_HEADER: self.protocol_version}})
         items = raw.get(wire_key) if isinstance(raw, dict) else None
         if not isinstance(items, list):
             got = "missing" if items is None else f"a JSON {json_kind(items)}"
