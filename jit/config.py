@@ -34,7 +34,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 
 from .errors import ConfigError
 from .jsonfile import read_json
-from .models import HARNESS_SERVER, ToolDef
+from .models import HARNESS_SERVER, ServerStatus, ToolDef
 from .paths import (
     CONFIG_ENV_VAR,
     DEFAULT_CONFIG_FILE,
@@ -431,6 +431,18 @@ class Config:
     def store_location(self) -> str | Path:
         """What :class:`~jit.catalog.store.Store` opens: the PostgreSQL URL, else the SQLite path."""
         return self.store_url or self.store_path
+
+    def server_status(self, server: str, stored: ServerStatus, last_seen: float | None) -> ServerStatus:
+        """A server's status as this config sees it. Statuses are shared by the configs of a
+        catalog, but ``enabled`` is each config's own: a server disabled here is ``disabled``
+        whatever the catalog says, and one this config enables is not shown disabled because an
+        older jit (or another config) recorded that it was."""
+        cfg = self.servers.get(server)
+        if cfg is not None and not cfg.enabled:
+            return ServerStatus.DISABLED
+        if cfg is not None and stored is ServerStatus.DISABLED:
+            return ServerStatus.IDLE if last_seen is not None else ServerStatus.UNKNOWN
+        return stored
 
     @classmethod
     def default(cls, base_dir: Path | None = None) -> Config:

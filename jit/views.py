@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from .analysis.analyze import effective_analysis
 from .catalog.approval import change_report
 from .config import Config
-from .models import HARNESS_SERVER, ServerRecord, StoredTool
+from .models import HARNESS_SERVER, ServerRecord, ServerStatus, StoredTool
 
 if TYPE_CHECKING:
     from .catalog.store import Store
@@ -60,7 +60,8 @@ def server_rows(config: Config, records: list[ServerRecord], counts: dict[str, i
             "transport": cfg.transport if cfg is not None else (rec.transport if rec else ""),
             "configured": cfg is not None,
             "enabled": cfg.enabled if cfg is not None else True,
-            "status": rec.status.value if rec else "unknown",
+            "status": (config.server_status(name, rec.status, rec.last_seen) if rec
+                       else ServerStatus.DISABLED if cfg is not None and not cfg.enabled else ServerStatus.UNKNOWN).value,
             "tools": counts.get(name, 0),
             "last_seen": iso_utc(rec.last_seen) if rec else None,
             "last_error": rec.last_error if rec else None,
@@ -84,14 +85,19 @@ def analysis_of(config: Config, stored: StoredTool) -> dict[str, Any] | None:
 
 def describe(config: Config, store: Store, stored: StoredTool) -> dict[str, Any]:
     """A tool's full record as ``jit show --json`` and ``jit serve``'s ``describe_tool`` return it."""
+    from .selection.render import rendered_names
+
     tool = stored.tool
     usage = store.usage(tool.server, tool.name) or {}
+    record = store.server(tool.server)
+    status = config.server_status(tool.server, stored.server_status, record.last_seen if record else None)
     return {
         "server": tool.server,
         "tool": tool.name,
-        "name": f"{tool.server}__{tool.name}",
-        "online": stored.online,
-        "status": stored.server_status.value,
+        # as a tool set and search_tools name it (a hash where the name had to change or two collide)
+        "name": rendered_names(store.tool_heads()).get((tool.server, tool.name), f"{tool.server}__{tool.name}"),
+        "online": status.online,
+        "status": status.value,
         "definition": {
             "name": tool.name,
             "title": tool.title,

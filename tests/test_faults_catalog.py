@@ -251,7 +251,7 @@ def test_enabled_is_each_configs_own_say_about_a_shared_server(tmp_path, embedde
     body["servers"]["shared"]["enabled"] = False
     b.write_text(json.dumps(body))
     sync_config(a, embedder)
-    sync_config(b, embedder)  # records the shared row as "disabled"
+    sync_config(b, embedder)  # B does not connect it, and writes nothing about it
     task = TaskContext(shard="coder", task="echo the text with shared__echo")
     for path, served in ((a, True), (b, False)):
         config = load_config(path)
@@ -260,6 +260,18 @@ def test_enabled_is_each_configs_own_say_about_a_shared_server(tmp_path, embedde
             assert (got is not None and got.tier.value != "excluded") is served, path
     with catalog(tmp_path) as store:
         assert store.tools("shared")  # B disabling it deleted nothing
+    # Every view agrees with the compile, per config: B's sync wrote no "disabled" into the shared
+    # row (A's `jit tools`/`jit servers` showed A's enabled server disabled), and B says disabled
+    # everywhere (its `jit tools` said online, its call "server status is disabled").
+    for path, status, online in ((a, "idle", True), (b, "disabled", False)):
+        code, out = invoke("tools", "--server", "shared", "--json", "--config", str(path))
+        assert code == 0 and {(t["status"], t["online"]) for t in json.loads(out)} == {(status, online)}, path
+        code, out = invoke("servers", "--json", "--config", str(path))
+        assert [r["status"] for r in json.loads(out) if r["server"] == "shared"] == [status], path
+        code, out = invoke("show", "shared/echo", "--json", "--config", str(path))
+        assert (json.loads(out)["status"], json.loads(out)["online"]) == (status, online), path
+    code, _ = invoke("call", "shared/echo", "--args", '{"text": "hi"}', "--config", str(b))
+    assert code == 4  # unavailable: disabled in B
 
 
 def test_dropping_a_server_from_its_own_config_still_forgets_it(tmp_path, embedder):

@@ -231,16 +231,19 @@ def tools_command(
             if server is not None and store.server(server) is None:
                 raise ToolNotFoundError.uncatalogued(server, hint="run `jit sync`?")
             rows = []
-            # "online" is the server's status at the last contact (ServerStatus.online).
-            for t in store.tools(server, online=False if offline else None):
-                if changed and t.approved:
+            # "online" is the server's status at the last contact (ServerStatus.online), as this
+            # config sees it: a server it disables is "disabled" (Config.server_status).
+            seen = {r.name: r.last_seen for r in store.servers()}
+            for t in store.tools(server):
+                status = config.server_status(t.tool.server, t.server_status, seen.get(t.tool.server))
+                if (changed and t.approved) or (offline and status.online):
                     continue
                 analysis = analysis_of(config, t)
                 rows.append({
                     "server": t.tool.server,
                     "tool": t.tool.name,
-                    "online": t.online,
-                    "status": t.server_status.value,
+                    "online": status.online,
+                    "status": status.value,
                     "categories": (analysis or {}).get("categories", []),
                     "description": t.tool.description,
                     "calls": t.calls,

@@ -164,7 +164,8 @@ class ClientManager:
         for name, cfg in servers:
             self.store.ensure_server(name, cfg.transport, owner=owner)
             if not cfg.enabled:
-                self._set_status(name, ServerStatus.DISABLED)
+                # Not connected, and nothing written: the catalog's status is shared by the configs of
+                # a catalog, and "disabled" is this config's own view (Config.server_status).
                 continue
             up = self._upstreams[name] = self._upstream(name, cfg)
             up.start()
@@ -401,7 +402,8 @@ class ClientManager:
         if self.store.tool(server, tool) is None:
             return ToolNotFoundError.no_tool(server, tool)
         record = self.store.server(server)
-        status = record.status.value if record else ServerStatus.UNKNOWN.value
+        status = (self.config.server_status(server, record.status, record.last_seen) if record
+                  else ServerStatus.UNKNOWN).value
         return ServerUnavailableError(server=server, tool=tool, status=status,
                                       last_error=record.last_error if record else None)
 

@@ -394,13 +394,8 @@ class CatalogView:
     def _status_of(self, server: str, status: ServerStatus, last_seen: float | None) -> str:
         """The status the rules see. Statuses are shared by the configs of a catalog, but
         ``enabled`` is each config's own: disabled here is disabled, and a server this
-        config enables is not blocked because another config disabled it."""
-        cfg = self.config.servers.get(server)
-        if cfg is not None and not cfg.enabled:
-            return ServerStatus.DISABLED.value
-        if cfg is not None and status is ServerStatus.DISABLED:
-            return (ServerStatus.IDLE if last_seen is not None else ServerStatus.UNKNOWN).value
-        return status.value
+        config enables is not blocked because another config disabled it (Config.server_status)."""
+        return self.config.server_status(server, status, last_seen).value
 
     def _with_usage(self, prev: CatalogSnapshot, usage_version: int) -> CatalogSnapshot:
         """The snapshot after tool calls only: the called tools' usage changes, nothing else is read.
