@@ -80,7 +80,10 @@ def test_golden_selection_per_shard(env, shard):
     ts = compiler.compile(TaskContext(shard=shard, task=TASK))
     assert selection(ts) == GOLDEN[shard]
     assert {s.name for s in ts.tools if s.skeleton} == SKELETON[shard]
-    assert ts.warnings == []
+    # The fixture leaves pdf/make_pdf and the two harness tools unanalysed: compile says so.
+    assert ts.warnings == ["3 of 14 tools have no analysis yet (an interrupted or unfinished `jit sync`?): their "
+                           "text is checked for hostile instructions, but they get no points for labels or shard "
+                           "affinity; run `jit sync` to analyse them"]
 
 
 def test_changing_policy_changes_selection(env, tmp_path, embedder):

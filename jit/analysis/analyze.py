@@ -84,6 +84,7 @@ __all__ = [
     "effective_analysis",
     "effective_tool",
     "extra_categories",
+    "hostile_flags",
     "make_analyzer",
     "normalize_analysis",
     "split_identifier",
@@ -125,8 +126,9 @@ def effective_tool(
     affinity per shard (``"*"`` meaning every shard in ``shards`` and in the
     analysis) and may exclude the tool. A skeleton ``"*"`` means every shard in
     ``shards``. Overrides are applied on read, never stored, so editing the file
-    needs no re-analysis. A tool not analyzed yet gets ``analyzer="none"``. Given
-    a :class:`~jit.config.Config`, its ``available_tools`` and shard names are used.
+    needs no re-analysis. A tool not analyzed yet gets ``analyzer="none"`` and the flags
+    :func:`hostile_flags` finds in its text. Given a :class:`~jit.config.Config`, its
+    ``available_tools`` and shard names are used.
     """
     shards = list(shards)
     if isinstance(available, Config):
@@ -137,7 +139,7 @@ def effective_tool(
         analysis = analysis if analysis is not None else tool.analysis
     else:
         tdef = tool
-    base = analysis if analysis is not None else ToolAnalysis(analyzer="none")
+    base = analysis if analysis is not None else ToolAnalysis(analyzer="none", flags=_detect(tdef))
     layers: list[tuple[list[str] | None, list[str] | None, list[str] | None, dict[str, int] | None]] = []
     declared: list[str] = []  # skeleton shards, "*" for every one
     if tdef.server == HARNESS_SERVER:
@@ -181,6 +183,20 @@ def effective_tool(
         flags=base.flags,
     )
     return EffectiveTool(analysis, skeleton, excluded)
+
+
+def hostile_flags(tool: StoredTool) -> tuple[str, ...]:
+    """The hostile-text flags of a catalog tool: its analysis's, or for a tool not analysed yet
+    (a sync interrupted before its analysis, or a tool ``jit serve`` just discovered) what
+    :func:`~jit.analysis.hostile.detect_hostile` finds in its text now. A tool is never trusted
+    more for lacking an analysis than a flagged one is."""
+    return tool.analysis.flags if tool.analysis is not None else _detect(tool.tool)
+
+
+def _detect(tool: ToolDef) -> tuple[str, ...]:
+    from .hostile import detect_hostile  # see __getattr__: loaded only when a tool has no analysis
+
+    return tuple(detect_hostile(tool))
 
 
 def effective_analysis(
@@ -320,7 +336,7 @@ def make_analyzer(config: Config, *, env: Mapping[str, str] | None = None, clien
 def __getattr__(name: str) -> Any:
     """Names exposed on first use: ``AnthropicAnalyzer`` (llm_analyzer loads the anthropic
     SDK; see make_analyzer) and ``detect_hostile`` (the injection rules take ~0.1 s to
-    import, and a process that only compiles never runs them)."""
+    import, and a process that only compiles runs them only on tools not analysed yet)."""
     if name == "AnthropicAnalyzer":
         from .llm_analyzer import AnthropicAnalyzer
 

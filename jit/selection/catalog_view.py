@@ -147,6 +147,9 @@ class CatalogSnapshot:
     #: Tool id -> the logic points the rules take off it (``penalty_points``, e.g. deprecated tools).
     penalty_points: dict[int, int]
     memo: SnapshotMemo
+    #: How many tools have no analysis yet (an interrupted sync; the compile warns): their hostile-text
+    #: flags are found when they are read (:func:`~jit.analysis.analyze.effective_tool`).
+    unanalyzed: int = 0
 
 
 @dataclass
@@ -297,6 +300,7 @@ class CatalogView:
             names=saved.names, class_of=class_of, globals=world, blocked=derived.blocked, offline=derived.offline,
             tier_cap=derived.tier_cap, usage_points=derived.usage_points, penalty_points=derived.penalty_points,
             memo=SnapshotMemo(shards={**saved.shards, **derived.shards}, class_arrays=arrays),
+            unanalyzed=_unanalyzed(saved.states),
         )
 
     def _save(self, snap: CatalogSnapshot) -> None:
@@ -374,7 +378,7 @@ class CatalogView:
             labels=_labels(prev.labels if prev else None, computed, changed | removed),
             names=names, class_of=class_of, globals=world, blocked=derived.blocked, offline=derived.offline,
             tier_cap=derived.tier_cap, usage_points=derived.usage_points, penalty_points=derived.penalty_points,
-            memo=memo,
+            memo=memo, unanalyzed=_unanalyzed(states),
         )
 
     def _effective(self, st: StoredTool) -> ToolAnalysis:
@@ -595,6 +599,11 @@ class CatalogView:
     def labels(snap: CatalogSnapshot) -> dict[str, dict[str, frozenset[int]]]:
         """Kind -> label -> ids of the tools whose effective analysis has it."""
         return snap.labels
+
+
+def _unanalyzed(states: dict[int, tuple]) -> int:
+    """How many of ``states`` (``Store.tool_states``) have no analysis: no analysis time."""
+    return sum(1 for state in states.values() if state[3] is None)
 
 
 def _names(heads: dict[int, tuple[str, str]], rows: list[int]) -> dict[int, str]:

@@ -534,6 +534,8 @@ class Compiler:
         missing = _embedding_warning(view.index)
         if missing:
             warnings.append(missing)
+        if view.unanalyzed:
+            warnings.append(_analysis_warning(view.unanalyzed, len(view.rows)))
         fmt = sel.budget_format
         # Token estimates are kept in the snapshot's memo: the next compile's candidates overlap.
         estimates = Estimates(fmt, self._estimate, view.memo.costs)
@@ -673,6 +675,16 @@ def _embedding_warning(index: RetrievalIndex) -> str | None:
     return (f"{missing} of {index.n} tools have no embedding yet (an interrupted or unfinished `jit sync`?): "
             "they are found only by the words of their name and description (lexical), not by meaning; "
             "run `jit sync` to embed them")
+
+
+def _analysis_warning(missing: int, total: int) -> str:
+    """Say so when tools have no analysis (an interrupted ``jit sync``, or ``jit serve`` between
+    discovering tools and analysing them). Such a tool is not lost, nor trusted more: its text
+    is checked for instructions to the model when it is read (flagged, it is kept out of Full as
+    any flagged tool), but it has no labels or shard affinity, so the rules give it no points."""
+    return (f"{missing} of {total} tools have no analysis yet (an interrupted or unfinished `jit sync`?): "
+            "their text is checked for hostile instructions, but they get no points for labels or shard "
+            "affinity; run `jit sync` to analyse them")
 
 
 def _summary_of(st: StoredTool, a: ToolAnalysis | None) -> str:
