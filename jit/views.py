@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from .analysis.analyze import effective_analysis
+from .analysis.analyze import effective_analysis, hostile_flags
 from .catalog.approval import change_report
 from .config import Config
 from .models import HARNESS_SERVER, ServerRecord, ServerStatus, StoredTool
@@ -76,10 +76,12 @@ def server_rows(config: Config, records: list[ServerRecord], counts: dict[str, i
 
 
 def analysis_of(config: Config, stored: StoredTool) -> dict[str, Any] | None:
-    """The analysis selection uses: the stored one with available_tools.json overrides applied."""
+    """The analysis selection uses: the stored one with available_tools.json overrides applied
+    (a tool not analysed yet: the hostile-text flags found in it now, which the selection applies)."""
     if stored.analysis is None and stored.tool.server != HARNESS_SERVER and \
-            config.available_tools.override_for(stored.tool.server, stored.tool.name) is None:
-        return None  # not analyzed yet, and nothing declared for it
+            config.available_tools.override_for(stored.tool.server, stored.tool.name) is None \
+            and not hostile_flags(stored):
+        return None  # not analyzed yet, nothing declared for it, and nothing flagged in it
     return effective_analysis(stored, config.available_tools, shards=config.shards).to_json()
 
 

@@ -368,22 +368,24 @@ def _reporting_errors(fn: Callable[..., Awaitable[CallToolResult]]) -> Callable[
     return wrapper
 
 
-def _add_schemas(hits: list[dict[str, Any]], tools: list[Any], bounds: Any) -> None:
+def _add_schemas(hits: list[dict[str, Any]], tools: list[Any], flags: list[tuple[str, ...]], bounds: Any) -> None:
     """Give the first hits their ``input_schema`` (as ``describe_tool`` gives it), in rank order, while
     at most ``bounds.search_schemas`` hits and ``bounds.search_schema_tokens`` tokens of schema are
     given; a schema that would pass the token bound is skipped, a smaller one after it may fit.
 
     With the schema in hand the model calls ``call_tool`` next, without a ``describe_tool`` turn.
-    No schema is given for text the analyzer flagged as hostile, nor for a definition awaiting
-    approval: those are withheld from the summary too, and ``describe_tool`` shows them with why."""
+    No schema is given for text flagged as hostile (``flags``, per tool: the analyzer's, or for a
+    tool not analysed yet what :func:`~jit.analysis.analyze.hostile_flags` finds now), nor for a
+    definition awaiting approval: those are withheld from the summary too, and ``describe_tool``
+    shows them with why."""
     from ..selection.tokens import EstimateCounter, compact_json
 
     count = EstimateCounter().count_text
     given = spent = 0
-    for hit, st in zip(hits, tools, strict=True):
+    for hit, st, flagged in zip(hits, tools, flags, strict=True):
         if given >= bounds.search_schemas:
             return
-        if not st.approved or (st.analysis is not None and st.analysis.flags):
+        if not st.approved or flagged:
             continue
         schema = st.tool.input_schema or {"type": "object", "properties": {}}
         tokens = count(compact_json(schema))
@@ -409,10 +411,13 @@ def _register(app: JitServer) -> None:
     ) -> CallToolResult:
         """Find tools across every server jit knows, ranked by relevance (score 0-1, best first).
         The best results carry their input_schema: call one with call_tool right away."""
+        from ..analysis.analyze import hostile_flags
         from ..selection.render import summary_line
 
         state = _state(ctx)
         ranked = await state.rank(query, limit, shard)
+        # A tool not analysed yet has its text checked now (~1 ms a tool): off the event loop.
+        flags = await state.blocking(lambda: [hostile_flags(st) for st, _score, _name in ranked])
         hits = [
             {
                 "server": st.tool.server,
@@ -420,13 +425,12 @@ def _register(app: JitServer) -> None:
                 "name": name,
                 "score": round(float(score), 4),
                 "online": st.online,
-                # Flagged (hostile) text is withheld here as in a compiled tool set.
-                "summary": summary_line(st.tool.description, st.analysis.condensed if st.analysis else "",
-                                        st.analysis.flags if st.analysis else ()),
+                # Flagged (hostile) text is withheld here as in a compiled tool set, analysed or not yet.
+                "summary": summary_line(st.tool.description, st.analysis.condensed if st.analysis else "", f),
             }
-            for st, score, name in ranked
+            for (st, score, name), f in zip(ranked, flags, strict=True)
         ]
-        _add_schemas(hits, [st for st, _score, _name in ranked], state.config.serve)
+        _add_schemas(hits, [st for st, _score, _name in ranked], flags, state.config.serve)
         return _result({"query": query, "shard": shard, "tools": hits})
 
     @app.tool(annotations=READ_ONLY, meta={**ALWAYS_LOAD})
