@@ -51,6 +51,14 @@ not a compiler's:
 Builds running at the same time in several threads pause the collector once:
 the first to start pauses it and the last to end resumes it, and only if the
 host had it enabled.
+
+**Stop signals.** A long-running jit process (``jit serve``) has children to close
+(its upstream servers, in sessions of their own, so a signal to jit's group does not
+reach them) and statuses to write when it ends. :func:`until_stopped` runs it with
+SIGTERM and SIGHUP turned into that orderly end, as end of input or Ctrl-C already
+are; like the tuning, a signal's handler is the process's, so only the owner calls it,
+and it takes over only the signals whose action is still the default (a host's own
+handler, or ``nohup``'s ignored SIGHUP, is left alone).
 """
 
 from __future__ import annotations
@@ -58,9 +66,11 @@ from __future__ import annotations
 import functools
 import gc
 import itertools
+import logging
 import os
+import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -68,7 +78,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["QUIET_MODEL_LOADING", "Tuning", "current", "reclaim", "tuned"]
+__all__ = ["QUIET_MODEL_LOADING", "STOP_SIGNALS", "Tuning", "current", "reclaim", "tuned", "until_stopped"]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -148,6 +160,52 @@ def reclaim() -> None:
         gc.unfreeze()
         gc.collect()
         gc.freeze()
+
+
+#: The signals that ask a process to stop, by name (a platform may lack one: Windows has no SIGHUP).
+#: SIGTERM: what an MCP client sends a stdio server that did not exit on end of input, and what
+#: supervisors (systemd, docker stop, kill) send; SIGHUP: what a closing terminal sends. SIGINT is
+#: not among them: Ctrl-C already cancels the event loop's main task (KeyboardInterrupt, exit 130).
+STOP_SIGNALS = ("SIGTERM", "SIGHUP")
+
+
+async def until_stopped(main: Callable[[], Awaitable[None]], *, signals: tuple[str, ...] = STOP_SIGNALS,
+                        stop: Callable[[], None] | None = None) -> str | None:
+    """Run ``main()``; the first of ``signals`` to arrive ends it in order, and the process with it.
+
+    The signal calls ``stop`` (say, a server's "should exit" flag), or by default cancels
+    ``main``, whose ``finally`` blocks and shielded clean-up then run as on any other end. The
+    signals stay caught until ``main`` has returned: a second one while it closes changes
+    nothing (the clean-up is bounded; SIGKILL is there for the impatient).
+
+    Returns the name of the signal that stopped ``main``, or None when it ended by itself.
+    Only signals whose action is the default are caught, and only from the main thread
+    (where the event loop can receive them); with none to catch, ``main`` just runs.
+    For the process owner only, as :func:`tuned` is.
+    """
+    import anyio
+
+    wanted = [getattr(signal, name) for name in signals if hasattr(signal, name)]
+    caught = [s for s in wanted if signal.getsignal(s) is signal.SIG_DFL]
+    if not caught or threading.current_thread() is not threading.main_thread():
+        await main()
+        return None
+    stopped_by: str | None = None
+    with anyio.open_signal_receiver(*caught) as received:
+        async with anyio.create_task_group() as tasks:
+
+            async def watch() -> None:
+                nonlocal stopped_by
+                async for signum in received:
+                    if stopped_by is None:
+                        stopped_by = signal.Signals(signum).name
+                        log.warning("%s received: stopping (child processes are closed first)", stopped_by)
+                        (stop or tasks.cancel_scope.cancel)()
+
+            tasks.start_soon(watch)
+            await main()
+            tasks.cancel_scope.cancel()
+    return stopped_by
 
 
 # ---------------------------------------------------------------------- for jit's own modules

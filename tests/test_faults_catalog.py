@@ -15,6 +15,8 @@ Classes (issue #12, defects 1 and 11):
 * status truth: a CLI run leaves a running ``jit serve``'s statuses connected;
   a killed holder's statuses read stale (idle, with a note), whether it was
   ``jit serve``, ``jit call``, a pid reused, or a holder on another host;
+  SIGTERM and SIGHUP stop ``jit serve`` as end of input does (upstream processes
+  ended, statuses released);
 * unembedded and unanalysed tools: after an interrupted sync, compile warns and names the fix, and a
   tool with no analysis yet is checked for hostile text as it is read (never trusted more than an
   analysed one).
@@ -38,6 +40,7 @@ import pytest
 from conftest import REPO
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from servers.support import pid_alive, serving_http
 from typer.testing import CliRunner
 
 from jit.catalog import holders
@@ -439,6 +442,99 @@ def test_kill_9_of_jit_call_mid_call_leaves_its_status_stale(tmp_path, embedder)
     record = status_of(tmp_path, "alpha")
     assert record.status is ServerStatus.IDLE and f"pid {call.pid}" in record.note
     assert status_of(tmp_path, "workspace").status is ServerStatus.IDLE  # never touched by that call
+
+
+def rpc(proc: subprocess.Popen[str], rid: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """One JSON-RPC request on a ``jit serve --stdio``'s pipes, and its answer (notifications skipped)."""
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params}) + "\n")
+    proc.stdin.flush()
+    while True:
+        line = proc.stdout.readline()
+        assert line, f"jit serve closed its stdout (exit code {proc.poll()})"
+        answer = json.loads(line)
+        if answer.get("id") == rid and "method" not in answer:
+            return answer
+
+
+def lingering(pid_file: Path) -> dict[str, Any]:
+    """A server that keeps running 10 minutes after its stdin closes, until it is signalled."""
+    return {"command": sys.executable, "args": [RAW, "--name", "lingering", "--linger", "600",
+                                                "--pid-file", str(pid_file)]}
+
+
+@contextmanager
+def reaped(pid_file: Path) -> Iterator[None]:
+    """Kill the process named in ``pid_file`` if it outlives the block (it must not)."""
+    try:
+        yield
+    finally:
+        if pid_file.exists() and pid_alive(pid := int(pid_file.read_text())):
+            os.kill(pid, signal.SIGKILL)
+
+
+def assert_released(base: Path, names: tuple[str, ...]) -> None:
+    """Each server reads closed cleanly: reachable, held by no process, no "exited without closing"
+    note, its tools online (nothing lost)."""
+    for name in names:
+        record = status_of(base, name)
+        assert record.status is ServerStatus.IDLE and record.holder is None and record.note is None, record
+    with catalog(base) as store:
+        assert not store._query("SELECT * FROM server_holds")
+        assert {t.tool.name for t in store.tools("lingering", online=True)} == {"fail", "rpc_error", "tool_0"}
+        assert {"echo", "sleep"} <= {t.tool.name for t in store.tools("alpha", online=True)}
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_sigterm_or_sighup_stops_jit_serve_stdio_as_end_of_input_does(tmp_path, embedder, signum):
+    """SIGTERM (what an MCP client sends a stdio server that did not exit on end of input, and what a
+    supervisor sends) or SIGHUP (a closed terminal) killed ``jit serve --stdio`` at once: an upstream
+    that does not exit when its stdin closes was left running, and its status read "last holder pid N
+    exited without closing". Both now run the shutdown end of input runs, and jit exits 0."""
+    pid_file = tmp_path / "lingering.pid"
+    config = write_config(tmp_path / "c.json", {"lingering": lingering(pid_file), "alpha": demo("alpha")})
+    sync_config(config, embedder)
+    with (tmp_path / "serve.log").open("w+") as log, reaped(pid_file), \
+            process(JIT, "serve", "--stdio", "-c", str(config), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                    stderr=log) as serve:
+        init = rpc(serve, 0, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                            "clientInfo": {"name": "faults", "version": "0"}})
+        assert init["result"]["serverInfo"]["name"] == "jit"
+        assert serve.stdin is not None
+        serve.stdin.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        for rid, server, tool, arguments in ((1, "lingering", "tool_0", {"x": "hi"}), (2, "alpha", "echo",
+                                                                                         {"text": "hi"})):
+            called = rpc(serve, rid, "tools/call", {"name": "call_tool", "arguments": {
+                "server": server, "tool": tool, "arguments": arguments}})
+            assert not called["result"]["isError"] and "hi" in called["result"]["content"][0]["text"], called
+        upstream = int(pid_file.read_text())
+        assert pid_alive(upstream) and holder_pid(status_of(tmp_path, "lingering")) == serve.pid
+        serve.send_signal(signum)
+        assert serve.wait(timeout=WAIT) == 0
+        wait_for(lambda: not pid_alive(upstream), "the lingering upstream to end")
+        log.seek(0)
+        stderr = log.read()
+    assert f"{signal.Signals(signum).name} received: stopping" in stderr and "Traceback" not in stderr, stderr
+    assert_released(tmp_path, ("lingering", "alpha"))
+
+
+def test_sighup_stops_jit_serve_http_as_sigterm_does(tmp_path, embedder):
+    """uvicorn shuts ``jit serve --http`` down in order on SIGINT and SIGTERM but leaves SIGHUP (a closed
+    terminal) to kill it, with the upstream left running as on stdio: SIGHUP now shuts it down too."""
+    pid_file = tmp_path / "lingering.pid"
+    config = write_config(tmp_path / "c.json", {"lingering": lingering(pid_file), "alpha": demo("alpha")})
+    sync_config(config, embedder)
+    with reaped(pid_file), serving_http(tmp_path, config, env=ENV, host="127.0.0.1", timeout=WAIT):
+        # jit serve connects its upstreams as it starts, before any client session.
+        serve_pid = wait_for(lambda: all((r := status_of(tmp_path, n)).status is ServerStatus.CONNECTED
+                                         for n in ("lingering", "alpha")) and holder_pid(r),
+                             "jit serve to connect its servers")
+        upstream = int(pid_file.read_text())
+        os.kill(serve_pid, signal.SIGHUP)
+        wait_for(lambda: not pid_alive(serve_pid) and not pid_alive(upstream), "jit serve and its upstream to end")
+    log = (tmp_path / "serve.log").read_text()
+    assert "SIGHUP received: stopping" in log and "Traceback" not in log, log
+    assert_released(tmp_path, ("lingering", "alpha"))
 
 
 def test_holders_that_cannot_be_alive_read_stale_and_live_ones_do_not(tmp_path):

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import gc
+import os
+import signal
 import threading
 import weakref
 
+import anyio
 import numpy as np
 import pytest
 
@@ -141,3 +144,42 @@ def test_a_large_scan_split_over_threads_gives_the_one_product(monkeypatch):
             got = process.matrix_product(matrix, right)
         assert got.shape == expected.shape and got.dtype == np.float32
         np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_a_stop_signal_ends_main_in_order_and_its_default_action_is_back_after():
+    """SIGHUP cancels ``main`` (its clean-up runs, a second signal meanwhile changes nothing), the
+    signal is named, and the signal's action is the default again afterwards."""
+    done: list[str] = []
+
+    async def main() -> None:
+        try:
+            os.kill(os.getpid(), signal.SIGHUP)
+            await anyio.sleep_forever()
+        finally:
+            with anyio.CancelScope(shield=True):
+                os.kill(os.getpid(), signal.SIGHUP)  # while closing: caught, not the default (death)
+                await anyio.sleep(0.05)
+                done.append("closed")
+
+    assert anyio.run(process.until_stopped, main) == "SIGHUP"
+    assert done == ["closed"]
+    assert signal.getsignal(signal.SIGHUP) is signal.SIG_DFL
+
+
+def test_a_signal_the_process_already_handles_or_ignores_is_left_alone():
+    """Under ``nohup`` SIGHUP is ignored, and a host may have its own SIGTERM handler: neither is taken."""
+    seen: list[int] = []
+    ignored = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    handled = signal.signal(signal.SIGTERM, lambda signum, frame: seen.append(signum))
+    try:
+        async def main() -> None:
+            os.kill(os.getpid(), signal.SIGHUP)
+            os.kill(os.getpid(), signal.SIGTERM)
+            await anyio.sleep(0.05)
+
+        assert anyio.run(process.until_stopped, main) is None
+        assert seen == [signal.SIGTERM]
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGHUP, ignored)
+        signal.signal(signal.SIGTERM, handled)

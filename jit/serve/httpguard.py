@@ -35,6 +35,7 @@ from mcp_types.jsonrpc import UNSUPPORTED_PROTOCOL_VERSION
 from mcp_types.version import KNOWN_PROTOCOL_VERSIONS
 
 from ..jsonrpc import Rejected, decode, encode, error, json_path, not_utf8, scrub
+from ..process import until_stopped
 from .stdio import MAX_LINE_BYTES
 
 __all__ = [
@@ -343,4 +344,9 @@ async def serve_http(server: Any, host: str, port: int, access: HttpAccess, max_
     if access.token is not None:
         app = BearerTokenMiddleware(app, access.token)
     config = uvicorn.Config(app, host=host, port=port, log_level=server.settings.log_level.lower())
-    await uvicorn.Server(config).serve()
+    web = uvicorn.Server(config)
+
+    def shut_down() -> None:  # what uvicorn does on SIGTERM; it leaves SIGHUP (a closed terminal) to kill
+        web.should_exit = True
+
+    await until_stopped(web.serve, signals=("SIGHUP",), stop=shut_down)

@@ -82,7 +82,7 @@ from ..client.tooldefs import clean_annotations
 from ..config import check_store_path, load_config
 from ..errors import JitError, jit_error_in
 from ..models import HARNESS_SERVER, MAX_NAME_CHARS
-from ..process import tuned
+from ..process import tuned, until_stopped
 from . import early
 from .early import config_instructions
 from .httpguard import http_access, serve_http
@@ -594,7 +594,13 @@ def create_server(options: ServeOptions) -> JitServer:
 
 
 def run(options: ServeOptions) -> None:
-    """Run ``jit serve`` until the client disconnects (stdio) or the process is stopped (HTTP).
+    """Run ``jit serve`` until the client disconnects (stdio) or the process is stopped.
+
+    SIGTERM or SIGHUP ends a stdio server as the end of its input does: the upstream
+    servers are closed (their processes end), their statuses written, and the process exits
+    0, as a stdio MCP server stopped by its client should (the MCP spec's shutdown: close
+    stdin, then SIGTERM). Over HTTP uvicorn handles SIGINT and SIGTERM (a graceful shutdown,
+    then the process ends by that signal) and SIGHUP ends it as SIGTERM does, exit 0.
 
     An HTTP bind on a host that is not loopback without ``allow_remote``, or ``allow_remote``
     without ``$JIT_SERVE_TOKEN``, raises :class:`~jit.serve.httpguard.RemoteBindRefused` before
@@ -612,7 +618,8 @@ def run(options: ServeOptions) -> None:
                 sessions = load_config(options.config_path).serve.max_http_sessions
                 anyio.run(serve_http, server, options.host, options.port, access, sessions)
             else:
-                server.run("stdio")
+                # MCPServer.run("stdio") is anyio.run(run_stdio_async), with no stop signal handled.
+                anyio.run(until_stopped, server.run_stdio_async)
     except BaseExceptionGroup as group:
         # A failed start-up (bad rules, unreadable catalog) arrives wrapped in the SDK's task
         # groups; surface the jit error itself so the CLI prints it and exits with its code.

@@ -2,7 +2,7 @@
 
     python tests/servers/raw_server.py --transport stdio [--mode MODE] [--name N]
         [--tools K] [--page-size P] [--stderr-mb M] [--garbage-lines G] [--pid-file PATH]
-        [--fail-if-exists PATH]
+        [--fail-if-exists PATH] [--linger SECONDS]
 
 Modes:
   ok         K tools: ``fail`` (reports isError), ``rpc_error`` (JSON-RPC error), then
@@ -14,7 +14,9 @@ Modes:
 
 ``--stderr-mb`` writes that many MiB to stderr before serving (a client that does
 not drain stderr deadlocks here); ``--garbage-lines`` writes that many non-JSON
-lines to stdout before each answer to ``initialize``. Starting in ~50 ms, it
+lines to stdout before each answer to ``initialize``; ``--linger`` keeps it running that
+many seconds after its stdin closes (as a server that does not watch its stdin does, until
+its client signals it). Starting in ~50 ms, it
 also serves as a cheap "good server" when tests need many of them.
 """
 
@@ -66,6 +68,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--garbage-lines", type=int, default=0)
     parser.add_argument("--pid-file")
     parser.add_argument("--fail-if-exists", help="exit with an error at start while this path exists")
+    parser.add_argument("--linger", type=float, default=0, help="seconds to keep running after stdin closes")
     args = parser.parse_args(argv)
     if args.fail_if_exists and os.path.exists(args.fail_if_exists):
         sys.stderr.write(f"raw_server: refusing to start while {args.fail_if_exists} exists\n")
@@ -136,6 +139,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.mode == "hang":
         while True:  # a hung server does not exit when its stdin closes
             time.sleep(3600)
+    time.sleep(args.linger)
 
 
 if __name__ == "__main__":
