@@ -126,7 +126,8 @@ def test_a_banner_on_stdout_is_one_warning_line_not_a_traceback(tmp_path):
 
 async def test_a_connection_stopped_by_its_own_process_does_not_make_the_server_offline(tmp_path, store):
     """Ctrl-C during a sync stops each upstream mid-connect. A server that answered before and had no
-    error is left "idle" (its tools are not offline for it); one never seen reads "disconnected"."""
+    error is left "idle" (its tools are not offline for it); one that never answered reads "unknown"
+    (never connected, so not "disconnected")."""
     async with ClientManager(make_config(tmp_path, {"known": raw_stdio()}), store) as mgr:
         assert mgr.statuses()["known"].status is ServerStatus.CONNECTED
     assert store.server("known").status is ServerStatus.IDLE
@@ -139,5 +140,6 @@ async def test_a_connection_stopped_by_its_own_process_does_not_make_the_server_
     finally:
         await mgr.close()  # as the process does when interrupted
     assert store.server("known").status is ServerStatus.IDLE
-    assert store.server("new").status is ServerStatus.DISCONNECTED
+    new = store.server("new")
+    assert new.status is ServerStatus.UNKNOWN and new.last_seen is None and new.last_error is None
     assert {t.tool.name for t in store.tools("known", online=True)} == {"fail", "rpc_error", "tool_0"}

@@ -16,7 +16,7 @@ Classes (issue #12, defects 1 and 11):
   a killed holder's statuses read stale (idle, with a note), whether it was
   ``jit serve``, ``jit call``, a pid reused, or a holder on another host;
   SIGTERM and SIGHUP stop ``jit serve`` as end of input does (upstream processes
-  ended, statuses released);
+  ended, statuses released); Ctrl-C before a server ever answered leaves it ``unknown``;
 * unembedded and unanalysed tools: after an interrupted sync, compile warns and names the fix, and a
   tool with no analysis yet is checked for hostile text as it is read (never trusted more than an
   analysed one).
@@ -535,6 +535,30 @@ def test_sighup_stops_jit_serve_http_as_sigterm_does(tmp_path, embedder):
     log = (tmp_path / "serve.log").read_text()
     assert "SIGHUP received: stopping" in log and "Traceback" not in log, log
     assert_released(tmp_path, ("lingering", "alpha"))
+
+
+def test_ctrl_c_before_a_server_ever_answered_leaves_it_unknown(tmp_path):
+    """Ctrl-C during a first sync, with one server's connection still pending, left it "disconnected"
+    (as if it had been connected and dropped), with no last error. It never answered: "unknown". A
+    server that did answer reads "idle", and the hung server's process is ended."""
+    pid_file = tmp_path / "hang.pid"
+    hang = {"command": sys.executable, "args": [RAW, "--mode", "hang", "--pid-file", str(pid_file)], "timeout": 600}
+    config = write_config(tmp_path / "c.json", {"hang": hang, "alpha": demo("alpha")})
+    with reaped(pid_file), process(JIT, "sync", "-c", str(config), stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.PIPE) as syncing:
+        wait_for(lambda: pid_file.exists() and status_of(tmp_path, "hang").status is ServerStatus.CONNECTING
+                 and status_of(tmp_path, "alpha").status is ServerStatus.CONNECTED, "the sync to be discovering")
+        syncing.send_signal(signal.SIGINT)
+        assert syncing.wait(timeout=WAIT) == 130
+        assert syncing.stderr is not None and "Traceback" not in syncing.stderr.read()
+        hung = int(pid_file.read_text())
+        wait_for(lambda: not pid_alive(hung), "the hung server to be stopped")
+    record = status_of(tmp_path, "hang")
+    assert record.status is ServerStatus.UNKNOWN and record.holder is None, record
+    assert record.last_seen is None and record.last_error is None
+    assert status_of(tmp_path, "alpha").status is ServerStatus.IDLE
+    code, out = invoke("servers", "-c", str(config), "--json")
+    assert code == 0 and {r["server"]: r["status"] for r in json.loads(out)}["hang"] == "unknown"
 
 
 def test_holders_that_cannot_be_alive_read_stale_and_live_ones_do_not(tmp_path):

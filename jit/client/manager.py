@@ -198,12 +198,10 @@ class ClientManager:
         elif own is ServerStatus.CONNECTING:
             # Stopped mid-attempt (this process is closing, e.g. Ctrl-C during a sync): "error" if it
             # never connected and has failed before; "idle" if it has answered before and nothing says
-            # it is down now (its tools must not read as offline because the sync was interrupted).
+            # it is down now (its tools must not read as offline because the sync was interrupted);
+            # "unknown" if it has never answered nor failed (it was never connected, so not "disconnected").
             record = self.store.server(up.name, everything=True)
-            never = not up.ever_connected and record is not None and record.last_error is not None
-            known = record is not None and record.last_seen is not None and record.last_error is None
-            status = ServerStatus.ERROR if never else ServerStatus.IDLE if known else ServerStatus.DISCONNECTED
-            self._set_status(up.name, status)
+            self._set_status(up.name, _interrupted_status(record, up.ever_connected))
 
     async def apply_config(self, config: Config) -> None:
         """Reload: connect added servers, stop removed ones, restart changed ones.
@@ -515,3 +513,17 @@ def _check_sendable(server: str, tool: str, arguments: Any) -> None:
     if found is not None:
         path, problem = found
         raise InvalidArgumentsError(server=server, tool=tool, path=json_path(path), problem=problem)
+
+
+def _interrupted_status(record: ServerRecord | None, ever_connected: bool) -> ServerStatus:
+    """What a server stopped mid-connection-attempt by its own process reads as, from what the
+    catalog knew of it (``record``) and whether this process ever had it connected."""
+    seen = record is not None and record.last_seen is not None
+    error = record is not None and record.last_error is not None
+    if error and not ever_connected:
+        return ServerStatus.ERROR  # it has failed before and did not answer this time either
+    if seen and not error:
+        return ServerStatus.IDLE  # it answered before and nothing says it is down now
+    if not seen and not error:
+        return ServerStatus.UNKNOWN  # never answered nor failed: never connected, so not "disconnected"
+    return ServerStatus.DISCONNECTED  # it answered, then failed, and was reconnecting
