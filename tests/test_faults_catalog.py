@@ -32,7 +32,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -608,6 +608,98 @@ def test_a_catalog_from_before_holders_reads_its_connected_rows_as_idle(tmp_path
     assert read["killed"].status is ServerStatus.IDLE and "unknown" in read["killed"].note
     assert read["starting"].status is ServerStatus.UNKNOWN
     assert read["harness"].status is ServerStatus.CONNECTED and read["broken"].status is ServerStatus.ERROR
+
+
+# --------------------------------------------------------------------------- processes opening one catalog at once
+
+#: A process that opens the catalog ``argv[1]`` the moment the file ``argv[2]`` exists, after saying it is
+#: ready: the processes of a round collide on their first statements.
+OPEN_AT_ONCE = """
+import os, sys, time
+from jit.catalog.store import Store
+db, go = sys.argv[1:3]
+print("ready", flush=True)
+while not os.path.exists(go):
+    time.sleep(0.001)
+Store(db).close()
+"""
+
+def recorded_migrations(db: Path) -> list[tuple[int, int]]:
+    """``(version, times recorded)`` of every migration the catalog ran."""
+    with Store(db, migrate=False) as store:
+        return [tuple(r) for r in store._query(
+            "SELECT version, count(*) FROM schema_migrations GROUP BY version ORDER BY version")]
+
+
+def shipped_versions() -> list[tuple[int, int]]:
+    return [(int(p.name[:4]), 1) for p in sorted(default_migrations_dir().glob("*.sql"))]
+
+
+def test_jit_commands_opening_a_new_catalog_at_once_all_run_and_apply_each_migration_once(tmp_path):
+    """Six `jit servers --json` on a catalog that does not exist yet (two clients starting `jit serve` in a
+    new project): each used to read "not applied" and run the migrations too, and the losers failed with
+    "table meta already exists", "UNIQUE constraint failed: schema_migrations.version" or "database is
+    locked". Now every one exits 0 with the servers, and the catalog ran each file once."""
+    config = write_config(tmp_path / "c.json", {"alpha": demo("alpha"), "beta": demo("beta")})
+    db = tmp_path / ".jit" / "catalog.db"
+    for _ in range(4):
+        if db.parent.exists():
+            for f in db.parent.iterdir():
+                f.unlink()
+        with ExitStack() as stack:
+            procs = [stack.enter_context(process(JIT, "servers", "-c", str(config), "--json",
+                                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE))
+                     for _ in range(6)]
+            done = [(p.communicate(timeout=WAIT), p.returncode) for p in procs]
+        for (out, err), code in done:
+            assert code == 0 and err == "", err
+            assert sorted(s["server"] for s in json.loads(out)) == ["alpha", "beta"]
+        assert recorded_migrations(db) == shipped_versions()
+        with Store(db) as store:
+            assert store._query("PRAGMA journal_mode")[0][0] == "wal"
+            assert store.catalog_id()  # migration 0006 ran once: one identity, not one per process
+
+
+def test_processes_upgrading_one_catalog_at_once_apply_the_new_migrations_once_and_keep_its_rows(tmp_path):
+    """A catalog from before migrations 0005-0007, still in rollback-journal mode, opened by eight processes at
+    the same instant (the first commands after an upgrade): the WAL switch ("database is locked" at once, as
+    SQLite will not wait while it already reads) and the migrations both raced. Each open succeeds, the new
+    files run once, and the old catalog's tools and usage are as one process upgrading it leaves them."""
+    old = tmp_path / "old_migrations"
+    old.mkdir()
+    for p in sorted(default_migrations_dir().glob("000[1-4]_*.sql")):
+        (old / p.name).write_text(p.read_text())
+    tools = [ToolDef(server="files", name=f"tool_{i}", description=f"Tool number {i}.",
+                     input_schema={"type": "object"}) for i in range(5)]
+
+    def legacy_catalog(db: Path) -> Path:
+        db.parent.mkdir()
+        with Store(db, migrations_dir=old) as legacy:
+            legacy.ensure_server("files", "stdio")
+            legacy.sync_tools("files", tools)
+            legacy.record_call("files", "tool_3", ok=True, latency_ms=12.0)
+            legacy._query("PRAGMA journal_mode=DELETE")
+        return db
+
+    with Store(legacy_catalog(tmp_path / "alone" / "catalog.db")) as alone:  # upgraded by one process
+        before = snapshot(alone, {"files"})
+    assert len(before["tools"]) == 5 and ("files/tool_3", 1, 0) in before["usage"]
+    for round_ in range(3):
+        db = legacy_catalog(tmp_path / f"round{round_}" / "catalog.db")
+        go = db.parent / "go"
+        with ExitStack() as stack:
+            procs = [stack.enter_context(process(sys.executable, "-c", OPEN_AT_ONCE, str(db), str(go),
+                                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE))
+                     for _ in range(8)]
+            for p in procs:
+                assert p.stdout.readline() == "ready\n"
+            go.touch()
+            done = [(p.communicate(timeout=WAIT)[1], p.returncode) for p in procs]
+        assert done == [("", 0)] * 8, done
+        assert recorded_migrations(db) == shipped_versions()
+        with Store(db) as store:
+            assert snapshot(store, {"files"}) == before  # nothing of the old catalog lost
+            assert store._query("PRAGMA journal_mode")[0][0] == "wal"
 
 
 # --------------------------------------------------------------------------- unembedded tools

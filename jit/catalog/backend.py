@@ -11,7 +11,8 @@ accept (``?`` placeholders, ``INSERT ... ON CONFLICT``, ``RETURNING``); a
   same for every host sharing the catalog, so the store's read-then-write
   transactions (sync, reconcile, usage counters) never interleave;
 * **migrations**: each engine applies its own files (``migrations/`` for SQLite,
-  ``migrations/postgresql/`` for PostgreSQL), each atomically with its record;
+  ``migrations/postgresql/`` for PostgreSQL), each atomically with its record, the
+  run under a lock every process and host takes (:meth:`Backend.migrating`);
 * **vectors**: a sqlite-vec ``vec0`` table created for the model's dimension, or
   a ``bytea`` column of float32 bytes (read as one query into ``np.frombuffer``);
 * **change announcement**: PostgreSQL NOTIFYs the channel ``jit_catalog`` with each
@@ -24,6 +25,7 @@ The engine's own exceptions become :class:`~jit.errors.StoreError` in one place
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -34,7 +36,8 @@ import sqlite_vec
 
 from ..paths import is_postgres_url, masked_url
 
-__all__ = ["Backend", "SqliteBackend", "is_postgres_url", "redact"]
+__all__ = ["Backend", "SqliteBackend", "is_busy", "is_postgres_url", "redact"]
+
 
 def redact(location: str) -> str:
     """``location`` safe to print: a URL's password (in the user part or a ``password=``
@@ -107,23 +110,63 @@ class Backend:
         """Tell other processes ``counter`` moved (delivered when the transaction commits)."""
 
 
+def _statements(script: str) -> Iterator[str]:
+    """The statements of a migration file, one at a time (a connection's ``execute`` runs one;
+    ``executescript`` would commit the transaction holding the write lock). A statement ends at
+    a ``;`` that SQLite's own tokenizer calls complete, so one inside a string, a comment or a
+    trigger's body does not end it."""
+    start = 0
+    for i, ch in enumerate(script):
+        if ch == ";" and sqlite3.complete_statement(script[start:i + 1]):
+            yield script[start:i + 1]
+            start = i + 1
+    if script[start:].strip():
+        yield script[start:]  # a last statement without its ";"
+
+
+def is_busy(exc: BaseException) -> bool:
+    """A SQLite error saying another connection holds the lock this one needs (SQLITE_BUSY)."""
+    return isinstance(exc, sqlite3.OperationalError) and str(exc).startswith("database is locked")
+
+
 class SqliteBackend(Backend):
     """One SQLite file (or ``:memory:``) with sqlite-vec, in WAL mode."""
 
     dialect = "sqlite"
     errors = (sqlite3.Error,)
+    #: Seconds a statement waits for another process's write lock before "database is locked".
+    busy_timeout = 30.0
 
     def __init__(self, path: str) -> None:
         self.location = path
-        self.conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
+        self.conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=self.busy_timeout)
         self.conn.row_factory = sqlite3.Row
         self.conn.enable_load_extension(True)
         sqlite_vec.load(self.conn)
         self.conn.enable_load_extension(False)
         if path != ":memory:":
-            self.conn.execute("PRAGMA journal_mode=WAL")
+            self._use_wal()
         self.conn.execute("PRAGMA foreign_keys=ON")
         self.conn.execute("PRAGMA synchronous=NORMAL")
+
+    def _use_wal(self) -> None:
+        """Switch the file to WAL (readers then never wait for the writer).
+
+        Switching a file still in rollback mode takes its exclusive lock while this
+        connection already reads it; when another process switches at the same moment,
+        SQLite answers "database is locked" at once rather than wait (both waiting could
+        deadlock). So the switch is tried again until the busy timeout: by then the other
+        process has made the file WAL and this switch has nothing left to do.
+        """
+        deadline = time.monotonic() + self.busy_timeout
+        while True:
+            try:
+                self.conn.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if not is_busy(exc) or time.monotonic() >= deadline:
+                    raise
+            time.sleep(0.01)
 
     def in_transaction(self) -> bool:
         return self.conn.in_transaction
@@ -138,18 +181,36 @@ class SqliteBackend(Backend):
             " applied_at REAL NOT NULL) STRICT"
         )
 
-    def apply_migration(self, sql: str, record: tuple[int, str, str, float]) -> None:
-        version, name, checksum, at = record
-        insert = (f"INSERT INTO schema_migrations(version, name, checksum, applied_at) "
-                  f"VALUES ({version}, '{name}', '{checksum}', {at!r});")
+    @contextmanager
+    def migrating(self) -> Iterator[None]:
+        """The file's write lock, from reading which migrations are applied to the last one's commit.
+
+        ``BEGIN IMMEDIATE`` takes it first, so processes opening a new catalog together (two
+        clients starting ``jit serve``) wait their turn (the busy timeout) and then find the
+        files applied, rather than both running them. Each file runs in a savepoint
+        (:meth:`apply_migration`): one that fails is undone alone, and those before it commit.
+        """
+        self.conn.execute("BEGIN IMMEDIATE")
         try:
-            # executescript would commit a pending transaction first, so the
-            # BEGIN lives inside the script and the record commits with it.
-            self.conn.executescript(f"BEGIN IMMEDIATE;\n{sql}\n;{insert}\nCOMMIT;")
-        except sqlite3.Error:
+            yield
+        finally:
+            # The files applied commit even when a later one failed (it was rolled back to its savepoint).
             if self.conn.in_transaction:
-                self.conn.execute("ROLLBACK")
+                self.conn.execute("COMMIT")
+
+    def apply_migration(self, sql: str, record: tuple[int, str, str, float]) -> None:
+        self.conn.execute("SAVEPOINT migration")
+        try:
+            for statement in _statements(sql):
+                self.conn.execute(statement)
+            self.conn.execute("INSERT INTO schema_migrations(version, name, checksum, applied_at)"
+                              " VALUES (?, ?, ?, ?)", record)
+        except BaseException:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK TO migration")
+                self.conn.execute("RELEASE migration")
             raise
+        self.conn.execute("RELEASE migration")
 
     def has_vector_table(self) -> bool:
         return self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'tool_vectors'").fetchone() is not None

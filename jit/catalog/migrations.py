@@ -8,9 +8,11 @@ connection and hands its backend to a :class:`Migrations` runner.
 
 Each engine has its own files: SQLite's are ``migrations/*.sql``, PostgreSQL's
 ``migrations/postgresql/*.sql`` (a PostgreSQL catalog starts at a schema equal to
-SQLite's after all of its files; later changes add a file to each folder). On
-PostgreSQL the whole run holds an advisory lock, so hosts starting together
-apply each file once (:meth:`jit.catalog.backend.Backend.migrating`).
+SQLite's after all of its files; later changes add a file to each folder). A run
+with something to apply holds the catalog's migration lock (SQLite's write lock,
+taken by ``BEGIN IMMEDIATE``; on PostgreSQL an advisory lock), so processes and
+hosts opening a catalog together apply each file once
+(:meth:`jit.catalog.backend.Backend.migrating`).
 """
 
 from __future__ import annotations
@@ -124,12 +126,21 @@ class Migrations:
 
     def apply(self) -> list[Migration]:
         """Check the applied migrations (:meth:`check`), then apply pending
-        ones in order, each atomically with its record."""
+        ones in order, each atomically with its record.
+
+        With something pending, the run holds the catalog's migration lock (SQLite's write
+        lock, PostgreSQL's advisory lock) and reads again under it which files are applied:
+        processes opening a catalog together apply each file once, and the ones that waited
+        find nothing left to do. A catalog with nothing pending is only read (no lock), so
+        an open never waits for another process's write."""
         applied: list[Migration] = []
+        found = self.all()
+        self.check(found)
+        if not {m.version for m in found} - self.applied().keys():
+            return applied
         with self._lock, self._backend.migrating():
-            found = self.all()
-            self.check(found)
-            done = self.applied()  # read under the lock: another host may just have applied some
+            self.check(found)  # read again under the lock: another process may just have applied some
+            done = self.applied()
             for m in (m for m in found if m.version not in done):
                 try:
                     self._backend.apply_migration(m.sql, (m.version, m.name, m.checksum, time.time()))
