@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import (
     AnalysisError,
+    CatalogBusyError,
     ConfigError,
     EmbeddingError,
     EvaluationError,
@@ -76,6 +77,7 @@ _LAZY: dict[str, str] = {
 
 __all__ = [
     "AnalysisError",
+    "CatalogBusyError",
     "ClientManager",
     "Compiler",
     "Config",

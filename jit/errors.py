@@ -10,6 +10,7 @@ Hierarchy::
     ├── ConfigError                 broken config.json / mcpServers file / available_tools.json
     ├── StoreError                  the catalog (wraps sqlite3 / psycopg errors)
     │   ├── ServerNotRegisteredError a write about a server the catalog has no row for (forgotten meanwhile)
+    │   ├── CatalogBusyError        another process held the catalog's write lock past the busy timeout
     │   └── MigrationError          a migration failed (nothing of it applied), or an applied one was edited
     ├── EmbeddingError              the embedding model could not load or run
     ├── AnalysisError               a tool analyzer failed (the offline analyzer takes over)
@@ -37,6 +38,7 @@ from typing import Any
 
 __all__ = [
     "AnalysisError",
+    "CatalogBusyError",
     "ConfigError",
     "EmbeddingError",
     "EvaluationError",
@@ -104,6 +106,14 @@ class ServerNotRegisteredError(StoreError):
     from it) while a process still serves it; that process registers it again."""
 
     code = "server_not_registered"
+
+
+class CatalogBusyError(StoreError):
+    """Another process held the catalog's write lock past the busy timeout (a SQLite catalog's
+    "database is locked"). The catalog is not at fault: what waited was not written, and the
+    same command can be run again."""
+
+    code = "catalog_busy"
 
 
 class MigrationError(StoreError):

@@ -44,6 +44,7 @@ from servers.support import pid_alive, serving_http
 from typer.testing import CliRunner
 
 from jit.catalog import holders
+from jit.catalog.backend import SqliteBackend
 from jit.catalog.ownership import open_catalog
 from jit.catalog.store import Store, default_migrations_dir
 from jit.cli import app
@@ -624,6 +625,17 @@ while not os.path.exists(go):
 Store(db).close()
 """
 
+#: Holds the catalog ``argv[1]``'s write lock (as a long write by another process would) until its stdin closes.
+HOLD_WRITE_LOCK = """
+import sys
+import pysqlite3.dbapi2 as sqlite3
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN IMMEDIATE")
+print("held", flush=True)
+sys.stdin.read()
+"""
+
+
 def recorded_migrations(db: Path) -> list[tuple[int, int]]:
     """``(version, times recorded)`` of every migration the catalog ran."""
     with Store(db, migrate=False) as store:
@@ -700,6 +712,50 @@ def test_processes_upgrading_one_catalog_at_once_apply_the_new_migrations_once_a
         with Store(db) as store:
             assert snapshot(store, {"files"}) == before  # nothing of the old catalog lost
             assert store._query("PRAGMA journal_mode")[0][0] == "wal"
+
+
+def test_a_catalog_held_past_the_busy_timeout_is_a_catalog_busy_error_not_a_store_key_problem(
+        tmp_path, monkeypatch):
+    """Another process holds the write lock while a command must apply a migration: after the busy timeout
+    (cut to 0.5 s here) the error says so, code `catalog_busy`, naming the catalog and not the `store` key
+    (nothing is wrong with it). An up-to-date catalog opens without the lock at all. Once the holder is done,
+    the same command applies the migration and the catalog's rows are all there."""
+    old = tmp_path / "old_migrations"
+    old.mkdir()
+    for p in sorted(default_migrations_dir().glob("*.sql"))[:-1]:
+        (old / p.name).write_text(p.read_text())
+    config = write_config(tmp_path / "c.json", {"alpha": demo("alpha")})
+    db = tmp_path / ".jit" / "catalog.db"
+    with Store(db, migrations_dir=old) as legacy:
+        legacy.ensure_server("alpha", "stdio")
+    monkeypatch.setattr(SqliteBackend, "busy_timeout", 0.5)
+    runner = CliRunner()
+
+    with process(sys.executable, "-c", HOLD_WRITE_LOCK, str(db), stdin=subprocess.PIPE,
+                 stdout=subprocess.PIPE) as holder:
+        assert holder.stdout.readline() == "held\n"
+        result = runner.invoke(app, ["servers", "-c", str(config), "--json"])
+        assert result.exit_code == 1, result.output
+        error = json.loads(result.stderr)
+        assert error["error"] == "catalog_busy" and error["path"] == str(db)
+        assert error["message"] == (
+            "catalog migrate failed: another process held the catalog's write lock for over 0.5 s (database is"
+            f" locked); try again when it is done (catalog {db})")
+        holder.stdin.close()
+        holder.wait(timeout=WAIT)
+
+    result = runner.invoke(app, ["servers", "-c", str(config), "--json"])
+    assert result.exit_code == 0, result.output
+    assert [s["server"] for s in json.loads(result.stdout)] == ["alpha"]
+    assert recorded_migrations(db) == shipped_versions()
+
+    with process(sys.executable, "-c", HOLD_WRITE_LOCK, str(db), stdin=subprocess.PIPE,
+                 stdout=subprocess.PIPE) as holder:
+        assert holder.stdout.readline() == "held\n"
+        result = runner.invoke(app, ["servers", "-c", str(config), "--json"])  # nothing pending: no lock taken
+        assert result.exit_code == 0, result.output
+        holder.stdin.close()
+        holder.wait(timeout=WAIT)
 
 
 # --------------------------------------------------------------------------- unembedded tools

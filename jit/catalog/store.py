@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ..errors import ServerNotRegisteredError, StoreError
+from ..errors import CatalogBusyError, ServerNotRegisteredError, StoreError
 from ..models import (
     ServerStatus,
     StoredTool,
@@ -41,7 +41,7 @@ from ..models import (
     canonical_json,
 )
 from . import holders
-from .backend import Backend, SqliteBackend, is_postgres_url, redact
+from .backend import Backend, SqliteBackend, is_busy, is_postgres_url, redact
 from .migrations import Migration, Migrations, default_migrations_dir
 from .store_history import DefinitionHistory
 from .store_servers import ServerCatalog
@@ -148,6 +148,11 @@ class Store(DefinitionHistory, ServerCatalog, VectorStore):
             yield
         except errors as exc:
             if backend is None or backend.dialect == "sqlite":
+                if is_busy(exc):  # past the busy timeout: the catalog is fine, another process holds it
+                    raise CatalogBusyError(
+                        f"catalog {what} failed: another process held the catalog's write lock for over"
+                        f" {SqliteBackend.busy_timeout:g} s ({exc}); try again when it is done",
+                        path=self.location) from exc
                 raise StoreError(f"catalog {what} failed: {exc}", path=self.location) from exc
             # Not chained: a traceback printing the cause would bypass the scrubbing.
             raise StoreError(f"catalog {what} failed: {backend.scrub(str(exc))}", path=self.location) from None

@@ -28,6 +28,7 @@ from ..catalog.store import Store
 from ..config import CONFIG_ENV_VAR, Config, check_store_path, load_config
 from ..display import json_text, markup, visible
 from ..errors import (
+    CatalogBusyError,
     ConfigError,
     InvalidArgumentsError,
     JitError,
@@ -242,7 +243,9 @@ def _open_store(config: Config) -> Store:
         store = Store(config.store_location, local_path=config.store_path)
     except StoreError as exc:  # e.g. not an SQLite file: say which catalog (a URL redacted) and which key
         where = redact(str(config.store_location))
-        raise type(exc)(f"{exc.message} (catalog {where}, config key 'store')", **exc.details) from exc
+        # A catalog another process holds is no fault of the `store` setting: name only the catalog.
+        key = "" if isinstance(exc, CatalogBusyError) else ", config key 'store'"
+        raise type(exc)(f"{exc.message} (catalog {where}{key})", **exc.details) from exc
     store.set_scope(config_scope(config))  # only this config's servers (and the harness): see jit/catalog/ownership.py
     return store
 
