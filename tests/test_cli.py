@@ -241,6 +241,9 @@ def test_show_and_approve_take_a_rendered_name_as_the_tool_set_gives_it(tmp_path
     (["call", "workspace/" + "x" * 100_000], "the tool name is 100,000 characters long"),
     (["tools", "--server", "x" * 100_000], "--server is 100,000 characters long"),
     (["approve", "--server", "x" * 100_000], "--server is 100,000 characters long"),
+    (["approve", "workspace/read_file", "--hash", "a" * 120_000], "--hash takes 8 to 64 hexadecimal characters"
+     " of the reviewed definition's hash (as `jit show` prints it), got 120,000 characters"),
+    (["approve", "workspace/read_file", "--hash", "0" * 65], "got 65 characters"),
     (["compile", "--shard", "x" * 100_000, "--task", "t"], "--shard is 100,000 characters long"),
     (["serve", "--stdio", "--expose-shard", "x" * 100_000], "--expose-shard is 100,000 characters long"),
 ])

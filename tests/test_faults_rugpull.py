@@ -383,7 +383,7 @@ def test_pinned_call_through_the_cli_is_refused_before_it_is_sent(tmp_path, embe
     assert code == 7 and "changed again" in err
     for prefix in ("", "abc", "not-hex-at-all"):  # an unset "$REVIEWED" must not approve whatever is there now
         code, _, err = cli("approve", "notes/send_message", "--hash", prefix, "--config", str(notes.config))
-        assert code == 2 and "at least 8 hexadecimal characters" in err, err
+        assert code == 2 and "8 to 64 hexadecimal characters" in err and f"got {prefix!r}" in err, err
     assert notes.received("send_message") == [] and "notes/send_message" in cli("approve", "--list", "--config", str(notes.config))[1]
     code, _, err = cli("approve", "--all", "--server", "notes", "--config", str(notes.config))
     assert code == 2  # one target at a time

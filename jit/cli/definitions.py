@@ -152,8 +152,10 @@ def approve_command(
         _fail("--hash goes with SERVER/TOOL", EXIT_USAGE, as_json=as_json)
     if definition_hash is not None and not re.fullmatch(r"[0-9a-fA-F]{8,64}", definition_hash):
         # An empty prefix (an unset "$REVIEWED") would match any definition and approve what nobody reviewed.
-        _fail(f"--hash takes at least 8 hexadecimal characters of the reviewed definition's hash (as `jit show` "
-              f"prints it), got {definition_hash!r}", EXIT_USAGE, as_json=as_json)
+        # A value longer than any hash is not printed back, only its length.
+        got = repr(definition_hash) if len(definition_hash) <= 64 else f"{len(definition_hash):,} characters"
+        _fail(f"--hash takes 8 to 64 hexadecimal characters of the reviewed definition's hash (as `jit show` "
+              f"prints it), got {got}", EXIT_USAGE, as_json=as_json)
     tool = None
     if key is not None:
         server, tool = _split_key(key, as_json=as_json)
