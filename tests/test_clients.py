@@ -417,13 +417,15 @@ async def test_closing_the_manager_leaves_reached_servers_idle_not_offline(tmp_p
     assert {t.tool.server for t in store.tools(online=True)} == {"up"}
 
 
-async def test_disabled_server_is_recorded_and_never_connected(tmp_path, store):
+async def test_disabled_server_is_shown_disabled_and_never_connected(tmp_path, store):
     pid_file = tmp_path / "pid"
     store.ensure_server("off", "stdio")  # known from an earlier run
     store.sync_tools("off", [ToolDef(server="off", name="echo")])
     config = make_config(tmp_path, {"off": demo_stdio("--pid-file", str(pid_file), enabled=False)})
     async with ClientManager(config, store) as mgr:
         assert status(mgr, "off") is ServerStatus.DISABLED
+        # "disabled" is this config's view: the catalog's shared row, which other configs read, is untouched
+        assert store.server("off").status is ServerStatus.UNKNOWN
         assert not pid_file.exists()
         with pytest.raises(ServerUnavailableError) as info:
             await mgr.call_tool("off", "echo", {})

@@ -26,6 +26,7 @@ refuses a call to them at once with :class:`~jit.errors.ServerUnavailableError`.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import logging
 import time
@@ -231,9 +232,12 @@ class ClientManager:
             log.info("server %s: not in the catalog any more; its %s status is not recorded", name, status.value)
 
     def statuses(self) -> dict[str, ServerRecord]:
-        """Every configured server as the catalog records it (status, timestamps, last error)."""
+        """Every configured server as the catalog records it (status, timestamps, last error), its
+        status as this config sees it (``disabled`` here is this config's own: Config.server_status)."""
         records = {r.name: r for r in self.store.servers()}
-        return {n: records[n] for n in self.config.servers if n in records}
+        return {n: dataclasses.replace(records[n], status=self.config.server_status(n, records[n].status,
+                                                                                   records[n].last_seen))
+                for n in self.config.servers if n in records}
 
     def warnings(self, server: str) -> list[str]:
         """What the last discovery of ``server`` dropped or could not list."""
