@@ -96,8 +96,12 @@ def describe(config: Config, store: Store, stored: StoredTool) -> dict[str, Any]
     return {
         "server": tool.server,
         "tool": tool.name,
-        # as a tool set and search_tools name it (a hash where the name had to change or two collide)
-        "name": rendered_names(store.tool_heads()).get((tool.server, tool.name), f"{tool.server}__{tool.name}"),
+        # as a tool set and search_tools name it (a hash where the name had to change or two collide).
+        # Read over this server's and the harness's tools (a harness tool keeps its bare name, so it can
+        # take a server's rendered name); two servers' names collide only in contrived cases (a server
+        # name ending in "_" beside a tool name starting with "_"), which this one read does not see.
+        "name": rendered_names(store.tool_heads({tool.server, HARNESS_SERVER})).get(
+            (tool.server, tool.name), f"{tool.server}__{tool.name}"),
         "online": status.online,
         "status": status.value,
         "definition": {

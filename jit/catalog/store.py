@@ -363,9 +363,13 @@ class Store(DefinitionHistory, ServerCatalog, VectorStore):
         return [_stored(r) for r in self._tool_rows(" WHERE " + " AND ".join(where) + " ORDER BY t.server, t.name",
                                                     params)]
 
-    def tool_heads(self) -> list[tuple[str, str]]:
-        """``(server, name)`` of every catalog tool in scope (what rendered names are made from)."""
+    def tool_heads(self, servers: Iterable[str] | None = None) -> list[tuple[str, str]]:
+        """``(server, name)`` of the catalog tools in scope (of ``servers``): what rendered names are made from."""
         scope, params = self._scope_sql("server")
+        if servers is not None:
+            wanted = sorted(set(servers))
+            scope += f" AND server IN ({','.join('?' * len(wanted))})" if wanted else " AND 1 = 0"
+            params = [*params, *wanted]
         return [(r[0], r[1]) for r in self._query(f"SELECT server, name FROM tools WHERE {scope}", params)]
 
     def tool(self, server: str, name: str) -> StoredTool | None:
