@@ -228,6 +228,7 @@ def test_show_and_approve_take_a_rendered_name_as_the_tool_set_gives_it(tmp_path
             continue
         code, out, err = invoke("show", name, "--json", "--config", str(path))
         assert code == 0 and (json.loads(out)["server"], json.loads(out)["tool"]) == ("f", tool), (name, err)
+        assert json.loads(out)["name"] == name  # and shows the name a tool set gives it
     code, out, _ = invoke("show", taken, "--json", "--config", str(path))
     assert json.loads(out)["definition"]["description"] == "Send an invoice email."
     code, _, err = invoke("approve", names[("f", "get.weather")], "--config", str(path))
