@@ -216,6 +216,22 @@ async def test_tools_per_server_are_bounded(tmp_path, store):
         assert not (await mgr.call_tool("f", "good_a", {})).is_error
 
 
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_a_paged_listing_past_the_tool_bound_says_the_server_has_more(tmp_path, store):
+    """5,000 tools in pages of 100: paging stops past 2,000, and the warning said "dropped tools
+    #2000-#2099", as if the server had 2,100. It says paging stopped and the server has more."""
+    cfg = make_config(tmp_path, {"f": stdio("many_tools_paged")}, reconnect_attempts=0)
+    async with ClientManager(cfg, store) as mgr:
+        assert mgr.statuses()["f"].status is ServerStatus.CONNECTED
+        assert len(store.tools("f")) == MAX_TOOLS_PER_SERVER
+        warnings = mgr.warnings("f")
+        assert "tools/list lists more than 2,000 items: stopped paging after 21 pages (2,100 fetched); " \
+               "the server has more pages" in warnings, warnings
+        assert any(w.startswith("dropped tool #2000 and the 99 fetched after it: over the limit") for w in warnings)
+        assert not (await mgr.call_tool("f", "t5", {})).is_error
+
+
 # --------------------------------------------------------------------------- schema dialects
 
 

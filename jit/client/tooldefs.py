@@ -195,8 +195,8 @@ def convert_tools(server: str, raw_tools: Iterable[Any]) -> tuple[list[ToolDef],
         label = _label(raw)
         where = f"tool #{i}" + (f" {label!r}" if label else "")
         if len(kept) >= MAX_TOOLS_PER_SERVER:
-            problems.append(f"dropped tools #{i}-#{len(raw_list) - 1}: over the limit of "
-                            f"{MAX_TOOLS_PER_SERVER:,} tools per server")
+            problems.append(f"dropped tool #{i} and the {len(raw_list) - 1 - i:,} fetched after it: over the limit "
+                            f"of {MAX_TOOLS_PER_SERVER:,} tools per server")
             break
         notes: list[str] = []
         try:

@@ -561,7 +561,12 @@ class Upstream:
         for page in range(1, MAX_LIST_PAGES + 1):
             items, cursor = await fetch(cursor)
             out.extend(items)
-            if not cursor or (max_items is not None and len(out) > max_items):
+            if not cursor:
+                return out
+            if max_items is not None and len(out) > max_items:
+                # What was fetched is not all the server lists: say so, not only what was dropped of it.
+                self._warn(f"{method} lists more than {max_items:,} items: stopped paging after {page} pages "
+                           f"({len(out):,} fetched); the server has more pages")
                 return out
             size += len(json.dumps(items, default=str)) + len(cursor)
             if size > MAX_LISTING_BYTES:

@@ -163,6 +163,12 @@ class Handler:
         if method == "prompts/list":  # one prompt whose arguments are not a list
             return head + json.dumps({"prompts": [{"name": "greet", "arguments": [{"name": "who"}]},
                                                   {"name": "bad", "arguments": "notalist"}]}) + "}"
+        if method == "tools/list" and self.case == "many_tools_paged":  # 5,000 tools, 100 a page
+            page = int(params.get("cursor") or 0)
+            tools = [{"name": f"t{i}", "description": f"Tool {i}.", "inputSchema": {"type": "object"}}
+                     for i in range(page * 100, page * 100 + 100)]
+            more = {"nextCursor": str(page + 1)} if page < 49 else {}
+            return head + json.dumps({"tools": tools, **more}) + "}"
         if method == "tools/list" and self.case == "growing_cursor":  # pages that never end, each cursor longer
             page = len(params.get("cursor") or "") // 3000
             return head + json.dumps({"tools": GOOD if page == 0 else [], "nextCursor": "c" * 3000 * (page + 1)}) + "}"
