@@ -292,6 +292,8 @@ def test_task_file_targets_are_the_files_the_task_writes(task, targets):
     ("What versions of react and vite does package.json pin?", False),
     ("Switch the living room lights off", False),
     ("Change 100 USD to EUR at today's rate", False),
+    ("Change my LinkedIn headline and fix the YouTube playlist order", False),  # brand names are no identifiers
+    ("please refactor getUserName to take an id", True),  # a camelCase identifier is
     # a file named to write is that file's step, not an edit of the code
     ("Fix the typo and save the result to notes/todo.md", False),
 ])

@@ -589,13 +589,15 @@ _VERB_REACH = 160
 # after "and", "then", "to", "please" ("fix the null check", "; switch them to the VITE_ prefix"),
 # not a noun or a name ("describe the fix", "the hotfix/date-parse branch", "does package.json pin?"),
 # and not git's "switch to <branch>". Then a sign that the task is about code: a source or config
-# file's name, an identifier (snake_case, camelCase, dotted), or a word of programming.
+# file's name, an identifier (snake_case, camelCase, dotted), or a word of programming. Brand names
+# are not identifiers: "iPhone", "eBay" (one lower-case letter) and PascalCase ("GitHub", "YouTube",
+# "LinkedIn": "change my LinkedIn headline" is no code change) do not count.
 _CODE_CHANGE_VERB = re.compile(
     r"(?:^|[.;:!?,]\s*|\b(?:and|then|please|to|also|now|just)\s+)"
     r"(?:fix|bugfix|hotfix|bump|upgrade|downgrade|switch(?!\s+to\b)|rename|refactor|migrate|correct|change"
     r"|implement|tweak|adjust|rewrite|port|pin|unpin|deprecate|patch)\b(?![/-])", re.IGNORECASE)
 _CODE_SIGN = re.compile(
-    rf"\b[\w\-/]*\.(?:{_TEXT_EXTENSIONS})\b|\b[a-z]+(?:_[a-z0-9]+)+\b|\b[a-z]+[A-Z]\w*\b|\b[A-Z][a-z]+[A-Z]\w*\b"
+    rf"\b[\w\-/]*\.(?:{_TEXT_EXTENSIONS})\b|\b[a-z]+(?:_[a-z0-9]+)+\b|\b[a-z]{{2,}}[A-Z][a-z]+\w*\b"
     r"|\b\w+\.\w+\.\w+\b|\b(?:bug|bugs|crash|crashes|exception|stack\s*trace|traceback|regression|unit\s+tests?"
     r"|function|method|class|module|compile|compiler|lint|linter|dependency|dependencies|import|imports|variable"
     r"|endpoint|null\s*pointer|off-by-one|segfault|typo)\b")
