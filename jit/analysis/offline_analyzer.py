@@ -33,6 +33,7 @@ from .vocab import (
     DOMAIN_LEXICON,
     STOPWORDS,
     TASK_STEP_VERBS,
+    CODE_CHANGE_WORDS,
     Evidence,
     cjk_terms,
     name_tokens,
@@ -565,27 +566,21 @@ _WRITE_VERBS = (
     "drafted|produce|produces|produced|put|dump|dumps|dumped|record|records|recorded|append|appends|"
     "appended|add|adds|added|update|updates|updated|edit|edits|edited"
 )
+#: A local path or file name of a text format or an office document, as group 1.
+_TARGET_PATH = (rf"((?:[A-Za-z]:\\|~/|\.{{1,2}}/|/)?(?:[\w.\-]+[/\\])*[\w\-]*\.(?:{_TEXT_EXTENSIONS}|"
+                rf"{'|'.join(DOCUMENT_FORMATS)}))(?![\w/\\])")
 _FILE_TARGET = re.compile(
-    rf"\b(?:to|in|at|into|as|on|under)\s+(?:the\s+(?:file\s+)?)?[`'\"“]?"
-    rf"((?:[A-Za-z]:\\|~/|\.{{1,2}}/|/)?(?:[\w.\-]+[/\\])*[\w\-]*\.(?:{_TEXT_EXTENSIONS}|"
-    rf"{'|'.join(DOCUMENT_FORMATS)}))(?![\w/\\])",
-    re.IGNORECASE,
-)
+    rf"\b(?:to|in|at|into|as|on|under)\s+(?:the\s+(?:file\s+)?)?[`'\"“]?{_TARGET_PATH}", re.IGNORECASE)
 _WRITE_VERB = re.compile(rf"\b(?:{_WRITE_VERBS})\b", re.IGNORECASE)
 #: ... or the file is the object of a verb that makes it: "add a .gitignore", "create README.md".
 _FILE_OBJECT = re.compile(
     r"\b(?:create|creates|created|add|adds|added|write|writes|generate|generates|draft|drafts|make|makes|produce"
-    r"|produces)\s+(?:(?:a|an|the)\s+)?(?:new\s+|empty\s+)?[`'\"“]?"
-    rf"((?:[A-Za-z]:\\|~/|\.{{1,2}}/|/)?(?:[\w.\-]+[/\\])*[\w\-]*\.(?:{_TEXT_EXTENSIONS}|"
-    rf"{'|'.join(DOCUMENT_FORMATS)}))(?![\w/\\])",
-    re.IGNORECASE,
-)
+    rf"|produces)\s+(?:(?:a|an|the)\s+)?(?:new\s+|empty\s+)?[`'\"“]?{_TARGET_PATH}", re.IGNORECASE)
 #: How far before the path its write verb may be (within the same clause).
 _VERB_REACH = 160
 
 
-# A verb that changes code or a config in place (the /write words of TASK_STEP_VERBS but for
-# staging, which is git's index, not a file), said as an instruction: at the start of a clause or
+# A verb that changes code or a config in place (vocab.CODE_CHANGE_WORDS), said as an instruction: at the start of a clause or
 # after "and", "then", "to", "please" ("fix the null check", "; switch them to the VITE_ prefix"),
 # not a noun or a name ("describe the fix", "the hotfix/date-parse branch", "does package.json pin?"),
 # and not git's "switch to <branch>". Then a sign that the task is about code: a source or config
@@ -594,8 +589,8 @@ _VERB_REACH = 160
 # "LinkedIn": "change my LinkedIn headline" is no code change) do not count.
 _CODE_CHANGE_VERB = re.compile(
     r"(?:^|[.;:!?,]\s*|\b(?:and|then|please|to|also|now|just)\s+)"
-    r"(?:fix|bugfix|hotfix|bump|upgrade|downgrade|switch(?!\s+to\b)|rename|refactor|migrate|correct|change"
-    r"|implement|tweak|adjust|rewrite|port|pin|unpin|deprecate|patch)\b(?![/-])", re.IGNORECASE)
+    "(?:" + "|".join(w + r"(?!\s+to\b)" if w == "switch" else w for w in CODE_CHANGE_WORDS) + r")\b(?![/-])",
+    re.IGNORECASE)
 _CODE_SIGN = re.compile(
     rf"\b[\w\-/]*\.(?:{_TEXT_EXTENSIONS})\b|\b[a-z]+(?:_[a-z0-9]+)+\b|\b[a-z]{{2,}}[A-Z][a-z]+\w*\b"
     r"|\b\w+\.\w+\.\w+\b|\b(?:bug|bugs|crash|crashes|exception|stack\s*trace|traceback|regression|unit\s+tests?"

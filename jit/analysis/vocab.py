@@ -37,6 +37,7 @@ __all__ = [
     "DOMAIN_LEXICON",
     "STOPWORDS",
     "TASK_STEP_VERBS",
+    "CODE_CHANGE_WORDS",
     "Evidence",
     "cjk_terms",
     "name_tokens",
@@ -289,6 +290,10 @@ _TASK_STEP_WORDS: dict[str, str] = {
     "pytest! npm_test! make_test! ci!",
 }
 TASK_STEP_VERBS: dict[str, dict[str, float]] = _compile_lexicon(_TASK_STEP_WORDS)
+#: The words of the /write step that change code or a config in place: all but staging, which is
+#: git's index, not a file (jit.analysis.offline_analyzer.edits_code).
+CODE_CHANGE_WORDS: tuple[str, ...] = tuple(
+    w.rstrip("!") for w in _TASK_STEP_WORDS["/write"].split() if w.rstrip("!") not in ("stage", "unstage"))
 
 _DOMAIN_WORDS: dict[str, str] = {
     "/python": "python! pip! pypi! django! flask! fastapi! pandas! numpy! jupyter! pytest! conda! poetry! "
