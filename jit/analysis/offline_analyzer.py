@@ -580,8 +580,9 @@ _FILE_OBJECT = re.compile(
 _VERB_REACH = 160
 
 
-# A verb that changes code or a config in place (vocab.CODE_CHANGE_WORDS), said as an instruction: at the start of a clause or
-# after "and", "then", "to", "please" ("fix the null check", "; switch them to the VITE_ prefix"),
+# A verb that changes code or a config in place (vocab.CODE_CHANGE_WORDS), said as an instruction:
+# at the start of a clause or after "and", "then", "to", "please" ("fix the null check", "; switch
+# them to the VITE_ prefix"),
 # not a noun or a name ("describe the fix", "the hotfix/date-parse branch", "does package.json pin?"),
 # and not git's "switch to <branch>". Then a sign that the task is about code: a source or config
 # file's name, an identifier (snake_case, camelCase, dotted), or a word of programming. Brand names
