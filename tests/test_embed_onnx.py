@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import shutil
 from dataclasses import replace
 from pathlib import Path
@@ -199,3 +200,70 @@ def test_a_sync_with_nothing_new_to_embed_never_loads_the_model(tmp_path, hashin
         report = asyncio.run(sync(config, store, lazy))
         assert report.embedding.cached == 1 and report.embedding.embedded == 0 and not lazy.loaded
         assert len(store.vector_matrix()[0]) == 2 and store.pending_embeddings() == []
+
+
+def _fake_export(cache: Path, slug: str, fp: str, model_path: Path, *, int8: bool = False) -> list[Path]:
+    """An export's metadata and files as :func:`onnx_runtime._export` lays them out (contents aside)."""
+    scheme = "-int8-dq-pc" if int8 else ""
+    files = {"onnx_file": f"{slug}-{fp}{scheme}-aaaa.onnx", "tokenizer_file": f"{slug}-{fp}-bbbb.tokenizer.json"}
+    if not int8:
+        files["weights_file"] = f"{slug}-{fp}-aaaa.weights"
+    for name in files.values():
+        (cache / name).write_bytes(b"x")
+    meta = cache / f"{slug}-{fp}{scheme}.json"
+    meta.write_text(json.dumps({"format": 2, "fingerprint": fp, "model_path": str(model_path), **files}))
+    return [meta, *(cache / name for name in files.values())]
+
+
+def test_a_new_export_removes_the_exports_it_made_obsolete(tmp_path, caplog):
+    """Every virtualenv (or reinstall) of the model gave an export of its own, ~90 MB each, never removed:
+    a new export removes those of model directories that are gone and its own model's earlier ones."""
+    cache = tmp_path / "onnx"
+    cache.mkdir()
+    live, other_live = tmp_path / "venv" / "model", tmp_path / "venv2" / "model"
+    live.mkdir(parents=True)
+    other_live.mkdir(parents=True)
+    current = _fake_export(cache, "m", "f1", live)
+    reinstalled = _fake_export(cache, "m", "f0", live)  # the same directory's files before a reinstall
+    gone = _fake_export(cache, "m", "f2", tmp_path / "deleted-venv" / "model")
+    gone_int8 = _fake_export(cache, "m", "f2", tmp_path / "deleted-venv" / "model", int8=True)
+    elsewhere = _fake_export(cache, "m", "f3", other_live)  # another virtualenv still installed
+    elsewhere_int8 = _fake_export(cache, "m", "f3", other_live, int8=True)
+    orphan_old, orphan_new = cache / "m-f9-cccc.weights", cache / "m-f8-dddd.onnx"
+    orphan_old.write_bytes(b"x")
+    orphan_new.write_bytes(b"x")  # perhaps another process's export, its metadata not yet written
+    staging = cache / ".export-abc"
+    staging.mkdir()
+    (staging / "model.onnx").write_bytes(b"x")
+    unrelated = cache / "notes.txt"
+    unrelated.write_text("kept")
+    hour_ago = onnx_runtime.ORPHAN_AGE + 1
+    for path in (orphan_old, staging):
+        stamp = path.stat().st_mtime - hour_ago
+        os.utime(path, (stamp, stamp))
+
+    with caplog.at_level(logging.INFO, logger="jit.catalog.onnx_runtime"):
+        removed = onnx_runtime.prune_cache(cache, live, "f1")
+
+    assert set(removed) == {*reinstalled, *gone, *gone_int8, orphan_old, staging}
+    assert all(p.exists() for p in (*current, *elsewhere, *elsewhere_int8, orphan_new, unrelated))
+    assert not any(p.exists() for p in removed)
+    assert "removed 12 cached ONNX file(s)" in caplog.text
+    # Nothing more to do the second time.
+    assert onnx_runtime.prune_cache(cache, live, "f1") == []
+
+
+def test_pruning_the_cache_never_fails_an_export(tmp_path, monkeypatch, caplog):
+    """A file that cannot be removed is logged and kept."""
+    cache = tmp_path / "onnx"
+    cache.mkdir()
+    gone = _fake_export(cache, "m", "f2", tmp_path / "deleted")
+
+    def refuse(self, missing_ok=False):
+        raise PermissionError("read-only")
+
+    monkeypatch.setattr(Path, "unlink", refuse)
+    with caplog.at_level(logging.WARNING, logger="jit.catalog.onnx_runtime"):
+        assert onnx_runtime.prune_cache(cache, tmp_path / "live", "f1") == []
+    assert "could not remove the obsolete cache file" in caplog.text
+    assert all(p.exists() for p in gone)

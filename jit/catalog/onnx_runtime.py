@@ -41,9 +41,11 @@ import json
 import logging
 import os
 import re
+import shutil
 import stat
 import tempfile
 import threading
+import time
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -495,4 +497,70 @@ def _export(layout: ModelLayout, fp: str, *, threads: int | None = None) -> Onnx
             os.replace(src, directory / name)
     write_atomic(meta_path_of(layout, fp), lambda f: f.write(json.dumps(staged.meta, indent=1).encode("utf-8")))
     log.info("embedding: ONNX export of %s verified (min cosine %.6f)", layout.path, cosine)
+    prune_cache(directory, layout.path, fp)
     return model
+
+
+#: Files of the cache no metadata names are removed once this old (seconds): an export in
+#: progress renames its model files into place before its metadata, and a slow one can take a while.
+ORPHAN_AGE = 3600.0
+
+
+def prune_cache(directory: Path, model_path: Path, fp: str, *, now: float | None = None) -> list[Path]:
+    """Remove the exports a new export of ``model_path`` (fingerprint ``fp``) made obsolete; return what went.
+
+    An export is obsolete when its model directory is gone (a deleted virtualenv, an
+    uninstalled model package) or when it is an earlier export of ``model_path`` itself (its
+    files changed since: a reinstall gives new modification times, so a new fingerprint). Each
+    is ~90 MB, and without this every virtualenv a machine ever had left one behind. The
+    metadata goes first, so no reader finds an export whose files are going; then every file
+    no remaining metadata names (int8 models derived from an obsolete export included), and
+    files or staging directories left by a process killed mid-export once :data:`ORPHAN_AGE`
+    old. Best effort: a file that cannot be removed is logged and kept, the export stands.
+    """
+    now = time.time() if now is None else now
+    removed: list[Path] = []
+    kept: set[str] = set()
+    doomed: set[str] = set()
+    for meta_path in sorted(directory.glob("*.json")):
+        if meta_path.name.endswith(".tokenizer.json"):
+            continue
+        try:
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+            source = Path(str(meta["model_path"]))
+            obsolete = not source.is_dir() or (source == model_path and meta.get("fingerprint") != fp)
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # not an export's metadata, or one being replaced: leave it alone
+        files = {str(meta.get(key)) for key in ("onnx_file", "weights_file", "tokenizer_file")}
+        if obsolete and _remove(meta_path):
+            removed.append(meta_path)
+            doomed |= files
+        else:
+            kept |= files
+    for path in sorted(directory.iterdir()):
+        staging = path.is_dir() and path.name.startswith((".export-", ".int8-"))
+        if path.name in kept or not (staging or path.suffix in (".onnx", ".weights")
+                                     or path.name.endswith(".tokenizer.json")):
+            continue
+        try:
+            old = now - path.stat().st_mtime >= ORPHAN_AGE
+        except OSError:
+            continue
+        if (path.name in doomed or old) and _remove(path):
+            removed.append(path)
+    if removed:
+        log.info("embedding: removed %d cached ONNX file(s) of models no longer installed or since changed",
+                 len(removed))
+    return removed
+
+
+def _remove(path: Path) -> bool:
+    try:
+        if path.is_dir():
+            shutil.rmtree(path)
+        else:
+            path.unlink(missing_ok=True)
+        return True
+    except OSError as exc:
+        log.warning("embedding: could not remove the obsolete cache file %s: %s", path, exc)
+        return False
