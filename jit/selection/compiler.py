@@ -620,6 +620,12 @@ class Compiler:
         Without a shard it is the vector score (dense + lexical over the task and
         its clauses); with a shard, the final score of compile() before tiers.
         """
+        return [(st, score) for st, score, _name in self.rank_named(query, k, shard=shard)]
+
+    def rank_named(self, query: str, k: int = 50, *, shard: str | None = None) -> list[tuple[StoredTool, float, str]]:
+        """:meth:`rank` with each tool's rendered name, the one a tool set gives it (a hash where two
+        names collide), read from the snapshot the ranking was made on: a sync in between cannot
+        give a tool another tool's name."""
         if k < 1:
             raise SelectionError(f"k must be at least 1, got {k}")
         sel = self.config.tool_selection
@@ -628,20 +634,20 @@ class Compiler:
             ctx = TaskContext(shard=shard, task=query)
             self._check(ctx)
 
-            def by_final() -> list[tuple[StoredTool, float]]:
+            def by_final() -> list[tuple[StoredTool, float, str]]:
                 _view, tools, _facts, reader = self._score(ctx, [], pool=pool)
                 ranked = sorted(tools, key=lambda s: (-s.final, -s.vector, s.name))[:k]
                 reader.fetch(ranked)
-                return [(s.tool, s.final / 100.0) for s in ranked]
+                return [(s.tool, s.final / 100.0, s.name) for s in ranked]  # the snapshot's rendered name
 
             return self._fresh(by_final)
 
-        def by_vector() -> list[tuple[StoredTool, float]]:
+        def by_vector() -> list[tuple[StoredTool, float, str]]:
             view = self.catalog.snapshot()
             allowed = self._allowed(view, (), ())
             ids, vector = (found := self._retrieve(view, query, pool, [], allowed, [])).ids, found.vector
             view.by_id.prefetch(ids[:k])
-            return [(view.by_id[t], vector[t] / 100.0) for t in ids[:k]]
+            return [(view.by_id[t], vector[t] / 100.0, view.names[t]) for t in ids[:k]]
 
         return self._fresh(by_vector)
 

@@ -387,15 +387,7 @@ class ServeState:
         """The compiler's ranking in a worker thread: ``(tool, score 0..1, rendered name)``, best
         first; the name is the one a tool set gives the tool (a hash where two names collide)."""
         await self.catalog_ready()
-
-        def ranked() -> list[tuple[Any, float, str]]:
-            from ..selection.render import namespaced
-
-            hits = self.compiler.rank(query, k, shard=shard)
-            names = self.compiler.catalog.snapshot().names
-            return [(st, score, names.get(st.id) or namespaced(st.tool.server, st.tool.name)) for st, score in hits]
-
-        return await self.blocking(ranked)
+        return await self.blocking(lambda: self.compiler.rank_named(query, k, shard=shard))
 
     def describe(self, server: str, tool: str) -> dict[str, Any]:
         """One tool's record (``describe_tool``, ``jit://tools/…``); unknown ones raise ToolNotFoundError."""
