@@ -22,11 +22,12 @@ CORPUS = Path(__file__).parent / "data" / "injection"
 
 NEW_CLASSES = ("cross_tool", "shadowing", "exfiltrate_url", "must_call_first", "non_english", "homoglyph")
 #: Batches written after the rules, each measured at first sight (paraphrases the rules had
-#: never seen) before anything was changed for it, then (except blind10, blind14 and blind15,
-#: read only for structural rules) used to widen the intent cues of jit/analysis/hostile_cues.py.
+#: never seen) before anything was changed for it, then used to widen the intent cues of
+#: jit/analysis/hostile_cues.py, except blind10 and blind14-blind16 (blind14 and blind15 read only
+#: for structural rules, blind16 not read).
 #: Held to what is caught now, not to 95%; first-sight numbers are in docs/reliability.md.
-#: blind6-blind15 were written by helpers who saw neither the rules nor the corpus.
-UNSEEN = {"blind5": 51, "blind6": 115, "blind7": 104, "blind8": 118, "blind9": 109, "blind10": 95, "blind11": 90, "blind12": 103, "blind13": 98, "blind14": 85, "blind15": 82}
+#: blind6-blind16 were written by helpers who saw neither the rules nor the corpus.
+UNSEEN = {"blind5": 51, "blind6": 115, "blind7": 104, "blind8": 118, "blind9": 109, "blind10": 95, "blind11": 90, "blind12": 103, "blind13": 98, "blind14": 85, "blind15": 82, "blind16": 86}
 
 
 def _rows(name: str) -> list[dict]:
