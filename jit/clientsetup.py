@@ -94,7 +94,7 @@ def _mcp_servers(path: Path) -> dict[str, Any]:
     return servers
 
 
-def _placeholders(entries: Mapping[str, Any], env: Mapping[str, str]) -> dict[str, str]:
+def placeholders(entries: Mapping[str, Any], env: Mapping[str, str]) -> dict[str, str]:
     """``${VAR}`` references with no default that are unset here, each mapped to a stand-in value.
 
     The servers' environment is the client's, not this shell's: a variable unset here is no
@@ -104,7 +104,7 @@ def _placeholders(entries: Mapping[str, Any], env: Mapping[str, str]) -> dict[st
             if m.group(2) is None and m.group(1) not in env}
 
 
-def _validate(text: str, target: Path, env: Mapping[str, str], source: Path) -> None:
+def check_merged(text: str, target: Path, env: Mapping[str, str], source: Path) -> None:
     """Load ``text`` as the jit config at ``target`` (relative paths resolve as they will)."""
     tmp = target.with_name(f".{target.name}.{os.getpid()}.setup.tmp")
     try:
@@ -244,7 +244,7 @@ def setup_claude_code(project: str | os.PathLike[str] = ".", *, config: str | os
         servers[server] = entry
         moved.append(server)
     config_text = json.dumps(raw, indent=2, ensure_ascii=False) + "\n"
-    _validate(config_text, target, {**env, **_placeholders(incoming, env)}, mcp_path)
+    check_merged(config_text, target, {**env, **placeholders(incoming, env)}, mcp_path)
 
     program = command or jit_command()
     jit_entry = {"type": "stdio", "command": program[0], "args": [*program[1:], "serve", "--stdio", "-c", str(target)]}
@@ -258,7 +258,7 @@ def setup_claude_code(project: str | os.PathLike[str] = ".", *, config: str | os
         "project": str(root), "mcp_file": str(mcp_path), "config": str(target), "backup": str(folder),
         "moved": [*moved, *same], "already_in_config": same, "server": {name: jit_entry},
         "warnings": [*(f"server {s!r} uses ${{{v}}}, which is not set here: jit serve needs it in the "
-                       f"environment Claude Code starts it with" for s, v in _unset_vars(incoming, env))],
+                       f"environment Claude Code starts it with" for s, v in unset_vars(incoming, env))],
         "dry_run": dry_run,
     }
     result["warnings"] += _warnings(root, list(incoming), env)
@@ -298,8 +298,8 @@ def setup_claude_code(project: str | os.PathLike[str] = ".", *, config: str | os
     return result
 
 
-def _unset_vars(incoming: Mapping[str, Any], env: Mapping[str, str]) -> list[tuple[str, str]]:
-    return [(server, var) for server, entry in incoming.items() for var in _placeholders({server: entry}, env)]
+def unset_vars(incoming: Mapping[str, Any], env: Mapping[str, str]) -> list[tuple[str, str]]:
+    return [(server, var) for server, entry in incoming.items() for var in placeholders({server: entry}, env)]
 
 
 def _restore_config(target: Path, before: bytes | None) -> None:

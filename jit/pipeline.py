@@ -13,7 +13,9 @@ by a model.
 
 A ``progress`` callable (:mod:`jit.progress`) hears of three steps in turn:
 ``discover`` (servers settled, connected or failed), ``analyze`` (tools, per
-batch) and ``embed`` (texts the model embeds, per chunk).
+batch) and ``embed`` (texts the model embeds, per chunk), with ``model`` (loading
+the embedding model, :func:`~jit.catalog.embed.load_model`) before ``embed`` when
+there is something to embed and the model is not loaded yet.
 """
 
 from __future__ import annotations

@@ -284,6 +284,32 @@ def test_import_merges_mcp_servers_into_the_config(tmp_path):
     assert code == 0
 
 
+def test_import_keeps_a_variable_unset_here_and_warns_about_it(tmp_path, monkeypatch):
+    # A claude_desktop_config.json's secrets live in the client's environment, not the shell's:
+    # the import copies ${VAR} as written (docs/cli.md) instead of refusing, and says jit will need it.
+    monkeypatch.delenv("JIT_TEST_UNSET_TOKEN", raising=False)
+    target = write_example_config(tmp_path)
+    source = tmp_path / "claude_desktop_config.json"
+    source.write_text(json.dumps({"mcpServers": {"remote": {
+        "type": "http", "url": "https://api.example.com/mcp", "headers": {"Authorization": "${JIT_TEST_UNSET_TOKEN}"}},
+        "local": {"command": "srv", "args": ["--api-key", "sk-abcdefghijklmnop"]}}}))
+    code, out, err = invoke("import", str(source), "--config", str(target))
+    assert code == 0, err
+    assert "uses ${JIT_TEST_UNSET_TOKEN}, which is not set here" in err
+    assert "srv --api-key ***" in out and "sk-abcdefghijklmnop" not in out  # shown as `jit servers` shows it
+    servers = json.loads(target.read_text())["servers"]
+    assert servers["remote"]["headers"] == {"Authorization": "${JIT_TEST_UNSET_TOKEN}"}
+    monkeypatch.setenv("JIT_TEST_UNSET_TOKEN", "t")
+    assert set(load_config(target).servers) == {"workspace", "tracker", "remote", "local"}
+    monkeypatch.delenv("JIT_TEST_UNSET_TOKEN")
+    # With the variable still unset, a second import is judged on its own servers, not on that one.
+    (tmp_path / "more.json").write_text(json.dumps({"mcpServers": {"broken": {"command": ""}}}))
+    code, out, err = invoke("import", str(tmp_path / "more.json"), "--json", "--config", str(target))
+    payload = json.loads(err)
+    assert code == 3 and payload["key"] == "servers.broken.command" and payload["path"] == str(target)
+    assert ".tmp" not in payload["message"]  # the temporary copy it was checked in is no file to look at
+
+
 def test_import_of_an_invalid_server_changes_nothing(tmp_path):
     target = write_example_config(tmp_path)
     before = target.read_text()

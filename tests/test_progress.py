@@ -17,11 +17,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import DATA
+from conftest import DATA, HashingEmbedder
 from test_evaluate import _slice
 
 from jit.analysis.analyze import OfflineAnalyzer, analyze_pending
-from jit.catalog.embed import embed_pending
+from jit.catalog.embed import OnnxEmbedder, embed_pending
 from jit.catalog.store import Store
 from jit.config import DEFAULT_SHARDS, load_config
 from jit.evaluation.eval_report import CHART_UNAVAILABLE
@@ -103,6 +103,46 @@ def test_analysis_and_embedding_report_each_batch_up_to_the_total(tmp_path: Path
     assert analyze[0].unit == "tools" and "analyzer offline" in analyze[0].detail
     assert embed[-1].total == texts and [e.done for e in embed[1:-1]] == list(range(100, texts, 100))
     assert [(e.step, e.done, e.total) for e in again] == [("embed", 0, 0)]
+
+
+class _LazyModel(HashingEmbedder):
+    """The stand-in, with the load the real embedders do on first use (and the cache question)."""
+
+    def __init__(self, exported: bool) -> None:
+        super().__init__()
+        self.loaded, self._exported = False, exported
+
+    def exported(self) -> bool:
+        return self._exported
+
+    @property
+    def dimension(self) -> int:
+        self.loaded = True
+        return super().dimension
+
+
+@pytest.mark.parametrize("exported", [True, False])
+def test_loading_the_model_is_a_step_of_its_own_that_names_a_first_export(tmp_path: Path, exported: bool) -> None:
+    # The first sync on a machine exports the model to ONNX (~10 s): without this step it went quiet meanwhile.
+    events: list[ProgressEvent] = []
+    model = _LazyModel(exported)
+    with Store(tmp_path / "catalog.db") as store:
+        store.sync_catalog(_pool_tools(20), status=ServerStatus.CONNECTED)
+        embed_pending(store, model, progress=events.append)
+        store.sync_catalog(_pool_tools(30), status=ServerStatus.CONNECTED)
+        embed_pending(store, model, progress=events.append)  # loaded now: no second load step
+    steps = _check_contract(events)
+    assert [name for name, _ in steps] == ["model", "embed", "embed"]
+    load = steps[0][1]
+    assert load[0].label == "loading the embedding model" and load[-1].total == 0
+    assert ("exporting it to ONNX" in load[0].detail) is not exported and model.model_name in load[0].detail
+
+
+def test_the_onnx_embedder_tells_a_cached_export_without_loading_anything(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("JIT_CACHE_DIR", str(tmp_path))  # an empty cache: the first load would export
+    model = OnnxEmbedder()
+    assert model.exported() is False and not model.loaded
+    assert OnnxEmbedder(path=str(tmp_path / "no-such-model")).exported() is True  # the load will say what is wrong
 
 
 @pytest.mark.slow  # a real MCP server as a subprocess
@@ -211,6 +251,8 @@ def test_jit_sync_writes_plain_progress_lines_off_a_terminal_and_q_silences_them
         assert any(x.startswith(line) for x in err), (line, err)
     assert "jit sync: analyzing: 60 tools (analyzer offline)" in err
     assert "jit sync: embedding: 60 texts (model all-MiniLM-L6-v2)" in err
+    load = [i for i, x in enumerate(err) if x.startswith("jit sync: loading the embedding model: started (model ")]
+    assert len(load) == 1 and err[load[0] + 1].startswith("jit sync: loading the embedding model: done in ")
     assert "│ srv0" in synced.stdout  # the summary table is on stdout
 
     (tmp_path / "spec1.json").write_text(json.dumps({"tools": [

@@ -232,3 +232,39 @@ def test_a_startup_fault_is_still_an_exit_code_before_serving(tmp_path, fault, c
                           check=False, input=b"", capture_output=True, env=ENV, timeout=120)
     assert done.returncode == code, done.stderr.decode()
     assert message in done.stderr.decode() and done.stdout == b""
+
+
+@pytest.mark.slow  # processes and the embedding model
+def test_serve_says_on_stderr_what_its_start_up_is_doing(tmp_path):
+    """The client's server log (jit's stderr) says what is served, when searching can start, and which
+    servers the first connections missed and why; before, a start-up said nothing at all."""
+    path = write_example_config(tmp_path, servers={
+        "workspace": None, "tracker": None,
+        "demo": {"command": sys.executable, "args": [str(SERVERS / "demo_server.py")]},
+        "missing": {"command": str(tmp_path / "no-such-program")},
+    }, connection={"reconnect_attempts": 0, "ping_interval": 0})
+    log_path = tmp_path / "serve.log"
+    log = log_path.open("wb")
+    proc = subprocess.Popen([sys.executable, "-m", "jit", "serve", "--stdio", "-c", str(path)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=ENV, start_new_session=True)
+    pids: set[int] = set()
+    try:
+        client = Client(proc)
+        client.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                      "clientInfo": {"name": "test", "version": "0"}})
+        deadline = time.monotonic() + SETTLE
+        while time.monotonic() < deadline:
+            text = log_path.read_text()
+            if "servers: " in text and "ready to search and compile" in text:
+                break
+            time.sleep(0.2)
+        pids = _children(proc.pid)
+    finally:
+        _stop(proc, pids)
+        log.close()
+    lines = [line.split(" jit.serve.startup: ", 1)[1] for line in log_path.read_text().splitlines()
+             if " INFO jit.serve.startup: " in line]
+    assert lines[0] == f"serving MCP on stdio (config {path}); connecting to 2 servers and loading the embedding " \
+                       "model in the background"
+    assert "servers: 1 of 2 connected; not connected: missing (error: cannot start" in "\n".join(lines)
+    assert any(line.startswith("ready to search and compile: ") for line in lines), lines

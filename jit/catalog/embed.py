@@ -29,7 +29,7 @@ from ..errors import EmbeddingError
 from ..progress import ProgressCallback, Step
 from .onnx_int8 import SCHEME as INT8_SCHEME
 from .onnx_int8 import ensure_int8
-from .onnx_runtime import OnnxModel, ensure_export, read_layout
+from .onnx_runtime import OnnxModel, ensure_export, fingerprint, meta_path_of, read_layout
 from .store import Store
 
 __all__ = [
@@ -104,6 +104,10 @@ class SentenceTransformerEmbedder:
         self._load()
         assert self._dim is not None
         return self._dim
+
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
 
     def _load(self):  # noqa: ANN202 - returns a SentenceTransformer
         if self._model is not None:
@@ -198,6 +202,17 @@ class OnnxEmbedder:
     @property
     def loaded(self) -> bool:
         return self.runtime is not None
+
+    def exported(self) -> bool:
+        """Whether the cache holds this model's ONNX files (False: the first load exports the model
+        with torch, about ten seconds, or quantizes it); True when that cannot be told."""
+        path = self._path or (default_model_path() if self._name == "all-MiniLM-L6-v2" else self._name)
+        try:
+            layout = read_layout(path)
+            meta = meta_path_of(layout, fingerprint(layout), INT8_SCHEME if self.precision == "int8" else "")
+        except Exception:  # noqa: BLE001 - a model ONNX cannot run: the load says so, not this question
+            return True
+        return meta.is_file()
 
     @property
     def dimension(self) -> int:
@@ -298,6 +313,22 @@ class EmbedReport:
     model_changed: bool  # the catalog switched from another model (or lost its vectors) and re-embeds everything
 
 
+def load_model(embedder: Embedder, progress: ProgressCallback | None = None) -> None:
+    """Load ``embedder``'s model now, as the step ``model`` (``loading the embedding model``), unless
+    it is loaded already (or loads nothing: an embedder without a ``loaded`` attribute).
+
+    Loading takes about half a second from the cache, but the first time on a machine the
+    model is exported to ONNX first (about ten seconds, :mod:`jit.catalog.onnx_runtime`), and
+    torch takes seconds to import: a sync says what it waits for instead of going quiet."""
+    if getattr(embedder, "loaded", True):
+        return
+    exported = getattr(embedder, "exported", None)
+    first = exported is not None and not exported()
+    detail = f"model {embedder.model_name}" + ("; first use here: exporting it to ONNX, ~10 s" if first else "")
+    with Step(progress, "model", "loading the embedding model", None, detail=detail):
+        embedder.dimension  # noqa: B018 - the property loads the model
+
+
 #: Texts per model call (and per store transaction, and per progress event) when embedding
 #: through the cache: at ~30-100 texts/s on two cores, a progress event every few seconds. The
 #: vectors do not depend on it (the ONNX runtime gave the same bytes with 1024, 256 and 128).
@@ -326,7 +357,8 @@ def embed_through_cache(
 
     ``progress`` (:mod:`jit.progress`) hears of the texts the model embeds, once per
     chunk, as the step ``step`` (its name and label): the chunk is the unit the model
-    and the store work in, and splitting it finer would only be for the display.
+    and the store work in, and splitting it finer would only be for the display. When
+    some text needs a model not loaded yet, the step ``model`` (:func:`load_model`) comes first.
     """
     if keep is None:
         def keep(rows: list[tuple[str, bytes]], fresh: bool) -> None:
@@ -336,6 +368,8 @@ def embed_through_cache(
     if found:
         keep(list(found.items()), False)
     todo = [h for h in texts if h not in found]
+    if todo:
+        load_model(embedder, progress)
     detail = f"model {embedder.model_name}" + (f", {len(found):,} from cache" if found else "")
     with Step(progress, *step, len(todo), unit="texts", detail=detail) as done:
         for i in range(0, len(todo), chunk):
@@ -361,7 +395,8 @@ def embed_pending(store: Store, embedder: Embedder, *, chunk: int = EMBED_CHUNK,
     the catalog already records its model's dimension. Only a change of model (or a
     first model on a catalog with tools) asks the embedder for its dimension first.
     ``progress`` hears of the step ``embed`` (texts the model embeds; see
-    :func:`embed_through_cache`), a ``0/0`` step when nothing is pending.
+    :func:`embed_through_cache`), a ``0/0`` step when nothing is pending, after the
+    step ``model`` when the model is loaded for it (:func:`load_model`).
     """
     current = store.embedding_model()
     if current is not None and current[0] == embedder.model_name:
@@ -371,6 +406,7 @@ def embed_pending(store: Store, embedder: Embedder, *, chunk: int = EMBED_CHUNK,
         Step(progress, "embed", "embedding", 0, unit="texts")
         return EmbedReport(0, 0, False)  # no tools yet: the model is declared with the first ones
     else:
+        load_model(embedder, progress)  # its dimension is the model's
         changed = store.set_embedding_model(embedder.model_name, embedder.dimension)
         # A catalog's first model replaces none: nothing was embedded before, so nothing "changed".
         changed = changed and current is not None

@@ -199,8 +199,9 @@ def servers_command(ctx: typer.Context, config_file: ConfigOption = None, as_jso
                 x for x in (r["held_by"] and f"{r['status']}, held by {r['held_by']}", r["status_note"]) if x)))
     if foreign:
         owners = sorted({o for names in foreign.values() for o in names}) or ["no recorded config"]
-        out.print(markup(f"{len(foreign)} more server{'s' * (len(foreign) != 1)} in this catalog belong to other "
-                         f"configs ({', '.join(owners)}): {', '.join(sorted(foreign))}"))
+        out.print(markup(f"{len(foreign)} more server{'s' * (len(foreign) != 1)} in this catalog "
+                         f"belong{'s' * (len(foreign) == 1)} to other configs ({', '.join(owners)}): "
+                         f"{', '.join(sorted(foreign))}"))
     if not any(r["tools"] for r in rows):
         err.print("the catalog is empty: run `jit sync` first")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Annotated
 
 import typer
@@ -87,6 +88,7 @@ def serve_command(
     from ..serve.server import ServeOptions, run  # the MCP server SDK: see the note on imports at the top
 
     log_to_stderr()  # before the SDK sets up logging: upstream text in log lines is escaped
+    logging.getLogger("jit.serve.startup").setLevel(logging.INFO)  # what the start-up is doing (jit/serve/state.py)
     with _errors(False):
         # Validate the config before any transport opens: a broken file is an exit code, not a hung client.
         config = load_config(_config_file(ctx, config_file))

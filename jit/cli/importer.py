@@ -11,8 +11,9 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from ..clientsetup import setup_claude_code, undo_setup
-from ..config import _read_json, load_config, parse_mcp_servers
+from ..clientsetup import check_merged, placeholders, setup_claude_code, undo_setup, unset_vars
+from ..config import _read_json, parse_mcp_servers
+from ..servers_config import shown_target
 from ..display import markup
 from ..errors import ConfigError
 from .shared import (
@@ -62,9 +63,11 @@ def import_command(
     for col in ("server", "transport", "command / url", "action"):
         table.add_column(col, overflow="fold")
     for s in result["servers"]:
-        target_text = s["entry"].get("url") or " ".join([s["entry"].get("command", ""), *s["entry"].get("args", [])])
+        target_text = shown_target(s["entry"])  # as `jit servers` shows it: secrets in the file as ***
         table.add_row(markup(s["server"]), markup(s["entry"]["transport"]), markup(target_text), s["action"])
     out.print(table)
+    for warning in result["warnings"]:
+        err.print(f"[yellow]warning:[/] {markup(warning, layout=False)}", soft_wrap=True)
     if not dry_run and result["servers"]:
         out.print("next: `jit sync` to connect and discover their tools")
 
@@ -97,23 +100,22 @@ def import_servers(source: Path, target: Path, *, replace: bool = False, dry_run
         report.append({"server": name, "entry": entry, "action": "replaced" if name in servers else "added"})
         servers[name] = entry
     text = json.dumps(raw, indent=2, ensure_ascii=False) + "\n"
-    # Validate the merged file where it will live (relative paths resolve the same way).
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    # Validate the merged file where it will live (relative paths resolve the same way). A ${VAR}
+    # unset here is no reason to refuse: it is read when jit loads the config, in the environment
+    # that runs it (a client's); it is named in a warning instead, as `jit setup` does.
+    env = os.environ
     target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        tmp.write_text(text, encoding="utf-8")
+    check_merged(text, target, {**env, **placeholders(raw, env)}, src)
+    if not dry_run:
+        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
         try:
-            load_config(tmp)
-        except ConfigError as exc:
-            raise ConfigError(f"the imported servers do not validate: {exc.message}", path=str(src)) from None
-        if dry_run:
-            tmp.unlink()
-        else:
+            tmp.write_text(text, encoding="utf-8")
             os.replace(tmp, target)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-    return {"config": str(target), "source": str(src), "dry_run": dry_run, "servers": report}
+        finally:
+            tmp.unlink(missing_ok=True)
+    warnings = [f"server {s!r} uses ${{{v}}}, which is not set here: jit needs it in the environment it runs in"
+                for s, v in unset_vars(incoming, env)]
+    return {"config": str(target), "source": str(src), "dry_run": dry_run, "servers": report, "warnings": warnings}
 
 
 # --------------------------------------------------------------------------- setup

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +45,10 @@ __all__ = ["ServeOptions", "ServeState"]
 
 # Named as before the split, so log filters on "jit.serve.server" still see these warnings.
 log = logging.getLogger("jit.serve.server")
+#: What the start-up is doing, at INFO (``jit serve`` shows these lines on stderr, which a client
+#: keeps as its server log): what is served, when searching and compiling can start (and a
+#: first-use model export, ~10 s), and which servers the first connections reached.
+startup_log = logging.getLogger("jit.serve.startup")
 
 T = TypeVar("T")
 
@@ -148,12 +153,19 @@ class ServeState:
         selection, then refreshes after each upstream's first connection and each tool
         change until the server stops. A failure to build the compiler or embedder is
         logged and answered by every meta-tool that needs them (:meth:`catalog_ready`)."""
+        began = time.perf_counter()
         self._launched = self.manager.launch()
+        self._announce()
         for up in self._launched:
             self.spawn(self._settled, up)
+        if self._launched:
+            self.spawn(self._report_connections, list(self._launched))
         try:
             await self.blocking(self._claim)
             await self._build()
+            count = await self.blocking(self.store.tool_count)
+            startup_log.info("ready to search and compile: %s tools in the catalog (model and compiled view loaded "
+                             "in %.1fs)", f"{count:,}", time.perf_counter() - began)
         except Exception as exc:  # a background task: report it, keep serving what does not need it
             found = jit_error_in(exc)
             if found is not None:
@@ -168,6 +180,31 @@ class ServeState:
         if self.options.expose_shard is not None and self.store.dialect == "postgresql":
             self.spawn(self._watch_catalog)
         await self._refresher()
+
+    def _announce(self) -> None:
+        """The first start-up line: what is served, for which config, and what starts in the background."""
+        if self.options.transport == "http":
+            host = f"[{self.options.host}]" if ":" in self.options.host else self.options.host
+            where = f"Streamable HTTP at http://{host}:{self.options.port}/mcp"
+        else:
+            where = "stdio"
+        enabled = sum(1 for cfg in self.config.servers.values() if cfg.enabled)
+        startup_log.info("serving MCP on %s (config %s); connecting to %d server%s and loading the embedding model "
+                         "in the background", where, self.config.path, enabled, "" if enabled == 1 else "s")
+
+    async def _report_connections(self, launched: list[Any]) -> None:
+        """One line once every server's first connection attempt has ended: how many were reached,
+        and why each other one was not (its status and last error, as ``jit servers`` shows them)."""
+        for up in launched:
+            await up.settled.wait()
+        missed = [up.name for up in launched if not up.ever_connected]
+        line = f"servers: {len(launched) - len(missed)} of {len(launched)} connected"
+        if missed:
+            records = {r.name: r for r in await self.blocking(self.store.servers)}
+            why = [f"{name} ({records[name].status.value}: {(records[name].last_error or '').splitlines()[0][:200]})"
+                   if name in records and records[name].last_error else name for name in missed]
+            line += "; not connected: " + ", ".join(why)
+        startup_log.info("%s", line)
 
     async def _watch_catalog(self) -> None:
         """A catalog shared with other hosts (PostgreSQL, docs/team.md) changes under this process:
@@ -201,6 +238,10 @@ class ServeState:
         from ..catalog.embed import embedder_from_config
 
         self.embedder = embedder_from_config(self.config.embedding)  # loads nothing yet
+        exported = getattr(self.embedder, "exported", None)
+        if exported is not None and not await self.blocking(exported):
+            startup_log.info("loading the embedding model: the first time on this machine it is exported to ONNX "
+                             "(about ten seconds, once)")
         self.compiler = await self.blocking(self._new_compiler, self.rules)
         async with anyio.create_task_group() as tg:
             tg.start_soon(self.blocking, lambda: self.embedder.dimension)  # the model, before the first query
