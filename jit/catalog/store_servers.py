@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import ServerNotRegisteredError, StoreError
+from ..errors import MAX_STORED_ERROR_CHARS, ServerNotRegisteredError, StoreError, bounded
 from ..models import HARNESS_SERVER, ServerRecord, ServerStatus, canonical_json
 from . import holders
 
@@ -172,6 +172,7 @@ class ServerCatalog:
         now = time.time()
         me = holders.current()
         held = hold and status.value in _HELD
+        error = None if error is None else bounded(error, MAX_STORED_ERROR_CHARS)  # a server's text, bounded
         with self.transaction() as c:
             row = c.execute("SELECT status FROM servers WHERE name = ?", (name,)).fetchone()
             if row is None:
