@@ -47,6 +47,8 @@ class Reconciled:
     kept: dict[str, list[str]] = field(default_factory=dict)
     #: Kept because no config is recorded for them (synced before jit recorded owners).
     unowned: list[str] = field(default_factory=list)
+    #: Servers this config configures that other configs configure too: server -> those configs.
+    shared: dict[str, list[str]] = field(default_factory=dict)
 
 
 class ServerCatalog:
@@ -132,6 +134,8 @@ class ServerCatalog:
                     if owner not in claims:
                         c.execute("INSERT INTO server_owners(server, config, claimed_at) VALUES (?, ?, ?)"
                                   " ON CONFLICT DO NOTHING", (name, owner, now))
+                    if claims - {owner}:
+                        result.shared[name] = sorted(claims - {owner})
                     continue
                 others = sorted(claims - {owner})
                 if forget_foreign or (owner in claims and not others):
