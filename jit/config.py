@@ -618,6 +618,12 @@ def _build(parsed: _ConfigFile, base: Path, path: Path | None, servers: dict[str
 
     rules_dir = (existing(parsed.rules, "rules", "rules directory", True) if parsed.rules is not None
                  else _default_rules(base))
+    embedding = parsed.embedding
+    if embedding.path is not None:
+        # Relative to the config file, as every other path; a missing directory is this key's error,
+        # not the model loader's ("Repo id must use alphanumeric chars", exit 1, at the first sync).
+        found = existing(embedding.path, "embedding.path", "embedding model directory", True)
+        embedding = embedding.model_copy(update={"path": str(found)})
     if parsed.available_tools is not None:
         file = existing(parsed.available_tools, "available_tools", "available tools file", False)
         available = load_available_tools(file, shards=parsed.shards)
@@ -630,7 +636,7 @@ def _build(parsed: _ConfigFile, base: Path, path: Path | None, servers: dict[str
         tool_selection=parsed.tool_selection,
         shards=dict(parsed.shards),
         analyzer=parsed.analyzer,
-        embedding=parsed.embedding,
+        embedding=embedding,
         connection=parsed.connection,
         security=parsed.security,
         serve=parsed.serve,

@@ -329,3 +329,19 @@ def jit_error_in(exc: BaseException) -> JitError | None:  # not in __all__: jit'
             if found is not None:
                 return found
     return None
+
+
+#: Longest text from a server that jit keeps in an error message or in the catalog (a server's
+#: ``last_error``, a tool's last call error): real ones are a line or a short stack trace; one
+#: of megabytes would otherwise be stored, printed and sent back at every failure.
+MAX_ERROR_CHARS = 2_000
+#: Longest error the catalog stores: a server's bounded text with what jit says around it
+#: ("connection lost: …; stderr: …"); the catalog's backstop for any other path.
+MAX_STORED_ERROR_CHARS = 2 * MAX_ERROR_CHARS
+
+
+def bounded(text: str, limit: int = MAX_ERROR_CHARS) -> str:  # not in __all__: jit's own helper
+    """``text``, or its first ``limit`` characters marked as cut (with the whole length)."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]} … [cut by jit: {len(text):,} characters in all]"

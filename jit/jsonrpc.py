@@ -36,8 +36,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+import pydantic
 import pydantic_core
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
+from mcp_types import methods as _methods
 
 __all__ = [
     "MAX_DEPTH",
@@ -274,6 +276,28 @@ def _params_problem(method: str, params: dict[str, Any]) -> tuple[str, str] | No
             return "params.name", "a string"
         if params.get("arguments") is not None and not isinstance(params["arguments"], dict):
             return "params.arguments", "an object"
+    return None
+
+
+def refused_params(method: str, version: str, params: Any, params_type: Any = None) -> tuple[str, str] | None:
+    """``(path, problem)`` of the first field of a request's ``params`` that the SDK's own models
+    refuse (its surface validation for ``method`` at protocol ``version``, then ``params_type``, the
+    handler's model), None when they take them. The SDK answers such a request with a bare -32602
+    "Invalid request parameters" naming nothing; :class:`jit.serve.server.JitServer` names the field."""
+    try:
+        if method in _methods.SPEC_CLIENT_METHODS:
+            _methods.validate_client_request(method, version, params)
+        if params_type is not None:
+            params_type.model_validate({} if params is None else params, by_name=False)
+    except pydantic.ValidationError as exc:
+        problems = exc.errors(include_url=False)
+        first = problems[0]
+        where = json_path(tuple(first["loc"]) if first["loc"][:1] == ("params",) else ("params", *first["loc"]))
+        what = "is required" if first["type"] == "missing" else f"is refused: {first['msg']}"
+        more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
+        return where, f"{what}{more}"
+    except (KeyError, ValueError):  # a method or version the SDK does not know: its own answer stands
+        return None
     return None
 
 

@@ -29,7 +29,7 @@ import anyio.to_thread
 
 from .analysis.analyze import AnalyzeReport, ToolAnalyzer, analyze_pending, make_analyzer
 from .catalog.embed import Embedder, EmbedReport, embed_pending
-from .catalog.ownership import Reconciled, config_identity
+from .catalog.ownership import Reconciled, config_identity, differing_targets
 from .catalog.store import Store
 from .client.manager import ClientManager
 from .config import Config
@@ -53,6 +53,8 @@ class SyncReport:
     kept_servers: dict[str, list[str]] = field(default_factory=dict)
     #: Servers this config does not configure, kept because no config is recorded for them.
     unowned_servers: list[str] = field(default_factory=list)
+    #: Server names another config sharing the catalog gives to something else: server -> those configs.
+    conflicting_servers: dict[str, list[str]] = field(default_factory=dict)
     analysis: AnalyzeReport | None = None
     embedding: EmbedReport | None = None
 
@@ -129,6 +131,8 @@ async def sync(
     reconciled, report.changes[HARNESS_SERVER] = await anyio.to_thread.run_sync(claim)
     report.removed_servers, report.kept_servers = reconciled.removed, reconciled.kept
     report.unowned_servers = reconciled.unowned
+    if reconciled.shared:
+        report.conflicting_servers = await anyio.to_thread.run_sync(differing_targets, config, reconciled.shared)
     enabled = sum(c.enabled for c in config.servers.values())
     with Step(progress, "discover", "discovering tools", enabled, unit="servers") as step:
         if manager is not None:

@@ -251,6 +251,36 @@ def test_a_server_both_configs_configure_is_forgotten_only_by_its_last_owner(tmp
         assert {s.name for s in store.servers()} == {"alpha", "workspace", "beta", "tracker", "harness"}
 
 
+def test_a_server_name_two_configs_give_to_different_servers_is_warned_about(tmp_path, embedder):
+    """``shared`` in a.json runs the demo server, in b.json a different one. A server name is one
+    server in the catalog, so b's sync replaced a's tools (6 removed, the seventh read as changed, its
+    usage moved to history) and a's compile then served b's tools, with nothing said. The sync of
+    either config now warns, naming the server and the other config (text and ``--json``); configs
+    giving a shared name the same server, and a config no longer readable, are not warned about."""
+    a, b = two_configs(tmp_path)
+    report = sync_config(a, embedder)
+    assert report.conflicting_servers == {}
+    report = sync_config(b, embedder)  # the same demo server under "shared": one server, two owners
+    assert report.conflicting_servers == {}
+
+    body = json.loads(b.read_text())
+    body["servers"]["shared"] = {"command": sys.executable, "args": [RAW, "--transport", "stdio"]}
+    b.write_text(json.dumps(body))
+    done = jit("sync", "-c", str(b))
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    warning = " ".join(done.stderr.split())  # rich wraps the line at the terminal's width
+    assert "warning: server 'shared' is also configured by" in warning, done.stderr
+    assert str(a) in done.stderr.replace("\n", "") and "runs something else" in warning, done.stderr
+    done = jit("sync", "-c", str(a), "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["conflicting_servers"] == {"shared": [str(b)]}
+
+    a.unlink()  # a config that cannot be read any more: nothing to compare with
+    report = sync_config(b, embedder)
+    assert report.conflicting_servers == {}
+
+
 def test_enabled_is_each_configs_own_say_about_a_shared_server(tmp_path, embedder):
     a, b = two_configs(tmp_path)
     body = json.loads(b.read_text())

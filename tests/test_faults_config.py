@@ -110,6 +110,8 @@ CASES: list[tuple[str, bytes, str | None, str]] = [
     ("rules-missing", b'{"rules": "no-such-rules"}', "rules", "does not exist"),
     ("rules-a-file", b'{"rules": "config.json"}', "rules", "is not a directory"),
     ("available-tools-missing", b'{"available_tools": "no-such.json"}', "available_tools", "does not exist"),
+    ("embedding-path-missing", b'{"embedding": {"path": "no-such-model"}}', "embedding.path", "does not exist"),
+    ("embedding-path-a-file", b'{"embedding": {"path": "config.json"}}', "embedding.path", "is not a directory"),
     # --- encodings and structure
     ("latin-1", '{"servers": {"alpha": {"command": "caf\xe9"}}}'.encode("latin-1"), None, "not UTF-8"),
     ("utf-16", '{"store": "catalog.db"}'.encode("utf-16"), None, "UTF-16"),
@@ -359,3 +361,15 @@ def test_a_cwd_removed_after_loading_is_reported_as_the_cwd(tmp_path):
     assert last_error is not None and "working directory" in last_error and str(work) in last_error
     assert "cannot start" not in last_error
     assert any("still answers" in t for t in beta_text)  # the other server is unaffected
+
+
+def test_a_relative_embedding_path_is_read_from_the_config_files_directory(tmp_path, monkeypatch):
+    """``embedding.path`` went to the model loader as written, so a relative one depended on the
+    directory jit ran in (every other path key is relative to the config file)."""
+    (tmp_path / "models" / "mini").mkdir(parents=True)
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"embedding": {"path": "models/mini"}}), encoding="utf-8")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert load_config(path).embedding.path == str(tmp_path / "models" / "mini")

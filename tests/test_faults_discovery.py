@@ -367,6 +367,48 @@ async def test_a_servers_error_with_a_code_the_sdk_also_uses_is_the_servers_erro
         assert json.loads(result.text()) == {"tool": "good_a", "arguments": {"x": 1}}
 
 
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_a_servers_megabyte_error_is_bounded_in_messages_and_in_the_catalog(tmp_path, store):
+    """A server answering a call with a 3 MB JSON-RPC error message and 3 MB of ``data`` had them
+    printed by ``jit call``, sent twice to ``jit serve``'s client and stored in the catalog at every
+    failure; one that refuses ``initialize`` with 3 MB had them stored as its ``last_error`` and
+    printed by ``jit servers``. Each is cut to :data:`MAX_ERROR_CHARS` with its length said, the
+    data replaced by a note; the server keeps serving. A result that breaks the MCP schema names
+    the field, not "1 validation error for CallToolResult"."""
+    from jit.client.manager import MAX_ERROR_DATA_CHARS
+    from jit.errors import MAX_ERROR_CHARS, ToolCallError
+
+    cfg = make_config(tmp_path, {"f": stdio("good"), "g": stdio("huge_initialize_error")}, reconnect_attempts=0)
+    async with ClientManager(cfg, store) as mgr:
+        with pytest.raises(ToolCallError) as info:
+            await mgr.call_tool("f", "good_a", {"error_chars": 3_000_000})
+        error = info.value
+        assert len(error.message) < MAX_ERROR_CHARS + 200, len(error.message)
+        assert error.message.startswith("tool 'good_a' on server 'f' failed: boom EEE")
+        assert "[cut by jit: 3,000,005 characters in all]" in error.message
+        assert len(json.dumps(error.to_dict())) < MAX_ERROR_CHARS + MAX_ERROR_DATA_CHARS, "data not bounded"
+        assert error.details["data"] == "[cut by jit: the server's error data, 3,000,012 characters of JSON]"
+        usage = store.usage("f", "good_a")
+        assert usage is not None and usage["errors"] == 1
+        assert len(usage["last_error"]) < MAX_ERROR_CHARS + 100, len(usage["last_error"])
+
+        with pytest.raises(ToolCallError) as info:
+            await mgr.call_tool("f", "good_a", {"bad_content": True})
+        assert str(info.value).endswith("returned an invalid result: content: Input should be a valid list"), \
+            str(info.value)
+
+        result = await mgr.call_tool("f", "good_a", {"x": 1})  # still serving
+        assert json.loads(result.text()) == {"tool": "good_a", "arguments": {"x": 1}}
+        record = mgr.statuses()["g"]
+        assert record.status is ServerStatus.ERROR
+        assert record.last_error is not None and "no! no!" in record.last_error
+        assert len(record.last_error) < MAX_ERROR_CHARS + 200, len(record.last_error)
+    stored = store.server("g")
+    assert stored is not None and stored.last_error is not None
+    assert len(stored.last_error) < MAX_ERROR_CHARS + 200 and "[cut by jit: 3,200,024 characters in all]" in stored.last_error
+
+
 # --------------------------------------------------------------------------- a result against its output schema
 
 

@@ -509,8 +509,21 @@ def test_http_answers_malformed_bodies_as_stdio_does(tmp_path):
             assert refused["id"] == 11 and refused["error"]["code"] == -32022  # unsupported protocol version
             assert refused["error"]["data"]["requested"] == version and "2025-11-25" in refused["error"]["data"]["supported"]
             assert "MCP-Protocol-Version header says" in refused["error"]["message"]
+        # Params the SDK's models refuse, on any method: the field is named over HTTP too.
+        level = http.post(url, json={"jsonrpc": "2.0", "id": 14, "method": "logging/setLevel",
+                                     "params": {"level": "loud"}}, headers=session)
+        error = _sse_or_json(level)["error"]
+        assert error["code"] == INVALID_PARAMS and error["data"] == {"path": "params.level"}, level.text
         ok = http.post(url, json={"jsonrpc": "2.0", "id": 8, "method": "ping"}, headers=session)
         assert ok.status_code == 200 and '"id":8' in ok.text.replace(" ", ""), ok.text
+
+
+def _sse_or_json(response: Any) -> Any:
+    """The one JSON-RPC message of a Streamable HTTP answer, sent as JSON or as one SSE event."""
+    if response.headers.get("content-type", "").startswith("text/event-stream"):
+        data = [line[5:].strip() for line in response.text.splitlines() if line.startswith("data:")]
+        return json.loads(next(d for d in data if d))
+    return response.json()
 
 
 @pytest.mark.slow
@@ -602,4 +615,32 @@ def test_an_oversized_query_or_name_is_refused_briefly_and_other_calls_go_on(wir
     text = json.dumps(answer)
     assert len(text) < 4_000, len(text)  # the input is not echoed back
     assert field in text and str(limit) in text.replace(",", ""), text
+    still_serving(wire)
+
+
+#: Requests whose params the SDK's own models refuse, beyond tools/call: (method, params, path named).
+REFUSED_PARAMS = [
+    ("logging/setLevel", {"level": "loud"}, "params.level"),
+    ("logging/setLevel", {}, "params.level"),
+    ("prompts/get", {"name": "demo__greet", "arguments": {"who": 5}}, "params.arguments.who"),
+    ("prompts/get", {}, "params.name"),
+    ("resources/read", {"uri": 5}, "params.uri"),
+    ("tools/list", {"cursor": 5}, "params.cursor"),
+    ("resources/list", {"cursor": {"a": 1}}, "params.cursor"),
+    ("resources/templates/list", {"cursor": True}, "params.cursor"),
+    ("prompts/list", {"cursor": []}, "params.cursor"),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("method", "params", "path"), REFUSED_PARAMS)
+def test_params_the_sdk_refuses_are_answered_naming_the_field(wire, method, params, path):
+    """The SDK answers any request whose params its models refuse with -32602 "Invalid request
+    parameters" and empty data; jit's reader named the field only for tools/call, ``_meta`` and
+    ``progressToken``. Every method now gets -32602 naming the field and why, and the server goes on."""
+    answer = wire.request(method, params)
+    error = answer["error"]
+    assert error["code"] == INVALID_PARAMS, answer
+    assert error["data"] == {"path": path}, answer
+    assert error["message"].startswith(f"Invalid params: {path} "), answer
     still_serving(wire)

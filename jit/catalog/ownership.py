@@ -9,7 +9,8 @@ lands in the same file. Two rules keep them from hurting each other:
   server only when its own config owned it and no other config still does;
   servers of other configs are kept and reported, and forgotten only when asked
   (``jit sync --prune-foreign``). A server name configured in two configs is one
-  server with two owners (same tools, analyses and usage).
+  server with two owners (same tools, analyses and usage); a sync warns when the
+  other config points that name at another program or URL (:func:`differing_targets`).
 * **Scope.** Every read a config's commands make (``jit compile``, ``tools``,
   ``servers``, ``show``, ``jit serve``) is limited to that config's servers plus
   the harness pseudo-server (:meth:`Store.set_scope`), so a compile never
@@ -19,7 +20,7 @@ lands in the same file. Two rules keep them from hurting each other:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..models import HARNESS_SERVER
 from .store import Store
@@ -28,7 +29,8 @@ from .store_servers import Reconciled
 if TYPE_CHECKING:
     from ..config import Config
 
-__all__ = ["Reconciled", "config_identity", "config_scope", "describe_kept", "open_catalog"]
+__all__ = ["Reconciled", "config_identity", "config_scope", "describe_kept", "describe_differing", "differing_targets",
+           "open_catalog"]
 
 
 def config_identity(config: Config) -> str:
@@ -50,6 +52,47 @@ def open_catalog(config: Config) -> Store:
     store = Store(config.store_location, local_path=config.store_path)
     store.set_scope(config_scope(config))
     return store
+
+
+def _target(entry: Any) -> tuple[Any, ...]:
+    """What a server entry connects to: its transport and program, arguments and working directory,
+    or its URL (not its env or headers: the same server may run with another key)."""
+    return (getattr(entry, "transport", None), getattr(entry, "command", None), tuple(getattr(entry, "args", ())),
+            getattr(entry, "cwd", None), getattr(entry, "url", None))
+
+
+def differing_targets(config: Config, shared: dict[str, list[str]]) -> dict[str, list[str]]:
+    """Of the servers ``config`` shares with other configs (``Reconciled.shared``), those another
+    config points at something else (another program, arguments or URL): server -> those configs.
+
+    A server name is one server in the catalog, so two configs giving one name to two different
+    servers replace each other's tools at every sync (each reads the other's as changed, its usage
+    moved to history) and compile the other's tools. A config that cannot be read is left out."""
+    from ..config import load_config  # only when a server name is shared: reads the other config files
+
+    differing: dict[str, list[str]] = {}
+    loaded: dict[str, Config | None] = {}
+    for server, owners in sorted(shared.items()):
+        mine = config.servers.get(server)
+        for owner in owners:
+            if owner not in loaded:
+                try:
+                    loaded[owner] = load_config(owner) if Path(owner).is_file() else None
+                except Exception:  # noqa: BLE001 - a broken or moved config of someone else's: nothing to compare
+                    loaded[owner] = None
+            other = loaded[owner]
+            theirs = other.servers.get(server) if other is not None else None
+            if mine is not None and theirs is not None and _target(theirs) != _target(mine):
+                differing.setdefault(server, []).append(owner)
+    return differing
+
+
+def describe_differing(differing: dict[str, list[str]]) -> list[str]:
+    """One warning per server name two configs give to different servers, for ``jit sync``."""
+    return [f"server {server!r} is also configured by {', '.join(owners)}, where it runs something else: the "
+            "configs share one catalog, where a server name is one server, so each sync replaces the other's "
+            "tools (read as changed, their usage moved to history); give one of them another name, or each "
+            "config its own `store`" for server, owners in sorted(differing.items())]
 
 
 def describe_kept(result: Reconciled) -> list[str]:

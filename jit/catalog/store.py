@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ..errors import CatalogBusyError, ServerNotRegisteredError, StoreError
+from ..errors import MAX_STORED_ERROR_CHARS, CatalogBusyError, ServerNotRegisteredError, StoreError, bounded
 from ..models import (
     ServerStatus,
     StoredTool,
@@ -493,6 +493,7 @@ class Store(DefinitionHistory, ServerCatalog, VectorStore):
 
     def record_call(self, server: str, tool: str, *, ok: bool, latency_ms: float, error: str | None = None) -> None:
         """Count one call of ``server``/``tool``; moves :meth:`usage_version`, not the catalog version."""
+        error = None if ok or error is None else bounded(error, MAX_STORED_ERROR_CHARS)  # a server's text, bounded
         with self.transaction() as c:
             self._bump(c, "usage_version")
             c.execute(
@@ -503,7 +504,7 @@ class Store(DefinitionHistory, ServerCatalog, VectorStore):
                 " total_latency_ms = usage.total_latency_ms + excluded.total_latency_ms,"
                 " last_called_at = excluded.last_called_at,"
                 " last_error = COALESCE(excluded.last_error, usage.last_error), seq = excluded.seq",
-                (server, tool, 0 if ok else 1, float(latency_ms), time.time(), None if ok else error),
+                (server, tool, 0 if ok else 1, float(latency_ms), time.time(), error),
             )
 
     def usage_since(self, version: int) -> dict[int, tuple[int, int]]:

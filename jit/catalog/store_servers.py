@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import ServerNotRegisteredError, StoreError
+from ..errors import MAX_STORED_ERROR_CHARS, ServerNotRegisteredError, StoreError, bounded
 from ..models import HARNESS_SERVER, ServerRecord, ServerStatus, canonical_json
 from . import holders
 
@@ -47,6 +47,8 @@ class Reconciled:
     kept: dict[str, list[str]] = field(default_factory=dict)
     #: Kept because no config is recorded for them (synced before jit recorded owners).
     unowned: list[str] = field(default_factory=list)
+    #: Servers this config configures that other configs configure too: server -> those configs.
+    shared: dict[str, list[str]] = field(default_factory=dict)
 
 
 class ServerCatalog:
@@ -132,6 +134,8 @@ class ServerCatalog:
                     if owner not in claims:
                         c.execute("INSERT INTO server_owners(server, config, claimed_at) VALUES (?, ?, ?)"
                                   " ON CONFLICT DO NOTHING", (name, owner, now))
+                    if claims - {owner}:
+                        result.shared[name] = sorted(claims - {owner})
                     continue
                 others = sorted(claims - {owner})
                 if forget_foreign or (owner in claims and not others):
@@ -172,6 +176,7 @@ class ServerCatalog:
         now = time.time()
         me = holders.current()
         held = hold and status.value in _HELD
+        error = None if error is None else bounded(error, MAX_STORED_ERROR_CHARS)  # a server's text, bounded
         with self.transaction() as c:
             row = c.execute("SELECT status FROM servers WHERE name = ?", (name,)).fetchone()
             if row is None:

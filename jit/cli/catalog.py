@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from ..catalog.approval import pending_report
-from ..catalog.ownership import Reconciled, describe_kept
+from ..catalog.ownership import Reconciled, describe_differing, describe_kept
 from ..config import Config
 from ..display import markup
 from ..errors import JitError, ServerUnavailableError, ToolNotFoundError
@@ -97,6 +97,7 @@ def sync_command(
         if as_json:
             _emit_json({"servers": rows, "removed_servers": report.removed_servers,
                         "kept_servers": report.kept_servers, "unowned_servers": report.unowned_servers,
+                        "conflicting_servers": report.conflicting_servers,
                         "analysis": analysis,
                         "embedding": embedding, "unreachable": unreachable, "awaiting_approval": waiting,
                         "compiled_view": {"prepared": view_error is None, "error": view_error}})
@@ -120,6 +121,9 @@ def sync_command(
             if analysis:
                 out.print("analysis: " + markup(", ".join(f"{k} {v}" for k, v in analysis.items()
                                                            if isinstance(v, (int, float, str)) and v != "")))
+        if not as_json:
+            for line in describe_differing(report.conflicting_servers):
+                err.print(f"[yellow]warning:[/] {markup(line)}")
         if view_error is not None and not as_json:
             err.print(f"[yellow]warning:[/] the compiled view was not prepared ({markup(view_error)}); "
                       "the first compile will build it")

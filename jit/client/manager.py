@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import inspect
+import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable
@@ -53,6 +54,7 @@ from ..errors import (
     ToolCallError,
     ToolNotApprovedError,
     ToolNotFoundError,
+    bounded,
 )
 from ..jsonrpc import MAX_DEPTH, find_unsendable, json_path
 from ..models import ServerRecord, ServerStatus, SyncResult
@@ -466,7 +468,8 @@ class ClientManager:
                     raise _BadResult(f"its structured content does not match its output schema: {problem}")
         except MCPError as exc:
             latency = (time.perf_counter() - started) * 1000
-            self.store.record_call(server, tool, ok=False, latency_ms=latency, error=exc.message)
+            message = bounded(exc.message)  # the server's own text: a line, not megabytes
+            self.store.record_call(server, tool, ok=False, latency_ms=latency, error=message)
             if timed_out(exc, "tools/call"):
                 raise ServerTimeoutError(f"tool {tool!r} on server {server!r} did not answer within {limit:g}s",
                                          server=server, tool=tool, timeout=limit) from None
@@ -475,8 +478,8 @@ class ClientManager:
                 raise ServerDisconnectedError(
                     f"server {server!r} went away during a call to {tool!r}; the tool may or may not have run",
                     server=server, tool=tool) from None
-            raise ToolCallError(f"tool {tool!r} on server {server!r} failed: {exc.message}", server=server,
-                                tool=tool, rpc_code=exc.code, data=exc.data) from None
+            raise ToolCallError(f"tool {tool!r} on server {server!r} failed: {message}", server=server,
+                                tool=tool, rpc_code=exc.code, data=_bounded_data(exc.data)) from None
         except (ValidationError, RuntimeError, _BadResult) as exc:
             # A result that breaks the MCP schema, or structured content that breaks the output schema.
             latency = (time.perf_counter() - started) * 1000
@@ -497,6 +500,24 @@ class ClientManager:
         """Count a returned call in the catalog's usage (what :meth:`call_tool` does unless told not to)."""
         self.store.record_call(call.server, call.tool, ok=not call.is_error, latency_ms=call.latency_ms,
                                error=(call.text()[:500] or "isError") if call.is_error else None)
+
+
+#: Largest ``data`` of a server's JSON-RPC error passed on with :class:`ToolCallError` (compact JSON).
+MAX_ERROR_DATA_CHARS = 16_384
+
+
+def _bounded_data(data: Any) -> Any:
+    """A server's error ``data``, or a note saying how large it was when it is past
+    :data:`MAX_ERROR_DATA_CHARS` (it would be printed by ``jit call`` and sent to ``jit serve``'s client)."""
+    if data is None:
+        return None
+    try:
+        size = len(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
+    except (TypeError, ValueError, RecursionError):
+        return None
+    if size <= MAX_ERROR_DATA_CHARS:
+        return data
+    return f"[cut by jit: the server's error data, {size:,} characters of JSON]"
 
 
 class _BadResult(Exception):

@@ -52,7 +52,8 @@ from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 from ..config import DEFAULT_CALL_TIMEOUT, DEFAULT_TIMEOUT, HttpServerConfig, SseServerConfig, StdioServerConfig
-from ..errors import ConfigError, JitError
+from ..errors import ConfigError, JitError, bounded
+from ..jsonrpc import json_path
 from ..salvage import MAX_SALVAGE_BYTES, salvage, salvage_value
 
 __all__ = [
@@ -559,12 +560,23 @@ def root_cause(exc: BaseException) -> BaseException:
 
 
 def describe_error(exc: BaseException) -> str:
-    """One line saying what went wrong, for ``last_error`` and error messages."""
-    exc = root_cause(exc)
+    """One line saying what went wrong, for ``last_error`` and error messages; what a server
+    wrote into it is bounded (:data:`jit.errors.MAX_ERROR_CHARS`)."""
+    return bounded(_describe(root_cause(exc)))
+
+
+def _describe(exc: BaseException) -> str:
     if isinstance(exc, JitError):
         return exc.message
     if isinstance(exc, MCPError):
         return f"{exc.message} (JSON-RPC error {exc.code})"
+    if isinstance(exc, ValidationError) and exc.errors():
+        # What a server sent broke the MCP schema: name the field, not the model
+        # ("content: Input should be a valid list", not "1 validation error for CallToolResult").
+        problems = exc.errors()
+        first = problems[0]
+        more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
+        return f"{json_path(tuple(first['loc']))}: {first['msg']}{more}"
     if isinstance(exc, httpx2.HTTPStatusError):
         return f"HTTP {exc.response.status_code} from {exc.request.url}"
     if isinstance(exc, httpx2.ConnectError):

@@ -69,8 +69,9 @@ from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError, UnexpectedToolError
 from mcp.server.subscriptions import InMemorySubscriptionBus
+from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ToolsListChanged
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from mcp_types import INVALID_PARAMS, CallToolResult, TextContent, ToolAnnotations
 from mcp_types import Tool as MCPTool
 from pydantic import Field, ValidationError
 
@@ -81,6 +82,7 @@ from ..client.manager import ClientManager
 from ..client.tooldefs import clean_annotations
 from ..config import check_store_path, load_config
 from ..errors import JitError, jit_error_in
+from ..jsonrpc import refused_params
 from ..models import HARNESS_SERVER, MAX_NAME_CHARS
 from ..process import tuned, until_stopped
 from . import early
@@ -187,7 +189,7 @@ class JitServer(MCPServer[ServeState]):
             lifespan=_lifespan,
             log_level="WARNING",
             subscriptions=self.bus,
-            middleware=[self._track_connection],
+            middleware=[self._track_connection, self._name_refused_params],
         )
         # MCPServer builds its initialize options without NotificationOptions, so it never declares
         # listChanged (SDK TODO L53). The upstreams' resources and prompts come and go; the exposed
@@ -267,6 +269,25 @@ class JitServer(MCPServer[ServeState]):
         self.connections.add(ctx.session._connection)
         self.relay.seen(ctx)
         return await call_next(ctx)
+
+    async def _name_refused_params(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        """A request whose params the SDK's models refuse gets -32602 naming the field and why
+        (``params.level is refused: Input should be 'alert', …``), where the SDK says only "Invalid
+        request parameters" with empty data (``logging/setLevel``, ``prompts/get`` with a number as an
+        argument, ``resources/read`` with a numeric ``uri``, a ``cursor`` that is not a string …)."""
+        try:
+            return await call_next(ctx)
+        except ValidationError:
+            if ctx.request_id is None:
+                raise  # a notification: the SDK drops it with a log line
+            entry = self._lowlevel_server.get_request_handler(ctx.method)
+            refused = refused_params(ctx.method, ctx.protocol_version, ctx.params,
+                                     entry.params_type if entry is not None else None)
+            if refused is None:
+                raise  # not the params (the SDK's own answer stands)
+            where, problem = refused
+            raise MCPError(code=INVALID_PARAMS, message=f"Invalid params: {where} {problem}",
+                           data={"path": where}) from None
 
     async def notify_tools_changed(self) -> None:
         """Tell every client the tool list changed: on each connection (handshake era) and on the

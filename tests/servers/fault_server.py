@@ -142,6 +142,8 @@ class Handler:
         if rid is None:
             return None
         head = '{"jsonrpc":"2.0","id":' + json.dumps(rid) + ',"result":'
+        if method == "initialize" and self.case == "huge_initialize_error":  # megabytes of why it will not start
+            return json.dumps({"jsonrpc": "2.0", "id": rid, "error": {"code": -32000, "message": "no! " * 800_000}})
         if method == "initialize":
             big = self.case == "huge_server_info"  # megabytes of what a server says of itself
             listed = self.case == "bad_resource_and_prompt"  # serves resources and prompts too
@@ -180,6 +182,12 @@ class Handler:
             code = (params.get("arguments") or {}).get("rpc_error")
             if isinstance(code, int):  # answer with a JSON-RPC error of that code (-32000: servers' usual one)
                 return json.dumps({"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": f"boom {code}"}})
+            size = (params.get("arguments") or {}).get("error_chars")
+            if isinstance(size, int):  # an error of megabytes, its data as large
+                return json.dumps({"jsonrpc": "2.0", "id": rid, "error": {
+                    "code": -32000, "message": "boom " + "E" * size, "data": {"trace": "D" * size}}})
+            if (params.get("arguments") or {}).get("bad_content"):  # a result that breaks the MCP schema
+                return head + json.dumps({"content": "not a list", "isError": False}) + "}"
             text = json.dumps({"tool": params.get("name"), "arguments": params.get("arguments") or {}})
             result: dict[str, Any] = {"content": [{"type": "text", "text": text}], "isError": False}
             if params.get("name") == "matcher":
