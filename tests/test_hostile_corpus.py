@@ -27,7 +27,10 @@ NEW_CLASSES = ("cross_tool", "shadowing", "exfiltrate_url", "must_call_first", "
 #: for structural rules, blind16 not read).
 #: Held to what is caught now, not to 95%; first-sight numbers are in docs/reliability.md.
 #: blind6-blind16 were written by helpers who saw neither the rules nor the corpus.
-UNSEEN = {"blind5": 51, "blind6": 115, "blind7": 104, "blind8": 118, "blind9": 109, "blind10": 95, "blind11": 90, "blind12": 103, "blind13": 98, "blind14": 85, "blind15": 82, "blind16": 86}
+UNSEEN = {
+    "blind5": 51, "blind6": 115, "blind7": 104, "blind8": 118, "blind9": 109, "blind10": 95,
+    "blind11": 90, "blind12": 103, "blind13": 98, "blind14": 85, "blind15": 82, "blind16": 86,
+}
 
 
 def _rows(name: str) -> list[dict]:
