@@ -356,6 +356,37 @@ def test_a_tool_unchanged_on_the_server_stays_unchanged_whatever_its_siblings(tm
     assert "notes__read_note" in [s.name for s in notes.compile(embedder, "read the saved note called plans").tools]
 
 
+def test_a_set_listed_in_another_order_is_the_same_definition(tmp_path, embedder):
+    """``required`` and a ``type`` list are sets in JSON Schema, but the hash keeps their order: a
+    server building ``required`` from a Python set lists it in another order at each start (string
+    hashes are salted per process), which read as a changed definition at every sync (usage moved
+    to history; with pinning, the tool withheld until approved). A real change still counts."""
+    send = {**SEND, "inputSchema": {**SEND["inputSchema"], "properties": {
+        "to": {"type": ["string", "null"]}, "text": {"type": "string"}}}}
+    notes = Notes(tmp_path, pin=True, tools=[send, READ, ANNOUNCE])
+    notes.sync_now(embedder)
+    with notes.store() as store:
+        stored = store.tool("notes", "send_message")
+        store.record_call("notes", "send_message", ok=True, latency_ms=1.0)
+    shuffled = {**send, "inputSchema": {**send["inputSchema"], "required": ["text", "to"], "properties": {
+        "to": {"type": ["null", "string"]}, "text": {"type": "string"}}}}
+    notes.write([shuffled, READ, ANNOUNCE])
+    synced = subprocess.run([JIT, "sync", "--config", str(notes.config)], capture_output=True, text=True,
+                            env=ENV, timeout=300)
+    assert synced.returncode == 0, synced.stderr
+    assert "changed:" not in synced.stdout and "awaits approval" not in synced.stdout
+    with notes.store() as store:
+        now = store.tool("notes", "send_message")
+        assert now.definition_hash == stored.definition_hash and now.approved and now.calls == 1
+        assert now.tool.input_schema["required"] == ["to", "text"]  # the stored definition stands
+        assert store.definition_history("notes", "send_message") == []
+    # A set that loses a member is a change.
+    notes.write([{**shuffled, "inputSchema": {**shuffled["inputSchema"], "required": ["text"]}}, READ, ANNOUNCE])
+    assert notes.sync_now(embedder).changes["notes"].changed == ["send_message"]
+    with notes.store() as store:
+        assert store.awaiting_approval("notes", "send_message")
+
+
 # --------------------------------------------------------------------------- pinning
 
 

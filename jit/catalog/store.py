@@ -273,6 +273,7 @@ class Store(DefinitionHistory, ServerCatalog, VectorStore):
             }
             gone = [existing[n]["id"] for n in existing if n not in incoming]
             result.removed = sorted(n for n in existing if n not in incoming)
+            self._same_as_stored(c, incoming, existing)
             # Before any row changes: the definitions being replaced or dropped go to history.
             self._record_definitions(c, server, incoming, result, now)
             self._delete_tool_rows(c, gone)

@@ -29,6 +29,25 @@ MAX_HISTORY_PER_SERVER = 2000
 class DefinitionHistory:
     """Definition history and approvals of the :class:`~jit.catalog.store.Store` (a mixin; see the module docstring)."""
 
+    def _same_as_stored(self, c: Any, incoming: dict[str, ToolDef], existing: dict[str, Any]) -> None:
+        """Part of :meth:`sync_tools`, first: an incoming definition whose hash differs from its
+        stored one only because of the order of a set-like schema list (``required``, a ``type``
+        list) is the stored one, replaced in ``incoming`` by it.
+
+        JSON Schema gives those lists no order, but the hash keeps it: a server that builds
+        ``required`` from a Python set lists it in another order at each start (string hashes are
+        salted per process), which read as a changed definition every time: its usage moved to
+        history, and under ``security.pin_definitions`` a tool withheld until approved."""
+        for name, t in incoming.items():
+            row = existing.get(name)
+            if row is None or row["definition_hash"] == t.definition_hash:
+                continue
+            stored = c.execute("SELECT title, description, input_schema, output_schema, annotations FROM tools"
+                               " WHERE id = ?", (row["id"],)).fetchone()
+            before = _definition(stored)
+            if _order_free(before) == _order_free(_definition_of(t)):
+                incoming[name] = ToolDef(server=t.server, name=t.name, **before)
+
     def _record_definitions(self, c: Any, server: str, incoming: dict[str, ToolDef],
                             result: SyncResult, now: float) -> None:
         """Part of :meth:`sync_tools`, run before it rewrites any row: rug-pull bookkeeping.
@@ -214,6 +233,22 @@ def _definition(r: Any) -> dict[str, Any]:
         "output_schema": json.loads(r["output_schema"]) if r["output_schema"] else None,
         "annotations": json.loads(r["annotations"]) if r["annotations"] else None,
     }
+
+
+#: Schema keywords whose list value is a set: its order means nothing (JSON Schema 2020-12).
+_SET_KEYWORDS = frozenset({"required", "type"})
+
+
+def _order_free(value: Any, key: str | None = None) -> Any:
+    """``value`` with the lists of :data:`_SET_KEYWORDS` sorted, at any depth (for comparison only)."""
+    if isinstance(value, dict):
+        return {k: _order_free(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        items = [_order_free(v) for v in value]
+        if key in _SET_KEYWORDS and all(isinstance(v, str) for v in items):
+            return sorted(items)
+        return items
+    return value
 
 
 def _definition_of(t: ToolDef) -> dict[str, Any]:
