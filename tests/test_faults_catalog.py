@@ -276,6 +276,24 @@ def test_a_server_name_two_configs_give_to_different_servers_is_warned_about(tmp
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["conflicting_servers"] == {"shared": [str(b)]}
 
+    # jit serve's own sync (the reload meta-tool) says it too: in its report and on stderr.
+    params = StdioServerParameters(command=sys.executable, args=["-m", "jit", "serve", "--stdio", "-c", str(a)],
+                                   env=ENV)
+    errlog = (tmp_path / "serve.log").open("w+", encoding="utf-8")
+
+    async def reload() -> dict[str, Any]:
+        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as s:
+            await s.initialize()
+            return (await s.call_tool("reload", {})).structured_content
+
+    try:
+        reloaded = asyncio.run(asyncio.wait_for(reload(), WAIT))
+    finally:
+        errlog.close()
+    assert reloaded["conflicting_servers"] == {"shared": [str(b)]}, reloaded
+    logged = " ".join((tmp_path / "serve.log").read_text(encoding="utf-8").split())
+    assert "server 'shared' is also configured by" in logged and "runs something else" in logged, logged
+
     a.unlink()  # a config that cannot be read any more: nothing to compare with
     report = sync_config(b, embedder)
     assert report.conflicting_servers == {}

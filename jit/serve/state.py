@@ -36,7 +36,7 @@ import anyio
 import anyio.to_thread
 
 from ..catalog.approval import approve_hint, pending_report
-from ..catalog.ownership import config_scope
+from ..catalog.ownership import config_scope, describe_differing
 from ..config import Config, load_config
 from ..errors import JitError, SelectionError, ToolNotApprovedError, ToolNotFoundError, jit_error_in
 from ..models import HARNESS_SERVER
@@ -336,6 +336,8 @@ class ServeState:
                             discovered=self._discovered)
         for name, change in report.changes.items():
             self.warn_changed(name, change)
+        for line in describe_differing(report.conflicting_servers):
+            log.warning("%s", line)
         return {
             "servers": [
                 {"server": r.name, "status": r.status.value, "last_error": r.last_error}
@@ -349,6 +351,7 @@ class ServeState:
             },
             "removed_servers": report.removed_servers,
             "kept_servers": report.kept_servers,
+            "conflicting_servers": report.conflicting_servers,
             "embedded": report.embedding.embedded if report.embedding else 0,
             "analyzed": report.analysis.analyzed if report.analysis else 0,
         }
