@@ -243,8 +243,15 @@ def test_unknown_dataset_and_missing_data_dir_are_clear_errors(tmp_path: Path) -
 def test_cli_reports_errors_without_a_traceback(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["livemcpbench", "--data-dir", str(tmp_path / "absent"), "--out", str(tmp_path / "out"), "-q"]) == 2
     assert "error: data directory not found" in capsys.readouterr().err
-    assert main(["mine", "--tools", str(tmp_path / "tools.jsonl"), "-q"]) == 2
-    assert "needs --tools (one or more), --queries and exactly one DATASET" in capsys.readouterr().err
+    # Usage mistakes are argparse's (exit 2 with the usage line), as an unknown option is.
+    for argv, said in ((["mine", "--tools", str(tmp_path / "tools.jsonl")], "needs --tools (one or more), --queries"),
+                       (["nope"], "unknown dataset 'nope'; known: livemcpbench"),
+                       (["livemcpbench", "--sample", "0"], "--sample must be a positive number"),
+                       (["livemcpbench", "--shard", "nobody"], "unknown shard(s) ['nobody']; the config defines")):
+        with pytest.raises(SystemExit) as exited:
+            main([*argv, "--data-dir", str(tmp_path), "-q"])
+        err = capsys.readouterr().err
+        assert exited.value.code == 2 and "usage:" in err and said in err, (argv, err)
     missing = ["mine", "--tools", str(tmp_path / "tools.jsonl"), "--queries", str(tmp_path / "q.jsonl"), "-q"]
     assert main(missing) == 2
     assert f"error: {tmp_path / 'tools.jsonl'}: file not found" in capsys.readouterr().err

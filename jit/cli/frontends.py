@@ -118,5 +118,6 @@ def eval_command(
     if state.config_path is not None and "--config" not in argv:
         argv += ["--config", str(state.config_path)]
     with _errors(False):
-        code = evaluate_main(argv, raise_errors=True)  # a jit error: its message and documented exit code
+        # A jit error: its message and documented exit code; a usage mistake: argparse's, exit 2.
+        code = evaluate_main(argv, raise_errors=True, prog="jit eval")
     raise typer.Exit(code or 0)

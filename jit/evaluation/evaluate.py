@@ -419,14 +419,17 @@ def write_quality_doc(path: Path, results_dir: Path) -> Path:
     return path
 
 
-def main(argv: Sequence[str] | None = None, *, raise_errors: bool = False) -> int:
+def main(argv: Sequence[str] | None = None, *, raise_errors: bool = False,
+         prog: str = "python -m jit.evaluation.evaluate") -> int:
     """``python -m jit.evaluation.evaluate DATASET... [options]``; ``all`` runs every dataset.
 
-    A jit error is one line on stderr and exit code 2; with ``raise_errors`` it is raised
-    instead, for ``jit eval``, which reports it with the exit code docs/cli.md gives its class."""
+    A usage mistake (an unknown dataset or shard, a bad ``--sample``, half of your own set) is
+    argparse's error: the usage line and exit code 2. A jit error is one line on stderr and exit
+    code 2; with ``raise_errors`` it is raised instead, for ``jit eval`` (``prog``), which reports it
+    with the exit code docs/cli.md gives its class."""
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m jit.evaluation.evaluate", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
     parser.add_argument("datasets", nargs="+", metavar="DATASET",
                         help=f"one of {', '.join(DATASETS)}, or 'all'; with --queries, the name of your own set")
     parser.add_argument("--tools", type=Path, action="append", help="a tools.jsonl of your own pool; repeatable")
@@ -444,6 +447,16 @@ def main(argv: Sequence[str] | None = None, *, raise_errors: bool = False) -> in
     parser.add_argument("-q", "--quiet", action="store_true",
                         help="no progress on stderr (a bar on a terminal, a line every few seconds otherwise)")
     args = parser.parse_args(argv)
+    # Usage mistakes are argparse's: its usage line and exit code 2, as for an unknown option
+    # (`jit eval` documents 2 as bad usage; an error reading data or the model stays a jit error).
+    if args.sample is not None and args.sample < 1:
+        parser.error("--sample must be a positive number of queries")
+    if bool(args.tools) != bool(args.queries) or (args.queries and len(args.datasets) != 1):
+        parser.error("your own set needs --tools (one or more), --queries and exactly one DATASET name")
+    unknown = [d for d in args.datasets if d != "all" and d not in DATASETS]
+    if unknown and not args.queries:
+        parser.error(f"unknown dataset {unknown[0]!r}; known: {', '.join(DATASETS)}, all "
+                     "(or your own set: --tools and --queries)")
     console = Console(stderr=True)
     handler: logging.Handler | None = None
     if not args.quiet:
@@ -460,14 +473,13 @@ def main(argv: Sequence[str] | None = None, *, raise_errors: bool = False) -> in
         logging.getLogger("jit").setLevel(logging.INFO)
     names: list[str | DatasetSpec] = list(DATASETS) if args.datasets == ["all"] else list(args.datasets)
     try:
-        if args.sample is not None and args.sample < 1:
-            raise EvaluationError("--sample must be a positive number of queries")
-        if bool(args.tools) != bool(args.queries) or (args.queries and len(names) != 1):
-            raise EvaluationError("your own set needs --tools (one or more), --queries and exactly one DATASET name")
         if args.queries:
             pools = tuple(str(t.resolve()) for t in args.tools)
             names = [DatasetSpec(str(names[0]), pools, str(args.queries.resolve()))]
         config = load_config(args.config) if args.config else None
+        shards = (config or Config.default()).shards
+        if args.shards and (unknown := [s for s in args.shards if s not in shards]):
+            parser.error(f"unknown shard(s) {unknown}; the config defines {sorted(shards)}")
         for name in names:  # missing data is said before the model loads, not minutes later
             spec = name if isinstance(name, DatasetSpec) else DATASETS.get(name)
             if spec is not None:
