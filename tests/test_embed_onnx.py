@@ -267,3 +267,30 @@ def test_pruning_the_cache_never_fails_an_export(tmp_path, monkeypatch, caplog):
         assert onnx_runtime.prune_cache(cache, tmp_path / "live", "f1") == []
     assert "could not remove the obsolete cache file" in caplog.text
     assert all(p.exists() for p in gone)
+
+
+def test_an_unusable_cache_directory_is_named_with_the_remedy(tmp_path, monkeypatch):
+    """``$JIT_CACHE_DIR`` under a file read as "the cached ONNX model … is damaged … exporting it again",
+    then an ``[Errno 20]``: the cache directory is named, with what to do (under ``auto`` the model
+    then runs on torch, with this message in the warning)."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    monkeypatch.setenv("JIT_CACHE_DIR", str(blocker / "cache"))
+    with pytest.raises(EmbeddingError, match=r"the ONNX model cache .*a-file/cache/onnx cannot be created "
+                                             r"\(Not a directory\): set JIT_CACHE_DIR to a writable directory"):
+        OnnxEmbedder(fallback=False).embed(["x"])
+
+
+@pytest.mark.slow
+def test_a_cache_directory_that_cannot_be_written_is_named_with_the_remedy(tmp_path, monkeypatch):
+    """A cache directory that exists but refuses new files (read-only, full) fails the export with a
+    message naming it, not a bare ``[Errno 13]``; loading an export already there needs no write."""
+    monkeypatch.setenv("JIT_CACHE_DIR", str(tmp_path / "cache"))
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(onnx_runtime.tempfile, "TemporaryDirectory", refuse)
+    with pytest.raises(EmbeddingError, match=r"cannot write the ONNX export into .*cache/onnx "
+                                             r"\(Permission denied\): set JIT_CACHE_DIR"):
+        OnnxEmbedder(fallback=False).embed(["x"])

@@ -383,6 +383,19 @@ def check_probe(model: OnnxModel) -> float:
 export_lock = threading.RLock()
 
 
+def cache_directory() -> Path:
+    """The cache's ``onnx/`` directory, created if need be; an :class:`EmbeddingError` naming it and
+    the remedy when it cannot be (a ``$JIT_CACHE_DIR`` under a file, a home directory not writable).
+    A cache that exists but is read-only is fine to load from: only an export needs to write."""
+    directory = cache_root() / "onnx"
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise EmbeddingError(f"the ONNX model cache {directory} cannot be created ({exc.strerror or exc}): "
+                             "set JIT_CACHE_DIR to a writable directory") from exc
+    return directory
+
+
 def require_runtime() -> None:
     try:
         import onnxruntime  # noqa: F401
@@ -400,6 +413,7 @@ def ensure_export(layout: ModelLayout, *, threads: int | None = None) -> OnnxMod
     """
     require_runtime()
     fp = fingerprint(layout)
+    cache_directory()
     with export_lock:  # threads of one process export once; other processes may race (harmless)
         model = load_cached(meta_path_of(layout, fp), fp, threads=threads, rebuild="exporting it again")
         return model if model is not None else _export(layout, fp, threads=threads)
@@ -453,9 +467,13 @@ def _export(layout: ModelLayout, fp: str, *, threads: int | None = None) -> Onnx
     tokenizer_bytes = tokenizer.to_str().encode("utf-8")
     pad_id = hf_tokenizer.pad_token_id if hf_tokenizer.pad_token_id is not None else 0
 
-    directory = cache_root() / "onnx"
-    directory.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=directory, prefix=".export-") as tmp:
+    directory = cache_directory()
+    try:
+        staging = tempfile.TemporaryDirectory(dir=directory, prefix=".export-")
+    except OSError as exc:
+        raise EmbeddingError(f"cannot write the ONNX export into {directory} ({exc.strerror or exc}): "
+                             "set JIT_CACHE_DIR to a writable directory") from exc
+    with staging as tmp:
         staged = Export({}, Path(tmp) / "model.onnx", Path(tmp) / "tokenizer.json")
         axes = {name: {0: "batch", 1: "sequence"} for name in [*inputs, "last_hidden_state"]}
         with torch.no_grad(), warnings.catch_warnings():
