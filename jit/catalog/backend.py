@@ -66,6 +66,10 @@ class Backend:
         """An engine error's message with any secret removed."""
         return message
 
+    def describe(self, exc: BaseException) -> str:
+        """An engine error as one line for a user: scrubbed, and for PostgreSQL with what to do."""
+        return self.scrub(str(exc))
+
     def in_transaction(self) -> bool:
         raise NotImplementedError
 

@@ -53,6 +53,15 @@ WRITE_LOCK = 0x6A17_0001
 MIGRATE_LOCK = 0x6A17_0002
 
 
+#: What to do about a refusal, by SQLSTATE (appended to the server's message).
+_HINTS = {
+    "25006": " (the server takes no writes: a read-only standby, or default_transaction_read_only is on;"
+             " point `store` at the primary)",
+    "42501": " (the catalog's database user lacks a privilege: it must own the catalog's tables, or be"
+             " allowed to create them for the first jit to connect; docs/team.md)",
+}
+
+
 @functools.lru_cache(maxsize=1024)
 def _translate(sql: str) -> str:
     """``?`` placeholders to psycopg's ``%s`` (a literal ``%`` doubled). The store's SQL has
@@ -137,7 +146,8 @@ class PostgresBackend(Backend):
         try:
             self.conn = PgConnection(self._connect())
         except psycopg.Error as exc:
-            raise StoreError(f"catalog open failed: {self.scrub(str(exc))}", path=self.location) from None
+            raise StoreError(f"catalog open failed: {self.describe(exc)} (catalog {self.location})",
+                             path=self.location) from None
 
     def _connect(self) -> psycopg.Connection[Any]:
         return psycopg.connect(self._url, autocommit=True, cursor_factory=psycopg.ClientCursor,
@@ -157,6 +167,14 @@ class PostgresBackend(Backend):
             message = message.replace(secret, "***")
         return " ".join(message.replace(self._url, self.location).split())
 
+    def describe(self, exc: BaseException) -> str:
+        """The server's own message without the statement it quotes (``LINE 1: CREATE TABLE …``),
+        and for the refusals a setting causes, which setting."""
+        diag = getattr(exc, "diag", None)
+        text = (diag.message_primary if diag is not None else None) or str(exc)
+        hint = _HINTS.get(getattr(exc, "sqlstate", None) or "", "")
+        return self.scrub(f"{text}{hint}")
+
     def in_transaction(self) -> bool:
         status = self.conn.raw.info.transaction_status
         # UNKNOWN: the connection is lost; not in a transaction, so the next one reconnects.
@@ -170,6 +188,11 @@ class PostgresBackend(Backend):
         return base / "postgresql"
 
     def ensure_migrations_table(self) -> None:
+        # Only read when it exists: a CREATE, even one with IF NOT EXISTS, is refused on a read-only
+        # server (a standby, default_transaction_read_only) and without CREATE on the schema, where
+        # a host may still read a catalog that is up to date.
+        if self.conn.execute("SELECT to_regclass('schema_migrations')").fetchone()[0] is not None:
+            return
         with self.migrating():
             self.conn.execute(
                 "CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL,"

@@ -141,12 +141,18 @@ class Store(DefinitionHistory, ServerCatalog, VectorStore):
     @contextmanager
     def _errors(self, what: str) -> Iterator[None]:
         """The one boundary where the engine's errors (sqlite3's, psycopg's) become
-        :class:`StoreError`, their message scrubbed of any password."""
-        backend = self._backend
-        errors = backend.errors if backend is not None else SqliteBackend.errors  # a PostgresBackend opens itself
+        :class:`StoreError`, their message scrubbed of any password.
+
+        The engine is read when an error arrives, not on entry: at open the block starts
+        before the backend exists, and a PostgreSQL error after it connected (no right to
+        create the migrations table, a read-only server) must be translated too."""
         try:
             yield
-        except errors as exc:
+        except BaseException as exc:
+            backend = self._backend
+            # A PostgresBackend translates its own connection failure; before it exists, only SQLite's.
+            if not isinstance(exc, backend.errors if backend is not None else SqliteBackend.errors):
+                raise
             if backend is None or backend.dialect == "sqlite":
                 if is_busy(exc):  # past the busy timeout: the catalog is fine, another process holds it
                     raise CatalogBusyError(
@@ -155,7 +161,9 @@ class Store(DefinitionHistory, ServerCatalog, VectorStore):
                         path=self.location) from exc
                 raise StoreError(f"catalog {what} failed: {exc}", path=self.location) from exc
             # Not chained: a traceback printing the cause would bypass the scrubbing.
-            raise StoreError(f"catalog {what} failed: {backend.scrub(str(exc))}", path=self.location) from None
+            # Named: a team's hosts may use more than one catalog, and the server's message names none.
+            raise StoreError(f"catalog {what} failed: {backend.describe(exc)} (catalog {self.location})",
+                             path=self.location) from None
 
     @contextmanager
     def transaction(self) -> Iterator[Any]:

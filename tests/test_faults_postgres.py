@@ -1,0 +1,176 @@
+"""Fault injection on a shared PostgreSQL catalog: a server that refuses, goes read-only, drops
+connections or goes down and comes back, under real jit processes.
+
+The cluster is the session's throwaway one (tests/pgcluster.py); ``crash`` stops it as
+``pg_ctl stop -m immediate`` does and ``restart`` brings it back on the same data. The
+processes are real: the console script, ``jit serve --stdio`` with a real stdio MCP server
+(tests/servers/mutable_server.py, which logs every call it receives). Each case asserts one
+clear error naming the catalog (no traceback, no psycopg class), and that nothing was lost.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from conftest import REPO
+
+from jit.catalog.store import Store
+from jit.errors import StoreError
+from jit.models import ToolDef
+
+JIT = [sys.executable, "-m", "jit"]
+ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+MUTABLE = REPO / "tests" / "servers" / "mutable_server.py"
+READ_ONLY = "options=-c%20default_transaction_read_only%3Don"
+
+
+def _with(url: str, query: str) -> str:
+    return f"{url}{'&' if '?' in url else '?'}{query}"
+
+
+def _as_user(pg_cluster, url: str, user: str) -> str:
+    """``url`` with another database user (the test cluster trusts every user on its socket)."""
+    with psycopg.connect(pg_cluster.url("postgres"), autocommit=True) as admin:
+        if not admin.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (user,)).fetchone():
+            admin.execute(f'CREATE ROLE "{user}" LOGIN')
+    return url.replace(f"postgresql://{pg_cluster.user}@", f"postgresql://{user}@", 1)
+
+
+def _config(tmp_path: Path, store: str) -> Path:
+    """A config with one real stdio server, ``notes`` (two tools; calls logged to calls.jsonl)."""
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"tools": [
+        {"name": n, "description": f"{n.replace('_', ' ')} in the notes archive",
+         "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}}
+        for n in ("send_message", "read_note")]}), encoding="utf-8")
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({
+        "servers": {"notes": {"command": sys.executable,
+                              "args": [str(MUTABLE), "--spec", str(spec), "--calls", str(tmp_path / "calls.jsonl")]}},
+        "store": store, "rules": str(REPO / "rules"), "analyzer": {"provider": "offline"},
+        "connection": {"ping_interval": 0, "reconnect_attempts": 0},
+    }), encoding="utf-8")
+    return path
+
+
+def jit(config: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*JIT, "-c", str(config), *args], capture_output=True, text=True, timeout=timeout,
+                          env=ENV, check=False)
+
+
+def assert_one_error(done: subprocess.CompletedProcess[str], *named: str) -> str:
+    """A failed command's stderr: one ``error:`` line (after progress lines, if any) naming each of
+    ``named``, no traceback."""
+    assert done.returncode != 0, done.stdout
+    lines = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
+    assert len(lines) == 1 and done.stderr.strip().splitlines()[-1] == lines[0], done.stderr
+    assert "Traceback" not in done.stderr and "psycopg" not in done.stderr
+    for part in named:
+        assert part in lines[0], (part, lines[0])
+    return lines[0]
+
+
+class Serve:
+    """``jit serve --stdio`` as a client drives it: one request at a time, answers matched by id."""
+
+    def __init__(self, config: Path) -> None:
+        self.proc = subprocess.Popen([*JIT, "serve", "--stdio", "-c", str(config)], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+        self.ids = 0
+
+    def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any] | None:
+        self.ids += 1
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": self.ids, "method": method,
+                                          **({"params": params} if params is not None else {})}) + "\n")
+        self.proc.stdin.flush()
+        while line := self.proc.stdout.readline():
+            message = json.loads(line)
+            if message.get("id") == self.ids:
+                return message
+        return None  # the process ended
+
+    def initialize(self) -> dict[str, Any] | None:
+        answer = self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                             "clientInfo": {"name": "probe", "version": "1"}})
+        if answer is not None:
+            assert self.proc.stdin is not None
+            self.proc.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
+            self.proc.stdin.flush()
+        return answer
+
+    def call(self, server: str, tool: str, **arguments: Any) -> dict[str, Any]:
+        answer = self.request("tools/call", {"name": "call_tool", "arguments": {
+            "server": server, "tool": tool, "arguments": arguments}})
+        assert answer is not None
+        return answer["result"]
+
+    def close(self) -> tuple[int, str]:
+        assert self.proc.stdin is not None and self.proc.stderr is not None
+        try:
+            self.proc.stdin.close()
+        except BrokenPipeError:
+            pass
+        try:
+            code = self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            code = self.proc.wait()
+        return code, self.proc.stderr.read()
+
+
+# --------------------------------------------------------------------------- a server that refuses
+
+
+@pytest.mark.parametrize("refusal", ["no_create_right", "read_only"])
+def test_a_catalog_refused_after_connecting_is_one_error_naming_it_for_every_command(refusal, pg_cluster, pg_url,
+                                                                                      tmp_path):
+    """The connection opens, then the server refuses the first statement (creating the schema):
+    a user without CREATE on the schema (PostgreSQL 15's default for a database it does not own),
+    or a read-only server. It used to be a psycopg traceback from every command."""
+    url = _as_user(pg_cluster, pg_url, "reader") if refusal == "no_create_right" else _with(pg_url, READ_ONLY)
+    with pytest.raises(StoreError) as caught:
+        Store(url)
+    assert type(caught.value) is StoreError and caught.value.__cause__ is None
+    expected = "lacks a privilege" if refusal == "no_create_right" else "takes no writes"
+    assert expected in str(caught.value) and "LINE 1" not in str(caught.value)
+    config = _config(tmp_path, url)
+    for command in (["servers"], ["tools"], ["sync"], ["compile", "--shard", "coder", "--task", "read a note"],
+                    ["call", "notes/read_note", "--args", "{}"], ["show", "notes/read_note"]):
+        assert_one_error(jit(config, *command), expected, "(catalog postgresql://", "config key 'store'")
+    # jit serve answers initialize (before anything loads), then stops with the same line.
+    serve = Serve(config)
+    assert serve.initialize() is not None
+    serve.request("tools/list")
+    code, err = serve.close()
+    assert code == 1 and "Traceback" not in err
+    assert err.strip().splitlines()[-1].startswith("error: ") and "config key 'store'" in err and expected in err
+
+
+def test_a_read_only_server_still_serves_reads_of_an_up_to_date_catalog(pg_url, tmp_path):
+    """A host pointed at a read-only server (a standby): listing, showing and compiling work on
+    the catalog as the primary left it; what must write (a sync, a call) is one error saying why,
+    and the upstream never received the call."""
+    config = _config(tmp_path, pg_url)
+    done = jit(config, "sync")
+    assert done.returncode == 0, done.stderr
+    read_only = _config(tmp_path, _with(pg_url, READ_ONLY))
+    for command in (["tools"], ["servers", "--json"], ["show", "notes/read_note"],
+                    ["compile", "--shard", "coder", "--task", "read the note about the release"]):
+        done = jit(read_only, *command)
+        assert done.returncode == 0 and "Traceback" not in done.stderr, (command, done.stderr)
+    assert "read_note" in jit(read_only, "tools").stdout
+    for command in (["sync"], ["call", "notes/read_note", "--args", '{"text": "x"}']):
+        assert_one_error(jit(read_only, *command), "takes no writes", "point `store` at the primary",
+                         "(catalog postgresql://")
+    assert not (tmp_path / "calls.jsonl").exists()
+    with Store(pg_url) as store:
+        assert sorted(t.tool.name for t in store.tools()) == ["read_note", "send_message"]
