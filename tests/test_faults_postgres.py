@@ -174,3 +174,52 @@ def test_a_read_only_server_still_serves_reads_of_an_up_to_date_catalog(pg_url, 
     assert not (tmp_path / "calls.jsonl").exists()
     with Store(pg_url) as store:
         assert sorted(t.tool.name for t in store.tools()) == ["read_note", "send_message"]
+
+
+# --------------------------------------------------------------------------- connections lost and servers back
+
+
+def _terminate_others(url: str) -> int:
+    """``pg_terminate_backend`` every other session of jit on the catalog's database."""
+    with psycopg.connect(url, autocommit=True) as admin:
+        return admin.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname ="
+                             " current_database() AND pid <> pg_backend_pid() AND application_name = 'jit'"
+                             ).fetchone()[0]
+
+
+def test_a_connection_dropped_while_idle_costs_no_statement(pg_url):
+    """The server dropped an idle connection (an administrator, an idle timeout, a restart): the
+    statement that finds it lost runs on a new one, a read and a write alike."""
+    tool = ToolDef(server="files", name="read_file", description="Read a file.", input_schema={"type": "object"})
+    with Store(pg_url) as store:
+        store.ensure_server("files", "stdio")
+        pid = store._query("SELECT pg_backend_pid()")[0][0]
+        assert _terminate_others(pg_url) == 1
+        assert store.tools() == []  # a read
+        assert store._query("SELECT pg_backend_pid()")[0][0] != pid
+        assert _terminate_others(pg_url) == 1
+        store.sync_tools("files", [tool])  # a write transaction
+        store.record_call("files", "read_file", ok=True, latency_ms=1.0)
+        assert _terminate_others(pg_url) == 1
+        store.record_call("files", "read_file", ok=True, latency_ms=1.0)
+        assert store.usage("files", "read_file")["calls"] == 2
+
+
+def test_jit_serve_counts_every_call_when_its_catalog_connection_was_dropped(pg_url, tmp_path):
+    """``jit serve`` between two calls loses its catalog connection: the next call's usage is
+    written on a new connection; it used to be lost, with a traceback in the log."""
+    config = _config(tmp_path, pg_url)
+    assert jit(config, "sync").returncode == 0
+    serve = Serve(config)
+    try:
+        assert serve.initialize() is not None
+        assert not serve.call("notes", "read_note", text="one")["isError"]
+        assert _terminate_others(pg_url) >= 1
+        for text in ("two", "three"):
+            assert not serve.call("notes", "read_note", text=text)["isError"]
+    finally:
+        code, err = serve.close()
+    assert code == 0 and "Traceback" not in err, err
+    with Store(pg_url) as store:
+        assert store.usage("notes", "read_note")["calls"] == 3
+    assert len((tmp_path / "calls.jsonl").read_text().splitlines()) == 3

@@ -31,7 +31,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -40,7 +40,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 import psycopg
 
 from ..errors import StoreError
-from .backend import Backend, redact
+from .backend import Backend, T, redact
 
 __all__ = ["CHANNEL", "PgConnection", "PostgresBackend"]
 
@@ -153,12 +153,31 @@ class PostgresBackend(Backend):
         return psycopg.connect(self._url, autocommit=True, cursor_factory=psycopg.ClientCursor,
                                row_factory=_row_factory, application_name="jit")
 
+    def _lost(self) -> bool:
+        return self.conn.raw.closed or self.conn.raw.broken
+
+    def _reconnect(self) -> None:
+        log.warning("the connection to the catalog %s was lost; reconnecting", self.location)
+        self.conn.raw.close()
+        self.conn.raw = self._connect()
+
     def ensure_open(self) -> None:
-        raw = self.conn.raw
-        if raw.closed or raw.broken:
-            log.warning("the connection to the catalog %s was lost; reconnecting", self.location)
-            raw.close()
-            self.conn.raw = self._connect()
+        if self._lost():
+            self._reconnect()
+
+    def read(self, run: Callable[[], T]) -> T:
+        """A connection the server dropped while it sat idle (a restart, an idle timeout, an
+        administrator's ``pg_terminate_backend``) is found lost only by the next statement: a read
+        that meets it is run again, once, on a new connection (a read changes nothing, so twice is
+        safe). A lost connection inside a transaction is not retried: the server rolled it back."""
+        self.ensure_open()
+        try:
+            return run()
+        except psycopg.OperationalError:
+            if not self._lost():
+                raise
+        self._reconnect()
+        return run()
 
     def scrub(self, message: str) -> str:
         """The password out, and libpq's multi-line messages ("…failed: …\n\tIs the server
@@ -181,8 +200,22 @@ class PostgresBackend(Backend):
         return status not in (psycopg.pq.TransactionStatus.IDLE, psycopg.pq.TransactionStatus.UNKNOWN)
 
     def begin(self) -> None:
-        self.conn.execute("BEGIN")
+        self.ensure_open()
+        try:
+            self.conn.execute("BEGIN")
+        except psycopg.OperationalError:
+            # Lost while idle (see read): nothing was run yet, so the transaction starts on a new one.
+            if not self._lost():
+                raise
+            self._reconnect()
+            self.conn.execute("BEGIN")
         self.conn.execute(f"SELECT pg_advisory_xact_lock({WRITE_LOCK})")
+
+    def rollback(self) -> None:
+        # A connection lost mid-transaction: the server rolled it back; the error that met the loss
+        # is the one to report, not "the connection is closed" from a ROLLBACK sent after it.
+        if not self._lost():
+            self.conn.execute("ROLLBACK")
 
     def migrations_dir(self, base: Path) -> Path:
         return base / "postgresql"

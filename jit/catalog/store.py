@@ -174,7 +174,6 @@ class Store(DefinitionHistory, ServerCatalog, VectorStore):
             if self._depth or backend.in_transaction():
                 yield self._conn
                 return
-            backend.ensure_open()
             backend.begin()
             self._depth = 1
             try:
@@ -188,9 +187,9 @@ class Store(DefinitionHistory, ServerCatalog, VectorStore):
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         with self._lock, self._errors("read"):
-            if not self._depth:
-                self._backend.ensure_open()  # type: ignore[union-attr]
-            return self._conn.execute(sql, params).fetchall()
+            if self._depth:  # inside a transaction: on its connection, never retried
+                return self._conn.execute(sql, params).fetchall()
+            return self._backend.read(lambda: self._conn.execute(sql, params).fetchall())  # type: ignore[union-attr]
 
     def _bump(self, conn: Any, counter: str = "catalog_version") -> None:
         conn.execute(
