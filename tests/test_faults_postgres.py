@@ -223,3 +223,79 @@ def test_jit_serve_counts_every_call_when_its_catalog_connection_was_dropped(pg_
     with Store(pg_url) as store:
         assert store.usage("notes", "read_note")["calls"] == 3
     assert len((tmp_path / "calls.jsonl").read_text().splitlines()) == 3
+
+
+def test_calls_jit_serve_proxies_while_the_catalog_is_down_are_counted_once_it_is_back(pg_cluster, pg_url,
+                                                                                      tmp_path):
+    """The catalog's server crashes (``pg_ctl stop -m immediate``) under a running ``jit serve``:
+    proxied calls still run and answer, and their usage, which could not be written, is written
+    with the first call after the server is back. It used to be lost, a traceback per call."""
+    config = _config(tmp_path, pg_url)
+    assert jit(config, "sync").returncode == 0
+    serve = Serve(config)
+    try:
+        assert serve.initialize() is not None
+        assert not serve.call("notes", "read_note", text="before")["isError"]
+        pg_cluster.crash()
+        try:
+            for text in ("down 1", "down 2"):
+                result = serve.call("notes", "read_note", text=text)
+                assert not result["isError"] and text in json.dumps(result)
+        finally:
+            pg_cluster.restart()
+        assert not serve.call("notes", "read_note", text="after")["isError"]
+    finally:
+        code, err = serve.close()
+    assert code == 0 and "Traceback" not in err, err
+    assert "is counted when the catalog answers again" in err
+    with Store(pg_url) as store:
+        usage = store.usage("notes", "read_note")
+        assert usage["calls"] == 4 and usage["errors"] == 0, err
+    assert len((tmp_path / "calls.jsonl").read_text().splitlines()) == 4
+
+
+def test_a_count_the_catalog_refuses_for_good_is_not_kept(pg_url):
+    """Only an unreachable catalog keeps a count for later: a refusal (here a read-only server)
+    raises at once, and the next count does not carry it."""
+    with Store(pg_url) as store:
+        store.ensure_server("files", "stdio")
+    with Store(_with(pg_url, READ_ONLY)) as read_only:
+        with pytest.raises(StoreError, match="takes no writes"):
+            read_only.record_call("files", "read_file", ok=True, latency_ms=1.0)
+        assert read_only._unrecorded == {}
+    with Store(pg_url) as store:
+        store.record_call("files", "read_file", ok=True, latency_ms=1.0)
+        assert store.usage("files", "read_file")["calls"] == 1
+
+
+def test_jit_serve_whose_start_met_an_unreachable_catalog_ranks_once_it_answers(pg_url, tmp_path):
+    """``jit serve``'s background start (claiming the catalog, reading it into the compiler)
+    fails on an unreachable catalog: here another session holds a lock on ``tools`` past the
+    host's ``statement_timeout``. Meanwhile ``search_tools`` answers that error; once the lock
+    is gone it ranks. It used to answer "cannot rank or compile" until restarted."""
+    config = _config(tmp_path, pg_url)
+    assert jit(config, "sync").returncode == 0
+    slow = _config(tmp_path, _with(pg_url, "options=-c%20statement_timeout%3D500"))
+    with psycopg.connect(pg_url) as holder:
+        holder.execute("LOCK TABLE tools IN ACCESS EXCLUSIVE MODE")  # held until this transaction ends
+        serve = Serve(slow)
+        try:
+            assert serve.initialize() is not None
+            answer = serve.request("tools/call", {"name": "search_tools", "arguments": {"query": "read a note"}})
+            assert answer is not None and answer["result"]["isError"]
+            assert "statement timeout" in json.dumps(answer["result"])
+            holder.rollback()
+            deadline = time.monotonic() + 60
+            while True:
+                answer = serve.request("tools/call", {"name": "search_tools", "arguments": {"query": "read a note"}})
+                assert answer is not None
+                if not answer["result"]["isError"] or time.monotonic() > deadline:
+                    break
+                time.sleep(0.5)
+            assert not answer["result"]["isError"], answer
+            assert "read_note" in json.dumps(answer["result"])
+        finally:
+            code, err = serve.close()
+    assert code == 0 and "Traceback" not in err, err
+    assert "until its catalog answers" in err
+

@@ -68,6 +68,12 @@ class Backend:
         """An engine error's message with any secret removed."""
         return message
 
+    def unreachable(self, exc: BaseException | None) -> bool:
+        """Whether ``exc`` (the engine's) says the catalog could not be written just now, the
+        write itself being fine: SQLite's lock held past the busy timeout; PostgreSQL's server
+        down, restarting or dropping the connection, a statement or lock timeout."""
+        return exc is not None and is_busy(exc)
+
     def describe(self, exc: BaseException) -> str:
         """An engine error as one line for a user: scrubbed, and for PostgreSQL with what to do."""
         return self.scrub(str(exc))

@@ -186,6 +186,9 @@ class PostgresBackend(Backend):
             message = message.replace(secret, "***")
         return " ".join(message.replace(self._url, self.location).split())
 
+    def unreachable(self, exc: BaseException | None) -> bool:
+        return isinstance(exc, psycopg.OperationalError)
+
     def describe(self, exc: BaseException) -> str:
         """The server's own message without the statement it quotes (``LINE 1: CREATE TABLE …``),
         and for the refusals a setting causes, which setting."""
