@@ -299,3 +299,24 @@ def test_jit_serve_whose_start_met_an_unreachable_catalog_ranks_once_it_answers(
     assert code == 0 and "Traceback" not in err, err
     assert "until its catalog answers" in err
 
+
+# --------------------------------------------------------------------------- odd data
+
+
+def test_text_postgresql_cannot_hold_costs_no_write(pg_url):
+    """NUL (which SQLite stores and PostgreSQL's text refuses) in a tool's description, a status
+    error or a call's error text, and a lone surrogate in a call's error (a result's JSON may carry
+    one): each used to fail the whole write (a server's sync, the call's usage). Now stored with
+    U+FFFD in its place; the rest of the write as given."""
+    tools = [ToolDef(server="odd", name="nul", description="before\x00after", input_schema={"type": "object"}),
+             ToolDef(server="odd", name="fine", description="Fine.", input_schema={"type": "object"})]
+    with Store(pg_url) as store:
+        store.ensure_server("odd", "stdio")
+        result = store.sync_tools("odd", tools)
+        assert result.added == ["fine", "nul"]
+        assert store.tool("odd", "nul").tool.description == "before\ufffdafter"
+        assert store.sync_tools("odd", tools).unchanged == 2  # the hash is the listed text's: no change
+        store.record_call("odd", "nul", ok=False, latency_ms=1.0, error="bad\x00 text")
+        store.record_call("odd", "nul", ok=False, latency_ms=1.0, error="cut \ud83d")
+        usage = store.usage("odd", "nul")
+        assert (usage["calls"], usage["errors"], usage["last_error"]) == (2, 2, "cut \ufffd")

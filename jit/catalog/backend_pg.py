@@ -31,6 +31,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -93,6 +94,19 @@ def _row_factory(cursor: Any) -> Any:
     return _row_class(tuple(d.name for d in cursor.description))
 
 
+#: What a PostgreSQL text value cannot hold: NUL, and lone surrogates (not UTF-8 at all).
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def _storable(params: Sequence[Any]) -> Sequence[Any]:
+    """``params`` with every character PostgreSQL's text refuses replaced by U+FFFD (SQLite keeps
+    them). A tool's text or a call's error holding one would otherwise fail the whole write (a
+    server's sync, a call's usage); the definition hash is taken before, from the text as listed."""
+    if not any(isinstance(p, str) and _UNSTORABLE.search(p) for p in params):
+        return params
+    return [_UNSTORABLE.sub("\ufffd", p) if isinstance(p, str) else p for p in params]
+
+
 class PgConnection:
     """The psycopg connection the store's SQL runs on (``execute``/``executemany`` with ``?``)."""
 
@@ -102,14 +116,14 @@ class PgConnection:
     def execute(self, sql: str, params: Sequence[Any] = ()) -> psycopg.ClientCursor[Any]:
         cur = self.raw.cursor()
         if params:
-            cur.execute(_translate(sql), params)
+            cur.execute(_translate(sql), _storable(params))
         else:
             cur.execute(sql)
         return cur  # type: ignore[return-value]
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> psycopg.ClientCursor[Any]:
         cur = self.raw.cursor()
-        rows = list(rows)
+        rows = [_storable(r) for r in rows]
         if rows:
             cur.executemany(_translate(sql), rows)
         return cur  # type: ignore[return-value]
