@@ -65,12 +65,16 @@ class Cluster:
             subprocess.run([*self._prefix, str(self.bindir / "initdb"), "-D", str(self.data), "-U", self.user,
                             "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync"],
                            stdout=out, stderr=subprocess.STDOUT, check=True, cwd=self.root)
+        self._launch()
+        return self
+
+    def _launch(self) -> None:
         # fsync off: a test cluster's durability is worthless, its speed is not.
         self._proc = subprocess.Popen(
             [*self._prefix, str(self.bindir / "postgres"), "-D", str(self.data), "-k", str(self.socket_dir),
              "-c", "listen_addresses=", "-p", str(self.port), "-c", "fsync=off", "-c", "synchronous_commit=off",
              "-c", "full_page_writes=off", "-c", "max_connections=200"],
-            stdout=subprocess.DEVNULL, stderr=(self.root / "server.log").open("wb"), cwd=self.root,
+            stdout=subprocess.DEVNULL, stderr=(self.root / "server.log").open("ab"), cwd=self.root,
         )
         deadline = time.monotonic() + 60
         sock = self.socket_dir / f".s.PGSQL.{self.port}"
@@ -81,7 +85,25 @@ class Cluster:
                 raise RuntimeError(f"PostgreSQL did not start: {log_text}")
             time.sleep(0.05)
         self._wait_ready()
-        return self
+
+    def crash(self) -> None:
+        """Stop the server at once, as ``pg_ctl stop -m immediate`` does (SIGQUIT: every connection
+        cut); :meth:`restart` brings it back on the same data. What committed is made durable
+        first: this cluster runs with ``synchronous_commit=off``, which would lose the last commits
+        of a crash, as a production server's settings would not."""
+        import psycopg
+
+        proc = self._proc
+        assert proc is not None
+        with psycopg.connect(self.url("postgres"), autocommit=True) as conn:
+            conn.execute("CHECKPOINT")
+        proc.send_signal(signal.SIGQUIT)
+        proc.wait(timeout=60)
+        (self.socket_dir / f".s.PGSQL.{self.port}").unlink(missing_ok=True)
+
+    def restart(self) -> None:
+        """Start the server again on its data after :meth:`crash` (crash recovery runs first)."""
+        self._launch()
 
     def _wait_ready(self) -> None:
         import psycopg

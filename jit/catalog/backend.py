@@ -26,10 +26,10 @@ The engine's own exceptions become :class:`~jit.errors.StoreError` in one place
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pysqlite3.dbapi2 as sqlite3
 import sqlite_vec
@@ -37,6 +37,8 @@ import sqlite_vec
 from ..paths import is_postgres_url, masked_url
 
 __all__ = ["Backend", "SqliteBackend", "is_busy", "is_postgres_url", "redact"]
+
+T = TypeVar("T")
 
 
 def redact(location: str) -> str:
@@ -66,6 +68,16 @@ class Backend:
         """An engine error's message with any secret removed."""
         return message
 
+    def unreachable(self, exc: BaseException | None) -> bool:
+        """Whether ``exc`` (the engine's) says the catalog could not be written just now, the
+        write itself being fine: SQLite's lock held past the busy timeout; PostgreSQL's server
+        down, restarting or dropping the connection, a statement or lock timeout."""
+        return exc is not None and is_busy(exc)
+
+    def describe(self, exc: BaseException) -> str:
+        """An engine error as one line for a user: scrubbed, and for PostgreSQL with what to do."""
+        return self.scrub(str(exc))
+
     def in_transaction(self) -> bool:
         raise NotImplementedError
 
@@ -73,8 +85,15 @@ class Backend:
         """Before a statement outside any transaction: reconnect if the connection was lost
         (a database server restarted under a long-running ``jit serve``). SQLite's never is."""
 
+    def read(self, run: Callable[[], T]) -> T:
+        """``run`` (one read outside any transaction) on an open connection. PostgreSQL runs it
+        once more on a new connection when the first meets a connection found lost only then."""
+        self.ensure_open()
+        return run()
+
     def begin(self) -> None:
-        """Start a write transaction that excludes every other writer of the catalog."""
+        """Start a write transaction that excludes every other writer of the catalog (on an
+        open connection: a lost one is replaced first, or when ``BEGIN`` finds it lost)."""
         raise NotImplementedError
 
     def commit(self) -> None:

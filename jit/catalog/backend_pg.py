@@ -31,7 +31,8 @@ from __future__ import annotations
 import functools
 import logging
 import os
-from collections.abc import Iterable, Iterator, Sequence
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 import psycopg
 
 from ..errors import StoreError
-from .backend import Backend, redact
+from .backend import Backend, T, redact
 
 __all__ = ["CHANNEL", "PgConnection", "PostgresBackend"]
 
@@ -51,6 +52,15 @@ CHANNEL = "jit_catalog"
 #: Advisory lock keys: every write transaction, and the migration run.
 WRITE_LOCK = 0x6A17_0001
 MIGRATE_LOCK = 0x6A17_0002
+
+
+#: What to do about a refusal, by SQLSTATE (appended to the server's message).
+_HINTS = {
+    "25006": " (the server takes no writes: a read-only standby, or default_transaction_read_only is on;"
+             " point `store` at the primary)",
+    "42501": " (the catalog's database user lacks a privilege: it must own the catalog's tables, or be"
+             " allowed to create them for the first jit to connect; docs/team.md)",
+}
 
 
 @functools.lru_cache(maxsize=1024)
@@ -84,6 +94,19 @@ def _row_factory(cursor: Any) -> Any:
     return _row_class(tuple(d.name for d in cursor.description))
 
 
+#: What a PostgreSQL text value cannot hold: NUL, and lone surrogates (not UTF-8 at all).
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def _storable(params: Sequence[Any]) -> Sequence[Any]:
+    """``params`` with every character PostgreSQL's text refuses replaced by U+FFFD (SQLite keeps
+    them). A tool's text or a call's error holding one would otherwise fail the whole write (a
+    server's sync, a call's usage); the definition hash is taken before, from the text as listed."""
+    if not any(isinstance(p, str) and _UNSTORABLE.search(p) for p in params):
+        return params
+    return [_UNSTORABLE.sub("\ufffd", p) if isinstance(p, str) else p for p in params]
+
+
 class PgConnection:
     """The psycopg connection the store's SQL runs on (``execute``/``executemany`` with ``?``)."""
 
@@ -93,14 +116,14 @@ class PgConnection:
     def execute(self, sql: str, params: Sequence[Any] = ()) -> psycopg.ClientCursor[Any]:
         cur = self.raw.cursor()
         if params:
-            cur.execute(_translate(sql), params)
+            cur.execute(_translate(sql), _storable(params))
         else:
             cur.execute(sql)
         return cur  # type: ignore[return-value]
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> psycopg.ClientCursor[Any]:
         cur = self.raw.cursor()
-        rows = list(rows)
+        rows = [_storable(r) for r in rows]
         if rows:
             cur.executemany(_translate(sql), rows)
         return cur  # type: ignore[return-value]
@@ -137,18 +160,38 @@ class PostgresBackend(Backend):
         try:
             self.conn = PgConnection(self._connect())
         except psycopg.Error as exc:
-            raise StoreError(f"catalog open failed: {self.scrub(str(exc))}", path=self.location) from None
+            raise StoreError(f"catalog open failed: {self.describe(exc)} (catalog {self.location})",
+                             path=self.location) from None
 
     def _connect(self) -> psycopg.Connection[Any]:
         return psycopg.connect(self._url, autocommit=True, cursor_factory=psycopg.ClientCursor,
                                row_factory=_row_factory, application_name="jit")
 
+    def _lost(self) -> bool:
+        return self.conn.raw.closed or self.conn.raw.broken
+
+    def _reconnect(self) -> None:
+        log.warning("the connection to the catalog %s was lost; reconnecting", self.location)
+        self.conn.raw.close()
+        self.conn.raw = self._connect()
+
     def ensure_open(self) -> None:
-        raw = self.conn.raw
-        if raw.closed or raw.broken:
-            log.warning("the connection to the catalog %s was lost; reconnecting", self.location)
-            raw.close()
-            self.conn.raw = self._connect()
+        if self._lost():
+            self._reconnect()
+
+    def read(self, run: Callable[[], T]) -> T:
+        """A connection the server dropped while it sat idle (a restart, an idle timeout, an
+        administrator's ``pg_terminate_backend``) is found lost only by the next statement: a read
+        that meets it is run again, once, on a new connection (a read changes nothing, so twice is
+        safe). A lost connection inside a transaction is not retried: the server rolled it back."""
+        self.ensure_open()
+        try:
+            return run()
+        except psycopg.OperationalError:
+            if not self._lost():
+                raise
+        self._reconnect()
+        return run()
 
     def scrub(self, message: str) -> str:
         """The password out, and libpq's multi-line messages ("…failed: …\n\tIs the server
@@ -157,19 +200,49 @@ class PostgresBackend(Backend):
             message = message.replace(secret, "***")
         return " ".join(message.replace(self._url, self.location).split())
 
+    def unreachable(self, exc: BaseException | None) -> bool:
+        return isinstance(exc, psycopg.OperationalError)
+
+    def describe(self, exc: BaseException) -> str:
+        """The server's own message without the statement it quotes (``LINE 1: CREATE TABLE …``),
+        and for the refusals a setting causes, which setting."""
+        diag = getattr(exc, "diag", None)
+        text = (diag.message_primary if diag is not None else None) or str(exc)
+        hint = _HINTS.get(getattr(exc, "sqlstate", None) or "", "")
+        return self.scrub(f"{text}{hint}")
+
     def in_transaction(self) -> bool:
         status = self.conn.raw.info.transaction_status
         # UNKNOWN: the connection is lost; not in a transaction, so the next one reconnects.
         return status not in (psycopg.pq.TransactionStatus.IDLE, psycopg.pq.TransactionStatus.UNKNOWN)
 
     def begin(self) -> None:
-        self.conn.execute("BEGIN")
+        self.ensure_open()
+        try:
+            self.conn.execute("BEGIN")
+        except psycopg.OperationalError:
+            # Lost while idle (see read): nothing was run yet, so the transaction starts on a new one.
+            if not self._lost():
+                raise
+            self._reconnect()
+            self.conn.execute("BEGIN")
         self.conn.execute(f"SELECT pg_advisory_xact_lock({WRITE_LOCK})")
+
+    def rollback(self) -> None:
+        # A connection lost mid-transaction: the server rolled it back; the error that met the loss
+        # is the one to report, not "the connection is closed" from a ROLLBACK sent after it.
+        if not self._lost():
+            self.conn.execute("ROLLBACK")
 
     def migrations_dir(self, base: Path) -> Path:
         return base / "postgresql"
 
     def ensure_migrations_table(self) -> None:
+        # Only read when it exists: a CREATE, even one with IF NOT EXISTS, is refused on a read-only
+        # server (a standby, default_transaction_read_only) and without CREATE on the schema, where
+        # a host may still read a catalog that is up to date.
+        if self.conn.execute("SELECT to_regclass('schema_migrations')").fetchone()[0] is not None:
+            return
         with self.migrating():
             self.conn.execute(
                 "CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL,"

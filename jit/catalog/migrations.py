@@ -146,7 +146,7 @@ class Migrations:
                     self._backend.apply_migration(m.sql, (m.version, m.name, m.checksum, time.time()))
                 except self._backend.errors as exc:
                     raise MigrationError(
-                        f"migration {m.path.name} failed and was rolled back: {self._backend.scrub(str(exc))}",
+                        f"migration {m.path.name} failed and was rolled back: {self._backend.describe(exc)}",
                         path=str(m.path)
                     ) from exc
                 applied.append(m)

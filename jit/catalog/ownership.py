@@ -22,7 +22,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..errors import CatalogBusyError, StoreError
 from ..models import HARNESS_SERVER
+from .backend import redact
 from .store import Store
 from .store_servers import Reconciled
 
@@ -48,8 +50,19 @@ def config_scope(config: Config) -> frozenset[str]:
 
 
 def open_catalog(config: Config) -> Store:
-    """The config's catalog, with reads scoped to the config's servers."""
-    store = Store(config.store_location, local_path=config.store_path)
+    """The config's catalog, with reads scoped to the config's servers.
+
+    A catalog that cannot be opened (not an SQLite file; a PostgreSQL server down, refusing
+    the user, read-only before its schema exists) is a :class:`StoreError` naming the catalog
+    (a URL redacted) and the config's ``store`` key, for the CLI and ``jit serve`` alike."""
+    try:
+        store = Store(config.store_location, local_path=config.store_path)
+    except StoreError as exc:
+        where = redact(str(config.store_location))
+        # A catalog another process holds is no fault of the `store` setting: name only the catalog.
+        key = "" if isinstance(exc, CatalogBusyError) else ", config key 'store'"
+        message = exc.message.removesuffix(f" (catalog {where})")  # PostgreSQL's errors name it already
+        raise type(exc)(f"{message} (catalog {where}{key})", **exc.details) from exc
     store.set_scope(config_scope(config))
     return store
 

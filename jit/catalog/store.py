@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -48,6 +49,8 @@ from .store_servers import ServerCatalog
 from .store_vectors import VectorStore
 
 __all__ = ["Migration", "Store", "default_migrations_dir", "text_hash"]
+
+log = logging.getLogger(__name__)
 
 
 def text_hash(text: str) -> str:
@@ -82,6 +85,9 @@ class Store(DefinitionHistory, ServerCatalog, VectorStore):
                                  path=self.path) from exc
         self._backend: Backend | None = None
         self._depth = 0  # 1 inside a transaction() (nested ones join it)
+        #: Calls not yet written (the catalog was unreachable): (server, tool) -> [calls, errors,
+        #: total latency, last called at, last error]; see :meth:`record_call`.
+        self._unrecorded: dict[tuple[str, str], list[Any]] = {}
         with self._errors("open"):
             self._backend = open_backend(location)
             self._conn = self._backend.conn
@@ -105,6 +111,15 @@ class Store(DefinitionHistory, ServerCatalog, VectorStore):
     def close(self) -> None:
         with self._lock:
             if self._backend is not None:
+                if self._unrecorded:  # one last try for calls an outage kept from the catalog
+                    try:
+                        self._write_usage()
+                    except StoreError as exc:
+                        log.warning("%s", exc.message)
+                    if self._unrecorded:
+                        log.warning("%d calls could not be counted in the catalog %s: it was unreachable"
+                                    " until this process ended", sum(e[0] for e in self._unrecorded.values()),
+                                    self.location)
                 self._backend.close()
 
     def wait_for_change(self, timeout: float, *, usage: bool = True) -> bool:
@@ -141,12 +156,18 @@ class Store(DefinitionHistory, ServerCatalog, VectorStore):
     @contextmanager
     def _errors(self, what: str) -> Iterator[None]:
         """The one boundary where the engine's errors (sqlite3's, psycopg's) become
-        :class:`StoreError`, their message scrubbed of any password."""
-        backend = self._backend
-        errors = backend.errors if backend is not None else SqliteBackend.errors  # a PostgresBackend opens itself
+        :class:`StoreError`, their message scrubbed of any password.
+
+        The engine is read when an error arrives, not on entry: at open the block starts
+        before the backend exists, and a PostgreSQL error after it connected (no right to
+        create the migrations table, a read-only server) must be translated too."""
         try:
             yield
-        except errors as exc:
+        except BaseException as exc:
+            backend = self._backend
+            # A PostgresBackend translates its own connection failure; before it exists, only SQLite's.
+            if not isinstance(exc, backend.errors if backend is not None else SqliteBackend.errors):
+                raise
             if backend is None or backend.dialect == "sqlite":
                 if is_busy(exc):  # past the busy timeout: the catalog is fine, another process holds it
                     raise CatalogBusyError(
@@ -155,7 +176,9 @@ class Store(DefinitionHistory, ServerCatalog, VectorStore):
                         path=self.location) from exc
                 raise StoreError(f"catalog {what} failed: {exc}", path=self.location) from exc
             # Not chained: a traceback printing the cause would bypass the scrubbing.
-            raise StoreError(f"catalog {what} failed: {backend.scrub(str(exc))}", path=self.location) from None
+            # Named: a team's hosts may use more than one catalog, and the server's message names none.
+            raise StoreError(f"catalog {what} failed: {backend.describe(exc)} (catalog {self.location})",
+                             path=self.location) from None
 
     @contextmanager
     def transaction(self) -> Iterator[Any]:
@@ -166,7 +189,6 @@ class Store(DefinitionHistory, ServerCatalog, VectorStore):
             if self._depth or backend.in_transaction():
                 yield self._conn
                 return
-            backend.ensure_open()
             backend.begin()
             self._depth = 1
             try:
@@ -180,15 +202,15 @@ class Store(DefinitionHistory, ServerCatalog, VectorStore):
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         with self._lock, self._errors("read"):
-            if not self._depth:
-                self._backend.ensure_open()  # type: ignore[union-attr]
-            return self._conn.execute(sql, params).fetchall()
+            if self._depth:  # inside a transaction: on its connection, never retried
+                return self._conn.execute(sql, params).fetchall()
+            return self._backend.read(lambda: self._conn.execute(sql, params).fetchall())  # type: ignore[union-attr]
 
-    def _bump(self, conn: Any, counter: str = "catalog_version") -> None:
+    def _bump(self, conn: Any, counter: str = "catalog_version", by: int = 1) -> None:
         conn.execute(
-            "INSERT INTO meta(key, value) VALUES (?, '1') "
-            "ON CONFLICT(key) DO UPDATE SET value = CAST(meta.value AS INTEGER) + 1",
-            (counter,),
+            "INSERT INTO meta(key, value) VALUES (?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = CAST(meta.value AS INTEGER) + ?",
+            (counter, str(by), by),
         )
         assert self._backend is not None
         self._backend.announce(conn, counter)
@@ -493,20 +515,60 @@ class Store(DefinitionHistory, ServerCatalog, VectorStore):
     # ------------------------------------------------------------------ usage
 
     def record_call(self, server: str, tool: str, *, ok: bool, latency_ms: float, error: str | None = None) -> None:
-        """Count one call of ``server``/``tool``; moves :meth:`usage_version`, not the catalog version."""
-        error = None if ok or error is None else bounded(error, MAX_STORED_ERROR_CHARS)  # a server's text, bounded
+        """Count one call of ``server``/``tool``; moves :meth:`usage_version`, not the catalog version.
+
+        The call has run when it is counted, so a catalog that cannot be written just now (a
+        PostgreSQL server down or restarting, a SQLite file locked past the busy timeout) does not
+        make it fail: the count is kept in memory and written with the next call counted once the
+        catalog answers (or at :meth:`close`), a warning logged meanwhile. Any other refusal
+        (a read-only server) raises, and that call is not kept."""
+        with self._lock:
+            key = (server, tool)
+            before = list(self._unrecorded[key]) if key in self._unrecorded else None
+            entry = self._unrecorded.setdefault(key, [0, 0, 0.0, 0.0, None])
+            entry[0] += 1
+            entry[1] += 0 if ok else 1
+            entry[2] += float(latency_ms)
+            entry[3] = time.time()
+            if not ok:  # a server's text, bounded
+                entry[4] = None if error is None else bounded(error, MAX_STORED_ERROR_CHARS)
+            try:
+                self._write_usage()
+            except StoreError as exc:
+                if not self.unreachable(exc):
+                    if before is None:
+                        del self._unrecorded[key]
+                    else:
+                        self._unrecorded[key] = before
+                    raise
+                log.warning("a call to %s/%s is counted when the catalog answers again (%d waiting): %s",
+                            server, tool, sum(e[0] for e in self._unrecorded.values()), exc.message)
+
+    def unreachable(self, exc: StoreError) -> bool:
+        """Whether ``exc`` (raised by this store) says the catalog could not be written or read just
+        now (a PostgreSQL server down, restarting or dropping the connection; a SQLite file locked
+        past the busy timeout), not that it refused: the same work can be tried again later."""
+        if isinstance(exc, CatalogBusyError):
+            return True
+        return self._backend is not None and self._backend.unreachable(exc.__cause__ or exc.__context__)
+
+    def _write_usage(self) -> None:
+        """Write the calls :meth:`record_call` holds, in one transaction; forget them once committed."""
         with self.transaction() as c:
-            self._bump(c, "usage_version")
-            c.execute(
-                "INSERT INTO usage(server, tool, calls, errors, total_latency_ms, last_called_at, last_error, seq)"
-                " VALUES (?, ?, 1, ?, ?, ?, ?, (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'usage_version'))"
-                " ON CONFLICT(server, tool) DO UPDATE SET"
-                " calls = usage.calls + 1, errors = usage.errors + excluded.errors,"
-                " total_latency_ms = usage.total_latency_ms + excluded.total_latency_ms,"
-                " last_called_at = excluded.last_called_at,"
-                " last_error = COALESCE(excluded.last_error, usage.last_error), seq = excluded.seq",
-                (server, tool, 0 if ok else 1, float(latency_ms), time.time(), error),
-            )
+            for (server, tool), (calls, errors, latency, called_at, error) in self._unrecorded.items():
+                self._bump(c, "usage_version", calls)
+                c.execute(
+                    "INSERT INTO usage(server, tool, calls, errors, total_latency_ms, last_called_at, last_error,"
+                    " seq) VALUES (?, ?, ?, ?, ?, ?, ?,"
+                    " (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'usage_version'))"
+                    " ON CONFLICT(server, tool) DO UPDATE SET"
+                    " calls = usage.calls + excluded.calls, errors = usage.errors + excluded.errors,"
+                    " total_latency_ms = usage.total_latency_ms + excluded.total_latency_ms,"
+                    " last_called_at = excluded.last_called_at,"
+                    " last_error = COALESCE(excluded.last_error, usage.last_error), seq = excluded.seq",
+                    (server, tool, calls, errors, latency, called_at, error),
+                )
+        self._unrecorded = {}
 
     def usage_since(self, version: int) -> dict[int, tuple[int, int]]:
         """``tool id -> (calls, errors)`` of the catalog's tools called after ``usage_version`` was ``version``."""

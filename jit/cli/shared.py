@@ -21,14 +21,12 @@ import typer
 from rich.console import Console
 
 from .. import __version__
-from ..catalog.backend import redact
 from ..catalog.embed import embedder_from_config
-from ..catalog.ownership import config_scope
+from ..catalog.ownership import open_catalog
 from ..catalog.store import Store
 from ..config import CONFIG_ENV_VAR, Config, check_store_path, load_config
 from ..display import json_text, markup, visible
 from ..errors import (
-    CatalogBusyError,
     ConfigError,
     InvalidArgumentsError,
     JitError,
@@ -37,7 +35,6 @@ from ..errors import (
     ServerDisconnectedError,
     ServerTimeoutError,
     ServerUnavailableError,
-    StoreError,
     ToolCallError,
     ToolDeniedError,
     ToolNotApprovedError,
@@ -239,15 +236,8 @@ def _first_line(text: str, limit: int = 90) -> str:
 def _open_store(config: Config) -> Store:
     """The catalog ``store`` names; an unusable path is a ConfigError naming that key."""
     check_store_path(config)
-    try:
-        store = Store(config.store_location, local_path=config.store_path)
-    except StoreError as exc:  # e.g. not an SQLite file: say which catalog (a URL redacted) and which key
-        where = redact(str(config.store_location))
-        # A catalog another process holds is no fault of the `store` setting: name only the catalog.
-        key = "" if isinstance(exc, CatalogBusyError) else ", config key 'store'"
-        raise type(exc)(f"{exc.message} (catalog {where}{key})", **exc.details) from exc
-    store.set_scope(config_scope(config))  # only this config's servers (and the harness): see jit/catalog/ownership.py
-    return store
+    # Scoped to this config's servers (and the harness); an error names the catalog and the key.
+    return open_catalog(config)
 
 
 def _embedder(config: Config) -> Any:

@@ -76,8 +76,7 @@ from mcp_types import Tool as MCPTool
 from pydantic import Field, ValidationError
 
 from .. import __version__
-from ..catalog.ownership import config_scope
-from ..catalog.store import Store
+from ..catalog.ownership import open_catalog
 from ..client.manager import ClientManager
 from ..client.tooldefs import clean_annotations
 from ..config import check_store_path, load_config
@@ -579,8 +578,8 @@ async def _lifespan(server: MCPServer[ServeState]) -> AsyncIterator[ServeState]:
     config = load_config(options.config_path)
     check_store_path(config)  # an unusable `store` is a ConfigError naming the key, not an OS traceback
     rules = RuleSet.load(config.rules_dir)  # a bad rule file is a RuleError now, not in the background
-    store = Store(config.store_location, local_path=config.store_path)
-    store.set_scope(config_scope(config))  # this config's servers and the harness only (jit/catalog/ownership.py)
+    # This config's servers and the harness only; an error names the catalog and its key (jit/catalog/ownership.py).
+    store = open_catalog(config)
     try:
         holder: dict[str, ServeState] = {}
 

@@ -38,7 +38,7 @@ import anyio.to_thread
 from ..catalog.approval import approve_hint, pending_report
 from ..catalog.ownership import config_scope, describe_differing
 from ..config import Config, load_config
-from ..errors import JitError, SelectionError, ToolNotApprovedError, ToolNotFoundError, jit_error_in
+from ..errors import JitError, SelectionError, StoreError, ToolNotApprovedError, ToolNotFoundError, jit_error_in
 from ..models import HARNESS_SERVER
 
 __all__ = ["ServeOptions", "ServeState"]
@@ -152,7 +152,9 @@ class ServeState:
         builds the embedder and the compiler over the cached catalog, compiles the exposed
         selection, then refreshes after each upstream's first connection and each tool
         change until the server stops. A failure to build the compiler or embedder is
-        logged and answered by every meta-tool that needs them (:meth:`catalog_ready`)."""
+        logged and answered by every meta-tool that needs them (:meth:`catalog_ready`); one
+        the catalog caused by being unreachable (a PostgreSQL server down or restarting) is
+        tried again, every few seconds up to 30, until the catalog answers."""
         began = time.perf_counter()
         self._launched = self.manager.launch()
         self._announce()
@@ -160,22 +162,36 @@ class ServeState:
             self.spawn(self._settled, up)
         if self._launched:
             self.spawn(self._report_connections, list(self._launched))
-        try:
-            await self.blocking(self._claim)
-            await self._build()
-            count = await self.blocking(self.store.tool_count)
+        delay = 2.0
+        while True:
+            try:
+                await self.blocking(self._claim)
+                await self._build()
+                count = await self.blocking(self.store.tool_count)
+            except Exception as exc:  # a background task: report it, keep serving what does not need it
+                found = jit_error_in(exc)
+                self._failure = found or JitError(f"jit serve failed to build its compiler: {exc!r}")
+                again = isinstance(found, StoreError) and self.store.unreachable(found)
+                if found is None:
+                    log.exception("jit serve failed to build its compiler")
+                else:
+                    log.error("jit serve cannot rank or compile%s: %s",
+                              f" until its catalog answers (trying again in {delay:g} s)" if again else "",
+                              found.message)
+                self._catalog.set()  # meanwhile, every meta-tool that needs them answers the error
+                if not again:
+                    return
+                if self.compiler is not None:  # built before its catalog read failed: built again
+                    await self.blocking(self.close_compiler)
+                    self.compiler = None
+                await anyio.sleep(delay)
+                delay = min(delay * 2, 30.0)
+                continue
+            self._failure = None
             startup_log.info("ready to search and compile: %s tools in the catalog (model and compiled view loaded "
                              "in %.1fs)", f"{count:,}", time.perf_counter() - began)
-        except Exception as exc:  # a background task: report it, keep serving what does not need it
-            found = jit_error_in(exc)
-            if found is not None:
-                log.error("jit serve cannot rank or compile: %s", found.message)
-            else:
-                log.exception("jit serve failed to build its compiler")
-            self._failure = found or JitError(f"jit serve failed to build its compiler: {exc!r}")
-            return
-        finally:
             self._catalog.set()
+            break
         self._stale.set()  # the first refresh: what the cache left pending, the first exposed compile
         if self.options.expose_shard is not None and self.store.dialect == "postgresql":
             self.spawn(self._watch_catalog)
