@@ -8,6 +8,7 @@ PostgreSQL's own behaviour (migrations, several hosts) is in tests/test_store_po
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -365,3 +366,22 @@ def test_a_change_by_another_connection_is_heard(store):
         finally:
             heard.set()
             writer.join()
+
+
+@pytest.mark.parametrize("field, value, where", [
+    ("description", "Reads a file \ud800 from disk", "description"),
+    ("input_schema", {"type": "object", "properties": {"p\udfff": {"type": "string"}}}, "input_schema.properties"),
+    ("title", "Title \udc00", "title"),
+])
+def test_text_a_definition_cannot_hold_is_named_and_nothing_of_the_server_is_written(any_store, field, value, where):
+    """A library caller's ToolDef with a lone surrogate was a raw UnicodeEncodeError from hashing, on
+    both engines (discovery drops such tools first): now a StoreError naming tool and place, and the
+    server's other tools, listed in the same call, are not half written."""
+    any_store.ensure_server("s", "stdio")
+    good = ToolDef(server="s", name="good", description="A fine tool.")
+    any_store.sync_tools("s", [good])
+    bad = replace(ToolDef(server="s", name="bad", description="x"), **{field: value})
+    said = rf"tool s/bad: {where}.* (holds|has a key with) a lone surrogate .*nothing of server 's' was written"
+    with pytest.raises(StoreError, match=said):
+        any_store.sync_tools("s", [ToolDef(server="s", name="other", description="Another."), bad])
+    assert [t.tool.name for t in any_store.tools()] == ["good"]

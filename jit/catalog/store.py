@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import MAX_STORED_ERROR_CHARS, CatalogBusyError, ServerNotRegisteredError, StoreError, bounded
+from ..jsonrpc import find_unsendable, json_path
 from ..models import (
     ServerStatus,
     StoredTool,
@@ -286,7 +287,7 @@ class Store(DefinitionHistory, ServerCatalog, VectorStore):
             if t.server != server:
                 raise StoreError(f"tool {t.key} does not belong to server {server!r}")
             incoming[t.name] = t
-        with self.transaction() as c:
+        with self._storable(server, incoming), self.transaction() as c:
             if c.execute("SELECT 1 FROM servers WHERE name = ?", (server,)).fetchone() is None:
                 raise ServerNotRegisteredError(f"unknown server {server!r}; call ensure_server first", server=server)
             existing = {
@@ -344,6 +345,26 @@ class Store(DefinitionHistory, ServerCatalog, VectorStore):
             if result.touched:
                 self._bump(c)
         return result
+
+    @staticmethod
+    @contextmanager
+    def _storable(server: str, incoming: dict[str, ToolDef]) -> Iterator[None]:
+        """Around :meth:`sync_tools`: a definition text cannot hold (a lone surrogate, a value of no
+        JSON type, nesting past any bound), given by a library caller (discovery drops such tools
+        first), is a :class:`StoreError` naming the tool and the place, not a ``UnicodeEncodeError``
+        from hashing; the transaction has rolled back, so nothing of the server was written."""
+        try:
+            yield
+        except (UnicodeError, TypeError, ValueError, RecursionError) as exc:
+            for t in incoming.values():
+                found = find_unsendable({"name": t.name, "title": t.title, "description": t.description,
+                                         "input_schema": t.input_schema, "output_schema": t.output_schema,
+                                         "annotations": t.annotations}, numbers=False)
+                if found is not None:
+                    where, why = found
+                    raise StoreError(f"tool {t.key}: {json_path(where)} {why}; nothing of server {server!r} "
+                                     "was written") from exc
+            raise
 
     def sync_catalog(
         self, tools: Iterable[ToolDef], *, transport: str = "stdio", status: ServerStatus | None = None
