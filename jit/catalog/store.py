@@ -33,7 +33,6 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import MAX_STORED_ERROR_CHARS, CatalogBusyError, ServerNotRegisteredError, StoreError, bounded
-from ..jsonrpc import find_unsendable, json_path
 from ..models import (
     ServerStatus,
     StoredTool,
@@ -356,6 +355,8 @@ class Store(DefinitionHistory, ServerCatalog, VectorStore):
         try:
             yield
         except (UnicodeError, TypeError, ValueError, RecursionError) as exc:
+            from ..jsonrpc import find_unsendable, json_path  # only here: it imports the MCP types (0.14 s)
+
             for t in incoming.values():
                 found = find_unsendable({"name": t.name, "title": t.title, "description": t.description,
                                          "input_schema": t.input_schema, "output_schema": t.output_schema,
