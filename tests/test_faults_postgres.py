@@ -320,3 +320,47 @@ def test_text_postgresql_cannot_hold_costs_no_write(pg_url):
         store.record_call("odd", "nul", ok=False, latency_ms=1.0, error="cut \ud83d")
         usage = store.usage("odd", "nul")
         assert (usage["calls"], usage["errors"], usage["last_error"]) == (2, 2, "cut \ufffd")
+
+
+def test_an_upstream_whose_changed_tools_the_catalog_cannot_take_stays_connected(pg_cluster, pg_url, tmp_path):
+    """An upstream announces a changed tool list while the catalog's server is down. Writing the
+    listing failed and ended the upstream's connection, the catalog's error as the server's own (with
+    no reconnects, for good). Now the connection stays, calls keep flowing, and the listing is
+    asked for again until the catalog, back, takes it."""
+    config = _config(tmp_path, pg_url)
+    spec = tmp_path / "spec.json"
+    tools = json.loads(spec.read_text())["tools"]
+    announce = {"name": "announce", "description": "Tell clients the tool list changed.",
+                "inputSchema": {"type": "object", "properties": {}}}
+    spec.write_text(json.dumps({"tools": [*tools, announce]}), encoding="utf-8")
+    assert jit(config, "sync").returncode == 0
+    serve = Serve(config)
+    try:
+        assert serve.initialize() is not None
+        assert not serve.call("notes", "read_note", text="before")["isError"]
+        archive = {"name": "archive_note", "description": "archive a note in the notes archive",
+                   "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}}
+        pg_cluster.crash()
+        try:
+            spec.write_text(json.dumps({"tools": [*tools, announce, archive]}), encoding="utf-8")
+            assert not serve.call("notes", "announce")["isError"]
+            time.sleep(3)  # the re-discovery meets the catalog down
+            result = serve.call("notes", "read_note", text="while down")
+            assert not result["isError"], result
+        finally:
+            pg_cluster.restart()
+        deadline = time.monotonic() + 60
+        while True:
+            with Store(pg_url) as store:
+                if store.tool("notes", "archive_note") is not None:
+                    break
+            assert time.monotonic() < deadline, "the re-discovered tool list never reached the catalog"
+            time.sleep(1)
+        assert not serve.call("notes", "archive_note", text="after")["isError"]
+        with Store(pg_url) as store:
+            record = store.server("notes")
+            assert record.status.value == "connected", record
+    finally:
+        code, err = serve.close()
+    assert code == 0 and "Traceback" not in err, err
+    assert "the catalog could not take its changed tool list" in err, err

@@ -31,7 +31,7 @@ from pydantic import ValidationError
 from .. import __version__
 from ..catalog.store import Store
 from ..config import ConnectionConfig, HttpServerConfig, SseServerConfig, StdioServerConfig
-from ..errors import ServerNotRegisteredError
+from ..errors import ServerNotRegisteredError, StoreError
 from ..models import ServerStatus, SyncResult
 from ..salvage import find_marker
 from .peer import ClientPeer, session_callbacks
@@ -102,6 +102,9 @@ MAX_GARBAGE_MESSAGES = 50
 #: notifications that arrive meanwhile are answered by one listing. A server that announces a change
 #: every few milliseconds would otherwise be listed, analysed and stored as fast as it can talk.
 MIN_REDISCOVERY_INTERVAL = 1.0
+
+#: Seconds between tries to write a re-discovered tool list the catalog could not take (unreachable).
+CATALOG_RETRY_INTERVAL = 5.0
 
 #: The wire key and the SDK model of each item of resources/list, resources/templates/list, prompts/list.
 _ITEM_MODELS: dict[str, tuple[str, type[Any]]] = {
@@ -406,11 +409,12 @@ class Upstream:
     async def _serve(self) -> str:
         """Stay connected: re-discover on list_changed, ping on schedule. Returns why it ended."""
         next_ping = math.inf
+        retry_at = math.inf  # a re-discovery the catalog could not take, tried again then
         while True:
             interval = self._settings().ping_interval
             now = anyio.current_time()
             next_ping = min(next_ping, now + interval) if interval > 0 else math.inf
-            with anyio.move_on_after(max(0.0, next_ping - now)):
+            with anyio.move_on_after(max(0.0, min(next_ping, retry_at) - now)):
                 await self._wake.wait()
             self._wake = anyio.Event()  # re-armed before reading the flags it guards
             if self._closed:
@@ -432,6 +436,19 @@ class Upstream:
                         return "server closed the connection" + self._stderr_hint()
                     self._warn(f"re-discovery failed: {describe_error(exc)}")
                     continue
+                except StoreError as exc:
+                    # The catalog, not the server: a PostgreSQL catalog down or restarting, a SQLite
+                    # file locked past the busy timeout. The connection stays; the listing is asked
+                    # for again until the catalog takes it (it used to end the connection, the
+                    # catalog's error as the server's last error; with no reconnects, for good).
+                    if not self.store.unreachable(exc):
+                        raise
+                    self._pending |= pending
+                    retry_at = anyio.current_time() + CATALOG_RETRY_INTERVAL
+                    log.warning("server %s: the catalog could not take its changed tool list (%s); asking again "
+                                "in %g s", self.name, exc.message, CATALOG_RETRY_INTERVAL)
+                    continue
+                retry_at = math.inf
                 self._status(ServerStatus.CONNECTED, error=self.warning_text())
                 if result is not None:
                     await self._on_tools_changed(self.name, result)
@@ -472,11 +489,19 @@ class Upstream:
         return f"discovery warnings: {text}{more}"
 
     def touch(self) -> None:
-        """Record that the server answered (a call), at most once per second."""
+        """Record that the server answered (a call), at most once per second. A catalog that cannot
+        be written just now (unreachable) skips it: the call has run, and its answer must not be
+        lost for a timestamp (the next call after the catalog is back records it)."""
         now = time.monotonic()
         if now - self._last_touch >= _TOUCH_EVERY:
+            try:
+                self.store.touch_server(self.name)
+            except StoreError as exc:
+                if not self.store.unreachable(exc):
+                    raise
+                log.debug("server %s: not marked as seen, the catalog is unreachable: %s", self.name, exc.message)
+                return
             self._last_touch = now
-            self.store.touch_server(self.name)
 
     # ---------------------------------------------------------------- discovery
 
