@@ -83,6 +83,20 @@ def test_sync_then_compile_through_the_console_script(tmp_path):
     assert why["workspace__edit_file"]["reasons"] and "points" in why["workspace__edit_file"]
 
 
+@pytest.mark.slow  # exports the model into an empty cache (~10 s)
+def test_a_first_compile_on_a_machine_says_it_exports_the_model(catalog, tmp_path):
+    """The first compile where the cache holds no export spends ~10 s exporting the model, which was
+    silent (sync and serve say so): it says so on stderr, once; stdout stays the JSON."""
+    env = {**ENV, "JIT_CACHE_DIR": str(tmp_path / "cache")}
+    argv = ("compile", "--config", str(catalog), "--shard", "coder", "--task", TASK, "--json")
+    first = jit(*argv, env=env)
+    assert first.returncode == 0, first.stderr
+    assert "the first time on this machine it is exported to ONNX" in first.stderr
+    assert json.loads(first.stdout)["shard"] == "coder"
+    again = jit(*argv, env=env)
+    assert again.returncode == 0 and "exported to ONNX" not in again.stderr, again.stderr
+
+
 def test_compile_prints_tiers_renderings_and_reasons(catalog):
     code, table, _ = invoke("compile", "--config", str(catalog), "--shard", "coder", "--task", TASK, "--explain")
     assert code == 0

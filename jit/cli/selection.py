@@ -77,7 +77,12 @@ def compile_command(
             raise SelectionError("--task is empty: say what the shard is spawned to do", shard=shard)
         config = _config(ctx, config_file)
         with _open_store(config) as store:
-            toolset = compile_toolset(config, store, _embedder(config), shard=shard, task=task, budget=budget)
+            embedder = _embedder(config)
+            exported = getattr(embedder, "exported", None)
+            if exported is not None and not exported():  # ~10 s the first time on a machine: say so
+                err.print("loading the embedding model: the first time on this machine it is exported to ONNX "
+                          "(about ten seconds, once)")
+            toolset = compile_toolset(config, store, embedder, shard=shard, task=task, budget=budget)
             if as_json:
                 data = summarize(toolset)
                 if explain:
