@@ -32,7 +32,8 @@ class DefinitionHistory:
     def _same_as_stored(self, c: Any, incoming: dict[str, ToolDef], existing: dict[str, Any]) -> None:
         """Part of :meth:`sync_tools`, first: an incoming definition whose hash differs from its
         stored one only because of the order of a set-like schema list (``required``, a ``type``
-        list) is the stored one, replaced in ``incoming`` by it.
+        list), or empty ``annotations`` against none (:func:`_said`), is the stored one, replaced
+        in ``incoming`` by it.
 
         JSON Schema gives those lists no order, but the hash keeps it: a server that builds
         ``required`` from a Python set lists it in another order at each start (string hashes are
@@ -45,7 +46,7 @@ class DefinitionHistory:
             stored = c.execute("SELECT title, description, input_schema, output_schema, annotations FROM tools"
                                " WHERE id = ?", (row["id"],)).fetchone()
             before = _definition(stored)
-            if _order_free(before) == _order_free(_definition_of(t)):
+            if _order_free(_said(before)) == _order_free(_said(_definition_of(t))):
                 incoming[name] = ToolDef(server=t.server, name=t.name, **before)
 
     def _record_definitions(self, c: Any, server: str, incoming: dict[str, ToolDef],
@@ -249,6 +250,15 @@ def _order_free(value: Any, key: str | None = None) -> Any:
             return sorted(items)
         return items
     return value
+
+
+def _said(definition: dict[str, Any]) -> dict[str, Any]:
+    """``definition`` as far as it says anything: empty ``annotations`` are none (for comparison only).
+
+    Discovery stores none for an object left empty once the keys MCP does not define and the ``null``
+    hints are gone, but catalogs written before it hold ``{}``: a server that stopped sending an empty
+    object (or a vendor key) must not read as a changed definition, its usage moved and, pinned, withheld."""
+    return {**definition, "annotations": definition["annotations"] or None}
 
 
 def _definition_of(t: ToolDef) -> dict[str, Any]:

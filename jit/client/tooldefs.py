@@ -152,6 +152,7 @@ def tool_from_wire(server: str, raw: Any, notes: list[str] | None = None) -> Too
             raise MalformedToolError(f"annotations are {size:,} bytes, over the {MAX_ANNOTATIONS_BYTES:,}-byte limit")
         annotations, dropped = clean_annotations(annotations)
         notes.extend(dropped)
+        annotations = annotations or None  # nothing MCP defines is left: the same as none sent
     title = _text(raw, "title")
     description = _text(raw, "description") or ""
     assert input_schema is not None
