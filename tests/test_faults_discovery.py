@@ -481,3 +481,30 @@ async def test_one_bad_resource_or_prompt_costs_that_item_not_the_listing(tmp_pa
     assert sorted(r["uri"] for r in store.resources("f")) == ["note://one", "note://two"]
     assert [p["name"] for p in store.prompts("f")] == ["greet"]
     assert "dropped resource #1 'bad'" in status.last_error and "dropped prompt #1 'bad'" in status.last_error
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_a_resource_template_or_prompt_named_twice_or_not_at_all_is_dropped_with_a_reason(tmp_path, store):
+    """Two resources with one URI, two templates with one uriTemplate, two prompts with one name: the catalog
+    kept the last, jit serve the first (templates: both), and nothing was said. An empty URI or name was kept.
+    Now the first is kept everywhere and each dropped item named, as for tools."""
+    cfg = make_config(tmp_path, {"f": stdio("twin_resources_and_prompts")}, reconnect_attempts=0)
+    async with ClientManager(cfg, store) as mgr:
+        status = mgr.statuses()["f"]
+        assert status.status is ServerStatus.CONNECTED
+        listing = mgr._upstreams["f"].listing
+        assert [(t["uriTemplate"], t["name"]) for t in listing["resource_templates"]] == [("note://{id}", "note")]
+        assert [(r["uri"], r["name"]) for r in listing["resources"]] == [("note://one", "one"), ("note://two", "two")]
+        assert [p["description"] for p in listing["prompts"]] == ["first"]
+        result = await mgr.call_tool("f", "good_a", {"x": "still here"})
+        assert json.loads(result.text()) == {"tool": "good_a", "arguments": {"x": "still here"}}
+    assert [(r["uri"], r["name"]) for r in store.resources("f")] == [("note://one", "one"), ("note://two", "two")]
+    assert [(p["name"], p["description"]) for p in store.prompts("f")] == [("greet", "first")]
+    assert {t.tool.name for t in store.tools("f")} == GOOD
+    for said in ("dropped resource #1 'note://one': duplicate uri, kept the first", "dropped resource #2: missing or "
+                 "empty uri", "dropped resource template #1 'note://{id}': duplicate uriTemplate, kept the first",
+                 "dropped resource template #2 ' ': missing or empty uriTemplate",
+                 "dropped prompt #1 'greet': duplicate name, kept the first",
+                 "dropped prompt #2: missing or empty name"):
+        assert said in status.last_error, said

@@ -146,7 +146,8 @@ class Handler:
             return json.dumps({"jsonrpc": "2.0", "id": rid, "error": {"code": -32000, "message": "no! " * 800_000}})
         if method == "initialize":
             big = self.case == "huge_server_info"  # megabytes of what a server says of itself
-            listed = self.case == "bad_resource_and_prompt"  # serves resources and prompts too
+            # serves resources and prompts too
+            listed = self.case in ("bad_resource_and_prompt", "twin_resources_and_prompts")
             return head + json.dumps({
                 "protocolVersion": params.get("protocolVersion", "2025-06-18"),
                 "capabilities": {"tools": {"listChanged": False},
@@ -157,6 +158,18 @@ class Handler:
             }) + "}"
         if method == "ping":
             return head + "{}}"
+        if self.case == "twin_resources_and_prompts" and method in ("resources/list", "resources/templates/list",
+                                                                    "prompts/list"):  # one item twice, one unnamed
+            return head + json.dumps({
+                "resources/list": {"resources": [
+                    {"uri": "note://one", "name": "one"}, {"uri": "note://one", "name": "twin"},
+                    {"uri": "", "name": "blank"}, {"uri": "note://two", "name": "two"}]},
+                "resources/templates/list": {"resourceTemplates": [
+                    {"uriTemplate": "note://{id}", "name": "note"}, {"uriTemplate": "note://{id}", "name": "twin"},
+                    {"uriTemplate": " ", "name": "blank"}]},
+                "prompts/list": {"prompts": [{"name": "greet", "description": "first"},
+                                             {"name": "greet", "description": "second"}, {"name": ""}]},
+            }[method]) + "}"
         if method == "resources/list":  # bad_resource_and_prompt: one resource whose uri is a number
             return head + json.dumps({"resources": [{"uri": "note://one", "name": "one"}, {"uri": 5, "name": "bad"},
                                                     {"uri": "note://two", "name": "two"}]}) + "}"
