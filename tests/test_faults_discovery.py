@@ -471,6 +471,30 @@ async def test_a_cursor_that_keeps_growing_stops_paging_and_keeps_the_first_page
 
 @pytest.mark.slow
 @pytest.mark.anyio
+@pytest.mark.parametrize(("case", "said"), [
+    ("refused_page", "tools/list page 2 failed: unknown cursor (JSON-RPC error -32602); stopped paging, "
+                     "kept the 2 items of page 1"),
+    ("broken_page", "tools/list page 2 failed: invalid tools/list response from the server: 'tools' is missing, "
+                    "not an array"),
+])
+async def test_a_later_page_refused_or_broken_keeps_the_pages_before_it(tmp_path, store, case, said):
+    """A server that refuses its own cursor (or sends page 2 without ``tools``) was an error naming no page
+    ("unknown cursor (JSON-RPC error -32602)"), and page 1's good tools were lost with it."""
+    cfg = make_config(tmp_path, {"f": stdio(case), "other": stdio("good")}, reconnect_attempts=0)
+    started = time.monotonic()
+    async with ClientManager(cfg, store) as mgr:
+        status = mgr.statuses()["f"]
+        assert status.status is ServerStatus.CONNECTED, status.last_error
+        assert said in status.last_error
+        result = await mgr.call_tool("f", "good_a", {"x": "still here"})
+        assert json.loads(result.text()) == {"tool": "good_a", "arguments": {"x": "still here"}}
+    assert time.monotonic() - started < 10
+    assert {t.tool.name for t in store.tools("f")} == GOOD
+    assert {t.tool.name for t in store.tools("other")} == GOOD
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
 async def test_one_bad_resource_or_prompt_costs_that_item_not_the_listing(tmp_path, store):
     """A resource whose uri is a number, a prompt whose arguments are not a list: the SDK refuses the
     whole page, and jit served none of the server's resources or prompts. Each item is now judged alone."""

@@ -587,7 +587,17 @@ class Upstream:
         seen: set[str] = set()
         size = 0  # bytes held so far (items and cursors): the listing's bound applies while paging
         for page in range(1, MAX_LIST_PAGES + 1):
-            items, cursor = await fetch(cursor)
+            try:
+                items, cursor = await fetch(cursor)
+            except MCPError as exc:
+                if page == 1 or connection_closed(exc) or timed_out(exc, method):
+                    raise
+                # A later page the server refuses (its own cursor, say) or sends broken: what the pages
+                # before it listed is kept, as for a cursor that repeats; the whole server was lost.
+                before = "page 1" if page == 2 else f"pages 1-{page - 1}"
+                self._warn(f"{method} page {page} failed: {describe_error(exc)}; stopped paging, kept the "
+                           f"{len(out):,} items of {before}")
+                return out
             out.extend(items)
             if not cursor:
                 return out

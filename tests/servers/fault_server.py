@@ -184,6 +184,12 @@ class Handler:
                      for i in range(page * 100, page * 100 + 100)]
             more = {"nextCursor": str(page + 1)} if page < 49 else {}
             return head + json.dumps({"tools": tools, **more}) + "}"
+        if method == "tools/list" and self.case in ("refused_page", "broken_page"):  # page 2 refused or broken
+            if not params.get("cursor"):
+                return head + json.dumps({"tools": GOOD, "nextCursor": "p2"}) + "}"
+            if self.case == "broken_page":
+                return head + json.dumps({"tool": []}) + "}"
+            return json.dumps({"jsonrpc": "2.0", "id": rid, "error": {"code": -32602, "message": "unknown cursor"}})
         if method == "tools/list" and self.case == "growing_cursor":  # pages that never end, each cursor longer
             page = len(params.get("cursor") or "") // 3000
             return head + json.dumps({"tools": GOOD if page == 0 else [], "nextCursor": "c" * 3000 * (page + 1)}) + "}"
