@@ -56,6 +56,11 @@ BAD_TOOL = {
     "invalid_pattern": "'bad': inputSchema: pattern '[unclosed' is not a valid regular expression (ECMA-262, as "
                        "JSON Schema reads it)",
     "not_object_schema": "'bad': inputSchema must have \"type\": \"object\" at the root, got 'string'",
+    # A newline split jit tools' row and could forge a line of jit serve's log; PostgreSQL cannot hold a NUL.
+    "newline_name": "'bad\\nINFO forged log line': name holds the control character U+000A at character 4",
+    "nul_name": "'bad\\x00': name holds the control character U+0000 at character 4",
+    "escape_name": "'bad\\x1b[2J': name holds the control character U+001B at character 4",
+    "c1_name": "'bad\\x9b': name holds the control character U+009B at character 4",
 }
 
 #: The cases that make the SDK reject the whole reply (not only the tool): every transport.

@@ -100,6 +100,10 @@ def bad_tools(case: str) -> list[str]:
                                                "properties": {"pet": {"$ref": "#/components/Pet"}}}))]
     if case == "not_object_schema":
         return [_tool_text("bad", obj({"type": "string"}))]
+    control = {"newline_name": "bad\nINFO forged log line", "nul_name": "bad\x00", "escape_name": "bad\x1b[2J",
+               "c1_name": "bad\x9b"}
+    if case in control:
+        return [_tool_text(control[case], obj({"type": "object"}))]
     if case == "backtracking_output":  # an output schema whose pattern backtracks without bound in Python's re
         return [obj({"name": "matcher", "description": "Echoes x as structured content.",
                      "inputSchema": {"type": "object", "properties": {"x": {"type": "string"}}},
