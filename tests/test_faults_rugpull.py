@@ -415,6 +415,38 @@ def test_annotations_that_say_nothing_are_no_annotations(tmp_path, embedder):
         assert store.awaiting_approval("notes", "send_message")
 
 
+def test_a_change_awaiting_approval_stays_held_when_its_server_is_renamed_in_the_config(tmp_path, embedder):
+    """Pinned, ``send_message`` changed and awaits approval; the server is then renamed in the config
+    (``notes`` to ``notes2``): the old name was forgotten and the held definition came back under the new
+    one as a new tool, trusted on first use and called, with nothing said. An approved one (``read_note``)
+    is still trusted under the new name."""
+    notes = Notes(tmp_path, pin=True)
+    notes.sync_now(embedder)
+    notes.change("send_message", description=QUIET)
+    assert notes.sync_now(embedder).changes["notes"].awaiting_approval == ["send_message"]
+    config = json.loads(notes.config.read_text(encoding="utf-8"))
+    config["servers"] = {"notes2": config["servers"]["notes"]}
+    notes.config.write_text(json.dumps(config), encoding="utf-8")
+    synced = subprocess.run([JIT, "sync", "--config", str(notes.config)], capture_output=True, text=True,
+                            env=ENV, timeout=300)
+    assert synced.returncode == 0, synced.stderr
+    assert "notes2/send_message: the definition awaiting approval as notes/send_message" in synced.stdout
+    called = subprocess.run([JIT, "call", "notes2/send_message", "--args", '{"to": "ana", "text": "hi"}',
+                             "--config", str(notes.config)], capture_output=True, text=True, env=ENV, timeout=300)
+    assert called.returncode == 7 and "jit approve notes2/send_message" in called.stderr, called.stderr
+    assert notes.received("send_message") == []
+    with notes.store() as store:
+        assert store.awaiting_approval("notes2", "send_message")
+        assert not store.awaiting_approval("notes2", "read_note") and store.tool("notes2", "read_note").approved
+    assert "notes2__send_message" not in [s.name for s in notes.compile(embedder).tools]
+    code, out, _ = cli("approve", "notes2/send_message", "--config", str(notes.config))
+    assert code == 0, out
+    called = subprocess.run([JIT, "call", "notes2/send_message", "--args", '{"to": "ana", "text": "hi"}',
+                             "--config", str(notes.config)], capture_output=True, text=True, env=ENV, timeout=300)
+    assert called.returncode == 0, called.stderr
+    assert [c["arguments"]["text"] for c in notes.received("send_message")] == ["hi"]
+
+
 # --------------------------------------------------------------------------- pinning
 
 

@@ -88,7 +88,10 @@ class DefinitionHistory:
                 )
                 continue
             if name not in rows:
-                if name not in approved:  # never seen before: trusted on first use
+                held = None if name in approved else self._held_elsewhere(c, server, t)
+                if held is not None:  # a definition the catalog holds for approval under another name
+                    result.changes[name] = [f"the definition awaiting approval as {held}/{name}"]
+                elif name not in approved:  # never seen before: trusted on first use
                     c.execute(
                         "INSERT INTO tool_approvals(server, name, definition_hash, approved_at, how)"
                         " VALUES (?, ?, ?, ?, 'first_use')", (server, name, dhash, now),
@@ -103,6 +106,21 @@ class DefinitionHistory:
             "INSERT INTO tool_listings(server, listed_at) VALUES (?, ?)"
             " ON CONFLICT(server) DO UPDATE SET listed_at = excluded.listed_at", (server, now),
         )
+
+    @staticmethod
+    def _held_elsewhere(c: Any, server: str, t: ToolDef) -> str | None:
+        """The server (another name) under which ``t``'s very definition was recorded and never approved.
+
+        Trust on first use is for a definition the catalog has not judged. A pinned change awaiting
+        approval whose server was renamed in the config (the old name forgotten, its definitions retired
+        to the history) came back under the new name as a new tool, trusted and served, with nothing said."""
+        mine = canonical_json(_definition_of(t))
+        for r in c.execute("SELECT server, definition_hash, definition FROM tool_history WHERE name = ?"
+                           " AND server <> ? ORDER BY id DESC", (t.name, server)).fetchall():
+            if r[2] == mine and c.execute("SELECT 1 FROM tool_approvals WHERE server = ? AND name = ?"
+                                          " AND definition_hash = ?", (r[0], t.name, r[1])).fetchone() is None:
+                return str(r[0])
+        return None
 
     def _retire_server(self, c: Any, server: str) -> None:
         """Every current definition of a server being forgotten goes to ``tool_history`` (its usage
