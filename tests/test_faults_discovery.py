@@ -56,6 +56,11 @@ BAD_TOOL = {
     "invalid_pattern": "'bad': inputSchema: pattern '[unclosed' is not a valid regular expression (ECMA-262, as "
                        "JSON Schema reads it)",
     "not_object_schema": "'bad': inputSchema must have \"type\": \"object\" at the root, got 'string'",
+    # A newline split jit tools' row and could forge a line of jit serve's log; PostgreSQL cannot hold a NUL.
+    "newline_name": "'bad\\nINFO forged log line': name holds the control character U+000A at character 4",
+    "nul_name": "'bad\\x00': name holds the control character U+0000 at character 4",
+    "escape_name": "'bad\\x1b[2J': name holds the control character U+001B at character 4",
+    "c1_name": "'bad\\x9b': name holds the control character U+009B at character 4",
 }
 
 #: The cases that make the SDK reject the whole reply (not only the tool): every transport.
@@ -471,6 +476,30 @@ async def test_a_cursor_that_keeps_growing_stops_paging_and_keeps_the_first_page
 
 @pytest.mark.slow
 @pytest.mark.anyio
+@pytest.mark.parametrize(("case", "said"), [
+    ("refused_page", "tools/list page 2 failed: unknown cursor (JSON-RPC error -32602); stopped paging, "
+                     "kept the 2 items of page 1"),
+    ("broken_page", "tools/list page 2 failed: invalid tools/list response from the server: 'tools' is missing, "
+                    "not an array"),
+])
+async def test_a_later_page_refused_or_broken_keeps_the_pages_before_it(tmp_path, store, case, said):
+    """A server that refuses its own cursor (or sends page 2 without ``tools``) was an error naming no page
+    ("unknown cursor (JSON-RPC error -32602)"), and page 1's good tools were lost with it."""
+    cfg = make_config(tmp_path, {"f": stdio(case), "other": stdio("good")}, reconnect_attempts=0)
+    started = time.monotonic()
+    async with ClientManager(cfg, store) as mgr:
+        status = mgr.statuses()["f"]
+        assert status.status is ServerStatus.CONNECTED, status.last_error
+        assert said in status.last_error
+        result = await mgr.call_tool("f", "good_a", {"x": "still here"})
+        assert json.loads(result.text()) == {"tool": "good_a", "arguments": {"x": "still here"}}
+    assert time.monotonic() - started < 10
+    assert {t.tool.name for t in store.tools("f")} == GOOD
+    assert {t.tool.name for t in store.tools("other")} == GOOD
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
 async def test_one_bad_resource_or_prompt_costs_that_item_not_the_listing(tmp_path, store):
     """A resource whose uri is a number, a prompt whose arguments are not a list: the SDK refuses the
     whole page, and jit served none of the server's resources or prompts. Each item is now judged alone."""
@@ -481,3 +510,30 @@ async def test_one_bad_resource_or_prompt_costs_that_item_not_the_listing(tmp_pa
     assert sorted(r["uri"] for r in store.resources("f")) == ["note://one", "note://two"]
     assert [p["name"] for p in store.prompts("f")] == ["greet"]
     assert "dropped resource #1 'bad'" in status.last_error and "dropped prompt #1 'bad'" in status.last_error
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_a_resource_template_or_prompt_named_twice_or_not_at_all_is_dropped_with_a_reason(tmp_path, store):
+    """Two resources with one URI, two templates with one uriTemplate, two prompts with one name: the catalog
+    kept the last, jit serve the first (templates: both), and nothing was said. An empty URI or name was kept.
+    Now the first is kept everywhere and each dropped item named, as for tools."""
+    cfg = make_config(tmp_path, {"f": stdio("twin_resources_and_prompts")}, reconnect_attempts=0)
+    async with ClientManager(cfg, store) as mgr:
+        status = mgr.statuses()["f"]
+        assert status.status is ServerStatus.CONNECTED
+        listing = mgr._upstreams["f"].listing
+        assert [(t["uriTemplate"], t["name"]) for t in listing["resource_templates"]] == [("note://{id}", "note")]
+        assert [(r["uri"], r["name"]) for r in listing["resources"]] == [("note://one", "one"), ("note://two", "two")]
+        assert [p["description"] for p in listing["prompts"]] == ["first"]
+        result = await mgr.call_tool("f", "good_a", {"x": "still here"})
+        assert json.loads(result.text()) == {"tool": "good_a", "arguments": {"x": "still here"}}
+    assert [(r["uri"], r["name"]) for r in store.resources("f")] == [("note://one", "one"), ("note://two", "two")]
+    assert [(p["name"], p["description"]) for p in store.prompts("f")] == [("greet", "first")]
+    assert {t.tool.name for t in store.tools("f")} == GOOD
+    for said in ("dropped resource #1 'note://one': duplicate uri, kept the first", "dropped resource #2: missing or "
+                 "empty uri", "dropped resource template #1 'note://{id}': duplicate uriTemplate, kept the first",
+                 "dropped resource template #2 ' ': missing or empty uriTemplate",
+                 "dropped prompt #1 'greet': duplicate name, kept the first",
+                 "dropped prompt #2: missing or empty name"):
+        assert said in status.last_error, said

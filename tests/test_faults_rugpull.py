@@ -387,6 +387,66 @@ def test_a_set_listed_in_another_order_is_the_same_definition(tmp_path, embedder
         assert store.awaiting_approval("notes", "send_message")
 
 
+def test_annotations_that_say_nothing_are_no_annotations(tmp_path, embedder):
+    """``"annotations": {}``, one holding only a key MCP does not define or only ``null`` hints, and no
+    annotations at all say the same: the first three were stored as ``{}`` and the last as nothing, so a
+    server that stopped sending an empty object (or a vendor key) read as changed, usage moved to history
+    and, pinned, the tool withheld until approved. A hint that appears is still a change."""
+    notes = Notes(tmp_path, pin=True, tools=[{**SEND, "annotations": {"x-vendor": {"a": 1}}}, READ, ANNOUNCE])
+    notes.sync_now(embedder)
+    with notes.store() as store:
+        stored = store.tool("notes", "send_message")
+        store.record_call("notes", "send_message", ok=True, latency_ms=1.0)
+    for annotations in (None, {}, {"readOnlyHint": None}, {"x-other": True}):
+        send = {**SEND, "annotations": annotations} if annotations is not None else SEND
+        notes.write([send, READ, ANNOUNCE])
+        synced = subprocess.run([JIT, "sync", "--config", str(notes.config)], capture_output=True, text=True,
+                                env=ENV, timeout=300)
+        assert synced.returncode == 0, synced.stderr
+        assert "changed:" not in synced.stdout and "awaits approval" not in synced.stdout, (annotations, synced.stdout)
+        with notes.store() as store:
+            now = store.tool("notes", "send_message")
+            assert now.definition_hash == stored.definition_hash and now.approved and now.calls == 1, annotations
+            assert store.definition_history("notes", "send_message") == []
+    assert "notes__send_message" in [s.name for s in notes.compile(embedder).tools]
+    notes.write([{**SEND, "annotations": {"destructiveHint": True}}, READ, ANNOUNCE])
+    assert notes.sync_now(embedder).changes["notes"].changed == ["send_message"]
+    with notes.store() as store:
+        assert store.awaiting_approval("notes", "send_message")
+
+
+def test_a_change_awaiting_approval_stays_held_when_its_server_is_renamed_in_the_config(tmp_path, embedder):
+    """Pinned, ``send_message`` changed and awaits approval; the server is then renamed in the config
+    (``notes`` to ``notes2``): the old name was forgotten and the held definition came back under the new
+    one as a new tool, trusted on first use and called, with nothing said. An approved one (``read_note``)
+    is still trusted under the new name."""
+    notes = Notes(tmp_path, pin=True)
+    notes.sync_now(embedder)
+    notes.change("send_message", description=QUIET)
+    assert notes.sync_now(embedder).changes["notes"].awaiting_approval == ["send_message"]
+    config = json.loads(notes.config.read_text(encoding="utf-8"))
+    config["servers"] = {"notes2": config["servers"]["notes"]}
+    notes.config.write_text(json.dumps(config), encoding="utf-8")
+    synced = subprocess.run([JIT, "sync", "--config", str(notes.config)], capture_output=True, text=True,
+                            env=ENV, timeout=300)
+    assert synced.returncode == 0, synced.stderr
+    assert "notes2/send_message: the definition awaiting approval as notes/send_message" in synced.stdout
+    called = subprocess.run([JIT, "call", "notes2/send_message", "--args", '{"to": "ana", "text": "hi"}',
+                             "--config", str(notes.config)], capture_output=True, text=True, env=ENV, timeout=300)
+    assert called.returncode == 7 and "jit approve notes2/send_message" in called.stderr, called.stderr
+    assert notes.received("send_message") == []
+    with notes.store() as store:
+        assert store.awaiting_approval("notes2", "send_message")
+        assert not store.awaiting_approval("notes2", "read_note") and store.tool("notes2", "read_note").approved
+    assert "notes2__send_message" not in [s.name for s in notes.compile(embedder).tools]
+    code, out, _ = cli("approve", "notes2/send_message", "--config", str(notes.config))
+    assert code == 0, out
+    called = subprocess.run([JIT, "call", "notes2/send_message", "--args", '{"to": "ana", "text": "hi"}',
+                             "--config", str(notes.config)], capture_output=True, text=True, env=ENV, timeout=300)
+    assert called.returncode == 0, called.stderr
+    assert [c["arguments"]["text"] for c in notes.received("send_message")] == ["hi"]
+
+
 # --------------------------------------------------------------------------- pinning
 
 

@@ -32,7 +32,8 @@ class DefinitionHistory:
     def _same_as_stored(self, c: Any, incoming: dict[str, ToolDef], existing: dict[str, Any]) -> None:
         """Part of :meth:`sync_tools`, first: an incoming definition whose hash differs from its
         stored one only because of the order of a set-like schema list (``required``, a ``type``
-        list) is the stored one, replaced in ``incoming`` by it.
+        list), or empty ``annotations`` against none (:func:`_said`), is the stored one, replaced
+        in ``incoming`` by it.
 
         JSON Schema gives those lists no order, but the hash keeps it: a server that builds
         ``required`` from a Python set lists it in another order at each start (string hashes are
@@ -45,7 +46,7 @@ class DefinitionHistory:
             stored = c.execute("SELECT title, description, input_schema, output_schema, annotations FROM tools"
                                " WHERE id = ?", (row["id"],)).fetchone()
             before = _definition(stored)
-            if _order_free(before) == _order_free(_definition_of(t)):
+            if _order_free(_said(before)) == _order_free(_said(_definition_of(t))):
                 incoming[name] = ToolDef(server=t.server, name=t.name, **before)
 
     def _record_definitions(self, c: Any, server: str, incoming: dict[str, ToolDef],
@@ -87,7 +88,10 @@ class DefinitionHistory:
                 )
                 continue
             if name not in rows:
-                if name not in approved:  # never seen before: trusted on first use
+                held = None if name in approved else self._held_elsewhere(c, server, t)
+                if held is not None:  # a definition the catalog holds for approval under another name
+                    result.changes[name] = [f"the definition awaiting approval as {held}/{name}"]
+                elif name not in approved:  # never seen before: trusted on first use
                     c.execute(
                         "INSERT INTO tool_approvals(server, name, definition_hash, approved_at, how)"
                         " VALUES (?, ?, ?, ?, 'first_use')", (server, name, dhash, now),
@@ -102,6 +106,21 @@ class DefinitionHistory:
             "INSERT INTO tool_listings(server, listed_at) VALUES (?, ?)"
             " ON CONFLICT(server) DO UPDATE SET listed_at = excluded.listed_at", (server, now),
         )
+
+    @staticmethod
+    def _held_elsewhere(c: Any, server: str, t: ToolDef) -> str | None:
+        """The server (another name) under which ``t``'s very definition was recorded and never approved.
+
+        Trust on first use is for a definition the catalog has not judged. A pinned change awaiting
+        approval whose server was renamed in the config (the old name forgotten, its definitions retired
+        to the history) came back under the new name as a new tool, trusted and served, with nothing said."""
+        mine = canonical_json(_definition_of(t))
+        for r in c.execute("SELECT server, definition_hash, definition FROM tool_history WHERE name = ?"
+                           " AND server <> ? ORDER BY id DESC", (t.name, server)).fetchall():
+            if r[2] == mine and c.execute("SELECT 1 FROM tool_approvals WHERE server = ? AND name = ?"
+                                          " AND definition_hash = ?", (r[0], t.name, r[1])).fetchone() is None:
+                return str(r[0])
+        return None
 
     def _retire_server(self, c: Any, server: str) -> None:
         """Every current definition of a server being forgotten goes to ``tool_history`` (its usage
@@ -249,6 +268,15 @@ def _order_free(value: Any, key: str | None = None) -> Any:
             return sorted(items)
         return items
     return value
+
+
+def _said(definition: dict[str, Any]) -> dict[str, Any]:
+    """``definition`` as far as it says anything: empty ``annotations`` are none (for comparison only).
+
+    Discovery stores none for an object left empty once the keys MCP does not define and the ``null``
+    hints are gone, but catalogs written before it hold ``{}``: a server that stopped sending an empty
+    object (or a vendor key) must not read as a changed definition, its usage moved and, pinned, withheld."""
+    return {**definition, "annotations": definition["annotations"] or None}
 
 
 def _definition_of(t: ToolDef) -> dict[str, Any]:

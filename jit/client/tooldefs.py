@@ -10,7 +10,8 @@ real tools; see each constant) are:
 =============================  ===========  ========================================
 what                           limit        beyond it
 =============================  ===========  ========================================
-tool name                      128 chars    tool dropped (a cut name cannot be called)
+tool name                      128 chars    tool dropped (a cut name cannot be called);
+                                            so is one holding a control character
 title                          256 chars    cut, with a warning
 description                    16,384 chars cut, marked, with a warning (and flagged
                                             ``oversized_description`` by the analysis)
@@ -25,6 +26,7 @@ one listing, all tools         16 MiB       the rest dropped, with a warning
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -60,6 +62,12 @@ MAX_ANNOTATIONS_BYTES = 8 * 1024
 MAX_TOOLS_PER_SERVER = 2000
 #: Most bytes (names, texts, schemas) kept from one server's listing.
 MAX_LISTING_BYTES = 16 * 1024 * 1024
+
+
+#: C0 and C1 controls and DEL. No tool name needs one, and a name is called by, logged and shown: a newline
+#: split ``jit tools``' row and could forge a line of ``jit serve``'s log; a NUL, which PostgreSQL's text
+#: cannot hold, was stored there as U+FFFD, a name the server does not know.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
 class MalformedToolError(ValueError):
@@ -130,6 +138,10 @@ def tool_from_wire(server: str, raw: Any, notes: list[str] | None = None) -> Too
         raise MalformedToolError("missing or empty name")
     if len(name) > MAX_NAME_CHARS:
         raise MalformedToolError(f"name is {len(name):,} characters, over the {MAX_NAME_CHARS}-character limit")
+    control = _CONTROL.search(name)
+    if control:
+        raise MalformedToolError(f"name holds the control character U+{ord(control.group()):04X} at character "
+                                 f"{control.start() + 1:,}")
     if "inputSchema" not in raw:
         raise MalformedToolError("inputSchema is missing")
     input_schema, why = check_schema(raw["inputSchema"], "inputSchema")
@@ -152,6 +164,7 @@ def tool_from_wire(server: str, raw: Any, notes: list[str] | None = None) -> Too
             raise MalformedToolError(f"annotations are {size:,} bytes, over the {MAX_ANNOTATIONS_BYTES:,}-byte limit")
         annotations, dropped = clean_annotations(annotations)
         notes.extend(dropped)
+        annotations = annotations or None  # nothing MCP defines is left: the same as none sent
     title = _text(raw, "title")
     description = _text(raw, "description") or ""
     assert input_schema is not None

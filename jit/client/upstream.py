@@ -113,6 +113,9 @@ _ITEM_MODELS: dict[str, tuple[str, type[Any]]] = {
     "prompts": ("prompts", types.Prompt),
 }
 
+#: The field naming each item of a listing: one item per value, and never an empty one.
+_ITEM_KEYS: dict[str, str] = {"resources": "uri", "resource_templates": "uriTemplate", "prompts": "name"}
+
 #: Upper bound on pages of one listing, against a server whose cursors never end.
 MAX_LIST_PAGES = 1000
 #: Longest ``nextCursor`` followed: cursors are opaque tokens; one that grows page after page
@@ -584,7 +587,17 @@ class Upstream:
         seen: set[str] = set()
         size = 0  # bytes held so far (items and cursors): the listing's bound applies while paging
         for page in range(1, MAX_LIST_PAGES + 1):
-            items, cursor = await fetch(cursor)
+            try:
+                items, cursor = await fetch(cursor)
+            except MCPError as exc:
+                if page == 1 or connection_closed(exc) or timed_out(exc, method):
+                    raise
+                # A later page the server refuses (its own cursor, say) or sends broken: what the pages
+                # before it listed is kept, as for a cursor that repeats; the whole server was lost.
+                before = "page 1" if page == 2 else f"pages 1-{page - 1}"
+                self._warn(f"{method} page {page} failed: {describe_error(exc)}; stopped paging, kept the "
+                           f"{len(out):,} items of {before}")
+                return out
             out.extend(items)
             if not cursor:
                 return out
@@ -674,11 +687,21 @@ class Upstream:
             self._warn(f"{method_name}/list failed: {describe_error(exc)}")
             return None
         kept = []
+        what, field = key.replace("_", " ")[:-1], _ITEM_KEYS[key]
+        seen: set[str] = set()
         for i, item in enumerate(items):
             why = find_marker(item)  # a value jit's transport had to cut out of the reply
+            ident = item.get(field) if isinstance(item, dict) else None
+            label = f" {ident[:80]!r}" if isinstance(ident, str) and ident else ""
+            if not why and not (isinstance(ident, str) and ident.strip()):
+                why = f"missing or empty {field}"
+            elif not why and ident in seen:
+                # The catalog kept the last of them and jit serve the first: one item, the first, for both.
+                why = f"duplicate {field}, kept the first"
             if why:
-                self._warn(f"dropped {key.replace('_', ' ')[:-1]} #{i}: {why}")
+                self._warn(f"dropped {what} #{i}{label}: {why}")
             else:
+                seen.add(ident)
                 kept.append(item)
         return kept
 

@@ -100,6 +100,10 @@ def bad_tools(case: str) -> list[str]:
                                                "properties": {"pet": {"$ref": "#/components/Pet"}}}))]
     if case == "not_object_schema":
         return [_tool_text("bad", obj({"type": "string"}))]
+    control = {"newline_name": "bad\nINFO forged log line", "nul_name": "bad\x00", "escape_name": "bad\x1b[2J",
+               "c1_name": "bad\x9b"}
+    if case in control:
+        return [_tool_text(control[case], obj({"type": "object"}))]
     if case == "backtracking_output":  # an output schema whose pattern backtracks without bound in Python's re
         return [obj({"name": "matcher", "description": "Echoes x as structured content.",
                      "inputSchema": {"type": "object", "properties": {"x": {"type": "string"}}},
@@ -146,7 +150,8 @@ class Handler:
             return json.dumps({"jsonrpc": "2.0", "id": rid, "error": {"code": -32000, "message": "no! " * 800_000}})
         if method == "initialize":
             big = self.case == "huge_server_info"  # megabytes of what a server says of itself
-            listed = self.case == "bad_resource_and_prompt"  # serves resources and prompts too
+            # serves resources and prompts too
+            listed = self.case in ("bad_resource_and_prompt", "twin_resources_and_prompts")
             return head + json.dumps({
                 "protocolVersion": params.get("protocolVersion", "2025-06-18"),
                 "capabilities": {"tools": {"listChanged": False},
@@ -157,6 +162,18 @@ class Handler:
             }) + "}"
         if method == "ping":
             return head + "{}}"
+        if self.case == "twin_resources_and_prompts" and method in ("resources/list", "resources/templates/list",
+                                                                    "prompts/list"):  # one item twice, one unnamed
+            return head + json.dumps({
+                "resources/list": {"resources": [
+                    {"uri": "note://one", "name": "one"}, {"uri": "note://one", "name": "twin"},
+                    {"uri": "", "name": "blank"}, {"uri": "note://two", "name": "two"}]},
+                "resources/templates/list": {"resourceTemplates": [
+                    {"uriTemplate": "note://{id}", "name": "note"}, {"uriTemplate": "note://{id}", "name": "twin"},
+                    {"uriTemplate": " ", "name": "blank"}]},
+                "prompts/list": {"prompts": [{"name": "greet", "description": "first"},
+                                             {"name": "greet", "description": "second"}, {"name": ""}]},
+            }[method]) + "}"
         if method == "resources/list":  # bad_resource_and_prompt: one resource whose uri is a number
             return head + json.dumps({"resources": [{"uri": "note://one", "name": "one"}, {"uri": 5, "name": "bad"},
                                                     {"uri": "note://two", "name": "two"}]}) + "}"
@@ -171,6 +188,12 @@ class Handler:
                      for i in range(page * 100, page * 100 + 100)]
             more = {"nextCursor": str(page + 1)} if page < 49 else {}
             return head + json.dumps({"tools": tools, **more}) + "}"
+        if method == "tools/list" and self.case in ("refused_page", "broken_page"):  # page 2 refused or broken
+            if not params.get("cursor"):
+                return head + json.dumps({"tools": GOOD, "nextCursor": "p2"}) + "}"
+            if self.case == "broken_page":
+                return head + json.dumps({"tool": []}) + "}"
+            return json.dumps({"jsonrpc": "2.0", "id": rid, "error": {"code": -32602, "message": "unknown cursor"}})
         if method == "tools/list" and self.case == "growing_cursor":  # pages that never end, each cursor longer
             page = len(params.get("cursor") or "") // 3000
             return head + json.dumps({"tools": GOOD if page == 0 else [], "nextCursor": "c" * 3000 * (page + 1)}) + "}"
