@@ -385,3 +385,14 @@ def test_text_a_definition_cannot_hold_is_named_and_nothing_of_the_server_is_wri
     with pytest.raises(StoreError, match=said):
         any_store.sync_tools("s", [ToolDef(server="s", name="other", description="Another."), bad])
     assert [t.tool.name for t in any_store.tools()] == ["good"]
+
+
+def test_a_new_tool_is_checked_against_held_definitions_through_an_index(tmp_path):
+    """Every tool seen for the first time is looked up by name in the definition history (a pending
+    change must not come back trusted under a renamed server): without an index on the name each
+    lookup scanned the whole history (a new server of 1,000 tools beside 20,000 history rows: 2.2 s)."""
+    with Store(tmp_path / "catalog.db") as store:
+        plan = " ".join(str(tuple(r)) for r in store._query(
+            "EXPLAIN QUERY PLAN SELECT server, definition_hash, definition FROM tool_history"
+            " WHERE name = ? AND server <> ? ORDER BY id DESC", ("a", "b")))
+    assert "USING INDEX tool_history_by_name" in plan, plan
