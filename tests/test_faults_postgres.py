@@ -15,12 +15,14 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
-from conftest import REPO
+from servers.support import notes_config
 
 from jit.catalog.store import Store
 from jit.errors import StoreError
@@ -28,7 +30,6 @@ from jit.models import ToolDef
 
 JIT = [sys.executable, "-m", "jit"]
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
-MUTABLE = REPO / "tests" / "servers" / "mutable_server.py"
 READ_ONLY = "options=-c%20default_transaction_read_only%3Don"
 
 
@@ -46,19 +47,7 @@ def _as_user(pg_cluster, url: str, user: str) -> str:
 
 def _config(tmp_path: Path, store: str) -> Path:
     """A config with one real stdio server, ``notes`` (two tools; calls logged to calls.jsonl)."""
-    spec = tmp_path / "spec.json"
-    spec.write_text(json.dumps({"tools": [
-        {"name": n, "description": f"{n.replace('_', ' ')} in the notes archive",
-         "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}}
-        for n in ("send_message", "read_note")]}), encoding="utf-8")
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps({
-        "servers": {"notes": {"command": sys.executable,
-                              "args": [str(MUTABLE), "--spec", str(spec), "--calls", str(tmp_path / "calls.jsonl")]}},
-        "store": store, "rules": str(REPO / "rules"), "analyzer": {"provider": "offline"},
-        "connection": {"ping_interval": 0, "reconnect_attempts": 0},
-    }), encoding="utf-8")
-    return path
+    return notes_config(tmp_path, store)[0]
 
 
 def jit(config: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
@@ -125,6 +114,22 @@ class Serve:
             self.proc.kill()
             code = self.proc.wait()
         return code, self.proc.stderr.read()
+
+
+@contextmanager
+def synced_serve(config: Path) -> Iterator[tuple[Serve, dict[str, Any]]]:
+    """``jit sync`` of ``config``, then a ``jit serve`` on it, initialized; when the block ends it is
+    closed and ``ended`` holds its ``code`` and ``err`` (stderr), which ended cleanly (exit 0, no
+    traceback), checked here."""
+    assert jit(config, "sync").returncode == 0
+    serve = Serve(config)
+    ended: dict[str, Any] = {}
+    try:
+        assert serve.initialize() is not None
+        yield serve, ended
+    finally:
+        ended["code"], ended["err"] = serve.close()
+    assert ended["code"] == 0 and "Traceback" not in ended["err"], ended["err"]
 
 
 # --------------------------------------------------------------------------- a server that refuses
@@ -208,18 +213,11 @@ def test_a_connection_dropped_while_idle_costs_no_statement(pg_url):
 def test_jit_serve_counts_every_call_when_its_catalog_connection_was_dropped(pg_url, tmp_path):
     """``jit serve`` between two calls loses its catalog connection: the next call's usage is
     written on a new connection; it used to be lost, with a traceback in the log."""
-    config = _config(tmp_path, pg_url)
-    assert jit(config, "sync").returncode == 0
-    serve = Serve(config)
-    try:
-        assert serve.initialize() is not None
+    with synced_serve(_config(tmp_path, pg_url)) as (serve, _ended):
         assert not serve.call("notes", "read_note", text="one")["isError"]
         assert _terminate_others(pg_url) >= 1
         for text in ("two", "three"):
             assert not serve.call("notes", "read_note", text=text)["isError"]
-    finally:
-        code, err = serve.close()
-    assert code == 0 and "Traceback" not in err, err
     with Store(pg_url) as store:
         assert store.usage("notes", "read_note")["calls"] == 3
     assert len((tmp_path / "calls.jsonl").read_text().splitlines()) == 3
@@ -230,11 +228,7 @@ def test_calls_jit_serve_proxies_while_the_catalog_is_down_are_counted_once_it_i
     """The catalog's server crashes (``pg_ctl stop -m immediate``) under a running ``jit serve``:
     proxied calls still run and answer, and their usage, which could not be written, is written
     with the first call after the server is back. It used to be lost, a traceback per call."""
-    config = _config(tmp_path, pg_url)
-    assert jit(config, "sync").returncode == 0
-    serve = Serve(config)
-    try:
-        assert serve.initialize() is not None
+    with synced_serve(_config(tmp_path, pg_url)) as (serve, ended):
         assert not serve.call("notes", "read_note", text="before")["isError"]
         pg_cluster.crash()
         try:
@@ -244,10 +238,7 @@ def test_calls_jit_serve_proxies_while_the_catalog_is_down_are_counted_once_it_i
         finally:
             pg_cluster.restart()
         assert not serve.call("notes", "read_note", text="after")["isError"]
-    finally:
-        code, err = serve.close()
-    assert code == 0 and "Traceback" not in err, err
-    assert "is counted when the catalog answers again" in err
+    assert "is counted when the catalog answers again" in ended["err"]
     with Store(pg_url) as store:
         usage = store.usage("notes", "read_note")
         assert usage["calls"] == 4 and usage["errors"] == 0, err
@@ -327,22 +318,13 @@ def test_an_upstream_whose_changed_tools_the_catalog_cannot_take_stays_connected
     listing failed and ended the upstream's connection, the catalog's error as the server's own (with
     no reconnects, for good). Now the connection stays, calls keep flowing, and the listing is
     asked for again until the catalog, back, takes it."""
-    config = _config(tmp_path, pg_url)
-    spec = tmp_path / "spec.json"
-    tools = json.loads(spec.read_text())["tools"]
-    announce = {"name": "announce", "description": "Tell clients the tool list changed.",
-                "inputSchema": {"type": "object", "properties": {}}}
-    spec.write_text(json.dumps({"tools": [*tools, announce]}), encoding="utf-8")
-    assert jit(config, "sync").returncode == 0
-    serve = Serve(config)
-    try:
-        assert serve.initialize() is not None
+    listed = ("send_message", "read_note", "announce")  # a call to announce sends tools/list_changed
+    config, set_tools = notes_config(tmp_path, pg_url, listed)
+    with synced_serve(config) as (serve, ended):
         assert not serve.call("notes", "read_note", text="before")["isError"]
-        archive = {"name": "archive_note", "description": "archive a note in the notes archive",
-                   "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}}
         pg_cluster.crash()
         try:
-            spec.write_text(json.dumps({"tools": [*tools, announce, archive]}), encoding="utf-8")
+            set_tools(*listed, "archive_note")
             assert not serve.call("notes", "announce")["isError"]
             time.sleep(3)  # the re-discovery meets the catalog down
             result = serve.call("notes", "read_note", text="while down")
@@ -360,7 +342,4 @@ def test_an_upstream_whose_changed_tools_the_catalog_cannot_take_stays_connected
         with Store(pg_url) as store:
             record = store.server("notes")
             assert record.status.value == "connected", record
-    finally:
-        code, err = serve.close()
-    assert code == 0 and "Traceback" not in err, err
-    assert "the catalog could not take its changed tool list" in err, err
+    assert "the catalog could not take its changed tool list" in ended["err"], ended["err"]

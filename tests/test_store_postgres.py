@@ -20,10 +20,10 @@ from pathlib import Path
 
 import anyio
 import pytest
-from conftest import REPO
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp_types import ToolListChangedNotification
+from servers.support import notes_config
 
 from jit.catalog.backend import redact
 from jit.catalog.store import Store, default_migrations_dir
@@ -34,7 +34,6 @@ from jit.selection.compiler import Compiler
 from jit.selection.toolset import TaskContext
 
 HOST = str(Path(__file__).parent / "pg_host.py")
-MUTABLE = REPO / "tests" / "servers" / "mutable_server.py"
 
 
 def host(*args: str, timeout: float = 120, name: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -231,31 +230,10 @@ def test_a_change_is_announced_to_listeners_on_other_hosts(pg_url):
         assert listener.wait_for_change(10)
 
 
-def _notes_config(tmp_path: Path, store: str) -> tuple[Path, object]:
-    """A config whose one server ``notes`` is tests/servers/mutable_server.py; and a function
-    setting the tools it lists (by name) from then on."""
-    spec = tmp_path / "spec.json"
-
-    def tools(*names: str) -> None:
-        spec.write_text(json.dumps({"tools": [
-            {"name": n, "description": f"{n.replace('_', ' ')} in the notes archive",
-             "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}} for n in names]}))
-
-    tools("send_message", "read_note")
-    config_file = tmp_path / "config.json"
-    config_file.write_text(json.dumps({
-        "servers": {"notes": {"command": sys.executable,
-                              "args": [str(MUTABLE), "--spec", str(spec), "--calls", str(tmp_path / "calls.jsonl")]}},
-        "store": store, "rules": str(REPO / "rules"), "analyzer": {"provider": "offline"},
-        "connection": {"ping_interval": 0, "reconnect_attempts": 0},
-    }), encoding="utf-8")
-    return config_file, tools
-
-
 def test_a_compiler_sees_another_hosts_sync_at_its_next_compile(pg_url, tmp_path, hashing_embedder):
     """Host B syncs a changed server (a real stdio MCP server, jit's own sync, another process);
     host A's long-lived compiler, never restarted, serves the change at its very next compile."""
-    config_file, tools = _notes_config(tmp_path, pg_url)
+    config_file, tools = notes_config(tmp_path, pg_url)
     host("sync", str(config_file))
     config = load_config(config_file)
     task = TaskContext(shard="coder", task="archive the note about the release")
@@ -314,7 +292,7 @@ def _up_here_down_there(location: str) -> None:
 def test_jit_serve_announces_another_hosts_sync(pg_url, tmp_path):
     """``jit serve --expose-shard`` on host A; host B syncs a server that gained a tool. Host A's
     serve hears the catalog change (LISTEN), recompiles, and tells its client ``list_changed``."""
-    config_file, tools = _notes_config(tmp_path, pg_url)
+    config_file, tools = notes_config(tmp_path, pg_url)
     (tmp_path / "available_tools.json").write_text(json.dumps(
         {"overrides": {"notes/*": {"skeleton": ["coder"]}}}), encoding="utf-8")
     host("sync", str(config_file), "model", timeout=300)

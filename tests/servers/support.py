@@ -7,6 +7,7 @@ on ``sys.path``) and by ``bench/bench_clients.py``.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import shutil
 import signal
@@ -61,6 +62,30 @@ def make_config(base: Path, servers: dict[str, Any], **connection: Any) -> Confi
     return dataclasses.replace(
         Config.default(base), servers=servers, connection=ConnectionConfig(**{**FAST, **connection})
     )
+
+
+def notes_config(base: Path, store: str, tools: Sequence[str] = ("send_message", "read_note")
+                 ) -> tuple[Path, Callable[..., None]]:
+    """``base/config.json`` whose one server ``notes`` is tests/servers/mutable_server.py (calls logged to
+    ``base/calls.jsonl``) over the catalog ``store``, listing ``tools``; and a function setting the tools
+    it lists (by name) from then on."""
+    spec = base / "spec.json"
+
+    def set_tools(*names: str) -> None:
+        spec.write_text(json.dumps({"tools": [
+            {"name": n, "description": f"{n.replace('_', ' ')} in the notes archive",
+             "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}} for n in names]}),
+            encoding="utf-8")
+
+    set_tools(*tools)
+    path = base / "config.json"
+    path.write_text(json.dumps({
+        "servers": {"notes": {"command": PY, "args": [str(HERE / "mutable_server.py"), "--spec", str(spec),
+                                                      "--calls", str(base / "calls.jsonl")]}},
+        "store": store, "rules": str(REPO / "rules"), "analyzer": {"provider": "offline"},
+        "connection": {"ping_interval": 0, "reconnect_attempts": 0},
+    }), encoding="utf-8")
+    return path, set_tools
 
 
 def free_port() -> int:
