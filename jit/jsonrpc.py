@@ -49,6 +49,7 @@ __all__ = [
     "encode",
     "error",
     "find_unsendable",
+    "first_problem",
     "json_path",
     "not_utf8",
     "scrub",
@@ -279,6 +280,16 @@ def _params_problem(method: str, params: dict[str, Any]) -> tuple[str, str] | No
     return None
 
 
+def first_problem(exc: pydantic.ValidationError, root: tuple[Any, ...] = ()) -> tuple[str, dict[str, Any], str]:
+    """What to say of a pydantic refusal: the path of its first problem (under ``root`` unless its
+    location starts there), that problem, and `` (and N more problems)`` when there are more."""
+    problems = exc.errors(include_url=False)
+    first = problems[0]
+    loc = tuple(first["loc"])
+    where = json_path(loc if loc[:len(root)] == root else (*root, *loc))
+    return where, first, f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
+
+
 def refused_params(method: str, version: str, params: Any, params_type: Any = None) -> tuple[str, str] | None:
     """``(path, problem)`` of the first field of a request's ``params`` that the SDK's own models
     refuse (its surface validation for ``method`` at protocol ``version``, then ``params_type``, the
@@ -290,11 +301,8 @@ def refused_params(method: str, version: str, params: Any, params_type: Any = No
         if params_type is not None:
             params_type.model_validate({} if params is None else params, by_name=False)
     except pydantic.ValidationError as exc:
-        problems = exc.errors(include_url=False)
-        first = problems[0]
-        where = json_path(tuple(first["loc"]) if first["loc"][:1] == ("params",) else ("params", *first["loc"]))
+        where, first, more = first_problem(exc, ("params",))
         what = "is required" if first["type"] == "missing" else f"is refused: {first['msg']}"
-        more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
         return where, f"{what}{more}"
     except (KeyError, ValueError):  # a method or version the SDK does not know: its own answer stands
         return None

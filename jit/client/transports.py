@@ -53,7 +53,7 @@ from pydantic import ValidationError
 
 from ..config import DEFAULT_CALL_TIMEOUT, DEFAULT_TIMEOUT, HttpServerConfig, SseServerConfig, StdioServerConfig
 from ..errors import ConfigError, JitError, bounded
-from ..jsonrpc import json_path
+from ..jsonrpc import first_problem
 from ..salvage import MAX_SALVAGE_BYTES, salvage, salvage_value
 
 __all__ = [
@@ -573,10 +573,8 @@ def _describe(exc: BaseException) -> str:
     if isinstance(exc, ValidationError) and exc.errors():
         # What a server sent broke the MCP schema: name the field, not the model
         # ("content: Input should be a valid list", not "1 validation error for CallToolResult").
-        problems = exc.errors()
-        first = problems[0]
-        more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
-        return f"{json_path(tuple(first['loc']))}: {first['msg']}{more}"
+        where, first, more = first_problem(exc)
+        return f"{where}: {first['msg']}{more}"
     if isinstance(exc, httpx2.HTTPStatusError):
         return f"HTTP {exc.response.status_code} from {exc.request.url}"
     if isinstance(exc, httpx2.ConnectError):

@@ -34,7 +34,7 @@ from mcp_types import INVALID_PARAMS, INVALID_REQUEST, InitializeRequestParams
 from mcp_types.jsonrpc import UNSUPPORTED_PROTOCOL_VERSION
 from mcp_types.version import KNOWN_PROTOCOL_VERSIONS
 
-from ..jsonrpc import Rejected, decode, encode, error, json_path, not_utf8, scrub
+from ..jsonrpc import Rejected, decode, encode, error, first_problem, not_utf8, scrub
 from ..process import until_stopped
 from .stdio import MAX_LINE_BYTES
 
@@ -294,8 +294,7 @@ class JsonRpcCheckMiddleware:
         try:
             InitializeRequestParams.model_validate(message.get("params"))
         except pydantic.ValidationError as exc:
-            first = exc.errors()[0]
-            where = json_path(("params", *first["loc"]))
+            where, first, _more = first_problem(exc, ("params",))
             return Rejected(error(message["id"], INVALID_PARAMS, f"Invalid params: {where}: {first['msg']}"),
                             f"initialize refused: {where}: {first['msg']}")
         return None
