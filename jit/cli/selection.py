@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from ..catalog.embed import FIRST_EXPORT_NOTE, exports_first
 from ..catalog.store import Store
 from ..config import Config
 from ..display import json_text, markup, visible
@@ -78,10 +79,8 @@ def compile_command(
         config = _config(ctx, config_file)
         with _open_store(config) as store:
             embedder = _embedder(config)
-            exported = getattr(embedder, "exported", None)
-            if exported is not None and not exported():  # ~10 s the first time on a machine: say so
-                err.print("loading the embedding model: the first time on this machine it is exported to ONNX "
-                          "(about ten seconds, once)")
+            if exports_first(embedder):  # ~10 s the first time on a machine: say so
+                err.print(f"loading the embedding model: {FIRST_EXPORT_NOTE}")
             toolset = compile_toolset(config, store, embedder, shard=shard, task=task, budget=budget)
             if as_json:
                 data = summarize(toolset)

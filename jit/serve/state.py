@@ -251,13 +251,11 @@ class ServeState:
     async def _build(self) -> None:
         """The embedder and the compiler, and the compiler's view of the cached catalog, in
         worker threads side by side (loading the model and reading the catalog overlap)."""
-        from ..catalog.embed import embedder_from_config
+        from ..catalog.embed import FIRST_EXPORT_NOTE, embedder_from_config, exports_first
 
         self.embedder = embedder_from_config(self.config.embedding)  # loads nothing yet
-        exported = getattr(self.embedder, "exported", None)
-        if exported is not None and not await self.blocking(exported):
-            startup_log.info("loading the embedding model: the first time on this machine it is exported to ONNX "
-                             "(about ten seconds, once)")
+        if await self.blocking(exports_first, self.embedder):
+            startup_log.info("loading the embedding model: %s", FIRST_EXPORT_NOTE)
         self.compiler = await self.blocking(self._new_compiler, self.rules)
         async with anyio.create_task_group() as tg:
             tg.start_soon(self.blocking, lambda: self.embedder.dimension)  # the model, before the first query
