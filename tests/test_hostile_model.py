@@ -1,0 +1,105 @@
+"""The learned injection model (jit/analysis/hostile_model.py): the shipped file, its
+featurisation, and what it catches beside the rules.
+
+The first-sight counts are those ``python -m bench.train_injection_model`` prints for the
+batches written after the model and never trained on (``FIRST_SIGHT``); docs/reliability.md
+has the whole table.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bench.train_injection_model import FIRST_SIGHT, _idf
+from jit.analysis.hostile import FLAG_CLASSIFIER, HOSTILE_FLAGS, detect_hostile
+from jit.analysis.hostile_model import MODEL_FILE, InjectionModel, counts, features, model_text, shipped_model
+from jit.models import ToolDef
+
+CORPUS = Path(__file__).parent / "data" / "injection"
+
+#: Caught by the rules or the model at first sight (of 120 each), as measured when the model was trained.
+FIRST_SIGHT_CAUGHT = {"blind17": 113, "blind18": 115}
+
+
+def _rows(name: str) -> list[dict]:
+    return [json.loads(line) for line in (CORPUS / name).read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _tool(row: dict) -> ToolDef:
+    return ToolDef(row["server"], row["name"], row["description"], row.get("input_schema") or {})
+
+
+def test_the_shipped_model_is_plain_arrays():
+    model = InjectionModel.load(MODEL_FILE)  # allow_pickle=False: a pickled object would raise
+    size = 2**model.bits
+    assert model.idf_word.shape == model.idf_char.shape == (size,)
+    assert model.coef.shape == (2 * size,)
+    assert np.isfinite(model.threshold) and np.isfinite(model.intercept)
+    assert model.info["hostile"] >= 1500 and model.info["benign_synthetic"] >= 1000
+    assert shipped_model() is shipped_model()
+
+
+def test_weighting_is_scikit_learns_tfidf(tmp_path):
+    from sklearn.feature_extraction.text import TfidfTransformer
+
+    docs = ["Reads a file.", "Reads a file and a file again.", "Envía el informe", "", "x " * 50]
+    words, chars = counts(docs, 12)
+    for raw in (words, chars):
+        ref = TfidfTransformer(sublinear_tf=True).fit(raw)
+        assert np.allclose(ref.idf_, _idf(raw), atol=1e-6)
+    x = features(docs, 12, _idf(words), _idf(chars)).toarray()
+    ref_w = TfidfTransformer(sublinear_tf=True).fit_transform(words).toarray()
+    ref_c = TfidfTransformer(sublinear_tf=True).fit_transform(chars).toarray()
+    assert np.allclose(x, np.hstack([ref_w, ref_c]), atol=1e-6)
+    # Saved and loaded, a model scores the same.
+    model = InjectionModel(12, _idf(words), _idf(chars), np.linspace(-1, 1, 2 * 2**12, dtype=np.float32), 0.5, 0.1,
+                           {"note": "test"})
+    model.save(tmp_path / "m.npz")
+    again = InjectionModel.load(tmp_path / "m.npz")
+    assert np.allclose(again.scores(docs), model.scores(docs)) and again.info == {"note": "test"}
+
+
+def test_the_model_reads_title_description_and_parameter_descriptions_without_hidden_characters():
+    tool = ToolDef("s", "t", "Lists\u200b files.", {"type": "object", "properties": {
+        "path": {"type": "string", "description": "Folder to list."}, "n": {"type": "integer"}}}, title="Lister")
+    assert model_text(tool) == "Lister\nLists files.\nFolder to list."
+    assert model_text(ToolDef("s", "t", "", {"type": "object", "properties": "oops"})) == ""
+
+
+def test_first_sight_batches_are_caught():
+    """Batches written after the model by helpers who saw neither rules, corpus nor model."""
+    rows = _rows("hostile.jsonl")
+    for split in FIRST_SIGHT:
+        batch = [r for r in rows if r["split"] == split]
+        assert len(batch) == 120
+        caught = sum(bool(detect_hostile(_tool(r))) for r in batch)
+        assert caught >= FIRST_SIGHT_CAUGHT[split], (split, caught)
+    total = sum(FIRST_SIGHT_CAUGHT.values())
+    assert total / (120 * len(FIRST_SIGHT)) >= 0.95
+
+
+def test_the_model_speaks_only_where_the_rules_are_silent():
+    rows = [r for r in _rows("hostile.jsonl") if r["split"] in FIRST_SIGHT]
+    by_model = [r for r in rows if not detect_hostile(_tool(r), model=False) and detect_hostile(_tool(r))]
+    assert len(by_model) >= 30  # the model's own share of what is caught
+    assert all(detect_hostile(_tool(r)) == (FLAG_CLASSIFIER,) for r in by_model)
+    by_rules = [r for r in rows if detect_hostile(_tool(r), model=False)]
+    assert all(FLAG_CLASSIFIER not in detect_hostile(_tool(r)) for r in by_rules)
+    assert FLAG_CLASSIFIER in HOSTILE_FLAGS
+
+
+@pytest.mark.parametrize("description", [
+    "",
+    "Returns the current time.",
+    "Convert DOCX files to PDF format",
+    "Creates a Reflect note.",  # short texts are the rules' alone (MIN_MODEL_CHARS)
+    "Your AI powered Ad Assistant!",
+    "Executes a read-only SQL query. Call list_tables first to learn the table names.",
+])
+def test_ordinary_descriptions_are_not_judged_hostile(description):
+    assert FLAG_CLASSIFIER not in detect_hostile(ToolDef("srv", "tool", description, {
+        "type": "object", "properties": {"input": {"type": "string", "description": "Input text."}}}))
