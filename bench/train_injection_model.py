@@ -55,8 +55,6 @@ BITS = 18
 C = 10.0
 FP = 0.005
 SYNTHETIC_WEIGHT = 3.0
-#: The threshold also keeps at most this share of the written benign texts (out of fold) flagged.
-SYNTHETIC_FP = 1.0
 SYNTHETIC = CORPUS / "synthetic_benign.jsonl"
 #: A parameter description repeated in this many hostile rows is the corpus's filler.
 FILLER_ROWS = 3
@@ -99,8 +97,7 @@ def _idf(raw) -> np.ndarray:
 
 
 def train(hostile: list[str], benign_real: list[str], benign_synthetic: list[str], *,
-          c: float = C, fp: float = FP, synthetic_weight: float = SYNTHETIC_WEIGHT, synthetic_fp: float = SYNTHETIC_FP,
-          bits: int = BITS,
+          c: float = C, fp: float = FP, synthetic_weight: float = SYNTHETIC_WEIGHT, bits: int = BITS,
           info: dict | None = None) -> InjectionModel:
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import StratifiedKFold
@@ -124,13 +121,11 @@ def train(hostile: list[str], benign_real: list[str], benign_synthetic: list[str
     # The threshold is set on the texts the model will be asked about (long enough, see MIN_MODEL_CHARS).
     real = len(hostile) + np.flatnonzero([len(t.strip()) >= MIN_MODEL_CHARS for t in benign_real])
     threshold = float(np.quantile(oof[real], 1 - fp))
-    if benign_synthetic:
-        threshold = max(threshold, float(np.quantile(oof[len(hostile) + len(benign_real):], 1 - synthetic_fp)))
     model = fit(np.arange(len(y)))
     return InjectionModel(bits=bits, idf_word=idf_w, idf_char=idf_c, coef=model.coef_[0].astype(np.float32),
                           intercept=float(model.intercept_[0]), threshold=threshold,
                           info={"word_ngrams": list(WORD_NGRAMS), "char_ngrams": list(CHAR_NGRAMS), "C": c,
-                                "fp_target": fp, "synthetic_weight": synthetic_weight, "synthetic_fp": synthetic_fp, **(info or {})})
+                                "fp_target": fp, "synthetic_weight": synthetic_weight, **(info or {})})
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -139,8 +134,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--C", type=float, default=C)
     ap.add_argument("--fp", type=float, default=FP, help="false-positive rate the threshold is set for")
     ap.add_argument("--synthetic-weight", type=float, default=SYNTHETIC_WEIGHT)
-    ap.add_argument("--synthetic-fp", type=float, default=SYNTHETIC_FP,
-                    help="largest share of the written benign texts (out of fold) the threshold may flag")
     ap.add_argument("--leave-out", nargs="*", default=[], help="hostile splits to measure at first sight")
     ap.add_argument("--test", nargs="*", type=Path, default=[], help="JSONL files of unseen hostile rows")
     ap.add_argument("--write", action="store_true", help=f"save the model to {MODEL_FILE}")
@@ -162,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     hostile = [r for r in hostile if r["split"] not in FIRST_SIGHT]
     splits = np.array([r["split"] for r in hostile])
     htext = [model_text(tool_of(r)) for r in _without_filler(hostile)]
-    opts = {"c": args.C, "fp": args.fp, "synthetic_weight": args.synthetic_weight, "synthetic_fp": args.synthetic_fp}
+    opts = {"c": args.C, "fp": args.fp, "synthetic_weight": args.synthetic_weight}
 
     rules_pool, rules_hard = _rules_only(pool), _rules_only(hard)
     held_pool = ~train_pool & ~in_benign
