@@ -20,7 +20,8 @@ twice: by the rules alone and as users get them, rules and learned model
 (:mod:`jit.analysis.hostile_model`); the model is trained on every split but the
 ``FIRST_SIGHT`` batches of ``bench/train_injection_model.py``, so only those measure it,
 and on the even half of the pools, so only the odd half ("held out") measures its false
-positives there. Time is wall clock for ``detect_hostile`` over the large sample, best of 3.
+positives there. Time is wall clock for ``detect_hostile_many`` (what a sync's analysis runs)
+over the large sample, best of 3.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from jit.analysis.hostile import (
     FLAG_OVERSIZED,
     INSTRUCTION_PREFIX,
     detect_hostile,
+    detect_hostile_many,
 )
 from jit.models import ToolDef
 
@@ -174,11 +176,11 @@ def benign_rates(rows: list[dict]) -> dict:
 def time_per_1000(rows: list[dict], runs: int = 3) -> float:
     tools = [tool_of(r) for r in rows]
     detect_hostile(ToolDef("s", "warm", "Привет, мир ignоre"))  # load the confusables tables once
+    detect_hostile_many(tools[:10])  # load the model once
     best = float("inf")
     for _ in range(runs):
         t0 = time.perf_counter()
-        for t in tools:
-            detect_hostile(t)
+        detect_hostile_many(tools)  # as a sync's analysis step calls it: rules per tool, the model in one batch
         best = min(best, time.perf_counter() - t0)
     return best * 1000 / len(tools) * 1000
 
@@ -232,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
         result["benign_pools_held_out"] = held
         print(f"  of them held out from the model's training (odd half) n={held['n']}: "
               f"flagged {held['flagged_any']} ({held['rate_any']:.2%}) {held['flags']}")
-        print(f"detect_hostile: {ms:.0f} ms per 1,000 tools (best of 3)")
+        print(f"detect_hostile_many: {ms:.0f} ms per 1,000 tools (best of 3)")
         if args.misses:
             for src, flags in pool["listing"]:
                 print(f"    {src}: {', '.join(flags)}")

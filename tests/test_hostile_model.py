@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from bench.train_injection_model import FIRST_SIGHT, _idf
-from jit.analysis.hostile import FLAG_CLASSIFIER, HOSTILE_FLAGS, detect_hostile
+from jit.analysis.hostile import FLAG_CLASSIFIER, HOSTILE_FLAGS, detect_hostile, detect_hostile_many
 from jit.analysis.hostile_model import MODEL_FILE, InjectionModel, counts, features, model_text, shipped_model
 from jit.models import ToolDef
 
@@ -90,6 +90,14 @@ def test_the_model_speaks_only_where_the_rules_are_silent():
     by_rules = [r for r in rows if detect_hostile(_tool(r), model=False)]
     assert all(FLAG_CLASSIFIER not in detect_hostile(_tool(r)) for r in by_rules)
     assert FLAG_CLASSIFIER in HOSTILE_FLAGS
+
+
+def test_a_batch_finds_what_one_by_one_finds():
+    """A sync's analysis scores the rules' silent tools in one batch (detect_hostile_many)."""
+    rows = [r for r in _rows("hostile.jsonl") if r["split"] in FIRST_SIGHT] + _rows("benign.jsonl")[:200]
+    tools = [_tool(r) for r in rows]
+    assert detect_hostile_many(tools) == [detect_hostile(t) for t in tools]
+    assert detect_hostile_many([]) == []
 
 
 @pytest.mark.parametrize("description", [

@@ -265,14 +265,14 @@ def analyze_pending(
     # learned a new class would keep its empty flags (and its Full-tier eligibility) forever:
     # when the rules changed, re-check every cached analysis once and re-analyse the tools
     # that now raise a flag they lack.
-    from .hostile import HOSTILE_RULES_VERSION, detect_hostile  # see __getattr__
+    from .hostile import HOSTILE_RULES_VERSION, detect_hostile_many  # see __getattr__
 
     rules_key = "hostile_rules" + ("" if store.scope is None else ":" + ",".join(sorted(store.scope)))
     rules_changed = store.get_meta(rules_key) != HOSTILE_RULES_VERSION
     if rules_changed:
-        for t in store.tools():
-            if (t.analysis is not None and t.definition_hash not in todo
-                    and not set(detect_hostile(t.tool)) <= set(t.analysis.flags)):
+        kept = [t for t in store.tools() if t.analysis is not None and t.definition_hash not in todo]
+        for t, flags in zip(kept, detect_hostile_many([t.tool for t in kept])):
+            if not set(flags) <= set(t.analysis.flags):
                 todo[t.definition_hash] = t.tool
     analyzed = fallbacks = flagged = 0
     items = list(todo.items())

@@ -59,6 +59,7 @@ import hashlib
 import json
 import re
 import unicodedata
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -106,6 +107,7 @@ __all__ = [
     "INSTRUCTION_PREFIX",
     "MAX_DESCRIPTION_CHARS",
     "detect_hostile",
+    "detect_hostile_many",
     "remove_hidden",
     "skeleton",
     "strip_instructions",
@@ -354,6 +356,17 @@ def detect_hostile(tool: ToolDef, *, model: bool = True) -> tuple[str, ...]:
     if model and not found and judged_hostile([tool])[0]:
         found.add(FLAG_CLASSIFIER)
     return tuple(f for f in HOSTILE_FLAGS if f in found)
+
+
+def detect_hostile_many(tools: Sequence[ToolDef]) -> list[tuple[str, ...]]:
+    """:func:`detect_hostile` of each tool, the learned model scoring the rules' silent ones in
+    one batch (a third of the per-tool cost of its n-gram hashing)."""
+    found = [detect_hostile(t, model=False) for t in tools]
+    silent = [i for i, f in enumerate(found) if not f]
+    for i, hostile in zip(silent, judged_hostile([tools[i] for i in silent])):
+        if hostile:
+            found[i] = (FLAG_CLASSIFIER,)
+    return found
 
 
 def strip_instructions(text: str) -> str:

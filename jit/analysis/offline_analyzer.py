@@ -352,13 +352,19 @@ class OfflineAnalyzer:
         self._profiles = _shard_profiles(self.shards, extra)
 
     def analyze(self, tools: Sequence[ToolDef]) -> list[ToolAnalysis]:
-        return [self._analyze_safely(t) for t in tools]
+        from .hostile import detect_hostile_many  # see analyze_one
 
-    def _analyze_safely(self, tool: ToolDef) -> ToolAnalysis:
+        try:
+            flags: list[tuple[str, ...] | None] = list(detect_hostile_many(tools))
+        except Exception:  # noqa: BLE001 - one unreadable tool: each is checked on its own below
+            flags = [None] * len(tools)
+        return [self._analyze_safely(t, f) for t, f in zip(tools, flags, strict=True)]
+
+    def _analyze_safely(self, tool: ToolDef, flags: tuple[str, ...] | None = None) -> ToolAnalysis:
         # The protocol promises no exception for one bad tool; a definition this code
         # cannot read still gets a neutral analysis, and the reason is logged.
         try:
-            return self.analyze_one(tool)
+            return self.analyze_one(tool, flags=flags)
         except Exception as exc:  # noqa: BLE001
             log.warning("offline analysis of %s failed (%s: %s); using a neutral analysis",
                         getattr(tool, "key", tool), type(exc).__name__, exc)
@@ -366,12 +372,15 @@ class OfflineAnalyzer:
                                 shard_affinity=dict.fromkeys(self.shards, 0),
                                 condensed=condense("", str(getattr(tool, "name", ""))), analyzer=self.name)
 
-    def analyze_one(self, tool: ToolDef, *, analyzer: str | None = None) -> ToolAnalysis:
-        """The offline analysis of one tool (``analyzer`` overrides the recorded name)."""
+    def analyze_one(self, tool: ToolDef, *, analyzer: str | None = None,
+                    flags: tuple[str, ...] | None = None) -> ToolAnalysis:
+        """The offline analysis of one tool (``analyzer`` overrides the recorded name; ``flags``,
+        when given, are :func:`~jit.analysis.hostile.detect_hostile`'s, found in a batch)."""
         # The injection rules take ~0.1 s to import: a process that only compiles never needs them.
         from .hostile import detect_hostile
 
-        flags = detect_hostile(tool)
+        if flags is None:
+            flags = detect_hostile(tool)
         f = self._features(tool, flagged=bool(flags))
         cats = _select(f.categories, minimum=2.0, ratio=0.45, limit=MAX_CATEGORIES)
         caps = _select(f.capabilities, minimum=2.0, ratio=0.0, limit=3) or _select(
