@@ -1,7 +1,8 @@
 """Analyzer benchmark: the offline analyzer over 10,000 real tools, and what the LLM path would send.
 
 1. ``OfflineAnalyzer.analyze`` over N tools of the Toucan/Smithery catalogue
-   (tools/s, median of ``--repeat`` runs), and ``detect_hostile`` alone.
+   (tools/s, median of ``--repeat`` runs), and ``detect_hostile_many`` alone (the injection
+   rules per tool and the learned model over the rules' silent ones, as the analyzer runs them).
 2. The catalog pass ``analyze_pending`` over the same tools in a fresh SQLite
    catalog (analysis + writes), then again on the unchanged catalog (cache hits only).
 3. Coverage on those tools: share with at least one category, flagged tools.
@@ -30,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from jit.analysis.analyze import OfflineAnalyzer, analyze_pending
-from jit.analysis.hostile import detect_hostile
+from jit.analysis.hostile import detect_hostile_many
 from jit.analysis.llm_analyzer import analysis_tool, label_agreement, render_tool, system_prompt, user_message
 from jit.catalog.store import Store
 from jit.config import DEFAULT_SHARDS, AnalyzerConfig
@@ -137,7 +138,7 @@ def main() -> None:
     # The first run starts with a cold stemmer cache, as a fresh process does; all runs are kept.
     offline_runs, offline_cpu, analyses = timed(lambda: OfflineAnalyzer(DEFAULT_SHARDS).analyze(tools), args.repeat)
     offline_s = statistics.median(offline_runs)
-    hostile_s = statistics.median(timed(lambda: [detect_hostile(t) for t in tools], args.repeat)[0])
+    hostile_s = statistics.median(timed(lambda: detect_hostile_many(tools), args.repeat)[0])
     catalog = catalog_pass(tools, args.repeat)
     flagged: dict[str, int] = {}
     for a in analyses:
@@ -165,7 +166,7 @@ def main() -> None:
     print(f"offline analyzer     {result['offline_tools_per_s']:>9,.0f} tools/s (median of {args.repeat}, "
           f"{offline_s:.2f} s for {n}; runs {', '.join(f'{t:.2f}' for t in offline_runs)} s); "
           f"{result['offline_cpu_tools_per_s']:,.0f} tools/s of CPU time")
-    print(f"detect_hostile alone {result['detect_hostile_tools_per_s']:>9,.0f} tools/s")
+    print(f"detect_hostile_many {result['detect_hostile_tools_per_s']:>10,.0f} tools/s")
     print(f"analyze_pending      {catalog['analyze_pending_tools_per_s']:>9,.0f} tools/s "
           f"({catalog['analyze_pending_s']:.2f} s incl. SQLite writes); unchanged pass "
           f"{catalog['unchanged_pass_s'] * 1000:.0f} ms")

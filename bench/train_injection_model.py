@@ -59,8 +59,9 @@ SYNTHETIC = CORPUS / "synthetic_benign.jsonl"
 #: A parameter description repeated in this many hostile rows is the corpus's filler.
 FILLER_ROWS = 3
 #: Hostile batches written after the model and never trained on: its first-sight measure
-#: (tests/test_hostile_model.py holds it).
-FIRST_SIGHT = ("blind17", "blind18")
+#: (tests/test_hostile_model.py holds it). blind19 and blind20 were counted once with the
+#: shipped model and nothing was changed after.
+FIRST_SIGHT = ("blind17", "blind18", "blind19", "blind20")
 
 
 def _rules_only(rows: list[dict]) -> np.ndarray:
