@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
+import zipfile
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -40,6 +42,8 @@ from ..text import remove_hidden
 
 if TYPE_CHECKING:  # pragma: no cover
     import scipy.sparse
+
+log = logging.getLogger(__name__)
 
 FLAG_CLASSIFIER = "instruction:classifier"
 
@@ -135,8 +139,15 @@ class InjectionModel:
 
 
 @cache
-def shipped_model() -> InjectionModel:
-    return InjectionModel.load(MODEL_FILE)
+def shipped_model() -> InjectionModel | None:
+    """The shipped model, or None (logged once) when its file cannot be read: a damaged install
+    loses the model's judgement, never the rules' flags."""
+    try:
+        return InjectionModel.load(MODEL_FILE)
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:
+        log.error("the injection model %s cannot be read (%s: %s); tool text is checked by the rules "
+                  "alone until jit is reinstalled", MODEL_FILE, type(exc).__name__, exc)
+        return None
 
 
 def model_version() -> str:
@@ -151,6 +162,8 @@ def model_version() -> str:
 def judged_hostile(tools: Sequence[ToolDef]) -> list[bool]:
     """Whether the shipped model scores each tool's text above its threshold."""
     model = shipped_model()
+    if model is None:
+        return [False] * len(tools)
     texts = [model_text(t) for t in tools]
     keep = [i for i, t in enumerate(texts) if len(t.strip()) >= MIN_MODEL_CHARS]
     out = [False] * len(texts)
