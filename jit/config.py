@@ -32,6 +32,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
+from .analysis.flags import HOSTILE_FLAGS
 from .errors import ConfigError
 from .jsonfile import read_json
 from .models import HARNESS_SERVER, ServerStatus, ToolDef
@@ -364,6 +365,18 @@ class ToolOverride(_Strict):
     skeleton: list[str] | None = None
     #: Never select this tool (for any shard).
     exclude: bool = False
+    #: Hostile-text flags the user vouches are false for this tool (e.g. ``instruction:classifier``
+    #: on a router's documented call format): dropped when the tool is read. Only the flags named:
+    #: another flag its text raises, now or after a change, still applies.
+    trust_flags: list[str] = Field(default_factory=list)
+
+    @field_validator("trust_flags")
+    @classmethod
+    def _known_flags(cls, v: list[str]) -> list[str]:
+        unknown = [f for f in v if f not in HOSTILE_FLAGS]
+        if unknown:
+            raise ValueError(f"unknown flag {unknown[0]!r}; flags are {', '.join(HOSTILE_FLAGS)}")
+        return v
 
 
 class AvailableTools(_Strict):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from pathlib import Path
 
@@ -29,9 +30,9 @@ from jit.analysis.vocab import (
     DOMAIN_LEXICON,
     normalize_category,
 )
-from jit.config import DEFAULT_SHARDS, AvailableTools, Config, ShardConfig
+from jit.config import DEFAULT_SHARDS, AvailableTools, Config, ShardConfig, load_available_tools
 from jit.errors import AnalysisError
-from jit.models import HARNESS_SERVER, ToolAnalysis, ToolDef
+from jit.models import HARNESS_SERVER, ServerStatus, StoredTool, ToolAnalysis, ToolDef
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -344,6 +345,28 @@ def test_available_tools_overrides_win_at_read_time(store, offline):
     assert set(glob.shard_affinity.values()) == {5}
     untouched = ToolDef("elsewhere", "fetch_page", "Fetch.")
     assert effective_analysis(untouched, available, offline.analyze_one(untouched)).analyzer == "offline"
+
+
+def test_trust_flags_waive_only_the_flags_named(tmp_path):
+    from jit.analysis.analyze import hostile_flags
+    from jit.errors import ConfigError
+
+    flagged = ToolAnalysis(categories=("web",), capabilities=("/read",), analyzer="offline",
+                           flags=("instruction:cross_tool", "instruction:classifier"))
+    tool = ToolDef("router", "run_tool", "Runs a tool on a connected server.")
+    available = AvailableTools.model_validate({"overrides": {
+        "router/run_tool": {"trust_flags": ["instruction:classifier"]}}})
+    eff = effective_analysis(tool, available, flagged)
+    assert eff.flags == ("instruction:cross_tool",) and eff.analyzer == "offline+override"
+    assert effective_analysis(tool, AvailableTools(), flagged).flags == flagged.flags
+    stored = StoredTool(id=1, tool=tool, definition_hash="h", server_status=ServerStatus.CONNECTED, analysis=flagged)
+    assert hostile_flags(stored) == flagged.flags  # the catalog's view
+    assert hostile_flags(stored, available) == ("instruction:cross_tool",)  # the user's
+    bad = tmp_path / "available_tools.json"
+    bad.write_text(json.dumps({"overrides": {"router/run_tool": {"trust_flags": ["instruction:nope"]}}}))
+    with pytest.raises(ConfigError) as err:
+        load_available_tools(bad)
+    assert "overrides.router/run_tool.trust_flags" in str(err.value) and "instruction:nope" in str(err.value)
 
 
 def test_harness_tools_take_the_labels_they_declare(tmp_path):

@@ -20,7 +20,7 @@ from jit.analysis.analyze import OfflineAnalyzer, analyze_pending
 from jit.analysis.hostile import detect_hostile
 from jit.catalog.embed import embed_pending
 from jit.catalog.store import Store
-from jit.config import DEFAULT_SHARDS
+from jit.config import DEFAULT_SHARDS, load_config
 from jit.models import ServerStatus, ToolAnalysis, ToolDef
 from jit.pipeline import sync_harness_tools
 from jit.selection.compiler import Compiler
@@ -73,6 +73,19 @@ def test_new_class_injections_never_reach_full(tmp_path, embedder):
             # The clean tool is not held back by its neighbours.
             ts = compiler.compile(TaskContext(shard="coder", task="Use code__format_file on parser.py"))
             assert ts.get("code__format_file").tier is Tier.FULL
+        # A user who vouches for a tool's text waives the flags named, and only those.
+        available = json.loads((tmp_path / "available_tools.json").read_text(encoding="utf-8"))
+        available.setdefault("overrides", {}).update({
+            "code/style_fmt": {"trust_flags": ["instruction:classifier"]},
+            "code/lint_file": {"trust_flags": ["instruction:classifier"]},  # its flag is cross_tool: kept
+        })
+        (tmp_path / "available_tools.json").write_text(json.dumps(available), encoding="utf-8")
+        trusting = load_config(tmp_path / "config.json")
+        with Compiler(store, trusting, embedder, token_counter=EstimateCounter()) as compiler:
+            ts = compiler.compile(TaskContext(shard="coder", task="Use code__style_fmt on parser.py"))
+            assert ts.get("code__style_fmt").tier is Tier.FULL
+            ts = compiler.compile(TaskContext(shard="coder", task="Use code__lint_file on parser.py"))
+            assert ts.get("code__lint_file").tier is not Tier.FULL
 
 
 def test_analyses_cached_by_older_rules_are_rechecked(tmp_path):

@@ -25,7 +25,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ..catalog.store import Store
@@ -88,6 +88,7 @@ __all__ = [
     "make_analyzer",
     "normalize_analysis",
     "split_identifier",
+    "waived",
 ]
 
 log = logging.getLogger("jit.analysis.analyze")
@@ -154,7 +155,10 @@ def effective_tool(
             declared = list(ov.skeleton)
     skeleton = frozenset(x for s in declared for x in (shards if s == "*" else [s]))
     excluded = ov is not None and ov.exclude
+    flags = waived(base.flags, available, tdef)
     if not layers:
+        if flags != base.flags:
+            base = replace(base, flags=flags, analyzer=f"{base.analyzer}+override")
         return EffectiveTool(base, skeleton, excluded)
     cats, caps, doms = base.categories, base.capabilities, base.domains
     affinity = dict(base.shard_affinity)
@@ -180,17 +184,27 @@ def effective_tool(
         condensed=base.condensed,
         use_cases=base.use_cases,
         analyzer=f"{base.analyzer}+override",
-        flags=base.flags,
+        flags=flags,
     )
     return EffectiveTool(analysis, skeleton, excluded)
 
 
-def hostile_flags(tool: StoredTool) -> tuple[str, ...]:
+def waived(flags: tuple[str, ...], available: AvailableTools, tool: ToolDef) -> tuple[str, ...]:
+    """``flags`` without those the tool's override vouches are false (``trust_flags``)."""
+    ov = available.override_for(tool.server, tool.name)
+    if ov is None or not ov.trust_flags:
+        return flags
+    return tuple(f for f in flags if f not in ov.trust_flags)
+
+
+def hostile_flags(tool: StoredTool, available: AvailableTools | None = None) -> tuple[str, ...]:
     """The hostile-text flags of a catalog tool: its analysis's, or for a tool not analysed yet
     (a sync interrupted before its analysis, or a tool ``jit serve`` just discovered) what
     :func:`~jit.analysis.hostile.detect_hostile` finds in its text now. A tool is never trusted
-    more for lacking an analysis than a flagged one is."""
-    return tool.analysis.flags if tool.analysis is not None else _detect(tool.tool)
+    more for lacking an analysis than a flagged one is. With ``available``, the flags its
+    override vouches are false are dropped (:func:`waived`)."""
+    flags = tool.analysis.flags if tool.analysis is not None else _detect(tool.tool)
+    return flags if available is None else waived(flags, available, tool.tool)
 
 
 def _detect(tool: ToolDef) -> tuple[str, ...]:

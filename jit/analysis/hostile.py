@@ -67,7 +67,16 @@ from ..models import ToolDef
 from ..text import HIDDEN_CHARS, remove_hidden, sentences
 from .hostile_i18n import NON_ENGLISH_RULES
 from .hostile_intent import INTENTS, intent_flags
-from .hostile_model import FLAG_CLASSIFIER, judged_hostile, model_version
+from .flags import (
+    FLAG_CLASSIFIER,
+    FLAG_HIDDEN_UNICODE,
+    FLAG_HOMOGLYPH,
+    FLAG_LLM_REPORTED,
+    FLAG_OVERSIZED,
+    HOSTILE_FLAGS,
+    INSTRUCTION_PREFIX,
+)
+from .hostile_model import judged_hostile, model_version
 from .hostile_rules import (
     ENGLISH_RULES,
     FLAG_ALWAYS_SELECT,
@@ -112,32 +121,6 @@ __all__ = [
     "skeleton",
     "strip_instructions",
 ]
-
-FLAG_LLM_REPORTED = "instruction:llm_reported"
-FLAG_HIDDEN_UNICODE = "hidden_unicode"
-FLAG_HOMOGLYPH = "homoglyph"
-FLAG_OVERSIZED = "oversized_description"
-
-#: Every flag that says "this text instructs the model" starts with this.
-INSTRUCTION_PREFIX = "instruction:"
-
-#: Every flag jit can set, in the order they are reported.
-HOSTILE_FLAGS: tuple[str, ...] = (
-    FLAG_IGNORE_PREVIOUS,
-    FLAG_ALWAYS_SELECT,
-    FLAG_ROLE_OVERRIDE,
-    FLAG_CONCEAL,
-    FLAG_EXFILTRATE,
-    FLAG_CROSS_TOOL,
-    FLAG_SHADOWING,
-    FLAG_EXFILTRATE_URL,
-    FLAG_MUST_CALL_FIRST,
-    FLAG_LLM_REPORTED,
-    FLAG_CLASSIFIER,
-    FLAG_HIDDEN_UNICODE,
-    FLAG_HOMOGLYPH,
-    FLAG_OVERSIZED,
-)
 
 #: Longer descriptions are flagged. On 18,105 real MCP tools (LiveMCPBench and the
 #: Smithery catalogue) the 99.9th percentile is ~3,500 characters.

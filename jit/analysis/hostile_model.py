@@ -45,7 +45,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 log = logging.getLogger(__name__)
 
-FLAG_CLASSIFIER = "instruction:classifier"
 
 #: The shipped model (written by ``python -m bench.train_injection_model``).
 MODEL_FILE = Path(__file__).with_name("injection_model.npz")

@@ -25,15 +25,17 @@ from dataclasses import dataclass
 
 __all__ = ["ENGLISH_RULES", "R", "TOKEN", "Rule"]
 
-FLAG_IGNORE_PREVIOUS = "instruction:ignore_previous"
-FLAG_ALWAYS_SELECT = "instruction:always_select"
-FLAG_ROLE_OVERRIDE = "instruction:role_override"
-FLAG_CONCEAL = "instruction:conceal"
-FLAG_EXFILTRATE = "instruction:exfiltrate"
-FLAG_CROSS_TOOL = "instruction:cross_tool"
-FLAG_SHADOWING = "instruction:shadowing"
-FLAG_EXFILTRATE_URL = "instruction:exfiltrate_url"
-FLAG_MUST_CALL_FIRST = "instruction:must_call_first"
+from .flags import (  # noqa: F401 - the rules' flags, imported from here by the other rule modules
+    FLAG_ALWAYS_SELECT,
+    FLAG_CONCEAL,
+    FLAG_CROSS_TOOL,
+    FLAG_EXFILTRATE,
+    FLAG_EXFILTRATE_URL,
+    FLAG_IGNORE_PREVIOUS,
+    FLAG_MUST_CALL_FIRST,
+    FLAG_ROLE_OVERRIDE,
+    FLAG_SHADOWING,
+)
 
 #: What the gates' words are matched against: the text's ASCII word tokens.
 TOKEN = re.compile(r"[a-z]+")

@@ -437,7 +437,8 @@ def _register(app: JitServer) -> None:
         state = _state(ctx)
         ranked = await state.rank(query, limit, shard)
         # A tool not analysed yet has its text checked now (~1 ms a tool): off the event loop.
-        flags = await state.blocking(lambda: [hostile_flags(st) for st, _score, _name in ranked])
+        available = state.config.available_tools
+        flags = await state.blocking(lambda: [hostile_flags(st, available) for st, _score, _name in ranked])
         hits = [
             {
                 "server": st.tool.server,
