@@ -14,6 +14,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import tempfile
 import zlib
 from collections.abc import Sequence
@@ -29,6 +30,11 @@ os.environ.pop("ANTHROPIC_API_KEY", None)
 #: ~/.cache/jit; the subprocesses tests start inherit it, so the model is exported once a session.
 os.environ["JIT_CACHE_DIR"] = tempfile.mkdtemp(prefix="jit-test-cache-")
 atexit.register(shutil.rmtree, os.environ["JIT_CACHE_DIR"], True)
+# A suite started under nohup ignores SIGHUP, and every process a test starts inherits that; jit
+# rightly leaves an ignored SIGHUP alone (jit/process.py), so its SIGHUP tests would wait for an
+# exit that cannot come. The processes tests start get the default action, as from a terminal.
+if hasattr(signal, "SIGHUP") and signal.getsignal(signal.SIGHUP) is signal.SIG_IGN:
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 from jit.catalog.embed import SentenceTransformerEmbedder  # noqa: E402
 from jit.catalog.store import Store  # noqa: E402
