@@ -114,11 +114,17 @@ def test_the_model_speaks_only_where_the_rules_are_silent():
     assert FLAG_CLASSIFIER in HOSTILE_FLAGS
 
 
-def test_a_batch_finds_what_one_by_one_finds():
-    """A sync's analysis scores the rules' silent tools in one batch (detect_hostile_many)."""
+def test_a_batch_finds_what_one_by_one_finds(monkeypatch):
+    """A sync's analysis scores the rules' silent tools in batches (detect_hostile_many), a catalog's
+    re-check in slices of SCORE_BATCH."""
+    import jit.analysis.hostile_model as hostile_model
+
     rows = [r for r in _rows("hostile.jsonl") if r["split"] in FIRST_SIGHT] + _rows("benign.jsonl")[:200]
     tools = [_tool(r) for r in rows]
-    assert detect_hostile_many(tools) == [detect_hostile(t) for t in tools]
+    one_by_one = [detect_hostile(t) for t in tools]
+    assert detect_hostile_many(tools) == one_by_one
+    monkeypatch.setattr(hostile_model, "SCORE_BATCH", 7)
+    assert detect_hostile_many(tools) == one_by_one
     assert detect_hostile_many([]) == []
 
 

@@ -158,15 +158,20 @@ def model_version() -> str:
         return "absent"
 
 
+#: Texts scored at once: a batch's n-gram matrix is ~20 KB a text, so a catalog's re-check
+#: (100,000 tools) is scored in slices rather than in one 2 GB matrix.
+SCORE_BATCH = 512
+
+
 def judged_hostile(tools: Sequence[ToolDef]) -> list[bool]:
     """Whether the shipped model scores each tool's text above its threshold."""
     model = shipped_model()
     if model is None:
         return [False] * len(tools)
-    texts = [model_text(t) for t in tools]
-    keep = [i for i, t in enumerate(texts) if len(t.strip()) >= MIN_MODEL_CHARS]
-    out = [False] * len(texts)
-    if keep:
-        for i, s in zip(keep, model.scores([texts[i] for i in keep])):
+    out = [False] * len(tools)
+    keep = [(i, text) for i, t in enumerate(tools) if len((text := model_text(t)).strip()) >= MIN_MODEL_CHARS]
+    for start in range(0, len(keep), SCORE_BATCH):
+        part = keep[start : start + SCORE_BATCH]
+        for (i, _), s in zip(part, model.scores([text for _, text in part])):
             out[i] = bool(s > model.threshold)
     return out
