@@ -30,11 +30,15 @@ os.environ.pop("ANTHROPIC_API_KEY", None)
 #: ~/.cache/jit; the subprocesses tests start inherit it, so the model is exported once a session.
 os.environ["JIT_CACHE_DIR"] = tempfile.mkdtemp(prefix="jit-test-cache-")
 atexit.register(shutil.rmtree, os.environ["JIT_CACHE_DIR"], True)
-# A suite started under nohup ignores SIGHUP, and every process a test starts inherits that; jit
-# rightly leaves an ignored SIGHUP alone (jit/process.py), so its SIGHUP tests would wait for an
-# exit that cannot come. The processes tests start get the default action, as from a terminal.
+# A suite started under nohup ignores SIGHUP, and one started in the background of a script ignores
+# SIGINT; every process a test starts inherits that, and jit rightly leaves an ignored stop signal
+# alone (jit/process.py; Python installs no KeyboardInterrupt for an ignored SIGINT), so the tests
+# of jit's SIGHUP and Ctrl-C handling would wait for an exit that cannot come. The processes tests
+# start get the default actions, as from a terminal.
 if hasattr(signal, "SIGHUP") and signal.getsignal(signal.SIGHUP) is signal.SIG_IGN:
     signal.signal(signal.SIGHUP, signal.SIG_DFL)
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 from jit.catalog.embed import SentenceTransformerEmbedder  # noqa: E402
 from jit.catalog.store import Store  # noqa: E402
