@@ -32,7 +32,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from .analysis.flags import HOSTILE_FLAGS
+from .flags import HOSTILE_FLAGS
 from .errors import ConfigError
 from .jsonfile import read_json
 from .models import HARNESS_SERVER, ServerStatus, ToolDef

@@ -67,7 +67,7 @@ from ..models import ToolDef
 from ..text import HIDDEN_CHARS, remove_hidden, sentences
 from .hostile_i18n import NON_ENGLISH_RULES
 from .hostile_intent import INTENTS, intent_flags
-from .flags import (
+from ..flags import (
     FLAG_CLASSIFIER,
     FLAG_HIDDEN_UNICODE,
     FLAG_HOMOGLYPH,

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 __all__ = ["ENGLISH_RULES", "R", "TOKEN", "Rule"]
 
-from .flags import (  # noqa: F401 - the rules' flags, imported from here by the other rule modules
+from ..flags import (  # noqa: F401 - the rules' flags, imported from here by the other rule modules
     FLAG_ALWAYS_SELECT,
     FLAG_CONCEAL,
     FLAG_CROSS_TOOL,
