@@ -3,15 +3,16 @@
     python -m bench.train_injection_model [--shared ../shared/data] [--write]
         [--leave-out blind16 blind15 ...] [--test more.jsonl ...] [--json out.json]
 
-Protocol (deterministic: same corpus, pools and options, same model byte for byte):
+Protocol (deterministic: same corpus, pools and options, the same arrays):
 
 * hostile: every row of ``tests/data/injection/hostile.jsonl`` but a left-out split and the
-  batches kept for first sight (:data:`FIRST_SIGHT`: written after the model, never trained on);
+  batches kept for first sight (:data:`FIRST_SIGHT`: written after the model, never trained on),
+  without the parameter descriptions the corpus reuses as filler (:func:`_without_filler`);
 * benign, real: every second deduplicated tool of the shared pools that is not in
   ``benign.jsonl`` (:func:`bench.injection_corpus.pool_rows`, even positions); the odd
-  positions and ``benign.jsonl`` are never trained on and measure false positives (the
-  shipped model too: trained on every pool tool, it set its threshold lower and flagged
-  19 of the 60 hard benign texts instead of 14; docs/reliability.md);
+  positions and ``benign.jsonl`` are never trained on and measure false positives, for the
+  shipped model too (trained on every pool tool instead, a model set its threshold lower and
+  flagged more of the hard benign texts: 19 of 60 against 14, measured before the length gate);
 * benign, written to look hostile: ``synthetic_benign.jsonl`` (usage guidance addressed to
   the model, call order, other tools named, secrets handled, URL templates, other
   languages), so the model learns what an attack asks for rather than how corpus text
@@ -19,12 +20,13 @@ Protocol (deterministic: same corpus, pools and options, same model byte for byt
 * features: :func:`jit.analysis.hostile_model.features` (hashed word 1–3-grams and
   character 3–5-grams, tf-idf with the training texts' idf); a class-weighted logistic
   regression (``--C``); the threshold is the ``1 - --fp`` quantile of out-of-fold (5
-  folds) scores of the real benign training tools.
+  folds) scores of the real benign training tools the model will be asked about (at least
+  ``MIN_MODEL_CHARS`` characters: shorter texts are the rules' alone).
 
 ``--leave-out S`` trains once more without split S and scores S: what the model catches
 of a batch written by someone else, at first sight, beside what the rules catch of it.
 ``--test FILE`` scores a JSONL of hostile rows the model never saw. ``--write`` saves the
-model trained on everything; without it nothing is written.
+model trained as above (no split left out); without it nothing is written.
 """
 
 from __future__ import annotations

@@ -32,8 +32,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from .flags import HOSTILE_FLAGS
 from .errors import ConfigError
+from .flags import HOSTILE_FLAGS
 from .jsonfile import read_json
 from .models import HARNESS_SERVER, ServerStatus, ToolDef
 from .paths import (

@@ -20,8 +20,8 @@ with ``allow_pickle=False``): no code is unpickled.
 
 Featurisation is shared with the training script (:func:`model_text`, :func:`features`),
 so training and use cannot drift apart. scikit-learn (already a dependency of
-sentence-transformers) hashes the n-grams; it is imported on the first text scored, never
-on the compile path.
+sentence-transformers) hashes the n-grams; it is imported on the first text scored: in a
+sync's analysis, and on the compile path only for a tool a sync left unanalysed.
 """
 
 from __future__ import annotations
@@ -30,10 +30,11 @@ import hashlib
 import json
 import logging
 import zipfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -110,6 +111,10 @@ def features(texts: Sequence[str], bits: int, idf_word: np.ndarray, idf_char: np
 
 @dataclass(frozen=True)
 class InjectionModel:
+    """The learned reader: idf of both n-gram kinds (``2**bits`` buckets each), the logistic
+    regression's weights over both side by side, its intercept, the decision threshold, and
+    ``info`` (how it was trained)."""
+
     bits: int
     idf_word: np.ndarray
     idf_char: np.ndarray

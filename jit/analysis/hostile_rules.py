@@ -23,8 +23,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["ENGLISH_RULES", "R", "TOKEN", "Rule"]
-
 from ..flags import (  # noqa: F401 - the rules' flags, imported from here by the other rule modules
     FLAG_ALWAYS_SELECT,
     FLAG_CONCEAL,
@@ -36,6 +34,8 @@ from ..flags import (  # noqa: F401 - the rules' flags, imported from here by th
     FLAG_ROLE_OVERRIDE,
     FLAG_SHADOWING,
 )
+
+__all__ = ["ENGLISH_RULES", "R", "TOKEN", "Rule"]
 
 #: What the gates' words are matched against: the text's ASCII word tokens.
 TOKEN = re.compile(r"[a-z]+")
