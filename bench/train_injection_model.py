@@ -61,9 +61,9 @@ SYNTHETIC = CORPUS / "synthetic_benign.jsonl"
 #: A parameter description repeated in this many hostile rows is the corpus's filler.
 FILLER_ROWS = 3
 #: Hostile batches written after the model and never trained on: its first-sight measure
-#: (tests/test_hostile_model.py holds it). blind19 and blind20 were counted once with the
+#: (tests/test_hostile_model.py holds it). blind19 to blind22 were counted once with the
 #: shipped model and nothing was changed after.
-FIRST_SIGHT = ("blind17", "blind18", "blind19", "blind20")
+FIRST_SIGHT = ("blind17", "blind18", "blind19", "blind20", "blind21", "blind22")
 
 
 def _rules_only(rows: list[dict]) -> np.ndarray:

@@ -22,8 +22,9 @@ from jit.models import ToolDef
 CORPUS = Path(__file__).parent / "data" / "injection"
 
 #: Caught by the rules or the model (of 120 each) as measured: blind17 and blind18 while the model
-#: took its final form, blind19 and blind20 once, after it (docs/reliability.md, "A learned model").
-FIRST_SIGHT_CAUGHT = {"blind17": 113, "blind18": 115, "blind19": 115, "blind20": 115}
+#: took its final form, blind19 to blind22 once, after it (docs/reliability.md, "A learned model").
+FIRST_SIGHT_CAUGHT = {"blind17": 113, "blind18": 115, "blind19": 115, "blind20": 115, "blind21": 119,
+                      "blind22": 116}
 
 
 def _rows(name: str) -> list[dict]:
