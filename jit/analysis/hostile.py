@@ -64,11 +64,20 @@ from functools import lru_cache
 from typing import Any
 
 from ..flags import (
+    FLAG_ALWAYS_SELECT,
     FLAG_CLASSIFIER,
+    FLAG_CONCEAL,
+    FLAG_CROSS_TOOL,
+    FLAG_EXFILTRATE,
+    FLAG_EXFILTRATE_URL,
     FLAG_HIDDEN_UNICODE,
     FLAG_HOMOGLYPH,
+    FLAG_IGNORE_PREVIOUS,
     FLAG_LLM_REPORTED,
+    FLAG_MUST_CALL_FIRST,
     FLAG_OVERSIZED,
+    FLAG_ROLE_OVERRIDE,
+    FLAG_SHADOWING,
     HOSTILE_FLAGS,
     INSTRUCTION_PREFIX,
 )
@@ -77,19 +86,7 @@ from ..text import HIDDEN_CHARS, remove_hidden, sentences
 from .hostile_i18n import NON_ENGLISH_RULES
 from .hostile_intent import INTENTS, intent_flags
 from .hostile_model import judged_hostile, model_version
-from .hostile_rules import (
-    ENGLISH_RULES,
-    FLAG_ALWAYS_SELECT,
-    FLAG_CONCEAL,
-    FLAG_CROSS_TOOL,
-    FLAG_EXFILTRATE,
-    FLAG_EXFILTRATE_URL,
-    FLAG_IGNORE_PREVIOUS,
-    FLAG_MUST_CALL_FIRST,
-    FLAG_ROLE_OVERRIDE,
-    FLAG_SHADOWING,
-    TOKEN,
-)
+from .hostile_rules import ENGLISH_RULES, TOKEN
 from .hostile_tools import TOOL_RULES
 
 #: Every phrase rule, English first.

@@ -9,7 +9,8 @@ Spanish, Turkish … in the shared pools) raise none of them.
 
 from __future__ import annotations
 
-from .hostile_rules import FLAG_ALWAYS_SELECT, FLAG_CONCEAL, FLAG_IGNORE_PREVIOUS, FLAG_ROLE_OVERRIDE, R, Rule
+from ..flags import FLAG_ALWAYS_SELECT, FLAG_CONCEAL, FLAG_IGNORE_PREVIOUS, FLAG_ROLE_OVERRIDE
+from .hostile_rules import R, Rule
 
 __all__ = ["NON_ENGLISH_RULES"]
 

@@ -31,6 +31,17 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ..flags import (
+    FLAG_ALWAYS_SELECT,
+    FLAG_CONCEAL,
+    FLAG_CROSS_TOOL,
+    FLAG_EXFILTRATE,
+    FLAG_EXFILTRATE_URL,
+    FLAG_IGNORE_PREVIOUS,
+    FLAG_MUST_CALL_FIRST,
+    FLAG_ROLE_OVERRIDE,
+    FLAG_SHADOWING,
+)
 from .hostile_cues import (
     ACTION,
     AGENT,
@@ -72,17 +83,6 @@ from .hostile_cues import (
     VIA,
     WORDS,
     trie,
-)
-from .hostile_rules import (
-    FLAG_ALWAYS_SELECT,
-    FLAG_CONCEAL,
-    FLAG_CROSS_TOOL,
-    FLAG_EXFILTRATE,
-    FLAG_EXFILTRATE_URL,
-    FLAG_IGNORE_PREVIOUS,
-    FLAG_MUST_CALL_FIRST,
-    FLAG_ROLE_OVERRIDE,
-    FLAG_SHADOWING,
 )
 
 __all__ = ["INTENTS", "Intent", "intent_flags"]

@@ -23,16 +23,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..flags import (  # noqa: F401 - the rules' flags, imported from here by the other rule modules
+from ..flags import (
     FLAG_ALWAYS_SELECT,
     FLAG_CONCEAL,
-    FLAG_CROSS_TOOL,
     FLAG_EXFILTRATE,
-    FLAG_EXFILTRATE_URL,
     FLAG_IGNORE_PREVIOUS,
     FLAG_MUST_CALL_FIRST,
     FLAG_ROLE_OVERRIDE,
-    FLAG_SHADOWING,
 )
 
 __all__ = ["ENGLISH_RULES", "R", "TOKEN", "Rule"]

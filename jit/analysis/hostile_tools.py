@@ -12,6 +12,7 @@ Shared pieces and the rule type come from :mod:`jit.analysis.hostile_rules`.
 
 from __future__ import annotations
 
+from ..flags import FLAG_CROSS_TOOL, FLAG_EXFILTRATE_URL, FLAG_MUST_CALL_FIRST, FLAG_SHADOWING
 from .hostile_rules import (
     _CALL,
     _CONVO,
@@ -26,10 +27,6 @@ from .hostile_rules import (
     _SCOPE,
     _SIDE_EFFECT,
     _TOOL,
-    FLAG_CROSS_TOOL,
-    FLAG_EXFILTRATE_URL,
-    FLAG_MUST_CALL_FIRST,
-    FLAG_SHADOWING,
     R,
     Rule,
 )
