@@ -93,10 +93,10 @@ def _without_filler(rows: list[dict]) -> list[dict]:
 
 
 def _idf(raw) -> np.ndarray:
-    """Smoothed idf as scikit-learn computes it: ln((1 + n) / (1 + df)) + 1."""
-    n = raw.shape[0]
-    df = np.bincount(raw.indices, minlength=raw.shape[1])
-    return (np.log((1 + n) / (1 + df)) + 1).astype(np.float32)
+    """The smoothed idf of the training texts' n-gram counts (scikit-learn's)."""
+    from sklearn.feature_extraction.text import TfidfTransformer
+
+    return TfidfTransformer(sublinear_tf=True).fit(raw).idf_.astype(np.float32)
 
 
 def train(hostile: list[str], benign_real: list[str], benign_synthetic: list[str], *,

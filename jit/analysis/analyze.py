@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ..catalog.store import Store
-from ..config import AvailableTools, Config
+from ..config import AvailableTools, Config, ToolOverride
 from ..errors import AnalysisError, ConfigError
 from ..models import HARNESS_SERVER, StoredTool, ToolAnalysis, ToolDef
 from ..progress import ProgressCallback, Step
@@ -155,7 +155,7 @@ def effective_tool(
             declared = list(ov.skeleton)
     skeleton = frozenset(x for s in declared for x in (shards if s == "*" else [s]))
     excluded = ov is not None and ov.exclude
-    flags = waived(base.flags, available, tdef)
+    flags = waived(base.flags, ov)
     if not layers:
         if flags != base.flags:
             base = replace(base, flags=flags, analyzer=f"{base.analyzer}+override")
@@ -189,12 +189,11 @@ def effective_tool(
     return EffectiveTool(analysis, skeleton, excluded)
 
 
-def waived(flags: tuple[str, ...], available: AvailableTools, tool: ToolDef) -> tuple[str, ...]:
+def waived(flags: tuple[str, ...], override: ToolOverride | None) -> tuple[str, ...]:
     """``flags`` without those the tool's override vouches are false (``trust_flags``)."""
-    ov = available.override_for(tool.server, tool.name)
-    if ov is None or not ov.trust_flags:
+    if override is None or not override.trust_flags:
         return flags
-    return tuple(f for f in flags if f not in ov.trust_flags)
+    return tuple(f for f in flags if f not in override.trust_flags)
 
 
 def hostile_flags(tool: StoredTool, available: AvailableTools | None = None) -> tuple[str, ...]:
@@ -204,7 +203,7 @@ def hostile_flags(tool: StoredTool, available: AvailableTools | None = None) -> 
     more for lacking an analysis than a flagged one is. With ``available``, the flags its
     override vouches are false are dropped (:func:`waived`)."""
     flags = tool.analysis.flags if tool.analysis is not None else _detect(tool.tool)
-    return flags if available is None else waived(flags, available, tool.tool)
+    return flags if available is None else waived(flags, available.override_for(tool.tool.server, tool.tool.name))
 
 
 def _detect(tool: ToolDef) -> tuple[str, ...]:

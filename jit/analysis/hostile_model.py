@@ -90,15 +90,13 @@ def counts(texts: Sequence[str], bits: int) -> tuple[scipy.sparse.csr_matrix, sc
 
 
 def weigh(raw: scipy.sparse.csr_matrix, idf: np.ndarray) -> scipy.sparse.csr_matrix:
-    """tf-idf as scikit-learn's ``TfidfTransformer(sublinear_tf=True)`` computes it: 1 + ln(tf),
-    times idf, each row scaled to unit length (tests/test_hostile_model.py checks the match)."""
-    from sklearn.preprocessing import normalize
+    """tf-idf by scikit-learn's ``TfidfTransformer(sublinear_tf=True)`` with the model's idf: 1 + ln(tf),
+    times idf, each row scaled to unit length."""
+    from sklearn.feature_extraction.text import TfidfTransformer
 
-    out = raw.astype(np.float32, copy=True)
-    np.log(out.data, out=out.data)
-    out.data += 1
-    out = out.multiply(idf.astype(np.float32)).tocsr()
-    return normalize(out, norm="l2", copy=False)
+    transformer = TfidfTransformer(sublinear_tf=True)
+    transformer.idf_ = idf
+    return transformer.transform(raw)
 
 
 def features(texts: Sequence[str], bits: int, idf_word: np.ndarray, idf_char: np.ndarray) -> scipy.sparse.csr_matrix:
