@@ -228,6 +228,35 @@ def test_fit_budget_is_the_same_with_a_kept_memo_and_without():
         assert results[0][0] == measure(render_tools(tools, "anthropic"), "anthropic", EstimateCounter())
 
 
+def _tied(tier: Tier) -> list[ScoredTool]:
+    """Two tools with one final score: the alphabet puts "alpha" first, the task's ranking "zeta"."""
+    alpha, zeta = scored("b", "alpha", tier, 80), scored("a", "zeta", tier, 80)
+    alpha.rank, zeta.rank = 2, 1
+    return [alpha, zeta]
+
+
+def test_a_tie_of_final_scores_goes_to_the_better_ranked_tool_not_the_first_name():
+    """Final scores are whole numbers and tie at the top: the task's ranking breaks the tie for
+    the budget's last tokens, the Full tier's last place and the rendering's order."""
+    from jit.selection.compiler import Compiler
+
+    # Six tools of one final score, ranked against the alphabet; room for about three lines.
+    tools = [scored("s", name, Tier.CONDENSED, 80) for name in ("alpha", "bravo", "charlie", "delta", "echo", "golf")]
+    for rank, s in enumerate(reversed(tools), 1):
+        s.rank = rank
+    budget = measure(render_tools(tools[3:], "anthropic"), "anthropic", EstimateCounter())
+    fit_budget(tools, budget, "anthropic", EstimateCounter())
+    kept = [s.rank for s in tools if s.tier is Tier.CONDENSED]
+    assert kept and max(kept) < min(s.rank for s in tools if s.tier is not Tier.CONDENSED)
+
+    tools, warnings = _tied(Tier.FULL), []
+    Compiler._cap_full(tools, 1, 10_000, Estimates("anthropic"), warnings)
+    assert [s.tier for s in tools] == [Tier.CONDENSED, Tier.FULL] and warnings == []
+
+    rendered = render_tools(_tied(Tier.FULL), "anthropic")
+    assert [t["name"] for t in rendered] == ["a__zeta", "b__alpha"]
+
+
 def test_a_top_level_combinator_is_dropped_for_anthropic_and_noted_but_kept_for_openai():
     """Anthropic refuses a whole request when one input_schema has oneOf/anyOf/allOf at its top level."""
     schema = {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}},

@@ -26,7 +26,7 @@ from ..analysis.offline_analyzer import condense
 from ..errors import SelectionError
 from ..models import HARNESS_SERVER, ServerStatus
 from ..schemas import api_schema
-from .tiers import ScoredTool, Tier
+from .tiers import ScoredTool, Tier, merit
 from .tokens import EstimateCounter, TokenCounter, compact_json
 
 __all__ = [
@@ -96,10 +96,10 @@ def with_hash(name: str, server: str, tool: str) -> str:
 
 
 def order_key(st: ScoredTool) -> tuple:
-    """Skeleton first (by name), then tier, then final score (high first), then name."""
+    """Skeleton first (by name), then tier, then best first (:func:`~jit.selection.tiers.merit`)."""
     if st.skeleton:
-        return (0, 0, 0, st.name)
-    return (1, st.tier.rank, -st.final, st.name)
+        return (0, 0, 0, 0, st.name)
+    return (1, st.tier.rank, *merit(st))
 
 
 #: C0 (but tab and newline), DEL and C1 controls: they carry nothing a model can use, and a
@@ -503,7 +503,7 @@ def fit_budget(
     skeleton = [s for s in tools if s.skeleton and s.tier is not Tier.EXCLUDED]
     # Most relevant first; the tools of the task's steps before them (Full by the policy's word).
     flesh = sorted((s for s in tools if not s.skeleton and s.tier is not Tier.EXCLUDED),
-                   key=lambda s: (not s.step, -s.final, s.name))
+                   key=lambda s: (not s.step, *merit(s)))
     base = est.measure(skeleton, counter, shard=shard) if skeleton else 0
     for s in skeleton:
         s.tokens = cost(s, s.tier)
@@ -545,7 +545,7 @@ def fit_budget(
         rounds += 1
         over = used - budget
         freed = 0
-        for s in sorted((s for s in flesh if s.tier is not Tier.EXCLUDED), key=lambda s: (bool(s.step), s.final, s.name)):
+        for s in sorted((s for s in flesh if s.tier is not Tier.EXCLUDED), key=_least_first):
             before = s.tokens
             _demote(s, s.tier.demoted(), "token budget (measured)")
             s.tokens = cost(s, s.tier)
@@ -559,6 +559,13 @@ def fit_budget(
     if used > budget:
         warnings.append(f"the rendering takes {used} tokens, over the budget of {budget}")
     return used, warnings
+
+
+def _least_first(st: ScoredTool) -> tuple:
+    """The order the budget takes tokens back in: a task step's tool last, then the reverse of
+    :func:`~jit.selection.tiers.merit` (worst first)."""
+    final, rank, name = merit(st)
+    return (bool(st.step), -final, -rank, name)
 
 
 def _meta_overhead(fmt: str, estimate: TokenCounter) -> int:

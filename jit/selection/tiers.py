@@ -14,7 +14,7 @@ from typing import Any
 
 from ..models import StoredTool
 
-__all__ = ["ScoredTool", "Tier"]
+__all__ = ["ScoredTool", "Tier", "merit"]
 
 
 class Tier(str, enum.Enum):
@@ -166,3 +166,16 @@ class ScoredTool:
     def __repr__(self) -> str:
         return (f"ScoredTool(name={self.name!r}, tier={self.tier.value}, skeleton={self.skeleton}, logic={self.logic},"
                 f" vector={self.vector}, final={self.final}, rank={self.rank}, tokens={self.tokens})")
+
+
+#: The rank of a candidate outside the task's ranking (``rank`` 0): after every ranked one.
+_UNRANKED = 1 << 30
+
+
+def merit(st: ScoredTool) -> tuple[int, int, str]:
+    """Best first: the final score, then the task's retrieval ranking, then the name.
+
+    Final scores are whole numbers and tie often at the top (logic saturates at 100), so the
+    order among equals decides who takes the Full tier's last places and the budget's last
+    tokens. The ranking (the task's match) decides it, not the alphabet."""
+    return (-st.final, st.rank or _UNRANKED, st.name)
