@@ -9,6 +9,7 @@ import pytest
 
 from jit.errors import SelectionError
 from jit.models import ServerStatus, StoredTool, ToolAnalysis, ToolDef
+from jit.selection.compiler import Compiler
 from jit.selection.render import META_TOOL, Estimates, fit_budget, measure, namespaced, render_tools, summary_line
 from jit.selection.tokens import EstimateCounter
 from jit.selection.toolset import ScoredTool, Tier
@@ -238,8 +239,6 @@ def _tied(tier: Tier) -> list[ScoredTool]:
 def test_a_tie_of_final_scores_goes_to_the_better_ranked_tool_not_the_first_name():
     """Final scores are whole numbers and tie at the top: the task's ranking breaks the tie for
     the budget's last tokens, the Full tier's last place and the rendering's order."""
-    from jit.selection.compiler import Compiler
-
     # Six tools of one final score, ranked against the alphabet; room for about three lines.
     tools = [scored("s", name, Tier.CONDENSED, 80) for name in ("alpha", "bravo", "charlie", "delta", "echo", "golf")]
     for rank, s in enumerate(reversed(tools), 1):

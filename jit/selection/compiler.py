@@ -49,9 +49,9 @@ from .logic import Fact, RuleSet
 from .records import CandidateReader, StaleSnapshot
 from .render import Estimates, fit_budget, order_key, summary_line
 from .retrieve import RetrievalIndex, split_task
+from .tiers import merit
 from .tokens import EstimateCounter, TokenCounter, default_counter
 from .toolset import ScoredTool, TaskContext, Tier, ToolSet
-from .tiers import merit
 
 __all__ = ["Compiler"]
 
