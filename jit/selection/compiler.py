@@ -49,7 +49,7 @@ from .logic import Fact, RuleSet
 from .records import CandidateReader, StaleSnapshot
 from .render import Estimates, fit_budget, order_key, summary_line
 from .retrieve import RetrievalIndex, split_task
-from .tiers import merit
+from .tiers import best_first
 from .tokens import EstimateCounter, TokenCounter, default_counter
 from .toolset import ScoredTool, TaskContext, Tier, ToolSet
 
@@ -487,7 +487,7 @@ class Compiler:
             ))
         self.judgement.step_tools(out, facts, labels["capability"], tier_cap, file_tools)
         # The budget measures the skeleton, then the rest best first: definitions are read in that order.
-        reader.order(sorted(out, key=lambda s: (not s.skeleton, not s.step, *merit(s))))
+        reader.order(sorted(out, key=lambda s: (not s.skeleton, *best_first(s))))
         task_facts: dict[str, list[str]] = {}
         for f in facts:
             task_facts.setdefault(f[0].removeprefix("task_"), []).append(str(f[1]))
@@ -573,8 +573,7 @@ class Compiler:
             warnings.append(f"{len(skeleton)} skeleton tools are Full, more than max_full_tools={max_tools}")
         places = max(0, max_tools - len(skeleton))
         spent = sum(estimates.cost(s, Tier.FULL) for s in skeleton)
-        for s in sorted((s for s in tools if not s.skeleton and s.tier is Tier.FULL),
-                        key=lambda s: (not s.step, *merit(s))):
+        for s in sorted((s for s in tools if not s.skeleton and s.tier is Tier.FULL), key=best_first):
             if places == 0:
                 s.reasons.append(f"demoted full -> condensed: max_full_tools={max_tools}")
                 s.tier = Tier.CONDENSED

@@ -26,7 +26,7 @@ from ..analysis.offline_analyzer import condense
 from ..errors import SelectionError
 from ..models import HARNESS_SERVER, ServerStatus
 from ..schemas import api_schema
-from .tiers import ScoredTool, Tier, merit
+from .tiers import ScoredTool, Tier, best_first, merit
 from .tokens import EstimateCounter, TokenCounter, compact_json
 
 __all__ = [
@@ -502,8 +502,7 @@ def fit_budget(
     warnings: list[str] = []
     skeleton = [s for s in tools if s.skeleton and s.tier is not Tier.EXCLUDED]
     # Most relevant first; the tools of the task's steps before them (Full by the policy's word).
-    flesh = sorted((s for s in tools if not s.skeleton and s.tier is not Tier.EXCLUDED),
-                   key=lambda s: (not s.step, *merit(s)))
+    flesh = sorted((s for s in tools if not s.skeleton and s.tier is not Tier.EXCLUDED), key=best_first)
     base = est.measure(skeleton, counter, shard=shard) if skeleton else 0
     for s in skeleton:
         s.tokens = cost(s, s.tier)
@@ -545,7 +544,7 @@ def fit_budget(
         rounds += 1
         over = used - budget
         freed = 0
-        for s in sorted((s for s in flesh if s.tier is not Tier.EXCLUDED), key=_least_first):
+        for s in sorted((s for s in flesh if s.tier is not Tier.EXCLUDED), key=best_first, reverse=True):
             before = s.tokens
             _demote(s, s.tier.demoted(), "token budget (measured)")
             s.tokens = cost(s, s.tier)
@@ -559,13 +558,6 @@ def fit_budget(
     if used > budget:
         warnings.append(f"the rendering takes {used} tokens, over the budget of {budget}")
     return used, warnings
-
-
-def _least_first(st: ScoredTool) -> tuple:
-    """The order the budget takes tokens back in: a task step's tool last, then the reverse of
-    :func:`~jit.selection.tiers.merit` (worst first)."""
-    final, rank, name = merit(st)
-    return (bool(st.step), -final, -rank, name)
 
 
 def _meta_overhead(fmt: str, estimate: TokenCounter) -> int:

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..models import StoredTool
 
-__all__ = ["ScoredTool", "Tier", "merit"]
+__all__ = ["ScoredTool", "Tier", "best_first", "merit"]
 
 
 class Tier(str, enum.Enum):
@@ -179,3 +179,10 @@ def merit(st: ScoredTool) -> tuple[int, int, str]:
     order among equals decides who takes the Full tier's last places and the budget's last
     tokens. The ranking (the task's match) decides it, not the alphabet."""
     return (-st.final, st.rank or _UNRANKED, st.name)
+
+
+def best_first(st: ScoredTool) -> tuple[bool, int, int, str]:
+    """The order the Full tier's places and the budget's tokens are given in: the tool of a task
+    step first (Full by the policy's word), then :func:`merit`. Reversed, the order they are
+    taken back in."""
+    return (not st.step, *merit(st))
