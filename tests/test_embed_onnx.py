@@ -19,7 +19,7 @@ import pytest
 
 from jit.catalog import onnx_runtime
 from jit.catalog.embed import OnnxEmbedder, SentenceTransformerEmbedder, default_model_path, embedder_from_config
-from jit.catalog.onnx_runtime import MIN_COSINE, UnsupportedModel, read_layout
+from jit.catalog.onnx_runtime import FUSED, MIN_COSINE, UnsupportedModel, read_layout
 from jit.catalog.store import Store
 from jit.config import AvailableTools, Config, EmbeddingConfig, HarnessTool, load_config
 from jit.errors import ConfigError, EmbeddingError
@@ -66,9 +66,65 @@ def test_onnx_vectors_are_torch_vectors(onnx_embedder, embedder):
 
 
 def _meta_files(cache: Path) -> list[Path]:
-    """The fp32 exports' metadata (an int8 model quantized by another test has a ``scheme``)."""
+    """The metadata of the fp32 graph the embedder runs, the fused one (the plain export an int8
+    model is quantized from, made by another test, has no ``variant``; an int8 model has a ``scheme``)."""
     return sorted(p for p in (cache / "onnx").glob("*.json")
-                  if not p.name.endswith(".tokenizer.json") and "scheme" not in json.loads(p.read_text()))
+                  if not p.name.endswith(".tokenizer.json") and json.loads(p.read_text()).get("variant") == FUSED)
+
+
+@pytest.mark.slow
+def test_the_embedder_runs_the_fused_graph(onnx_embedder):
+    """onnxruntime's transformer optimizer rewrote each layer's attention into one operator (with
+    the projections of q, k and v in one product), and the norms and GELUs: MiniLM-L6's 669
+    operators become 46. The vectors are torch's (test_onnx_vectors_are_torch_vectors)."""
+    import onnx
+
+    (meta,) = _meta_files(onnx_runtime.cache_root())
+    info = json.loads(meta.read_text())
+    assert info["fused_operators"]["Attention"] == 6 and info["probe_min_cosine"] >= MIN_COSINE
+    graph = onnx.load(str(meta.parent / info["onnx_file"]), load_external_data=False).graph
+    ops = [n.op_type for n in graph.node]
+    assert ops.count("Attention") == 6 and "Softmax" not in ops and len(ops) < 100
+
+
+def test_an_optimizer_that_fails_leaves_the_graph_as_traced(tmp_path, monkeypatch, caplog):
+    """The fusion is an optimisation: when onnxruntime's optimizer fails, the traced graph is kept
+    (and verified like any export), and the failure is logged."""
+    import onnxruntime.transformers.optimizer as optimizer
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("no pattern for this graph")
+
+    monkeypatch.setattr(optimizer, "optimize_model", broken)
+    graph = tmp_path / "model.onnx"
+    graph.write_bytes(b"as traced")
+    config = type("Config", (), {"model_type": "bert", "num_attention_heads": 12, "hidden_size": 384})()
+    with caplog.at_level(logging.WARNING, logger="jit.catalog.onnx_runtime"):
+        assert onnx_runtime._fuse(graph, config) == {}
+    assert graph.read_bytes() == b"as traced" and "no pattern for this graph" in caplog.text
+
+
+@pytest.mark.slow
+def test_no_fused_graph_falls_back_to_the_plain_export(onnx_embedder, embedder, tmp_path, monkeypatch, caplog):
+    """A fused graph that cannot be made to match is logged, and the plain export serves: same vectors."""
+    shutil.copytree(onnx_runtime.cache_root(), tmp_path / "cache")
+    monkeypatch.setenv("JIT_CACHE_DIR", str(tmp_path / "cache"))
+    for meta in _meta_files(tmp_path / "cache"):
+        meta.unlink()
+    export = onnx_runtime._export
+
+    def no_fusion(*args, fused=False, **kwargs):
+        if fused:
+            raise UnsupportedModel("the fused graph does not match sentence-transformers")
+        return export(*args, **kwargs)
+
+    monkeypatch.setattr(onnx_runtime, "_export", no_fusion)
+    with caplog.at_level(logging.WARNING, logger="jit.catalog.onnx_runtime"):
+        plain = OnnxEmbedder(fallback=False)
+        vecs = plain.embed(TEXTS)
+    assert plain.runtime == "onnx" and "no fused graph" in caplog.text and "does not match" in caplog.text
+    assert cosines(vecs, embedder.embed(TEXTS)).min() >= MIN_COSINE
+    assert not _meta_files(tmp_path / "cache")
 
 
 @pytest.mark.slow

@@ -29,7 +29,7 @@ from ..errors import EmbeddingError
 from ..progress import ProgressCallback, Step
 from .onnx_int8 import SCHEME as INT8_SCHEME
 from .onnx_int8 import ensure_int8
-from .onnx_runtime import OnnxModel, ensure_export, fingerprint, meta_path_of, read_layout
+from .onnx_runtime import FUSED, OnnxModel, ensure_export, fingerprint, meta_path_of, read_layout
 from .store import Store
 
 __all__ = [
@@ -173,7 +173,8 @@ class OnnxEmbedder:
     ``model_name``: switching runtimes re-embeds nothing), without importing torch:
     a new process loads the model in well under a second, where torch takes
     seconds. The first load on a machine exports the model (torch, once) into
-    the cache. Texts are embedded in batches of similar token length.
+    the cache. Texts are embedded in batches of similar token length, by the fused graph
+    (:data:`~jit.catalog.onnx_runtime.FUSED`).
 
     With ``precision="int8"`` the export is quantized (:mod:`jit.catalog.onnx_int8`):
     other vectors, so another ``model_name`` (``<model>+<scheme>``), and a catalog
@@ -227,7 +228,7 @@ class OnnxEmbedder:
         path = _model_path(self._name, self._path)
         try:
             layout = read_layout(path)
-            meta = meta_path_of(layout, fingerprint(layout), INT8_SCHEME if self.precision == "int8" else "")
+            meta = meta_path_of(layout, fingerprint(layout), INT8_SCHEME if self.precision == "int8" else FUSED)
         except Exception:  # noqa: BLE001 - a model ONNX cannot run: the load says so, not this question
             return True
         return meta.is_file()
@@ -249,7 +250,7 @@ class OnnxEmbedder:
                     if self.precision == "int8":
                         self._onnx = ensure_int8(layout, threads=self.threads)
                     else:
-                        self._onnx = ensure_export(layout, threads=self.threads)
+                        self._onnx = ensure_export(layout, threads=self.threads, fused=True)
                 except Exception as exc:  # noqa: BLE001 - any failure here has the same remedy
                     if not self.fallback:
                         if isinstance(exc, EmbeddingError):

@@ -30,8 +30,6 @@ import json
 import logging
 import os
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +48,7 @@ from .onnx_runtime import (
     load_cached,
     meta_path_of,
     probe_cosine,
+    quiet_onnxruntime,
     require_runtime,
 )
 
@@ -101,7 +100,7 @@ def _quantize(layout: ModelLayout, fp: str, meta_path: Path, *, threads: int | N
     log.info("embedding: quantizing the ONNX export of %s to int8 (once per model)", layout.path)
     with tempfile.TemporaryDirectory(dir=directory, prefix=".int8-") as tmp:
         staged = Export({}, Path(tmp) / "model.onnx", directory / source.meta["tokenizer_file"])
-        with _quiet_quantizer():
+        with quiet_onnxruntime():
             quantize_dynamic(directory / source.meta["onnx_file"], staged.onnx, weight_type=QuantType.QInt8,
                              **_QUANTIZE)
         digest = hashlib.sha256(staged.onnx.read_bytes()).hexdigest()[:16]
@@ -126,29 +125,6 @@ def _quantize(layout: ModelLayout, fp: str, meta_path: Path, *, threads: int | N
     write_atomic(meta_path, lambda f: f.write(json.dumps(staged.meta, indent=1).encode("utf-8")))
     log.info("embedding: int8 model of %s verified (min cosine %.4f to fp32)", layout.path, cosine)
     return model
-
-
-@contextmanager
-def _quiet_quantizer() -> Iterator[None]:
-    """Keep onnxruntime's quantizer out of the process's logs while it runs.
-
-    It logs a line per tensor through the root logger (``logging.info``), and the
-    first such call installs a stderr handler on a process that has none: a
-    ``jit sync`` would print its notes, and later every library's warnings.
-    """
-    root = logging.getLogger()
-    guard = logging.NullHandler()  # root has a handler, so logging.info() installs none
-
-    def not_the_quantizer(record: logging.LogRecord) -> bool:
-        return "onnxruntime" not in record.pathname
-
-    root.addHandler(guard)
-    root.addFilter(not_the_quantizer)
-    try:
-        yield
-    finally:
-        root.removeFilter(not_the_quantizer)
-        root.removeHandler(guard)
 
 
 def _ort_version() -> str:
