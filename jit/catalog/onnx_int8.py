@@ -2,7 +2,7 @@
 
 Dynamic quantization (``onnxruntime.quantization.quantize_dynamic``) stores the
 weights of every weight MatMul as int8, one scale per output channel, and quantizes
-their inputs to uint8 at run time. On two AVX2 cores that roughly halves a query's
+their inputs to uint8 at run time. On the two-core benchmark VMs that roughly halves a query's
 time. The vectors are not the fp32 model's: on real tool texts their cosine to
 fp32 is 0.98–0.999 (mean 0.993), so an int8 model is a model of its own
 (:data:`SCHEME` is part of the embedder's ``model_name``). A catalog embedded in
