@@ -544,7 +544,8 @@ def fit_budget(
         rounds += 1
         over = used - budget
         freed = 0
-        for s in sorted((s for s in flesh if s.tier is not Tier.EXCLUDED), key=best_first, reverse=True):
+        # Worst first: ``flesh`` is already best first (a demotion changes no part of the key).
+        for s in (s for s in reversed(flesh) if s.tier is not Tier.EXCLUDED):
             before = s.tokens
             _demote(s, s.tier.demoted(), "token budget (measured)")
             s.tokens = cost(s, s.tier)
