@@ -12,12 +12,16 @@ from dataclasses import replace
 import pytest
 from compiler_fixtures import CATALOG, build_store, write_config
 
+from jit.analysis.analyze import effective_tool
 from jit.catalog.store import Store
 from jit.models import ToolDef
 from jit.selection.catalog_view import CatalogView
+from jit.selection import compiler as compiler_module
+from jit.selection import records
 from jit.selection.compiler import Compiler
+from jit.selection.render import fit_budget, tool_summary
 from jit.selection.tokens import EstimateCounter
-from jit.selection.toolset import TaskContext
+from jit.selection.toolset import TaskContext, Tier
 from jit.selection.viewfile import ViewFiles
 
 TASK = "Fix the failing unit test in parser.py, then open a GitHub issue describing the bug"
@@ -58,6 +62,56 @@ def test_a_new_compiler_loads_the_view_and_selects_the_same(tmp_path, embedder, 
         assert loaded == built
         # Only the candidates' definitions were read, never the whole catalog.
         assert read and None not in read
+    finally:
+        store.close()
+
+
+def test_the_view_file_keeps_every_condensed_line_so_the_budget_reads_no_definition_for_one(
+        tmp_path, embedder, monkeypatch):
+    """The build derives each tool's Condensed line while it has the definition; the file keeps it,
+    and a new compiler's budget measures a line without reading the definition behind it."""
+    config = write_config(tmp_path)
+    store = build_store(tmp_path / "own.db", config, embedder)
+    try:
+        with Compiler(store, config, embedder, token_counter=EstimateCounter()) as compiler:
+            compiler.prepare()
+        (path,) = view_files(store)
+        saved = ViewFiles(store.path).load(path.stem)
+        tools = store.tools()
+        assert saved is not None and set(saved.summaries) == {st.id for st in tools}
+        for st in tools:
+            analysis = effective_tool(st, config.available_tools, shards=config.shards).analysis
+            assert saved.summaries[st.id] == tool_summary(st, analysis)
+
+        monkeypatch.setattr(records, "READ_BATCH", 1)  # no read-ahead: each read is one the compile needed
+        fitting: list[bool] = []
+        read_fitting: list[int] = []
+        tool_records = store.tool_records
+
+        def counted(ids=None):
+            if fitting:
+                read_fitting.extend(ids)
+            return tool_records(ids)
+
+        def fit(*args, **kwargs):
+            fitting.append(True)
+            try:
+                return fit_budget(*args, **kwargs)
+            finally:
+                fitting.clear()
+
+        monkeypatch.setattr(store, "tool_records", counted)
+        monkeypatch.setattr(compiler_module, "fit_budget", fit)
+        with monkeypatch.context() as m:
+            no_build(m)
+            with Compiler(store, config, embedder, token_counter=EstimateCounter()) as compiler:
+                ts = compiler.compile(TaskContext(shard="coder", task=TASK, budget=100_000))
+        lines = [s for s in ts.tools if s.tier is Tier.CONDENSED]
+        assert lines and all(s.summary == saved.summaries[s.id] for s in lines)
+        # The budget measured those lines without reading a definition (it reads one to measure a
+        # tool Full; the Full tier's caps had measured those before).
+        by_id = {s.id: s for s in ts.tools}
+        assert all(by_id[i].wanted is Tier.FULL for i in read_fitting)
     finally:
         store.close()
 

@@ -72,7 +72,7 @@ from .classes import (
 from .indexcache import IndexCache, index_key
 from .logic import Fact, LogicEngine, RuleSet
 from .records import CACHE_SIZE, EffectiveAnalyses, ToolRecords
-from .render import rendered_names
+from .render import rendered_names, tool_summary
 from .retrieve import RetrievalIndex
 from .toolset import Tier
 from .viewfile import SavedView, ViewFiles, view_key
@@ -299,7 +299,8 @@ class CatalogView:
             index_key=saved.index_key, analyses=EffectiveAnalyses(records, self._effective), labels=saved.labels,
             names=saved.names, class_of=class_of, globals=world, blocked=derived.blocked, offline=derived.offline,
             tier_cap=derived.tier_cap, usage_points=derived.usage_points, penalty_points=derived.penalty_points,
-            memo=SnapshotMemo(shards={**saved.shards, **derived.shards}, class_arrays=arrays),
+            memo=SnapshotMemo(shards={**saved.shards, **derived.shards}, summaries=saved.summaries,
+                              class_arrays=arrays),
             unanalyzed=_unanalyzed(saved.states),
         )
 
@@ -315,7 +316,7 @@ class CatalogView:
             version=snap.version, usage_version=snap.usage_version, index_key=snap.index_key, states=snap.states,
             heads=snap.heads, names=snap.names, projections=[self.classes.projection[c] for c in used.tolist()],
             ids=ids, classes=classes.reshape(cids.shape), global_facts=snap.globals.facts, labels=snap.labels,
-            shards=dict(snap.memo.shards)))
+            shards=dict(snap.memo.shards), summaries=snap.memo.summaries))
 
     def _build(self, prev: CatalogSnapshot | None, version: int, usage_version: int) -> CatalogSnapshot:
         """The snapshot of a catalog version: every tool's state read, the changed ones reloaded."""
@@ -372,6 +373,9 @@ class CatalogView:
             memo.explain_facts = {i: v for i, v in prev.memo.explain_facts.items() if i not in stale}
             if names is prev.names:  # a tool's rendered size depends on its name
                 memo.costs = {k: v for k, v in prev.memo.costs.items() if k[0] not in stale}
+        # The changed tools' Condensed lines, while their definitions are at hand: the token budget
+        # measures a candidate's line without reading its definition, and the view file keeps them.
+        memo.summaries.update((i, tool_summary(tool_of(i), a)) for i, a in computed.items())
         return CatalogSnapshot(
             version=version, usage_version=usage_version, states=states, by_id=records, heads=heads, rows=rows,
             row_of={i: r for r, i in enumerate(rows)}, index=index, index_key=key, analyses=analyses,

@@ -47,7 +47,7 @@ from .explain import RuleCitations, explained_facts
 from .judgement import CODE_EDIT, COMPILER_FACTS, FILE_TARGET, IMPLIED, Judgement
 from .logic import Fact, RuleSet
 from .records import CandidateReader, StaleSnapshot
-from .render import Estimates, fit_budget, order_key, summary_line
+from .render import Estimates, fit_budget, order_key, tool_summary
 from .retrieve import RetrievalIndex, split_task
 from .tiers import best_first
 from .tokens import EstimateCounter, TokenCounter, default_counter
@@ -365,7 +365,7 @@ class Compiler:
     def _summary(view: CatalogSnapshot, st: StoredTool, a: Callable[[StoredTool], ToolAnalysis | None]) -> str:
         s = view.memo.summaries.get(st.id)
         if s is None:
-            s = view.memo.summaries[st.id] = _summary_of(st, a(st))
+            s = view.memo.summaries[st.id] = tool_summary(st, a(st))
         return s
 
     def _reader(self, view: CatalogSnapshot) -> CandidateReader:
@@ -381,11 +381,13 @@ class Compiler:
     def _seal(reader: CandidateReader, view: CatalogSnapshot, tools: list[ScoredTool]) -> None:
         """After the compile: the unread candidates keep what reading them later takes, not ``view``."""
         unread = [s for s in tools if not s.loaded]
+        for s in unread:  # none is rendered: read later, it is the definition then, its summary too
+            s.forget_summary()
         blocked = {s.id: view.blocked[s.id] for s in unread if s.id in view.blocked}
 
         def complete(st: StoredTool, a: Callable[[StoredTool], ToolAnalysis | None]
                      ) -> tuple[Callable[[], str], Callable[[], dict]]:
-            return (lambda: _summary_of(st, a(st))), (lambda: explained_facts(st, a(st), blocked.get(st.id)))
+            return (lambda: tool_summary(st, a(st))), (lambda: explained_facts(st, a(st), blocked.get(st.id)))
 
         reader.seal(unread, view.analyses, complete)
 
@@ -691,11 +693,6 @@ def _analysis_warning(missing: int, total: int) -> str:
     return (f"{missing} of {total} tools have no analysis yet (an interrupted or unfinished `jit sync`?): "
             "their text is checked for hostile instructions, but they get no points for labels or shard "
             "affinity; run `jit sync` to analyse them")
-
-
-def _summary_of(st: StoredTool, a: ToolAnalysis | None) -> str:
-    """A candidate's Condensed line (:func:`summary_line`) from its definition and analysis."""
-    return summary_line(st.tool.description, a.condensed if a else "", a.flags if a else ())
 
 
 def _label_points(table: dict[str, int], tools_with: dict[str, frozenset[int]], candidates: set[int]) -> dict[int, int]:

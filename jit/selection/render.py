@@ -24,7 +24,7 @@ from typing import Any
 
 from ..analysis.offline_analyzer import condense
 from ..errors import SelectionError
-from ..models import HARNESS_SERVER, ServerStatus
+from ..models import HARNESS_SERVER, ServerStatus, StoredTool, ToolAnalysis
 from ..schemas import api_schema
 from .tiers import ScoredTool, Tier, best_first, merit
 from .tokens import EstimateCounter, TokenCounter, compact_json
@@ -43,6 +43,7 @@ __all__ = [
     "rendered_names",
     "summary_line",
     "tier_cost",
+    "tool_summary",
 ]
 
 FORMATS = ("anthropic", "openai", "markdown", "json")
@@ -126,6 +127,11 @@ def summary_line(description: str, condensed: str = "", flags: Sequence[str] = (
         cut = text[:_SUMMARY_CHARS].rsplit(" ", 1)[0] if " " in text[:_SUMMARY_CHARS] else text[:_SUMMARY_CHARS]
         text = cut.rstrip(",;:") + "…"
     return text
+
+
+def tool_summary(st: StoredTool, a: ToolAnalysis | None) -> str:
+    """A tool's Condensed line (:func:`summary_line`) from its definition and effective analysis."""
+    return summary_line(st.tool.description, a.condensed if a else "", a.flags if a else ())
 
 
 def _description(st: ScoredTool) -> str:

@@ -101,6 +101,12 @@ class ScoredTool:
             self._facts = facts()
         self._load = None
 
+    def forget_summary(self) -> None:
+        """Drop a summary known without the definition (the snapshot's) from a candidate left
+        unread: read later, its summary is that of the definition read then."""
+        if self._tool is None:
+            self._summary = None
+
     @property
     def loaded(self) -> bool:
         """Whether the definition is here (read, or given)."""

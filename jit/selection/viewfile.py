@@ -4,12 +4,13 @@ Building a snapshot from nothing reads and parses every tool's definition and
 works out, per tool, the class its Datalog facts put it in
 (:mod:`jit.selection.catalog_view`); at 100,000 tools that is most of a new
 process's first compile. What the build derives per tool is small: its state,
-server and name, its name as the model sees it, its class per derived predicate
-and the labels of its effective analysis. A :class:`SavedView` holds exactly that
-plus the classes' facts and the global facts they were derived with; a new process
-loads it, asserts the classes' facts, asks the rules for their rows and is ready,
-reading definitions only for the tools a compile renders
-(:class:`jit.selection.records.ToolRecords`). It also keeps the shard tables the
+server and name, its name as the model sees it, its class per derived predicate,
+the labels of its effective analysis and its Condensed line. A :class:`SavedView`
+holds exactly that plus the classes' facts and the global facts they were derived
+with; a new process loads it, asserts the classes' facts, asks the rules for their
+rows and is ready, reading definitions only for the tools a compile renders
+(:class:`jit.selection.records.ToolRecords`); the token budget measures a candidate's
+Condensed line without reading its definition. It also keeps the shard tables the
 snapshot had asked for (points, skeleton slots and denials per tool): the rules take
 0.1-0.3 s per shard to answer them at 10,000 tools, and ``jit sync`` asks them for every
 configured shard before it writes the file.
@@ -52,7 +53,7 @@ __all__ = ["FORMAT", "KEEP", "SavedView", "ViewFiles", "view_key"]
 log = logging.getLogger(__name__)
 
 #: Bump when what a view file holds, or how a tool's facts and classes are derived, changes.
-FORMAT = 5
+FORMAT = 6
 #: View files kept per catalog (one per config and rule set that compiles against it).
 KEEP = 8
 
@@ -81,6 +82,8 @@ class SavedView:
     #: skeleton slots and denial reasons per tool (only the shards the snapshot had asked for).
     shards: dict[str, tuple[dict[int, int], dict[int, tuple[str, ...]], dict[int, tuple[str, ...]]]] = \
         field(default_factory=dict)
+    #: Tool id -> its Condensed line (``render.tool_summary``), for the tools whose line was known.
+    summaries: dict[int, str] = field(default_factory=dict)
 
 
 def view_key(catalog_id: str | None, scope: frozenset[str] | None, rules_fingerprint: str, config: Config,
@@ -166,6 +169,7 @@ class ViewFiles:
             "index_key": view.index_key, "statuses": statuses, "labels": {k: kinds[k] for k in sorted(kinds)},
             "servers": [view.heads[i][0] for i in ids], "tools": [view.heads[i][1] for i in ids],
             "names": [view.names[i] for i in ids],
+            "summaries": [view.summaries.get(i) for i in ids],  # get: a compile may be adding one
             "projections": [sorted(p, key=repr) for p in view.projections],
             "global_facts": sorted(view.global_facts, key=repr),
             "shards": sorted(view.shards),
@@ -255,6 +259,9 @@ def _view_from(head: dict[str, Any], ids: np.ndarray, classes: np.ndarray,
     created = [None if math.isnan(c) else c for c in columns["created_at"].tolist()]  # NaN: no analysis
     definition, text = (columns[name].astype(str).tolist() for name in _HASHES)
     servers, tools, names = strings
+    summaries = head["summaries"]
+    if len(summaries) != n or not all(v is None or isinstance(v, str) for v in summaries):
+        raise ValueError("a summaries column of the wrong length or kind")
     states = dict(zip(id_list, zip(definition, text, columns["needs_embedding"].tolist(), created, status,
                                    columns["approved"].tolist(), columns["calls"].tolist(),
                                    columns["errors"].tolist(), strict=True), strict=True))
@@ -279,4 +286,5 @@ def _view_from(head: dict[str, Any], ids: np.ndarray, classes: np.ndarray,
         states=states, heads=dict(zip(id_list, zip(servers, tools, strict=True), strict=True)),
         names=dict(zip(id_list, names, strict=True)), projections=projections, ids=ids,
         classes=classes.astype(np.int64), global_facts=_facts(head["global_facts"]), labels=labels, shards=shards,
+        summaries={i: v for i, v in zip(id_list, summaries, strict=True) if v is not None},
     )
