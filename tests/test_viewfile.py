@@ -15,9 +15,9 @@ from compiler_fixtures import CATALOG, build_store, write_config
 from jit.analysis.analyze import effective_tool
 from jit.catalog.store import Store
 from jit.models import ToolDef
-from jit.selection.catalog_view import CatalogView
 from jit.selection import compiler as compiler_module
 from jit.selection import records
+from jit.selection.catalog_view import CatalogView
 from jit.selection.compiler import Compiler
 from jit.selection.render import fit_budget, tool_summary
 from jit.selection.tokens import EstimateCounter
@@ -90,7 +90,7 @@ def test_the_view_file_keeps_every_condensed_line_so_the_budget_reads_no_definit
 
         def counted(ids=None):
             if fitting:
-                read_fitting.extend(ids)
+                read_fitting.extend(ids or ())
             return tool_records(ids)
 
         def fit(*args, **kwargs):
