@@ -381,8 +381,6 @@ class Compiler:
     def _seal(reader: CandidateReader, view: CatalogSnapshot, tools: list[ScoredTool]) -> None:
         """After the compile: the unread candidates keep what reading them later takes, not ``view``."""
         unread = [s for s in tools if not s.loaded]
-        for s in unread:  # none is rendered: read later, it is the definition then, its summary too
-            s.forget_summary()
         blocked = {s.id: view.blocked[s.id] for s in unread if s.id in view.blocked}
 
         def complete(st: StoredTool, a: Callable[[StoredTool], ToolAnalysis | None]

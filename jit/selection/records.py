@@ -257,6 +257,7 @@ class CandidateReader:
         for s in self._order:
             if s.loaded:
                 continue
+            newer = False
             try:
                 st = records[s.id]
             except StaleSnapshot:  # changed or left since the compile: the catalog's definition now
@@ -267,8 +268,8 @@ class CandidateReader:
                             f"{s.server}/{s.tool_name} left the catalog after the tool set was compiled; "
                             "compile again", server=s.server, tool=s.tool_name) from None
                     continue  # raised when it is asked for
-                st = found
-            s.attach(st, *self._complete(st, self._analysis))
+                st, newer = found, True
+            s.attach(st, *self._complete(st, self._analysis), newer=newer)
 
 
 def heads_of(records: Iterable[StoredTool]) -> dict[int, tuple[str, str]]:

@@ -92,20 +92,17 @@ class ScoredTool:
         self._summary = summary if summary is not None or self._load is not None else ""
         self._facts = facts if facts is not None or self._load is not None else {}
 
-    def attach(self, tool: StoredTool, summary: Callable[[], str], facts: Callable[[], dict[str, Any]]) -> None:
-        """Give a candidate its definition, and its summary and facts where they are not known yet."""
+    def attach(self, tool: StoredTool, summary: Callable[[], str], facts: Callable[[], dict[str, Any]], *,
+               newer: bool = False) -> None:
+        """Give a candidate its definition, and its summary and facts where they are not known yet.
+        ``newer``: the definition is newer than the snapshot the candidate was scored on (read after
+        the tool changed), so its own summary and facts replace the snapshot's."""
         self._tool = tool
-        if self._summary is None:
+        if newer or self._summary is None:
             self._summary = summary()
-        if self._facts is None:
+        if newer or self._facts is None:
             self._facts = facts()
         self._load = None
-
-    def forget_summary(self) -> None:
-        """Drop a summary known without the definition (the snapshot's) from a candidate left
-        unread: read later, its summary is that of the definition read then."""
-        if self._tool is None:
-            self._summary = None
 
     @property
     def loaded(self) -> bool:
