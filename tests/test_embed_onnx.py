@@ -112,9 +112,11 @@ def test_no_fused_graph_falls_back_to_the_plain_export(onnx_embedder, embedder, 
     for meta in _meta_files(tmp_path / "cache"):
         meta.unlink()
     export = onnx_runtime._export
+    tried: list[bool] = []
 
     def no_fusion(*args, fused=False, **kwargs):
         if fused:
+            tried.append(True)
             raise UnsupportedModel("the fused graph does not match sentence-transformers")
         return export(*args, **kwargs)
 
@@ -125,6 +127,17 @@ def test_no_fused_graph_falls_back_to_the_plain_export(onnx_embedder, embedder, 
     assert plain.runtime == "onnx" and "no fused graph" in caplog.text and "does not match" in caplog.text
     assert cosines(vecs, embedder.embed(TEXTS)).min() >= MIN_COSINE
     assert not _meta_files(tmp_path / "cache")
+    # A later process does not pay for the export again: the failure is remembered, for this jit.
+    (failure,) = (tmp_path / "cache" / "onnx").glob("*.failed")
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="jit.catalog.onnx_runtime"):
+        again = OnnxEmbedder(fallback=False)
+        assert cosines(again.embed(TEXTS), vecs).min() >= MIN_COSINE
+    assert tried == [True] and "it failed before" in caplog.text and "does not match" in caplog.text
+    # Another jit (an upgrade) tries again.
+    failure.write_text(json.dumps({"jit": "0.0.0", "reason": "old"}), encoding="utf-8")
+    OnnxEmbedder(fallback=False).embed(TEXTS)
+    assert tried == [True, True]
 
 
 @pytest.mark.slow

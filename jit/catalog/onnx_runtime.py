@@ -64,6 +64,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import __version__
 from ..errors import EmbeddingError
 from ..paths import write_atomic
 
@@ -477,24 +478,55 @@ def ensure_export(layout: ModelLayout, *, threads: int | None = None, fused: boo
     once per model and machine. An export that does not match sentence-transformers
     is refused (:class:`UnsupportedModel`), and nothing is cached. ``fused``: the
     :data:`FUSED` graph (its own export, same vectors, faster); if it cannot be made or
-    does not match, that is logged and the plain export serves (and the next process
-    tries again: nothing is cached of a failed export).
+    does not match, that is logged and the plain export serves. The failure is remembered
+    beside the cache (``<meta>.failed``) so later processes of this jit go straight to the
+    plain export, unless it was an ``OSError`` (a full disk may pass).
     """
     require_runtime()
     fp = fingerprint(layout)
     cache_directory()
     with export_lock:  # threads of one process export once; other processes may race (harmless)
         if fused:
-            model = load_cached(meta_path_of(layout, fp, FUSED), fp, threads=threads, rebuild="exporting it again",
-                                variant=FUSED)
+            meta = meta_path_of(layout, fp, FUSED)
+            model = load_cached(meta, fp, threads=threads, rebuild="exporting it again", variant=FUSED)
             if model is not None:
                 return model
-            try:
-                return _export(layout, fp, threads=threads, fused=True)
-            except Exception as exc:  # noqa: BLE001 - the eager trace or the fused graph failed: the plain one may not
-                log.warning("embedding: no fused graph of %s (%s); running the plain export", layout.path, exc)
+            failed = _failed_before(meta)
+            if failed is not None:
+                log.info("embedding: no fused graph of %s (it failed before: %s); running the plain export",
+                         layout.path, failed)
+            else:
+                try:
+                    return _export(layout, fp, threads=threads, fused=True)
+                except Exception as exc:  # noqa: BLE001 - the eager trace or fusion failed: the plain one may not
+                    log.warning("embedding: no fused graph of %s (%s); running the plain export", layout.path, exc)
+                    if not isinstance(exc, OSError):  # a full disk, say, may pass: try again next time
+                        _remember_failure(meta, exc)
         model = load_cached(meta_path_of(layout, fp), fp, threads=threads, rebuild="exporting it again")
         return model if model is not None else _export(layout, fp, threads=threads)
+
+
+def _failure_path(meta: Path) -> Path:
+    return meta.with_suffix(".failed")
+
+
+def _failed_before(meta: Path) -> str | None:
+    """Why making the export ``meta`` describes failed in an earlier process of this jit (None: it
+    did not, or another jit tried). Exporting imports torch and takes seconds: a process must not
+    pay that at every start for a graph that cannot be made."""
+    try:
+        record = json.loads(_failure_path(meta).read_text(encoding="utf-8"))
+        return str(record["reason"]) if record.get("jit") == __version__ else None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def _remember_failure(meta: Path, exc: Exception) -> None:
+    record = {"jit": __version__, "reason": f"{type(exc).__name__}: {exc}"[:2000]}
+    try:
+        write_atomic(_failure_path(meta), lambda f: f.write(json.dumps(record).encode("utf-8")))
+    except OSError as error:
+        log.debug("could not record the failed export in %s: %s", _failure_path(meta), error)
 
 
 def _export(layout: ModelLayout, fp: str, *, threads: int | None = None, fused: bool = False) -> OnnxModel:
