@@ -36,7 +36,31 @@ def test_lexical_index_scores_matching_documents_only():
 def index(livemcpbench_store):
     tools = livemcpbench_store.tools()
     ids, matrix = livemcpbench_store.vector_matrix()
-    return tools, RetrievalIndex(tools, dict(zip(ids.tolist(), matrix, strict=True)), matrix.shape[1])
+    return tools, RetrievalIndex(tools, ids, matrix)
+
+
+def test_the_index_aligns_vectors_by_tool_id_and_keeps_a_complete_matrix_uncopied(index, livemcpbench_store):
+    tools, idx = index  # tools in the store's listing order, not by id
+    ids, matrix = livemcpbench_store.vector_matrix()
+    by_id = dict(zip(ids.tolist(), matrix, strict=True))
+    assert all(np.array_equal(idx.matrix[r], by_id[st.id]) for r, st in enumerate(tools))
+    # Rows in id order, as a snapshot has them, with every vector: the matrix itself.
+    in_order = sorted(tools, key=lambda st: st.id)
+    complete = RetrievalIndex(in_order, ids, matrix)
+    assert complete.matrix is matrix and complete.all_vectors
+    # Every other tool without a vector: a zero row, marked so, and the rest aligned by id.
+    keep = np.arange(len(ids)) % 2 == 0
+    partial = RetrievalIndex(tools, ids[keep], matrix[keep])
+    row_of = {st.id: r for r, st in enumerate(tools)}
+    kept = {int(i) for i in ids[keep]}
+    assert partial.has_vector.tolist() == [st.id in kept for st in tools]
+    for i, v in zip(ids[keep].tolist(), matrix[keep], strict=True):
+        assert np.array_equal(partial.matrix[row_of[i]], v)
+    assert not partial.matrix[~partial.has_vector].any()
+    assert partial.vector_count == int(keep.sum()) and not partial.all_vectors
+    # No vectors at all (no model yet): one zero column, every tool marked so.
+    bare = RetrievalIndex(tools, np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32))
+    assert bare.matrix.shape == (len(tools), 1) and not bare.has_vector.any() and not bare.matrix.any()
 
 
 def test_mentions_find_named_tools_and_servers(index):

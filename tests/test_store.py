@@ -226,6 +226,51 @@ def test_changed_description_reembeds_exactly_that_tool(store, hashing_embedder)
     assert len(ids) == len(TOOLS) and matrix.shape == (len(TOOLS), 384)
 
 
+def test_vector_matrix_gives_ids_ascending_with_their_own_rows_whatever_the_write_order(store, monkeypatch):
+    """The matrix is read a batch at a time (here two rows) without ORDER BY: vectors written in
+    reverse id order still come back by id, each with its own vector."""
+    from jit.catalog import store_vectors
+
+    monkeypatch.setattr(store_vectors, "_READ_BATCH", 2)
+    store.ensure_server("files", "stdio")
+    store.sync_tools("files", TOOLS)
+    store.set_embedding_model("m", 4)
+    ids = sorted(st.id for st in store.tools())
+    vectors = {i: np.array([i, 1, 2, 3], dtype=np.float32) for i in ids}
+    for i in reversed(ids):  # one transaction each: the table's rows in reverse id order
+        store.put_vectors("m", [(i, f"h{i}", vectors[i].tobytes())], cache=False)
+    got_ids, matrix = store.vector_matrix()
+    assert got_ids.tolist() == ids
+    assert np.array_equal(matrix, np.stack([vectors[i] for i in ids]))
+
+
+@pytest.mark.parametrize("counted", [1, 9])
+def test_vector_matrix_holds_the_rows_read_when_the_count_before_them_was_off(sqlite_store, monkeypatch, counted):
+    """The count that sizes the matrix is a statement of its own: a writer in between adds rows
+    (the matrix grows) or removes some (it is trimmed). Simulated by a count that says ``counted``."""
+    from jit.catalog import store_vectors
+
+    monkeypatch.setattr(store_vectors, "_READ_BATCH", 2)
+    store = sqlite_store
+    store.ensure_server("files", "stdio")
+    store.sync_tools("files", TOOLS)
+    store.set_embedding_model("m", 4)
+    ids = sorted(st.id for st in store.tools())
+    store.put_vectors("m", [(i, f"h{i}", np.full(4, i, dtype=np.float32).tobytes()) for i in ids], cache=False)
+    real = store._conn
+
+    class Miscounting:
+        def execute(self, sql, params=()):
+            if sql.startswith("SELECT count(*)"):
+                return real.execute("SELECT ?", (counted,))
+            return real.execute(sql, params)
+
+    monkeypatch.setattr(store, "_conn", Miscounting())
+    got_ids, matrix = store.vector_matrix()
+    assert got_ids.tolist() == ids and matrix.shape == (len(ids), 4)
+    assert matrix[:, 0].tolist() == [float(i) for i in ids]
+
+
 def test_text_already_embedded_is_taken_from_the_cache(store, hashing_embedder):
     rec = RecordingEmbedder(hashing_embedder)
     store.ensure_server("a", "stdio")

@@ -391,9 +391,9 @@ class CatalogView:
     def _new_index(self, tools: list[StoredTool], model: tuple[str, int] | None) -> RetrievalIndex:
         """A retrieval index built over ``tools`` (row order). ``model``: the catalog's embedding
         model, None when its vectors are not this view's model's."""
-        ids, matrix = self.store.vector_matrix()
-        vectors = dict(zip(ids.tolist(), matrix, strict=True)) if model else {}
-        return RetrievalIndex(tools, vectors, matrix.shape[1] if model else 0)
+        if model is None:
+            return RetrievalIndex(tools, np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32))
+        return RetrievalIndex(tools, *self.store.vector_matrix())
 
     def _globals(self, facts: frozenset) -> Globals:
         marks, mark_facts = server_marks(facts, self._constants)

@@ -160,15 +160,22 @@ QUALIFIERS = ("__", "/", ".", ":")
 class RetrievalIndex:
     """Dense matrix + lexical index over one catalog snapshot, in row order."""
 
-    def __init__(self, tools: Sequence[StoredTool], vectors: dict[int, np.ndarray], dim: int) -> None:
-        matrix = np.zeros((len(tools), max(dim, 1)), dtype=np.float32)
-        has_vector = np.zeros(len(tools), dtype=bool)
-        for row, st in enumerate(tools):
-            v = vectors.get(st.id)
-            if v is not None:
-                matrix[row] = v
-                has_vector[row] = True
-        self._set([(st.tool.server, st.tool.name) for st in tools], matrix, has_vector,
+    def __init__(self, tools: Sequence[StoredTool], ids: np.ndarray, matrix: np.ndarray) -> None:
+        """An index over ``tools`` (row order) with the catalog's vectors as
+        :meth:`~jit.catalog.store_vectors.VectorStore.vector_matrix` reads them (``ids`` ascending,
+        ``matrix`` their rows); a tool without a vector gets a zero row. When the matrix holds
+        exactly the tools' vectors in their order (every tool embedded) it becomes the index's own,
+        not a copy: a 100,000-tool catalog's is 154 MB."""
+        want = np.fromiter((st.id for st in tools), dtype=np.int64, count=len(tools))
+        if len(want) and len(ids) == len(want) and np.array_equal(ids, want):
+            full, has_vector = matrix, np.ones(len(want), dtype=bool)
+        else:
+            full = np.zeros((len(want), max(matrix.shape[1], 1)), dtype=np.float32)
+            pos = np.minimum(np.searchsorted(ids, want), max(len(ids) - 1, 0))
+            has_vector = ids[pos] == want if len(ids) else np.zeros(len(want), dtype=bool)
+            if has_vector.any():
+                full[has_vector] = matrix[pos[has_vector]]
+        self._set([(st.tool.server, st.tool.name) for st in tools], full, has_vector,
                   LexicalIndex([lexical_text(st) for st in tools]))
 
     @classmethod
