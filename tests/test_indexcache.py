@@ -58,3 +58,46 @@ def test_a_changed_catalog_gets_a_new_file_and_a_damaged_one_is_rebuilt(tmp_path
         assert len(list(directory.glob("*.npz"))) == 2  # the old tool set's file is kept, not read
     finally:
         store.close()
+
+
+def test_after_a_change_the_index_is_rebuilt_from_batches_as_a_new_process_would_build_it(
+        tmp_path, embedder, monkeypatch):
+    """A compiler holding a snapshot meets a catalog another process changed (one tool rewritten
+    and embedded again, one added): its new index is read a few tools at a time, never as every
+    definition at once, and equals the index a new process builds from nothing."""
+    from jit.catalog.embed import embed_pending
+    from jit.catalog.store import Store
+
+    config = write_config(tmp_path)
+    store = build_store(tmp_path / "own.db", config, embedder)
+    try:
+        with Compiler(store, config, embedder, token_counter=EstimateCounter()) as compiler:
+            compiler.compile(TaskContext(shard="coder", task=TASK))
+            kept = [st.tool for st in store.tools() if st.tool.server == "fs"]
+            changed = ToolDef(server="fs", name=kept[0].name, description=kept[0].description + " Faster.",
+                              input_schema=kept[0].input_schema)
+            store.sync_tools("fs", [changed, *kept[1:], ToolDef(server="fs", name="grep",
+                                                                 description="Search files by pattern.")])
+            embed_pending(store, embedder)  # the rewritten tool's vector now comes last in the table
+            batches = []
+            whole = Store.tool_records
+            monkeypatch.setattr(Store, "tool_records", lambda self, ids=None: whole(self, ids) if ids is not None
+                                else (_ for _ in ()).throw(AssertionError("every definition read at once")))
+            by_batch = Store.tool_record_batches
+            monkeypatch.setattr(Store, "tool_record_batches",
+                                lambda self, size=2000: (batches.append(b) or b for b in by_batch(self, 3)))
+            ts = compiler.compile(TaskContext(shard="coder", task=TASK))
+            rebuilt = compiler.catalog.snapshot().index
+            monkeypatch.undo()
+        assert len(batches) > 1 and all(len(b) <= 3 for b in batches)
+        assert sum(len(b) for b in batches) == store.tool_count()
+        for d in IndexCache(store.path).directory.iterdir():
+            d.unlink()  # a new process with no index file: the index from every definition
+        fresh, scratch = compile_once(store, config, embedder)
+        assert [(s.name, s.tier, s.final) for s in ts.tools] == fresh
+        assert np.array_equal(rebuilt.matrix, scratch.matrix)
+        assert np.array_equal(rebuilt.has_vector, scratch.has_vector)
+        assert rebuilt.lexical.terms == scratch.lexical.terms
+        assert np.array_equal(rebuilt.lexical.scores("search files"), scratch.lexical.scores("search files"))
+    finally:
+        store.close()

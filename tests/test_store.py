@@ -271,6 +271,18 @@ def test_vector_matrix_holds_the_rows_read_when_the_count_before_them_was_off(sq
     assert matrix[:, 0].tolist() == [float(i) for i in ids]
 
 
+def test_tool_record_batches_read_every_tool_once_in_id_order(store):
+    store.ensure_server("files", "stdio")
+    store.sync_tools("files", TOOLS)
+    batches = list(store.tool_record_batches(size=3))
+    assert [len(b) for b in batches] == [3, 1]
+    ids = [i for b in batches for i in b]
+    assert ids == sorted(ids)
+    whole = store.tool_records()
+    assert {i: (st.tool, state) for b in batches for i, (st, state) in b.items()} == \
+        {i: (st.tool, state) for i, (st, state) in whole.items()}
+
+
 def test_text_already_embedded_is_taken_from_the_cache(store, hashing_embedder):
     rec = RecordingEmbedder(hashing_embedder)
     store.ensure_server("a", "stdio")

@@ -449,9 +449,23 @@ class Store(DefinitionHistory, ServerCatalog, VectorStore):
                 chunk = ids[i : i + 500]
                 rows += self._tool_rows(f" WHERE t.id IN ({','.join('?' * len(chunk))}) AND {scope}",
                                         [*chunk, *params])
-        return {r["id"]: (_stored(r), (r["definition_hash"], r["text_hash"], r["needs_embedding"],
-                                       r["analysis_created_at"], r["server_status"], r["approved"],
-                                       r["calls"], r["errors"])) for r in rows}
+        return _records_of(rows)
+
+    def tool_record_batches(self, size: int = 2000) -> Iterator[dict[int, tuple[StoredTool, tuple[Any, ...]]]]:
+        """:meth:`tool_records` of every tool, ``size`` at a time in id order, one query each: for a
+        reader that keeps what it derives from each definition rather than the definitions (the
+        retrieval index's texts; 100,000 definitions take ~540 MB). Each tool's state is read with
+        it; a tool a writer changes meanwhile is read as its batch finds it."""
+        self._settle_statuses()
+        scope, params = self._scope_sql("t.server")
+        after = None
+        while True:
+            rows = self._tool_rows(f" WHERE {scope}" + (" AND t.id > ?" if after is not None else "")
+                                   + f" ORDER BY t.id LIMIT {int(size)}", [*params, *(() if after is None else (after,))])
+            if not rows:
+                return
+            after = rows[-1]["id"]
+            yield _records_of(rows)
 
     def _tool_rows(self, where: str, params: Sequence[Any]) -> list[Any]:
         """``_TOOL_SELECT`` + ``where``: this host's view of each tool's server status included."""
@@ -634,6 +648,13 @@ def open_backend(location: str | Path) -> Backend:
                              path=redact(str(location))) from None
         return PostgresBackend(str(location))
     return SqliteBackend(str(location))
+
+
+def _records_of(rows: Iterable[Any]) -> dict[int, tuple[StoredTool, tuple[Any, ...]]]:
+    """``id -> (tool, state)`` of :data:`_TOOL_SELECT` rows (:meth:`Store.tool_records`)."""
+    return {r["id"]: (_stored(r), (r["definition_hash"], r["text_hash"], r["needs_embedding"],
+                                   r["analysis_created_at"], r["server_status"], r["approved"],
+                                   r["calls"], r["errors"])) for r in rows}
 
 
 def _stored(r: Any) -> StoredTool:

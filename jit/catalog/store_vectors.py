@@ -149,8 +149,30 @@ class VectorStore:
                 ids, mat = ids[:n].copy(), mat[:n].copy()
             if n > 1 and not bool(np.all(ids[1:] > ids[:-1])):
                 order = np.argsort(ids, kind="stable")
-                ids, mat = ids[order], mat[order]
+                ids = ids[order]
+                _permute_rows(mat, order)
             return ids, mat
 
         with self._lock, self._errors("read"):
             return read() if self._depth else self._backend.read(read)
+
+
+def _permute_rows(mat: np.ndarray, order: np.ndarray) -> None:
+    """``mat[:] = mat[order]`` in place, one row of scratch instead of a copy of the matrix.
+
+    A vector written again (a re-embedded tool) comes last in a vec0 scan, so a catalog's
+    scan is rarely in id order after a sync; its 100,000 rows are 154 MB."""
+    moved = np.flatnonzero(order != np.arange(len(order)))
+    done = np.zeros(len(order), dtype=bool)
+    for start in moved.tolist():
+        if done[start]:
+            continue
+        first, k = mat[start].copy(), start
+        while True:  # along the cycle: row k takes row order[k]
+            done[k] = True
+            nxt = int(order[k])
+            if nxt == start:
+                mat[k] = first
+                break
+            mat[k] = mat[nxt]
+            k = nxt

@@ -73,7 +73,7 @@ from .indexcache import IndexCache, index_key
 from .logic import Fact, LogicEngine, RuleSet
 from .records import CACHE_SIZE, EffectiveAnalyses, ToolRecords
 from .render import rendered_names, tool_summary
-from .retrieve import RetrievalIndex
+from .retrieve import RetrievalIndex, lexical_text
 from .toolset import Tier
 from .viewfile import SavedView, ViewFiles, view_key
 
@@ -337,13 +337,21 @@ class CatalogView:
         index = prev.index if prev is not None and prev.index_key == key else \
             self._index_files.load(key, [heads[i] for i in rows])
         if index is None:
-            if prev is not None:  # an index is built from every definition: read them all, with their states
-                read = self.store.tool_records()
-                states = {i: state for i, (_st, state) in read.items()}
-                heads = {i: (st.tool.server, st.tool.name) for i, (st, _state) in read.items()}
+            if prev is None:
+                texts = {i: lexical_text(read[i][0]) for i in rows}
+            else:
+                # An index is built from every tool's text. Read them all, a batch at a time and each
+                # with its state, but keep only the definitions of the tools that changed: a process
+                # holding 100,000 tools would otherwise hold all their definitions at once for it.
+                states, heads, texts, read = {}, {}, {}, {}
+                for batch in self.store.tool_record_batches():
+                    for i, (st, state) in batch.items():
+                        states[i], heads[i], texts[i] = state, (st.tool.server, st.tool.name), lexical_text(st)
+                        if prev.states.get(i) != state:
+                            read[i] = (st, state)
                 rows = sorted(states)
                 key = index_key(usable[0] if usable else None, usable[1] if usable else 0, rows, states)
-            index = self._new_index([read[i][0] for i in rows], usable)
+            index = self._new_index(rows, heads, texts, usable)
             self._index_files.save(key, index)
         changed = {i for i, s in states.items() if prev is None or prev.states.get(i) != s}
         removed = set(prev.states) - set(states) if prev else set()
@@ -388,12 +396,14 @@ class CatalogView:
     def _effective(self, st: StoredTool) -> ToolAnalysis:
         return effective_tool(st, self.config.available_tools, shards=self.config.shards).analysis
 
-    def _new_index(self, tools: list[StoredTool], model: tuple[str, int] | None) -> RetrievalIndex:
-        """A retrieval index built over ``tools`` (row order). ``model``: the catalog's embedding
-        model, None when its vectors are not this view's model's."""
-        if model is None:
-            return RetrievalIndex(tools, np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32))
-        return RetrievalIndex(tools, *self.store.vector_matrix())
+    def _new_index(self, rows: list[int], heads: dict[int, tuple[str, str]], texts: dict[int, str],
+                   model: tuple[str, int] | None) -> RetrievalIndex:
+        """A retrieval index built over the tools ``rows`` (row order) from their heads and lexical
+        texts. ``model``: the catalog's embedding model, None when its vectors are not this view's
+        model's."""
+        vectors = self.store.vector_matrix() if model is not None else \
+            (np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32))
+        return RetrievalIndex.of_texts(rows, [heads[i] for i in rows], [texts[i] for i in rows], *vectors)
 
     def _globals(self, facts: frozenset) -> Globals:
         marks, mark_facts = server_marks(facts, self._constants)

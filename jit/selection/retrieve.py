@@ -163,10 +163,24 @@ class RetrievalIndex:
     def __init__(self, tools: Sequence[StoredTool], ids: np.ndarray, matrix: np.ndarray) -> None:
         """An index over ``tools`` (row order) with the catalog's vectors as
         :meth:`~jit.catalog.store_vectors.VectorStore.vector_matrix` reads them (``ids`` ascending,
-        ``matrix`` their rows); a tool without a vector gets a zero row. When the matrix holds
-        exactly the tools' vectors in their order (every tool embedded) it becomes the index's own,
-        not a copy: a 100,000-tool catalog's is 154 MB."""
-        want = np.fromiter((st.id for st in tools), dtype=np.int64, count=len(tools))
+        ``matrix`` their rows); see :meth:`of_texts`."""
+        self._over(np.fromiter((st.id for st in tools), dtype=np.int64, count=len(tools)),
+                   [(st.tool.server, st.tool.name) for st in tools], [lexical_text(st) for st in tools], ids, matrix)
+
+    @classmethod
+    def of_texts(cls, rows: Sequence[int], heads: Sequence[tuple[str, str]], texts: Sequence[str],
+                 ids: np.ndarray, matrix: np.ndarray) -> RetrievalIndex:
+        """An index over the tools ``rows`` (their ids in row order), with their ``heads``
+        (``(server, name)``) and :func:`lexical_text` texts: no definition needs to be held."""
+        index = cls.__new__(cls)
+        index._over(np.asarray(rows, dtype=np.int64), heads, texts, ids, matrix)
+        return index
+
+    def _over(self, want: np.ndarray, heads: Sequence[tuple[str, str]], texts: Sequence[str],
+              ids: np.ndarray, matrix: np.ndarray) -> None:
+        """A tool without a vector gets a zero row. When the matrix holds exactly the tools' vectors
+        in their order (every tool embedded) it becomes the index's own, not a copy: a
+        100,000-tool catalog's is 154 MB."""
         if len(want) and len(ids) == len(want) and np.array_equal(ids, want):
             full, has_vector = matrix, np.ones(len(want), dtype=bool)
         else:
@@ -175,8 +189,7 @@ class RetrievalIndex:
             has_vector = ids[pos] == want if len(ids) else np.zeros(len(want), dtype=bool)
             if has_vector.any():
                 full[has_vector] = matrix[pos[has_vector]]
-        self._set([(st.tool.server, st.tool.name) for st in tools], full, has_vector,
-                  LexicalIndex([lexical_text(st) for st in tools]))
+        self._set(heads, full, has_vector, LexicalIndex(texts))
 
     @classmethod
     def from_arrays(cls, heads: Sequence[tuple[str, str]], matrix: np.ndarray, has_vector: np.ndarray,
