@@ -458,10 +458,11 @@ class Store(DefinitionHistory, ServerCatalog, VectorStore):
         it; a tool a writer changes meanwhile is read as its batch finds it."""
         self._settle_statuses()
         scope, params = self._scope_sql("t.server")
-        after = None
+        after: int | None = None
         while True:
-            rows = self._tool_rows(f" WHERE {scope}" + (" AND t.id > ?" if after is not None else "")
-                                   + f" ORDER BY t.id LIMIT {int(size)}", [*params, *(() if after is None else (after,))])
+            where, args = (f" WHERE {scope}", params) if after is None else \
+                (f" WHERE {scope} AND t.id > ?", [*params, after])
+            rows = self._tool_rows(f"{where} ORDER BY t.id LIMIT {int(size)}", args)
             if not rows:
                 return
             after = rows[-1]["id"]

@@ -135,7 +135,8 @@ class VectorStore:
             size = int(self._conn.execute(f"SELECT count(*) FROM {source}", params).fetchone()[0])
             ids, mat, n = np.empty(size, dtype=np.int64), np.empty((size, dim), dtype=np.float32), 0
             # Not ORDER BY: SQLite sorts a vec0 scan in a temporary B-tree holding every row (~160 MB
-            # at 100,000 tools), while the scan comes in rowid order already; sorted below if not.
+            # at 100,000 tools). The scan comes in the order the vectors were written, which is id
+            # order until a tool is embedded again; the rows are put in id order below if not.
             cursor = self._conn.execute(f"SELECT v.tool_id, v.embedding FROM {source}", params)
             while batch := cursor.fetchmany(_READ_BATCH):
                 if n + len(batch) > len(ids):
