@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from jit.selection.retrieve import LexicalIndex, RetrievalIndex, split_task
+from jit.selection.retrieve import LexicalIndex, RetrievalIndex, lexical_text, split_task
 from jit.text import search_tokens as tokenize
 
 TASK = ("Generate a well-formatted PDF report titled wechat_reading_report.pdf in /root/pdf, summarizing current "
@@ -32,11 +32,17 @@ def test_lexical_index_scores_matching_documents_only():
     assert not idx.scores("the and of").any()
 
 
+def _index(tools, ids, matrix) -> RetrievalIndex:
+    """The index over ``tools`` in their order, as a snapshot builds one from their definitions."""
+    return RetrievalIndex([st.id for st in tools], [(st.tool.server, st.tool.name) for st in tools],
+                          [lexical_text(st) for st in tools], ids, matrix)
+
+
 @pytest.fixture(scope="module")
 def index(livemcpbench_store):
     tools = livemcpbench_store.tools()
     ids, matrix = livemcpbench_store.vector_matrix()
-    return tools, RetrievalIndex(tools, ids, matrix)
+    return tools, _index(tools, ids, matrix)
 
 
 def test_the_index_aligns_vectors_by_tool_id_and_keeps_a_complete_matrix_uncopied(index, livemcpbench_store):
@@ -46,11 +52,11 @@ def test_the_index_aligns_vectors_by_tool_id_and_keeps_a_complete_matrix_uncopie
     assert all(np.array_equal(idx.matrix[r], by_id[st.id]) for r, st in enumerate(tools))
     # Rows in id order, as a snapshot has them, with every vector: the matrix itself.
     in_order = sorted(tools, key=lambda st: st.id)
-    complete = RetrievalIndex(in_order, ids, matrix)
+    complete = _index(in_order, ids, matrix)
     assert complete.matrix is matrix and complete.all_vectors
     # Every other tool without a vector: a zero row, marked so, and the rest aligned by id.
     keep = np.arange(len(ids)) % 2 == 0
-    partial = RetrievalIndex(tools, ids[keep], matrix[keep])
+    partial = _index(tools, ids[keep], matrix[keep])
     row_of = {st.id: r for r, st in enumerate(tools)}
     kept = {int(i) for i in ids[keep]}
     assert partial.has_vector.tolist() == [st.id in kept for st in tools]
@@ -59,7 +65,7 @@ def test_the_index_aligns_vectors_by_tool_id_and_keeps_a_complete_matrix_uncopie
     assert not partial.matrix[~partial.has_vector].any()
     assert partial.vector_count == int(keep.sum()) and not partial.all_vectors
     # No vectors at all (no model yet): one zero column, every tool marked so.
-    bare = RetrievalIndex(tools, np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32))
+    bare = _index(tools, np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32))
     assert bare.matrix.shape == (len(tools), 1) and not bare.has_vector.any() and not bare.matrix.any()
 
 

@@ -403,7 +403,7 @@ class CatalogView:
         model's."""
         vectors = self.store.vector_matrix() if model is not None else \
             (np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32))
-        return RetrievalIndex.of_texts(rows, [heads[i] for i in rows], [texts[i] for i in rows], *vectors)
+        return RetrievalIndex(rows, [heads[i] for i in rows], [texts[i] for i in rows], *vectors)
 
     def _globals(self, facts: frozenset) -> Globals:
         marks, mark_facts = server_marks(facts, self._constants)

@@ -160,27 +160,15 @@ QUALIFIERS = ("__", "/", ".", ":")
 class RetrievalIndex:
     """Dense matrix + lexical index over one catalog snapshot, in row order."""
 
-    def __init__(self, tools: Sequence[StoredTool], ids: np.ndarray, matrix: np.ndarray) -> None:
-        """An index over ``tools`` (row order) with the catalog's vectors as
+    def __init__(self, rows: Sequence[int], heads: Sequence[tuple[str, str]], texts: Sequence[str],
+                 ids: np.ndarray, matrix: np.ndarray) -> None:
+        """An index over the tools ``rows`` (their ids in row order), from their ``heads``
+        (``(server, name)``), their :func:`lexical_text` texts and the catalog's vectors as
         :meth:`~jit.catalog.store_vectors.VectorStore.vector_matrix` reads them (``ids`` ascending,
-        ``matrix`` their rows); see :meth:`of_texts`."""
-        self._over(np.fromiter((st.id for st in tools), dtype=np.int64, count=len(tools)),
-                   [(st.tool.server, st.tool.name) for st in tools], [lexical_text(st) for st in tools], ids, matrix)
-
-    @classmethod
-    def of_texts(cls, rows: Sequence[int], heads: Sequence[tuple[str, str]], texts: Sequence[str],
-                 ids: np.ndarray, matrix: np.ndarray) -> RetrievalIndex:
-        """An index over the tools ``rows`` (their ids in row order), with their ``heads``
-        (``(server, name)``) and :func:`lexical_text` texts: no definition needs to be held."""
-        index = cls.__new__(cls)
-        index._over(np.asarray(rows, dtype=np.int64), heads, texts, ids, matrix)
-        return index
-
-    def _over(self, want: np.ndarray, heads: Sequence[tuple[str, str]], texts: Sequence[str],
-              ids: np.ndarray, matrix: np.ndarray) -> None:
-        """A tool without a vector gets a zero row. When the matrix holds exactly the tools' vectors
-        in their order (every tool embedded) it becomes the index's own, not a copy: a
-        100,000-tool catalog's is 154 MB."""
+        ``matrix`` their rows): no definition needs to be held. A tool without a vector gets a zero
+        row. When the matrix holds exactly the tools' vectors in their order (every tool embedded)
+        it becomes the index's own, not a copy: a 100,000-tool catalog's is 154 MB."""
+        want = np.asarray(rows, dtype=np.int64)
         if len(want) and len(ids) == len(want) and np.array_equal(ids, want):
             full, has_vector = matrix, np.ones(len(want), dtype=bool)
         else:
