@@ -151,8 +151,8 @@ class EffectiveAnalyses(Mapping[int, ToolAnalysis]):
             known.pop(i, None)
         if computed:
             known.update((i, a) for i, a in computed.items() if i in records)
-        if len(known) > CACHE_SIZE:
-            known = dict(list(known.items())[len(known) // 2:])
+        if len(known) > CACHE_SIZE:  # the newest half of a cache's worth: a first build computes every tool's
+            known = dict(list(known.items())[-(CACHE_SIZE // 2):])
         return EffectiveAnalyses(records, self._effective, known)
 
     def __getitem__(self, i: int) -> ToolAnalysis:
