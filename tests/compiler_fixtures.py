@@ -13,6 +13,8 @@ import json
 import shutil
 from pathlib import Path
 
+import numpy as np
+
 from jit.catalog.embed import embed_pending
 from jit.catalog.store import Store
 from jit.config import Config, load_config
@@ -123,3 +125,21 @@ def build_store(path: Path, config: Config, embedder) -> Store:
         store.record_call(*FLAKY, ok=i == 0, latency_ms=5, error=None if i == 0 else "HTTP 502")
     embed_pending(store, embedder)
     return store
+
+
+def assert_same_index(held, scratch, queries):
+    """``held`` (patched or rebuilt in a running compiler) is the index a new build gives: the same
+    rows, vectors and postings; scores bit for bit (the order of the terms may differ)."""
+    assert held.n == scratch.n and held.model == scratch.model
+    assert np.array_equal(held.matrix, scratch.matrix)
+    assert np.array_equal(held.has_vector, scratch.has_vector)
+    assert sorted(held.lexical.terms) == sorted(scratch.lexical.terms)
+    assert np.array_equal(held.lexical.lengths, scratch.lexical.lengths)
+
+    def postings(lex):
+        return {t: (lex.rows[lo:hi].tolist(), lex.tf[lo:hi].tolist(), lex.weights[lo:hi].tobytes())
+                for t, lo, hi in zip(lex.terms, lex.offsets[:-1].tolist(), lex.offsets[1:].tolist(), strict=True)}
+
+    assert postings(held.lexical) == postings(scratch.lexical)
+    for q in queries:
+        assert held.lexical.scores(q).tobytes() == scratch.lexical.scores(q).tobytes()

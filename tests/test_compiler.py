@@ -452,18 +452,18 @@ def test_a_changed_tool_reloads_only_itself(env, tmp_path, embedder, monkeypatch
         tool_records, query_many = store.tool_records, compiler.catalog.engine.query_many
         monkeypatch.setattr(store, "tool_records",
                             lambda ids=None: loaded.append(None if ids is None else set(ids)) or tool_records(ids))
-        batched: list[int] = []
-        batches = store.tool_record_batches
-        monkeypatch.setattr(store, "tool_record_batches",
-                            lambda size=2000: (batched.append(len(b)) or b for b in batches(size)))
+        vectors_of: list[list[int]] = []
+        vector_matrix = store.vector_matrix
+        monkeypatch.setattr(store, "tool_record_batches", lambda *a, **k: (_ for _ in ()).throw(AssertionError))
+        monkeypatch.setattr(store, "vector_matrix",
+                            lambda ids=None: vectors_of.append(None if ids is None else sorted(ids)) or vector_matrix(ids))
         monkeypatch.setattr(compiler.catalog.engine, "query_many", lambda qs: asked.append(list(qs)) or query_many(qs))
         after = compiler.compile(TaskContext(shard="coder", task=TASK))
         new = compiler.catalog.snapshot()
     assert after.catalog_version > before.catalog_version and new is not old
-    # The changed tool is read for its facts; the lexical index, rebuilt as a definition changed,
-    # reads every tool's text once, a batch at a time, keeping no definition but the changed one.
-    assert loaded == [{notes}]
-    assert sum(batched) == store.tool_count()
+    # The changed tool is read for its facts, and for the retrieval index, patched: no other
+    # tool's definition or vector is read.
+    assert loaded == [{notes}] and vectors_of == [[notes]]
     # The rules were asked only about classes the change made (bound: a class id, never a free
     # tool), and only for the shards a compile had asked for; a new description in an unchanged
     # analysis makes none.

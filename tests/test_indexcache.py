@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import logging
 
+import compiler_fixtures
 import numpy as np
-from compiler_fixtures import build_store, write_config
+from compiler_fixtures import assert_same_index, build_store, write_config
 
 from jit.models import ToolDef
 from jit.selection import retrieve
@@ -60,12 +61,24 @@ def test_a_changed_catalog_gets_a_new_file_and_a_damaged_one_is_rebuilt(tmp_path
         store.close()
 
 
-def test_after_a_change_the_index_is_rebuilt_from_batches_as_a_new_process_would_build_it(
-        tmp_path, embedder, monkeypatch):
-    """A compiler holding a snapshot meets a catalog another process changed (one tool rewritten
-    and embedded again, one added): its new index is read a few tools at a time, never as every
-    definition at once, and equals the index a new process builds from nothing."""
+def _change_fs(store, embedder):
+    """Another process's sync: fs's first tool rewritten (and embedded again), its last removed,
+    one tool added."""
     from jit.catalog.embed import embed_pending
+
+    kept = [st.tool for st in store.tools() if st.tool.server == "fs"]
+    changed = ToolDef(server="fs", name=kept[0].name, description=kept[0].description + " Faster, zstd.",
+                      input_schema=kept[0].input_schema)
+    store.sync_tools("fs", [changed, *kept[1:-1], ToolDef(server="fs", name="grep",
+                                                          description="Search files by pattern.")])
+    embed_pending(store, embedder)  # the rewritten tool's vector now comes last in the table
+    return {kept[0].name, kept[-1].name, "grep"}
+
+
+def test_after_a_change_the_index_is_patched_equal_to_a_new_build(tmp_path, embedder, monkeypatch):
+    """A compiler holding a snapshot meets a catalog another process changed: its index is patched
+    (only the changed and added tools read, tokenised and their vectors read), and equals the index
+    a new process builds from nothing, bit for bit in every score."""
     from jit.catalog.store import Store
 
     config = write_config(tmp_path)
@@ -73,12 +86,50 @@ def test_after_a_change_the_index_is_rebuilt_from_batches_as_a_new_process_would
     try:
         with Compiler(store, config, embedder, token_counter=EstimateCounter()) as compiler:
             compiler.compile(TaskContext(shard="coder", task=TASK))
-            kept = [st.tool for st in store.tools() if st.tool.server == "fs"]
-            changed = ToolDef(server="fs", name=kept[0].name, description=kept[0].description + " Faster.",
-                              input_schema=kept[0].input_schema)
-            store.sync_tools("fs", [changed, *kept[1:], ToolDef(server="fs", name="grep",
-                                                                 description="Search files by pattern.")])
-            embed_pending(store, embedder)  # the rewritten tool's vector now comes last in the table
+            held = compiler.catalog.snapshot().index
+            touched = _change_fs(store, embedder)
+            read, vectors_of = [], []
+            whole, matrix = Store.tool_records, Store.vector_matrix
+            monkeypatch.setattr(Store, "tool_records", lambda self, ids=None: read.append(list(ids)) or whole(self, ids)
+                                if ids is not None else (_ for _ in ()).throw(AssertionError("every definition read")))
+            monkeypatch.setattr(Store, "vector_matrix", lambda self, ids=None: vectors_of.append(sorted(ids))
+                                or matrix(self, ids) if ids is not None
+                                else (_ for _ in ()).throw(AssertionError("every vector read")))
+            monkeypatch.setattr(Store, "tool_record_batches", lambda *a, **k: (_ for _ in ()).throw(AssertionError))
+            monkeypatch.setattr(retrieve.LexicalIndex, "__init__", lambda *a: (_ for _ in ()).throw(AssertionError))
+            ts = compiler.compile(TaskContext(shard="coder", task=TASK))
+            patched = compiler.catalog.snapshot().index
+            names = {name for _server, name in compiler.catalog.snapshot().heads.values()}
+            monkeypatch.undo()
+        assert patched is not held and held.n == patched.n  # one tool removed, one added
+        assert "grep" in names and len(touched - names) == 1
+        (ids,) = read
+        assert len(ids) == 2 and vectors_of == [sorted(ids)]  # the rewritten tool and grep: nothing else
+        for d in IndexCache(store.path).directory.iterdir():
+            d.unlink()  # a new process with no index file: the index from every definition
+        fresh, scratch = compile_once(store, config, embedder)
+        assert [(s.name, s.tier, s.final) for s in ts.tools] == fresh
+        assert_same_index(patched, scratch, ["search files", "zstd faster", TASK, "grep pattern read write"])
+    finally:
+        store.close()
+
+
+def test_without_a_usable_index_to_patch_the_index_is_rebuilt_from_batches(tmp_path, embedder, monkeypatch):
+    """A compiler that began before the catalog had any vector (lexical only) meets the embedded
+    catalog: its index is rebuilt, every tool's text read a few at a time, never every definition at
+    once, and equals the index a new process builds from nothing."""
+    from jit.catalog.embed import embed_pending
+    from jit.catalog.store import Store
+
+    config = write_config(tmp_path)
+    with monkeypatch.context() as m:
+        m.setattr(compiler_fixtures, "embed_pending", lambda *a: 0)  # synced, not embedded yet
+        store = build_store(tmp_path / "own.db", config, embedder)
+    try:
+        with Compiler(store, config, embedder, token_counter=EstimateCounter()) as compiler:
+            compiler.compile(TaskContext(shard="coder", task=TASK))
+            assert compiler.catalog.snapshot().index.model is None
+            embed_pending(store, embedder)
             batches = []
             whole = Store.tool_records
             monkeypatch.setattr(Store, "tool_records", lambda self, ids=None: whole(self, ids) if ids is not None
@@ -89,15 +140,13 @@ def test_after_a_change_the_index_is_rebuilt_from_batches_as_a_new_process_would
             ts = compiler.compile(TaskContext(shard="coder", task=TASK))
             rebuilt = compiler.catalog.snapshot().index
             monkeypatch.undo()
+        assert rebuilt.model is not None and rebuilt.all_vectors
         assert len(batches) > 1 and all(len(b) <= 3 for b in batches)
         assert sum(len(b) for b in batches) == store.tool_count()
         for d in IndexCache(store.path).directory.iterdir():
-            d.unlink()  # a new process with no index file: the index from every definition
+            d.unlink()
         fresh, scratch = compile_once(store, config, embedder)
         assert [(s.name, s.tier, s.final) for s in ts.tools] == fresh
-        assert np.array_equal(rebuilt.matrix, scratch.matrix)
-        assert np.array_equal(rebuilt.has_vector, scratch.has_vector)
-        assert rebuilt.lexical.terms == scratch.lexical.terms
-        assert np.array_equal(rebuilt.lexical.scores("search files"), scratch.lexical.scores("search files"))
+        assert_same_index(rebuilt, scratch, ["search files", TASK])
     finally:
         store.close()

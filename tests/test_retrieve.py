@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from compiler_fixtures import assert_same_index
 
 from jit.selection.retrieve import LexicalIndex, RetrievalIndex, lexical_text, split_task
 from jit.text import search_tokens as tokenize
@@ -67,6 +68,41 @@ def test_the_index_aligns_vectors_by_tool_id_and_keeps_a_complete_matrix_uncopie
     # No vectors at all (no model yet): one zero column, every tool marked so.
     bare = _index(tools, np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32))
     assert bare.matrix.shape == (len(tools), 1) and not bare.has_vector.any() and not bare.matrix.any()
+
+
+def test_a_patched_index_is_the_index_a_new_build_gives(livemcpbench_store):
+    """Tools removed, rewritten (text and vector) and added, rows shifting under them: the patched
+    index holds what a build over the new tools holds, and scores every query bit for bit alike."""
+    tools = sorted(livemcpbench_store.tools(), key=lambda st: st.id)
+    ids, matrix = livemcpbench_store.vector_matrix()
+    before, after = tools[:-40], [st for k, st in enumerate(tools) if k % 11 != 3]  # 40 added, ~48 removed
+    rewritten = {st.id for k, st in enumerate(before) if k % 7 == 2}
+    old_texts = [lexical_text(st) + (" legacy zork wording" if st.id in rewritten else "") for st in before]
+    old_matrix = matrix.copy()
+    old_matrix[np.isin(ids, list(rewritten))] *= -1
+    keep = np.isin(ids, [st.id for st in before]) & (np.arange(len(ids)) % 13 != 5)  # some never embedded
+    old = RetrievalIndex([st.id for st in before], [(st.tool.server, st.tool.name) for st in before], old_texts,
+                         ids[keep], old_matrix[keep], model=("m", matrix.shape[1]))
+    old_ids = {st.id for st in before}
+    touched = [st for st in after if st.id in rewritten or st.id not in old_ids]
+    has = np.isin(ids, [st.id for st in touched])
+    patched = old.patched([st.id for st in before], [st.id for st in after],
+                          [(st.tool.server, st.tool.name) for st in after],
+                          {st.id: lexical_text(st) for st in touched}, ids[has], matrix[has])
+    # A new build: the same vectors for the tools the patch kept, the new ones for the others.
+    now = {st.id for st in after}
+    vec = np.where(np.isin(ids, list(rewritten))[:, None], matrix, old_matrix)
+    with_vec = np.isin(ids, list(now)) & (keep | has)
+    scratch = RetrievalIndex([st.id for st in after], [(st.tool.server, st.tool.name) for st in after],
+                             [lexical_text(st) for st in after], ids[with_vec], vec[with_vec],
+                             model=("m", matrix.shape[1]))
+    assert "zork" in old.lexical.terms and "zork" not in patched.lexical.terms
+    assert_same_index(patched, scratch, [TASK, "send an email", "search files by name", "zork legacy"])
+    assert patched.server_names == scratch.server_names and np.array_equal(patched.server_of, scratch.server_of)
+    # Vectors of another width than the index's (it was built before the catalog had any): no patch.
+    bare = RetrievalIndex([st.id for st in before], [(st.tool.server, st.tool.name) for st in before], old_texts,
+                          np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32))
+    assert bare.patched([st.id for st in before], [st.id for st in after], [], {}, ids[has], matrix[has]) is None
 
 
 def test_mentions_find_named_tools_and_servers(index):

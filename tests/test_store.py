@@ -244,6 +244,21 @@ def test_vector_matrix_gives_ids_ascending_with_their_own_rows_whatever_the_writ
     assert np.array_equal(matrix, np.stack([vectors[i] for i in ids]))
 
 
+def test_vector_matrix_of_some_tools_reads_only_theirs(store):
+    """A view following a change reads the changed tools' vectors only: asked in any order, with
+    repeats, a tool awaiting its vector and an id no tool has, it gives those that have one."""
+    store.ensure_server("files", "stdio")
+    store.sync_tools("files", TOOLS)
+    store.set_embedding_model("m", 4)
+    ids = sorted(st.id for st in store.tools())
+    store.put_vectors("m", [(i, f"h{i}", np.array([i, 0, 0, 1], dtype=np.float32).tobytes()) for i in ids[1:]],
+                      cache=False)
+    got_ids, matrix = store.vector_matrix([ids[-1], ids[0], ids[1], ids[-1], 10**9])
+    assert got_ids.tolist() == [ids[1], ids[-1]]
+    assert matrix.tolist() == [[ids[1], 0, 0, 1], [ids[-1], 0, 0, 1]]
+    assert store.vector_matrix([])[0].tolist() == []
+
+
 @pytest.mark.parametrize("counted", [1, 9])
 def test_vector_matrix_holds_the_rows_read_when_the_count_before_them_was_off(sqlite_store, monkeypatch, counted):
     """The count that sizes the matrix is a statement of its own: a writer in between adds rows

@@ -26,7 +26,7 @@ The engine's own exceptions become :class:`~jit.errors.StoreError` in one place
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -124,6 +124,13 @@ class Backend:
     def reset_vectors(self, c: Any, dim: int) -> None:
         """Drop every tool vector and make room for vectors of ``dim`` dimensions."""
         c.execute("DELETE FROM tool_vectors")
+
+    def vector_rows(self, c: Any, ids: Sequence[int]) -> Iterator[tuple[int, bytes]]:
+        """``(tool_id, float32 bytes)`` of those of ``ids`` that have a vector, any order."""
+        for k in range(0, len(ids), 500):
+            chunk = list(ids[k:k + 500])
+            yield from c.execute(f"SELECT tool_id, embedding FROM tool_vectors WHERE tool_id IN "
+                                 f"({','.join('?' * len(chunk))})", chunk)
 
     def announce(self, c: Any, counter: str) -> None:
         """Tell other processes ``counter`` moved (delivered when the transaction commits)."""
@@ -233,6 +240,14 @@ class SqliteBackend(Backend):
 
     def has_vector_table(self) -> bool:
         return self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'tool_vectors'").fetchone() is not None
+
+    def vector_rows(self, c: Any, ids: Sequence[int]) -> Iterator[tuple[int, bytes]]:
+        # One lookup per id: a vec0 table answers ``tool_id IN (...)`` by scanning every row
+        # (25 ms for 50 ids among 100,000), ``tool_id = ?`` by its key (~7 µs).
+        for i in ids:
+            row = c.execute("SELECT tool_id, embedding FROM tool_vectors WHERE tool_id = ?", (i,)).fetchone()
+            if row is not None:
+                yield row[0], row[1]
 
     def reset_vectors(self, c: Any, dim: int) -> None:
         c.execute("DROP TABLE IF EXISTS tool_vectors")

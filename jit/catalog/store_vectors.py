@@ -114,15 +114,17 @@ class VectorStore:
                 self._bump(c)
         return n
 
-    def vector_matrix(self) -> tuple[np.ndarray, np.ndarray]:
+    def vector_matrix(self, ids: Iterable[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """The vectors of the tools in scope as ``(ids int64[n], matrix float32[n, dim])`` for in-memory scans,
-        ids ascending.
+        ids ascending; with ``ids``, only those of these tools (a view following a change of a few).
 
         Read a batch at a time into one matrix: holding every row and a joined copy of their
         bytes besides the matrix took three times its size (~470 MB at 100,000 tools)."""
         model = self.embedding_model()
         if model is None or not self._has_vec_table():
             return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
+        if ids is not None:
+            return self._vectors_of(sorted(set(ids)), model[1])
         if self.scope is None:
             source, params = "tool_vectors v", []
         else:
@@ -156,6 +158,17 @@ class VectorStore:
 
         with self._lock, self._errors("read"):
             return read() if self._depth else self._backend.read(read)
+
+
+    def _vectors_of(self, ids: list[int], dim: int) -> tuple[np.ndarray, np.ndarray]:
+        def read() -> dict[int, bytes]:
+            return dict(self._backend.vector_rows(self._conn, ids))
+
+        with self._lock, self._errors("read"):
+            found = read() if self._depth else self._backend.read(read)
+        have = [i for i in ids if i in found]
+        mat = np.frombuffer(b"".join(found[i] for i in have), dtype=np.float32).reshape(len(have), dim).copy()
+        return np.array(have, dtype=np.int64), mat
 
 
 def _permute_rows(mat: np.ndarray, order: np.ndarray) -> None:

@@ -81,6 +81,8 @@ __all__ = ["TASK_TABLES", "CatalogSnapshot", "CatalogView", "ShardTables", "Snap
 
 LABEL_KINDS = ("capability", "category", "domain")
 _TIER_BY_NAME = {t.value: t for t in Tier}
+#: ``(ids, matrix)`` of a catalog whose vectors are not this view's model's: none to use.
+_NO_VECTORS = (np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32))
 #: One shard's derived tables: tool -> shard points, and tool -> the skeleton slots it may fill.
 ShardTables = tuple[dict[int, int], dict[int, tuple[str, ...]], dict[int, tuple[str, ...]]]
 
@@ -336,6 +338,14 @@ class CatalogView:
         key = index_key(usable[0] if usable else None, usable[1] if usable else 0, rows, states)
         index = prev.index if prev is not None and prev.index_key == key else \
             self._index_files.load(key, [heads[i] for i in rows])
+        if index is None and prev is not None and prev.index.model == usable:
+            # Patched, not built again: only the tools read (added or changed) are tokenised and
+            # have their vectors read, so a change of one tool among 100,000 costs its own work.
+            index = prev.index.patched(
+                prev.rows, rows, [heads[i] for i in rows], {i: lexical_text(st) for i, (st, _state) in read.items()},
+                *(self.store.vector_matrix(read) if usable is not None else _NO_VECTORS))
+            if index is not None:
+                self._index_files.save(key, index)
         if index is None:
             if prev is None:
                 texts = {i: lexical_text(read[i][0]) for i in rows}
@@ -401,9 +411,8 @@ class CatalogView:
         """A retrieval index built over the tools ``rows`` (row order) from their heads and lexical
         texts. ``model``: the catalog's embedding model, None when its vectors are not this view's
         model's."""
-        vectors = self.store.vector_matrix() if model is not None else \
-            (np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32))
-        return RetrievalIndex(rows, [heads[i] for i in rows], [texts[i] for i in rows], *vectors)
+        vectors = self.store.vector_matrix() if model is not None else _NO_VECTORS
+        return RetrievalIndex(rows, [heads[i] for i in rows], [texts[i] for i in rows], *vectors, model=model)
 
     def _globals(self, facts: frozenset) -> Globals:
         marks, mark_facts = server_marks(facts, self._constants)

@@ -12,7 +12,10 @@ next to the catalog and read back when the same tools are asked for again:
 
 The vectors are a plain ``.npy`` mapped into memory rather than read (100,000
 tools hold 150 MB of them; pages are read as a scan first touches them), the
-rest (lexical index, which rows have a vector) an ``.npz`` written after it.
+rest (lexical index with its term frequencies and lengths, which rows have a
+vector, the model) an ``.npz`` written after it. A process holding an index
+patches it when a few tools change (:meth:`RetrievalIndex.patched`) and writes
+the result here under its new key.
 
 The key is a digest of what the index is made of (format version, embedding
 model, and per tool its id, definition hash, vector text hash and whether it
@@ -43,7 +46,7 @@ __all__ = ["IndexCache", "index_key"]
 log = logging.getLogger(__name__)
 
 #: Bumped whenever what is stored, or how an index is built from the catalog, changes.
-FORMAT = 2
+FORMAT = 3
 #: Index files kept per catalog (configs that share a catalog see different tool sets).
 KEEP = 4
 
@@ -76,9 +79,12 @@ class IndexCache:
                 terms = bytes(data["terms"]).decode("utf-8").split("\n") if int(data["term_count"]) else []
                 if n != len(heads) or len(terms) != int(data["term_count"]):
                     raise ValueError("the file does not match its key")
-                lexical = LexicalIndex.from_arrays(n, terms, data["offsets"], data["rows"], data["weights"])
+                lexical = LexicalIndex.from_arrays(n, terms, data["offsets"], data["rows"], data["tf"],
+                                                   data["lengths"], data["weights"])
                 has_vector = data["has_vector"]
                 shape = tuple(int(d) for d in data["shape"])
+                name, _, dim = bytes(data["model"]).decode("utf-8").rpartition("\0")
+                model = (name, int(dim)) if dim else None
             matrix = np.load(path.with_suffix(".npy"), mmap_mode="r", allow_pickle=False)
             if matrix.shape != shape or matrix.dtype != np.float32 or len(has_vector) != n:
                 raise ValueError("the vectors do not match the index")
@@ -91,7 +97,7 @@ class IndexCache:
             os.utime(path)  # recently used: pruned last
         except OSError:
             pass
-        return RetrievalIndex.from_arrays(heads, matrix, has_vector, lexical)
+        return RetrievalIndex.from_arrays(heads, matrix, has_vector, lexical, model=model)
 
     def save(self, key: str, index: RetrievalIndex) -> None:
         """Write ``index`` under ``key`` (atomically) and prune the oldest files. A catalog
@@ -109,7 +115,9 @@ class IndexCache:
                 has_vector=index.has_vector,
                 term_count=np.int64(len(lex.terms)),
                 terms=np.frombuffer("\n".join(lex.terms).encode("utf-8"), dtype=np.uint8),
-                offsets=lex.offsets, rows=lex.rows, weights=lex.weights), durable=False)
+                offsets=lex.offsets, rows=lex.rows, tf=lex.tf, lengths=lex.lengths, weights=lex.weights,
+                model=np.frombuffer(f"{index.model[0]}\0{index.model[1]}".encode() if index.model else b"",
+                                    dtype=np.uint8)), durable=False)
             files = sorted(self.directory.glob("*.npz"), key=lambda p: p.stat().st_mtime, reverse=True)
             kept = {p.stem for p in files[:KEEP]}
             for old in files[KEEP:]:

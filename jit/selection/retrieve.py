@@ -16,16 +16,17 @@ Exact mentions of a tool name (``create_issue``, ``github__create_issue``,
 ``github/create_issue``) or a server name are found by :func:`find_mentions`
 and are never missed: the compiler puts them in the candidate set.
 
-The index is built from one catalog snapshot; the compiler rebuilds it when
-``Store.catalog_version()`` shows that definitions or vectors changed.
+The index is built from one catalog snapshot; when ``Store.catalog_version()``
+shows that definitions or vectors changed, the catalog view patches it
+(:meth:`RetrievalIndex.patched`: only the changed tools tokenised and read).
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections import defaultdict
-from collections.abc import Sequence
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -71,9 +72,11 @@ class LexicalIndex:
     """BM25 (k1=1.2, b=0.75) over name (counted twice), server, description and
     parameter text, as postings arrays so a query is one ``np.bincount``.
 
-    The postings are held as one CSR table (``terms[j]``'s rows and weights are
-    ``rows[offsets[j]:offsets[j + 1]]``), which :mod:`jit.selection.indexcache`
-    writes to disk and reads back without tokenising the catalog again."""
+    The postings are held as one CSR table (``terms[j]``'s rows, term frequencies and
+    weights are ``rows[offsets[j]:offsets[j + 1]]`` and so on, rows ascending), with each
+    row's length in tokens: :mod:`jit.selection.indexcache` writes them to disk and reads
+    them back without tokenising the catalog again, and :meth:`patched` follows a change
+    of a few tools without tokenising the others."""
 
     K1 = 1.2
     B = 0.75
@@ -88,34 +91,69 @@ class LexicalIndex:
             for t in toks:
                 d = postings[t]
                 d[row] = d.get(row, 0) + 1
-        avg = float(lengths.mean()) if n else 1.0
-        norm = self.K1 * (1 - self.B + self.B * lengths / max(avg, 1e-9))
         terms = list(postings)
         offsets = np.zeros(len(terms) + 1, dtype=np.int64)
         offsets[1:] = np.cumsum([len(postings[t]) for t in terms])
-        rows = np.empty(int(offsets[-1]), dtype=np.int64)
-        weights = np.empty(int(offsets[-1]), dtype=np.float32)
-        for j, term in enumerate(terms):
-            docs = postings[term]
-            lo, hi = offsets[j], offsets[j + 1]
-            r = np.fromiter(docs.keys(), dtype=np.int64, count=len(docs))
-            tf = np.fromiter(docs.values(), dtype=np.float32, count=len(docs))
-            idf = math.log(1 + (n - len(docs) + 0.5) / (len(docs) + 0.5))
-            rows[lo:hi] = r
-            weights[lo:hi] = (idf * tf * (self.K1 + 1) / (tf + norm[r])).astype(np.float32)
-        self._set(n, terms, offsets, rows, weights)
+        rows = np.fromiter((r for t in terms for r in postings[t]), dtype=np.int64, count=int(offsets[-1]))
+        tf = np.fromiter((f for t in terms for f in postings[t].values()), dtype=np.int32, count=int(offsets[-1]))
+        self._set(n, terms, offsets, rows, tf, lengths)
 
-    def _set(self, n: int, terms: list[str], offsets: np.ndarray, rows: np.ndarray, weights: np.ndarray) -> None:
+    def _set(self, n: int, terms: list[str], offsets: np.ndarray, rows: np.ndarray, tf: np.ndarray,
+             lengths: np.ndarray, weights: np.ndarray | None = None) -> None:
         self.n = n
-        self.terms, self.offsets, self.rows, self.weights = terms, offsets, rows, weights
+        self.terms, self.offsets, self.rows, self.tf, self.lengths = terms, offsets, rows, tf, lengths
+        self.weights = _bm25(n, offsets, rows, tf, lengths, self.K1, self.B) if weights is None else weights
         self._term = {t: j for j, t in enumerate(terms)}
 
     @classmethod
-    def from_arrays(cls, n: int, terms: list[str], offsets: np.ndarray, rows: np.ndarray,
-                    weights: np.ndarray) -> LexicalIndex:
+    def from_arrays(cls, n: int, terms: list[str], offsets: np.ndarray, rows: np.ndarray, tf: np.ndarray,
+                    lengths: np.ndarray, weights: np.ndarray) -> LexicalIndex:
         """An index from the tables of another one (:mod:`jit.selection.indexcache`)."""
         index = cls.__new__(cls)
-        index._set(n, terms, offsets, rows, weights)
+        index._set(n, terms, offsets, rows, tf, lengths, weights)
+        return index
+
+    def patched(self, row_map: np.ndarray, n: int, texts: Mapping[int, str]) -> LexicalIndex:
+        """This index after a change of a few documents, as :class:`LexicalIndex` would build it
+        from all ``n`` texts, without tokenising the unchanged ones.
+
+        ``row_map[r]`` is the new row of old row ``r`` (ascending where kept), -1 for a document
+        gone or changed; ``texts`` the changed and new documents' texts by new row. The weights
+        are computed again from the term frequencies and lengths (``n`` and the mean length move
+        every one of them) by the same code, so every score is the one a new build gives; only
+        the order of the terms may differ."""
+        kept = row_map[self.rows] >= 0
+        term_of = np.repeat(np.arange(len(self.terms), dtype=np.int64), np.diff(self.offsets))[kept]
+        rows, tf = row_map[self.rows[kept]], self.tf[kept]
+        lengths = np.zeros(n, dtype=np.float32)
+        old = np.flatnonzero(row_map >= 0)
+        lengths[row_map[old]] = self.lengths[old]
+        terms, term_id = list(self.terms), dict(self._term)
+        add: list[tuple[int, int, int]] = []  # (term, row, tf)
+        for row in sorted(texts):
+            toks = search_tokens(texts[row])
+            lengths[row] = len(toks)
+            for t, f in Counter(toks).items():
+                j = term_id.get(t)
+                if j is None:
+                    j = term_id[t] = len(terms)
+                    terms.append(t)
+                add.append((j, row, f))
+        if add:  # merged into the (term, row) order the kept postings are already in
+            new = np.array(add, dtype=np.int64).reshape(-1, 3)
+            new = new[np.lexsort((new[:, 1], new[:, 0]))]
+            at = np.searchsorted(term_of * n + rows, new[:, 0] * n + new[:, 1])
+            term_of, rows = np.insert(term_of, at, new[:, 0]), np.insert(rows, at, new[:, 1])
+            tf = np.insert(tf, at, new[:, 2].astype(np.int32))
+        df = np.bincount(term_of, minlength=len(terms))
+        live = df > 0  # a term no document holds any more is dropped, as a new build would not have it
+        if not live.all():
+            terms = [t for t, ok in zip(terms, live.tolist(), strict=True) if ok]
+            df = df[live]
+        offsets = np.zeros(len(terms) + 1, dtype=np.int64)
+        np.cumsum(df, out=offsets[1:])
+        index = type(self).__new__(type(self))
+        index._set(n, terms, offsets, rows, tf, lengths)
         return index
 
     def scores(self, query: str) -> np.ndarray:
@@ -127,6 +165,21 @@ class LexicalIndex:
         rows = np.concatenate([self.rows[o[j]:o[j + 1]] for j in found])
         weights = np.concatenate([self.weights[o[j]:o[j + 1]] for j in found])
         return np.bincount(rows, weights=weights, minlength=self.n).astype(np.float32)
+
+
+def _bm25(n: int, offsets: np.ndarray, rows: np.ndarray, tf: np.ndarray, lengths: np.ndarray, k1: float,
+          b: float) -> np.ndarray:
+    """Each posting's BM25 weight, float32: ``idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avg))``."""
+    df = np.diff(offsets)
+    avg = float(lengths.mean()) if n else 1.0
+    norm = k1 * (1 - b + b * lengths / max(avg, 1e-9))
+    # Per term, with the interpreter's log: the same float whichever numpy build runs it.
+    idf = np.array([math.log(1 + (n - d + 0.5) / (d + 0.5)) for d in df.tolist()], dtype=np.float64)
+    f = tf.astype(np.float32)
+    weights = np.repeat(idf.astype(np.float32), df) * f
+    weights *= np.float32(k1 + 1)
+    weights /= f + norm[rows]
+    return weights
 
 
 def lexical_text(st: StoredTool) -> str:
@@ -154,6 +207,9 @@ class VectorScores:
     queries: list[str]
 
 
+#: Matrix rows copied at a time when an index is patched (:meth:`RetrievalIndex.patched`): 12 MB.
+_COPY_ROWS = 8192
+
 #: How a task names a server's tool: ``server__tool``, ``server/tool``, ``server.tool``, ``server:tool``.
 QUALIFIERS = ("__", "/", ".", ":")
 
@@ -161,13 +217,15 @@ class RetrievalIndex:
     """Dense matrix + lexical index over one catalog snapshot, in row order."""
 
     def __init__(self, rows: Sequence[int], heads: Sequence[tuple[str, str]], texts: Sequence[str],
-                 ids: np.ndarray, matrix: np.ndarray) -> None:
+                 ids: np.ndarray, matrix: np.ndarray, *, model: tuple[str, int] | None = None) -> None:
         """An index over the tools ``rows`` (their ids in row order), from their ``heads``
         (``(server, name)``), their :func:`lexical_text` texts and the catalog's vectors as
         :meth:`~jit.catalog.store_vectors.VectorStore.vector_matrix` reads them (``ids`` ascending,
         ``matrix`` their rows): no definition needs to be held. A tool without a vector gets a zero
         row. When the matrix holds exactly the tools' vectors in their order (every tool embedded)
-        it becomes the index's own, not a copy: a 100,000-tool catalog's is 154 MB."""
+        it becomes the index's own, not a copy: a 100,000-tool catalog's is 154 MB. ``model``: the
+        embedding model (name, dimension) the vectors are of, None when there are none to use."""
+        self.model = model
         want = np.asarray(rows, dtype=np.int64)
         if len(want) and len(ids) == len(want) and np.array_equal(ids, want):
             full, has_vector = matrix, np.ones(len(want), dtype=bool)
@@ -181,12 +239,49 @@ class RetrievalIndex:
 
     @classmethod
     def from_arrays(cls, heads: Sequence[tuple[str, str]], matrix: np.ndarray, has_vector: np.ndarray,
-                    lexical: LexicalIndex) -> RetrievalIndex:
+                    lexical: LexicalIndex, *, model: tuple[str, int] | None) -> RetrievalIndex:
         """An index over the tools ``heads`` names (``(server, name)``, row order) from its tables,
         kept by :mod:`jit.selection.indexcache`: no definition is needed."""
         index = cls.__new__(cls)
+        index.model = model
         index._set(heads, matrix, has_vector, lexical)
         return index
+
+    def patched(self, old_rows: Sequence[int], rows: Sequence[int], heads: Sequence[tuple[str, str]],
+                texts: Mapping[int, str], ids: np.ndarray, matrix: np.ndarray) -> RetrievalIndex | None:
+        """This index over the tools ``old_rows`` (ids, row order) after a change of a few: over the
+        tools ``rows`` (ids ascending) named by ``heads``, where ``texts`` holds the
+        :func:`lexical_text` of each tool added or changed (by id) and ``ids``/``matrix`` the vectors
+        of those that have one (as :meth:`~jit.catalog.store_vectors.VectorStore.vector_matrix` reads
+        them). Every other tool keeps its row of the matrix and its postings: the index equals a new
+        build over all the tools (scores bit for bit) without reading or tokenising them again.
+
+        None when the vectors read do not fit this index's matrix (it was built before the catalog
+        had any): a new build is then needed."""
+        dim = self.matrix.shape[1]
+        if len(ids) and matrix.shape[1] != dim:
+            return None
+        old = np.asarray(old_rows, dtype=np.int64)
+        new = np.asarray(rows, dtype=np.int64)
+        n = len(new)
+        pos = np.minimum(np.searchsorted(new, old), max(n - 1, 0))
+        stays = (new[pos] == old) & ~np.isin(old, np.fromiter(texts, dtype=np.int64, count=len(texts))) \
+            if n else np.zeros(len(old), dtype=bool)
+        row_map = np.where(stays, pos, -1)
+        full = np.zeros((n, dim), dtype=np.float32)
+        has_vector = np.zeros(n, dtype=bool)
+        src = np.flatnonzero(stays)
+        dst = row_map[src]
+        for k in range(0, len(src), _COPY_ROWS):  # a slice at a time: no copy of the whole matrix besides
+            full[dst[k:k + _COPY_ROWS]] = self.matrix[src[k:k + _COPY_ROWS]]
+        has_vector[dst] = self.has_vector[src]
+        if len(ids):
+            at = np.searchsorted(new, ids)
+            full[at] = matrix
+            has_vector[at] = True
+        at_row = {int(r): t for r, t in zip(np.searchsorted(new, list(texts)).tolist(), texts.values(), strict=True)}
+        return type(self).from_arrays(heads, full, has_vector, self.lexical.patched(row_map, n, at_row),
+                                      model=self.model)
 
     def _set(self, heads: Sequence[tuple[str, str]], matrix: np.ndarray, has_vector: np.ndarray,
              lexical: LexicalIndex) -> None:

@@ -18,9 +18,10 @@ configured shard before it writes the file.
 A view file is found by :func:`view_key`: the catalog's identity
 (``Store.catalog_id``) and scope, the rules' fingerprint, every config setting the
 view derives from (shards, ``available_tools.json``, which servers are enabled,
-definition pinning), the embedding model, jit's version and :data:`FORMAT`. The
-catalog versions are not in the key: a file made at an older version is a
-snapshot like any other, brought up to date by the view's incremental build
+definition pinning), the embedding model, jit's version, :data:`FORMAT` and the
+format of the index file it names. The catalog versions are not in the key: a
+file made at an older version is a snapshot like any other, brought up to date
+by the view's incremental build
 (the states of the tools are compared, only the changed ones derived again).
 Rules edited, another config or another jit: another key, built from the catalog.
 
@@ -46,6 +47,7 @@ import numpy as np
 from .. import __version__
 from ..config import Config
 from ..paths import write_atomic
+from .indexcache import FORMAT as INDEX_FORMAT
 from .logic import Fact
 
 __all__ = ["FORMAT", "KEEP", "SavedView", "ViewFiles", "view_key"]
@@ -91,6 +93,7 @@ def view_key(catalog_id: str | None, scope: frozenset[str] | None, rules_fingerp
     """The name of the view file for this catalog, scope, rule set, config and model."""
     parts = {
         "format": FORMAT,
+        "index_format": INDEX_FORMAT,  # the file names an index file: one of this format
         "jit": __version__,
         "catalog": catalog_id,
         "scope": sorted(scope) if scope is not None else None,
