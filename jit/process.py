@@ -17,7 +17,12 @@ belongs to the whole process, not to one library object:
   larger catalog's rows are split over jit's own blocking threads instead
   (:func:`matrix_product`).
 
-A third policy is about output, not speed: loading the embedding model prints a
+A third policy is about memory: a snapshot build frees far more than it keeps, and glibc's
+allocator keeps freed heap for later use, so a process that rebuilt its snapshot
+stayed larger by ~135 MB at 100,000 tools. Tuned, each build ends by handing the
+free heap back (``malloc_trim``, :func:`snapshot_built`; ~10 ms).
+
+A fourth policy is about output, not speed: loading the embedding model prints a
 progress bar and transformers' warnings on stderr, which is the CLI's output and
 ``jit serve --stdio``'s log stream. Those libraries take their settings from
 environment variables, which belong to the process too, so :func:`tuned` sets
@@ -91,6 +96,8 @@ class Tuning:
     freeze_gc: bool = False
     #: Run the retrieval scan on one BLAS thread per worker (threadpoolctl; :func:`matrix_product`).
     single_threaded_blas: bool = False
+    #: After a catalog snapshot build, give the C heap's free memory back to the system (:func:`snapshot_built`).
+    trim_heap: bool = False
 
 
 _UNTUNED = Tuning()
@@ -114,7 +121,7 @@ def current() -> Tuning:
 
 
 @contextmanager
-def tuned(*, freeze_gc: bool = True, single_threaded_blas: bool = True) -> Iterator[Tuning]:
+def tuned(*, freeze_gc: bool = True, single_threaded_blas: bool = True, trim_heap: bool = True) -> Iterator[Tuning]:
     """Opt this process into jit's process-wide tuning while the block runs.
 
     For the process owner only (a CLI's ``main``, a server's ``run``, a
@@ -127,7 +134,7 @@ def tuned(*, freeze_gc: bool = True, single_threaded_blas: bool = True) -> Itera
     each variable only where the environment does not set it; removed again on exit).
     """
     global _tuning, _reclaim_pending
-    wanted = Tuning(freeze_gc=freeze_gc, single_threaded_blas=single_threaded_blas)
+    wanted = Tuning(freeze_gc=freeze_gc, single_threaded_blas=single_threaded_blas, trim_heap=trim_heap)
     added = [k for k, v in QUIET_MODEL_LOADING.items() if k not in os.environ]
     with _lock:
         before, _tuning = _tuning, wanted
@@ -245,6 +252,29 @@ def building_snapshot() -> Iterator[None]:
             # (another compiler's live snapshot) is frozen again.
             if built or thawed:
                 gc.freeze()
+
+
+def snapshot_built() -> None:
+    """A catalog snapshot was built and saved, the one it replaced let go by its builder.
+
+    Tuned to trim: glibc's ``malloc_trim`` hands the heap's free pages back to the system.
+    A build frees far more than it keeps (the replaced snapshot's tables, the rows read, the
+    view file's encoding), and glibc keeps such memory for later allocations: a process holding
+    100,000 tools stayed ~135 MB larger after each rebuild without it. Elsewhere (another C
+    library): nothing."""
+    if _tuning.trim_heap and (trim := _malloc_trim()) is not None:
+        trim(0)
+
+
+@functools.cache
+def _malloc_trim() -> Any:
+    import ctypes
+    import ctypes.util
+
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):  # not glibc
+        return None
 
 
 def snapshot_released() -> None:

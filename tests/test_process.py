@@ -30,18 +30,34 @@ def _thawed():
 
 
 def test_nothing_is_tuned_until_the_owner_asks_and_blocks_restore_what_they_found():
-    assert process.current() == process.Tuning(freeze_gc=False, single_threaded_blas=False)
+    assert process.current() == process.Tuning(freeze_gc=False, single_threaded_blas=False, trim_heap=False)
     with process.building_snapshot():
         assert gc.isenabled()
     assert gc.get_freeze_count() == 0
     with process.tuned() as outer:
-        assert outer == process.current() == process.Tuning(freeze_gc=True, single_threaded_blas=True)
+        assert outer == process.current() == process.Tuning(freeze_gc=True, single_threaded_blas=True,
+                                                             trim_heap=True)
         with process.tuned(freeze_gc=False):
-            assert process.current() == process.Tuning(freeze_gc=False, single_threaded_blas=True)
+            assert process.current() == process.Tuning(freeze_gc=False, single_threaded_blas=True, trim_heap=True)
             with process.building_snapshot():
                 assert gc.isenabled()
         assert process.current() == outer
     assert process.current() == process.Tuning()
+
+
+def test_a_built_snapshot_hands_the_free_heap_back_only_when_tuned(monkeypatch):
+    trim = process._malloc_trim()
+    assert trim is not None and trim(0) in (0, 1)  # glibc here: the real malloc_trim answers
+    calls = []
+    monkeypatch.setattr(process, "_malloc_trim", lambda: calls.append)
+    process.snapshot_built()
+    assert calls == []  # a host's heap is its own
+    with process.tuned(trim_heap=False):
+        process.snapshot_built()
+    assert calls == []
+    with process.tuned():
+        process.snapshot_built()
+    assert calls == [0]
 
 
 def test_a_tuned_build_pauses_the_collector_and_freezes_what_it_built():

@@ -240,6 +240,8 @@ class CatalogView:
                     self._published = self._build(snap, *versions)
                 self._stale = False
                 self._save(self._published)
+                del snap
+                process.snapshot_built()
             elif snap.usage_version != versions[1]:
                 self._published = self._with_usage(snap, versions[1])
             return self._published
