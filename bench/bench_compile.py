@@ -274,6 +274,89 @@ def fresh_process(path: Path, task: str, repeat: int) -> dict:
     return out
 
 
+#: Run in a new interpreter: argv[1] a copy of the catalog, argv[2:5] three tasks. A process
+#: holding the catalog meets a sync another process ran (one tool rewritten and embedded again);
+#: prints the next compile's time and this process's memory around it as JSON.
+_AFTER_CHANGE = """
+import json, subprocess, sys, time
+from pathlib import Path
+from jit.catalog.embed import embedder_from_config
+from jit.catalog.store import Store
+from jit.config import Config
+from jit.process import tuned
+from jit.selection.compiler import Compiler
+from jit.selection.toolset import TaskContext
+
+
+def rss_mb():
+    with open("/proc/self/status") as f:
+        fields = dict(line.split(":", 1) for line in f)
+    return int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024
+
+
+with tuned():
+    config = Config.default(Path.cwd())
+    store = Store(sys.argv[1], migrate=False)
+    with Compiler(store, config, embedder_from_config(config.embedding)) as compiler:
+        for task in sys.argv[2:4]:
+            compiler.compile(TaskContext(shard="coder", task=task))
+        holding = rss_mb()[0]
+        subprocess.run([sys.executable, "-m", "bench.bench_compile", "--rewrite-one", sys.argv[1]], check=True)
+        try:
+            with open("/proc/self/clear_refs", "w") as f:
+                f.write("5")  # the peak from here on
+            reset = True
+        except OSError:
+            reset = False
+        t = time.perf_counter()
+        compiler.compile(TaskContext(shard="coder", task=sys.argv[4]))
+        seconds = time.perf_counter() - t
+        rss, peak = rss_mb()
+print(json.dumps({"compile_after_change_s": seconds, "rss_holding_mb": holding, "rss_after_mb": rss,
+                  "peak_rss_mb": peak, "peak_since_change": reset}))
+"""
+
+
+def rewrite_one(path: Path) -> None:
+    """What another process's ``jit sync`` does when one server changed one tool's description:
+    the server's tools synced again, the rewritten one embedded and analysed again."""
+    config = Config.default(Path.cwd())
+    with Store(path) as store:
+        servers = sorted({server for server, _name in store.tool_heads()})
+        server = servers[len(servers) // 2]
+        tools = [st.tool for st in store.tools(server=server)]
+        tools[0] = replace(tools[0], description=tools[0].description + " (revised: also reads archives)")
+        store.sync_tools(server, tools)
+        embed_pending(store, embedder_from_config(config.embedding))
+        analyze_pending(store, OfflineAnalyzer(config.shards))
+
+
+def after_change(path: Path, tasks: list[str], repeat: int) -> dict:
+    """Medians of a compile right after another process changed one tool, in a process that held
+    the catalog, each run on a fresh copy of it (with its view and index files)."""
+    import subprocess
+    import sys
+
+    from jit.selection.indexcache import IndexCache
+
+    runs = []
+    for _ in range(repeat):
+        with tempfile.TemporaryDirectory() as tmp:
+            copy = Path(tmp) / path.name
+            shutil.copy(path, copy)
+            index_dir = IndexCache(str(path)).directory
+            if index_dir is not None and index_dir.is_dir():
+                shutil.copytree(index_dir, IndexCache(str(copy)).directory)
+            done = subprocess.run([sys.executable, "-c", _AFTER_CHANGE, str(copy), *tasks[:3]], capture_output=True,
+                                  text=True, check=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+            runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    out = {k: round(statistics.median(r[k] for r in runs), 2)
+           for k in ("compile_after_change_s", "rss_holding_mb", "rss_after_mb", "peak_rss_mb")}
+    out["runs_s"] = [round(r["compile_after_change_s"], 2) for r in runs]
+    out["peak_since_change"] = all(r["peak_since_change"] for r in runs)
+    return out
+
+
 def summarize(runs: list[dict[str, list[float]]], tools: int) -> dict:
     """Pooled over the runs (each run's p50 listed too: one run moves with the machine's state)."""
     pool = {k: [x for r in runs for x in r[k]] for k in runs[0]}
@@ -295,7 +378,11 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
     ap.add_argument("--queries", type=int, default=40)
     ap.add_argument("--repeat", type=int, default=3, help="runs per size, each with a fresh compiler")
+    ap.add_argument("--rewrite-one", type=Path, metavar="CATALOG", help=argparse.SUPPRESS)  # after_change's sync
     args = ap.parse_args()
+    if args.rewrite_one:
+        rewrite_one(args.rewrite_one)
+        return
     CACHE.mkdir(parents=True, exist_ok=True)
     embedder = embedder_from_config(Config.default().embedding)
     embedder.embed(["warm up"])
@@ -321,6 +408,8 @@ def main() -> None:
         store.close()
         r["fresh_process"] = fresh_process(CACHE / (f"real_{n}.db" if n <= 10000 else f"synthetic_{n}.db"),
                                            tasks[1], args.repeat)
+        r["after_change"] = after_change(CACHE / (f"real_{n}.db" if n <= 10000 else f"synthetic_{n}.db"),
+                                         tasks[2:5], args.repeat)
         if dense:
             d = summarize(dense, tools)
             r["task_vectors_both"] = {k: d[k] for k in ("p50_ms", "p95_ms", "p50_ms_without_embedding", "runs_p50_ms")}
