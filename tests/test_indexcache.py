@@ -150,3 +150,32 @@ def test_without_a_usable_index_to_patch_the_index_is_rebuilt_from_batches(tmp_p
         assert_same_index(rebuilt, scratch, ["search files", TASK])
     finally:
         store.close()
+
+
+def test_a_first_build_reads_every_definition_a_batch_at_a_time(tmp_path, embedder, monkeypatch):
+    """A view built from nothing (no view file) derives each tool as its batch comes and keeps no
+    definition: it never reads every definition at once, and selects as a view loaded from its file."""
+    from jit.catalog.store import Store
+
+    config = write_config(tmp_path)
+    store = build_store(tmp_path / "own.db", config, embedder)
+    try:
+        batches = []
+        whole = Store.tool_records
+        monkeypatch.setattr(Store, "tool_records", lambda self, ids=None: whole(self, ids) if ids is not None
+                            else (_ for _ in ()).throw(AssertionError("every definition read at once")))
+        by_batch = Store.tool_record_batches
+        monkeypatch.setattr(Store, "tool_record_batches",
+                            lambda self, size=2000: (batches.append(b) or b for b in by_batch(self, 3)))
+        with Compiler(store, config, embedder, token_counter=EstimateCounter()) as compiler:
+            built = compiler.compile(TaskContext(shard="coder", task=TASK))
+            snap = compiler.catalog.snapshot()
+            assert len(snap.memo.summaries) == len(snap.rows)  # every Condensed line kept, as a view file has
+        assert len(batches) > 1 and sum(len(b) for b in batches) == store.tool_count()
+        monkeypatch.undo()
+        with Compiler(store, config, embedder, token_counter=EstimateCounter()) as compiler:
+            loaded = compiler.compile(TaskContext(shard="coder", task=TASK))
+            assert compiler.catalog.snapshot().memo.summaries == snap.memo.summaries
+        assert [(s.name, s.tier, s.final) for s in built.tools] == [(s.name, s.tier, s.final) for s in loaded.tools]
+    finally:
+        store.close()

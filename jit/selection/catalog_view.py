@@ -44,7 +44,7 @@ so :meth:`CatalogView.snapshot` may be called from any number of threads.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -323,24 +323,25 @@ class CatalogView:
             shards=dict(snap.memo.shards), summaries=snap.memo.summaries))
 
     def _build(self, prev: CatalogSnapshot | None, version: int, usage_version: int) -> CatalogSnapshot:
-        """The snapshot of a catalog version: every tool's state read, the changed ones reloaded."""
-        if prev is None:
-            read = self.store.tool_records()  # definitions and states in one read: consistent
-            states = {i: state for i, (_st, state) in read.items()}
-        else:
-            states = self.store.tool_states()
-            read = self.store.tool_records([i for i, s in states.items() if prev.states.get(i) != s])
-            states = {i: s for i, s in states.items() if i in read or prev.states.get(i) == s}
-            states.update((i, state) for i, (_st, state) in read.items())
-        heads = {i: h for i, h in prev.heads.items() if i in states} if prev else {}
-        heads.update((i, (st.tool.server, st.tool.name)) for i, (st, _state) in read.items())
+        """The snapshot of a catalog version: from nothing, every tool read a batch at a time and
+        let go once derived; from ``prev``, every tool's state read and the changed ones reloaded."""
         model = self.store.embedding_model()
         usable = model if model is not None and model[0] == self.model_name else None
+        world = self._globals(frozenset(("server_status", name, self._status_of(name, *status))
+                                        for name, status in self.store.server_statuses().items()))
+        kept = _Kept()
+        if prev is None:
+            return self._first_build(version, usage_version, usable, world, kept)
+        states = self.store.tool_states()
+        read = self.store.tool_records([i for i, s in states.items() if prev.states.get(i) != s])
+        states = {i: s for i, s in states.items() if i in read or prev.states.get(i) == s}
+        states.update((i, state) for i, (_st, state) in read.items())
+        heads = {i: h for i, h in prev.heads.items() if i in states}
+        heads.update((i, (st.tool.server, st.tool.name)) for i, (st, _state) in read.items())
         rows = sorted(states)
         key = index_key(usable[0] if usable else None, usable[1] if usable else 0, rows, states)
-        index = prev.index if prev is not None and prev.index_key == key else \
-            self._index_files.load(key, [heads[i] for i in rows])
-        if index is None and prev is not None and prev.index.model == usable:
+        index = prev.index if prev.index_key == key else self._index_files.load(key, [heads[i] for i in rows])
+        if index is None and prev.index.model == usable:
             # Patched, not built again: only the tools read (added or changed) are tokenised and
             # have their vectors read, so a change of one tool among 100,000 costs its own work.
             index = prev.index.patched(
@@ -349,60 +350,85 @@ class CatalogView:
             if index is not None:
                 self._index_files.save(key, index)
         if index is None:
-            if prev is None:
-                texts = {i: lexical_text(read[i][0]) for i in rows}
-            else:
-                # An index is built from every tool's text. Read them all, a batch at a time and each
-                # with its state, but keep only the definitions of the tools that changed: a process
-                # holding 100,000 tools would otherwise hold all their definitions at once for it.
-                states, heads, texts, read = {}, {}, {}, {}
-                for batch in self.store.tool_record_batches():
-                    for i, (st, state) in batch.items():
-                        states[i], heads[i], texts[i] = state, (st.tool.server, st.tool.name), lexical_text(st)
-                        if prev.states.get(i) != state:
-                            read[i] = (st, state)
-                rows = sorted(states)
-                key = index_key(usable[0] if usable else None, usable[1] if usable else 0, rows, states)
+            # An index is built from every tool's text. Read them all, a batch at a time and each
+            # with its state, but keep only the definitions of the tools that changed: a process
+            # holding 100,000 tools would otherwise hold all their definitions at once for it.
+            states, heads, texts, read = {}, {}, {}, {}
+            for batch in self.store.tool_record_batches():
+                for i, (st, state) in batch.items():
+                    states[i], heads[i], texts[i] = state, (st.tool.server, st.tool.name), lexical_text(st)
+                    if prev.states.get(i) != state:
+                        read[i] = (st, state)
+            rows = sorted(states)
+            key = index_key(usable[0] if usable else None, usable[1] if usable else 0, rows, states)
             index = self._new_index(rows, heads, texts, usable)
             self._index_files.save(key, index)
-        changed = {i for i, s in states.items() if prev is None or prev.states.get(i) != s}
-        removed = set(prev.states) - set(states) if prev else set()
-        world = self._globals(frozenset(("server_status", name, self._status_of(name, *status))
-                                        for name, status in self.store.server_statuses().items()))
-        names = prev.names if prev is not None and set(prev.names) == set(rows) else _names(heads, rows)
-        if prev is not None:  # a server whose stand-in changed: its tools derive again
-            marks, old = world.marks, prev.globals.marks
-            moved = {sv for sv in set(marks) | set(old) if marks.get(sv) != old.get(sv)}
-            if moved:
-                changed |= {i for i, (server, _name) in heads.items() if server in moved}
+        changed = {i for i, s in states.items() if prev.states.get(i) != s}
+        removed = set(prev.states) - set(states)
+        names = prev.names if set(prev.names) == set(rows) else _names(heads, rows)
+        marks, old = world.marks, prev.globals.marks  # a server whose stand-in changed: its tools derive again
+        moved = {sv for sv in set(marks) | set(old) if marks.get(sv) != old.get(sv)}
+        if moved:
+            changed |= {i for i, (server, _name) in heads.items() if server in moved}
         fresh = {i: read[i] for i in changed if i in read}
-        records = prev.by_id.evolve(states, changed | removed, fresh if len(fresh) <= CACHE_SIZE // 2 else None) \
-            if prev else ToolRecords(self.store, states)
+        records = prev.by_id.evolve(states, changed | removed, fresh if len(fresh) <= CACHE_SIZE // 2 else None)
 
         def tool_of(i: int) -> StoredTool:
             found = read.get(i)
             return found[0] if found is not None else records[i]
 
-        computed, class_of, derived = self._apply(prev, tool_of, heads, changed, removed, world)
-        analyses = prev.analyses if prev else EffectiveAnalyses(records, self._effective)
-        analyses = analyses.evolve(records, changed | removed, computed)
+        class_of, derived = self._apply(prev, ((i, tool_of(i)) for i in changed), heads, changed, removed, world,
+                                        kept)
+        stale = changed | removed
         memo = SnapshotMemo(shards=derived.shards)
-        if prev is not None:  # the memos of tools that did not change carry over
-            stale = changed | removed
-            memo.summaries = {i: v for i, v in prev.memo.summaries.items() if i not in stale}
-            memo.explain_facts = {i: v for i, v in prev.memo.explain_facts.items() if i not in stale}
-            if names is prev.names:  # a tool's rendered size depends on its name
-                memo.costs = {k: v for k, v in prev.memo.costs.items() if k[0] not in stale}
-        # The changed tools' Condensed lines, while their definitions are at hand: the token budget
-        # measures a candidate's line without reading its definition, and the view file keeps them.
-        memo.summaries.update((i, tool_summary(tool_of(i), a)) for i, a in computed.items())
+        # The memos of tools that did not change carry over.
+        memo.summaries = {i: v for i, v in prev.memo.summaries.items() if i not in stale}
+        memo.explain_facts = {i: v for i, v in prev.memo.explain_facts.items() if i not in stale}
+        if names is prev.names:  # a tool's rendered size depends on its name
+            memo.costs = {k: v for k, v in prev.memo.costs.items() if k[0] not in stale}
+        memo.summaries.update(kept.summaries)
         return CatalogSnapshot(
             version=version, usage_version=usage_version, states=states, by_id=records, heads=heads, rows=rows,
-            row_of={i: r for r, i in enumerate(rows)}, index=index, index_key=key, analyses=analyses,
-            labels=_labels(prev.labels if prev else None, computed, changed | removed),
-            names=names, class_of=class_of, globals=world, blocked=derived.blocked, offline=derived.offline,
+            row_of={i: r for r, i in enumerate(rows)}, index=index, index_key=key,
+            analyses=prev.analyses.evolve(records, stale, kept.analyses),
+            labels=_labels(prev.labels, kept.labels, stale), names=names, class_of=class_of, globals=world, blocked=derived.blocked, offline=derived.offline,
             tier_cap=derived.tier_cap, usage_points=derived.usage_points, penalty_points=derived.penalty_points,
             memo=memo, unanalyzed=_unanalyzed(states),
+        )
+
+    def _first_build(self, version: int, usage_version: int, usable: tuple[str, int] | None, world: Globals,
+                     kept: _Kept) -> CatalogSnapshot:
+        """The snapshot built from nothing. Every tool is read a batch at a time (each with its
+        state) and derived as it comes; what the snapshot keeps of it (state, head, Condensed line,
+        labels, class) stays, its definition does not: 100,000 definitions held at once were
+        ~540 MB, and the heap they left pinned kept a process that had built its view ~350 MB
+        larger than one that loaded it."""
+        states: dict[int, tuple] = {}
+        heads: dict[int, tuple[str, str]] = {}
+        texts: dict[int, str] = {}
+
+        def streamed() -> Iterator[tuple[int, StoredTool]]:
+            for batch in self.store.tool_record_batches():
+                for i, (st, state) in batch.items():
+                    states[i], heads[i], texts[i] = state, (st.tool.server, st.tool.name), lexical_text(st)
+                    yield i, st
+
+        class_of, derived = self._apply(None, streamed(), heads, states.keys(), set(), world, kept)
+        rows = sorted(states)
+        key = index_key(usable[0] if usable else None, usable[1] if usable else 0, rows, states)
+        index = self._index_files.load(key, [heads[i] for i in rows])
+        if index is None:
+            index = self._new_index(rows, heads, texts, usable)
+            self._index_files.save(key, index)
+        records = ToolRecords(self.store, states)
+        return CatalogSnapshot(
+            version=version, usage_version=usage_version, states=states, by_id=records, heads=heads, rows=rows,
+            row_of={i: r for r, i in enumerate(rows)}, index=index, index_key=key,
+            analyses=EffectiveAnalyses(records, self._effective, kept.analyses),
+            labels=_labels(None, kept.labels, set()), names=_names(heads, rows), class_of=class_of, globals=world,
+            blocked=derived.blocked, offline=derived.offline, tier_cap=derived.tier_cap,
+            usage_points=derived.usage_points, penalty_points=derived.penalty_points,
+            memo=SnapshotMemo(shards=derived.shards, summaries=kept.summaries), unanalyzed=_unanalyzed(states),
         )
 
     def _effective(self, st: StoredTool) -> ToolAnalysis:
@@ -439,8 +465,8 @@ class CatalogView:
             states[i] = (*state[:-2], calls, errors)
             changed.add(i)
         records = prev.by_id.evolve(states)  # the definitions are the same; the records give the new counts
-        _computed, class_of, derived = self._apply(prev, records.__getitem__, prev.heads, changed, set(),
-                                                   prev.globals, only=self.usage_dependents)
+        class_of, derived = self._apply(prev, ((i, records[i]) for i in changed), prev.heads, changed, set(),
+                                        prev.globals, None, only=self.usage_dependents)
         # Summaries, token costs, analyses and labels do not depend on usage: shared with prev.
         memo = SnapshotMemo(shards=derived.shards, summaries=prev.memo.summaries, costs=prev.memo.costs,
                             explain_facts={i: v for i, v in prev.memo.explain_facts.items() if i not in changed},
@@ -451,13 +477,14 @@ class CatalogView:
                        offline=derived.offline, tier_cap=derived.tier_cap, usage_points=derived.usage_points,
                        penalty_points=derived.penalty_points, memo=memo)
 
-    def _apply(self, prev: CatalogSnapshot | None, tool_of: Callable[[int], StoredTool],
-               heads: dict[int, tuple[str, str]], changed: set[int], removed: set[int], world: Globals, *,
-               only: frozenset[str] | None = None
-               ) -> tuple[dict[int, ToolAnalysis], dict[int, tuple[int, ...]], _Derived]:
-        """The changed tools' effective analyses, the classes (their facts diffed into the engine,
-        with ``world``'s) and derived facts of a snapshot from ``prev`` and the tools that changed."""
-        analyses: dict[int, ToolAnalysis] = {}
+    def _apply(self, prev: CatalogSnapshot | None, tools: Iterable[tuple[int, StoredTool]],
+               heads: dict[int, tuple[str, str]], changed: Collection[int], removed: set[int], world: Globals,
+               kept: _Kept | None, *, only: frozenset[str] | None = None
+               ) -> tuple[dict[int, tuple[int, ...]], _Derived]:
+        """The classes (their facts diffed into the engine, with ``world``'s) and derived facts of a
+        snapshot from ``prev`` and the ``changed`` tools, given as ``tools`` (``(id, definition)``,
+        read once, in any order; ``heads`` and ``changed`` hold all of them once ``tools`` is
+        exhausted). Each tool's effective analysis goes to ``kept``."""
         class_of = dict(prev.class_of) if prev else {}
         redo = [k for k, p in enumerate(DERIVED) if only is None or p in only]
         add: list[Fact] = []
@@ -465,12 +492,13 @@ class CatalogView:
         for i in removed:
             released.extend(class_of.pop(i, ()))
         projections: dict[frozenset, tuple[frozenset, ...]] = {}  # most tools share their abstract facts
-        approved: dict[int, bool] = {}
-        for i in changed:
-            st = tool_of(i)
-            approved[i] = st.approved
+        unapproved: list[int] = []
+        for i, st in tools:
+            if not st.approved:
+                unapproved.append(i)
             effective = effective_tool(st, self.config.available_tools, shards=self.config.shards)
-            analyses[i] = effective.analysis
+            if kept is not None:
+                kept.add(i, st, effective.analysis)
             sig = abstract(st, tool_facts(st, effective, self._globs), world.marks, world.fixed)
             parts = projections.get(sig)
             if parts is None:
@@ -490,13 +518,12 @@ class CatalogView:
             # keeps its own name, so its tools' classes survive a change of its status).
             self.classes.rows.clear()
         self.engine.change(add=add + list(engine_globals - old_global), remove=drop + list(old_global - engine_globals))
-        derived = self._derive(prev, heads, class_of, changed, removed, only=only)
+        derived = self._derive(prev, heads, class_of, set(changed), removed, only=only)
         if self.config.security.pin_definitions:
             # Not a rule: what pinning withholds must not depend on an editable policy file.
-            for i in changed:
-                if not approved[i]:
-                    derived.blocked.setdefault(i, PIN_REASON)
-        return analyses, class_of, derived
+            for i in unapproved:
+                derived.blocked.setdefault(i, PIN_REASON)
+        return class_of, derived
 
     def _derive(self, prev: CatalogSnapshot | None, heads: dict[int, tuple[str, str]],
                 class_of: dict[int, tuple[int, ...]], changed: set[int], removed: set[int], *,
@@ -637,15 +664,30 @@ def _names(heads: dict[int, tuple[str, str]], rows: list[int]) -> dict[int, str]
     return {i: by_head[heads[i]] for i in rows}
 
 
-def _labels(prev: dict[str, dict[str, frozenset[int]]] | None, computed: dict[int, ToolAnalysis],
-            stale: set[int]) -> dict[str, dict[str, frozenset[int]]]:
-    """Kind -> label -> tool ids: ``prev``'s without the ``stale`` tools, plus the labels of the
-    analyses ``computed`` for the changed ones."""
-    added: dict[str, dict[str, set[int]]] = {kind: {} for kind in LABEL_KINDS}
-    for t, a in computed.items():
+class _Kept:
+    """What a build keeps of each tool it derives once the definition is let go: its Condensed
+    line (the token budget measures a candidate's line without reading its definition, and the
+    view file keeps them), its labels, and the newest analyses, a cache's worth."""
+
+    def __init__(self) -> None:
+        self.summaries: dict[int, str] = {}
+        self.labels: dict[str, dict[str, set[int]]] = {kind: {} for kind in LABEL_KINDS}
+        self.analyses: dict[int, ToolAnalysis] = {}
+
+    def add(self, i: int, st: StoredTool, a: ToolAnalysis) -> None:
+        self.summaries[i] = tool_summary(st, a)
         for kind, values in zip(LABEL_KINDS, (a.capabilities, a.categories, a.domains), strict=True):
             for label in values:
-                added[kind].setdefault(label, set()).add(t)
+                self.labels[kind].setdefault(label, set()).add(i)
+        self.analyses[i] = a
+        if len(self.analyses) > CACHE_SIZE // 2:
+            del self.analyses[next(iter(self.analyses))]
+
+
+def _labels(prev: dict[str, dict[str, frozenset[int]]] | None, added: dict[str, dict[str, set[int]]],
+            stale: set[int]) -> dict[str, dict[str, frozenset[int]]]:
+    """Kind -> label -> tool ids: ``prev``'s without the ``stale`` tools, plus the labels
+    ``added`` (those of the changed tools, :class:`_Kept`)."""
     out: dict[str, dict[str, frozenset[int]]] = {}
     for kind in LABEL_KINDS:
         old = prev[kind] if prev else {}
