@@ -114,12 +114,25 @@ def test_after_a_change_the_index_is_patched_equal_to_a_new_build(tmp_path, embe
         store.close()
 
 
+def _read_by_threes(monkeypatch) -> list:
+    """The store reads every tool's definition three at a time (the batches it gives, returned),
+    and never all at once."""
+    from jit.catalog.store import Store
+
+    batches: list = []
+    whole, by_batch = Store.tool_records, Store.tool_record_batches
+    monkeypatch.setattr(Store, "tool_records", lambda self, ids=None: whole(self, ids) if ids is not None
+                        else (_ for _ in ()).throw(AssertionError("every definition read at once")))
+    monkeypatch.setattr(Store, "tool_record_batches",
+                        lambda self, size=2000: (batches.append(b) or b for b in by_batch(self, 3)))
+    return batches
+
+
 def test_without_a_usable_index_to_patch_the_index_is_rebuilt_from_batches(tmp_path, embedder, monkeypatch):
     """A compiler that began before the catalog had any vector (lexical only) meets the embedded
     catalog: its index is rebuilt, every tool's text read a few at a time, never every definition at
     once, and equals the index a new process builds from nothing."""
     from jit.catalog.embed import embed_pending
-    from jit.catalog.store import Store
 
     config = write_config(tmp_path)
     with monkeypatch.context() as m:
@@ -130,13 +143,7 @@ def test_without_a_usable_index_to_patch_the_index_is_rebuilt_from_batches(tmp_p
             compiler.compile(TaskContext(shard="coder", task=TASK))
             assert compiler.catalog.snapshot().index.model is None
             embed_pending(store, embedder)
-            batches = []
-            whole = Store.tool_records
-            monkeypatch.setattr(Store, "tool_records", lambda self, ids=None: whole(self, ids) if ids is not None
-                                else (_ for _ in ()).throw(AssertionError("every definition read at once")))
-            by_batch = Store.tool_record_batches
-            monkeypatch.setattr(Store, "tool_record_batches",
-                                lambda self, size=2000: (batches.append(b) or b for b in by_batch(self, 3)))
+            batches = _read_by_threes(monkeypatch)
             ts = compiler.compile(TaskContext(shard="coder", task=TASK))
             rebuilt = compiler.catalog.snapshot().index
             monkeypatch.undo()
@@ -155,18 +162,11 @@ def test_without_a_usable_index_to_patch_the_index_is_rebuilt_from_batches(tmp_p
 def test_a_first_build_reads_every_definition_a_batch_at_a_time(tmp_path, embedder, monkeypatch):
     """A view built from nothing (no view file) derives each tool as its batch comes and keeps no
     definition: it never reads every definition at once, and selects as a view loaded from its file."""
-    from jit.catalog.store import Store
 
     config = write_config(tmp_path)
     store = build_store(tmp_path / "own.db", config, embedder)
     try:
-        batches = []
-        whole = Store.tool_records
-        monkeypatch.setattr(Store, "tool_records", lambda self, ids=None: whole(self, ids) if ids is not None
-                            else (_ for _ in ()).throw(AssertionError("every definition read at once")))
-        by_batch = Store.tool_record_batches
-        monkeypatch.setattr(Store, "tool_record_batches",
-                            lambda self, size=2000: (batches.append(b) or b for b in by_batch(self, 3)))
+        batches = _read_by_threes(monkeypatch)
         with Compiler(store, config, embedder, token_counter=EstimateCounter()) as compiler:
             built = compiler.compile(TaskContext(shard="coder", task=TASK))
             snap = compiler.catalog.snapshot()

@@ -28,8 +28,8 @@ import re
 from array import array
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from itertools import repeat
 from dataclasses import dataclass
+from itertools import repeat
 
 import numpy as np
 
