@@ -329,9 +329,8 @@ class CatalogView:
         usable = model if model is not None and model[0] == self.model_name else None
         world = self._globals(frozenset(("server_status", name, self._status_of(name, *status))
                                         for name, status in self.store.server_statuses().items()))
-        kept = _Kept()
         if prev is None:
-            return self._first_build(version, usage_version, usable, world, kept)
+            return self._first_build(version, usage_version, usable, world)
         states = self.store.tool_states()
         read = self.store.tool_records([i for i, s in states.items() if prev.states.get(i) != s])
         states = {i: s for i, s in states.items() if i in read or prev.states.get(i) == s}
@@ -339,7 +338,7 @@ class CatalogView:
         heads = {i: h for i, h in prev.heads.items() if i in states}
         heads.update((i, (st.tool.server, st.tool.name)) for i, (st, _state) in read.items())
         rows = sorted(states)
-        key = index_key(usable[0] if usable else None, usable[1] if usable else 0, rows, states)
+        key = index_key(usable, rows, states)
         index = prev.index if prev.index_key == key else self._index_files.load(key, [heads[i] for i in rows])
         if index is None and prev.index.model == usable:
             # Patched, not built again: only the tools read (added or changed) are tokenised and
@@ -353,14 +352,11 @@ class CatalogView:
             # An index is built from every tool's text. Read them all, a batch at a time and each
             # with its state, but keep only the definitions of the tools that changed: a process
             # holding 100,000 tools would otherwise hold all their definitions at once for it.
-            states, heads, texts, read = {}, {}, {}, {}
-            for batch in self.store.tool_record_batches():
-                for i, (st, state) in batch.items():
-                    states[i], heads[i], texts[i] = state, (st.tool.server, st.tool.name), lexical_text(st)
-                    if prev.states.get(i) != state:
-                        read[i] = (st, state)
+            states, heads, texts = {}, {}, {}
+            read = {i: (st, state) for i, st, state in self._read_every_tool(states, heads, texts)
+                    if prev.states.get(i) != state}
             rows = sorted(states)
-            key = index_key(usable[0] if usable else None, usable[1] if usable else 0, rows, states)
+            key = index_key(usable, rows, states)
             index = self._new_index(rows, heads, texts, usable)
             self._index_files.save(key, index)
         changed = {i for i, s in states.items() if prev.states.get(i) != s}
@@ -377,6 +373,7 @@ class CatalogView:
             found = read.get(i)
             return found[0] if found is not None else records[i]
 
+        kept = _Kept()
         class_of, derived = self._apply(prev, ((i, tool_of(i)) for i in changed), heads, changed, removed, world,
                                         kept)
         stale = changed | removed
@@ -391,13 +388,14 @@ class CatalogView:
             version=version, usage_version=usage_version, states=states, by_id=records, heads=heads, rows=rows,
             row_of={i: r for r, i in enumerate(rows)}, index=index, index_key=key,
             analyses=prev.analyses.evolve(records, stale, kept.analyses),
-            labels=_labels(prev.labels, kept.labels, stale), names=names, class_of=class_of, globals=world, blocked=derived.blocked, offline=derived.offline,
+            labels=_labels(prev.labels, kept.labels, stale), names=names, class_of=class_of, globals=world,
+            blocked=derived.blocked, offline=derived.offline,
             tier_cap=derived.tier_cap, usage_points=derived.usage_points, penalty_points=derived.penalty_points,
             memo=memo, unanalyzed=_unanalyzed(states),
         )
 
-    def _first_build(self, version: int, usage_version: int, usable: tuple[str, int] | None, world: Globals,
-                     kept: _Kept) -> CatalogSnapshot:
+    def _first_build(self, version: int, usage_version: int, usable: tuple[str, int] | None,
+                     world: Globals) -> CatalogSnapshot:
         """The snapshot built from nothing. Every tool is read a batch at a time (each with its
         state) and derived as it comes; what the snapshot keeps of it (state, head, Condensed line,
         labels, class) stays, its definition does not: 100,000 definitions held at once were
@@ -406,16 +404,11 @@ class CatalogView:
         states: dict[int, tuple] = {}
         heads: dict[int, tuple[str, str]] = {}
         texts: dict[int, str] = {}
-
-        def streamed() -> Iterator[tuple[int, StoredTool]]:
-            for batch in self.store.tool_record_batches():
-                for i, (st, state) in batch.items():
-                    states[i], heads[i], texts[i] = state, (st.tool.server, st.tool.name), lexical_text(st)
-                    yield i, st
-
-        class_of, derived = self._apply(None, streamed(), heads, states.keys(), set(), world, kept)
+        kept = _Kept()
+        tools = ((i, st) for i, st, _state in self._read_every_tool(states, heads, texts))
+        class_of, derived = self._apply(None, tools, heads, states.keys(), set(), world, kept)
         rows = sorted(states)
-        key = index_key(usable[0] if usable else None, usable[1] if usable else 0, rows, states)
+        key = index_key(usable, rows, states)
         index = self._index_files.load(key, [heads[i] for i in rows])
         if index is None:
             index = self._new_index(rows, heads, texts, usable)
@@ -430,6 +423,16 @@ class CatalogView:
             usage_points=derived.usage_points, penalty_points=derived.penalty_points,
             memo=SnapshotMemo(shards=derived.shards, summaries=kept.summaries), unanalyzed=_unanalyzed(states),
         )
+
+    def _read_every_tool(self, states: dict[int, tuple], heads: dict[int, tuple[str, str]],
+                         texts: dict[int, str]) -> Iterator[tuple[int, StoredTool, tuple]]:
+        """Every tool with its state, read a batch at a time (``Store.tool_record_batches``), its
+        state, head and :func:`lexical_text` put in ``states``, ``heads`` and ``texts`` as it
+        comes: what a snapshot keeps of every tool, for a reader that lets the definition go."""
+        for batch in self.store.tool_record_batches():
+            for i, (st, state) in batch.items():
+                states[i], heads[i], texts[i] = state, (st.tool.server, st.tool.name), lexical_text(st)
+                yield i, st, state
 
     def _effective(self, st: StoredTool) -> ToolAnalysis:
         return effective_tool(st, self.config.available_tools, shards=self.config.shards).analysis

@@ -51,10 +51,12 @@ FORMAT = 3
 KEEP = 4
 
 
-def index_key(model: str | None, dim: int, rows: Sequence[int], states: dict[int, tuple]) -> str:
-    """A digest of everything an index over ``rows`` is built from (see the module docstring)."""
+def index_key(model: tuple[str, int] | None, rows: Sequence[int], states: dict[int, tuple]) -> str:
+    """A digest of everything an index over ``rows`` is built from (see the module docstring); ``model``
+    the embedding model (name, dimension) whose vectors it holds, None for none."""
+    name, dim = model if model is not None else (None, 0)
     h = hashlib.blake2b(digest_size=16)
-    h.update(f"{FORMAT}\0{model}\0{dim}\0{len(rows)}".encode())
+    h.update(f"{FORMAT}\0{name}\0{dim}\0{len(rows)}".encode())
     for i in rows:
         state = states[i]
         h.update(f"\0{i}\0{state[0]}\0{state[1]}\0{state[2]}".encode())
