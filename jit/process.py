@@ -255,7 +255,8 @@ def building_snapshot() -> Iterator[None]:
 
 
 def snapshot_built() -> None:
-    """A catalog snapshot was built and saved, the one it replaced let go by its builder.
+    """A catalog snapshot was built, the one it replaced let go by its builder; or its view file
+    was written (on the file writer's thread, jit.selection.catalog_view).
 
     Tuned to trim: glibc's ``malloc_trim`` hands the heap's free pages back to the system.
     A build frees far more than it keeps (the replaced snapshot's tables, the rows read, the

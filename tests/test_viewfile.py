@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import logging
 import shutil
+import subprocess
+import sys
+import threading
 from dataclasses import replace
 
 import pytest
@@ -19,6 +22,7 @@ from jit.selection import compiler as compiler_module
 from jit.selection import records
 from jit.selection.catalog_view import CatalogView
 from jit.selection.compiler import Compiler
+from jit.selection.indexcache import IndexCache
 from jit.selection.render import fit_budget, tool_summary
 from jit.selection.tokens import EstimateCounter
 from jit.selection.toolset import TaskContext, Tier
@@ -245,5 +249,85 @@ def test_a_definition_changed_under_a_compile_makes_it_start_over(tmp_path, embe
         fs = [s for s in ts.tools if s.tool.tool.server == "fs"]
         assert fs and all("bulk" in s.tool.tool.description for s in fs)
         assert ts.catalog_version == store.catalog_version()
+    finally:
+        store.close()
+
+
+def test_a_compile_after_a_change_does_not_wait_for_the_files_it_leaves_and_close_does(
+        tmp_path, embedder, monkeypatch):
+    """The view and index files are for the next process: written on the view's own thread, the
+    compile that found the catalog changed returns before them; close() waits for them."""
+    config = write_config(tmp_path)
+    store = build_store(tmp_path / "own.db", config, embedder)
+    gate, writing = threading.Event(), threading.Event()
+    save = ViewFiles.save
+
+    def held(self, key, view):
+        writing.set()
+        assert gate.wait(60), "the test never let the write go"
+        save(self, key, view)
+
+    def on_disk() -> int:
+        (path,) = view_files(store)
+        saved = ViewFiles(store.path).load(path.stem)
+        assert saved is not None
+        return saved.version
+
+    try:
+        with Compiler(store, config, embedder, token_counter=EstimateCounter()) as compiler:
+            compiler.prepare()  # `jit sync`'s call: it returns with the files written
+            before = on_disk()
+            assert before == store.catalog_version()
+            store.sync_tools("fs", [ToolDef(server="fs", name=n, description=d + " Now also in bulk.",
+                                            input_schema=sch) for n, d, sch, _ in CATALOG["fs"][1]])
+            monkeypatch.setattr(ViewFiles, "save", held)
+            ts = compiler.compile(TaskContext(shard="coder", task=TASK))
+            assert ts.catalog_version == store.catalog_version() != before
+            assert writing.wait(60)  # the new view is being written, held, and the compile has returned
+            assert on_disk() == before
+            gate.set()
+        assert on_disk() == store.catalog_version()
+    finally:
+        gate.set()
+        store.close()
+
+
+_EXIT_WITHOUT_CLOSE = """
+import sys
+from jit.catalog.store import Store
+from jit.config import load_config
+from jit.selection.compiler import Compiler
+from jit.selection.toolset import TaskContext
+
+
+class Named:
+    '''The catalog's model by name only: a compile with no task embeds nothing.'''
+    model_name, dimension = sys.argv[3], 384
+
+    def embed(self, texts):
+        raise AssertionError("nothing to embed")
+
+
+compiler = Compiler(Store(sys.argv[1]), load_config(sys.argv[2]), Named())
+assert compiler.compile(TaskContext(shard="coder", task="")).tools
+print("compiled")  # and exits without closing the compiler
+"""
+
+
+def test_a_process_that_exits_without_closing_its_compiler_still_leaves_its_files(tmp_path, embedder):
+    config = write_config(tmp_path)
+    store = build_store(tmp_path / "own.db", config, embedder)
+    store.close()
+    done = subprocess.run([sys.executable, "-c", _EXIT_WITHOUT_CLOSE, str(tmp_path / "own.db"),
+                           str(tmp_path / "config.json"), embedder.model_name],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "compiled"
+    store = Store(tmp_path / "own.db")
+    try:
+        (path,) = view_files(store)
+        saved = ViewFiles(store.path).load(path.stem)
+        assert saved is not None and saved.version == store.catalog_version()
+        assert IndexCache(store.path).load(saved.index_key, [saved.heads[i] for i in saved.ids.tolist()]) is not None
     finally:
         store.close()
