@@ -159,7 +159,6 @@ class VectorStore:
         with self._lock, self._errors("read"):
             return read() if self._depth else self._backend.read(read)
 
-
     def _vectors_of(self, ids: list[int], dim: int) -> tuple[np.ndarray, np.ndarray]:
         def read() -> dict[int, bytes]:
             return dict(self._backend.vector_rows(self._conn, ids))

@@ -125,10 +125,9 @@ class LexicalIndex:
         old = np.flatnonzero(row_map >= 0)
         lengths[row_map[old]] = self.lengths[old]
         terms, term_id = list(self.terms), dict(self._term)
-        new_lengths = array("f")
-        add_term, add_row, add_tf = _postings(((row, texts[row]) for row in sorted(texts)), terms, term_id,
-                                              new_lengths)
-        lengths[sorted(texts)] = np.frombuffer(new_lengths, dtype=np.float32)
+        new_lengths, new_rows = array("f"), sorted(texts)
+        add_term, add_row, add_tf = _postings(((row, texts[row]) for row in new_rows), terms, term_id, new_lengths)
+        lengths[new_rows] = np.frombuffer(new_lengths, dtype=np.float32)
         if len(add_term):  # merged into the (term, row) order the kept postings are already in
             order = np.lexsort((add_row, add_term))
             add_term, add_row, add_tf = add_term[order], add_row[order], add_tf[order]
