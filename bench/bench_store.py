@@ -11,7 +11,11 @@ The compiler ranks by scanning the vector matrix in memory (jit/selection/retrie
 vec0 KNN query is measured beside it, on its own connection, as the alternative
 that scan was chosen over.
 
-    python -m bench.bench_store [--tools 10000] [--runtime auto|onnx|torch] [--precision fp32|int8] [--data ../shared/data/toucan_smithery/tools.jsonl]
+    python -m bench.bench_store [--tools 10000] [--runtime auto|onnx|torch] [--precision fp32|int8]
+        [--bulk-runtime auto|off] [--data ../shared/data/toucan_smithery/tools.jsonl]
+
+The embedding pass of the sync is timed whole, the bulk model's load included (``bulk``: what
+embedded it, ``openvino-bf16`` or null for the query runtime; jit/catalog/openvino_bulk.py).
 """
 
 from __future__ import annotations
@@ -78,11 +82,14 @@ def main(argv: list[str] | None = None) -> dict:
                     help="embedding.runtime (the ONNX export, if not cached yet, is counted in model_load_s)")
     ap.add_argument("--precision", choices=["fp32", "int8"], default="fp32",
                     help="embedding.precision (int8: the quantized ONNX model, its own vectors)")
+    ap.add_argument("--bulk-runtime", choices=["auto", "off"], default="auto",
+                    help="embedding.bulk_runtime (off: the sync's new tools on the query runtime)")
     args = ap.parse_args(argv)
 
     catalog = load_tools(args.data, args.tools)
     n_tools = len(catalog)
-    embedder = embedder_from_config(EmbeddingConfig(runtime=args.runtime, precision=args.precision))
+    embedder = embedder_from_config(EmbeddingConfig(runtime=args.runtime, precision=args.precision,
+                                                   bulk_runtime=args.bulk_runtime))
     t0 = time.perf_counter()
     embedder.embed(["warm up"])
     load_s = time.perf_counter() - t0
@@ -95,6 +102,7 @@ def main(argv: list[str] | None = None) -> dict:
         t0 = time.perf_counter()
         report = embed_pending(store, embedder)
         embed_s = time.perf_counter() - t0
+        bulk = getattr(embedder, "last_bulk", None)
 
         t0 = time.perf_counter()
         resync_added = sync_all(store, catalog)
@@ -137,6 +145,7 @@ def main(argv: list[str] | None = None) -> dict:
         "servers": len({t.server for t in catalog}),
         "runtime": getattr(embedder, "runtime", None) or "torch",
         "precision": args.precision,
+        "bulk": bulk,
         "model": embedder.model_name,
         "model_load_s": round(load_s, 2),
         "store_tools_per_s": round(n_tools / store_s, 1),

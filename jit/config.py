@@ -239,6 +239,12 @@ class EmbeddingConfig(_Strict):
     #: a model identity of its own: switching precision re-embeds the catalog
     #: (jit/catalog/onnx_int8.py). It needs the ONNX runtime, so not ``runtime: torch``.
     precision: Literal["fp32", "int8"] = "fp32"
+    #: What embeds a pass of many new tools (a sync's; 256 or more texts): ``auto``: the fp32 ONNX
+    #: export on OpenVINO in bfloat16 where the CPU computes bfloat16 natively (about 1.8x the tools a
+    #: second; vectors within the cosine every export is held to, so nothing is re-embedded), else
+    #: the query runtime; ``off``: always the query runtime (jit/catalog/openvino_bulk.py). Queries,
+    #: int8 and ``runtime: torch`` never use it.
+    bulk_runtime: Literal["auto", "off"] = "auto"
 
     @model_validator(mode="after")
     def _int8_runs_on_onnx(self) -> EmbeddingConfig:

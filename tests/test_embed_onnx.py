@@ -229,7 +229,7 @@ def test_importing_the_embedders_loads_no_model_runtime():
     import sys
 
     code = ("import sys, jit, jit.catalog.embed, jit.pipeline; "
-            "print(sorted(m for m in ('torch', 'onnxruntime', 'tokenizers', 'sentence_transformers') "
+            "print(sorted(m for m in ('torch', 'onnxruntime', 'tokenizers', 'sentence_transformers', 'openvino') "
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert out.stdout.strip() == "[]"

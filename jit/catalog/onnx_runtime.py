@@ -73,6 +73,7 @@ __all__ = [
     "MIN_COSINE",
     "PROBE_TEXTS",
     "Export",
+    "ExportedModel",
     "ModelLayout",
     "OnnxModel",
     "UnsupportedModel",
@@ -109,7 +110,7 @@ _HASHED_UP_TO = 1 << 20
 
 _POOLING_MODES = ("mean", "cls", "max")
 
-#: Padded tokens per onnxruntime call at most (see :class:`OnnxModel`).
+#: Padded tokens per model call at most (see :class:`ExportedModel`).
 TOKENS_PER_RUN = 1024
 
 
@@ -205,8 +206,8 @@ class Export:
     tokenizer: Path
 
 
-class OnnxModel:
-    """An exported model loaded into onnxruntime: texts in, unit float32 vectors out.
+class ExportedModel:
+    """An exported model's text side: texts in, unit float32 vectors out; :meth:`_infer` runs the graph.
 
     Texts are tokenized together, sorted by token length and run in batches padded
     to their longest member, then put back in order: with tool descriptions from a
@@ -214,15 +215,15 @@ class OnnxModel:
     time on padding (3x slower on real tool texts). A batch holds at most
     ``batch_size`` texts and :data:`TOKENS_PER_RUN` padded tokens: on a CPU, big
     batches gain nothing and their activations fall out of cache (batches of 16
-    ran ~15% faster than 64 on 2 cores). ``run`` is thread-safe (onnxruntime
-    sessions are).
+    ran ~15% faster than 64 on 2 cores). :class:`OnnxModel` runs the graph on
+    onnxruntime, :class:`jit.catalog.openvino_bulk.OpenVinoModel` on OpenVINO.
     """
 
-    def __init__(self, export: Export, *, threads: int | None = None) -> None:
-        import onnxruntime as ort
+    def __init__(self, export: Export) -> None:
         from tokenizers import Tokenizer
 
         meta = export.meta
+        self.export = export
         self.meta = meta
         self.dimension = int(meta["dimension"])
         self.pooling = str(meta["pooling"])
@@ -231,14 +232,6 @@ class OnnxModel:
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(int(meta["max_length"]))
         self.pad_id = int(meta["pad_id"])
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads or _default_threads()
-        options.inter_op_num_threads = 1
-        # Idle pool threads spinning for work slow everything else on a small machine
-        # (the compile's own scan, other processes) more than they speed the next run.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        options.log_severity_level = 3
-        self.session = ort.InferenceSession(str(export.onnx), options, providers=["CPUExecutionProvider"])
 
     def run(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
@@ -270,8 +263,32 @@ class OnnxModel:
             mask[row, :k] = enc.attention_mask
             types[row, :k] = enc.type_ids
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
-        hidden = self.session.run(None, {name: feeds[name] for name in self.inputs})[0]
+        hidden = self._infer({name: feeds[name] for name in self.inputs})
         return _pool(hidden, mask, self.pooling)
+
+    def _infer(self, feeds: dict[str, np.ndarray]) -> np.ndarray:
+        """The graph's last hidden state for one padded batch."""
+        raise NotImplementedError
+
+
+class OnnxModel(ExportedModel):
+    """An exported model loaded into onnxruntime. ``run`` is thread-safe (onnxruntime sessions are)."""
+
+    def __init__(self, export: Export, *, threads: int | None = None) -> None:
+        import onnxruntime as ort
+
+        super().__init__(export)
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads or _default_threads()
+        options.inter_op_num_threads = 1
+        # Idle pool threads spinning for work slow everything else on a small machine
+        # (the compile's own scan, other processes) more than they speed the next run.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options.log_severity_level = 3
+        self.session = ort.InferenceSession(str(export.onnx), options, providers=["CPUExecutionProvider"])
+
+    def _infer(self, feeds: dict[str, np.ndarray]) -> np.ndarray:
+        return self.session.run(None, feeds)[0]
 
 
 def _fuse(single: Path, config: Any) -> dict[str, int]:
@@ -431,7 +448,7 @@ def fsync(path: Path) -> None:
         os.fsync(f.fileno())
 
 
-def probe_cosine(model: OnnxModel, reference: np.ndarray) -> tuple[float, np.ndarray]:
+def probe_cosine(model: ExportedModel, reference: np.ndarray) -> tuple[float, np.ndarray]:
     """The least cosine between ``model``'s vectors of :data:`PROBE_TEXTS` and ``reference``'s,
     the probes run in one mixed batch and one by one (padding must change nothing), and the
     one-by-one vectors."""
@@ -440,7 +457,7 @@ def probe_cosine(model: OnnxModel, reference: np.ndarray) -> tuple[float, np.nda
     return float(min((together * reference).sum(axis=1).min(), (alone * reference).sum(axis=1).min())), alone
 
 
-def check_probe(model: OnnxModel) -> float:
+def check_probe(model: ExportedModel) -> float:
     """The cosine between the model's vector for the first probe and the one stored at export."""
     stored = np.asarray(model.meta["probe_vector"], dtype=np.float32)
     return float(model.run([PROBE_TEXTS[0]])[0] @ stored)

@@ -1,0 +1,133 @@
+"""Bulk embedding (jit/catalog/openvino_bulk.py): a sync's many new tools on OpenVINO in bfloat16.
+
+Everything is real: the MiniLM export (in the session's cache, see conftest.py), onnxruntime,
+OpenVINO's CPU plugin and a SQLite catalog of LiveMCPBench's 527 tool definitions. Where the
+CPU has no native bfloat16, the tests expect what jit does there: onnxruntime embeds the pass.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import threading
+import weakref
+
+import numpy as np
+import pytest
+
+from jit.catalog import openvino_bulk
+from jit.catalog.embed import OnnxEmbedder, embed_pending, embedder_from_config
+from jit.catalog.onnx_runtime import MIN_COSINE
+from jit.catalog.openvino_bulk import BULK_MIN, OpenVinoModel
+from jit.catalog.store import Store
+from jit.config import EmbeddingConfig, load_config
+from jit.errors import ConfigError
+from jit.models import ServerStatus
+
+
+def _native_bf16() -> bool:
+    import openvino as ov
+
+    return "BF16" in ov.Core().get_property("CPU", "OPTIMIZATION_CAPABILITIES")
+
+
+#: What a bulk pass runs on this machine: OpenVINO in bfloat16, or (no native bfloat16) onnxruntime.
+EXPECTED = "openvino-bf16" if _native_bf16() else None
+
+
+@pytest.fixture(scope="module")
+def fp32() -> OnnxEmbedder:
+    """The default model on onnxruntime, never bulk: the reference vectors."""
+    emb = OnnxEmbedder(fallback=False, bulk_runtime="off")
+    emb.embed(["load"])
+    return emb
+
+
+def _cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return (a * b).sum(axis=1)
+
+
+@pytest.mark.slow
+def test_a_sync_of_many_new_tools_embeds_them_in_bulk_with_the_models_vectors(tmp_path, fp32, livemcpbench_tools):
+    """527 real tools: the pass goes to the bulk model, the catalog keeps its model's name, every
+    vector is within the cosine any export is held to of onnxruntime's fp32 one, and a query
+    embedded afterwards is onnxruntime's fp32 vector (the bulk model served the pass alone)."""
+    emb = OnnxEmbedder(fallback=False)
+    with Store(tmp_path / "catalog.db") as store:
+        store.sync_catalog(livemcpbench_tools, status=ServerStatus.CONNECTED)
+        texts = {tid: text for tid, text, _h in store.pending_embeddings()}
+        assert len(set(texts.values())) >= BULK_MIN
+        report = embed_pending(store, emb)
+        assert emb.last_bulk == EXPECTED
+        assert report.embedded == len(set(texts.values())) and store.pending_embeddings() == []
+        assert store.embedding_model() == ("all-MiniLM-L6-v2", 384)
+        ids, matrix = store.vector_matrix()
+    reference = fp32.embed([texts[i] for i in ids])
+    assert _cosines(matrix, reference).min() >= MIN_COSINE
+    query = "open an issue about the flaky parser test"
+    assert np.array_equal(emb.embed([query]), fp32.embed([query]))
+
+
+@pytest.mark.slow
+def test_the_bulk_model_is_dropped_after_its_pass_and_serves_threads_at_once(fp32):
+    if EXPECTED is None:
+        pytest.skip("this CPU has no native bfloat16: no bulk model is loaded")
+    emb = OnnxEmbedder(fallback=False)
+    texts = [f"tool number {i}: read the file at the given path and return {i} lines" for i in range(40)]
+
+    def one_pass() -> tuple[weakref.ref, np.ndarray, list[np.ndarray]]:
+        with emb.bulk(BULK_MIN) as bulk:
+            assert isinstance(bulk.model, OpenVinoModel) and bulk.model_name == emb.model_name
+            alone = bulk.embed(texts)
+            results: list[np.ndarray] = []
+            threads = [threading.Thread(target=lambda: results.append(bulk.embed(texts))) for _ in range(3)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            return weakref.ref(bulk.model), alone, results
+
+    model, alone, results = one_pass()
+    assert model() is None  # its ~200 MB are not kept by the embedder
+    assert len(results) == 3 and all(np.array_equal(r, alone) for r in results)
+    assert _cosines(alone, fp32.embed(texts)).min() >= MIN_COSINE
+    assert emb.texts_embedded == 4 * len(texts)
+
+
+def test_few_texts_int8_and_bulk_off_stay_on_the_query_runtime_without_loading_anything():
+    for emb, count in ((OnnxEmbedder(), BULK_MIN - 1), (OnnxEmbedder(precision="int8"), 10_000),
+                       (OnnxEmbedder(bulk_runtime="off"), 10_000)):
+        with emb.bulk(count) as model:
+            assert model is emb
+        assert emb.last_bulk is None and not emb.loaded
+
+
+@pytest.mark.slow
+def test_without_openvino_or_with_vectors_off_the_pass_runs_on_onnxruntime(monkeypatch, caplog):
+    """No ``openvino`` package, or a bulk model whose probe vectors miss the tolerance: logged,
+    and the pass is embedded by the query runtime itself."""
+    emb = OnnxEmbedder(fallback=False)
+    monkeypatch.setitem(sys.modules, "openvino", None)  # import openvino raises ImportError
+    with caplog.at_level(logging.INFO, logger="jit.catalog.openvino_bulk"), emb.bulk(BULK_MIN) as model:
+        assert model is emb and emb.last_bulk is None
+    assert "no OpenVINO" in caplog.text
+    monkeypatch.delitem(sys.modules, "openvino")
+    if EXPECTED is None:
+        return
+    caplog.clear()
+    monkeypatch.setattr(openvino_bulk, "MIN_COSINE", 1.000001)  # no vectors can be that close
+    with caplog.at_level(logging.INFO, logger="jit.catalog.openvino_bulk"), emb.bulk(BULK_MIN) as model:
+        assert model is emb and emb.last_bulk is None
+    assert "bfloat16 vectors" in caplog.text and "off by a cosine" in caplog.text
+
+
+def test_the_bulk_runtime_key(tmp_path):
+    assert embedder_from_config(EmbeddingConfig()).bulk_runtime == "auto"
+    assert embedder_from_config(EmbeddingConfig(bulk_runtime="off")).bulk_runtime == "off"
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"embedding": {"bulk_runtime": "off"}}))
+    assert load_config(path).embedding.bulk_runtime == "off"
+    path.write_text(json.dumps({"embedding": {"bulk_runtime": "gpu"}}))
+    with pytest.raises(ConfigError, match="embedding.bulk_runtime"):
+        load_config(path)
