@@ -27,8 +27,10 @@ from jit.models import ServerStatus
 
 
 def _native_bf16() -> bool:
-    import openvino as ov
-
+    try:
+        import openvino as ov
+    except ImportError:  # not a dependency off x86-64 Linux: the pass stays on onnxruntime
+        return False
     return "BF16" in ov.Core().get_property("CPU", "OPTIMIZATION_CAPABILITIES")
 
 
@@ -112,7 +114,7 @@ def test_without_openvino_or_with_vectors_off_the_pass_runs_on_onnxruntime(monke
     with caplog.at_level(logging.INFO, logger="jit.catalog.openvino_bulk"), emb.bulk(BULK_MIN) as model:
         assert model is emb and emb.last_bulk is None
     assert "no OpenVINO" in caplog.text
-    monkeypatch.delitem(sys.modules, "openvino")
+    monkeypatch.undo()  # the package is back
     if EXPECTED is None:
         return
     caplog.clear()
