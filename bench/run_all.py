@@ -87,6 +87,12 @@ HEADLINES = (
              "<=", 5),
     Headline("sync throughput (store + embed), 10,000 new tools", "store", "store_and_embed_tools_per_s",
              "tools/s", ">=", 300),
+    Headline("`jit sync` end to end, 10,000 new tools on 40 stdio servers (a new process: connect, list, store, "
+             "analyze, embed, view file)", "sync", "settings.auto.first_sync_tools_per_s", "tools/s", ">=", 300),
+    Headline("the same with `embedding.bulk_runtime: off` (onnxruntime fp32 embeds the new tools)", "sync",
+             "settings.off.first_sync_tools_per_s", "tools/s"),
+    Headline("`jit sync` end to end, those 10,000 tools unchanged (a new process)", "sync",
+             "settings.auto.resync_s", "s"),
     Headline("peak RSS, fresh process holding a 10,000-tool catalog and the model", "compile",
              "sizes[tools=10000].fresh_process.index_file_kept.peak_rss_mb", "MB", "<=", 300),
     Headline("peak RSS, fresh process holding a 100,000-tool catalog and the model", "compile",

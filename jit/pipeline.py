@@ -28,7 +28,7 @@ import anyio
 import anyio.to_thread
 
 from .analysis.analyze import AnalyzeReport, ToolAnalyzer, analyze_pending, make_analyzer
-from .catalog.embed import Embedder, EmbedReport, embed_pending
+from .catalog.embed import Embedder, EmbedReport, embed_ahead, embed_pending
 from .catalog.ownership import Reconciled, config_identity, differing_targets
 from .catalog.store import Store
 from .client.manager import ClientManager
@@ -91,11 +91,21 @@ def refresh_catalog(
     *,
     progress: ProgressCallback | None = None,
 ) -> tuple[AnalyzeReport, EmbedReport]:
-    """Analyze and embed whatever discovery left pending (no network needed)."""
+    """Analyze and embed whatever discovery left pending (no network needed).
+
+    The model begins embedding while the analysis runs (:func:`~jit.catalog.embed.embed_ahead`):
+    the two are CPU work of different kinds, and the analysis leaves a core the model uses.
+    The steps are still reported one after the other."""
     analyzer = analyzer or make_analyzer(config)
-    analysis = analyze_pending(store, analyzer, progress=progress)
-    store.prune_analysis()
-    embedding = embed_pending(store, embedder, progress=progress)
+    ahead = embed_ahead(store, embedder)
+    try:
+        analysis = analyze_pending(store, analyzer, progress=progress)
+        store.prune_analysis()
+    except BaseException:
+        if ahead is not None:
+            ahead.close()
+        raise
+    embedding = embed_pending(store, embedder, progress=progress, ahead=ahead)
     return analysis, embedding
 
 
