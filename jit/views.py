@@ -22,10 +22,10 @@ __all__ = ["analysis_of", "describe", "iso_utc", "server_rows", "summarize", "to
 
 
 def tool_counts(store: Store) -> dict[str, int]:
-    """Tools per server in the catalog."""
+    """Tools per server in the catalog (from their names alone: no definition is read)."""
     counts: dict[str, int] = {}
-    for t in store.tools():
-        counts[t.tool.server] = counts.get(t.tool.server, 0) + 1
+    for server, _name in store.tool_heads():
+        counts[server] = counts.get(server, 0) + 1
     return counts
 
 
