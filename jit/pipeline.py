@@ -101,11 +101,10 @@ def refresh_catalog(
     try:
         analysis = analyze_pending(store, analyzer, progress=progress)
         store.prune_analysis()
-    except BaseException:
+        embedding = embed_pending(store, embedder, progress=progress, ahead=ahead)
+    finally:
         if ahead is not None:
-            ahead.close()
-        raise
-    embedding = embed_pending(store, embedder, progress=progress, ahead=ahead)
+            ahead.close()  # a failed analysis leaves it running; after the pass this is a no-op
     return analysis, embedding
 
 

@@ -21,7 +21,7 @@ import queue
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -457,15 +457,14 @@ def embed_through_cache(
     if ahead is not None and not ahead.planned(todo, chunk):
         ahead.close()  # the catalog moved since it began: its vectors are not this pass's
         ahead = None
-    opener = getattr(embedder, "bulk", None) if bulk and todo and ahead is None else None
-    with opener(len(todo)) if opener is not None else nullcontext(embedder) as model:
+    with _bulk_of(embedder, len(todo)) if bulk and todo and ahead is None else nullcontext(embedder) as model:
         note = ahead.runtime_note() if ahead is not None else getattr(model, "runtime_note", None)
         if note:
             detail += f", {note}"
         with Step(progress, *step, len(todo), unit="texts", detail=detail) as done:
             for i in range(0, len(todo), chunk):
                 part = todo[i : i + chunk]
-                vecs = ahead.take(part) if ahead is not None else model.embed([texts[h] for h in part])
+                vecs = ahead.take() if ahead is not None else model.embed([texts[h] for h in part])
                 if vecs.shape != (len(part), embedder.dimension):
                     raise EmbeddingError(
                         f"embedder returned shape {vecs.shape}, expected {(len(part), embedder.dimension)}"
@@ -528,6 +527,13 @@ def _embed_pending(store: Store, embedder: Embedder, chunk: int, progress: Progr
     return EmbedReport(counts["embedded"], counts["cached"], changed)
 
 
+def _bulk_of(embedder: Embedder, count: int) -> AbstractContextManager[Embedder]:
+    """The embedder for a pass of ``count`` catalog texts: ``embedder.bulk(count)`` where it has one
+    (:meth:`OnnxEmbedder.bulk`), else ``embedder`` itself."""
+    bulk = getattr(embedder, "bulk", None)
+    return bulk(count) if bulk is not None else nullcontext(embedder)
+
+
 def _pending_texts(store: Store) -> tuple[dict[str, str], dict[str, list[int]]]:
     """The texts of the tools lacking a vector (``{text_hash: text}``, in the catalog's order) and
     the tools each text is for."""
@@ -555,12 +561,11 @@ class EmbedAhead:
 
     The thread embeds what the pass will: the pending texts the content-hash cache lacks, in
     the pass's order and chunks, through the embedder's bulk model when it has one
-    (:meth:`OnnxEmbedder.bulk`). It writes nothing: the pass takes its chunks in order
-    (:meth:`take`), stores them and reports them as if it had embedded them. At most
-    :data:`AHEAD_CHUNKS` chunks wait for the pass. A pass that finds other texts to embed
-    (another process changed the catalog meanwhile) stops it and embeds its own
-    (:meth:`planned`). :meth:`close` stops the thread; a caller whose work failed before the
-    pass must call it.
+    (:meth:`OnnxEmbedder.bulk`). It writes nothing. The pass checks the plan (:meth:`planned`):
+    if it finds other texts to embed (another process changed the catalog meanwhile), it stops
+    this and embeds its own; else it takes the chunks in order (:meth:`take`), stores them and
+    reports them as if it had embedded them. At most :data:`AHEAD_CHUNKS` chunks wait for the
+    pass. :meth:`close` stops the thread; a caller whose work failed before the pass must call it.
     """
 
     def __init__(self, embedder: Embedder, texts: Mapping[str, str], todo: list[str], chunk: int) -> None:
@@ -568,8 +573,7 @@ class EmbedAhead:
         self.todo = todo
         self.chunk = chunk
         self._texts = texts
-        self._chunks: queue.Queue[tuple[list[str], np.ndarray | None, BaseException | None]] = \
-            queue.Queue(maxsize=AHEAD_CHUNKS)
+        self._chunks: queue.Queue[tuple[np.ndarray | None, BaseException | None]] = queue.Queue(maxsize=AHEAD_CHUNKS)
         self._stop = threading.Event()
         self._opened = threading.Event()
         self._note: str | None = None
@@ -578,20 +582,19 @@ class EmbedAhead:
 
     def _run(self) -> None:
         try:
-            opener = getattr(self.embedder, "bulk", None)
-            with opener(len(self.todo)) if opener is not None else nullcontext(self.embedder) as model:
+            with _bulk_of(self.embedder, len(self.todo)) as model:
                 self._note = getattr(model, "runtime_note", None)
                 self._opened.set()
                 for i in range(0, len(self.todo), self.chunk):
                     part = self.todo[i : i + self.chunk]
-                    if not self._put((part, model.embed([self._texts[h] for h in part]), None)):
+                    if not self._put((model.embed([self._texts[h] for h in part]), None)):
                         return
         except BaseException as exc:  # noqa: BLE001 - handed to the pass, which raises it
-            self._put(([], None, exc))
+            self._put((None, exc))
         finally:
             self._opened.set()
 
-    def _put(self, item: tuple[list[str], np.ndarray | None, BaseException | None]) -> bool:
+    def _put(self, item: tuple[np.ndarray | None, BaseException | None]) -> bool:
         """Queue ``item`` unless the pass stopped this; False when it did."""
         while not self._stop.is_set():
             try:
@@ -610,15 +613,13 @@ class EmbedAhead:
         self._opened.wait()
         return self._note
 
-    def take(self, part: list[str]) -> np.ndarray:
-        """The vectors of the next chunk, which must be ``part`` (waits for the thread)."""
-        got, vecs, exc = self._chunks.get()
+    def take(self) -> np.ndarray:
+        """The vectors of the next chunk of the plan (waits for the thread); what the model raised."""
+        vecs, exc = self._chunks.get()
         if exc is not None:
             self.close()
             raise exc
-        if got != part or vecs is None:  # pragma: no cover - the pass checked the plan first
-            self.close()
-            raise EmbeddingError("embedding ahead went out of step with the pass")
+        assert vecs is not None  # a chunk without an exception holds its vectors
         return vecs
 
     def close(self) -> None:

@@ -78,8 +78,7 @@ class OpenVinoModel(ExportedModel):
             self._calls.request = None
 
     def _infer(self, feeds: dict[str, np.ndarray]) -> np.ndarray:
-        request = getattr(self._calls, "request", None) or self.compiled.create_infer_request()
-        return np.asarray(request.infer(feeds)[0], dtype=np.float32)
+        return np.asarray(self._calls.request.infer(feeds)[0], dtype=np.float32)
 
 
 def bulk_model(model: OnnxModel, *, threads: int | None = None) -> OpenVinoModel | None:
