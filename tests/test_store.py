@@ -197,6 +197,27 @@ def test_changed_definition_is_marked_for_reanalysis(store):
     assert store.pending_analysis() == []
 
 
+def test_tools_filter_on_approval_and_analysis_in_the_query(store):
+    store.ensure_server("files", "stdio")
+    store.sync_tools("files", TOOLS)
+    store.put_analyses([(store.tool("files", "read_file").definition_hash, ToolAnalysis(categories=("filesystem",)))])
+    reworded = replace(TOOLS[2], description="Search the internet.")
+    store.sync_tools("files", [*TOOLS[:2], reworded, TOOLS[3]])  # a changed definition awaits approval
+
+    def names(**filters):
+        return [t.tool.name for t in store.tools(**filters)]
+
+    assert names(approved=False) == ["search_web"]
+    assert names(approved=True) == ["get_weather", "read_file", "write_file"]
+    assert names(analyzed=True) == ["read_file"]
+    assert names(analyzed=False) == ["get_weather", "search_web", "write_file"]
+    assert names(approved=True, analyzed=False) == ["get_weather", "write_file"]
+    assert names() == sorted(t.name for t in TOOLS)
+    # The filters say what the rows say.
+    assert all(not t.approved for t in store.tools(approved=False))
+    assert all(t.analysis is not None for t in store.tools(analyzed=True))
+
+
 def test_resync_of_unchanged_catalog_embeds_nothing(store, hashing_embedder):
     rec = RecordingEmbedder(hashing_embedder)
     store.ensure_server("files", "stdio")

@@ -261,8 +261,8 @@ def analyze_pending(
     pending = store.pending_analysis()
     if retry_deferred:
         seen = {t.id for t in pending}
-        pending += [t for t in store.tools() if t.id not in seen and t.analysis is not None
-                    and t.analysis.analyzer == ANALYZER_DEFERRED]
+        pending += [t for t in store.tools(analyzed=True) if t.id not in seen
+                    and t.analysis is not None and t.analysis.analyzer == ANALYZER_DEFERRED]
     reused: list[tuple[str, ToolAnalysis]] = []
     todo: dict[str, ToolDef] = {}
     for t in pending:
@@ -283,7 +283,7 @@ def analyze_pending(
     rules_key = "hostile_rules" + ("" if store.scope is None else ":" + ",".join(sorted(store.scope)))
     rules_changed = store.get_meta(rules_key) != HOSTILE_RULES_VERSION
     if rules_changed:
-        kept = [t for t in store.tools() if t.analysis is not None and t.definition_hash not in todo]
+        kept = [t for t in store.tools(analyzed=True) if t.definition_hash not in todo]
         for t, flags in zip(kept, detect_hostile_many([t.tool for t in kept])):
             if not set(flags) <= set(t.analysis.flags):
                 todo[t.definition_hash] = t.tool

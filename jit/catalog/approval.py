@@ -119,9 +119,7 @@ def change_report(store: Store, stored: StoredTool, *, diff: bool = False) -> di
 def pending_report(store: Store, server: str | None = None) -> list[dict[str, Any]]:
     """Every tool awaiting approval (of ``server``): what changed, since when, the hashes."""
     out = []
-    for st in store.tools(server):
-        if st.approved:
-            continue
+    for st in store.tools(server, approved=False):
         history = store.definition_history(st.tool.server, st.tool.name)
         previous = history[0] if history else None
         out.append({

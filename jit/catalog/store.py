@@ -393,8 +393,11 @@ class Store(DefinitionHistory, ServerCatalog, VectorStore):
             self._drop_vector(c, tool_id)
             c.execute("DELETE FROM tools WHERE id = ?", (tool_id,))
 
-    def tools(self, server: str | None = None, *, online: bool | None = None) -> list[StoredTool]:
-        """Catalog tools in scope, ordered by server then name; ``online`` filters on server status."""
+    def tools(self, server: str | None = None, *, online: bool | None = None, approved: bool | None = None,
+              analyzed: bool | None = None) -> list[StoredTool]:
+        """Catalog tools in scope, ordered by server then name; ``online`` filters on server status,
+        ``approved`` on whether the current definition is approved, ``analyzed`` on whether it has
+        an analysis (in SQL: a caller after the few awaiting approval does not parse every tool)."""
         self._settle_statuses()
         scope, params = self._scope_sql("t.server")
         where = [scope]
@@ -405,6 +408,10 @@ class Store(DefinitionHistory, ServerCatalog, VectorStore):
             where.append(f"{_STATUS} IN ('connected', 'idle')")
         elif online is False:
             where.append(f"{_STATUS} NOT IN ('connected', 'idle')")
+        if approved is not None:
+            where.append(_APPROVED if approved else f"NOT {_APPROVED}")
+        if analyzed is not None:
+            where.append("a.data IS NOT NULL" if analyzed else "a.data IS NULL")
         return [_stored(r) for r in self._tool_rows(" WHERE " + " AND ".join(where) + " ORDER BY t.server, t.name",
                                                     params)]
 

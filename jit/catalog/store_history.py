@@ -212,7 +212,7 @@ class DefinitionHistory:
         approved is what was reviewed. Returns the tools approved."""
         if definition_hash is not None and len(definition_hash) < 8:
             raise ValueError(f"definition_hash must be a prefix of at least 8 characters, got {definition_hash!r}")
-        pending = [st for st in self.tools(server) if not st.approved and (tool is None or st.tool.name == tool)]
+        pending = [st for st in self.tools(server, approved=False) if tool is None or st.tool.name == tool]
         if definition_hash is not None:
             pending = [st for st in pending if st.definition_hash.startswith(definition_hash.lower())]
         if not pending:
