@@ -97,6 +97,38 @@ def test_the_bulk_model_is_dropped_after_its_pass_and_serves_threads_at_once(fp3
     assert emb.texts_embedded == 4 * len(texts)
 
 
+@pytest.mark.slow
+def test_the_streams_each_compute_whole_batches_put_back_in_their_rows(livemcpbench_tools, monkeypatch):
+    """run() keeps every stream busy with a batch; each batch's vectors land in its own rows, as
+    one request running the batches one after the other computes them, and a batch that fails
+    fails the call (after the others are done: nothing is left running)."""
+    if EXPECTED is None:
+        pytest.skip("this CPU has no native bfloat16: no bulk model is loaded")
+    model = OpenVinoModel(OnnxEmbedder(fallback=False)._load().export, threads=2)
+    assert model.compiled.get_property("NUM_STREAMS") == 2
+    texts = [f"{t.name}: {t.description}" for t in livemcpbench_tools[:300]]
+    batches = list(model._batches(texts, 64))
+    assert len(batches) > 4 and len({len(rows) for rows, _f, _m in batches}) > 1  # many batches, of many widths
+    request = model.compiled.create_infer_request()
+    one_by_one = np.zeros((len(texts), model.dimension), dtype=np.float32)
+    for rows, feeds, mask in batches:
+        one_by_one[rows] = model.pooled(np.asarray(request.infer(feeds)[0], dtype=np.float32), mask)
+    assert np.array_equal(model.run(texts), one_by_one)
+
+    pooled, calls = model.pooled, []
+
+    def failing(hidden, mask):
+        calls.append(len(mask))
+        if len(calls) == 2:
+            raise ValueError("the second batch fails")
+        return pooled(hidden, mask)
+
+    monkeypatch.setattr(model, "pooled", failing)
+    with pytest.raises(ValueError, match="the second batch fails"):
+        model.run(texts)
+    assert 2 <= len(calls) <= len(batches)
+
+
 def test_few_texts_int8_and_bulk_off_stay_on_the_query_runtime_without_loading_anything():
     for emb, count in ((OnnxEmbedder(), BULK_MIN - 1), (OnnxEmbedder(precision="int8"), 10_000),
                        (OnnxEmbedder(bulk_runtime="off"), 10_000)):

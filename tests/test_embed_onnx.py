@@ -179,6 +179,11 @@ def test_a_damaged_export_is_exported_again(onnx_embedder, embedder, tmp_path, m
         vecs = fresh.embed(TEXTS)
     assert "is damaged" in caplog.text and "exporting it again" in caplog.text
     assert fresh.runtime == "onnx" and model_file.stat().st_size == size
+    # The new model names its files where they are now, not in the staging directory, which is
+    # gone: a bulk model (jit/catalog/openvino_bulk.py) compiles the graph again from them.
+    export = fresh._load().export
+    assert export.onnx == meta.parent / export.meta["onnx_file"] and export.onnx.is_file()
+    assert export.tokenizer == meta.parent / export.meta["tokenizer_file"] and export.tokenizer.is_file()
     assert cosines(vecs, embedder.embed(TEXTS)).min() >= MIN_COSINE
     assert len(_meta_files(tmp_path / "cache")) == 1
 

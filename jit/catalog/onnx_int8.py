@@ -122,6 +122,7 @@ def _quantize(layout: ModelLayout, fp: str, meta_path: Path, *, threads: int | N
         staged.meta["probe_min_cosine_fp32"] = cosine
         fsync(staged.onnx)
         os.replace(staged.onnx, directory / staged.meta["onnx_file"])
+        model.export = Export(staged.meta, directory / staged.meta["onnx_file"], staged.tokenizer)  # where it is now
     write_atomic(meta_path, lambda f: f.write(json.dumps(staged.meta, indent=1).encode("utf-8")))
     log.info("embedding: int8 model of %s verified (min cosine %.4f to fp32)", layout.path, cosine)
     return model

@@ -235,8 +235,20 @@ class ExportedModel:
 
     def run(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for rows, feeds, mask in self._batches(texts, batch_size):
+            out[rows] = self.pooled(self._infer(feeds), mask)
+        return out
+
+    def pooled(self, hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """One batch's unit vectors from its last hidden state and attention mask."""
+        return _pool(hidden, mask, self.pooling)
+
+    def _batches(self, texts: Sequence[str], batch_size: int
+                 ) -> Iterator[tuple[np.ndarray, dict[str, np.ndarray], np.ndarray]]:
+        """``texts`` as the graph's padded batches: each batch's rows in ``texts``, its feeds and its
+        attention mask (for the pooling)."""
         if not texts:
-            return out
+            return
         encodings = self.tokenizer.encode_batch(list(texts))
         lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(encodings))
         order = np.argsort(lengths, kind="stable")
@@ -248,11 +260,10 @@ class ExportedModel:
                     (end - start + 1) * lengths[order[end]] <= TOKENS_PER_RUN:
                 end += 1
             rows = order[start:end]
-            out[rows] = self._batch([encodings[i] for i in rows], int(lengths[rows[-1]]))
+            yield (rows, *self._feeds([encodings[i] for i in rows], int(lengths[rows[-1]])))
             start = end
-        return out
 
-    def _batch(self, encodings: list[Any], width: int) -> np.ndarray:
+    def _feeds(self, encodings: list[Any], width: int) -> tuple[dict[str, np.ndarray], np.ndarray]:
         n = len(encodings)
         ids = np.full((n, width), self.pad_id, dtype=np.int64)
         mask = np.zeros((n, width), dtype=np.int64)
@@ -263,8 +274,7 @@ class ExportedModel:
             mask[row, :k] = enc.attention_mask
             types[row, :k] = enc.type_ids
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
-        hidden = self._infer({name: feeds[name] for name in self.inputs})
-        return _pool(hidden, mask, self.pooling)
+        return {name: feeds[name] for name in self.inputs}, mask
 
     def _infer(self, feeds: dict[str, np.ndarray]) -> np.ndarray:
         """The graph's last hidden state for one padded batch."""
@@ -650,6 +660,9 @@ def _export(layout: ModelLayout, fp: str, *, threads: int | None = None, fused: 
                           (staged.tokenizer, staged.meta["tokenizer_file"])):
             fsync(src)
             os.replace(src, directory / name)
+        # The model names its files where they now are (a bulk model compiles the graph again).
+        model.export = Export(staged.meta, directory / staged.meta["onnx_file"],
+                              directory / staged.meta["tokenizer_file"])
     write_atomic(meta_path_of(layout, fp, FUSED if fused else ""),
                  lambda f: f.write(json.dumps(staged.meta, indent=1).encode("utf-8")))
     log.info("embedding: ONNX export%s of %s verified (min cosine %.6f)", " (fused)" if fused else "", layout.path,

@@ -30,7 +30,6 @@ package (a dependency of jit on x86-64 Linux only, where this was measured).
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -53,8 +52,16 @@ _NATIVE_BF16 = "BF16"
 
 class OpenVinoModel(ExportedModel):
     """An export compiled by OpenVINO's CPU plugin at ``precision`` (``bf16`` or ``f32``), the texts
-    handled as :class:`~jit.catalog.onnx_runtime.ExportedModel` does. ``run`` is thread-safe: each
-    call has its own infer request (creating one takes ~0.03 ms)."""
+    handled as :class:`~jit.catalog.onnx_runtime.ExportedModel` does. ``run`` is thread-safe.
+
+    The plugin runs one stream per thread (``threads`` single-threaded streams) and ``run``
+    keeps them all busy with batches: each batch is computed on one thread whole, so its
+    vectors are those of a batch run alone (bit for bit, as one stream of ``threads``
+    threads computes them). On the 2-core benchmark VM, 3,000 tool texts: ~460 texts/s
+    against ~425 for one stream of two threads; and with a Python thread busy beside them
+    (a sync's analysis), ~305 against ~180, because no thread of a stream waits at a
+    barrier for one the other thread preempted.
+    """
 
     def __init__(self, export: Export, *, threads: int | None = None, precision: str = "bf16",
                  core: Any | None = None) -> None:
@@ -62,23 +69,41 @@ class OpenVinoModel(ExportedModel):
 
         super().__init__(export)
         self.precision = precision
+        self.streams = threads or usable_cpus()
         core = core if core is not None else ov.Core()
         self.compiled = core.compile_model(str(export.onnx), "CPU", {
             "INFERENCE_PRECISION_HINT": precision,
-            "INFERENCE_NUM_THREADS": threads or usable_cpus(),
-            "PERFORMANCE_HINT": "LATENCY",  # one stream: the batches come one at a time
+            "PERFORMANCE_HINT": "THROUGHPUT",
+            "NUM_STREAMS": self.streams,
+            "INFERENCE_NUM_THREADS": self.streams,  # one thread a stream
         })
-        self._calls = threading.local()  # the infer request of this thread's run()
 
     def run(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
-        self._calls.request = self.compiled.create_infer_request()
-        try:
-            return super().run(texts, batch_size)
-        finally:
-            self._calls.request = None
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        # This call's own requests, one a stream, taken in turn: a request's batch is pooled here,
+        # before the request takes another. No callback: OpenVINO's threads never run Python.
+        requests = [self.compiled.create_infer_request() for _ in range(self.streams)]
+        running: list[tuple[np.ndarray, np.ndarray] | None] = [None] * self.streams
 
-    def _infer(self, feeds: dict[str, np.ndarray]) -> np.ndarray:
-        return np.asarray(self._calls.request.infer(feeds)[0], dtype=np.float32)
+        def pool(slot: int) -> None:
+            job, running[slot] = running[slot], None
+            if job is not None:
+                requests[slot].wait()
+                rows, mask = job
+                out[rows] = self.pooled(np.asarray(requests[slot].get_output_tensor(0).data, dtype=np.float32), mask)
+
+        try:
+            for n, (rows, feeds, mask) in enumerate(self._batches(texts, batch_size)):
+                slot = n % self.streams
+                pool(slot)
+                requests[slot].start_async(feeds)
+                running[slot] = (rows, mask)
+            for slot in range(self.streams):
+                pool(slot)
+        finally:
+            for request in requests:  # a failed call leaves nothing running
+                request.wait()
+        return out
 
 
 def bulk_model(model: OnnxModel, *, threads: int | None = None) -> OpenVinoModel | None:
