@@ -57,10 +57,10 @@ class OpenVinoModel(ExportedModel):
     The plugin runs one stream per thread (``threads`` single-threaded streams) and ``run``
     keeps them all busy with batches: each batch is computed on one thread whole, so its
     vectors are those of a batch run alone (bit for bit, as one stream of ``threads``
-    threads computes them). On the 2-core benchmark VM, 3,000 tool texts: ~460 texts/s
+    threads computes them). On the 2-core benchmark VM, 3,000 tool texts: ~480-505 texts/s
     against ~425 for one stream of two threads; and with a Python thread busy beside them
-    (a sync's analysis), ~305 against ~180, because no thread of a stream waits at a
-    barrier for one the other thread preempted.
+    (a sync's analysis), ~290-310 against ~180, because no thread of a stream waits at a
+    barrier for one the Python thread preempted.
     """
 
     def __init__(self, export: Export, *, threads: int | None = None, precision: str = "bf16",
