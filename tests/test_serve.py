@@ -90,6 +90,8 @@ class InProcess:
     config: Path
     server: JitServer
     state: ServeState
+    #: The embedding configs the server asked an embedder for.
+    embedding_asked: list
 
     @asynccontextmanager
     async def session(self) -> AsyncIterator[ClientSession]:
@@ -114,14 +116,15 @@ async def served_in_process(tmp_path_factory, hashing_embedder) -> AsyncIterator
     low = server._lowlevel_server
     with pytest.MonkeyPatch.context() as patch:
         # The start-up loads the configured model; the fast tier hands it the stand-in instead.
-        patch.setattr(embed, "embedder_from_config", lambda cfg: hashing_embedder)
+        asked: list = []
+        patch.setattr(embed, "embedder_from_config", lambda cfg: asked.append(cfg) or hashing_embedder)
         async with low.lifespan(low) as state:
             # The lifespan serves at once and connects in the background; these tests read the
             # upstreams' statuses, so they start once it is done (tests/test_serve_start.py
             # covers what is answered before).
             with anyio.fail_after(TIMEOUT):
                 await state.wait_started()
-            yield InProcess(base, path, server, state)
+            yield InProcess(base, path, server, state, asked)
 
 
 @pytest.fixture(scope="module", params=["in-process", pytest.param("http", marks=pytest.mark.slow)])
@@ -168,6 +171,14 @@ async def session_over_http(url: str) -> AsyncIterator[ClientSession]:
 
 def test_http_listens_on_loopback_when_no_host_is_given(served_over_http):
     assert listening_addresses(served_over_http.port) == {"127.0.0.1"}
+
+
+async def test_the_server_embeds_its_syncs_without_the_bulk_model(served_in_process):
+    """A bulk pass leaves OpenVINO's libraries and pools in the process (docs/configuration.md):
+    jit serve lives as long as its client, so it asks for its configured model without it."""
+    configured = load_config(served_in_process.config).embedding
+    assert configured.bulk_runtime == "auto"
+    assert served_in_process.embedding_asked == [configured.model_copy(update={"bulk_runtime": "off"})]
 
 
 async def test_meta_tools_are_listed_with_schemas(served):

@@ -21,7 +21,10 @@ but for one figure, a gold tool from rank 20 to 21 (docs/benchmarks.md, stop 29)
 
 Only bulk work comes here: OpenVINO with the model loaded holds ~200 MB more than
 onnxruntime does, so the process that answers queries keeps its onnxruntime model
-and loads this one for a pass of many texts (:data:`BULK_MIN`), then drops it. A
+and loads this one for a pass of many texts (:data:`BULK_MIN`), then drops it. What
+dropping it gives back is not all: OpenVINO's libraries and thread pools stay (a process
+holding 10,000 tools, 234 MB, held 375 MB after one pass), so ``jit serve``, a process
+that lives as long as its client, never loads it (jit/serve/state.py). A
 CPU without native bfloat16 gains too little from OpenVINO's fp32 (~265 texts/s)
 to pay that, and keeps onnxruntime; so does a machine without the ``openvino``
 package (a dependency of jit on x86-64 Linux only, where this was measured).
