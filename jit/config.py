@@ -243,8 +243,8 @@ class EmbeddingConfig(_Strict):
     #: export on OpenVINO in bfloat16 where the CPU computes bfloat16 natively (about 1.8x the tools a
     #: second; vectors within the cosine every export is held to, so nothing is re-embedded), else
     #: the query runtime; ``off``: always the query runtime (jit/catalog/openvino_bulk.py). Queries,
-    #: int8, ``runtime: torch`` and ``jit serve`` (a long-lived process would keep OpenVINO's memory)
-    #: never use it.
+    #: int8 and ``runtime: torch`` never use it; ``jit serve`` runs it in a child process for the pass
+    #: (jit/catalog/bulk_process.py).
     bulk_runtime: Literal["auto", "off"] = "auto"
 
     @model_validator(mode="after")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 import threading
 import weakref
@@ -16,13 +17,15 @@ import weakref
 import numpy as np
 import pytest
 
+from jit.catalog import bulk_process as bulk_process_module
 from jit.catalog import openvino_bulk
+from jit.catalog.bulk_process import BulkProcess, bulk_process
 from jit.catalog.embed import OnnxEmbedder, embed_pending, embedder_from_config
 from jit.catalog.onnx_runtime import MIN_COSINE
 from jit.catalog.openvino_bulk import BULK_MIN, OpenVinoModel
 from jit.catalog.store import Store
 from jit.config import EmbeddingConfig, load_config
-from jit.errors import ConfigError
+from jit.errors import ConfigError, EmbeddingError
 from jit.models import ServerStatus
 
 
@@ -127,6 +130,67 @@ def test_the_streams_each_compute_whole_batches_put_back_in_their_rows(livemcpbe
     with pytest.raises(ValueError, match="the second batch fails"):
         model.run(texts)
     assert 2 <= len(calls) <= len(batches)
+
+
+def _gone(pid: int) -> bool:
+    """The process has exited and been waited for (no zombie either)."""
+    return not os.path.exists(f"/proc/{pid}")
+
+
+@pytest.mark.slow
+def test_in_a_child_process_the_pass_has_the_same_vectors_and_the_child_ends_with_it(livemcpbench_tools):
+    """jit serve's way (bulk_in_child): the same vectors as the bulk model in process, bit for bit,
+    and the child that computed them has exited once the pass is over."""
+    if EXPECTED is None:
+        pytest.skip("this CPU has no native bfloat16: no bulk model is loaded")
+    texts = [f"{t.name}: {t.description}" for t in livemcpbench_tools[:300]]
+    inside, child = OnnxEmbedder(fallback=False), OnnxEmbedder(fallback=False, bulk_in_child=True)
+    with inside.bulk(len(texts)) as bulk:  # the same calls: a call's texts are batched together
+        reference = np.concatenate([bulk.embed(texts[:100]), bulk.embed(texts[100:])])
+    with child.bulk(len(texts)) as bulk:
+        assert child.last_bulk == "openvino-bf16-child" and isinstance(bulk.model, BulkProcess)
+        assert bulk.runtime_note == "bf16 on OpenVINO in a child process"
+        vecs = np.concatenate([bulk.embed(texts[:100]), bulk.embed(texts[100:]), bulk.embed([])])
+        pid = bulk.model.pid
+        assert not _gone(pid)
+    assert _gone(pid)
+    assert np.array_equal(vecs, reference) and child.texts_embedded == len(texts)
+
+
+@pytest.mark.slow
+def test_a_child_that_dies_or_refuses_is_a_clear_error_or_a_logged_fallback(caplog, monkeypatch):
+    """A child killed mid-pass fails the next request with an EmbeddingError that says so; a
+    child whose probe vectors miss the tolerance, or that exits before answering, is logged and
+    the pass stays on onnxruntime."""
+    if EXPECTED is None:
+        pytest.skip("this CPU has no native bfloat16: no bulk model is loaded")
+    emb = OnnxEmbedder(fallback=False, bulk_in_child=True)
+    with emb.bulk(BULK_MIN) as bulk:
+        bulk.embed(["read a file"])
+        os.kill(bulk.model.pid, 9)
+        with pytest.raises(EmbeddingError, match="bulk embedding process (exited|failed).*-9"):
+            bulk.embed(["write a file"])
+        pid = bulk.model.pid
+    assert _gone(pid)
+
+    class Skewed:
+        """onnxruntime's model, its vectors turned around: no bulk model can match them."""
+
+        def __init__(self, model):
+            self.export, self.dimension, self._model = model.export, model.dimension, model
+
+        def run(self, texts):
+            return -self._model.run(texts)
+
+    with caplog.at_level(logging.INFO, logger="jit.catalog.bulk_process"):
+        assert bulk_process(Skewed(emb._load())) is None
+    assert "off by a cosine" in caplog.text
+
+    caplog.clear()
+    monkeypatch.setattr(bulk_process_module.sys, "executable", "/bin/false")  # a child that exits at once
+    with caplog.at_level(logging.INFO, logger="jit.catalog.bulk_process"), emb.bulk(BULK_MIN) as model:
+        assert model is emb and emb.last_bulk is None  # the pass stays on onnxruntime
+    assert "bulk embedding process failed to start" in caplog.text and "exit code 1" in caplog.text
 
 
 def test_few_texts_int8_and_bulk_off_stay_on_the_query_runtime_without_loading_anything():

@@ -117,7 +117,7 @@ async def served_in_process(tmp_path_factory, hashing_embedder) -> AsyncIterator
     with pytest.MonkeyPatch.context() as patch:
         # The start-up loads the configured model; the fast tier hands it the stand-in instead.
         asked: list = []
-        patch.setattr(embed, "embedder_from_config", lambda cfg: asked.append(cfg) or hashing_embedder)
+        patch.setattr(embed, "embedder_from_config", lambda cfg, **how: asked.append((cfg, how)) or hashing_embedder)
         async with low.lifespan(low) as state:
             # The lifespan serves at once and connects in the background; these tests read the
             # upstreams' statuses, so they start once it is done (tests/test_serve_start.py
@@ -173,13 +173,13 @@ def test_http_listens_on_loopback_when_no_host_is_given(served_over_http):
     assert listening_addresses(served_over_http.port) == {"127.0.0.1"}
 
 
-async def test_the_server_embeds_its_syncs_without_the_bulk_model(served_in_process):
-    """A bulk pass leaves OpenVINO's libraries and pools in the process (docs/configuration.md):
-    jit serve lives as long as its client, so it asks for its configured model without it."""
+async def test_the_server_runs_the_bulk_model_of_its_syncs_in_a_child_process(served_in_process):
+    """A bulk pass leaves OpenVINO's libraries and pools in the process (jit/catalog/bulk_process.py):
+    jit serve lives as long as its client, so it asks for its configured model with the bulk model
+    in a child process."""
     configured = load_config(served_in_process.config).embedding
-    assert configured.bulk_runtime == "auto"
     asked = served_in_process.embedding_asked
-    assert asked and all(cfg == configured.model_copy(update={"bulk_runtime": "off"}) for cfg in asked)
+    assert asked and all(cfg == configured and how == {"bulk_in_child": True} for cfg, how in asked)
 
 
 async def test_meta_tools_are_listed_with_schemas(served):

@@ -94,7 +94,7 @@ async def in_process(base: Path, embedder, options: ServeOptions) -> AsyncIterat
     server = create_server(options)
     low = server._lowlevel_server
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(embed, "embedder_from_config", lambda cfg: embedder)
+        patch.setattr(embed, "embedder_from_config", lambda cfg, **how: embedder)
         async with low.lifespan(low) as state:
             with anyio.fail_after(TIMEOUT):
                 await state.wait_started()

@@ -33,6 +33,7 @@ from ..progress import ProgressCallback, Step
 from .onnx_int8 import SCHEME as INT8_SCHEME
 from .onnx_int8 import ensure_int8
 from .onnx_runtime import FUSED, OnnxModel, ensure_export, fingerprint, meta_path_of, read_layout
+from .bulk_process import BulkProcess, bulk_process
 from .openvino_bulk import BULK_MIN, OpenVinoModel, bulk_model
 from .store import Store
 
@@ -196,12 +197,14 @@ class OnnxEmbedder:
 
     A pass of many texts (a sync's new tools) asks :meth:`bulk` for its embedder: with
     ``bulk_runtime="auto"`` and an fp32 model, that is the same export on OpenVINO in
-    bfloat16 where the CPU computes it natively (:mod:`jit.catalog.openvino_bulk`).
+    bfloat16 where the CPU computes it natively (:mod:`jit.catalog.openvino_bulk`); with
+    ``bulk_in_child`` (a process that lives on after the pass, ``jit serve``), that model runs in a
+    child process that exits after the pass (:mod:`jit.catalog.bulk_process`).
     """
 
     def __init__(self, model: str = "all-MiniLM-L6-v2", path: str | None = None, batch_size: int = 64,
                  *, fallback: bool = True, threads: int | None = None, precision: str = "fp32",
-                 bulk_runtime: str = "auto") -> None:
+                 bulk_runtime: str = "auto", bulk_in_child: bool = False) -> None:
         if precision not in ("fp32", "int8"):
             raise EmbeddingError(f"unknown precision {precision!r} (fp32 or int8)", model=model)
         if bulk_runtime not in ("auto", "off"):
@@ -213,18 +216,21 @@ class OnnxEmbedder:
         self.fallback = fallback and precision == "fp32"
         self.threads = threads
         self.bulk_runtime = bulk_runtime
+        self.bulk_in_child = bulk_in_child
         self._onnx: OnnxModel | None = None
         self._torch: SentenceTransformerEmbedder | None = None
         self._lock = threading.Lock()
         #: Texts embedded by this instance, bulk passes included (for tests and benchmarks).
         self.texts_embedded = 0
-        #: What ran the last :meth:`bulk` pass: ``"openvino-bf16"``, or None for this embedder itself.
+        #: What ran the last :meth:`bulk` pass: ``"openvino-bf16"`` (``"openvino-bf16-child"`` in a child
+        #: process), or None for this embedder itself.
         self.last_bulk: str | None = None
 
     @classmethod
-    def from_config(cls, cfg: EmbeddingConfig, *, fallback: bool = True) -> OnnxEmbedder:
+    def from_config(cls, cfg: EmbeddingConfig, *, fallback: bool = True, bulk_in_child: bool = False
+                    ) -> OnnxEmbedder:
         return cls(model=cfg.model, path=cfg.path, batch_size=cfg.batch_size, fallback=fallback,
-                   precision=cfg.precision, bulk_runtime=cfg.bulk_runtime)
+                   precision=cfg.precision, bulk_runtime=cfg.bulk_runtime, bulk_in_child=bulk_in_child)
 
     @property
     def model_name(self) -> str:
@@ -295,24 +301,31 @@ class OnnxEmbedder:
         """The embedder for one pass of ``count`` texts: this one, or from :data:`BULK_MIN` texts (an
         fp32 model on onnxruntime, ``bulk_runtime="auto"``) its export on OpenVINO in bfloat16 where
         the CPU computes that natively, ~1.8x the texts a second, the same ``model_name``. That model
-        is loaded for the pass (~0.3 s) and dropped after it: it holds ~200 MB more than onnxruntime."""
-        model = None
+        is loaded for the pass (~0.3 s) and dropped after it: it holds ~200 MB more than onnxruntime.
+        With :attr:`bulk_in_child` it runs in a child process, which ends with the pass."""
+        model: OpenVinoModel | BulkProcess | None = None
         if count >= BULK_MIN and self.bulk_runtime == "auto" and self.precision == "fp32":
             backend = self._load()
             if isinstance(backend, OnnxModel):  # not torch, which ``auto`` may have fallen back to
-                model = bulk_model(backend, threads=self.threads)
-        self.last_bulk = f"openvino-{model.precision}" if model is not None else None
-        yield self if model is None else _BulkEmbedder(self, model)
+                model = (bulk_process if self.bulk_in_child else bulk_model)(backend, threads=self.threads)
+        self.last_bulk = None if model is None else \
+            f"openvino-{model.precision}" + ("-child" if isinstance(model, BulkProcess) else "")
+        try:
+            yield self if model is None else _BulkEmbedder(self, model)
+        finally:
+            if isinstance(model, BulkProcess):
+                model.close()
 
 
 class _BulkEmbedder:
     """:meth:`OnnxEmbedder.bulk`'s embedder on OpenVINO: the owner's name, dimension and count."""
 
-    def __init__(self, owner: OnnxEmbedder, model: OpenVinoModel) -> None:
+    def __init__(self, owner: OnnxEmbedder, model: OpenVinoModel | BulkProcess) -> None:
         self.owner = owner
         self.model = model
         #: What a progress line adds to the model's name.
-        self.runtime_note = f"{model.precision} on OpenVINO"
+        self.runtime_note = f"{model.precision} on OpenVINO" + (" in a child process"
+                                                                if isinstance(model, BulkProcess) else "")
 
     @property
     def model_name(self) -> str:
@@ -331,12 +344,14 @@ class _BulkEmbedder:
         return vecs
 
 
-def embedder_from_config(cfg: EmbeddingConfig) -> Embedder:
+def embedder_from_config(cfg: EmbeddingConfig, *, bulk_in_child: bool = False) -> Embedder:
     """The embedder ``embedding.runtime`` and ``embedding.precision`` ask for; nothing is imported or
-    loaded until it is first used. int8 never falls back to torch (see :class:`OnnxEmbedder`)."""
+    loaded until it is first used. int8 never falls back to torch (see :class:`OnnxEmbedder`).
+    ``bulk_in_child``: the bulk model of a sync's pass runs in a child process (for a process that
+    lives on after the pass: see :mod:`jit.catalog.bulk_process`)."""
     if cfg.runtime == "torch":
         return SentenceTransformerEmbedder.from_config(cfg)
-    return OnnxEmbedder.from_config(cfg, fallback=cfg.runtime == "auto")
+    return OnnxEmbedder.from_config(cfg, fallback=cfg.runtime == "auto", bulk_in_child=bulk_in_child)
 
 
 class QueryVectorCache:

@@ -24,7 +24,7 @@ onnxruntime does, so the process that answers queries keeps its onnxruntime mode
 and loads this one for a pass of many texts (:data:`BULK_MIN`), then drops it. What
 dropping it gives back is not all: OpenVINO's libraries and thread pools stay (a process
 holding 10,000 tools, 234 MB, held 375 MB after one pass), so ``jit serve``, a process
-that lives as long as its client, never loads it (jit/serve/state.py). A
+that lives as long as its client, runs it in a child process (jit/catalog/bulk_process.py). A
 CPU without native bfloat16 gains too little from OpenVINO's fp32 (~265 texts/s)
 to pay that, and keeps onnxruntime; so does a machine without the ``openvino``
 package (a dependency of jit on x86-64 Linux only, where this was measured).
@@ -41,7 +41,7 @@ import numpy as np
 from ..process import usable_cpus
 from .onnx_runtime import MIN_COSINE, PROBE_TEXTS, Export, ExportedModel, OnnxModel, probe_cosine
 
-__all__ = ["BULK_MIN", "OpenVinoModel", "bulk_model"]
+__all__ = ["BULK_MIN", "OpenVinoModel", "bulk_model", "open_bulk"]
 
 log = logging.getLogger(__name__)
 
@@ -114,27 +114,31 @@ def bulk_model(model: OnnxModel, *, threads: int | None = None) -> OpenVinoModel
     or not hold: no ``openvino`` package, a CPU without native bfloat16, a graph OpenVINO cannot
     compile, or vectors of :data:`PROBE_TEXTS` (in one mixed batch and one by one) further than
     :data:`MIN_COSINE` from ``model``'s."""
+    bulk, level, why = open_bulk(model.export, model.run(list(PROBE_TEXTS)), threads=threads)
+    log.log(level, "embedding: %s", why)
+    return bulk
+
+
+def open_bulk(export: Export, reference: np.ndarray, *, threads: int | None = None
+              ) -> tuple[OpenVinoModel | None, int, str]:
+    """``export`` compiled by OpenVINO in bfloat16 and checked against ``reference`` (the fp32
+    vectors of :data:`PROBE_TEXTS`), or None; with the logging level and line that say which."""
     try:
         import openvino as ov
     except ImportError as exc:
-        log.info("embedding: no OpenVINO (%s); bulk embedding runs on onnxruntime", exc)
-        return None
+        return None, logging.INFO, f"no OpenVINO ({exc}); bulk embedding runs on onnxruntime"
     try:
         core = ov.Core()
         capabilities = core.get_property("CPU", "OPTIMIZATION_CAPABILITIES")
         if _NATIVE_BF16 not in capabilities:
-            log.info("embedding: this CPU has no native bfloat16 (%s); bulk embedding runs on onnxruntime",
-                     ", ".join(capabilities))
-            return None
-        bulk = OpenVinoModel(model.export, threads=threads, precision="bf16", core=core)
-        cosine, _alone = probe_cosine(bulk, model.run(list(PROBE_TEXTS)))
+            return None, logging.INFO, (f"this CPU has no native bfloat16 ({', '.join(capabilities)}); "
+                                        "bulk embedding runs on onnxruntime")
+        bulk = OpenVinoModel(export, threads=threads, precision="bf16", core=core)
+        cosine, _alone = probe_cosine(bulk, reference)
     except Exception as exc:  # noqa: BLE001 - OpenVINO raises its own types; onnxruntime still serves
-        log.warning("embedding: OpenVINO cannot run %s (%s); bulk embedding runs on onnxruntime",
-                    model.export.onnx.name, exc)
-        return None
+        return None, logging.WARNING, (f"OpenVINO cannot run {export.onnx.name} ({exc}); "
+                                       "bulk embedding runs on onnxruntime")
     if cosine < MIN_COSINE:
-        log.warning("embedding: OpenVINO's bfloat16 vectors of %s are off by a cosine of %.6f (< %s); "
-                    "bulk embedding runs on onnxruntime", model.export.onnx.name, cosine, MIN_COSINE)
-        return None
-    log.debug("embedding: bulk model on OpenVINO bf16 (probe min cosine %.6f)", cosine)
-    return bulk
+        return None, logging.WARNING, (f"OpenVINO's bfloat16 vectors of {export.onnx.name} are off by a cosine "
+                                       f"of {cosine:.6f} (< {MIN_COSINE}); bulk embedding runs on onnxruntime")
+    return bulk, logging.DEBUG, f"bulk model on OpenVINO bf16 (probe min cosine {cosine:.6f})"

@@ -255,9 +255,8 @@ class ServeState:
 
         # A serving process keeps what it loads for its lifetime, and a bulk pass leaves OpenVINO's
         # libraries and thread pools behind (+141 MB in a process holding 10,000 tools, 234 -> 375
-        # MB): its syncs embed on the query runtime (docs/configuration.md, embedding.bulk_runtime).
-        embedding = self.config.embedding.model_copy(update={"bulk_runtime": "off"})
-        self.embedder = embedder_from_config(embedding)  # loads nothing yet
+        # MB): its syncs run the bulk model in a child process (jit/catalog/bulk_process.py).
+        self.embedder = embedder_from_config(self.config.embedding, bulk_in_child=True)  # loads nothing yet
         if await self.blocking(exports_first, self.embedder):
             startup_log.info("loading the embedding model: %s", FIRST_EXPORT_NOTE)
         self.compiler = await self.blocking(self._new_compiler, self.rules)
