@@ -6,6 +6,7 @@ What ``jit … --json`` prints and what ``jit serve`` returns from ``describe_to
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -23,10 +24,7 @@ __all__ = ["analysis_of", "describe", "iso_utc", "server_rows", "summarize", "to
 
 def tool_counts(store: Store) -> dict[str, int]:
     """Tools per server in the catalog (from their names alone: no definition is read)."""
-    counts: dict[str, int] = {}
-    for server, _name in store.tool_heads():
-        counts[server] = counts.get(server, 0) + 1
-    return counts
+    return dict(Counter(server for server, _name in store.tool_heads()))
 
 
 def iso_utc(ts: float | None) -> str | None:

@@ -70,6 +70,8 @@ class BulkProcess:
     the child (and kills it if it does not exit). Thread-safe: one request at a time."""
 
     precision = "bf16"
+    #: What ran a pass (``OnnxEmbedder.last_bulk``), and what a progress line says of it.
+    label, note = "openvino-bf16-child", "bf16 on OpenVINO in a child process"
 
     def __init__(self, child: subprocess.Popen[bytes], errors: IO[bytes], dimension: int) -> None:
         self._child = child

@@ -30,10 +30,10 @@ import numpy as np
 from ..config import EmbeddingConfig
 from ..errors import EmbeddingError
 from ..progress import ProgressCallback, Step
+from .bulk_process import BulkProcess, bulk_process
 from .onnx_int8 import SCHEME as INT8_SCHEME
 from .onnx_int8 import ensure_int8
 from .onnx_runtime import FUSED, OnnxModel, ensure_export, fingerprint, meta_path_of, read_layout
-from .bulk_process import BulkProcess, bulk_process
 from .openvino_bulk import BULK_MIN, OpenVinoModel, bulk_model
 from .store import Store
 
@@ -308,12 +308,11 @@ class OnnxEmbedder:
             backend = self._load()
             if isinstance(backend, OnnxModel):  # not torch, which ``auto`` may have fallen back to
                 model = (bulk_process if self.bulk_in_child else bulk_model)(backend, threads=self.threads)
-        self.last_bulk = None if model is None else \
-            f"openvino-{model.precision}" + ("-child" if isinstance(model, BulkProcess) else "")
+        self.last_bulk = model.label if model is not None else None
         try:
             yield self if model is None else _BulkEmbedder(self, model)
         finally:
-            if isinstance(model, BulkProcess):
+            if model is not None:
                 model.close()
 
 
@@ -324,8 +323,7 @@ class _BulkEmbedder:
         self.owner = owner
         self.model = model
         #: What a progress line adds to the model's name.
-        self.runtime_note = f"{model.precision} on OpenVINO" + (" in a child process"
-                                                                if isinstance(model, BulkProcess) else "")
+        self.runtime_note = model.note
 
     @property
     def model_name(self) -> str:
@@ -338,6 +336,8 @@ class _BulkEmbedder:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         try:
             vecs = self.model.run(texts, self.owner.batch_size)
+        except EmbeddingError:
+            raise  # the child process's, which says what failed
         except Exception as exc:  # noqa: BLE001 - OpenVINO's own error types
             raise EmbeddingError(f"embedding failed: {exc}", model=self.model_name) from exc
         self.owner.texts_embedded += len(texts)

@@ -72,6 +72,8 @@ class OpenVinoModel(ExportedModel):
 
         super().__init__(export)
         self.precision = precision
+        #: What ran a pass (``OnnxEmbedder.last_bulk``), and what a progress line says of it.
+        self.label, self.note = f"openvino-{precision}", f"{precision} on OpenVINO"
         self.streams = threads or usable_cpus()
         core = core if core is not None else ov.Core()
         self.compiled = core.compile_model(str(export.onnx), "CPU", {
@@ -107,6 +109,10 @@ class OpenVinoModel(ExportedModel):
             for request in requests:  # a failed call leaves nothing running
                 request.wait()
         return out
+
+    def close(self) -> None:
+        """Drop the compiled model now, whoever still holds this object (the pass is over)."""
+        self.compiled = None
 
 
 def bulk_model(model: OnnxModel, *, threads: int | None = None) -> OpenVinoModel | None:
