@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterable
 from typing import Any
 
 from ..models import HARNESS_SERVER, StoredTool, SyncResult, ToolDef, canonical_json, changed_fields
@@ -157,15 +158,20 @@ class DefinitionHistory:
     @staticmethod
     def _trim_history(c: Any, server: str, name: str) -> None:
         """Drop the oldest earlier definitions past :data:`MAX_HISTORY_PER_TOOL` for the tool and
-        :data:`MAX_HISTORY_PER_SERVER` for its server (ids grow with time; SQL both backends read)."""
+        :data:`MAX_HISTORY_PER_SERVER` for its server (ids grow with time; SQL both backends read).
+
+        The newest record of each approved definition is kept whatever its age: while a change
+        awaits approval, the role policy also judges the tool as it was last approved
+        (:meth:`approved_definitions`), and an upstream churning unapproved definitions must not
+        push that one out. Approved definitions are few (each is a user's approval or a first use)."""
         c.execute(
             "DELETE FROM tool_history WHERE server = ? AND name = ? AND id < (SELECT id FROM tool_history"
-            " WHERE server = ? AND name = ? ORDER BY id DESC LIMIT 1 OFFSET ?)",
+            f" WHERE server = ? AND name = ? ORDER BY id DESC LIMIT 1 OFFSET ?) AND NOT {_NEWEST_APPROVED}",
             (server, name, server, name, MAX_HISTORY_PER_TOOL - 1),
         )
         c.execute(
             "DELETE FROM tool_history WHERE server = ? AND id < (SELECT id FROM tool_history"
-            " WHERE server = ? ORDER BY id DESC LIMIT 1 OFFSET ?)",
+            f" WHERE server = ? ORDER BY id DESC LIMIT 1 OFFSET ?) AND NOT {_NEWEST_APPROVED}",
             (server, server, MAX_HISTORY_PER_SERVER - 1),
         )
 
@@ -235,12 +241,38 @@ class DefinitionHistory:
         )
         return [dict(r) for r in rows]
 
+    def approved_definitions(self, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], tuple[ToolDef, str]]:
+        """``(server, tool) -> (definition, hash)``: the definition each tool had when it was last
+        approved (its newest approved record in ``tool_history``), for the tools of ``keys`` that have
+        one. A tool awaiting approval is judged by the role policy as this definition too, so that a
+        change nobody approved cannot widen what a role may see or call."""
+        out: dict[tuple[str, str], tuple[ToolDef, str]] = {}
+        for server, name in keys:
+            rows = self._query(
+                "SELECT h.definition_hash, h.definition FROM tool_history h WHERE h.server = ? AND h.name = ?"
+                " AND EXISTS (SELECT 1 FROM tool_approvals ap WHERE ap.server = h.server AND ap.name = h.name"
+                " AND ap.definition_hash = h.definition_hash) ORDER BY h.id DESC LIMIT 1", (server, name))
+            if rows:
+                out[(server, name)] = (ToolDef(server=server, name=name, **json.loads(rows[0]["definition"])),
+                                       rows[0]["definition_hash"])
+        return out
+
     def definition_history(self, server: str, tool: str) -> list[dict[str, Any]]:
         """Every earlier definition of a tool, newest first: the definition, when it was first
         and last seen and replaced (and by which hash), and the usage earned under it."""
         rows = self._query("SELECT * FROM tool_history WHERE server = ? AND name = ? ORDER BY id DESC",
                            (server, tool))
         return [{**dict(r), "definition": json.loads(r["definition"])} for r in rows]
+
+
+#: A ``tool_history`` row that is the newest record of an approved definition of its tool
+#: (:meth:`DefinitionHistory._trim_history` keeps those).
+_NEWEST_APPROVED = (
+    "(EXISTS (SELECT 1 FROM tool_approvals ap WHERE ap.server = tool_history.server AND ap.name = tool_history.name"
+    " AND ap.definition_hash = tool_history.definition_hash) AND tool_history.id = (SELECT MAX(h2.id)"
+    " FROM tool_history h2 WHERE h2.server = tool_history.server AND h2.name = tool_history.name"
+    " AND h2.definition_hash = tool_history.definition_hash))"
+)
 
 
 def _definition(r: Any) -> dict[str, Any]:

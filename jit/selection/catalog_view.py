@@ -60,6 +60,7 @@ import numpy as np
 
 from .. import process
 from ..analysis.analyze import effective_tool
+from ..analysis.offline_analyzer import OfflineAnalyzer
 from ..catalog.approval import PIN_REASON
 from ..catalog.store import Store
 from ..config import Config
@@ -162,6 +163,10 @@ class CatalogSnapshot:
     #: How many tools have no analysis yet (an interrupted sync; the compile warns): their hostile-text
     #: flags are found when they are read (:func:`~jit.analysis.analyze.effective_tool`).
     unanalyzed: int = 0
+    #: Tool awaiting approval -> the class its last approved definition derives ``denied`` with,
+    #: where that differs from its own: a role is denied the tool if either definition is denied
+    #: (:meth:`CatalogView._twins`).
+    twins: dict[int, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -349,8 +354,10 @@ class CatalogView:
                 self.classes.refs[cid] += n - 1
         arrays = (saved.ids, lut[classes])
         class_of = dict(zip(rows, map(tuple, arrays[1].tolist()), strict=True))
+        awaiting = self.store.tool_records([i for i, state in saved.states.items() if not state[5]])
+        twins = self._twins([st for st, _state in awaiting.values()], class_of, world, add)
         self.engine.change(add=add + list(world.engine), remove=[])
-        derived = self._derive(None, saved.heads, class_of, set(), set(), arrays=arrays)
+        derived = self._derive(None, saved.heads, class_of, set(), set(), arrays=arrays, twins=twins)
         if self.config.security.pin_definitions:
             for i, state in saved.states.items():
                 if not state[5]:
@@ -364,7 +371,7 @@ class CatalogView:
             tier_cap=derived.tier_cap, usage_points=derived.usage_points, penalty_points=derived.penalty_points,
             memo=SnapshotMemo(shards={**saved.shards, **derived.shards}, summaries=saved.summaries,
                               class_arrays=arrays),
-            unanalyzed=_unanalyzed(saved.states),
+            unanalyzed=_unanalyzed(saved.states), twins=twins,
         )
 
     def _save(self, snap: CatalogSnapshot) -> None:
@@ -448,8 +455,8 @@ class CatalogView:
             return found[0] if found is not None else records[i]
 
         kept = _Kept()
-        class_of, derived = self._apply(prev, ((i, tool_of(i)) for i in changed), heads, changed, removed, world,
-                                        kept)
+        class_of, twins, derived = self._apply(prev, ((i, tool_of(i)) for i in changed), heads, changed, removed,
+                                               world, kept)
         stale = changed | removed
         memo = SnapshotMemo(shards=derived.shards)
         # The memos of tools that did not change carry over.
@@ -465,7 +472,7 @@ class CatalogView:
             labels=_labels(prev.labels, kept.labels, stale), names=names, class_of=class_of, globals=world,
             blocked=derived.blocked, offline=derived.offline,
             tier_cap=derived.tier_cap, usage_points=derived.usage_points, penalty_points=derived.penalty_points,
-            memo=memo, unanalyzed=_unanalyzed(states),
+            memo=memo, unanalyzed=_unanalyzed(states), twins=twins,
         )
 
     def _first_build(self, version: int, usage_version: int, usable: tuple[str, int] | None,
@@ -480,7 +487,7 @@ class CatalogView:
         texts: dict[int, str] = {}
         kept = _Kept()
         tools = ((i, st) for i, st, _state in self._read_every_tool(states, heads, texts))
-        class_of, derived = self._apply(None, tools, heads, states.keys(), set(), world, kept)
+        class_of, twins, derived = self._apply(None, tools, heads, states.keys(), set(), world, kept)
         rows = sorted(states)
         key = index_key(usable, rows, states)
         index = self._index_files.load(key, [heads[i] for i in rows])
@@ -496,6 +503,7 @@ class CatalogView:
             blocked=derived.blocked, offline=derived.offline, tier_cap=derived.tier_cap,
             usage_points=derived.usage_points, penalty_points=derived.penalty_points,
             memo=SnapshotMemo(shards=derived.shards, summaries=kept.summaries), unanalyzed=_unanalyzed(states),
+            twins=twins,
         )
 
     def _read_every_tool(self, states: dict[int, tuple], heads: dict[int, tuple[str, str]],
@@ -542,37 +550,43 @@ class CatalogView:
             states[i] = (*state[:-2], calls, errors)
             changed.add(i)
         records = prev.by_id.evolve(states)  # the definitions are the same; the records give the new counts
-        class_of, derived = self._apply(prev, ((i, records[i]) for i in changed), prev.heads, changed, set(),
-                                        prev.globals, None, only=self.usage_dependents)
+        class_of, twins, derived = self._apply(prev, ((i, records[i]) for i in changed), prev.heads, changed,
+                                               set(), prev.globals, None, only=self.usage_dependents)
         # Summaries, token costs, analyses and labels do not depend on usage: shared with prev.
         memo = SnapshotMemo(shards=derived.shards, summaries=prev.memo.summaries, costs=prev.memo.costs,
                             explain_facts={i: v for i, v in prev.memo.explain_facts.items() if i not in changed},
                             by_name=prev.memo.by_name, by_head=prev.memo.by_head,
                             denied_rows={} if "denied" in self.usage_dependents else prev.memo.denied_rows)
         return replace(prev, usage_version=usage_version, states=states, by_id=records,
-                       analyses=prev.analyses.evolve(records), class_of=class_of, blocked=derived.blocked,
+                       analyses=prev.analyses.evolve(records), class_of=class_of, twins=twins, blocked=derived.blocked,
                        offline=derived.offline, tier_cap=derived.tier_cap, usage_points=derived.usage_points,
                        penalty_points=derived.penalty_points, memo=memo)
 
     def _apply(self, prev: CatalogSnapshot | None, tools: Iterable[tuple[int, StoredTool]],
                heads: dict[int, tuple[str, str]], changed: Collection[int], removed: set[int], world: Globals,
                kept: _Kept | None, *, only: frozenset[str] | None = None
-               ) -> tuple[dict[int, tuple[int, ...]], _Derived]:
-        """The classes (their facts diffed into the engine, with ``world``'s) and derived facts of a
-        snapshot from ``prev`` and the ``changed`` tools, given as ``tools`` (``(id, definition)``,
-        read once, in any order; ``heads`` and ``changed`` hold all of them once ``tools`` is
-        exhausted). Each tool's effective analysis goes to ``kept``."""
+               ) -> tuple[dict[int, tuple[int, ...]], dict[int, int], _Derived]:
+        """The classes (their facts diffed into the engine, with ``world``'s), the twins (:meth:`_twins`)
+        and derived facts of a snapshot from ``prev`` and the ``changed`` tools, given as ``tools``
+        (``(id, definition)``, read once, in any order; ``heads`` and ``changed`` hold all of them
+        once ``tools`` is exhausted). Each tool's effective analysis goes to ``kept``."""
         class_of = dict(prev.class_of) if prev else {}
+        twins = dict(prev.twins) if prev else {}
         redo = [k for k, p in enumerate(DERIVED) if only is None or p in only]
+        judged = only is None or "denied" in only  # the twins serve the denial only
         add: list[Fact] = []
         released: list[int] = []
         for i in removed:
             released.extend(class_of.pop(i, ()))
+            if i in twins:
+                released.append(twins.pop(i))
         projections: dict[frozenset, tuple[frozenset, ...]] = {}  # most tools share their abstract facts
-        unapproved: list[int] = []
+        unapproved: list[StoredTool] = []
         for i, st in tools:
+            if judged and i in twins:
+                released.append(twins.pop(i))
             if not st.approved:
-                unapproved.append(i)
+                unapproved.append(st)
             effective = effective_tool(st, self.config.available_tools, shards=self.config.shards)
             if kept is not None:
                 kept.add(i, st, effective.analysis)
@@ -587,6 +601,8 @@ class CatalogView:
                 if old is not None:
                     released.append(old[k])
             class_of[i] = tuple(new)
+        if judged and unapproved:
+            twins.update(self._twins(unapproved, class_of, world, add))
         drop = self.classes.release(released)
         old_global = prev.globals.engine if prev else frozenset()
         engine_globals = world.engine
@@ -595,16 +611,48 @@ class CatalogView:
             # keeps its own name, so its tools' classes survive a change of its status).
             self.classes.rows.clear()
         self.engine.change(add=add + list(engine_globals - old_global), remove=drop + list(old_global - engine_globals))
-        derived = self._derive(prev, heads, class_of, set(changed), removed, only=only)
+        derived = self._derive(prev, heads, class_of, set(changed), removed, only=only, twins=twins)
         if self.config.security.pin_definitions:
             # Not a rule: what pinning withholds must not depend on an editable policy file.
-            for i in unapproved:
-                derived.blocked.setdefault(i, PIN_REASON)
-        return class_of, derived
+            for st in unapproved:
+                derived.blocked.setdefault(st.id, PIN_REASON)
+        return class_of, twins, derived
+
+    def _twins(self, awaiting: Sequence[StoredTool], class_of: dict[int, tuple[int, ...]], world: Globals,
+               add: list[Fact]) -> dict[int, int]:
+        """Tool awaiting approval -> the class of its last approved definition for ``denied`` (its facts
+        appended to ``add``), for those whose approved definition the policy reads otherwise.
+
+        Whatever a change awaits, it must not widen what a role may see or call: an upstream that
+        turns a destructive tool's annotations into ``readOnlyHint: true`` would otherwise hand it to
+        read-only roles. So the role policy judges both definitions and a tool is denied if either
+        is (:meth:`Classes.fold`). A tool with no approved definition on record (a change held
+        since it came back under another server's name) is judged as it is."""
+        kd = DERIVED.index("denied")
+        found = self.store.approved_definitions((st.tool.server, st.tool.name) for st in awaiting)
+        twins: dict[int, int] = {}
+        for st in awaiting:
+            approved = found.get((st.tool.server, st.tool.name))
+            if approved is None:
+                continue
+            tdef, dhash = approved
+            analysis = self.store.cached_analysis(dhash) or self._offline().analyze_one(tdef)
+            twin = replace(st, tool=tdef, definition_hash=dhash, analysis=analysis, approved=True, calls=0, errors=0)
+            effective = effective_tool(twin, self.config.available_tools, shards=self.config.shards)
+            sig = abstract(twin, tool_facts(twin, effective, self._globs), world.marks, world.fixed)
+            part = frozenset(f for f in sig if f[0] in self.classes.reads[kd])
+            if part != self.classes.projection[class_of[st.id][kd]]:
+                twins[st.id] = self.classes.acquire(part, kd, add)
+        return twins
+
+    def _offline(self) -> OfflineAnalyzer:
+        """The offline analyzer, for an approved definition whose analysis is no longer kept."""
+        return OfflineAnalyzer(self.config.shards)
 
     def _derive(self, prev: CatalogSnapshot | None, heads: dict[int, tuple[str, str]],
                 class_of: dict[int, tuple[int, ...]], changed: set[int], removed: set[int], *,
-                only: frozenset[str] | None = None, arrays: tuple[np.ndarray, np.ndarray] | None = None) -> _Derived:
+                only: frozenset[str] | None = None, arrays: tuple[np.ndarray, np.ndarray] | None = None,
+                twins: dict[int, int] | None = None) -> _Derived:
         """Per-tool derived facts: all of them the first time, then only for changed tools, and
         of those only the predicates in ``only`` (default: all; after tool calls, the ones the
         rules make depend on ``usage``). Shard tables are kept for the shards ``prev`` knew."""
@@ -655,7 +703,8 @@ class CatalogView:
         for s in shards:
             for p in shard_preds:
                 self.classes.fold(DERIVED.index(p), s, todo, class_of, heads, full,
-                                  tables[s][SHARD_PREDICATES.index(p)], arrays)
+                                  tables[s][SHARD_PREDICATES.index(p)], arrays,
+                                  twins=_only(twins, todo, full) if p == "denied" else None)
         if removed:
             blocked = {t: r for t, r in blocked.items() if t in heads}
             offline = {t for t in offline if t in heads}
@@ -687,11 +736,12 @@ class CatalogView:
                     keep = np.isin(ids, np.array(snap.rows, dtype=np.int64))
                     ids, cids = ids[keep], cids[keep]
                 live = ids.tolist()
+                twins = newest.twins if newest is snap else {t: c for t, c in newest.twins.items() if t in snap.row_of}
                 found: list[dict[int, Any]] = []
                 for p in SHARD_PREDICATES:
                     found.append({})
                     self.classes.fold(DERIVED.index(p), shard, live, newest.class_of, snap.heads, True, found[-1],
-                                      (ids, cids))
+                                      (ids, cids), twins=twins if p == "denied" else None)
                 tables = tuple(found)  # type: ignore[assignment]
                 if snap is self._published:
                     snap.memo.shards[shard] = tables
@@ -728,6 +778,13 @@ class CatalogView:
     def labels(snap: CatalogSnapshot) -> dict[str, dict[str, frozenset[int]]]:
         """Kind -> label -> ids of the tools whose effective analysis has it."""
         return snap.labels
+
+
+def _only(twins: dict[int, int] | None, todo: list[int], full: bool) -> dict[int, int] | None:
+    """The ``twins`` of the tools a derivation visits: all of them, or those of ``todo``."""
+    if not twins or full:
+        return twins
+    return {t: twins[t] for t in todo if t in twins}
 
 
 def _unanalyzed(states: dict[int, tuple]) -> int:

@@ -18,7 +18,7 @@ assigns the tools to classes and applies the rows to them.
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,7 +32,7 @@ from ..errors import RuleError
 from ..models import HARNESS_SERVER, StoredTool
 from .logic import Fact, LogicEngine, RuleSet
 
-__all__ = ["DERIVED", "SHARD_PREDICATES", "TASK_TABLES", "TOOL_FACTS", "TOOL_PREDICATES", "Classes", "Globals",
+__all__ = ["AS_APPROVED", "DERIVED", "SHARD_PREDICATES", "TASK_TABLES", "TOOL_FACTS", "TOOL_PREDICATES", "Classes", "Globals",
            "abstract", "check_task_tables", "class_arrays", "concrete", "server_marks", "tool_facts"]
 
 #: Derived per tool (asked with the tool bound when it changes), and per shard and tool.
@@ -45,6 +45,8 @@ TASK_TABLES = ("capability_points", "category_points", "domain_points", "relevan
 TOOL_FACTS = frozenset({"tool", "harness", "analyzed", "category", "capability", "domain", "affinity", "flag",
                          "usage", "override_excluded", "declared_skeleton", "annotation", "shard_tool",
                          "deprecated"})
+#: Marks a role's reason to deny a tool awaiting approval that its last approved definition gives.
+AS_APPROVED = "(as last approved: its changed definition awaits approval)"
 #: Stand-in values start with a NUL, which no rule constant, name or label holds (see abstract).
 MARK = "\x00"
 NAME_MARK = "\x00name"
@@ -169,10 +171,11 @@ class Classes:
 
     def fold(self, k: int, shard: str, todo: list[int], class_of: dict[int, tuple[int, ...]],
               heads: dict[int, tuple[str, str]], full: bool, table: dict[int, Any],
-              arrays: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+              arrays: tuple[np.ndarray, np.ndarray] | None = None, *, twins: Mapping[int, int] | None = None) -> None:
         """A shard predicate's rows into ``table`` per tool: the largest points (``shard_points``)
         or the values, sorted (``skeleton``: the slots; ``denied``: the reasons). Folded once per
-        class, as its tools share their rows."""
+        class, as its tools share their rows. ``twins`` (``denied`` only): tool -> the class of its
+        last approved definition, whose reasons the tool also gets, marked :data:`AS_APPROVED`."""
         points = DERIVED[k] == "shard_points"
         folded: dict[int, Any] = {}
         for t, cid, rows in self.rows_of(k, shard, todo, class_of, heads, full, arrays):
@@ -185,6 +188,14 @@ class Classes:
                 table[t] = max(value, table.get(t, -10**6))
             else:
                 table[t] = tuple(sorted(set(table.get(t, ())) | value))
+        for t, cid in (twins or {}).items():
+            known = self.rows.get((DERIVED[k], shard), {})
+            rows = known[cid] if cid in known else self.rows_for(k, shard, [cid])[cid]
+            server, name = heads[t]
+            own = set(table.get(t, ()))
+            more = {str(concrete(r, 1, t, server, name)[2]) for r in rows} - own
+            if more:
+                table[t] = tuple(sorted(own | {f"{reason} {AS_APPROVED}" for reason in more}))
 
 
 def tool_facts(st: StoredTool, effective: EffectiveTool,
