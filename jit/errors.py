@@ -23,6 +23,7 @@ Hierarchy::
     │   ├── ServerDisconnectedError the connection dropped while a call was in flight
     │   ├── ToolNotFoundError       no such tool on that server (or no such server)
     │   ├── ToolNotApprovedError    the tool's definition changed and awaits `jit approve` (pinning)
+    │   ├── ToolDeniedError         the role's policy denies the tool; the call was not sent
     │   ├── InvalidArgumentsError   a call's arguments cannot be sent as JSON; nothing was sent
     │   └── ToolCallError           the server answered with an error (JSON-RPC or isError)
     └── EvaluationError             benchmark data missing or malformed

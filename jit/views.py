@@ -6,7 +6,9 @@ What ``jit … --json`` prints and what ``jit serve`` returns from ``describe_to
 
 from __future__ import annotations
 
+import json
 from collections import Counter
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +21,7 @@ if TYPE_CHECKING:
     from .catalog.store import Store
     from .selection.toolset import ToolSet
 
-__all__ = ["analysis_of", "describe", "iso_utc", "server_rows", "summarize", "tool_counts"]
+__all__ = ["analysis_of", "describe", "iso_utc", "server_rows", "summarize", "tool_counts", "withhold_flagged"]
 
 
 def tool_counts(store: Store) -> dict[str, int]:
@@ -123,6 +125,33 @@ def describe(config: Config, store: Store, stored: StoredTool) -> dict[str, Any]
             "last_error": usage.get("last_error"),
         },
     }
+
+
+def withhold_flagged(record: dict[str, Any], flags: Sequence[str]) -> dict[str, Any]:
+    """A :func:`describe` record as a model may read it (``jit serve``'s ``describe_tool``): when the
+    tool's text is flagged as hostile (``flags``, after the user's ``trust_flags`` waivers), every
+    piece of its server's text is withheld, as in a compiled tool set and ``search_tools``, and
+    ``withheld`` says why and how the user can vouch for it. The user's own view (``jit show``)
+    keeps everything."""
+    if not flags:
+        return record
+    note = f"(withheld: flagged {', '.join(sorted(flags))})"
+    definition = record["definition"]
+    annotations = definition.get("annotations")
+    out = {**record, "definition": {
+        **definition, "title": None, "description": note, "input_schema": None, "output_schema": None,
+        # The hints are the server's booleans; its free text (a title) is withheld with the rest.
+        "annotations": {k: v for k, v in annotations.items() if isinstance(v, bool)} if annotations else annotations,
+    }}
+    if out.get("analysis"):
+        out["analysis"] = {**out["analysis"], "condensed": note, "use_cases": []}
+    out["withheld"] = {
+        "flags": sorted(flags),
+        "reason": "the tool's text looks like instructions to the model, so jit does not pass it on",
+        "waive": (f"the user can vouch for it in available_tools.json: "
+                  f'"overrides": {{"{record["server"]}/{record["tool"]}": {{"trust_flags": {json.dumps(sorted(flags))}}}}}'),
+    }
+    return out
 
 
 def summarize(toolset: ToolSet) -> dict[str, Any]:

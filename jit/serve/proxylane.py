@@ -60,7 +60,6 @@ from mcp_types.methods import serialize_server_result
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
-from ..errors import JitError
 from ..jsonrpc import Rejected, decode, encode, error, not_utf8
 from .stdio import LineTooLong, NotUtf8
 
@@ -296,8 +295,6 @@ class ProxyLane:
                 # Usage is written once the client has its answer (a cancelled call ran too).
                 try:
                     after()
-                except JitError as exc:  # a catalog refusing the write (read-only): one line, its reason
-                    log.warning("recording a proxied call to %s/%s failed: %s", target[0], target[1], exc.message)
                 except Exception:  # noqa: BLE001 - a catalog write must not take the server down
                     log.exception("recording a proxied call to %s/%s failed", target[0], target[1])
 

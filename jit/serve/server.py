@@ -88,6 +88,7 @@ from . import early
 from .early import config_instructions
 from .httpguard import http_access, serve_http
 from .passthrough import Link, Passthrough, Relay
+from .proxy import proxied_call
 from .proxylane import ProxyLane, ProxyTarget
 from .state import ServeOptions, ServeState
 from .stdio import stdio_wire
@@ -246,21 +247,19 @@ class JitServer(MCPServer[ServeState]):
     async def proxy_call(self, server: str, tool: str, arguments: dict[str, Any],
                          on_progress: Callable[..., Awaitable[None]] | None = None
                          ) -> tuple[dict[str, Any], Callable[[], None] | None]:
-        """A proxied call's ``tools/call`` result as a wire dict (as the SDK path returns it), and
-        what records its usage, to run once the client has its answer (None: nothing left to do).
-        ``on_progress`` receives the upstream's progress (the client sent a progress token)."""
+        """The stdio lane's adapter over :func:`~jit.serve.proxy.proxied_call`: the ``tools/call``
+        result as a wire dict (as the SDK path returns it), and what records its usage, to run once
+        the client has its answer (None: nothing left to do). ``on_progress`` receives the
+        upstream's progress (the client sent a progress token)."""
         state = self.state
         if state is None:
             raise RuntimeError("jit serve is shutting down")
-        manager = state.manager
         try:
-            if not any(s.server == server and s.tool_name == tool for s in self._exposed_by_name().values()):
-                await state.check_allowed(server, tool)  # the call_tool meta-tool: the role's policy applies
-            with self.relay.calling(server, self.relay.link()):
-                call = await manager.call_tool(server, tool, arguments, record=False, on_progress=on_progress)
+            call, record = await proxied_call(state, self.relay, server, tool, arguments, link=self.relay.link(),
+                                              on_progress=on_progress)
         except JitError as exc:
             return error_result(exc).model_dump(by_alias=True, mode="json", exclude_none=True), None
-        return _wire_result(call), functools.partial(manager.record, call)
+        return _wire_result(call), record
 
     async def _track_connection(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         # ctx.session is built per request; the connection behind it is what outlives the request.
@@ -353,22 +352,23 @@ class JitServer(MCPServer[ServeState]):
                     return _arguments_error(name, exc.__cause__)
                 raise
         try:
-            return _proxied(await _relayed_call(self, context, target.server, target.tool_name, arguments))
+            return await _sdk_call(self, context, target.server, target.tool_name, arguments)
         except JitError as exc:
             return error_result(exc)
 
 
-async def _relayed_call(app: JitServer, context: Any, server: str, tool: str, arguments: dict[str, Any]) -> Any:
-    """``ClientManager.call_tool`` for the client of ``context`` (an SDK ``Context``, or None): its
-    progress token goes upstream and the progress comes back, and what the server asks meanwhile
-    (sampling, elicitation, roots) goes to this client (jit/serve/passthrough.py)."""
+async def _sdk_call(app: JitServer, context: Any, server: str, tool: str, arguments: dict[str, Any]) -> CallToolResult:
+    """The SDK path's adapter over :func:`~jit.serve.proxy.proxied_call`, for the client of
+    ``context`` (an SDK ``Context``, or None): its progress token goes upstream and the progress
+    comes back; the usage is recorded before the answer, as the SDK writes it after returning."""
     assert app.state is not None
     ctx = context.request_context if context is not None and context._request_context is not None else None
     token = ctx.meta.get("progressToken") if ctx is not None and ctx.meta else None
-    with app.relay.calling(server, Link.of(ctx) if ctx is not None else None):
-        return await app.state.manager.call_tool(server, tool, arguments,
-                                                 on_progress=ctx.session.report_progress if token is not None
-                                                 else None)
+    call, record = await proxied_call(app.state, app.relay, server, tool, arguments,
+                                      link=Link.of(ctx) if ctx is not None else None,
+                                      on_progress=ctx.session.report_progress if token is not None else None)
+    record()
+    return _proxied(call)
 
 
 def _state(ctx: Context) -> ServeState:
@@ -435,6 +435,7 @@ def _register(app: JitServer) -> None:
         from ..selection.render import summary_line
 
         state = _state(ctx)
+        shard = state.acting_for(shard)
         ranked = await state.rank(query, limit, shard)
         # A tool not analysed yet has its text checked now (~1 ms a tool): off the event loop.
         available = state.config.available_tools
@@ -463,7 +464,7 @@ def _register(app: JitServer) -> None:
         ctx: Context,
     ) -> CallToolResult:
         """The full definition of one tool (JSON schema), its analysis, server status and usage."""
-        return _result(_state(ctx).describe(server, tool))
+        return _result(await _state(ctx).describe(server, tool))
 
     @app.tool(name="call_tool", annotations=PROXY, meta={**ALWAYS_LOAD})
     @_reporting_errors
@@ -474,9 +475,7 @@ def _register(app: JitServer) -> None:
         arguments: Annotated[dict[str, Any] | None, Field(description="The tool's arguments")] = None,
     ) -> CallToolResult:
         """Call a tool on its server and return its result; fails with the reason if the server is offline."""
-        state = _state(ctx)
-        await state.check_allowed(server, tool)
-        return _proxied(await _relayed_call(app, ctx, server, tool, arguments or {}))
+        return await _sdk_call(app, ctx, server, tool, arguments or {})
 
     @app.tool(annotations=READ_ONLY, meta={**ALWAYS_LOAD})
     @_reporting_errors
@@ -555,11 +554,11 @@ def _register(app: JitServer) -> None:
 
     @app.resource("jit://tools/{server}/{tool}", name="tool", mime_type="application/json",
                   description="One tool's definition, analysis, status and usage")
-    def tool_resource(server: str, tool: str) -> str:
+    async def tool_resource(server: str, tool: str) -> str:
         state = app.state
         assert state is not None
         try:
-            return json.dumps(state.describe(server, tool), default=str)
+            return json.dumps(await state.describe(server, tool), default=str)
         except JitError as exc:
             raise ResourceNotFoundError(exc.message) from None
 

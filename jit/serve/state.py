@@ -429,15 +429,29 @@ class ServeState:
     # ---------------------------------------------------------------- selection
 
     async def compile(self, shard: str, task: str, budget: int | None) -> Any:
-        """``compile()`` in a worker thread (the compiler checks shard and budget)."""
+        """``compile()`` in a worker thread (the compiler checks shard and budget), for the session's
+        role (:meth:`acting_for`)."""
         from ..selection.toolset import TaskContext
 
+        context = TaskContext(shard=self.acting_for(shard) or shard, task=task, budget=budget)
         await self.catalog_ready()
-        return await self.blocking(self.compiler.compile, TaskContext(shard=shard, task=task, budget=budget))
+        return await self.blocking(self.compiler.compile, context)
+
+    def acting_for(self, shard: str | None) -> str | None:
+        """The shard a meta-tool ranks or compiles for: with ``--expose-shard`` the session acts for
+        that role, whose policy decides what the model may see, so another shard (whose tools the
+        role may be denied) is refused with a :class:`~jit.errors.SelectionError`, and none means it."""
+        role = self.options.expose_shard
+        if role is None or shard is None or shard == role:
+            return role or shard
+        raise SelectionError(f"this session acts for the {role!r} role (jit serve --expose-shard {role}): "
+                             f"it cannot search or compile tools for {shard!r}; omit shard or pass {role!r}",
+                             shard=shard, role=role)
 
     async def check_allowed(self, server: str, tool: str) -> None:
-        """With ``--expose-shard``, the session acts for that role: a tool its policy denies is
-        refused (``ToolDeniedError``) before anything is sent. Without it there is no role to check."""
+        """The role check of every proxied call and description (jit/serve/proxy.py): with
+        ``--expose-shard``, the session acts for that role, and a tool its policy denies is refused
+        (``ToolDeniedError``) before anything is sent. Without it there is no role to check."""
         shard = self.options.expose_shard
         if shard is None:
             return
@@ -447,16 +461,24 @@ class ServeState:
     async def rank(self, query: str, k: int, shard: str | None) -> list[tuple[Any, float, str]]:
         """The compiler's ranking in a worker thread: ``(tool, score 0..1, rendered name)``, best
         first; the name is the one a tool set gives the tool (a hash where two names collide)."""
+        shard = self.acting_for(shard)
         await self.catalog_ready()
         return await self.blocking(lambda: self.compiler.rank_named(query, k, shard=shard))
 
-    def describe(self, server: str, tool: str) -> dict[str, Any]:
-        """One tool's record (``describe_tool``, ``jit://tools/…``); unknown ones raise ToolNotFoundError."""
-        from ..views import describe
+    async def describe(self, server: str, tool: str) -> dict[str, Any]:
+        """One tool's record as the model may read it (``describe_tool``, ``jit://tools/…``): a tool
+        the session's role may not have is refused as a call to it is (:meth:`check_allowed`), and a
+        flagged tool's text is withheld (:func:`~jit.views.withhold_flagged`); unknown ones raise
+        ToolNotFoundError."""
+        from ..analysis.analyze import hostile_flags
+        from ..views import describe, withhold_flagged
 
         stored = self.store.tool(server, tool)
         if stored is None:
             raise ToolNotFoundError.in_catalog(server, tool, server_known=self.store.server(server) is not None)
+        await self.check_allowed(server, tool)
         if self.config.security.pin_definitions and not stored.approved:
             raise ToolNotApprovedError(server=server, tool=tool)  # its text is what awaits review
-        return describe(self.config, self.store, stored)
+        # A tool not analysed yet has its text checked now (~1 ms): off the event loop.
+        flags = await self.blocking(hostile_flags, stored, self.config.available_tools)
+        return withhold_flagged(describe(self.config, self.store, stored), flags)
