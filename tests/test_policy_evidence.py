@@ -114,10 +114,26 @@ def test_a_step_no_tool_in_reach_can_do_is_a_warning(compiler):
     whole = compiler.compile(TaskContext(shard="tester", task=task))
     assert not any("the task asks for" in w for w in whole.warnings)
     assert any(s.tier is Tier.FULL and "/execute" in s.facts["capabilities"] for s in whole.tools)
-    # A tool the role is denied is the policy's decision, not a gap: no warning for the reviewer.
+    # Tools the role is denied: not a gap in the catalog, but a step the role may not take. Said
+    # (issue #19, item 18), and still no such tool in any tier.
     review = compiler.compile(TaskContext(shard="reviewer", task="Fix the typo in README.md and commit it."))
-    assert not any("the task asks for" in w for w in review.warnings)
+    assert not any("no tool in reach" in w for w in review.warnings)
+    assert any(w.startswith("reviewer may not change files or data: the task asks for /write, and every tool in "
+                            "reach that does it is denied to reviewer (read-only role") for w in review.warnings)
     assert not any("/write" in s.facts["capabilities"] for s in review.tools if s.tier is not Tier.EXCLUDED)
+
+
+def test_a_step_the_role_may_not_take_is_a_warning_naming_it(compiler):
+    # Within Slack and the web: the whole catalog also holds a demo tool the analyzer tags /send
+    # (everything/get-annotated-message), which a researcher may have.
+    ts = compiler.compile(TaskContext(shard="researcher", task="Post a summary of the release notes to Slack.",
+                                      include_servers=["slack", "fetch", "brave-search"]))
+    assert any(w.startswith("researcher may not send messages: the task asks for /send") for w in ts.warnings), \
+        ts.warnings
+    assert not any("/send" in s.facts["capabilities"] for s in ts.tools if s.tier is not Tier.EXCLUDED)
+    coder = compiler.compile(TaskContext(shard="coder", task="Post a summary of the release notes to Slack.",
+                                         include_servers=["slack", "fetch", "brave-search"]))
+    assert not any("may not send" in w for w in coder.warnings)
 
 
 def test_a_file_the_task_writes_gets_a_file_writer_in_full(compiler):

@@ -424,8 +424,9 @@ class Compiler:
         # label instead of a lookup per label of every candidate.
         candidates = set(ids)
         labels = self.catalog.labels(view)
-        # In reach: what the shard could have if the role allowed it (a denial is not a gap).
-        self.judgement.missing_steps(view, ctx.shard, facts, labels["capability"], allowed, denied_rows, warnings)
+        # A step no tool in reach can take, or only tools the role is denied: a warning either way.
+        self.judgement.missing_steps(view, ctx.shard, facts, labels["capability"], allowed, denied_rows, denied,
+                                     warnings)
         capability, category, domain = (_label_points(tables[f"{kind}_points"], labels[kind], candidates)
                                         for kind in LABEL_KINDS)
         relevance = [(max_rank, min_vec, p) for (max_rank, min_vec), p in sorted(tables["relevance_points"].items())]

@@ -33,6 +33,9 @@ CODE_EDIT_TARGET = "the code the task changes"
 #: Task facts the compiler reads and the engine never sees.
 COMPILER_FACTS = frozenset({IMPLIED, FILE_TARGET, CODE_EDIT})
 _WORD = re.compile(r"[a-z0-9]+")
+#: A step's capability as what a role may not do (the warning of :meth:`Judgement.missing_steps`).
+_STEP_WORDS = {"/write": "change files or data", "/delete": "delete anything", "/execute": "run commands",
+               "/send": "send messages"}
 
 
 def words(text: str) -> list[str]:
@@ -101,17 +104,24 @@ class Judgement:
 
     def missing_steps(self, view: CatalogSnapshot, shard: str, facts: list[Fact],
                       holders: Mapping[str, frozenset[int]], allowed: np.ndarray, denied: np.ndarray | None,
-                      warnings: list[str]) -> None:
+                      reasons: Mapping[int, tuple[str, ...]], warnings: list[str]) -> None:
         """A warning for each step of the task (a ``step_capability`` it states or implies: it asks
-        to change, run, delete or send) that no tool in reach has at all: not in the catalog,
-        blocked, or filtered out by the servers the task allows. (A tool the role is denied is the
-        policy's decision, not a gap: the denied-name warning covers a task that asks for it.)"""
+        to change, run, delete or send) that the role cannot take: no tool in reach has it at all
+        (not in the catalog, blocked, or filtered out by the servers the task allows), or every
+        tool that has it is denied to the role (``reasons``: the policy's, per tool), which the
+        warning says, so the agent is not left to find out."""
         steps = self.steps(facts)
         if not steps:
             return  # most tasks: no mask to build
-        reach = allowed if denied is None else allowed | denied  # what the role denies is in reach
         for cap in steps:
-            if not any(reach[view.row_of[t]] for t in holders.get(cap, ()) if t in view.row_of):
+            rows = [(t, view.row_of[t]) for t in holders.get(cap, ()) if t in view.row_of]
+            if any(allowed[r] for _t, r in rows):
+                continue
+            refused = sorted({why for t, r in rows if denied is not None and denied[r] for why in reasons.get(t, ())})
+            if refused:
+                warnings.append(f"{shard} may not {_STEP_WORDS.get(cap, f'do {cap}')}: the task asks for {cap}, "
+                                f"and every tool in reach that does it is denied to {shard} ({'; '.join(refused)})")
+            else:
                 warnings.append(f"{shard}: the task asks for {cap} and no tool in reach does it")
 
     def step_tools(self, out: list[ScoredTool], facts: list[Fact], holders: Mapping[str, frozenset[int]],
