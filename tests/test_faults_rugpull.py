@@ -601,7 +601,8 @@ async def test_pinned_change_is_not_served_by_jit_serve_until_approved(tmp_path,
 def test_earlier_definitions_are_bounded_per_tool_and_per_server(any_store, monkeypatch):
     """A server whose tools change at every listing grew tool_history by a full definition per
     change, without bound (~9 GB an hour with 120 KB schemas). The newest are kept per tool and per
-    server; the current definition and its usage are untouched."""
+    server, and the newest record of each approved definition (the one trusted on first use here:
+    the role policy still judges the tool by it); the current definition and its usage are untouched."""
     from jit.catalog import store_history
     from jit.models import ToolDef
 
@@ -613,15 +614,21 @@ def test_earlier_definitions_are_bounded_per_tool_and_per_server(any_store, monk
         any_store.sync_tools("churn", listing(n))
     any_store.record_call("churn", "a", ok=True, latency_ms=1.0)
     kept = any_store.definition_history("churn", "a")
-    assert len(kept) == store_history.MAX_HISTORY_PER_TOOL
-    # the newest earlier definitions stay: the last one before the current is version n-1
-    assert {h["definition"]["description"] for h in kept} == {f"a version {n}" for n in range(5, 25)}
+    assert len(kept) == store_history.MAX_HISTORY_PER_TOOL + 1
+    # the newest earlier definitions stay: the last one before the current is version n-1 ...
+    assert {h["definition"]["description"] for h in kept} == {f"a version {n}" for n in (0, *range(5, 25))}
+    # ... and version 0, the approved one, however old
+    assert kept[-1]["definition"]["description"] == "a version 0" and \
+        any_store.approved_definitions([("churn", "a")])[("churn", "a")][0].description == "a version 0"
     current = {t.tool.name: t for t in any_store.tools("churn")}
     assert current["a"].tool.description == "a version 25" and any_store.usage("churn", "a")["calls"] == 1
     # ... and per server, across its tools
     monkeypatch.setattr(store_history, "MAX_HISTORY_PER_SERVER", 7)
     any_store.sync_tools("churn", listing(99))
-    assert sum(len(any_store.definition_history("churn", name)) for name in ("a", "b", "c")) == 7
+    # 7 newest across the server, and each tool's approved first definition besides
+    assert sum(len(any_store.definition_history("churn", name)) for name in ("a", "b", "c")) == 7 + 3
+    assert all(any_store.definition_history("churn", name)[-1]["definition"]["description"] == f"{name} version 0"
+               for name in ("a", "b", "c"))
     assert [h["definition"]["description"] for h in any_store.definition_history("churn", "c")][:1] == \
         ["c version 25"]
 
