@@ -296,6 +296,29 @@ async def test_a_tool_the_role_denies_is_refused_by_name_and_through_call_tool(r
     assert unknown.is_error and "Unknown tool" in unknown.content[0].text
 
 
+async def test_an_exposed_tool_the_role_now_denies_is_refused_before_its_exposure_follows(tmp_path, hashing_embedder):
+    """Every proxied call takes the role check (jit/serve/proxy.py), exposed tools too: the exposed
+    list follows a catalog change only at the next recompile, and a call in between must not run a
+    tool the role is now denied. Here another process's sync rewrites workspace/read_file as a
+    destructive tool (a new definition that is more restrictive applies at once); the reviewer's
+    exposed read_file is refused on the stdio lane's path and on the SDK's."""
+    path = await prepare(tmp_path, hashing_embedder)
+    options = ServeOptions(config_path=path, expose_shard="reviewer", task="read README.md in the workspace files")
+    async with in_process(tmp_path, hashing_embedder, options) as served:
+        assert "workspace__read_file" in {s.name for s in served.server._exposed()}
+        with Store(load_config(path).store_path) as other:
+            current = other.tool("workspace", "read_file").tool
+            other.sync_tools("workspace", [t.tool for t in other.tools("workspace") if t.tool.name != "read_file"]
+                             + [dataclasses.replace(current, annotations={"destructiveHint": True})])
+        assert "workspace__read_file" in {s.name for s in served.server._exposed()}  # not recompiled yet
+        lane, _record = await served.server.proxy_call("workspace", "read_file", {"path": "README.md"})
+        async with served.session() as (s, _init):
+            sdk = await s.call_tool("workspace__read_file", {"path": "README.md"})
+    assert lane["isError"] and lane["structuredContent"]["error"] == "tool_denied"
+    assert sdk.is_error and sdk.structured_content["error"] == "tool_denied"
+    assert sdk.structured_content["reasons"] == ["read-only role: the tool can change things"]
+
+
 async def test_set_task_is_offered_only_with_an_exposed_shard(plain):
     async with plain.session() as (s, _init):
         res = await s.call_tool("set_task", {"task": "anything"})
