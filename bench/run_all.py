@@ -10,10 +10,10 @@ process (so one's peak RSS does not leak into another's), its output kept in
 writes its numbers as JSON into ``bench/results/``; this script collects every JSON
 there into one Markdown report, with the machine described and the targets checked.
 
-The headline numbers and the targets of the issue are read from dotted keys into the
-result files (``name[field=value]`` picks the list element whose ``field`` equals
-``value``); see :data:`HEADLINES`. For example the compile target is
-``compile.json`` → ``sizes[tools=10000].p50_ms`` ≤ 50 ms.
+The headline numbers and their targets are read from dotted keys into the result files
+(``name[field=value]`` picks the list element whose ``field`` equals ``value``); see
+:data:`HEADLINES`. For example the steady compile target at 10,000 tools is
+``compile.json`` → ``sizes[tools=10000].p50_ms`` ≤ 15 ms.
 
 A missing file or key shows as "not measured", never as a pass. Each result's section
 names the command that writes its file (:func:`writer`) and when the file was written.
