@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> dict:
         entries = write_servers(work, args.tools, args.servers)
         runs: dict[str, list[dict]] = {mode: [] for mode in args.bulk_runtime}
         for r in range(args.repeat):
-            for mode in args.bulk_runtime:  # settings alternate, so the VM's hour weighs on both alike
+            for mode in args.bulk_runtime:  # settings alternate, so the machine's load weighs on both alike
                 catalog = work / f"catalog-{mode}-{r}.db"
                 config = work / f"config-{mode}-{r}.json"
                 config.write_text(json.dumps({"servers": entries, "store": str(catalog),

@@ -10,14 +10,17 @@ process (so one's peak RSS does not leak into another's), its output kept in
 writes its numbers as JSON into ``bench/results/``; this script collects every JSON
 there into one Markdown report, with the machine described and the targets checked.
 
-The headline numbers and the targets of the issue are read from dotted keys into the
-result files (``name[field=value]`` picks the list element whose ``field`` equals
-``value``); see :data:`HEADLINES`. For example the compile target is
-``compile.json`` → ``sizes[tools=10000].p50_ms`` ≤ 50 ms.
+The headline numbers and their targets are read from dotted keys into the result files
+(``name[field=value]`` picks the list element whose ``field`` equals ``value``); see
+:data:`HEADLINES`. For example the steady compile target at 10,000 tools is
+``compile.json`` → ``sizes[tools=10000].p50_ms`` ≤ 15 ms.
 
-A missing file or key shows as "not measured", never as a pass. ``bench/notes.md``,
-if present, is included after the headline table as written (the before/after
-comparisons and what the numbers mean, which a person writes).
+A missing file or key shows as "not measured", never as a pass. Each result's section
+names the command that writes its file (:func:`writer`) and when the file was written.
+``bench/notes.md``, if present, is included after the headline table as written: how
+the figures were produced, what they depend on and the design notes behind them, which
+a person writes and keeps in the present tense (tests/test_bench_report.py checks that
+docs/benchmarks.md carries it as it is).
 """
 
 from __future__ import annotations
@@ -37,8 +40,10 @@ REPO = Path(__file__).resolve().parent.parent
 BENCH = REPO / "bench"
 RESULTS = BENCH / "results"
 DEFAULT_OUT = REPO / "docs" / "benchmarks.md"
-#: Included after the headline table as written: the comparisons a person writes, not a script.
+#: Included after the headline table as written: what a person writes, not a script.
 NOTES = BENCH / "notes.md"
+#: The command that writes a result file whose name is not its script's (``bench_<name>.py``).
+WRITERS = {"cli": "python -m bench.bench_serve", "roles": "python -m bench.eval_roles"}
 #: Seconds one benchmark script may run before it is stopped.
 DEFAULT_TIMEOUT = 3600
 
@@ -220,6 +225,13 @@ def _flatten(data: dict[str, Any], prefix: str = "") -> tuple[list[tuple[str, An
     return scalars, tables
 
 
+def writer(name: str) -> str | None:
+    """The command that writes ``results/<name>.json``, or None when no script here does."""
+    if name in WRITERS:
+        return WRITERS[name]
+    return f"python -m bench.bench_{name}" if (BENCH / f"bench_{name}.py").is_file() else None
+
+
 def render_result(name: str, data: dict[str, Any], run: Run | None) -> list[str]:
     data = dict(data)
     written = data.pop("_written", "")
@@ -228,11 +240,12 @@ def render_result(name: str, data: dict[str, Any], run: Run | None) -> list[str]
     description = data.pop("description", None)
     if description:
         lines += [str(description), ""]
-    source = f"`bench/results/{name}.json`, written {written}"
-    if run is not None:
-        source += f"; this run: {run.status}, {run.seconds:.0f} s"
-    else:
-        source += " (not re-run by this invocation)"
+    command = writer(name)
+    source = f"`bench/results/{name}.json`, written" + (f" by `{command}`" if command else "") + f" on {written}"
+    if run is not None and run.status == "ok":
+        source += f" (a run of {run.seconds:.0f} s)"
+    elif run is not None:  # the file, if any, is what an earlier run left
+        source += f"; the latest run {run.status}"
     lines += [source + ".", ""]
     scalars, tables = _flatten(data)
     if scalars:
@@ -255,6 +268,8 @@ def write_report(path: Path, results: dict[str, dict[str, Any]], runs: dict[str,
         "",
         "Speed and size of jit, produced by `python -m bench.run_all` (do not edit by hand: rerun it).",
         "Every script reports medians of several runs; the targets below are benchmarks, not timed tests.",
+        "Each row names its result file and key; that file's section under [Results](#results) says which",
+        "command wrote it and when.",
         "",
         "## Machine",
         "",
@@ -274,7 +289,7 @@ def write_report(path: Path, results: dict[str, dict[str, Any]], runs: dict[str,
         sign = {"<=": "≤", ">=": "≥", "==": "="}.get(h.op or "", "")
         limit = f"{sign} {_fmt(h.limit)} {h.unit}".strip() if h.op else ""
         lines.append(f"| {h.what} (`{h.file}.json` `{h.key}`) | {shown} | {limit} | {verdict} |")
-    if NOTES.is_file():  # the hand-written part: before/after comparisons, what the numbers mean
+    if NOTES.is_file():  # the hand-written part: how the figures were produced, the design notes
         lines += ["", NOTES.read_text(encoding="utf-8").rstrip()]
     lines += ["", "## Results", ""]
     if not results:

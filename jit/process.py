@@ -12,10 +12,10 @@ belongs to the whole process, not to one library object:
   (docs/selection.md, "Numbers").
 - **BLAS threads.** The retrieval scan (one matrix product) runs on one BLAS
   thread: OpenBLAS's workers spin after a product and, on a small machine, slow
-  the next query embedding down (torch's pool then: 130 → 70 ms per new task at
-  10,000 tools on 2 cores). One thread costs under a millisecond of scan there; a
-  larger catalog's rows are split over jit's own blocking threads instead
-  (:func:`matrix_product`).
+  the next query embedding down (measured with the query on torch, at 10,000
+  tools on 2 cores: 130 ms per new task with OpenBLAS's threads, 70 ms with one).
+  One thread costs under a millisecond of scan there; a larger catalog's rows are
+  split over jit's own blocking threads instead (:func:`matrix_product`).
 
 A third policy is about memory: a snapshot build frees far more than it keeps, and glibc's
 allocator keeps freed heap for later use, so a process that rebuilt its snapshot

@@ -16,7 +16,8 @@ another machine. A bulk model that misses the tolerance on the probes is not use
 The vectors are close, not equal: where tools tie on a whole-number final score their
 order can change, so selections differ at the budget's edge (125 of the 376 golden
 selections, mostly in Minimal and Condensed), while ``jit eval`` moved by at most 0.003
-but for one figure, a gold tool from rank 20 to 21 (docs/benchmarks.md, stop 29).
+but for one figure, a gold tool from rank 20 to 21 (docs/benchmarks.md, "A sync's new tools are
+embedded in bfloat16").
 ``embedding.bulk_runtime: off`` keeps every vector fp32.
 
 Only bulk work comes here: OpenVINO with the model loaded holds ~200 MB more than

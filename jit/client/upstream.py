@@ -442,8 +442,8 @@ class Upstream:
                 except StoreError as exc:
                     # The catalog, not the server: a PostgreSQL catalog down or restarting, a SQLite
                     # file locked past the busy timeout. The connection stays; the listing is asked
-                    # for again until the catalog takes it (it used to end the connection, the
-                    # catalog's error as the server's last error; with no reconnects, for good).
+                    # for again until the catalog takes it (ending the connection would record the
+                    # catalog's error as the server's last error and, with no reconnects, end it for good).
                     if not self.store.unreachable(exc):
                         raise
                     self._pending |= pending

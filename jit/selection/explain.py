@@ -3,9 +3,9 @@
 A tool's reasons say where its points came from: ``relevance +65 (policy.dl:99)``. The
 citation is the rule (or in-file fact) that can give *those* points: of a predicate's
 rules, the ones whose head ends in that value or in a variable (``shard_points(Sh, T, P)
-<= … (P == A // 5)`` can give any). Six relevance tiers used to be cited on every
-line (``policy.dl:98,99,100,101,102,103``); now a line cites the one that fired, and the
-tool set's :meth:`~jit.selection.toolset.ToolSet.legend` gives each cited rule's text once.
+<= … (P == A // 5)`` can give any). So a line cites the relevance tier that fired, not all
+six (``policy.dl:98,99,100,101,102,103``), and the tool set's
+:meth:`~jit.selection.toolset.ToolSet.legend` gives each cited rule's text once.
 """
 
 from __future__ import annotations
