@@ -46,8 +46,12 @@ import anyio.to_thread
 from pydantic import TypeAdapter
 
 from jit import (
+    HARNESS_SERVER,
+    SEARCH_TOOL,
     ClientManager,
     Compiler,
+    DeferredTools,
+    Embedder,
     JitError,
     TaskContext,
     ToolSet,
@@ -56,9 +60,6 @@ from jit import (
     open_catalog,
     sync,
 )
-from jit.catalog.embed import Embedder
-from jit.models import HARNESS_SERVER
-from jit.selection.deferred import SEARCH_TOOL, DeferredTools
 
 MODELS = {"anthropic": "claude-sonnet-4-6", "openai": "gpt-5.4"}
 FORMATS = {"anthropic": "anthropic_deferred", "openai": "openai_deferred"}

@@ -33,22 +33,21 @@ import anyio
 import anyio.to_thread
 
 from jit import (
+    HARNESS_SERVER,
+    META_TOOL,
     ClientManager,
     Compiler,
+    Embedder,
     JitError,
     TaskContext,
     Tier,
     ToolSet,
     embedder_from_config,
+    full_definition,
     load_config,
     open_catalog,
     sync,
 )
-
-# Beyond the public API: the meta-tool's name and a tool's full definition, for answering it.
-from jit.catalog.embed import Embedder
-from jit.models import HARNESS_SERVER
-from jit.selection.render import META_TOOL, full_definition
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
 MAX_TURNS = 8

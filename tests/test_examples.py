@@ -8,6 +8,7 @@ tool's result has come back.
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import itertools
 import json
@@ -157,3 +158,36 @@ async def test_deferred_harness_runs_offline_and_loads_tools_without_rewriting_t
         assert len(sent) == 2 + deferred
         assert all(later.startswith(earlier[:-1]) for earlier, later in zip(sent, sent[1:], strict=False))
     assert searched and len(model.requests) == sum(len(r.sent) for r in runs)
+
+
+#: What the examples may import besides ``jit`` and the standard library: the frameworks they
+#: show jit with (the MCP SDK for the example servers, the model providers' SDKs, anyio), and
+#: the example servers' shared helper beside them.
+EXAMPLE_FRAMEWORKS = {"anyio", "pydantic", "mcp", "anthropic", "openai", "httpx", "httpx2", "serving"}
+
+
+def test_the_examples_import_only_jit_itself_the_standard_library_and_their_frameworks():
+    """The README says everything a harness needs is importable from ``jit``: an example reaching
+    into ``jit.selection.render`` or ``jit.models`` would show otherwise."""
+    import jit
+
+    seen: set[str] = set()
+    for path in sorted((REPO / "examples").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                modules = [(a.name, None) for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module != "__future__":
+                modules = [(node.module, [a.name for a in node.names])]
+            else:
+                continue
+            for module, names in modules:
+                where = f"{path.relative_to(REPO)}:{node.lineno}"
+                top = module.split(".")[0]
+                seen.add(top)
+                if top == "jit":
+                    assert module == "jit", f"{where}: imports {module}, not jit itself"
+                    assert not names or set(names) <= set(jit.__all__), f"{where}: {names} not all in jit.__all__"
+                else:
+                    assert top in sys.stdlib_module_names or top in EXAMPLE_FRAMEWORKS, f"{where}: imports {module}"
+    assert "jit" in seen and "mcp" in seen
+
