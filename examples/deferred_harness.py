@@ -352,7 +352,7 @@ def offline_client(provider: str, model: ScriptedModel) -> Any:
 
 def _cli() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", help="jit config (default: $JIT_CONFIG, else ./config.json)")
+    parser.add_argument("--config", help="jit config (default: as the jit command's)")
     parser.add_argument("--provider", choices=sorted(FORMATS), default="anthropic")
     parser.add_argument("--search", default="client", help="client (jit searches); anthropic: bm25, regex; "
                                                            "openai: server")

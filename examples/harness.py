@@ -187,7 +187,7 @@ async def main(config_path: str | Path | None, client: Any, *, embedder: Embedde
 
 def _cli() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", help="jit config (default: $JIT_CONFIG, else ./config.json)")
+    parser.add_argument("--config", help="jit config (default: as the jit command's)")
     parser.add_argument("--model", default=DEFAULT_MODEL)
     args = parser.parse_args()
     if not os.environ.get("ANTHROPIC_API_KEY"):

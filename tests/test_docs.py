@@ -290,7 +290,8 @@ def test_client_setups_name_the_config_with_c_or_jit_config_never_the_long_optio
 
 def test_the_config_file_order_is_documented_with_the_mcp_json_fallback():
     which = " ".join(_heading_section(DOCS / "configuration.md", "Which file").split())
-    assert "else `./config.json`; 4. else `./.mcp.json`" in which and "note: no config.json here" in which
+    assert "3. else `./.jit/config.json`, when it exists" in which and "note: no config.json here" in which
+    assert "4. else `./config.json`; 5. else `./.mcp.json`" in which
     global_option = next(r for r in CLI_DOC.splitlines() if r.startswith("| `--config FILE`"))
     assert "else `./.mcp.json`" in global_option
 
