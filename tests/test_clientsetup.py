@@ -225,8 +225,9 @@ def test_the_command_line(project, env, monkeypatch):
     imported = runner.invoke(app, ["import", "more.json", "--json"])
     assert imported.exit_code == 0, imported.output
     assert json.loads(imported.stdout)["config"] == str(project / ".jit" / "config.json")
-    undone = runner.invoke(app, ["setup", "claude-code", str(project), "--undo", "--force", "--json"])
-    assert undone.exit_code == 0 and json.loads(undone.stdout)["restored"] == [str(project / ".mcp.json")]
+    undone = runner.invoke(app, ["setup", "claude-code", str(project), "--undo", "--force"], env={"COLUMNS": "200"})
+    assert undone.exit_code == 0, undone.output
+    assert f"restored {project / '.mcp.json'}" in undone.stdout and "removed what the setup made: " in undone.stdout
     assert not (project / ".jit").exists()
 
 

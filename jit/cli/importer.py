@@ -164,8 +164,8 @@ def setup_claude_code_command(
         return
     if undo:
         out.print(markup(f"restored {', '.join(result['restored'])}"), soft_wrap=True)
-        for path in result["removed"]:
-            out.print(markup(f"removed {path} (the setup had created it)"), soft_wrap=True)
+        if result["removed"]:  # the setup's files, and the catalog jit built in the .jit/ it made
+            out.print(markup(f"removed what the setup made: {', '.join(result['removed'])}"), soft_wrap=True)
         for folder in result["left"]:
             out.print(markup(f"left {folder}"), soft_wrap=True)
         for path in result["kept"]:
