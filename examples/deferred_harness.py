@@ -24,7 +24,10 @@ client on a mock transport::
 
     python examples/deferred_harness.py --provider openai --offline --config config.json
 
-``tests/test_examples.py`` runs both offline.
+Servers the config starts as ``python`` (config.json's example servers) run on the interpreter running
+the example, which has jit and the MCP SDK. A shard none of whose tool calls succeeded is a failure:
+the example names each shard's failed calls and exits with 1. ``tests/test_examples.py`` runs both
+providers offline, and the example in its own process.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ import os
 import sys
 import threading
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -46,8 +49,13 @@ import anyio.to_thread
 from pydantic import TypeAdapter
 
 from jit import (
+    HARNESS_SERVER,
+    SEARCH_TOOL,
     ClientManager,
     Compiler,
+    Config,
+    DeferredTools,
+    Embedder,
     JitError,
     TaskContext,
     ToolSet,
@@ -56,13 +64,12 @@ from jit import (
     open_catalog,
     sync,
 )
-from jit.catalog.embed import Embedder
-from jit.models import HARNESS_SERVER
-from jit.selection.deferred import SEARCH_TOOL, DeferredTools
 
 MODELS = {"anthropic": "claude-sonnet-4-6", "openai": "gpt-5.4"}
 FORMATS = {"anthropic": "anthropic_deferred", "openai": "openai_deferred"}
 MAX_TURNS = 8
+#: The commands :func:`with_this_python` runs on this interpreter.
+PYTHONS = ("python", "python3")
 
 #: The shards this example spawns: (shard, task).
 SHARDS = (
@@ -130,6 +137,14 @@ class ShardRun:
         return (f"You are the {self.shard} agent of a team. Use the tools to do your task; "
                 "tools that are not loaded yet are found and loaded by searching for them.")
 
+    @property
+    def failure(self) -> str | None:
+        """Why the shard did not do its task (no tool call of it succeeded), or None."""
+        if any(not c["is_error"] for c in self.calls):
+            return None
+        failed = [f"{c['tool']} failed: {c['error']}" for c in self.calls]
+        return "; ".join(failed) or f"no tool was called: {self.answer}"
+
 
 def spawn(compiler: Compiler, shard: str, task: str, provider: str, search: str = "client",
           budget: int | None = None) -> ShardRun:
@@ -142,16 +157,21 @@ def spawn(compiler: Compiler, shard: str, task: str, provider: str, search: str 
 
 
 async def call(manager: ClientManager, run: ShardRun, name: str, arguments: dict[str, Any]) -> tuple[str, bool]:
-    """Run one tool call: resolve the rendered name and call the tool on its server."""
+    """Run one tool call: resolve the rendered name and call the tool on its server. Every call is
+    recorded in ``run.calls``, a failed one with its error."""
+    server, tool = None, name
     try:
         server, tool = run.toolset.resolve(name)
-        if server == HARNESS_SERVER:
-            return f"{tool!r} is a harness tool; this example harness does not implement it", True
-        result = await manager.call_tool(server, tool, arguments)
+        if server == HARNESS_SERVER:  # a real harness runs its own tools (file reads, shell) itself
+            text, is_error = f"{tool!r} is a harness tool; this example harness does not implement it", True
+        else:
+            result = await manager.call_tool(server, tool, arguments)
+            text, is_error = result.text() or json.dumps(result.structured_content), result.is_error
     except JitError as exc:  # offline server, unknown tool, timeout: the model reads why
-        return json.dumps(exc.to_dict()), True
-    run.calls.append({"server": server, "tool": tool, "arguments": arguments, "is_error": result.is_error})
-    return result.text() or json.dumps(result.structured_content), result.is_error
+        text, is_error = json.dumps(exc.to_dict()), True
+    run.calls.append({"server": server, "tool": tool, "arguments": arguments, "is_error": is_error}
+                     | ({"error": text} if is_error else {}))
+    return text, is_error
 
 
 def _searched(run: ShardRun, answer: dict[str, Any]) -> dict[str, Any]:
@@ -211,12 +231,20 @@ async def converse_openai(client: Any, manager: ClientManager, run: ShardRun, mo
     return run
 
 
+def with_this_python(config: Config) -> Config:
+    """``config`` with the servers it starts as ``python`` run by this interpreter: the first ``python``
+    on ``PATH`` may be another one, without the MCP SDK the example servers need."""
+    servers = {name: s.model_copy(update={"command": sys.executable}) if getattr(s, "command", "") in PYTHONS else s
+               for name, s in config.servers.items()}
+    return replace(config, servers=servers)
+
+
 async def main(config_path: str | Path | None, client: Any, provider: str, *, search: str = "client",
                embedder: Embedder | None = None, model: str | None = None, budget: int | None = None,
                shards: tuple[tuple[str, str], ...] = SHARDS) -> list[ShardRun]:
     """Sync the catalog, spawn ``shards`` and run their conversations concurrently."""
     converse = converse_anthropic if provider == "anthropic" else converse_openai
-    config = load_config(config_path)
+    config = with_this_python(load_config(config_path))
     embedder = embedder or embedder_from_config(config.embedding)
     with open_catalog(config) as store:
         async with ClientManager(config, store) as manager:
@@ -324,7 +352,7 @@ def offline_client(provider: str, model: ScriptedModel) -> Any:
 
 def _cli() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", help="jit config (default: $JIT_CONFIG, else ./config.json)")
+    parser.add_argument("--config", help="jit config (default: as the jit command's)")
     parser.add_argument("--provider", choices=sorted(FORMATS), default="anthropic")
     parser.add_argument("--search", default="client", help="client (jit searches); anthropic: bm25, regex; "
                                                            "openai: server")
@@ -354,6 +382,9 @@ def _cli() -> None:
         grew = [len(t) for t in run.sent]
         print(f"## {run.shard}: {run.task}\n\nrequests: {len(run.sent)} (tools per request: {grew})\n"
               f"searches: {run.searches}\ncalls: {run.calls}\n\n{run.answer}\n")
+    failed = [f"{run.shard}: {run.failure}" for run in runs if run.failure]
+    if failed:
+        sys.exit("the example failed, no tool call succeeded for\n" + "\n".join(failed))
 
 
 if __name__ == "__main__":

@@ -15,7 +15,10 @@ Run it against the real API (needs ``ANTHROPIC_API_KEY``)::
 
     python examples/harness.py --config config.json
 
-``tests/test_examples.py`` runs it with a mocked HTTP transport instead.
+Servers the config starts as ``python`` (config.json's example servers) run on the interpreter running
+the harness, which has jit and the MCP SDK. A shard none of whose tool calls succeeded is a failure:
+the harness names each shard's failed calls and exits with 1. ``tests/test_examples.py`` runs it
+with a mocked HTTP transport instead.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import functools
 import json
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,25 +36,27 @@ import anyio
 import anyio.to_thread
 
 from jit import (
+    HARNESS_SERVER,
+    META_TOOL,
     ClientManager,
     Compiler,
+    Config,
+    Embedder,
     JitError,
     TaskContext,
     Tier,
     ToolSet,
     embedder_from_config,
+    full_definition,
     load_config,
     open_catalog,
     sync,
 )
 
-# Beyond the public API: the meta-tool's name and a tool's full definition, for answering it.
-from jit.catalog.embed import Embedder
-from jit.models import HARNESS_SERVER
-from jit.selection.render import META_TOOL, full_definition
-
 DEFAULT_MODEL = "claude-sonnet-4-6"
 MAX_TURNS = 8
+#: The commands :func:`with_this_python` runs on this interpreter.
+PYTHONS = ("python", "python3")
 
 #: The shards this example spawns: (shard, task).
 SHARDS = (
@@ -76,6 +81,14 @@ class ShardRun:
     def system(self) -> str:
         return (f"You are the {self.shard} agent of a team. Use the tools to do your task. "
                 f"Tools listed in {META_TOOL} can be loaded by calling it with their names.")
+
+    @property
+    def failure(self) -> str | None:
+        """Why the shard did not do its task (no tool call of it succeeded), or None."""
+        if any(not c["is_error"] for c in self.calls):
+            return None
+        failed = [f"{c['tool']} failed: {c['error']}" for c in self.calls]
+        return "; ".join(failed) or f"no tool was called: {self.answer}"
 
 
 def spawn(compiler: Compiler, shard: str, task: str, budget: int | None = None) -> ShardRun:
@@ -109,17 +122,20 @@ async def call(manager: ClientManager, run: ShardRun, name: str, arguments: dict
     """Run one ``tool_use``: resolve the rendered name and call the tool on its server."""
     if name == META_TOOL:
         return expand(run, list(arguments.get("names") or [])), False
+    server, tool = None, name
     try:
         server, tool = run.toolset.resolve(name)
-        if server == HARNESS_SERVER:
-            # A real harness runs its own tools (file reads, shell) itself.
-            return f"{tool!r} is a harness tool; this example harness does not implement it", True
-        result = await manager.call_tool(server, tool, arguments)
+        if server == HARNESS_SERVER:  # a real harness runs its own tools (file reads, shell) itself
+            text, is_error = f"{tool!r} is a harness tool; this example harness does not implement it", True
+        else:
+            result = await manager.call_tool(server, tool, arguments)
+            text, is_error = result.text() or json.dumps(result.structured_content), result.is_error
     except JitError as exc:  # offline server, unknown tool, timeout: the model reads why
-        return json.dumps(exc.to_dict()), True
-    run.calls.append({"server": server, "tool": tool, "arguments": arguments, "is_error": result.is_error})
-    text = result.text() or json.dumps(result.structured_content)
-    return text, result.is_error
+        text, is_error = json.dumps(exc.to_dict()), True
+    # Every call is recorded, a failed one with its error.
+    run.calls.append({"server": server, "tool": tool, "arguments": arguments, "is_error": is_error}
+                     | ({"error": text} if is_error else {}))
+    return text, is_error
 
 
 async def converse(client: Any, manager: ClientManager, run: ShardRun, model: str) -> ShardRun:
@@ -145,10 +161,18 @@ async def converse(client: Any, manager: ClientManager, run: ShardRun, model: st
     return run
 
 
+def with_this_python(config: Config) -> Config:
+    """``config`` with the servers it starts as ``python`` run by this interpreter: the first ``python``
+    on ``PATH`` may be another one, without the MCP SDK the example servers need."""
+    servers = {name: s.model_copy(update={"command": sys.executable}) if getattr(s, "command", "") in PYTHONS else s
+               for name, s in config.servers.items()}
+    return replace(config, servers=servers)
+
+
 async def main(config_path: str | Path | None, client: Any, *, embedder: Embedder | None = None,
                model: str = DEFAULT_MODEL, shards: tuple[tuple[str, str], ...] = SHARDS) -> list[ShardRun]:
     """Sync the catalog, spawn ``shards`` and run their conversations concurrently."""
-    config = load_config(config_path)
+    config = with_this_python(load_config(config_path))
     embedder = embedder or embedder_from_config(config.embedding)
     with open_catalog(config) as store:  # this config's servers and the harness's tools
         async with ClientManager(config, store) as manager:
@@ -163,7 +187,7 @@ async def main(config_path: str | Path | None, client: Any, *, embedder: Embedde
 
 def _cli() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", help="jit config (default: $JIT_CONFIG, else ./config.json)")
+    parser.add_argument("--config", help="jit config (default: as the jit command's)")
     parser.add_argument("--model", default=DEFAULT_MODEL)
     args = parser.parse_args()
     if not os.environ.get("ANTHROPIC_API_KEY"):
@@ -174,6 +198,9 @@ def _cli() -> None:
     for run in runs:
         full = [t["name"] for t in run.tools if t["name"] != META_TOOL]
         print(f"## {run.shard}: {run.task}\n\ntools: {', '.join(full)}\ncalls: {run.calls}\n\n{run.answer}\n")
+    failed = [f"{run.shard}: {run.failure}" for run in runs if run.failure]
+    if failed:
+        sys.exit("the example failed, no tool call succeeded for\n" + "\n".join(failed))
 
 
 if __name__ == "__main__":

@@ -9,11 +9,20 @@ The public API, importable from ``jit`` itself::
 ``Store``, ``open_catalog``           the catalog, and one scoped to a config's servers
 ``ClientManager``                     connections to the configured MCP servers
 ``sync``                              discover → store → analyze → embed
-``SentenceTransformerEmbedder``       the embedding model through torch (:mod:`jit.catalog.embed`)
+``Embedder``                          what a compile embeds with (the protocol, :mod:`jit.catalog.embed`)
+``SentenceTransformerEmbedder``       the embedding model through torch
 ``OnnxEmbedder``                      the same model and vectors through onnxruntime, no torch
 ``embedder_from_config``              the embedder ``embedding.runtime`` asks for (ONNX by default)
 ``Compiler``, ``TaskContext``         one shard spawn's task in, a ``ToolSet`` out
 ``ToolSet``, ``ScoredTool``, ``Tier`` what a compile returns (:mod:`jit.selection.toolset`)
+``META_TOOL``, ``full_definition``    the ``jit_expand_tools`` meta-tool's name, and the definition a
+                                      harness adds when the model asks it for a tool
+                                      (:mod:`jit.selection.render`)
+``DeferredTools``, ``SEARCH_TOOL``    one conversation's deferred ``tools`` array
+                                      (``ToolSet.deferred()``), jit's search tool's name
+                                      (:mod:`jit.selection.deferred`)
+``HARNESS_SERVER``                    the server name of the harness's own tools
+                                      (``available_tools.json``): a harness runs those itself
 ``tuned``                             the process owner's policies (:mod:`jit.process`)
 ``JitError`` and its subclasses       every error jit raises (:mod:`jit.errors`)
 ====================================  ===================================================
@@ -62,6 +71,7 @@ _LAZY: dict[str, str] = {
     "Compiler": "jit.selection.compiler",
     "Config": "jit.config",
     "load_config": "jit.config",
+    "Embedder": "jit.catalog.embed",
     "SentenceTransformerEmbedder": "jit.catalog.embed",
     "OnnxEmbedder": "jit.catalog.embed",
     "embedder_from_config": "jit.catalog.embed",
@@ -73,6 +83,11 @@ _LAZY: dict[str, str] = {
     "ToolSet": "jit.selection.toolset",
     "Store": "jit.catalog.store",
     "sync": "jit.pipeline",
+    "META_TOOL": "jit.selection.render",
+    "full_definition": "jit.selection.render",
+    "DeferredTools": "jit.selection.deferred",
+    "SEARCH_TOOL": "jit.selection.deferred",
+    "HARNESS_SERVER": "jit.models",
 }
 
 __all__ = [
@@ -82,13 +97,18 @@ __all__ = [
     "Compiler",
     "Config",
     "ConfigError",
+    "DeferredTools",
+    "Embedder",
     "EmbeddingError",
     "EvaluationError",
+    "HARNESS_SERVER",
     "InvalidArgumentsError",
     "JitError",
+    "META_TOOL",
     "MigrationError",
     "OnnxEmbedder",
     "RuleError",
+    "SEARCH_TOOL",
     "ScoredTool",
     "SelectionError",
     "SentenceTransformerEmbedder",
@@ -109,6 +129,7 @@ __all__ = [
     "ToolSet",
     "__version__",
     "embedder_from_config",
+    "full_definition",
     "load_config",
     "open_catalog",
     "sync",
@@ -116,14 +137,17 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ loads these
-    from .catalog.embed import OnnxEmbedder, SentenceTransformerEmbedder, embedder_from_config
+    from .catalog.embed import Embedder, OnnxEmbedder, SentenceTransformerEmbedder, embedder_from_config
     from .catalog.ownership import open_catalog
     from .catalog.store import Store
     from .client.manager import ClientManager
     from .config import Config, load_config
+    from .models import HARNESS_SERVER
     from .pipeline import sync
     from .process import tuned
     from .selection.compiler import Compiler
+    from .selection.deferred import SEARCH_TOOL, DeferredTools
+    from .selection.render import META_TOOL, full_definition
     from .selection.toolset import ScoredTool, TaskContext, Tier, ToolSet
 
 

@@ -17,13 +17,16 @@ from pathlib import Path
 from typing import BinaryIO
 from urllib.parse import unquote_plus, urlsplit, urlunsplit
 
-__all__ = ["CONFIG_ENV_VAR", "DEFAULT_CONFIG_FILE", "FALLBACK_CONFIG_FILE", "bundled_dir", "default_config_file",
-           "is_postgres_url", "masked_url", "write_atomic"]
+__all__ = ["CONFIG_ENV_VAR", "DEFAULT_CONFIG_FILE", "FALLBACK_CONFIG_FILE", "PROJECT_CONFIG_FILE", "bundled_dir",
+           "default_config_file", "is_postgres_url", "masked_url", "write_atomic"]
 
 CONFIG_ENV_VAR = "JIT_CONFIG"
 DEFAULT_CONFIG_FILE = "config.json"
 #: The servers file Claude Code keeps in a project: read when the directory has no config.json.
 FALLBACK_CONFIG_FILE = ".mcp.json"
+#: jit's own config in a project, the one ``jit setup claude-code`` writes: read first when it
+#: exists, so a project's own ``config.json`` (its app's) is never taken for jit's.
+PROJECT_CONFIG_FILE = ".jit/config.json"
 
 
 def is_postgres_url(location: str | Path) -> bool:
@@ -59,15 +62,18 @@ def bundled_dir(name: str) -> Path:
 
 
 def default_config_file(environ: Mapping[str, str]) -> str:
-    """The config file jit reads when none is given: ``$JIT_CONFIG``, else ``./config.json``,
-    else ``./.mcp.json`` when only that exists, so a project already set up for an MCP client
-    works as it is. With neither, ``config.json``: the file a "not found" error names.
+    """The config file jit reads when none is given: ``$JIT_CONFIG``, else ``./.jit/config.json``
+    when it exists (:data:`PROJECT_CONFIG_FILE`), else ``./config.json``, else ``./.mcp.json`` when
+    only that exists, so a project already set up for an MCP client works as it is. With none,
+    ``config.json``: the file a "not found" error names.
 
     Standard library only: ``jit serve``'s early answer (jit/serve/early.py) resolves the same
     file before anything else is imported."""
     named = environ.get(CONFIG_ENV_VAR)
     if named:
         return named
+    if os.path.isfile(PROJECT_CONFIG_FILE):
+        return PROJECT_CONFIG_FILE
     if not os.path.exists(DEFAULT_CONFIG_FILE) and os.path.isfile(FALLBACK_CONFIG_FILE):
         return FALLBACK_CONFIG_FILE
     return DEFAULT_CONFIG_FILE

@@ -27,3 +27,8 @@ jit sync
 echo
 echo "== jit compile --shard coder --task \"$task\" --explain"
 jit compile --shard coder --task "$task" --explain
+echo
+# The PATH above was this script's own: say how to get the same in the user's shell.
+echo "jit is installed in .venv. To run it yourself, put it (and the servers config.json starts) on PATH:"
+echo "    source .venv/bin/activate"
+echo "then, e.g.: jit servers; jit tools; jit compile --shard tester --task \"add a test for the parser\" --explain"

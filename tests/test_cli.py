@@ -114,6 +114,33 @@ def test_compile_prints_tiers_renderings_and_reasons(catalog):
     assert code == 2 and "unknown shard 'pilot'" in err
 
 
+def test_compile_offers_every_rendering_the_library_has(catalog):
+    """``--format`` takes each format ``ToolSet.render`` knows, the provider-native deferred ones
+    included: the compile's Full tools first, then the search tool, nothing for ``jit_expand_tools``."""
+    from jit.cli.selection import FORMATS
+    from jit.selection.deferred import DEFERRED_FORMATS
+    from jit.selection.render import FORMATS as RENDER_FORMATS
+
+    assert set(FORMATS) == {*RENDER_FORMATS, *DEFERRED_FORMATS}
+    base = ("compile", "--config", str(catalog), "--shard", "coder", "--task", TASK, "--budget", "1500")
+    code, summary, _ = invoke(*base, "--json")
+    assert code == 0
+    for fmt in DEFERRED_FORMATS:
+        code, rendered, err = invoke(*base, "--format", fmt)
+        assert code == 0, err
+        tools = json.loads(rendered)
+        full = [t["name"] for t in json.loads(summary)["tools"] if t["tier"] == "full"]
+        assert [t["name"] for t in tools[:len(full)]] == full
+        if fmt == "anthropic_deferred":
+            search = next(t for t in tools if t["name"] == "jit_search_tools")
+            assert search["cache_control"] == {"type": "ephemeral"}
+            assert [t["defer_loading"] for t in tools[tools.index(search) + 1:]] == \
+                [True] * (len(tools) - tools.index(search) - 1) and tools.index(search) + 1 < len(tools)
+        else:
+            assert tools[len(full)]["type"] == "tool_search" and tools[len(full)]["execution"] == "client"
+        assert all(t.get("name") != "jit_expand_tools" for t in tools)
+
+
 def test_compile_explain_names_each_rule_once_and_shows_the_warnings(catalog):
     """--explain cites rules by file:line on the tool lines and gives each cited rule's text once;
     a skeleton slot no tool fills is a warning there, and in --json beside the legend."""

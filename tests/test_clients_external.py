@@ -4,8 +4,9 @@
   scripts/install-test-servers.sh): tools, resources, templates and prompts listed through
   jit and straight from @modelcontextprotocol/server-everything, then a call, a resource
   read and a prompt through jit;
-* Claude Code's CLI (``@anthropic-ai/claude-code``): ``jit setup claude-code`` on a project,
-  and ``claude mcp add``, each followed by ``claude mcp list`` showing jit ``Connected`` within
+* Claude Code's CLI (``@anthropic-ai/claude-code``): ``jit setup claude-code`` on a project
+  (``.mcp.json`` then starts ``jit`` from ``PATH`` with a config path in the project), and
+  ``claude mcp add``, each followed by ``claude mcp list`` showing jit ``Connected`` within
   the client's own default start-up timeout (``MCP_TIMEOUT``, 30 s in 2.1.197). No API key
   is needed for that; ``HOME`` is a temporary folder, so the user's own Claude config is
   never read or written.
@@ -157,8 +158,11 @@ def test_claude_code_connects_to_jit_after_jit_setup(tmp_path, claude, everythin
     project.mkdir()
     (project / ".mcp.json").write_text(json.dumps(
         {"mcpServers": {"everything": {"command": everything, "args": ["stdio"]}}}))
-    result = setup_claude_code(project, command=JIT, env=client_env(home))
-    assert result["moved"] == ["everything"]
+    # .mcp.json starts `jit` from PATH with the config's path in the project (what a team commits):
+    # this installation's bin/ is first on the PATH of the shell that starts Claude Code.
+    env = {**client_env(home), "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])}
+    result = setup_claude_code(project, env=env)
+    assert result["moved"] == ["everything"] and result["warnings"] == []
     # A project's .mcp.json servers wait for the user's approval in Claude Code; this is what
     # accepting the folder's trust dialog and approving the server writes.
     (home / ".claude.json").write_text(json.dumps(
@@ -166,10 +170,10 @@ def test_claude_code_connects_to_jit_after_jit_setup(tmp_path, claude, everythin
     (project / ".claude").mkdir()
     (project / ".claude" / "settings.local.json").write_text(json.dumps({"enabledMcpjsonServers": ["jit"]}))
 
-    listing = run([claude, "mcp", "list"], env=client_env(home), cwd=project)
+    listing = run([claude, "mcp", "list"], env=env, cwd=project)
     assert listing.returncode == 0, listing.stderr
     line = connected_line(listing.stdout, "jit")
-    assert "serve --stdio -c" in line and "everything" not in listing.stdout.replace(line, "")
+    assert "jit serve --stdio -c .jit/config.json" in line and "everything" not in listing.stdout.replace(line, "")
 
 
 def test_claude_code_connects_to_jit_added_with_claude_mcp_add(tmp_path, claude, everything):

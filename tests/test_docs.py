@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import re
+import subprocess
 import types
 import typing
 import unicodedata
@@ -289,7 +290,8 @@ def test_client_setups_name_the_config_with_c_or_jit_config_never_the_long_optio
 
 def test_the_config_file_order_is_documented_with_the_mcp_json_fallback():
     which = " ".join(_heading_section(DOCS / "configuration.md", "Which file").split())
-    assert "else `./config.json`; 4. else `./.mcp.json`" in which and "note: no config.json here" in which
+    assert "3. else `./.jit/config.json`, when it exists" in which and "note: no config.json here" in which
+    assert "4. else `./config.json`; 5. else `./.mcp.json`" in which
     global_option = next(r for r in CLI_DOC.splitlines() if r.startswith("| `--config FILE`"))
     assert "else `./.mcp.json`" in global_option
 
@@ -316,6 +318,25 @@ def test_the_readme_says_how_to_get_cpu_torch_and_the_setup_script_does_it():
     assert f"TORCH_INDEX_URL={url}" in " ".join(readme_text.split())
     assert re.search(r'pip install --quiet "torch==[\d.]+" \$\{TORCH_INDEX_URL:\+--index-url "\$TORCH_INDEX_URL"\}',
                      setup)
+
+
+ACTIVATE = "source .venv/bin/activate"
+
+
+def test_the_readme_and_the_demo_say_how_to_put_jit_on_path():
+    """``./scripts/demo.sh`` runs jit with ``.venv/bin`` on its own PATH; the user's shell has no
+    ``jit`` afterwards. The README's first commands and the demo's last lines say how to get it."""
+    first_block = _FENCE.search((REPO / "README.md").read_text(encoding="utf-8")).group(0)
+    assert "./scripts/demo.sh" in first_block and ACTIVATE in first_block
+    demo = (REPO / "scripts" / "demo.sh").read_text(encoding="utf-8").splitlines()
+    last_jit = max(i for i, line in enumerate(demo) if line.startswith("jit "))
+    assert any(line.startswith("echo") and ACTIVATE in line for line in demo[last_jit:]), "said after the demo ran"
+    if not (REPO / ".venv" / "bin" / "activate").is_file():
+        pytest.skip("no .venv in this checkout (./scripts/setup.sh makes it)")
+    found = subprocess.run(["bash", "-c", f"{ACTIVATE} && command -v jit"], cwd=REPO, capture_output=True, text=True,
+                           env={"PATH": "/usr/bin:/bin", "HOME": str(REPO)}, timeout=60)
+    assert found.returncode == 0, found.stderr
+    assert Path(found.stdout.strip()).parent.resolve() == (REPO / ".venv" / "bin").resolve()
 
 
 def test_every_part_of_the_logic_score_is_documented_with_its_rule():

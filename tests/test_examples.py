@@ -8,11 +8,15 @@ tool's result has come back.
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import itertools
 import json
+import os
+import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import anthropic
 import httpx2
@@ -86,8 +90,24 @@ class MockModel:
         return self.tool_use(META_TOOL, {"names": [want]})
 
 
-async def test_harness_spawns_two_shards_and_calls_tools_through_jit(tmp_path, embedder):
+def started_as_python(config: Path, fake: Path) -> str:
+    """The example config's servers started as ``python`` (as the repository's config.json starts
+    them), with a ``python`` first on the ``PATH`` returned that is not this interpreter: it cannot
+    start an MCP server, as a system Python without the MCP SDK cannot."""
+    body = json.loads(config.read_text())
+    for entry in body["servers"].values():
+        assert entry["command"] == sys.executable
+        entry["command"] = "python"
+    config.write_text(json.dumps(body))
+    fake.mkdir()
+    (fake / "python").write_text("#!/bin/sh\necho 'not the python that has jit' >&2\nexit 1\n")
+    (fake / "python").chmod(0o755)
+    return os.pathsep.join([str(fake), os.environ.get("PATH", "")])
+
+
+async def test_harness_spawns_two_shards_and_calls_tools_through_jit(tmp_path, embedder, monkeypatch):
     path = write_example_config(tmp_path)
+    monkeypatch.setenv("PATH", started_as_python(path, tmp_path / "bin"))  # the harness runs them on its own
     (tmp_path / "tracker.json").write_text(json.dumps({
         "notes": [{"id": 1, "title": "Release plan", "text": "Decided: ship the release on Friday after the "
                    "tests pass.", "tags": ["release"], "created_at": 0}],
@@ -113,7 +133,7 @@ async def test_harness_spawns_two_shards_and_calls_tools_through_jit(tmp_path, e
         sent = [b for m in run.messages if m["role"] == "user" and isinstance(m["content"], list)
                 for b in m["content"]]
         assert any(expected in b["content"] and not b["is_error"] for b in sent)
-        assert run.answer.startswith("Done:")
+        assert run.answer.startswith("Done:") and run.failure is None
 
 
 def load_deferred_harness():
@@ -157,3 +177,63 @@ async def test_deferred_harness_runs_offline_and_loads_tools_without_rewriting_t
         assert len(sent) == 2 + deferred
         assert all(later.startswith(earlier[:-1]) for earlier, later in zip(sent, sent[1:], strict=False))
     assert searched and len(model.requests) == sum(len(r.sent) for r in runs)
+
+
+#: What the examples may import besides ``jit`` and the standard library: the frameworks they
+#: show jit with (the MCP SDK for the example servers, the model providers' SDKs, anyio), and
+#: the example servers' shared helper beside them.
+EXAMPLE_FRAMEWORKS = {"anyio", "pydantic", "mcp", "anthropic", "openai", "httpx", "httpx2", "serving"}
+
+
+def test_the_examples_import_only_jit_itself_the_standard_library_and_their_frameworks():
+    """The README says everything a harness needs is importable from ``jit``: an example reaching
+    into ``jit.selection.render`` or ``jit.models`` would show otherwise."""
+    import jit
+
+    seen: set[str] = set()
+    for path in sorted((REPO / "examples").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                modules = [(a.name, None) for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module != "__future__":
+                modules = [(node.module, [a.name for a in node.names])]
+            else:
+                continue
+            for module, names in modules:
+                where = f"{path.relative_to(REPO)}:{node.lineno}"
+                top = module.split(".")[0]
+                seen.add(top)
+                if top == "jit":
+                    assert module == "jit", f"{where}: imports {module}, not jit itself"
+                    assert not names or set(names) <= set(jit.__all__), f"{where}: {names} not all in jit.__all__"
+                else:
+                    assert top in sys.stdlib_module_names or top in EXAMPLE_FRAMEWORKS, f"{where}: imports {module}"
+    assert "jit" in seen and "mcp" in seen
+
+
+@pytest.mark.slow  # the example in its own process, with the model and the example servers
+def test_the_deferred_harness_from_a_shell_runs_its_servers_on_its_python_and_says_when_calls_fail(tmp_path):
+    """``python examples/deferred_harness.py --offline`` where the first ``python`` on PATH is not the
+    one running it: the servers the config starts as ``python`` run on the example's interpreter. Then,
+    with the tracker broken (its tools still in the catalog), the researcher's call fails: the example
+    says which and why, and exits non-zero instead of printing "Done." over ``calls: []``."""
+    path = write_example_config(tmp_path)
+    (tmp_path / "tracker.json").write_text(json.dumps({"notes": [], "next_note": 1}))
+    env = {**os.environ, "PATH": started_as_python(path, tmp_path / "bin"), "HF_HUB_OFFLINE": "1"}
+    argv = [sys.executable, str(REPO / "examples" / "deferred_harness.py"), "--offline", "--config", str(path)]
+
+    def run() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(argv, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+
+    done = run()
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.count("'is_error': False") == 2 and "failed" not in done.stderr
+
+    (tmp_path / "tracker.json").write_text("[broken", encoding="utf-8")  # the tracker no longer starts
+    failed = run()
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    lines = failed.stderr.strip().splitlines()
+    assert lines[-2] == "the example failed, no tool call succeeded for", failed.stderr
+    assert lines[-1].startswith("researcher: search_notes failed: ") and "server_unavailable" in lines[-1]
+    assert "'is_error': True" in failed.stdout
+

@@ -188,7 +188,7 @@ def test_compile_table_explain_and_renderings(synced):
                 config=config)
     assert table.returncode == 0, table.stderr
     assert "read my notes [bold]now[/] \\x1b[2J" in table.stdout and "hostile__" in table.stdout
-    for fmt in ("markdown", "anthropic"):
+    for fmt in ("markdown", "anthropic", "anthropic_deferred", "openai_deferred"):
         done = run("compile", "--shard", "coder", "--task", "read my notes", "--format", fmt, config=config)
         assert done.returncode == 0, done.stderr
         if fmt != "markdown":

@@ -655,7 +655,8 @@ def open_backend(location: str | Path) -> Backend:
         try:
             from .backend_pg import PostgresBackend
         except ImportError as exc:  # psycopg comes with the `postgres` extra
-            raise StoreError(f"a PostgreSQL catalog needs psycopg: pip install 'jit[postgres]' ({exc})",
+            raise StoreError(f"a PostgreSQL catalog needs psycopg 3, jit-mcp's `postgres` extra: "
+                             f"pip install 'psycopg[binary]>=3.2,<4' ({exc})",
                              path=redact(str(location))) from None
         return PostgresBackend(str(location))
     return SqliteBackend(str(location))

@@ -13,6 +13,7 @@ from rich.table import Table
 
 from ..clientsetup import check_merged, placeholders, setup_claude_code, undo_setup, unset_vars
 from ..config import _read_json, parse_mcp_servers
+from ..paths import DEFAULT_CONFIG_FILE, PROJECT_CONFIG_FILE
 from ..servers_config import shown_target
 from ..display import markup
 from ..errors import ConfigError
@@ -51,7 +52,9 @@ def import_command(
     nothing changes if any server is invalid or already exists (unless --replace).
     """
     with _errors(as_json):
-        target = Path(_config_path(ctx, config_file) or "config.json").expanduser().resolve()
+        # The config jit reads here when none is named, but never .mcp.json (the file imported from).
+        default = PROJECT_CONFIG_FILE if Path(PROJECT_CONFIG_FILE).is_file() else DEFAULT_CONFIG_FILE
+        target = Path(_config_path(ctx, config_file) or default).expanduser().resolve()
         result = import_servers(source, target, replace=replace, dry_run=dry_run)
     if as_json:
         _emit_json(result)
@@ -140,13 +143,14 @@ def setup_claude_code_command(
     config_file: Annotated[Path | None, typer.Option(
         "--config", "-c", show_default=False,
         help="jit's config to move the servers into (created when missing). Default: $JIT_CONFIG, else "
-             "PROJECT/config.json.")] = None,
+             "PROJECT/.jit/config.json.")] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Move PROJECT/.mcp.json's servers into jit's config and leave jit as the one server there.
 
-    The config is -c FILE (or $JIT_CONFIG), else PROJECT/config.json; it is created when
-    missing. Both files are copied to PROJECT/.jit-setup/<time>/ first. --undo puts them
+    The config is -c FILE (or $JIT_CONFIG), else PROJECT/.jit/config.json; it is created when
+    missing. .mcp.json starts `jit` from PATH with the config's path in the project, so a team
+    can commit it. Both files are copied to PROJECT/.jit-setup/<time>/ first. --undo puts them
     back, and refuses when either changed since the setup.
     """
     with _errors(as_json):
@@ -160,8 +164,10 @@ def setup_claude_code_command(
         return
     if undo:
         out.print(markup(f"restored {', '.join(result['restored'])}"), soft_wrap=True)
-        for path in result["removed"]:
-            out.print(markup(f"removed {path} (the setup had created it)"), soft_wrap=True)
+        if result["removed"]:  # the setup's files, and the catalog jit built in the .jit/ it made
+            out.print(markup(f"removed what the setup made: {', '.join(result['removed'])}"), soft_wrap=True)
+        for folder in result["left"]:
+            out.print(markup(f"left {folder}"), soft_wrap=True)
         for path in result["kept"]:
             out.print(markup(f"the text it had before the undo: {path}"), soft_wrap=True)
         out.print("restart Claude Code (or run /mcp) to load the servers from .mcp.json again")
@@ -179,5 +185,7 @@ def setup_claude_code_command(
     for warning in result["warnings"]:
         err.print(f"[yellow]warning:[/] {markup(warning, layout=False)}", soft_wrap=True)
     if not dry_run:
-        out.print("next: start Claude Code in the project and approve the project server; `jit sync -c "
-                  f"{result['config']}` first makes the first start faster", soft_wrap=True)
+        config_arg = entry["args"][-1]  # as .mcp.json gives it: relative to the project
+        out.print(markup(f"next: start Claude Code in {result['project']} (it starts jit there) and approve the "
+                         f"project server; `jit sync -c {config_arg}` there first makes the first start faster"),
+                  soft_wrap=True)

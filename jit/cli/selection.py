@@ -47,7 +47,9 @@ if TYPE_CHECKING:
 # SDK): see the note on imports in jit/cli/shared.py, which "the top" below refers to.
 
 
-FORMATS = ("markdown", "anthropic", "openai", "json")
+#: What ``--format`` offers: the renderings of jit/selection/render.py and the provider-native deferred
+#: ones of jit/selection/deferred.py (named here, so the option is checked before the selection wing loads).
+FORMATS = ("markdown", "anthropic", "openai", "json", "anthropic_deferred", "openai_deferred")
 
 
 # --------------------------------------------------------------------------- compile
@@ -63,7 +65,8 @@ def compile_command(
     ] = None,
     fmt: Annotated[
         str | None,
-        typer.Option("--format", help="Print the rendering instead of the table: markdown, anthropic, openai or json."),
+        typer.Option("--format", help="Print the rendering instead of the table: markdown, anthropic, openai, json, "
+                                      "anthropic_deferred or openai_deferred."),
     ] = None,
     explain: Annotated[bool, typer.Option("--explain", help="Show why each tool landed in its tier.")] = False,
     config_file: ConfigOption = None,

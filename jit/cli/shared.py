@@ -98,7 +98,7 @@ QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress on
                                            "a line every few seconds otherwise).")]
 #: ``--config`` is accepted before the command (``jit --config F sync``) and after it (``jit sync --config F``).
 _CONFIG_HELP = ("Config file (jit's config.json, or an .mcp.json / claude_desktop_config.json). "
-                f"Default: ${CONFIG_ENV_VAR}, else ./config.json, else ./.mcp.json.")
+                f"Default: ${CONFIG_ENV_VAR}, else ./.jit/config.json, else ./config.json, else ./.mcp.json.")
 ConfigOption = Annotated[Path | None, typer.Option("--config", "-c", show_default=False, help=_CONFIG_HELP)]
 # Only the top-level option reads the variable, so `JIT_CONFIG=a jit --config b sync` uses b.
 _RootConfigOption = Annotated[

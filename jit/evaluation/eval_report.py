@@ -13,10 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import __version__
+
 __all__ = ["CHART_UNAVAILABLE", "EvalReport", "machine_info"]
 
 #: Why a report has no chart: matplotlib is optional (the ``bench`` and ``test`` extras).
-CHART_UNAVAILABLE = "chart skipped: matplotlib is not installed (pip install matplotlib, or the 'jit[bench]' extra)"
+CHART_UNAVAILABLE = "chart skipped: matplotlib is not installed (pip install matplotlib, or jit-mcp's `bench` extra)"
 
 
 def machine_info() -> dict[str, Any]:
@@ -37,8 +39,10 @@ def machine_info() -> dict[str, Any]:
         ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     except (ValueError, OSError, AttributeError):
         pass
-    versions = {}
-    for pkg in ("jit", "numpy", "torch", "sentence-transformers", "sqlite-vec", "pyDatalog", "mcp", "bm25s"):
+    # jit's own version is the code that ran (a checkout may run without being installed; the
+    # distribution is `jit-mcp`, and PyPI's `jit` is another project).
+    versions = {"jit": __version__}
+    for pkg in ("numpy", "torch", "sentence-transformers", "sqlite-vec", "pyDatalog", "mcp", "bm25s"):
         try:
             versions[pkg] = md.version(pkg)
         except md.PackageNotFoundError:
