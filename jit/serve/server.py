@@ -635,9 +635,9 @@ def run(options: ServeOptions) -> None:
             if options.transport == "http":
                 access = http_access(options.host, allow_remote=options.allow_remote,
                                      allowed_hosts=options.allowed_hosts)
-                # The session limit is set before the app is made; the lifespan reads the config again.
-                sessions = load_config(options.config_path).serve.max_http_sessions
-                anyio.run(serve_http, server, options.host, options.port, access, sessions)
+                # The HTTP settings apply before the app is made; the lifespan reads the config again.
+                settings = load_config(options.config_path).serve
+                anyio.run(serve_http, server, options.host, options.port, access, settings)
             else:
                 # MCPServer.run("stdio") is anyio.run(run_stdio_async), with no stop signal handled.
                 anyio.run(until_stopped, server.run_stdio_async)

@@ -246,3 +246,14 @@ def serving_http(base: Path, config: Path, *options: str, env: Mapping[str, str]
     finally:
         stop(proc)
         log.close()
+
+
+def http_session(http: Any, url: str) -> dict[str, str]:
+    """The headers of a new Streamable HTTP session with ``url`` (``initialize`` answered) on the
+    ``httpx2.Client`` ``http``."""
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+    first = http.post(url, json=init, headers=headers)
+    assert first.status_code == 200, first.text
+    return {**headers, "Mcp-Session-Id": first.headers["mcp-session-id"], "Mcp-Protocol-Version": "2025-11-25"}
