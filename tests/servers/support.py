@@ -156,6 +156,14 @@ def demo_http(transport: str = "http", **kw: Any) -> ServerProcess:
                          path="/mcp" if transport == "http" else "/sse", **kw)
 
 
+def gated_replacement(server: ServerProcess, gate: Path) -> ServerProcess:
+    """A demo server for ``server``'s port and transport that loads at once, writes ``gate.waiting``,
+    and listens only once ``gate`` exists: ready to take the port the moment a test lets it."""
+    transport = "http" if server.path == "/mcp" else "sse"
+    return ServerProcess([PY, DEMO, "--transport", transport, "--port", str(server.port), "--listen-after", str(gate)],
+                         server.port, path=server.path)
+
+
 def http_config(server: ServerProcess, **kw: Any) -> HttpServerConfig | SseServerConfig:
     cls = SseServerConfig if server.path == "/sse" else HttpServerConfig
     return cls(url=server.url, **{"timeout": 20, **kw})
