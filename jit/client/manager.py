@@ -30,6 +30,7 @@ import dataclasses
 import inspect
 import json
 import logging
+import math
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
@@ -267,10 +268,21 @@ class ClientManager:
         connecting its upstream: a client that lists once, right after starting jit (the MCP
         Inspector's CLI, a client's start-up), sees the upstreams' resources and prompts rather
         than none. Later listings, and servers that settled, return at once."""
+        await self.settle()
+        return self.listings()
+
+    async def settle(self, within: float | None = None) -> dict[str, float]:
+        """Wait until every server is past its first connection attempt: each bounded by its own
+        ``timeout``, all at once, and the whole by ``within`` seconds when given. Returns the
+        servers still on their first attempt, each with the seconds since it began."""
         pending = [name for name, up in self._upstreams.items() if not up.settled.is_set()]
         if pending:
-            await asyncio.gather(*(self._settled(name) for name in pending))
-        return self.listings()
+            with anyio.move_on_after(math.inf if within is None else within):
+                async with anyio.create_task_group() as tg:
+                    for name in pending:
+                        tg.start_soon(self._settled, name)
+        now = time.monotonic()
+        return {name: now - up.began for name, up in self._upstreams.items() if not up.settled.is_set()}
 
     async def request(self, server: str, method: str, params: dict[str, Any], result: type[Any], *,
                       subject: str, on_progress: Any = None) -> dict[str, Any]:

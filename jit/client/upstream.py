@@ -209,6 +209,8 @@ class Upstream:
         #: without connecting): what :meth:`next_attempt` waits on.
         self.attempts = 0
         self.settled_attempt = 0
+        #: When :meth:`start` launched the supervisor (``time.monotonic()``).
+        self.began = 0.0
         self._attempt_settled = anyio.Event()
         self._ended = False
         self._scope = anyio.CancelScope()
@@ -243,6 +245,7 @@ class Upstream:
 
     def start(self) -> None:
         """Mark the server connecting and launch its supervisor task (asyncio backend)."""
+        self.began = time.monotonic()
         self._status(ServerStatus.CONNECTING)
         self._task = asyncio.get_running_loop().create_task(self._run(), name=f"jit-upstream-{self.name}")
 
