@@ -293,6 +293,10 @@ class ServeConfig(_Strict):
     #: ``initialize`` is answered 503 until one ends (a client's DELETE, or 30 minutes idle). Each
     #: session holds ~24 KB, so a client opening sessions in a loop cannot grow the process unbounded.
     max_http_sessions: int = Field(1000, ge=1, le=100_000)
+    #: ``jit serve --http``: a connection whose request headers are not all in this many seconds
+    #: after it opened (or after the first bytes of a later request on it) is closed, so clients
+    #: that open connections and send nothing, or half a request, cannot hold sockets for good.
+    http_header_timeout: float = Field(10.0, gt=0, le=3600)
 
 
 class _ConfigFile(_Strict):

@@ -53,6 +53,7 @@ __all__ = [
     "json_path",
     "not_utf8",
     "scrub",
+    "too_large",
 ]
 
 #: Deepest nesting the SDK's JSON parser (jiter) accepts; deeper is a parse error there.
@@ -91,6 +92,16 @@ def error(rid: Any, code: int, message: str, **data: Any) -> dict[str, Any]:
     if data:
         body["data"] = data
     return {"jsonrpc": "2.0", "id": rid, "error": body}
+
+
+def too_large(size: int | None, limit: int, what: str) -> Rejected:
+    """The answer to a message over a transport's size limit, its bytes not kept: ``what`` it came
+    as ("a line", "a request body"), ``size`` its length when known, ``limit`` the transport's.
+    ``-32600`` to ``id: null`` (the id was never read)."""
+    sized = what if size is None else f"{what} of {size:,} bytes"
+    return Rejected(error(None, INVALID_REQUEST, f"Invalid Request: {sized} is over jit serve's limit of "
+                          f"{limit / (1 << 20):g} MiB ({limit:,} bytes) per message", limit=limit, size=size),
+                    f"{sized} (limit {limit:,})")
 
 
 def _valid_id(value: Any) -> bool:

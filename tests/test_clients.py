@@ -13,13 +13,16 @@ import contextlib
 import os
 import signal
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 from servers.support import (
+    ServerProcess,
     demo_http,
     demo_memory,
     demo_stdio,
+    gated_replacement,
     http_config,
     make_config,
     pid_alive,
@@ -27,11 +30,12 @@ from servers.support import (
     wait_until,
 )
 
-from jit.client.manager import ClientManager
+from jit.client.manager import CallResult, ClientManager
 from jit.client.upstream import backoff_delay, convert_tools
 from jit.config import StdioServerConfig
 from jit.errors import (
     ServerConnectError,
+    ServerError,
     ServerDisconnectedError,
     ServerTimeoutError,
     ServerUnavailableError,
@@ -325,6 +329,86 @@ async def test_server_dying_mid_call_raises_disconnected_and_goes_offline(tmp_pa
         assert store.usage("web", "sleep")["errors"] == 1
         with pytest.raises(ServerUnavailableError):
             await mgr.call_tool("web", "echo", {"text": "x"})
+
+
+async def _replaced(mgr: ClientManager, server: ServerProcess, gate: Path, tool: str, arguments: dict[str, Any],
+                    *, kill_after: float | None) -> tuple[CallResult | ServerError, ServerProcess]:
+    """Call ``tool`` on ``server`` (the manager's ``web``) and kill it: before the call when
+    ``kill_after`` is None (while idle), else that many seconds into it; a replacement on the same
+    port, loaded beforehand, listens once jit has seen the death. The call's outcome and the replacement."""
+    replacement = gated_replacement(server, gate)
+    answers: list[CallResult | ServerError] = []
+
+    async def call() -> None:
+        try:
+            answers.append(await mgr.call_tool("web", tool, arguments))
+        except ServerError as exc:
+            answers.append(exc)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(anyio.to_thread.run_sync, replacement.start)
+        await wait_until(lambda: Path(f"{gate}.waiting").exists(), what="the replacement to load")
+        if kill_after is None:
+            server.kill()  # nothing tells jit: an idle Streamable HTTP connection holds no open request
+        tg.start_soon(call)
+        if kill_after is not None:
+            await anyio.sleep(kill_after)  # the call has reached the server
+            server.kill()
+        await wait_until(lambda: status(mgr, "web") is not ServerStatus.CONNECTED, what="jit to see the death")
+        gate.touch()
+        await wait_until(lambda: answers, what="the call to end")
+    return answers[0], replacement
+
+
+@pytest.mark.slow
+async def test_a_call_that_finds_an_idle_http_server_killed_runs_on_its_replacement(tmp_path, store, http_server):
+    """A Streamable HTTP server killed between calls is found by the next call, whose POST cannot
+    connect: nothing of the call left jit, yet it was reported as "may or may not have run". It is
+    sent once more on the connection that replaces the dead one, and runs there."""
+    config = make_config(tmp_path, {"web": http_config(http_server)}, reconnect_attempts=3,
+                         reconnect_initial_delay=1.0, reconnect_max_delay=1.0)
+    async with ClientManager(config, store) as mgr:
+        first = int((await mgr.call_tool("web", "pid", {})).text())
+        outcome, replacement = await _replaced(mgr, http_server, tmp_path / "gate", "pid", {}, kill_after=None)
+        try:
+            assert isinstance(outcome, CallResult), outcome
+            assert int(outcome.text()) == replacement.proc.pid != first  # run by the new process
+        finally:
+            replacement.kill()
+    assert store.usage("web", "pid")["calls"] == 2 and store.usage("web", "pid")["errors"] == 0
+
+
+@pytest.mark.slow
+async def test_a_call_the_server_received_before_dying_is_not_sent_again(tmp_path, store, http_server):
+    """The other side of the retry: a call already sent when its server died may have run, so it
+    is reported as such and not sent to the replacement that is ready (the sleep would have answered
+    after 30 s instead); the next call goes there."""
+    config = make_config(tmp_path, {"web": http_config(http_server)}, reconnect_attempts=3,
+                         reconnect_initial_delay=1.0, reconnect_max_delay=1.0)
+    async with ClientManager(config, store) as mgr:
+        outcome, replacement = await _replaced(mgr, http_server, tmp_path / "gate", "sleep", {"seconds": 30},
+                                               kill_after=0.5)
+        try:
+            assert isinstance(outcome, ServerDisconnectedError), outcome
+            assert "may or may not have run" in outcome.message
+            await wait_until(lambda: status(mgr, "web") is ServerStatus.CONNECTED, what="the reconnection")
+            assert int((await mgr.call_tool("web", "pid", {})).text()) == replacement.proc.pid
+        finally:
+            replacement.kill()
+
+
+@pytest.mark.slow
+async def test_a_call_that_finds_an_idle_http_server_gone_for_good_says_it_was_not_sent(tmp_path, store, http_server):
+    """With no server to reconnect to, the call that found the death is refused as never sent
+    (server_unavailable), not "may or may not have run", and counts no failed call."""
+    config = make_config(tmp_path, {"web": http_config(http_server)}, reconnect_attempts=1)
+    async with ClientManager(config, store) as mgr:
+        assert (await mgr.call_tool("web", "echo", {"text": "before"})).text() == "before"
+        http_server.kill()
+        with pytest.raises(ServerUnavailableError) as info:
+            await mgr.call_tool("web", "echo", {"text": "after"})
+        assert "may or may not" not in info.value.message and info.value.to_dict()["last_error"]
+    assert store.usage("web", "echo")["calls"] == 1 and store.usage("web", "echo")["errors"] == 0
 
 
 @pytest.mark.slow

@@ -17,13 +17,14 @@ from __future__ import annotations
 import json
 import os
 import queue
+import re
 import signal
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import anyio
 import pytest
@@ -133,6 +134,20 @@ def _stop(proc: subprocess.Popen[bytes], pids: set[int]) -> None:
             os.kill(pid, signal.SIGKILL)
 
 
+def _initialized(path: Path, log: IO[bytes]) -> Client:
+    """A client of a new ``jit serve --stdio -c path`` (stderr to ``log``), past ``initialize``."""
+    proc = subprocess.Popen([sys.executable, "-m", "jit", "serve", "--stdio", "-c", str(path)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=ENV, start_new_session=True)
+    client = Client(proc)
+    try:
+        client.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                      "clientInfo": {"name": "test", "version": "0"}})
+    except BaseException:
+        _stop(proc, set())
+        raise
+    return client
+
+
 async def _presync(path: Path) -> None:
     """The catalog as an earlier `jit sync` of the demo server alone left it."""
     config = load_config(path)
@@ -211,6 +226,40 @@ def test_serve_answers_while_an_upstream_hangs_and_announces_the_exposed_tools(t
     assert not [pid for pid in pids if pid_alive(pid)]  # every upstream process ended with jit serve
 
 
+@pytest.mark.slow  # processes and the embedding model
+def test_a_one_shot_client_reads_each_servers_first_connection_outcome(tmp_path):
+    """A client that starts jit, reads ``jit://servers`` and leaves read "connecting" for every
+    server, though most were a second or two from connected or failed. The read waits for the
+    first connection attempts, at most until ``SERVERS_SETTLE_WAIT`` after jit began serving: a
+    server that answers late reads connected, one that cannot start reads error, and one that
+    hangs past the window reads connecting, with a note saying for how long and when it gives up."""
+    hang_pid = tmp_path / "hang.pid"
+    slow = str(SERVERS / "slow_server.py")
+    path = write_example_config(tmp_path, servers={
+        "workspace": None, "tracker": None,
+        "late": {"command": sys.executable, "args": [slow, "--delay", "1"]},
+        "missing": {"command": str(tmp_path / "no-such-program")},
+        "hang": {"command": sys.executable, "timeout": 120,
+                 "args": [slow, "--delay", "3600", "--pid-file", str(hang_pid)]},
+    }, connection={"reconnect_attempts": 0, "ping_interval": 0})
+    log = (tmp_path / "serve.log").open("wb")
+    client = _initialized(path, log)
+    pids: set[int] = set()
+    try:
+        client.send({"method": "notifications/initialized"})
+        read = client.request("resources/read", {"uri": "jit://servers"})
+        rows = {row["server"]: row for row in json.loads(read["contents"][0]["text"])}
+        pids = _children(client.proc.pid)
+    finally:
+        _stop(client.proc, pids)
+        log.close()
+    assert {name: rows[name]["status"] for name in ("late", "missing", "hang")} == {
+        "late": "connected", "missing": "error", "hang": "connecting"}, rows
+    assert re.fullmatch(r"first connection attempt under way for \d+ s \(it gives up after 120 s\)",
+                        rows["hang"]["status_note"]), rows["hang"]
+    assert rows["late"]["status_note"] is None and "cannot start" in rows["missing"]["last_error"]
+
+
 @pytest.mark.parametrize(("fault", "code", "message"), [
     ("rules", 1, "policy.dl"),
     ("store", 3, "store"),
@@ -245,13 +294,9 @@ def test_serve_says_on_stderr_what_its_start_up_is_doing(tmp_path):
     }, connection={"reconnect_attempts": 0, "ping_interval": 0})
     log_path = tmp_path / "serve.log"
     log = log_path.open("wb")
-    proc = subprocess.Popen([sys.executable, "-m", "jit", "serve", "--stdio", "-c", str(path)],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=ENV, start_new_session=True)
+    proc = _initialized(path, log).proc
     pids: set[int] = set()
     try:
-        client = Client(proc)
-        client.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
-                                      "clientInfo": {"name": "test", "version": "0"}})
         deadline = time.monotonic() + SETTLE
         while time.monotonic() < deadline:
             text = log_path.read_text()

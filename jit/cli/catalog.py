@@ -227,7 +227,8 @@ def tools_command(
 ) -> None:
     """List the tools in the catalog: server, name, online state, categories, description.
 
-    A tool whose definition changed since it was approved is marked ``changed``.
+    A tool whose definition changed since it was approved is marked ``changed``; one whose text
+    carries hostile-text flags (what ``jit show`` gives in its analysis) is marked ``flagged``.
     """
     _check_names(as_json, {"--server": server})
     with _errors(as_json):
@@ -243,13 +244,17 @@ def tools_command(
                 status = config.server_status(t.tool.server, t.server_status, seen.get(t.tool.server))
                 if (changed and t.approved) or (offline and status.online):
                     continue
-                analysis = analysis_of(config, t)
+                # The analysis selection uses, as `jit show` gives it: its flags are the hostile-text
+                # flags the selection acts on (found in the text of a tool not analysed yet; without
+                # those the config's trust_flags waive).
+                analysis = analysis_of(config, t) or {}
                 rows.append({
                     "server": t.tool.server,
                     "tool": t.tool.name,
                     "online": status.online,
                     "status": status.value,
-                    "categories": (analysis or {}).get("categories", []),
+                    "categories": analysis.get("categories", []),
+                    "flags": analysis.get("flags", []),
                     "description": t.tool.description,
                     "calls": t.calls,
                     "errors": t.errors,
@@ -265,6 +270,8 @@ def tools_command(
         state = "ok" if r["online"] else f"[yellow]offline[/] ({markup(r['status'])})"
         if r["awaiting_approval"]:
             state += ", [bold red]changed[/] (awaiting `jit approve`)"
+        if r["flags"]:
+            state += f", [bold red]flagged[/] ({markup(', '.join(r['flags']))})"
         table.add_row(markup(f"{r['server']}/{r['tool']}"), state, markup(", ".join(r["categories"])),
                       markup(_first_line(r["description"])))
     out.print(table)

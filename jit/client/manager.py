@@ -30,6 +30,7 @@ import dataclasses
 import inspect
 import json
 import logging
+import math
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
@@ -59,6 +60,7 @@ from ..errors import (
 from ..jsonrpc import MAX_DEPTH, find_unsendable, json_path
 from ..models import ServerRecord, ServerStatus, SyncResult
 from ..schemas import structured_content_error
+from .delivery import NotSent, send_tracked
 from .peer import ClientPeer
 from .transports import describe_error
 from .upstream import ServerConfig, Upstream, connection_closed, timed_out, wire
@@ -266,10 +268,21 @@ class ClientManager:
         connecting its upstream: a client that lists once, right after starting jit (the MCP
         Inspector's CLI, a client's start-up), sees the upstreams' resources and prompts rather
         than none. Later listings, and servers that settled, return at once."""
+        await self.settle()
+        return self.listings()
+
+    async def settle(self, within: float | None = None) -> dict[str, float]:
+        """Wait until every server is past its first connection attempt: each bounded by its own
+        ``timeout``, all at once, and the whole by ``within`` seconds when given. Returns the
+        servers still on their first attempt, each with the seconds since it began."""
         pending = [name for name, up in self._upstreams.items() if not up.settled.is_set()]
         if pending:
-            await asyncio.gather(*(self._settled(name) for name in pending))
-        return self.listings()
+            with anyio.move_on_after(math.inf if within is None else within):
+                async with anyio.create_task_group() as tg:
+                    for name in pending:
+                        tg.start_soon(self._settled, name)
+        now = time.monotonic()
+        return {name: now - up.began for name, up in self._upstreams.items() if not up.settled.is_set()}
 
     async def request(self, server: str, method: str, params: dict[str, Any], result: type[Any], *,
                       subject: str, on_progress: Any = None) -> dict[str, Any]:
@@ -402,6 +415,24 @@ class ClientManager:
 
     # ---------------------------------------------------------------- calls
 
+    def _callable(self, up: Upstream | None, server: str, tool: str) -> Upstream:
+        """``up`` if a call of ``tool`` may be sent on it now; else the error saying why nothing is sent."""
+        if up is None or up.session is None or up.dispatcher is None or not up.connected:
+            raise self._unavailable(server, tool)
+        if tool not in up.tool_names:
+            raise ToolNotFoundError.no_tool(server, tool)
+        if self.config.security.pin_definitions and self.store.awaiting_approval(server, tool):
+            raise ToolNotApprovedError(server=server, tool=tool)  # a rug pull until reviewed: nothing sent
+        return up
+
+    async def _replacement(self, up: Upstream, attempt: int) -> Upstream | None:
+        """``up``'s server once the connection attempt after ``attempt`` (the one whose connection
+        died) has connected or failed, bounded by a backoff and the server's own ``timeout``: its
+        upstream, connected or not."""
+        up.suspect()
+        await up.next_attempt(attempt, self.config.connection.reconnect_max_delay + up.config.timeout)
+        return self._upstreams.get(up.name)
+
     def _unavailable(self, server: str, tool: str) -> ServerUnavailableError | ToolNotFoundError:
         if self.store.tool(server, tool) is None:
             return ToolNotFoundError.no_tool(server, tool)
@@ -427,8 +458,11 @@ class ClientManager:
         :class:`ToolNotApprovedError` (``security.pin_definitions`` and the tool's
         definition changed since it was approved; nothing was sent),
         :class:`ServerTimeoutError`, :class:`ServerDisconnectedError` (the
-        connection dropped mid-call) or :class:`ToolCallError` (JSON-RPC error or
-        malformed result). A result with ``isError`` is returned with
+        connection dropped mid-call: the tool may or may not have run, and the call is
+        not sent again) or :class:`ToolCallError` (JSON-RPC error or malformed result).
+        A call that finds the connection dead with none of it sent (a Streamable HTTP
+        server gone while idle: its POST could not connect) is sent once more on the
+        connection that replaces it, or raises :class:`ServerUnavailableError`. A result with ``isError`` is returned with
         ``is_error=True`` and counted as a failed call. ``on_progress(progress, total, message)``
         receives the server's progress notifications for the call (a progress token is sent).
         """
@@ -436,28 +470,26 @@ class ClientManager:
             raise ToolNotFoundError.unconfigured(server, tool)
         # Still on its first connection attempt (started by launch()): wait for it, bounded by the
         # server's timeout as the attempt itself is, rather than refuse a call that would succeed a moment later.
-        up = await self._settled(server)
-        session = up.session if up is not None and up.connected else None
-        dispatcher = up.dispatcher if up is not None else None
-        if up is None or session is None or dispatcher is None:
-            raise self._unavailable(server, tool)
-        if tool not in up.tool_names:
-            raise ToolNotFoundError.no_tool(server, tool)
-        if self.config.security.pin_definitions and self.store.awaiting_approval(server, tool):
-            raise ToolNotApprovedError(server=server, tool=tool)  # a rug pull until reviewed: nothing sent
+        up = self._callable(await self._settled(server), server, tool)
         _check_sendable(server, tool, arguments)
         limit = timeout if timeout is not None else up.config.call_timeout
         params: dict[str, Any] = {"name": tool}
         if arguments is not None:
             params["arguments"] = arguments
-        started = time.perf_counter()
+        opts: dict[str, Any] = {"timeout": limit}
+        if on_progress is not None:
+            opts["on_progress"] = on_progress
+        started, attempt = time.perf_counter(), up.attempts
         try:
-            # Straight through the session's dispatcher (what ClientSession.call_tool does under
-            # its request and result models), then the result checked as the session checks it.
-            opts: dict[str, Any] = {"timeout": limit, "headers": {MCP_PROTOCOL_VERSION_HEADER: up.protocol_version}}
-            if on_progress is not None:
-                opts["on_progress"] = on_progress
-            raw = await dispatcher.send_raw_request("tools/call", params, opts)  # type: ignore[arg-type]
+            try:
+                raw = await _send_call(up, params, opts)
+            except NotSent:
+                # The connection had died while idle (an HTTP server killed between calls is found by
+                # the next request) and nothing of the call left jit: it is sent once more, on the
+                # connection that replaces the dead one, or refused as never sent.
+                up = self._callable(await self._replacement(up, attempt), server, tool)
+                started = time.perf_counter()
+                raw = await _send_call(up, params, opts)
             result = types.CallToolResult.model_validate(raw)
             if not result.is_error:
                 # Structured content against the tool's output schema as discovery kept it, by jit's
@@ -466,6 +498,8 @@ class ClientManager:
                                                    given="structured_content" in result.model_fields_set)
                 if problem is not None:
                     raise _BadResult(f"its structured content does not match its output schema: {problem}")
+        except NotSent:
+            raise self._unavailable(server, tool) from None
         except MCPError as exc:
             latency = (time.perf_counter() - started) * 1000
             message = bounded(exc.message)  # the server's own text: a line, not megabytes
@@ -522,6 +556,14 @@ def _bounded_data(data: Any) -> Any:
 
 class _BadResult(Exception):
     """A call's result that the tool's own declarations forbid (see :meth:`ClientManager.call_tool`)."""
+
+
+async def _send_call(up: Upstream, params: dict[str, Any], opts: dict[str, Any]) -> dict[str, Any]:
+    """``tools/call`` on ``up``'s connection, straight through the session's dispatcher (what
+    ClientSession.call_tool does under its request and result models); :class:`NotSent` when the
+    connection was found dead with none of it sent (jit/client/delivery.py)."""
+    headers = {MCP_PROTOCOL_VERSION_HEADER: up.protocol_version}
+    return await send_tracked(up.dispatcher, "tools/call", params, {**opts, "headers": headers})
 
 
 #: Deepest nesting of a call's arguments: ``tools/call`` puts them two levels into the message,

@@ -55,6 +55,7 @@ from ..config import DEFAULT_CALL_TIMEOUT, DEFAULT_TIMEOUT, HttpServerConfig, Ss
 from ..errors import ConfigError, JitError, bounded
 from ..jsonrpc import first_problem
 from ..salvage import MAX_SALVAGE_BYTES, salvage, salvage_value
+from .delivery import note_not_sent, note_sent
 
 __all__ = [
     "DEFAULT_STDERR_LIMIT",
@@ -306,14 +307,20 @@ class _TeeStream(httpx2.AsyncByteStream):
 
 
 class _TeeTransport(httpx2.AsyncBaseTransport):
-    """Keeps a copy of each JSON-RPC POST's response body in the :class:`RequestLog`."""
+    """Keeps a copy of each JSON-RPC POST's response body in the :class:`RequestLog`, and reports a
+    POST whose connection could not be made as not sent (:mod:`jit.client.delivery`)."""
 
     def __init__(self, inner: httpx2.AsyncBaseTransport, requests: RequestLog) -> None:
         self._inner = inner
         self._requests = requests
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        response = await self._inner.handle_async_request(request)
+        try:
+            response = await self._inner.handle_async_request(request)
+        except (httpx2.ConnectError, httpx2.ConnectTimeout):
+            # No connection, so no byte of the request went out (jit/client/delivery.py).
+            note_not_sent(_posted_request_id(request))
+            raise
         request_id = _posted_request_id(request)
         if request_id is not None:
             body = self._requests.body(request_id, response.headers.get("content-type", "").lower())
@@ -346,6 +353,7 @@ class _RecordingWriteStream:
     async def send(self, item: SessionMessage) -> None:
         if isinstance(item.message, types.JSONRPCRequest):
             self._requests.sent(item.message.id, item.message.method)
+            note_sent(item.message.id)
         await self._inner.send(item)
 
     async def aclose(self) -> None:

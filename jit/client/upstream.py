@@ -205,6 +205,14 @@ class Upstream:
         self.ever_connected = False
         self.settled = anyio.Event()
         self.first_result: SyncResult | None = None
+        #: Connection attempts begun, and the last one that has settled (connected, or failed
+        #: without connecting): what :meth:`next_attempt` waits on.
+        self.attempts = 0
+        self.settled_attempt = 0
+        #: When :meth:`start` launched the supervisor (``time.monotonic()``).
+        self.began = 0.0
+        self._attempt_settled = anyio.Event()
+        self._ended = False
         self._scope = anyio.CancelScope()
         self._task: asyncio.Task[None] | None = None
         self._wake = anyio.Event()
@@ -237,6 +245,7 @@ class Upstream:
 
     def start(self) -> None:
         """Mark the server connecting and launch its supervisor task (asyncio backend)."""
+        self.began = time.monotonic()
         self._status(ServerStatus.CONNECTING)
         self._task = asyncio.get_running_loop().create_task(self._run(), name=f"jit-upstream-{self.name}")
 
@@ -288,12 +297,29 @@ class Upstream:
             log.exception("server %s: supervisor failed", self.name)
             self._status(ServerStatus.ERROR, error="internal error in jit's client")
         finally:
+            self._ended = True
+            self._attempt_settled.set()
             self.settled.set()
+
+    def _settle_attempt(self) -> None:
+        """The current attempt has connected, or failed without connecting: wake who waits for it."""
+        self.settled_attempt = self.attempts
+        self._attempt_settled.set()
+        self._attempt_settled = anyio.Event()
+
+    async def next_attempt(self, after: int, within: float) -> bool:
+        """Wait, at most ``within`` seconds, for a connection attempt begun after attempt ``after``
+        to connect or fail (or for the supervisor to end); True when such a connection is up."""
+        with anyio.move_on_after(within):
+            while self.settled_attempt <= after and not self._ended:
+                await self._attempt_settled.wait()
+        return self.connected and self.settled_attempt > after
 
     # ---------------------------------------------------------------- one connection
 
     async def _attempt(self) -> tuple[bool, str]:
         """Connect, discover, serve until the connection ends. Returns (was connected, why it ended)."""
+        self.attempts += 1
         self._status(ServerStatus.CONNECTING)
         self._closed = False
         self._garbage = 0
@@ -357,6 +383,8 @@ class Upstream:
             self._status(ServerStatus.DISCONNECTED, error=error)
         else:
             self._status(ServerStatus.ERROR, error=error)
+        if not connected:
+            self._settle_attempt()
         self.settled.set()
         log.info("server %s: %s", self.name, error)
         return connected, error
@@ -387,6 +415,7 @@ class Upstream:
             capabilities=capabilities,
             instructions=instructions,
         )
+        self._settle_attempt()
         self.settled.set()
 
     def _on_close(self) -> None:

@@ -12,8 +12,12 @@ repository): whoever reaches its HTTP endpoint can call them. So:
   answered 401 before the MCP transport sees it (:class:`BearerTokenMiddleware`).
   When ``$JIT_SERVE_TOKEN`` is set it is enforced on a loopback bind too;
 * the Host/Origin checks against DNS rebinding stay on whatever the bind (the SDK turns
-  them on only for a literal loopback host): the allowed hosts are the loopback names,
-  the bound address, this machine's host names, and those given with ``--allow-host``.
+  them on only for a literal loopback host), on parsed headers (:mod:`jit.serve.hosts`):
+  the allowed hosts are the loopback names, the bound address, this machine's host names,
+  and those given with ``--allow-host``;
+* a request body is at most :data:`MAX_BODY_BYTES` (answered 413 with a JSON-RPC error past
+  it), and a request's headers must arrive within ``serve.http_header_timeout`` seconds
+  (:mod:`jit.serve.headertimeout`).
 """
 
 from __future__ import annotations
@@ -23,7 +27,6 @@ import hmac
 import ipaddress
 import logging
 import os
-import socket
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,11 +37,13 @@ from mcp_types import INVALID_PARAMS, INVALID_REQUEST, InitializeRequestParams
 from mcp_types.jsonrpc import UNSUPPORTED_PROTOCOL_VERSION
 from mcp_types.version import KNOWN_PROTOCOL_VERSIONS
 
-from ..jsonrpc import Rejected, decode, encode, error, first_problem, not_utf8, scrub
+from ..config import ServeConfig
+from ..jsonrpc import Rejected, decode, encode, error, first_problem, not_utf8, scrub, too_large
 from ..process import until_stopped
-from .stdio import MAX_LINE_BYTES
+from . import hosts as hostcheck
 
 __all__ = [
+    "MAX_BODY_BYTES",
     "MIN_TOKEN_LENGTH",
     "TOKEN_ENV",
     "BearerTokenMiddleware",
@@ -55,18 +60,16 @@ TOKEN_ENV = "JIT_SERVE_TOKEN"
 #: Shortest token accepted (``openssl rand -hex 32`` gives 64 characters).
 MIN_TOKEN_LENGTH = 16
 
-_LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
-
-
 class RemoteBindRefused(ValueError):
     """``jit serve --http`` was asked to listen where it must not, or without the token it needs."""
 
 
 @dataclass(frozen=True)
 class HttpAccess:
-    """How an HTTP ``jit serve`` is guarded: the SDK's Host/Origin settings and the bearer token."""
+    """How an HTTP ``jit serve`` is guarded: the hosts it answers to (normalised as
+    :func:`~jit.serve.hosts.normal_host` gives them) and the bearer token."""
 
-    security: TransportSecuritySettings
+    hosts: frozenset[str]
     token: str | None = field(default=None, repr=False)
 
 
@@ -82,39 +85,11 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def _host_form(host: str) -> str:
-    """``host`` as it appears in a Host header (IPv6 literals bracketed)."""
-    name = host.strip("[]")
-    try:
-        return f"[{name}]" if ipaddress.ip_address(name).version == 6 else name
-    except ValueError:
-        return name.lower()
-
-
-def _machine_names() -> list[str]:
-    """This machine's host names: what a client on the network puts in Host for a wildcard bind."""
-    names = {socket.gethostname()}
-    try:
-        names.add(socket.getfqdn())
-    except OSError:
-        pass
-    return sorted(n.lower() for n in names if n)
-
-
-def _settings(hosts: Iterable[str]) -> TransportSecuritySettings:
-    allowed = list(dict.fromkeys(_host_form(h) for h in hosts if h))
-    return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=[form for h in allowed for form in (h, f"{h}:*")],
-        allowed_origins=[f"{scheme}://{h}{port}" for h in allowed for scheme in ("http", "https")
-                         for port in ("", ":*")],
-    )
-
-
 def http_access(host: str, *, allow_remote: bool = False, allowed_hosts: Iterable[str] = (),
                 environ: Mapping[str, str] | None = None) -> HttpAccess:
     """The guard for ``jit serve --http`` on ``host``, or :class:`RemoteBindRefused` saying why it
-    may not start (a non-loopback host without ``allow_remote``; ``allow_remote`` without a token)."""
+    may not start (a non-loopback host without ``allow_remote``; ``allow_remote`` without a token;
+    an ``allowed_hosts`` entry that is not a host)."""
     env = os.environ if environ is None else environ
     token = env.get(TOKEN_ENV) or None
     loopback = is_loopback(host)
@@ -130,11 +105,9 @@ def http_access(host: str, *, allow_remote: bool = False, allowed_hosts: Iterabl
         raise RemoteBindRefused(f"${TOKEN_ENV} is too short: use at least {MIN_TOKEN_LENGTH} characters "
                                 "(e.g. `openssl rand -hex 32`)")
     try:
-        wildcard = ipaddress.ip_address(host.strip("[]")).is_unspecified
-    except ValueError:
-        wildcard = False
-    hosts = [*_LOOPBACK_NAMES, *(_machine_names() if wildcard else [host]), *allowed_hosts]
-    return HttpAccess(_settings(hosts), token)
+        return HttpAccess(hostcheck.allowed_hosts(host, allowed_hosts), token)
+    except ValueError as exc:
+        raise RemoteBindRefused(f"--allow-host {exc}") from None
 
 
 class BearerTokenMiddleware:
@@ -175,6 +148,11 @@ class BearerTokenMiddleware:
         await send({"type": "http.response.body", "body": body})
 
 
+#: The largest request body ``jit serve --http`` reads: 4 MiB, the SDK's own default. Over HTTP each
+#: body is held whole while it is judged and parsed, and many sessions may post at once (over stdio,
+#: one client owns the process: :data:`~jit.serve.stdio.MAX_LINE_BYTES`, 32 MiB).
+MAX_BODY_BYTES = 4 * 1024 * 1024
+
 #: A UTF-8 byte order mark: ignored before a message, as on stdio (:func:`jit.jsonrpc.decode`).
 BOM = "\ufeff".encode()
 
@@ -186,8 +164,10 @@ class JsonRpcCheckMiddleware:
     The SDK answered a request whose ``id`` is not a string or an integer (``{"a":1}``, ``true``,
     ``1.5``, ``null``) with 202 and no body, running nothing: its client waited forever. A refused
     body is answered here (HTTP 400, the JSON-RPC error to the request's id when it has a valid one;
-    202 for a dropped notification); anything else goes on unchanged. Bodies over the SDK's own
-    limit and other content types are left to the SDK (413, 415).
+    202 for a dropped notification); anything else goes on unchanged. A body over ``limit`` bytes
+    (:data:`MAX_BODY_BYTES`) is answered 413 with ``-32600`` naming the limit, whatever its content
+    type, and unread when its ``Content-Length`` says so (the SDK answered it in plain text, "Request
+    body too large"); other content types are left to the SDK (415).
 
     A request whose ``id`` is still in flight in the same session is refused too (MCP forbids
     reusing an id while its request runs): the SDK keeps one answer stream per id, so the second
@@ -204,8 +184,14 @@ class JsonRpcCheckMiddleware:
         self._in_flight: set[tuple[bytes, str]] = set()
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or scope.get("method") != "POST" or not self._json(scope) or \
-                self._declared(scope) > self._limit:
+        if scope["type"] != "http" or scope.get("method") != "POST":
+            await self._app(scope, receive, send)
+            return
+        declared = self._declared(scope)
+        if declared > self._limit:  # refused before a byte of it is read
+            await self._answer(send, 413, too_large(declared, self._limit, "a request body"))
+            return
+        if not self._json(scope):  # the SDK answers it (415), its body bounded by the same limit
             await self._app(scope, receive, send)
             return
         chunks: list[bytes] = []
@@ -217,7 +203,11 @@ class JsonRpcCheckMiddleware:
             chunks.append(message.get("body", b""))
             size += len(chunks[-1])
             more = bool(message.get("more_body"))
-        verdict = None if more else self._verdict(b"".join(chunks))
+        if size > self._limit:  # a body sent without its length (chunked), or longer than it said
+            await self._answer(send, 413, too_large(None if more else size, self._limit, "a request body"))
+            return
+        body = b"".join(chunks)
+        verdict = self._verdict(body)
         if isinstance(verdict, dict) and verdict.get("method") == "initialize" and "id" in verdict \
                 and self._header(scope, b"mcp-session-id") is None:
             verdict = self._initialize_problem(verdict) or verdict
@@ -235,21 +225,11 @@ class JsonRpcCheckMiddleware:
                                      "an id may not be reused before its answer came"),
                                f"request id {key[1]} reused while in flight")
         if isinstance(verdict, Rejected):
-            log.warning("refused a message from an HTTP client: %s", verdict.reason)
-            if verdict.reply is None:
-                await send({"type": "http.response.start", "status": 202, "headers": []})
-                await send({"type": "http.response.body", "body": b""})
-                return
-            out = scrub(encode(verdict.reply)).encode("utf-8")  # as the stdio writer writes it
-            await send({"type": "http.response.start", "status": 400, "headers": [
-                (b"content-type", b"application/json"), (b"content-length", str(len(out)).encode())]})
-            await send({"type": "http.response.body", "body": out})
+            await self._answer(send, 400, verdict)
             return
-        if not more and b"".join(chunks).startswith(BOM):  # RFC 8259 lets a reader ignore it; the SDK does not
-            chunks = [b"".join(chunks)[len(BOM):]]
-        # What was read goes on as it came (an over-long body unread past the limit: the SDK refuses it).
-        pending = [{"type": "http.request", "body": c, "more_body": more or i < len(chunks) - 1}
-                   for i, c in enumerate(chunks)]
+        if body.startswith(BOM):  # RFC 8259 lets a reader ignore it; the SDK does not
+            body = body[len(BOM):]
+        pending = [{"type": "http.request", "body": body, "more_body": False}]
 
         async def replay() -> dict[str, Any]:
             return pending.pop(0) if pending else await receive()
@@ -271,6 +251,20 @@ class JsonRpcCheckMiddleware:
             await self._app(scope, replay, answering)
         finally:
             in_flight.discard(key)
+
+    @staticmethod
+    async def _answer(send: Any, status: int, refused: Rejected) -> None:
+        """Answer a refused message with ``status`` and its JSON-RPC error (202 and nothing for a
+        notification, which is never answered)."""
+        log.warning("refused a message from an HTTP client: %s", refused.reason)
+        if refused.reply is None:
+            await send({"type": "http.response.start", "status": 202, "headers": []})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        out = scrub(encode(refused.reply)).encode("utf-8")  # as the stdio writer writes it
+        await send({"type": "http.response.start", "status": status, "headers": [
+            (b"content-type", b"application/json"), (b"content-length", str(len(out)).encode())]})
+        await send({"type": "http.response.body", "body": out})
 
     @staticmethod
     def _header(scope: dict[str, Any], name: bytes) -> bytes | None:
@@ -332,17 +326,24 @@ class JsonRpcCheckMiddleware:
         return decode(text)
 
 
-async def serve_http(server: Any, host: str, port: int, access: HttpAccess, max_sessions: int) -> None:
-    """``MCPServer.run_streamable_http_async`` with jit's guard: the SDK's Streamable HTTP app
-    with ``access.security`` as its Host/Origin settings and at most ``max_sessions`` sessions
-    (``serve.max_http_sessions``), behind the bearer token when there is one."""
+async def serve_http(server: Any, host: str, port: int, access: HttpAccess, settings: ServeConfig) -> None:
+    """``MCPServer.run_streamable_http_async`` with jit's guard: the SDK's Streamable HTTP app with
+    at most ``settings.max_http_sessions`` sessions and bodies of at most :data:`MAX_BODY_BYTES`,
+    behind the Host/Origin check on ``access.hosts`` (the SDK's own, which compares strings, is
+    off) and the bearer token when there is one; served by uvicorn with a bound on reading a
+    request's headers (``settings.http_header_timeout``, :mod:`jit.serve.headertimeout`)."""
     import uvicorn
 
-    sdk_app = server.streamable_http_app(transport_security=access.security, host=host, max_sessions=max_sessions)
-    app: Any = JsonRpcCheckMiddleware(sdk_app, MAX_LINE_BYTES)
+    from .headertimeout import header_timeout_protocol
+
+    sdk_app = server.streamable_http_app(
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False), host=host,
+        max_sessions=settings.max_http_sessions, max_request_body_size=MAX_BODY_BYTES)
+    app: Any = hostcheck.HostCheckMiddleware(JsonRpcCheckMiddleware(sdk_app, MAX_BODY_BYTES), access.hosts)
     if access.token is not None:
         app = BearerTokenMiddleware(app, access.token)
-    config = uvicorn.Config(app, host=host, port=port, log_level=server.settings.log_level.lower())
+    config = uvicorn.Config(app, host=host, port=port, log_level=server.settings.log_level.lower(),
+                            http=header_timeout_protocol(settings.http_header_timeout))  # type: ignore[arg-type]
     web = uvicorn.Server(config)
 
     def shut_down() -> None:  # what uvicorn does on SIGTERM; it leaves SIGHUP (a closed terminal) to kill

@@ -60,7 +60,7 @@ from mcp_types.methods import serialize_server_result
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
-from ..jsonrpc import Rejected, decode, encode, error, not_utf8
+from ..jsonrpc import Rejected, decode, encode, error, not_utf8, too_large
 from .stdio import LineTooLong, NotUtf8
 
 __all__ = ["ProxyLane", "ProxyTarget"]
@@ -166,9 +166,7 @@ class ProxyLane:
         are started here; the rest are validated into the SDK's models."""
         async for line in source:
             if isinstance(line, LineTooLong):
-                await self._refuse(Rejected(error(None, INVALID_REQUEST, (
-                    f"Invalid Request: a message of {line.size} bytes is over jit serve's limit of "
-                    f"{line.limit} bytes per line")), f"a line of {line.size} bytes"))
+                await self._refuse(too_large(line.size, line.limit, "a line"))
                 continue
             if isinstance(line, NotUtf8):
                 await self._refuse(not_utf8(line.text, line.at))

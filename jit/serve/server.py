@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import functools
 import json
+import time
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -117,6 +118,11 @@ PROXY = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_
 #: behind its tool search, which would cost a turn before the model could even search jit. Other clients
 #: ignore a ``_meta`` key they do not know. See docs/serve.md.
 ALWAYS_LOAD = {"anthropic/alwaysLoad": True}
+#: How long after ``jit serve`` began a ``jit://servers`` read waits for the first connection attempts
+#: to settle: a local stdio server connects in a second or two, and a reader should get its answer
+#: well inside any client's request timeout. A server still on its first attempt after it is shown
+#: "connecting", with how long it has been trying.
+SERVERS_SETTLE_WAIT = 5.0
 #: The meta-tools every ``jit serve`` offers (``set_task`` comes with ``--expose-shard``).
 META_TOOLS = ("search_tools", "describe_tool", "call_tool", "compile_tools", "reload")
 #: The longest query or task a meta-tool takes: ~8,000 tokens of plain words. A longer one is refused
@@ -533,12 +539,30 @@ def _register(app: JitServer) -> None:
 
     @app.resource("jit://servers", name="servers", mime_type="application/json",
                   description="Every server jit knows: status, tool count, last error")
-    def servers_resource() -> str:
+    async def servers_resource() -> str:
+        """The servers as ``jit servers --json`` gives them, once their first connection attempts
+        have settled, or :data:`SERVERS_SETTLE_WAIT` seconds after jit began serving.
+
+        A client that connects, reads this and leaves (a one-shot script, an inspector) reads it
+        right after jit started, when every server is "connecting" though most are a second or
+        two from connected or failed: what that reader wants is whether each server works, so
+        the read waits for that answer, as ``resources/list`` waits to list the upstreams'
+        resources. A server that takes longer (a slow ``npx`` download, an unreachable URL: an
+        attempt may last the server's ``timeout``) is not waited for past that first window: it
+        reads "connecting", with a ``status_note`` saying how long its first attempt has run and
+        when it gives up. Reads after the window, and servers that settled, answer at once."""
         from ..views import server_rows, tool_counts
 
         state = app.state
         assert state is not None  # resources are read inside the lifespan
-        return json.dumps(server_rows(state.config, state.store.servers(), tool_counts(state.store)), default=str)
+        pending = await state.manager.settle(max(0.0, state.began + SERVERS_SETTLE_WAIT - time.monotonic()))
+        rows = server_rows(state.config, state.store.servers(), tool_counts(state.store))
+        for row in rows:
+            if row["server"] in pending and row["status"] == "connecting":
+                timeout = state.config.servers[row["server"]].timeout
+                row["status_note"] = (f"first connection attempt under way for {pending[row['server']]:.0f} s "
+                                      f"(it gives up after {timeout:g} s)")
+        return json.dumps(rows, default=str)
 
     @app.resource("jit://selection", name="selection", mime_type="application/json",
                   description="The current selection: the exposed shard's tool set, else the last compile_tools")
@@ -634,9 +658,9 @@ def run(options: ServeOptions) -> None:
             if options.transport == "http":
                 access = http_access(options.host, allow_remote=options.allow_remote,
                                      allowed_hosts=options.allowed_hosts)
-                # The session limit is set before the app is made; the lifespan reads the config again.
-                sessions = load_config(options.config_path).serve.max_http_sessions
-                anyio.run(serve_http, server, options.host, options.port, access, sessions)
+                # The HTTP settings apply before the app is made; the lifespan reads the config again.
+                settings = load_config(options.config_path).serve
+                anyio.run(serve_http, server, options.host, options.port, access, settings)
             else:
                 # MCPServer.run("stdio") is anyio.run(run_stdio_async), with no stop signal handled.
                 anyio.run(until_stopped, server.run_stdio_async)

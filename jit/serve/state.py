@@ -113,6 +113,8 @@ class ServeState:
         self.selection: Any = None
         #: The first refresh has run: the compiler and embedder built, the exposed selection compiled.
         self.ready = False
+        #: When the server began serving (``time.monotonic()``): the upstreams' first attempts start then.
+        self.began = time.monotonic()
         self._catalog = anyio.Event()  # set once the compiler and embedder exist, or building them failed
         self._failure: JitError | None = None
         self._stale = anyio.Event()  # an upstream settled or changed: refresh and recompile

@@ -1,7 +1,7 @@
 """A small, well-behaved MCP server for jit's client tests, built on the SDK's MCPServer.
 
     python tests/servers/demo_server.py --transport stdio|http|sse [--port P] [--name N]
-        [--pid-file PATH] [--fail-if-exists PATH] [--extra-tools K]
+        [--pid-file PATH] [--fail-if-exists PATH] [--listen-after PATH] [--extra-tools K]
 
 Tools: ``echo``, ``add`` (structured output), ``fail`` (reports ``isError``),
 ``sleep``, ``pid``, and ``add_tool`` / ``remove_tool``, which change the tool
@@ -10,6 +10,8 @@ one prompt. HTTP and SSE listen on 127.0.0.1 only.
 
 ``--fail-if-exists PATH`` makes the server exit with an error at start while PATH
 exists: tests use it to keep a killed server "down" and then let it come back.
+``--listen-after PATH`` makes it load, write ``PATH.waiting``, and serve only once PATH
+exists: a replacement ready to take a killed server's port the moment a test lets it.
 """
 
 # No "from __future__ import annotations": the tools below are defined inside build(), and
@@ -18,6 +20,7 @@ import argparse
 import asyncio
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -97,6 +100,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--name", default="demo")
     parser.add_argument("--pid-file")
     parser.add_argument("--fail-if-exists")
+    parser.add_argument("--listen-after")
     parser.add_argument("--extra-tools", type=int, default=0)
     args = parser.parse_args(argv)
     if args.fail_if_exists and Path(args.fail_if_exists).exists():
@@ -105,6 +109,10 @@ def main(argv: list[str] | None = None) -> None:
     if args.pid_file:
         Path(args.pid_file).write_text(str(os.getpid()))
     server = build(args.name, args.extra_tools)
+    if args.listen_after:
+        Path(args.listen_after + ".waiting").touch()
+        while not Path(args.listen_after).exists():
+            time.sleep(0.01)
     if args.transport == "stdio":
         server.run("stdio")
     elif args.transport == "http":

@@ -156,6 +156,14 @@ def demo_http(transport: str = "http", **kw: Any) -> ServerProcess:
                          path="/mcp" if transport == "http" else "/sse", **kw)
 
 
+def gated_replacement(server: ServerProcess, gate: Path) -> ServerProcess:
+    """A demo server for ``server``'s port and transport that loads at once, writes ``gate.waiting``,
+    and listens only once ``gate`` exists: ready to take the port the moment a test lets it."""
+    transport = "http" if server.path == "/mcp" else "sse"
+    return ServerProcess([PY, DEMO, "--transport", transport, "--port", str(server.port), "--listen-after", str(gate)],
+                         server.port, path=server.path)
+
+
 def http_config(server: ServerProcess, **kw: Any) -> HttpServerConfig | SseServerConfig:
     cls = SseServerConfig if server.path == "/sse" else HttpServerConfig
     return cls(url=server.url, **{"timeout": 20, **kw})
@@ -246,3 +254,14 @@ def serving_http(base: Path, config: Path, *options: str, env: Mapping[str, str]
     finally:
         stop(proc)
         log.close()
+
+
+def http_session(http: Any, url: str) -> dict[str, str]:
+    """The headers of a new Streamable HTTP session with ``url`` (``initialize`` answered) on the
+    ``httpx2.Client`` ``http``."""
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+    first = http.post(url, json=init, headers=headers)
+    assert first.status_code == 200, first.text
+    return {**headers, "Mcp-Session-Id": first.headers["mcp-session-id"], "Mcp-Protocol-Version": "2025-11-25"}
