@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from .errors import (
     AnalysisError,
     CatalogBusyError,
+    CatalogDamagedError,
     ConfigError,
     EmbeddingError,
     EvaluationError,
@@ -78,6 +79,7 @@ _LAZY: dict[str, str] = {
 __all__ = [
     "AnalysisError",
     "CatalogBusyError",
+    "CatalogDamagedError",
     "ClientManager",
     "Compiler",
     "Config",

@@ -129,10 +129,12 @@ async def sync(
     the caller may keep filling it meanwhile. Servers that fail stay in the
     catalog with their status and last error; their cached tools remain
     selectable. Servers of other configs sharing the catalog are left alone
-    unless ``forget_foreign``. ``progress`` is called on the event loop during
+    unless ``forget_foreign``. A SQLite catalog found damaged (:meth:`Store.check_intact`)
+    is a :class:`~jit.errors.CatalogDamagedError` before anything is written. ``progress`` is called on the event loop during
     discovery and from a worker thread during analysis and embedding.
     """
     def claim() -> tuple[Reconciled, SyncResult]:
+        store.check_intact()  # a damaged file is not written into (jit doctor rebuilds it)
         reconciled = prune_unconfigured(store, config, forget_foreign=forget_foreign)
         return reconciled, sync_harness_tools(store, config)
 

@@ -39,7 +39,8 @@ import sqlite_vec
 from ..errors import StoreError
 from ..paths import is_postgres_url, masked_url
 
-__all__ = ["Backend", "SqliteBackend", "is_busy", "is_postgres_url", "redact"]
+__all__ = ["Backend", "SqliteBackend", "is_busy", "is_damaged", "is_postgres_url", "not_a_catalog", "quick_check",
+           "redact"]
 
 T = TypeVar("T")
 
@@ -80,6 +81,11 @@ class Backend:
     def describe(self, exc: BaseException) -> str:
         """An engine error as one line for a user: scrubbed, and for PostgreSQL with what to do."""
         return self.scrub(str(exc))
+
+    def damaged(self, exc: BaseException) -> bool:
+        """Whether ``exc`` (the engine's) says the catalog's storage is damaged (:func:`is_damaged`).
+        A PostgreSQL server's storage is its administrators' to check: never."""
+        return False
 
     def in_transaction(self) -> bool:
         raise NotImplementedError
@@ -156,6 +162,34 @@ def _statements(script: str) -> Iterator[str]:
 def is_busy(exc: BaseException) -> bool:
     """A SQLite error saying another connection holds the lock this one needs (SQLITE_BUSY)."""
     return isinstance(exc, sqlite3.OperationalError) and str(exc).startswith("database is locked")
+
+
+#: SQLite's primary result codes for a file it cannot read as a database (extended codes add high bits).
+_SQLITE_CORRUPT, _SQLITE_NOTADB = 11, 26
+
+
+def is_damaged(exc: BaseException, conn: Any = None) -> bool:
+    """A SQLite error saying the file is damaged: SQLITE_CORRUPT ("database disk image is malformed")
+    or SQLITE_NOTADB. sqlite-vec reports a vector it cannot read back from a broken page as a plain
+    error ("Could not fetch vector data for 1692, reading from blob failed"): with ``conn``, such an
+    error counts when ``PRAGMA quick_check`` then finds the file damaged."""
+    if not isinstance(exc, sqlite3.Error):
+        return False
+    if (getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF in (_SQLITE_CORRUPT, _SQLITE_NOTADB):
+        return True
+    if conn is None or "blob" not in str(exc):
+        return False
+    try:
+        return quick_check(conn) is not None
+    except sqlite3.Error as again:
+        return is_damaged(again)
+
+
+def quick_check(conn: Any) -> str | None:
+    """SQLite's ``PRAGMA quick_check`` of the file (every page and link, not index contents;
+    0.2 s for a catalog of 20,000 tools): None if it finds nothing wrong, else its first finding."""
+    rows = [r[0] for r in conn.execute("PRAGMA quick_check(1)")]
+    return None if rows == ["ok"] else str(rows[0]).replace("*** in database main ***", "").strip().splitlines()[0]
 
 
 #: The first 16 bytes of every SQLite database file.
@@ -287,6 +321,9 @@ class SqliteBackend(Backend):
 
     def in_transaction(self) -> bool:
         return self.conn.in_transaction
+
+    def damaged(self, exc: BaseException) -> bool:
+        return is_damaged(exc, self.conn)
 
     def begin(self) -> None:
         self.conn.execute("BEGIN IMMEDIATE")

@@ -32,7 +32,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ..errors import MAX_STORED_ERROR_CHARS, CatalogBusyError, ServerNotRegisteredError, StoreError, bounded
+from ..errors import (
+    MAX_STORED_ERROR_CHARS,
+    CatalogBusyError,
+    CatalogDamagedError,
+    ServerNotRegisteredError,
+    StoreError,
+    bounded,
+)
 from ..models import (
     ServerStatus,
     StoredTool,
@@ -42,7 +49,7 @@ from ..models import (
     canonical_json,
 )
 from . import holders
-from .backend import Backend, SqliteBackend, is_busy, is_postgres_url, redact
+from .backend import Backend, SqliteBackend, is_busy, is_damaged, is_postgres_url, quick_check, redact
 from .migrations import Migration, Migrations, default_migrations_dir
 from .store_history import DefinitionHistory
 from .store_servers import ServerCatalog
@@ -85,6 +92,8 @@ class Store(DefinitionHistory, ServerCatalog, VectorStore):
                                  path=self.path) from exc
         self._backend: Backend | None = None
         self._depth = 0  # 1 inside a transaction() (nested ones join it)
+        #: Set once the file was found damaged: every later write is refused with it.
+        self._damaged: CatalogDamagedError | None = None
         #: Calls not yet written (the catalog was unreachable): (server, tool) -> [calls, errors,
         #: total latency, last called at, last error]; see :meth:`record_call`.
         self._unrecorded: dict[tuple[str, str], list[Any]] = {}
@@ -169,6 +178,8 @@ class Store(DefinitionHistory, ServerCatalog, VectorStore):
             if not isinstance(exc, backend.errors if backend is not None else SqliteBackend.errors):
                 raise
             if backend is None or backend.dialect == "sqlite":
+                if backend.damaged(exc) if backend is not None else is_damaged(exc):
+                    raise self._damage(str(exc)) from exc
                 if is_busy(exc):  # past the busy timeout: the catalog is fine, another process holds it
                     raise CatalogBusyError(
                         f"catalog {what} failed: another process held the catalog's write lock for over"
@@ -180,12 +191,36 @@ class Store(DefinitionHistory, ServerCatalog, VectorStore):
             raise StoreError(f"catalog {what} failed: {backend.describe(exc)} (catalog {self.location})",
                              path=self.location) from None
 
+    def _damage(self, what: str) -> CatalogDamagedError:
+        """The error for a damaged catalog file, kept: nothing more is written to it by this store."""
+        self._damaged = CatalogDamagedError(
+            f"the catalog {self.location} is damaged ({what}); nothing more is written to it: `jit doctor` keeps "
+            "it aside and rebuilds the catalog from what is intact in it and from the servers", path=self.location)
+        return self._damaged
+
+    def check_intact(self) -> None:
+        """Raise :class:`~jit.errors.CatalogDamagedError` if SQLite finds the catalog file damaged
+        (``PRAGMA quick_check``: every page and link; 0.2 s for 20,000 tools), as before a sync writes
+        into it. A PostgreSQL catalog's storage is its server's to check: nothing is read."""
+        assert self._backend is not None
+        if self._damaged is not None:
+            raise CatalogDamagedError(self._damaged.message, **self._damaged.details)
+        if self._backend.dialect != "sqlite":
+            return
+        with self._lock, self._errors("check"):
+            found = quick_check(self._conn)
+        if found is not None:
+            raise self._damage(found)
+
     @contextmanager
     def transaction(self) -> Iterator[Any]:
-        """One write transaction, excluding every other writer; nested calls join the outer one."""
+        """One write transaction, excluding every other writer; nested calls join the outer one.
+        A catalog found damaged is not written to (:class:`~jit.errors.CatalogDamagedError`)."""
         with self._lock, self._errors("write"):
             backend = self._backend
             assert backend is not None
+            if self._damaged is not None:
+                raise CatalogDamagedError(self._damaged.message, **self._damaged.details)
             if self._depth or backend.in_transaction():
                 yield self._conn
                 return
