@@ -14,6 +14,8 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -21,7 +23,7 @@ from servers.support import notes_config
 
 from jit.catalog.store import Store
 from jit.errors import StoreError
-from jit.models import ToolDef
+from jit.models import ServerStatus, ToolDef
 
 JIT = [sys.executable, "-m", "jit"]
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
@@ -244,7 +246,6 @@ def built_catalog(path: Path, hashing_embedder) -> dict[str, object]:
     """A catalog of 600 tools on three servers with vectors, usage on two tools, and one tool whose
     changed definition awaits approval; checkpointed and closed. What was put in it, to compare."""
     from jit.catalog.embed import embed_pending
-    from jit.models import ServerStatus
 
     tools = many_tools(600)
     with Store(path) as store:
@@ -396,3 +397,98 @@ def test_a_damaged_page_stops_compile_and_sync_and_jit_doctor_rebuilds_the_catal
     assert sorted(listed) == sorted(NOTES)
     assert listed["read_note"]["calls"] == 2
     assert [name for name, t in listed.items() if t["awaiting_approval"]] == ["send_message"]
+
+
+# --------------------------------------------------------------------------- a full disk
+
+
+def test_a_catalog_that_cannot_grow_fails_the_sync_and_blames_no_server(tmp_path, hashing_embedder):
+    """The catalog cannot take a server's tool list (here SQLite's ``PRAGMA max_page_count`` on the
+    store's connection: the file may not grow, as on a full disk). The sync raises the catalog's
+    error; it used to return as if done, with "catalog write failed" as that server's last error and
+    the server left in ``error``. The server that fitted is synced; the one that did not is not blamed."""
+    import asyncio
+
+    from servers.support import demo_memory, make_config
+
+    from jit.pipeline import sync
+
+    config = make_config(tmp_path, {"small": demo_memory("small")}, reconnect_attempts=0)
+    with Store(tmp_path / "catalog.db") as store:
+        asyncio.run(sync(config, store, hashing_embedder))
+        pages = store._query("PRAGMA page_count")[0][0]
+        store._conn.execute(f"PRAGMA max_page_count = {pages + 2}")
+        bigger = make_config(tmp_path, {"small": demo_memory("small"), "big": demo_memory("big", extra_tools=400)},
+                             reconnect_attempts=0)
+        with pytest.raises(StoreError) as caught:
+            asyncio.run(sync(bigger, store, hashing_embedder))
+        assert caught.value.message.startswith("catalog write failed: database or disk is full: the disk holding "
+                                               "the catalog is full")
+        assert caught.value.message.endswith(f"(catalog {tmp_path / 'catalog.db'})")
+        store._conn.execute("PRAGMA max_page_count = 1073741823")
+        records = {r.name: r for r in store.servers()}
+        assert records["big"].status is not ServerStatus.ERROR and records["big"].last_error is None, records["big"]
+        assert records["small"].status is ServerStatus.IDLE and records["small"].last_error is None
+        assert store.tools("big") == [] and len(store.tools("small")) == 7
+        asyncio.run(sync(bigger, store, hashing_embedder))  # room again: the same sync completes
+        assert len(store.tools("big")) == 407 and store.server("big").status is ServerStatus.IDLE
+
+
+@contextmanager
+def small_disk(path: Path, size: str) -> Iterator[Path]:
+    """A tmpfs of ``size`` mounted at ``path`` (root only; skipped where mounting is not allowed)."""
+    path.mkdir()
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("mounting a small tmpfs needs root")
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)], capture_output=True,
+                          text=True, check=False)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], check=False)
+
+
+def fill(disk: Path, leave_kb: int) -> Path:
+    """A file taking all but ``leave_kb`` KiB of ``disk``'s free space."""
+    free_kb = os.statvfs(disk).f_bavail * os.statvfs(disk).f_frsize // 1024
+    filler = disk / "filler"
+    with filler.open("wb") as f:
+        f.write(b"\0" * max(0, free_kb - leave_kb) * 1024)
+    return filler
+
+
+@pytest.mark.slow
+def test_jit_sync_on_a_full_disk_exits_with_the_catalogs_error_and_jit_servers_blames_no_server(tmp_path):
+    """A small tmpfs holding the catalog, filled up before a sync that brings a server of 1,000 tools:
+    `jit sync` exited 0, the server's row said "catalog write failed" and `jit servers` kept it in
+    `error`. Now the sync exits 1 with one line naming the catalog and the full disk, the server is
+    not blamed, and once there is room again the same sync completes."""
+    with small_disk(tmp_path / "disk", "24m") as disk:
+        config = disk / "config.json"
+        demo = str(Path(__file__).parent / "servers" / "demo_server.py")
+        body = {"servers": {"small": {"command": sys.executable, "args": [demo, "--name", "small"]}},
+                "store": "catalog.db", "analyzer": {"provider": "offline"},
+                "rules": str(Path(__file__).resolve().parent.parent / "rules"),
+                "connection": {"reconnect_attempts": 0, "ping_interval": 0}}
+        config.write_text(json.dumps(body), encoding="utf-8")
+        assert jit(config, "sync").returncode == 0
+        body["servers"]["big"] = {"command": sys.executable, "args": [demo, "--name", "big", "--extra-tools", "1000"]}
+        config.write_text(json.dumps(body), encoding="utf-8")
+        filler = fill(disk, 200)
+
+        done = jit(config, "sync")
+        one_error(done, "catalog write failed: database or disk is full", "the disk holding the catalog is full",
+                  f"(catalog {disk / 'catalog.db'})")
+        servers = jit(config, "servers", "--json")
+        assert servers.returncode == 0, servers.stderr
+        rows = {r["server"]: r for r in json.loads(servers.stdout)}
+        assert rows["big"]["status"] != "error" and rows["big"]["last_error"] is None, rows["big"]
+        assert rows["small"]["status"] == "idle" and rows["small"]["tools"] == 7
+
+        filler.unlink()
+        done = jit(config, "sync")
+        assert done.returncode == 0, done.stderr
+        rows = {r["server"]: r for r in json.loads(jit(config, "servers", "--json").stdout)}
+        assert rows["big"]["tools"] == 1007 and rows["big"]["status"] == "idle"

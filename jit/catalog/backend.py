@@ -39,8 +39,8 @@ import sqlite_vec
 from ..errors import StoreError
 from ..paths import is_postgres_url, masked_url
 
-__all__ = ["Backend", "SqliteBackend", "is_busy", "is_damaged", "is_postgres_url", "not_a_catalog", "quick_check",
-           "redact"]
+__all__ = ["Backend", "SqliteBackend", "is_busy", "is_damaged", "is_full", "is_postgres_url", "not_a_catalog",
+           "quick_check", "redact"]
 
 T = TypeVar("T")
 
@@ -164,8 +164,14 @@ def is_busy(exc: BaseException) -> bool:
     return isinstance(exc, sqlite3.OperationalError) and str(exc).startswith("database is locked")
 
 
-#: SQLite's primary result codes for a file it cannot read as a database (extended codes add high bits).
-_SQLITE_CORRUPT, _SQLITE_NOTADB = 11, 26
+#: SQLite's primary result codes (extended codes add high bits): a file it cannot read as a
+#: database, and a write that found no room.
+_SQLITE_CORRUPT, _SQLITE_FULL, _SQLITE_NOTADB = 11, 13, 26
+
+
+def is_full(exc: BaseException) -> bool:
+    """A SQLite error saying the catalog could not grow: the disk (or the file's size limit) is full."""
+    return isinstance(exc, sqlite3.Error) and (getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF == _SQLITE_FULL
 
 
 def is_damaged(exc: BaseException, conn: Any = None) -> bool:

@@ -49,7 +49,7 @@ from ..models import (
     canonical_json,
 )
 from . import holders
-from .backend import Backend, SqliteBackend, is_busy, is_damaged, is_postgres_url, quick_check, redact
+from .backend import Backend, SqliteBackend, is_busy, is_damaged, is_full, is_postgres_url, quick_check, redact
 from .migrations import Migration, Migrations, default_migrations_dir
 from .store_history import DefinitionHistory
 from .store_servers import ServerCatalog
@@ -58,6 +58,11 @@ from .store_vectors import VectorStore
 __all__ = ["Migration", "Store", "default_migrations_dir", "text_hash"]
 
 log = logging.getLogger(__name__)
+
+
+#: What to do about a SQLite catalog that could not grow (SQLITE_FULL).
+_FULL_HINT = (": the disk holding the catalog is full; nothing of this write was kept. Free some space and run the"
+              " command again")
 
 
 def text_hash(text: str) -> str:
@@ -185,7 +190,9 @@ class Store(DefinitionHistory, ServerCatalog, VectorStore):
                         f"catalog {what} failed: another process held the catalog's write lock for over"
                         f" {SqliteBackend.busy_timeout:g} s ({exc}); try again when it is done",
                         path=self.location) from exc
-                raise StoreError(f"catalog {what} failed: {exc}", path=self.location) from exc
+                hint = _FULL_HINT if is_full(exc) else ""
+                raise StoreError(f"catalog {what} failed: {exc}{hint} (catalog {self.location})",
+                                 path=self.location) from exc
             # Not chained: a traceback printing the cause would bypass the scrubbing.
             # Named: a team's hosts may use more than one catalog, and the server's message names none.
             raise StoreError(f"catalog {what} failed: {backend.describe(exc)} (catalog {self.location})",
@@ -229,7 +236,10 @@ class Store(DefinitionHistory, ServerCatalog, VectorStore):
             try:
                 yield self._conn
             except BaseException:
-                backend.rollback()
+                # SQLite rolls back by itself on some errors (a full disk, SQLITE_FULL): a ROLLBACK
+                # then fails ("no transaction is active") and would hide the error that counts.
+                if backend.in_transaction():
+                    backend.rollback()
                 raise
             finally:
                 self._depth = 0
