@@ -130,8 +130,10 @@ async def sync(
     catalog with their status and last error; their cached tools remain
     selectable. Servers of other configs sharing the catalog are left alone
     unless ``forget_foreign``. A SQLite catalog found damaged (:meth:`Store.check_intact`)
-    is a :class:`~jit.errors.CatalogDamagedError` before anything is written. ``progress`` is called on the event loop during
-    discovery and from a worker thread during analysis and embedding.
+    is a :class:`~jit.errors.CatalogDamagedError` before anything is written; a catalog that
+    cannot take a server's tools (a full disk) raises its :class:`~jit.errors.StoreError`, no
+    server blamed. ``progress`` is called on the event loop during discovery and from a worker
+    thread during analysis and embedding.
     """
     def claim() -> tuple[Reconciled, SyncResult]:
         store.check_intact()  # a damaged file is not written into (jit doctor rebuilds it)

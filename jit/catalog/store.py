@@ -32,6 +32,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from ..config import DEFAULT_CATALOG_CONNECT_TIMEOUT, DEFAULT_CATALOG_STATEMENT_TIMEOUT
 from ..errors import (
     MAX_STORED_ERROR_CHARS,
     CatalogBusyError,
@@ -77,14 +78,16 @@ class Store(DefinitionHistory, ServerCatalog, VectorStore):
     ``migrate=False`` it only checks). ``location`` is a SQLite file, ``":memory:"``
     for throwaway catalogs, or a ``postgresql://`` URL (then ``local_path`` names
     where this host keeps files derived from the catalog, such as the compiled view;
-    without it, none are kept).
+    without it, none are kept; ``connect_timeout`` and ``statement_timeout`` bound how long
+    its server may keep a call waiting: ``catalog.*`` in the config).
 
     :attr:`location` is the catalog as it may be printed (a URL's password
     redacted); :attr:`path` is the local path derived files are named after.
     """
 
     def __init__(self, location: str | Path, *, migrations_dir: Path | None = None, migrate: bool = True,
-                 local_path: str | Path | None = None) -> None:
+                 local_path: str | Path | None = None, connect_timeout: int = DEFAULT_CATALOG_CONNECT_TIMEOUT,
+                 statement_timeout: float = DEFAULT_CATALOG_STATEMENT_TIMEOUT) -> None:
         postgres = is_postgres_url(location)
         self.location = redact(str(location))
         self.path = (str(local_path) if local_path is not None else ":memory:") if postgres else str(location)
@@ -103,7 +106,8 @@ class Store(DefinitionHistory, ServerCatalog, VectorStore):
         #: total latency, last called at, last error]; see :meth:`record_call`.
         self._unrecorded: dict[tuple[str, str], list[Any]] = {}
         with self._errors("open"):
-            self._backend = open_backend(location)
+            self._backend = open_backend(location, connect_timeout=connect_timeout,
+                                         statement_timeout=statement_timeout)
             self._conn = self._backend.conn
             self.migrations_dir = self._backend.migrations_dir(migrations_dir or default_migrations_dir())
             self._migrations = Migrations(self._backend, self._lock, self.migrations_dir,
@@ -691,15 +695,17 @@ _TOOL_SELECT = (
 )
 
 
-def open_backend(location: str | Path) -> Backend:
-    """The engine for a ``store`` setting: a ``postgresql://`` URL, else a SQLite path."""
+def open_backend(location: str | Path, *, connect_timeout: int = DEFAULT_CATALOG_CONNECT_TIMEOUT,
+                 statement_timeout: float = DEFAULT_CATALOG_STATEMENT_TIMEOUT) -> Backend:
+    """The engine for a ``store`` setting: a ``postgresql://`` URL (its waits bounded by the two
+    timeouts), else a SQLite path."""
     if is_postgres_url(location):
         try:
             from .backend_pg import PostgresBackend
         except ImportError as exc:  # psycopg comes with the `postgres` extra
             raise StoreError(f"a PostgreSQL catalog needs psycopg: pip install 'jit[postgres]' ({exc})",
                              path=redact(str(location))) from None
-        return PostgresBackend(str(location))
+        return PostgresBackend(str(location), connect_timeout=connect_timeout, statement_timeout=statement_timeout)
     return SqliteBackend(str(location))
 
 

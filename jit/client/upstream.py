@@ -286,9 +286,10 @@ class Upstream:
                     if was_connected and anyio.current_time() - began >= conn.reconnect_max_delay:
                         retries = 0
                     if retries >= conn.reconnect_attempts:
-                        if self.catalog_error is None:  # the catalog's failure is no status of the server's
-                            why = f"gave up after {retries} reconnect attempts" if retries else "reconnect_attempts is 0"
-                            self._status(ServerStatus.ERROR, error=f"{error} ({why})")
+                        if self.catalog_error is not None:  # the catalog's failure is no status of the server's
+                            return
+                        why = f"gave up after {retries} reconnect attempts" if retries else "reconnect_attempts is 0"
+                        self._status(ServerStatus.ERROR, error=f"{error} ({why})")
                         return
                     delay = backoff_delay(retries, conn.reconnect_initial_delay, conn.reconnect_max_delay)
                     retries += 1
