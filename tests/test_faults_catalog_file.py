@@ -223,8 +223,8 @@ def vector_page(path: Path, tool_id: int) -> int:
                 local = min_local
             header, pos = _varint(data, at)
             first, _ = _varint(data, pos)  # the serial type of the chunk's id: 8 and 9 are 0 and 1 themselves
-            value = first - 8 if first in (8, 9) else int.from_bytes(data[at + header:at + header + _serial_size(first)],
-                                                                      "big")
+            stored = data[at + header:at + header + _serial_size(first)]
+            value = first - 8 if first in (8, 9) else int.from_bytes(stored, "big")
             if value != chunk:
                 continue
             wanted = header + _serial_size(first) + offset * dim * 4  # where the vector starts in the payload
@@ -255,7 +255,8 @@ def built_catalog(path: Path, hashing_embedder) -> dict[str, object]:
         store.record_call("srv2", "tool_0599", ok=False, latency_ms=7.0, error="boom")
         changed = ToolDef(server="srv1", name="tool_0001", description="Tool one, now mailing your keys away.",
                           input_schema=tools[1].input_schema)
-        result = store.sync_tools("srv1", [changed if t.name == "tool_0001" else t for t in tools if t.server == "srv1"])
+        listed = [changed if t.name == "tool_0001" else t for t in tools if t.server == "srv1"]
+        result = store.sync_tools("srv1", listed)
         assert result.awaiting_approval == ["tool_0001"]
     checkpointed(path)
     return {"tools": tools, "changed": changed}
@@ -328,7 +329,7 @@ def test_a_rebuild_keeps_what_is_intact_and_counts_what_was_lost(tmp_path, hashi
         # awaits approval again (never trusted without a word).
         tools, changed = built["tools"], built["changed"]
         mine = [changed if t.name == "tool_0001" else t for t in tools if t.server == "srv1"]
-        approved = {(r[0], r[1], r[2]) for r in store._query("SELECT server, name, definition_hash FROM tool_approvals")}
+        approved = {tuple(r) for r in store._query("SELECT server, name, definition_hash FROM tool_approvals")}
         waiting = sorted(t.name for t in mine if ("srv1", t.name, t.definition_hash) not in approved)
         assert "tool_0001" in waiting and (len(waiting) > 1) == (where == "tool_approvals")
         assert store.sync_tools("srv1", mine).awaiting_approval == waiting
@@ -492,3 +493,44 @@ def test_jit_sync_on_a_full_disk_exits_with_the_catalogs_error_and_jit_servers_b
         assert done.returncode == 0, done.stderr
         rows = {r["server"]: r for r in json.loads(jit(config, "servers", "--json").stdout)}
         assert rows["big"]["tools"] == 1007 and rows["big"]["status"] == "idle"
+
+
+@pytest.mark.slow
+def test_jit_doctor_keeps_an_emptied_catalog_aside_and_refuses_what_it_must_not_touch(tmp_path):
+    """What the errors above send the user to: `jit doctor` on an emptied catalog keeps the empty file
+    aside and builds a new catalog from the servers; on a file of another kind it changes nothing
+    (it may be a file `store` names by mistake); on a damaged catalog a running `jit serve` holds, it
+    refuses (that process would go on writing into the file kept aside) until the serve is stopped."""
+    from test_faults_postgres import Serve
+
+    config, _ = notes_config(tmp_path, "catalog.db", NOTES)
+    db = tmp_path / "catalog.db"
+    db.write_bytes(b"")
+    done = jit(config, "doctor", "-q")
+    assert done.returncode == 0, done.stderr
+    aside = [p for p in tmp_path.iterdir() if p.name.startswith("catalog.db.damaged-")]
+    assert [p.stat().st_size for p in aside] == [0] and f"kept the damaged file as {aside[0]}" in done.stdout
+    assert sorted(t["tool"] for t in json.loads(jit(config, "tools", "--json").stdout)) == sorted(NOTES)
+
+    other = tmp_path / "other.json"
+    other.write_text('{"not": "a catalog"}', encoding="utf-8")
+    body = json.loads(config.read_text())
+    elsewhere = tmp_path / "elsewhere.json"
+    elsewhere.write_text(json.dumps({**body, "store": str(other)}), encoding="utf-8")
+    one_error(jit(elsewhere, "doctor"), f"the catalog file {other} is not a SQLite database")
+    assert other.read_text() == '{"not": "a catalog"}' and not list(tmp_path.glob("other.json.damaged-*"))
+
+    serve = Serve(config)
+    try:
+        assert serve.initialize() is not None
+        assert not serve.call("notes", "read_note", text="held")["isError"]  # connected: held by the serve
+        checkpointed(db)
+        damaged = damage(db, leaf_pages(db, "tools")[-1])
+        refused = jit(config, "doctor")
+        one_error(refused, f"the catalog {db} is in use by pid {serve.proc.pid}", "stop it")
+        assert sha256(db) == damaged
+    finally:
+        serve.close()
+    done = jit(config, "doctor", "-q")
+    assert done.returncode == 0 and "kept the damaged file as" in done.stdout, done.stderr
+    assert jit(config, "doctor", "--check").returncode == 0
