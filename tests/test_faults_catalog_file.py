@@ -287,6 +287,33 @@ def test_a_read_meeting_a_damaged_page_is_a_damaged_catalog_and_nothing_more_is_
         store.check_intact()  # what a sync asks first: the same, before anything is read of the tools
 
 
+def test_a_call_that_ran_is_answered_when_the_catalog_was_found_damaged_meanwhile(tmp_path, hashing_embedder):
+    """A serving process found its catalog damaged (a compile read a broken vector page) and takes no more
+    writes: a proxied call still runs and gets its answer; marking the server as seen is skipped rather
+    than turning the answer into the catalog's error."""
+    import asyncio
+
+    from servers.support import demo_memory, make_config
+
+    from jit.client.manager import ClientManager
+    from jit.errors import CatalogDamagedError
+
+    path = tmp_path / "catalog.db"
+    built_catalog(path, hashing_embedder)
+    damage(path, vector_page(path, 500))
+    config = make_config(tmp_path, {"demo": demo_memory("demo")})
+
+    async def scenario() -> str:
+        with Store(path) as store:
+            async with ClientManager(config, store) as manager:
+                with pytest.raises(CatalogDamagedError):
+                    store.vector_matrix()
+                call = await manager.call_tool("demo", "echo", {"text": "still answered"}, record=False)
+                return call.text()
+
+    assert asyncio.run(scenario()) == "still answered"
+
+
 @pytest.mark.parametrize("where", ["tools", "tool_approvals", "vectors"])
 def test_a_rebuild_keeps_what_is_intact_and_counts_what_was_lost(tmp_path, hashing_embedder, where):
     """A page of the tools table, of the approvals (a table without rowids) or of the vectors overwritten:

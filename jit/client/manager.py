@@ -49,6 +49,7 @@ from ..errors import (
     InvalidArgumentsError,
     ServerConnectError,
     ServerDisconnectedError,
+    ServerNotRegisteredError,
     ServerTimeoutError,
     ServerUnavailableError,
     StoreError,

@@ -31,7 +31,7 @@ from pydantic import ValidationError
 from .. import __version__
 from ..catalog.store import Store
 from ..config import ConnectionConfig, HttpServerConfig, SseServerConfig, StdioServerConfig
-from ..errors import ServerNotRegisteredError, StoreError, jit_error_in
+from ..errors import CatalogDamagedError, ServerNotRegisteredError, StoreError, jit_error_in
 from ..models import ServerStatus, SyncResult
 from ..salvage import find_marker
 from .peer import ClientPeer, session_callbacks
@@ -523,16 +523,17 @@ class Upstream:
 
     def touch(self) -> None:
         """Record that the server answered (a call), at most once per second. A catalog that cannot
-        be written just now (unreachable) skips it: the call has run, and its answer must not be
-        lost for a timestamp (the next call after the catalog is back records it)."""
+        be written just now (unreachable), or found damaged (which takes no more writes), skips it:
+        the call has run, and its answer must not be lost for a timestamp (the next call after the
+        catalog is back records it)."""
         now = time.monotonic()
         if now - self._last_touch >= _TOUCH_EVERY:
             try:
                 self.store.touch_server(self.name)
             except StoreError as exc:
-                if not self.store.unreachable(exc):
+                if not (self.store.unreachable(exc) or isinstance(exc, CatalogDamagedError)):
                     raise
-                log.debug("server %s: not marked as seen, the catalog is unreachable: %s", self.name, exc.message)
+                log.debug("server %s: not marked as seen: %s", self.name, exc.message)
                 return
             self._last_touch = now
 
