@@ -107,6 +107,11 @@ def test_another_programs_sqlite_database_is_not_migrated_into_a_catalog(tmp_pat
     with pytest.raises(StoreError, match="is a SQLite database but not a jit catalog") as caught:
         Store(path)
     assert "it holds accounts" in caught.value.message
+    from jit.catalog.doctor import rebuild_catalog
+
+    with pytest.raises(StoreError, match="not a jit catalog .* jit doctor leaves it alone"):
+        rebuild_catalog(path)
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith("app.db-")) == ["app.db"]
     check = sqlite3.connect(path)
     assert [r[0] for r in check.execute("SELECT name FROM sqlite_master WHERE type = 'table'")] == ["accounts"]
     check.close()

@@ -198,10 +198,10 @@ def _findings(found: list[str]) -> list[str]:
 def rebuild_catalog(path: str | Path, *, migrations_dir: Path | None = None) -> Rebuilt:
     """Make a new catalog at ``path`` from what is intact in the damaged one there, which is kept
     aside (renamed, with its ``-wal``; only ever read). An empty file is kept aside the same way, and
-    the new catalog starts empty. A file that is not a SQLite database at all is left alone (a
-    :class:`~jit.errors.StoreError`): it may be another file that ``store`` names by mistake. So is
-    a catalog a live process holds (``jit serve``, by its ``holders`` rows): it would go on writing
-    into the file kept aside."""
+    the new catalog starts empty. A file that is not a SQLite database at all, or another program's
+    SQLite database, is left alone (a :class:`~jit.errors.StoreError`): it may be another file that
+    ``store`` names by mistake. So is a catalog a live process holds (``jit serve``, by its
+    ``holders`` rows): it would go on writing into the file kept aside."""
     path = str(path)
     if not os.path.exists(path):
         raise StoreError(f"there is no catalog at {path} to rebuild: `jit sync` makes one", path=path)
@@ -214,6 +214,7 @@ def rebuild_catalog(path: str | Path, *, migrations_dir: Path | None = None) -> 
     source = _connect(path, read_only=True) if head else None
     fresh = f"{path}.rebuild-{os.getpid()}"
     try:
+        _refuse_another_programs(source, path)
         users = live_holders(source) if source is not None else []
         if users:
             raise StoreError(f"the catalog {path} is in use by {', '.join(users)}: stop it, then run `jit doctor` "
@@ -235,6 +236,20 @@ def rebuild_catalog(path: str | Path, *, migrations_dir: Path | None = None) -> 
             source.close()
         _remove(fresh)
     return rebuilt
+
+
+def _refuse_another_programs(source: Any, path: str) -> None:
+    """A readable SQLite database with tables and none of a catalog's is another program's: left alone."""
+    if source is None:
+        return
+    try:
+        tables = _tables(source)
+    except sqlite3.Error:
+        return  # its list of tables is damaged: a catalog's, as far as anyone can tell
+    if tables and "schema_migrations" not in tables:
+        held = ", ".join(sorted(tables)[:5])
+        raise StoreError(f"{path} is a SQLite database but not a jit catalog (it holds {held}): jit doctor leaves "
+                         "it alone; point `store` at the catalog", path=path)
 
 
 def _remove(path: str) -> None:
