@@ -566,3 +566,16 @@ def test_jit_doctor_keeps_an_emptied_catalog_aside_and_refuses_what_it_must_not_
     done = jit(config, "doctor", "-q")
     assert done.returncode == 0 and "kept the damaged file as" in done.stdout, done.stderr
     assert jit(config, "doctor", "--check").returncode == 0
+
+
+def test_jit_doctor_says_a_postgresql_catalog_is_its_servers_to_check(tmp_path):
+    from typer.testing import CliRunner
+
+    from jit.cli import app
+
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"servers": {}, "store": "postgresql://jit:pw@127.0.0.1:1/catalog"}), encoding="utf-8")
+    result = CliRunner().invoke(app, ["doctor", "-c", str(config)])
+    assert result.exit_code == 1
+    assert result.stderr.strip() == ("error: jit doctor checks a SQLite catalog; a PostgreSQL catalog's storage is its "
+                                     "server's to check (pg_amcheck)")
