@@ -192,8 +192,9 @@ def is_damaged(exc: BaseException, conn: Any = None) -> bool:
 
 
 def quick_check(conn: Any) -> str | None:
-    """SQLite's ``PRAGMA quick_check`` of the file (every page and link, not index contents;
-    0.2 s for a catalog of 20,000 tools): None if it finds nothing wrong, else its first finding."""
+    """SQLite's ``PRAGMA quick_check`` of the file (every page and link, not index contents; for
+    20,000 tools, a 150 MB file, 0.2 s in the page cache and 2 s from disk): None if it finds
+    nothing wrong, else its first finding."""
     rows = [r[0] for r in conn.execute("PRAGMA quick_check(1)")]
     return None if rows == ["ok"] else str(rows[0]).replace("*** in database main ***", "").strip().splitlines()[0]
 

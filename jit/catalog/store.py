@@ -211,7 +211,7 @@ class Store(DefinitionHistory, ServerCatalog, VectorStore):
 
     def check_intact(self) -> None:
         """Raise :class:`~jit.errors.CatalogDamagedError` if SQLite finds the catalog file damaged
-        (``PRAGMA quick_check``: every page and link; 0.2 s for 20,000 tools), as before a sync writes
+        (``PRAGMA quick_check``: every page and link; 0.2 to 2 s for 20,000 tools), as before a sync writes
         into it. A PostgreSQL catalog's storage is its server's to check: nothing is read."""
         assert self._backend is not None
         if self._damaged is not None:
