@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 from .errors import (
     AnalysisError,
     CatalogBusyError,
+    CatalogDamagedError,
     ConfigError,
     EmbeddingError,
     EvaluationError,
@@ -93,6 +94,7 @@ _LAZY: dict[str, str] = {
 __all__ = [
     "AnalysisError",
     "CatalogBusyError",
+    "CatalogDamagedError",
     "ClientManager",
     "Compiler",
     "Config",

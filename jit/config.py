@@ -63,6 +63,7 @@ __all__ = [
     "AnalyzerConfig",
     "AvailableTools",
     "CONFIG_ENV_VAR",
+    "CatalogConfig",
     "Config",
     "ConnectionConfig",
     "SecurityConfig",
@@ -271,6 +272,23 @@ class ConnectionConfig(_Strict):
         return self
 
 
+#: Defaults of ``catalog.connect_timeout`` and ``catalog.statement_timeout`` (a PostgreSQL catalog).
+DEFAULT_CATALOG_CONNECT_TIMEOUT = 10
+DEFAULT_CATALOG_STATEMENT_TIMEOUT = 30.0
+
+
+class CatalogConfig(_Strict):
+    """How long a PostgreSQL catalog may keep a command waiting (jit/catalog/backend_pg.py). A SQLite
+    catalog is a local file: its one wait is another process's write lock, 30 s."""
+
+    #: Seconds to open a connection (whole seconds, at least 2: libpq's rule); a ``connect_timeout``
+    #: in the ``store`` URL wins.
+    connect_timeout: int = Field(DEFAULT_CATALOG_CONNECT_TIMEOUT, ge=2, le=3600)
+    #: Seconds one statement may run or wait for a lock before the server cancels it (0: no bound);
+    #: a ``statement_timeout`` the URL's ``options``, the role or the database set wins.
+    statement_timeout: float = Field(DEFAULT_CATALOG_STATEMENT_TIMEOUT, ge=0, le=86_400)
+
+
 class SecurityConfig(_Strict):
     """How jit treats tools whose definition changed after it first trusted them (jit/catalog/approval.py)."""
 
@@ -308,6 +326,7 @@ class _ConfigFile(_Strict):
     connection: ConnectionConfig = Field(default_factory=ConnectionConfig)
     security: SecurityConfig = Field(default_factory=SecurityConfig)
     serve: ServeConfig = Field(default_factory=ServeConfig)
+    catalog: CatalogConfig = Field(default_factory=CatalogConfig)
     store: str = Field(".jit/catalog.db", min_length=1)
     #: Datalog rules directory; unset: ``rules/`` beside the config file if there is one,
     #: else the rules jit ships.
@@ -448,6 +467,7 @@ class Config:
     available_tools: AvailableTools
     security: SecurityConfig = field(default_factory=SecurityConfig)
     serve: ServeConfig = field(default_factory=ServeConfig)
+    catalog: CatalogConfig = field(default_factory=CatalogConfig)
     #: The ``store`` setting when it is a ``postgresql://`` URL (may hold a password: never print it).
     store_url: str | None = field(default=None, repr=False)
 
@@ -664,6 +684,7 @@ def _build(parsed: _ConfigFile, base: Path, path: Path | None, servers: dict[str
         connection=parsed.connection,
         security=parsed.security,
         serve=parsed.serve,
+        catalog=parsed.catalog,
         store_path=resolve(LOCAL_FILES_OF_SHARED_STORE if is_postgres_url(parsed.store) else parsed.store),
         store_url=parsed.store if is_postgres_url(parsed.store) else None,
         rules_dir=rules_dir,

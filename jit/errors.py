@@ -11,6 +11,7 @@ Hierarchy::
     ├── StoreError                  the catalog (wraps sqlite3 / psycopg errors)
     │   ├── ServerNotRegisteredError a write about a server the catalog has no row for (forgotten meanwhile)
     │   ├── CatalogBusyError        another process held the catalog's write lock past the busy timeout
+    │   ├── CatalogDamagedError     the catalog file is damaged (`jit doctor` rebuilds it)
     │   └── MigrationError          a migration failed (nothing of it applied), or an applied one was edited
     ├── EmbeddingError              the embedding model could not load or run
     ├── AnalysisError               a tool analyzer failed (the offline analyzer takes over)
@@ -40,6 +41,7 @@ from typing import Any
 __all__ = [
     "AnalysisError",
     "CatalogBusyError",
+    "CatalogDamagedError",
     "ConfigError",
     "EmbeddingError",
     "EvaluationError",
@@ -115,6 +117,14 @@ class CatalogBusyError(StoreError):
     same command can be run again."""
 
     code = "catalog_busy"
+
+
+class CatalogDamagedError(StoreError):
+    """The catalog file is damaged: SQLite finds a page it cannot read (``database disk image is
+    malformed``, a vector sqlite-vec cannot read back). Nothing more is written to it; ``jit doctor``
+    keeps it aside and rebuilds what it can into a new file (jit/catalog/doctor.py)."""
+
+    code = "catalog_damaged"
 
 
 class MigrationError(StoreError):

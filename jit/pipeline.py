@@ -31,7 +31,7 @@ from .analysis.analyze import AnalyzeReport, ToolAnalyzer, analyze_pending, make
 from .catalog.embed import Embedder, EmbedReport, embed_ahead, embed_pending
 from .catalog.ownership import Reconciled, config_identity, differing_targets
 from .catalog.store import Store
-from .client.manager import ClientManager
+from .client.manager import ClientManager, raise_catalog_error
 from .config import Config
 from .models import HARNESS_SERVER, ServerRecord, ServerStatus, SyncResult
 from .progress import ProgressCallback, Step
@@ -129,10 +129,14 @@ async def sync(
     the caller may keep filling it meanwhile. Servers that fail stay in the
     catalog with their status and last error; their cached tools remain
     selectable. Servers of other configs sharing the catalog are left alone
-    unless ``forget_foreign``. ``progress`` is called on the event loop during
-    discovery and from a worker thread during analysis and embedding.
+    unless ``forget_foreign``. A SQLite catalog found damaged (:meth:`Store.check_intact`)
+    is a :class:`~jit.errors.CatalogDamagedError` before anything is written; a catalog that
+    cannot take a server's tools (a full disk) raises its :class:`~jit.errors.StoreError`, no
+    server blamed. ``progress`` is called on the event loop during discovery and from a worker
+    thread during analysis and embedding.
     """
     def claim() -> tuple[Reconciled, SyncResult]:
+        store.check_intact()  # a damaged file is not written into (jit doctor rebuilds it)
         reconciled = prune_unconfigured(store, config, forget_foreign=forget_foreign)
         return reconciled, sync_harness_tools(store, config)
 
@@ -174,9 +178,11 @@ async def _discover(config: Config, store: Store, step: Step) -> dict[str, SyncR
     # ClientManager.start() is launch() and a wait on each upstream, here counted as they end.
     manager = ClientManager(config, store, on_tools_changed=on_change)
     try:
+        launched = manager.launch()  # registers each server: a catalog refusing that write raises here
         async with anyio.create_task_group() as group:
-            for up in manager.launch():
+            for up in launched:
                 group.start_soon(settle, up)
     finally:
         await manager.close()
+    raise_catalog_error(launched)  # a catalog that could not take a server's tools: the sync's error
     return seen

@@ -42,6 +42,15 @@ def test_every_tool_selection_key_is_read(tmp_path):
     assert cfg.tool_selection.model_dump() == {**cfg.tool_selection.model_dump(), **sel}
 
 
+def test_the_catalog_timeouts_are_read(tmp_path):
+    """``catalog.connect_timeout`` and ``catalog.statement_timeout`` default to 10 s and 30 s. What they
+    do to a PostgreSQL catalog: tests/test_faults_postgres.py (a server that never answers, a lock held)."""
+    assert (Config.default(tmp_path).catalog.connect_timeout, Config.default(tmp_path).catalog.statement_timeout) \
+        == (10, 30.0)
+    cfg = load_config(write(tmp_path / "c.json", {"catalog": {"connect_timeout": 4, "statement_timeout": 2.5}}), env={})
+    assert (cfg.catalog.connect_timeout, cfg.catalog.statement_timeout) == (4, 2.5)
+
+
 def test_defaults_apply_without_a_file():
     cfg = Config.default(Path("/tmp"))
     ts = cfg.tool_selection
@@ -74,6 +83,10 @@ def test_defaults_apply_without_a_file():
         ({"shards": {"coder": {"descripton": "x"}}}, "shards.coder.descripton", "unknown key"),
         ({"tool_selection": {"freeze_gc": False}}, "tool_selection.freeze_gc", "jit.process.tuned()"),
         ({"colour": "blue"}, "colour", "unknown key"),
+        ({"catalog": {"connect_timeout": 1}}, "catalog.connect_timeout", "greater than or equal to 2"),
+        ({"catalog": {"connect_timeout": 2.5}}, "catalog.connect_timeout", "integer"),
+        ({"catalog": {"statement_timeout": -1}}, "catalog.statement_timeout", "greater than or equal to 0"),
+        ({"catalog": {"statment_timeout": 5}}, "catalog.statment_timeout", "unknown key"),
     ],
 )
 def test_config_errors_name_the_key_and_the_file(tmp_path, body, key, fragment):

@@ -343,3 +343,103 @@ def test_an_upstream_whose_changed_tools_the_catalog_cannot_take_stays_connected
             record = store.server("notes")
             assert record.status.value == "connected", record
     assert "the catalog could not take its changed tool list" in ended["err"], ended["err"]
+
+
+# --------------------------------------------------------------------------- a server that never answers
+
+
+@contextmanager
+def silent_server() -> Iterator[int]:
+    """A TCP listener on 127.0.0.1 that accepts every connection and never sends a byte (a proxy
+    whose database is gone, a server hung before its first answer); its port. Closed on exit."""
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(64)
+    accepted: list[socket.socket] = []
+
+    def accept() -> None:
+        while True:
+            try:
+                accepted.append(listener.accept()[0])
+            except OSError:
+                return  # closed
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield listener.getsockname()[1]
+    finally:
+        listener.close()
+        for conn in accepted:
+            conn.close()
+        thread.join(timeout=10)
+
+
+def test_a_catalog_server_that_accepts_and_never_answers_is_one_error_naming_it(tmp_path):
+    """The catalog's address accepts TCP and never answers: `jit tools` printed nothing for minutes
+    (psycopg's default wait is 130 s) and `jit serve` answered no request, logging nothing. Now opening
+    waits `catalog.connect_timeout` (2 s here): `jit tools` exits 1 with one line naming the catalog (its
+    password as ***) and the setting; `jit serve` answers the requests it was sent with that error,
+    logs it, and exits 1."""
+    from jit.cli import EXIT_CODES
+    from jit.errors import JitError
+
+    with silent_server() as port:
+        url = f"postgresql://jit:s3cret-pw@127.0.0.1:{port}/catalog"
+        config = _config(tmp_path, url)
+        body = json.loads(config.read_text())
+        config.write_text(json.dumps({**body, "catalog": {"connect_timeout": 2}}), encoding="utf-8")
+        expected = ("connection timeout expired (no session with the server within 2 s, `catalog.connect_timeout`",
+                    f"(catalog postgresql://jit:***@127.0.0.1:{port}/catalog, config key 'store')")
+        done = jit(config, "tools", timeout=120)
+        line = assert_one_error(done, *expected)
+        assert done.returncode == EXIT_CODES[JitError] and "s3cret-pw" not in done.stderr + done.stdout, line
+
+        serve = Serve(config)
+        try:
+            assert serve.initialize() is not None
+            listed = serve.request("tools/list")
+            called = serve.request("tools/call", {"name": "call_tool", "arguments": {
+                "server": "notes", "tool": "read_note", "arguments": {}}})
+        finally:
+            code, err = serve.close()
+    for answer in (listed, called):
+        assert answer is not None and answer["error"]["code"] == -32603, answer
+        assert all(part in answer["error"]["message"] for part in expected), answer
+        assert answer["error"]["data"]["error"] == "store_error" and "s3cret-pw" not in json.dumps(answer)
+    assert code == 1 and "Traceback" not in err and "s3cret-pw" not in err
+    assert err.strip().splitlines()[-1].startswith("error: catalog open failed: connection timeout expired"), err
+
+
+def test_a_statement_held_by_a_lock_ends_at_the_statement_timeout_with_one_error(pg_url, tmp_path):
+    """Another session holds a lock on the catalog's tools table: every read waited for it without end.
+    Now `catalog.statement_timeout` (1 s here; 30 s by default) ends it with one line naming the catalog
+    and the setting, `jit serve`'s meta-tools answer that error, and once the lock is gone both work."""
+    config = _config(tmp_path, pg_url)
+    assert jit(config, "sync").returncode == 0
+    body = json.loads(config.read_text())
+    config.write_text(json.dumps({**body, "catalog": {"statement_timeout": 1}}), encoding="utf-8")
+    with psycopg.connect(pg_url) as holder:
+        holder.execute("LOCK TABLE tools IN ACCESS EXCLUSIVE MODE")  # held until this transaction ends
+        line = assert_one_error(jit(config, "tools", timeout=120), "canceling statement due to statement timeout",
+                                "(1 s, `catalog.statement_timeout`", "(catalog postgresql://")
+        assert "another session holds a lock" in line
+        serve = Serve(config)
+        try:
+            assert serve.initialize() is not None
+            answer = serve.request("tools/call", {"name": "search_tools", "arguments": {"query": "read a note"}})
+            assert answer is not None and answer["result"]["isError"], answer
+            assert "`catalog.statement_timeout`" in json.dumps(answer["result"])
+            holder.rollback()
+            deadline = time.monotonic() + 60
+            while answer is not None and answer["result"]["isError"] and time.monotonic() < deadline:
+                time.sleep(0.5)
+                answer = serve.request("tools/call", {"name": "search_tools", "arguments": {"query": "read a note"}})
+            assert answer is not None and not answer["result"]["isError"] and "read_note" in json.dumps(answer)
+        finally:
+            code, err = serve.close()
+    assert code == 0 and "Traceback" not in err, err
+    assert jit(config, "tools").returncode == 0

@@ -39,7 +39,9 @@ from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 import psycopg
+from psycopg.conninfo import conninfo_to_dict
 
+from ..config import DEFAULT_CATALOG_CONNECT_TIMEOUT, DEFAULT_CATALOG_STATEMENT_TIMEOUT
 from ..errors import StoreError
 from .backend import Backend, T, redact
 
@@ -153,19 +155,37 @@ class PostgresBackend(Backend):
     dialect = "postgresql"
     errors = (psycopg.Error,)
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, connect_timeout: int = DEFAULT_CATALOG_CONNECT_TIMEOUT,
+                 statement_timeout: float = DEFAULT_CATALOG_STATEMENT_TIMEOUT) -> None:
         self.location = redact(url)
         self._secrets = _secrets(url)
         self._url = url
+        self.statement_timeout = statement_timeout
+        try:
+            # The URL's own connect_timeout wins; psycopg's default is 130 s, and a server that accepts
+            # the connection and never answers (a proxy whose database is gone) held every command that long.
+            given = "connect_timeout" in conninfo_to_dict(url)
+        except psycopg.Error:
+            given = False  # a malformed URL: connecting says what is wrong with it
+        self.connect_timeout = None if given else max(2, int(connect_timeout))
         try:
             self.conn = PgConnection(self._connect())
         except psycopg.Error as exc:
             raise StoreError(f"catalog open failed: {self.describe(exc)} (catalog {self.location})",
                              path=self.location) from None
 
-    def _connect(self) -> psycopg.Connection[Any]:
-        return psycopg.connect(self._url, autocommit=True, cursor_factory=psycopg.ClientCursor,
-                               row_factory=_row_factory, application_name="jit")
+    def _connect(self, **extra: Any) -> psycopg.Connection[Any]:
+        """A connection to the catalog, its connecting bounded by ``catalog.connect_timeout`` and each
+        statement by ``catalog.statement_timeout`` (unless the URL, the role or the database sets one)."""
+        timeout = {} if self.connect_timeout is None else {"connect_timeout": self.connect_timeout}
+        if extra:
+            return psycopg.connect(self._url, autocommit=True, **timeout, **extra)
+        conn = psycopg.connect(self._url, autocommit=True, cursor_factory=psycopg.ClientCursor,
+                               row_factory=_row_factory, application_name="jit", **timeout)
+        if self.statement_timeout > 0:
+            conn.execute("SELECT set_config('statement_timeout', %s, false) WHERE current_setting("
+                         "'statement_timeout') IN ('0', '0ms')", (f"{max(1, int(self.statement_timeout * 1000))}ms",))
+        return conn
 
     def _lost(self) -> bool:
         return self.conn.raw.closed or self.conn.raw.broken
@@ -205,10 +225,19 @@ class PostgresBackend(Backend):
 
     def describe(self, exc: BaseException) -> str:
         """The server's own message without the statement it quotes (``LINE 1: CREATE TABLE …``),
-        and for the refusals a setting causes, which setting."""
+        and for the refusals a setting causes, which setting; for a bound jit set, which one."""
         diag = getattr(exc, "diag", None)
         text = (diag.message_primary if diag is not None else None) or str(exc)
         hint = _HINTS.get(getattr(exc, "sqlstate", None) or "", "")
+        if isinstance(exc, psycopg.errors.ConnectionTimeout):
+            bound = f"{self.connect_timeout} s, `catalog.connect_timeout`" if self.connect_timeout is not None \
+                else "the URL's connect_timeout"
+            hint = (f" (no session with the server within {bound}: it accepts connections but does not answer,"
+                    " or is too slow to)")
+        elif isinstance(exc, psycopg.errors.QueryCanceled) and "statement timeout" in text:
+            hint = (f" (a statement ran or waited past the statement timeout ({self.statement_timeout:g} s,"
+                    " `catalog.statement_timeout`, unless the URL, role or database sets another): another session"
+                    " holds a lock the catalog needs, or the server is overloaded)")
         return self.scrub(f"{text}{hint}")
 
     def in_transaction(self) -> bool:
@@ -261,6 +290,8 @@ class PostgresBackend(Backend):
     def apply_migration(self, sql: str, record: tuple[int, str, str, float]) -> None:
         self.conn.execute("BEGIN")
         try:
+            # A migration rewriting a large catalog may run long: it is not cut by the statement timeout.
+            self.conn.execute("SET LOCAL statement_timeout = 0")
             self.conn.raw.execute(sql)  # no parameters: several statements in one go
             self.conn.execute("INSERT INTO schema_migrations(version, name, checksum, applied_at)"
                               " VALUES (?, ?, ?, ?)", record)
@@ -278,7 +309,7 @@ class PostgresBackend(Backend):
         so the store's connection stays free."""
         listener = getattr(self, "_listener", None)
         if listener is None or listener.closed or listener.broken:
-            listener = self._listener = psycopg.connect(self._url, autocommit=True, application_name="jit-listen")
+            listener = self._listener = self._connect(application_name="jit-listen")
             listener.execute(f"LISTEN {CHANNEL}")
         return [n.payload for n in listener.notifies(timeout=timeout, stop_after=1)]
 

@@ -56,7 +56,9 @@ def open_catalog(config: Config) -> Store:
     the user, read-only before its schema exists) is a :class:`StoreError` naming the catalog
     (a URL redacted) and the config's ``store`` key, for the CLI and ``jit serve`` alike."""
     try:
-        store = Store(config.store_location, local_path=config.store_path)
+        timeouts = config.catalog
+        store = Store(config.store_location, local_path=config.store_path,
+                      connect_timeout=timeouts.connect_timeout, statement_timeout=timeouts.statement_timeout)
     except StoreError as exc:
         where = redact(str(config.store_location))
         # A catalog another process holds is no fault of the `store` setting: name only the catalog.

@@ -32,7 +32,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ..errors import MAX_STORED_ERROR_CHARS, CatalogBusyError, ServerNotRegisteredError, StoreError, bounded
+from ..config import DEFAULT_CATALOG_CONNECT_TIMEOUT, DEFAULT_CATALOG_STATEMENT_TIMEOUT
+from ..errors import (
+    MAX_STORED_ERROR_CHARS,
+    CatalogBusyError,
+    CatalogDamagedError,
+    ServerNotRegisteredError,
+    StoreError,
+    bounded,
+)
 from ..models import (
     ServerStatus,
     StoredTool,
@@ -42,7 +50,7 @@ from ..models import (
     canonical_json,
 )
 from . import holders
-from .backend import Backend, SqliteBackend, is_busy, is_postgres_url, redact
+from .backend import Backend, SqliteBackend, is_busy, is_damaged, is_full, is_postgres_url, quick_check, redact
 from .migrations import Migration, Migrations, default_migrations_dir
 from .store_history import DefinitionHistory
 from .store_servers import ServerCatalog
@@ -51,6 +59,11 @@ from .store_vectors import VectorStore
 __all__ = ["Migration", "Store", "default_migrations_dir", "text_hash"]
 
 log = logging.getLogger(__name__)
+
+
+#: What to do about a SQLite catalog that could not grow (SQLITE_FULL).
+_FULL_HINT = (": the disk holding the catalog is full; nothing of this write was kept. Free some space and run the"
+              " command again")
 
 
 def text_hash(text: str) -> str:
@@ -65,14 +78,16 @@ class Store(DefinitionHistory, ServerCatalog, VectorStore):
     ``migrate=False`` it only checks). ``location`` is a SQLite file, ``":memory:"``
     for throwaway catalogs, or a ``postgresql://`` URL (then ``local_path`` names
     where this host keeps files derived from the catalog, such as the compiled view;
-    without it, none are kept).
+    without it, none are kept; ``connect_timeout`` and ``statement_timeout`` bound how long
+    its server may keep a call waiting: ``catalog.*`` in the config).
 
     :attr:`location` is the catalog as it may be printed (a URL's password
     redacted); :attr:`path` is the local path derived files are named after.
     """
 
     def __init__(self, location: str | Path, *, migrations_dir: Path | None = None, migrate: bool = True,
-                 local_path: str | Path | None = None) -> None:
+                 local_path: str | Path | None = None, connect_timeout: int = DEFAULT_CATALOG_CONNECT_TIMEOUT,
+                 statement_timeout: float = DEFAULT_CATALOG_STATEMENT_TIMEOUT) -> None:
         postgres = is_postgres_url(location)
         self.location = redact(str(location))
         self.path = (str(local_path) if local_path is not None else ":memory:") if postgres else str(location)
@@ -85,11 +100,14 @@ class Store(DefinitionHistory, ServerCatalog, VectorStore):
                                  path=self.path) from exc
         self._backend: Backend | None = None
         self._depth = 0  # 1 inside a transaction() (nested ones join it)
+        #: Set once the file was found damaged: every later write is refused with it.
+        self._damaged: CatalogDamagedError | None = None
         #: Calls not yet written (the catalog was unreachable): (server, tool) -> [calls, errors,
         #: total latency, last called at, last error]; see :meth:`record_call`.
         self._unrecorded: dict[tuple[str, str], list[Any]] = {}
         with self._errors("open"):
-            self._backend = open_backend(location)
+            self._backend = open_backend(location, connect_timeout=connect_timeout,
+                                         statement_timeout=statement_timeout)
             self._conn = self._backend.conn
             self.migrations_dir = self._backend.migrations_dir(migrations_dir or default_migrations_dir())
             self._migrations = Migrations(self._backend, self._lock, self.migrations_dir,
@@ -169,23 +187,51 @@ class Store(DefinitionHistory, ServerCatalog, VectorStore):
             if not isinstance(exc, backend.errors if backend is not None else SqliteBackend.errors):
                 raise
             if backend is None or backend.dialect == "sqlite":
+                if backend.damaged(exc) if backend is not None else is_damaged(exc):
+                    raise self._damage(str(exc)) from exc
                 if is_busy(exc):  # past the busy timeout: the catalog is fine, another process holds it
                     raise CatalogBusyError(
                         f"catalog {what} failed: another process held the catalog's write lock for over"
                         f" {SqliteBackend.busy_timeout:g} s ({exc}); try again when it is done",
                         path=self.location) from exc
-                raise StoreError(f"catalog {what} failed: {exc}", path=self.location) from exc
+                hint = _FULL_HINT if is_full(exc) else ""
+                raise StoreError(f"catalog {what} failed: {exc}{hint} (catalog {self.location})",
+                                 path=self.location) from exc
             # Not chained: a traceback printing the cause would bypass the scrubbing.
             # Named: a team's hosts may use more than one catalog, and the server's message names none.
             raise StoreError(f"catalog {what} failed: {backend.describe(exc)} (catalog {self.location})",
                              path=self.location) from None
 
+    def _damage(self, what: str) -> CatalogDamagedError:
+        """The error for a damaged catalog file, kept: nothing more is written to it by this store."""
+        self._damaged = CatalogDamagedError(
+            f"the catalog {self.location} is damaged ({what}); nothing more is written to it: `jit doctor` keeps "
+            "it aside and rebuilds the catalog from what is intact in it and from the servers", path=self.location)
+        return self._damaged
+
+    def check_intact(self) -> None:
+        """Raise :class:`~jit.errors.CatalogDamagedError` if SQLite finds the catalog file damaged
+        (``PRAGMA quick_check``: every page and link; 0.2 to 2 s for 20,000 tools), as before a sync writes
+        into it. A PostgreSQL catalog's storage is its server's to check: nothing is read."""
+        assert self._backend is not None
+        if self._damaged is not None:
+            raise CatalogDamagedError(self._damaged.message, **self._damaged.details)
+        if self._backend.dialect != "sqlite":
+            return
+        with self._lock, self._errors("check"):
+            found = quick_check(self._conn)
+        if found is not None:
+            raise self._damage(found)
+
     @contextmanager
     def transaction(self) -> Iterator[Any]:
-        """One write transaction, excluding every other writer; nested calls join the outer one."""
+        """One write transaction, excluding every other writer; nested calls join the outer one.
+        A catalog found damaged is not written to (:class:`~jit.errors.CatalogDamagedError`)."""
         with self._lock, self._errors("write"):
             backend = self._backend
             assert backend is not None
+            if self._damaged is not None:
+                raise CatalogDamagedError(self._damaged.message, **self._damaged.details)
             if self._depth or backend.in_transaction():
                 yield self._conn
                 return
@@ -194,7 +240,10 @@ class Store(DefinitionHistory, ServerCatalog, VectorStore):
             try:
                 yield self._conn
             except BaseException:
-                backend.rollback()
+                # SQLite rolls back by itself on some errors (a full disk, SQLITE_FULL): a ROLLBACK
+                # then fails ("no transaction is active") and would hide the error that counts.
+                if backend.in_transaction():
+                    backend.rollback()
                 raise
             finally:
                 self._depth = 0
@@ -649,8 +698,10 @@ _TOOL_SELECT = (
 )
 
 
-def open_backend(location: str | Path) -> Backend:
-    """The engine for a ``store`` setting: a ``postgresql://`` URL, else a SQLite path."""
+def open_backend(location: str | Path, *, connect_timeout: int = DEFAULT_CATALOG_CONNECT_TIMEOUT,
+                 statement_timeout: float = DEFAULT_CATALOG_STATEMENT_TIMEOUT) -> Backend:
+    """The engine for a ``store`` setting: a ``postgresql://`` URL (its waits bounded by the two
+    timeouts), else a SQLite path."""
     if is_postgres_url(location):
         try:
             from .backend_pg import PostgresBackend
@@ -658,7 +709,7 @@ def open_backend(location: str | Path) -> Backend:
             raise StoreError(f"a PostgreSQL catalog needs psycopg 3, jit-mcp's `postgres` extra: "
                              f"pip install 'psycopg[binary]>=3.2,<4' ({exc})",
                              path=redact(str(location))) from None
-        return PostgresBackend(str(location))
+        return PostgresBackend(str(location), connect_timeout=connect_timeout, statement_timeout=statement_timeout)
     return SqliteBackend(str(location))
 
 

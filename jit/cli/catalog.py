@@ -12,7 +12,7 @@ from ..catalog.approval import pending_report
 from ..catalog.ownership import Reconciled, describe_differing, describe_kept
 from ..config import Config
 from ..display import markup
-from ..errors import JitError, ServerUnavailableError, ToolNotFoundError
+from ..errors import CatalogDamagedError, JitError, ServerUnavailableError, ToolNotFoundError
 from ..models import HARNESS_SERVER
 from ..progress import Step, progress_display
 from ..views import analysis_of, server_rows, tool_counts
@@ -142,6 +142,8 @@ def _prepare_view(config: Config, store: Any, embedder: Any) -> str | None:
     try:
         with Compiler(store, config, embedder) as compiler:
             compiler.prepare()
+    except CatalogDamagedError:
+        raise  # not the view's problem: the catalog the sync just wrote cannot be read back
     except JitError as exc:
         return str(exc)
     return None

@@ -50,8 +50,10 @@ from ..errors import (
     InvalidArgumentsError,
     ServerConnectError,
     ServerDisconnectedError,
+    ServerNotRegisteredError,
     ServerTimeoutError,
     ServerUnavailableError,
+    StoreError,
     ToolCallError,
     ToolNotApprovedError,
     ToolNotFoundError,
@@ -65,7 +67,7 @@ from .peer import ClientPeer
 from .transports import describe_error
 from .upstream import ServerConfig, Upstream, connection_closed, timed_out, wire
 
-__all__ = ["CallResult", "ClientManager"]
+__all__ = ["CallResult", "ClientManager", "raise_catalog_error"]
 
 log = logging.getLogger(__name__)
 
@@ -125,7 +127,11 @@ class ClientManager:
         self._started = False
 
     async def __aenter__(self) -> ClientManager:
-        await self.start()
+        try:
+            await self.start()
+        except BaseException:
+            await self.close()
+            raise
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -138,12 +144,17 @@ class ClientManager:
 
         Returns once each one is connected and discovered, or has failed or timed
         out (each bounded by its own ``timeout``). Failed servers keep retrying in
-        the background per the ``connection`` settings.
+        the background per the ``connection`` settings. A catalog that could not take
+        a server's discovery (a full disk, a damaged file) raises its
+        :class:`~jit.errors.StoreError` once every server has settled: no server is
+        blamed for it (:attr:`Upstream.catalog_error`).
         """
         if self._started:
             return
-        for up in self.launch():
+        launched = self.launch()
+        for up in launched:
             await up.settled.wait()
+        raise_catalog_error(launched)
 
     def launch(self) -> list[Upstream]:
         """Start connecting every enabled server and return at once, for a caller that serves
@@ -193,10 +204,19 @@ class ClientManager:
         self._upstreams.clear()
         self._started = False
         await asyncio.gather(*(self._stop(up) for up in ups))
-        self.store.release_holder()
+        try:
+            self.store.release_holder()
+        except StoreError as exc:  # readers correct a dead holder's statuses (jit/catalog/store_servers.py)
+            log.warning("the statuses this process held could not be released: %s", exc.message)
 
     async def _stop(self, up: Upstream) -> None:
         await up.stop()
+        try:
+            self._release(up)
+        except StoreError as exc:  # a catalog that cannot be written: every other server still stops
+            log.warning("server %s: its status could not be recorded: %s", up.name, exc.message)
+
+    def _release(self, up: Upstream) -> None:
         own = self.store.held_status(up.name)  # this process's hold, not whatever the summary shows
         if own is ServerStatus.CONNECTED:
             self._set_status(up.name, ServerStatus.IDLE)
@@ -401,6 +421,7 @@ class ClientManager:
             fresh = self._upstreams[name] = self._upstream(name, up.config)
             fresh.start()
             await fresh.settled.wait()
+            raise_catalog_error([fresh])
             if fresh.first_result is not None:
                 results[name] = fresh.first_result
             elif server is not None:
@@ -580,6 +601,14 @@ def _check_sendable(server: str, tool: str, arguments: Any) -> None:
     if found is not None:
         path, problem = found
         raise InvalidArgumentsError(server=server, tool=tool, path=json_path(path), problem=problem)
+
+
+def raise_catalog_error(upstreams: Iterable[Upstream]) -> None:
+    """Raise the catalog error one of ``upstreams`` met (:attr:`Upstream.catalog_error`), if any:
+    the catalog's failure, reported as such rather than as a server's status."""
+    for up in upstreams:
+        if up.catalog_error is not None:
+            raise up.catalog_error
 
 
 def _interrupted_status(record: ServerRecord | None, ever_connected: bool) -> ServerStatus:

@@ -31,7 +31,7 @@ from pydantic import ValidationError
 from .. import __version__
 from ..catalog.store import Store
 from ..config import ConnectionConfig, HttpServerConfig, SseServerConfig, StdioServerConfig
-from ..errors import ServerNotRegisteredError, StoreError
+from ..errors import CatalogDamagedError, ServerNotRegisteredError, StoreError, jit_error_in
 from ..models import ServerStatus, SyncResult
 from ..salvage import find_marker
 from .peer import ClientPeer, session_callbacks
@@ -203,6 +203,9 @@ class Upstream:
         self.warnings: list[str] = []
         self.stderr: StderrTail | None = None
         self.ever_connected = False
+        #: The catalog failed this server's last attempt (a full disk, a damaged file, a PostgreSQL server
+        #: down): not the server's error, so not written as its status; a sync raises it (:meth:`_catalog_failed`).
+        self.catalog_error: StoreError | None = None
         self.settled = anyio.Event()
         self.first_result: SyncResult | None = None
         #: Connection attempts begun, and the last one that has settled (connected, or failed
@@ -279,13 +282,21 @@ class Upstream:
             with self._scope:
                 while True:
                     began = anyio.current_time()
-                    was_connected, error = await self._attempt()
+                    try:
+                        was_connected, error = await self._attempt()
+                        self.catalog_error = None
+                    except StoreError as exc:
+                        if not self._catalog_failed(exc):
+                            return
+                        was_connected, error = False, f"the catalog failed: {exc.message}"
                     conn = self._settings()
                     # Only a connection that stayed up a while restores the reconnect budget,
                     # so a server that connects and at once drops again ends in error.
                     if was_connected and anyio.current_time() - began >= conn.reconnect_max_delay:
                         retries = 0
                     if retries >= conn.reconnect_attempts:
+                        if self.catalog_error is not None:  # the catalog's failure is no status of the server's
+                            return
                         why = f"gave up after {retries} reconnect attempts" if retries else "reconnect_attempts is 0"
                         self._status(ServerStatus.ERROR, error=f"{error} ({why})")
                         return
@@ -315,6 +326,20 @@ class Upstream:
                 await self._attempt_settled.wait()
         return self.connected and self.settled_attempt > after
 
+    def _catalog_failed(self, exc: StoreError) -> bool:
+        """The catalog failed a write or read while this server was connecting or served (a full
+        disk, a damaged file, a read-only or unreachable PostgreSQL server): the catalog's fault, not
+        the server's, so nothing is written as its status or last error (no write would take now),
+        and the error is kept in :attr:`catalog_error` for whoever waits on the server: a sync raises
+        it. One the catalog may take again soon (:meth:`Store.unreachable`) is tried again with the
+        reconnect backoff (True); any other ends the supervisor (False)."""
+        self.catalog_error = exc
+        again = self.store.unreachable(exc)
+        log.warning("server %s: not connected, the catalog failed%s: %s", self.name,
+                    " (trying again)" if again else "", exc.message)
+        self.settled.set()
+        return again
+
     # ---------------------------------------------------------------- one connection
 
     async def _attempt(self) -> tuple[bool, str]:
@@ -330,6 +355,7 @@ class Upstream:
         phase = "connect"
         connected = False
         error = "connection closed"
+        catalog: StoreError | None = None
         # What this connection offers the server (jit serve: what its client offers; may wait for it).
         callbacks = await session_callbacks(self.name, self.peer)
         # One deadline over connect + initialize + discovery, lifted once connected. A scope
@@ -368,12 +394,16 @@ class Upstream:
                         with anyio.move_on_after(5, shield=True):  # a stuck client delays no reconnect
                             await self._announce()
         except Exception as exc:  # includes the ExceptionGroup a dying HTTP transport raises
+            found = jit_error_in(exc)
+            catalog = found if isinstance(found, StoreError) else None
             error = describe_error(exc)
         finally:
             self.connected = False
             self.session = self.dispatcher = None
             if stderr is not None:
                 stderr.close()
+        if catalog is not None:
+            raise catalog  # the catalog's error, not the server's (see _catalog_failed)
         if deadline.cancelled_caught:
             error = f"timed out after {timeout:g}s during {phase}"
         if stderr is not None and stderr.total_bytes and not connected:
@@ -522,16 +552,17 @@ class Upstream:
 
     def touch(self) -> None:
         """Record that the server answered (a call), at most once per second. A catalog that cannot
-        be written just now (unreachable) skips it: the call has run, and its answer must not be
-        lost for a timestamp (the next call after the catalog is back records it)."""
+        be written just now (unreachable), or found damaged (which takes no more writes), skips it:
+        the call has run, and its answer must not be lost for a timestamp (the next call after the
+        catalog is back records it)."""
         now = time.monotonic()
         if now - self._last_touch >= _TOUCH_EVERY:
             try:
                 self.store.touch_server(self.name)
             except StoreError as exc:
-                if not self.store.unreachable(exc):
+                if not (self.store.unreachable(exc) or isinstance(exc, CatalogDamagedError)):
                     raise
-                log.debug("server %s: not marked as seen, the catalog is unreachable: %s", self.name, exc.message)
+                log.debug("server %s: not marked as seen: %s", self.name, exc.message)
                 return
             self._last_touch = now
 

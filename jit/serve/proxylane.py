@@ -51,8 +51,10 @@ from mcp.shared.message import SessionMessage
 from mcp_types import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
+    ErrorData,
     JSONRPCError,
     JSONRPCMessage,
+    JSONRPCRequest,
     JSONRPCResponse,
     jsonrpc_message_adapter,
 )
@@ -69,6 +71,8 @@ log = logging.getLogger(__name__)
 
 #: How long end of input waits for the answers to requests read before it (see the module docstring).
 EOF_GRACE = 10.0
+#: How long a server that could not start reads on, answering the requests already sent with its error.
+UNSERVED_GRACE = 1.0
 
 #: (server, tool, arguments) of a plain proxied call.
 ProxyTarget = tuple[str, str, dict[str, Any]]
@@ -218,6 +222,24 @@ class ProxyLane:
                           "sent %s, the SDK's %s", json.dumps(answered), line.strip())
             return
         await self._send(line)
+
+    async def refuse_unserved(self, read_stream: Any, failure: JitError, *, within: float = UNSERVED_GRACE) -> int:
+        """The server could not start (its start-up failed: a catalog that cannot be opened, a server
+        that never answers): each request the client has sent meanwhile is answered with ``failure``
+        (-32603, the error's payload as ``data``) rather than left waiting on a process that exits.
+        Reads what arrives within ``within`` seconds; returns how many requests were answered. The
+        ``initialize`` answered early (jit/serve/early.py) gets nothing more."""
+        answered = 0
+        with anyio.move_on_after(within):
+            async for item in read_stream:
+                message = getattr(item, "message", None)
+                if isinstance(message, JSONRPCRequest) and _id_key(message.id) == self._answered_id:
+                    self._answered = self._answered_id = None  # its answer went out before the failure
+                elif isinstance(message, JSONRPCRequest):
+                    await self.write_message(JSONRPCError(jsonrpc="2.0", id=message.id, error=ErrorData(
+                        code=INTERNAL_ERROR, message=failure.message, data=failure.to_dict())))
+                    answered += 1
+        return answered
 
     async def _refuse(self, rejected: Rejected) -> None:
         self.refused += 1

@@ -179,6 +179,8 @@ class JitServer(MCPServer[ServeState]):
     def __init__(self, options: ServeOptions) -> None:
         self.options = options
         self.state: ServeState | None = None
+        #: The lifespan has opened the config, catalog and rules and serves (it never did if they failed).
+        self.serving = False
         self.bus = InMemorySubscriptionBus()
         #: Client connections, for list_changed outside a request (handshake-era clients).
         self.connections: weakref.WeakSet[Connection] = weakref.WeakSet()
@@ -226,7 +228,15 @@ class JitServer(MCPServer[ServeState]):
                 anyio.create_task_group() as lane_tasks:
             self.lane = ProxyLane(self, stdout, lane_tasks.start_soon, answered=taken.answered if taken else None)
             async with self.lane.streams(stdin) as (read_stream, write_stream):
-                await low.run(read_stream, write_stream, low.create_initialization_options())
+                try:
+                    await low.run(read_stream, write_stream, low.create_initialization_options())
+                except BaseException as exc:
+                    # The start-up failed (the lifespan raised before serving): the requests the client
+                    # sent meanwhile get that error as their answer, and the process then exits with it.
+                    failure = jit_error_in(exc) if not self.serving else None
+                    if failure is not None:
+                        await self.lane.refuse_unserved(read_stream, failure)
+                    raise
             lane_tasks.cancel_scope.cancel()
 
     def proxy_target(self, name: Any, arguments: Any) -> ProxyTarget | None:
@@ -618,6 +628,7 @@ async def _lifespan(server: MCPServer[ServeState]) -> AsyncIterator[ServeState]:
                                                      rules=rules)
                 tasks.start_soon(state.start)
                 server.state = state
+                server.serving = True
                 try:
                     yield state
                 finally:
