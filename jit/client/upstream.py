@@ -337,6 +337,7 @@ class Upstream:
         again = self.store.unreachable(exc)
         log.warning("server %s: not connected, the catalog failed%s: %s", self.name,
                     " (trying again)" if again else "", exc.message)
+        self._settle_attempt()  # the attempt failed without connecting: a call waiting on it hears so
         self.settled.set()
         return again
 
