@@ -402,14 +402,20 @@ class ClientManager:
 
     # ---------------------------------------------------------------- calls
 
-    def _unavailable(self, server: str, tool: str) -> ServerUnavailableError | ToolNotFoundError:
-        if self.store.tool(server, tool) is None:
-            return ToolNotFoundError.no_tool(server, tool)
+    def _unavailable(self, server: str, tool: str) -> ServerUnavailableError:
+        """Why a call to ``server`` (not connected) is refused: its status and last error, whether or
+        not ``tool`` is among its cached tools. A server that never listed its tools (it hangs or
+        crashes at start, its URL is dead, its config names an unset variable) has none to look
+        ``tool`` up in, and what to fix is the server."""
         record = self.store.server(server)
         status = (self.config.server_status(server, record.status, record.last_seen) if record
                   else ServerStatus.UNKNOWN).value
+        note = None
+        if self.store.tool(server, tool) is None:
+            listed = (record is not None and record.last_seen is not None) or bool(self.store.tool_heads([server]))
+            note = f"its last tool listing has no tool {tool!r}" if listed else "it never listed its tools"
         return ServerUnavailableError(server=server, tool=tool, status=status,
-                                      last_error=record.last_error if record else None)
+                                      last_error=record.last_error if record else None, note=note)
 
     async def call_tool(
         self, server: str, tool: str, arguments: dict[str, Any] | None = None, *, timeout: float | None = None,
@@ -422,8 +428,9 @@ class ClientManager:
         :meth:`record` (a proxy answers its client first). Failures are always
         recorded here.
 
-        Raises :class:`ToolNotFoundError` (unknown server or tool),
-        :class:`ServerUnavailableError` (not connected; nothing was sent),
+        Raises :class:`ToolNotFoundError` (a server the config does not name, or a tool the
+        connected server does not list), :class:`ServerUnavailableError` (not connected, whatever
+        the tool: its status and last error; nothing was sent),
         :class:`ToolNotApprovedError` (``security.pin_definitions`` and the tool's
         definition changed since it was approved; nothing was sent),
         :class:`ServerTimeoutError`, :class:`ServerDisconnectedError` (the

@@ -52,6 +52,7 @@ from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 from ..config import DEFAULT_CALL_TIMEOUT, DEFAULT_TIMEOUT, HttpServerConfig, SseServerConfig, StdioServerConfig
+from ..servers_config import shown_url
 from ..errors import ConfigError, JitError, bounded
 from ..jsonrpc import first_problem
 from ..salvage import MAX_SALVAGE_BYTES, salvage, salvage_value
@@ -576,9 +577,10 @@ def _describe(exc: BaseException) -> str:
         where, first, more = first_problem(exc)
         return f"{where}: {first['msg']}{more}"
     if isinstance(exc, httpx2.HTTPStatusError):
-        return f"HTTP {exc.response.status_code} from {exc.request.url}"
+        return f"HTTP {exc.response.status_code} from {_url_of(exc)}"
     if isinstance(exc, httpx2.ConnectError):
-        return f"cannot connect: {exc or 'connection refused'}"
+        # httpx says "All connection attempts failed"; the OS error under it says why.
+        return f"cannot connect to {_url_of(exc)}: {_os_reason(exc) or exc or 'connection refused'}"
     if isinstance(exc, httpx2.TimeoutException):
         return f"HTTP timeout: {type(exc).__name__}"
     if isinstance(exc, httpx2.HTTPError):
@@ -589,3 +591,25 @@ def _describe(exc: BaseException) -> str:
         return f"{type(exc).__name__}: {exc.strerror or exc}"
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+def _url_of(exc: httpx2.HTTPError) -> str:
+    """The URL of the request ``exc`` is about, its password and query values masked (a token in
+    a URL must not reach ``last_error``); "the server" when httpx does not say."""
+    try:
+        return shown_url(str(exc.request.url))
+    except RuntimeError:  # an error raised outside a request
+        return "the server"
+
+
+def _os_reason(exc: BaseException) -> str | None:
+    """The operating system's reason under ``exc`` (``Connection refused``, ``Name or service not
+    known``), from its chain of causes."""
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        if isinstance(cur, OSError) and isinstance(cur.errno, int):
+            return os.strerror(cur.errno) if cur.errno > 0 else (cur.strerror or str(cur))
+        cur = cur.__cause__ or cur.__context__
+    return None
