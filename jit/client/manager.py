@@ -44,11 +44,12 @@ from pydantic import ValidationError
 
 from ..catalog.ownership import config_identity
 from ..catalog.store import Store
-from ..config import Config
+from ..config import Config, UnresolvedServerConfig
 from ..errors import (
     InvalidArgumentsError,
     ServerConnectError,
     ServerDisconnectedError,
+    ServerNotRegisteredError,
     ServerTimeoutError,
     ServerUnavailableError,
     ToolCallError,
@@ -169,6 +170,11 @@ class ClientManager:
             if not cfg.enabled:
                 # Not connected, and nothing written: the catalog's status is shared by the configs of
                 # a catalog, and "disabled" is this config's own view (Config.server_status).
+                continue
+            if isinstance(cfg, UnresolvedServerConfig):
+                # An unset environment variable: never started, the reason recorded as a failed
+                # attempt's would be (a live connection another process holds still wins).
+                self._set_status(name, ServerStatus.ERROR, error=cfg.problem)
                 continue
             up = self._upstreams[name] = self._upstream(name, cfg)
             up.start()
@@ -356,10 +362,14 @@ class ClientManager:
         budget), and :class:`ServerConnectError` if that fails. With ``server=None``
         only servers that gave up reconnecting are restarted; those still retrying
         in the background are left to it. Servers not connected afterwards are left
-        out of the result (their status says why).
+        out of the result (their status says why). A server using an unset environment variable
+        is never started (:class:`ServerConnectError` when named).
         """
         if server is not None and server not in self.config.servers:
             raise ToolNotFoundError.unconfigured(server)
+        if server is not None and server in self.config.unresolved():
+            raise ServerConnectError(f"cannot start server {server!r}: {self.config.unresolved()[server]}",
+                                     server=server, last_error=self.config.unresolved()[server])
         names = [server] if server is not None else [n for n, c in self.config.servers.items() if c.enabled]
         results: dict[str, SyncResult] = {}
 
@@ -410,12 +420,15 @@ class ClientManager:
         record = self.store.server(server)
         status = (self.config.server_status(server, record.status, record.last_seen) if record
                   else ServerStatus.UNKNOWN).value
+        last_error = record.last_error if record else None
+        cfg = self.config.servers.get(server)
+        if isinstance(cfg, UnresolvedServerConfig) and cfg.enabled:
+            last_error = cfg.problem  # this process's own reason, whatever another one recorded since
         note = None
         if self.store.tool(server, tool) is None:
             listed = (record is not None and record.last_seen is not None) or bool(self.store.tool_heads([server]))
             note = f"its last tool listing has no tool {tool!r}" if listed else "it never listed its tools"
-        return ServerUnavailableError(server=server, tool=tool, status=status,
-                                      last_error=record.last_error if record else None, note=note)
+        return ServerUnavailableError(server=server, tool=tool, status=status, last_error=last_error, note=note)
 
     async def call_tool(
         self, server: str, tool: str, arguments: dict[str, Any] | None = None, *, timeout: float | None = None,
