@@ -14,7 +14,9 @@ jit needs around the SDK transports:
   bad field costs one tool, not the whole reply or a timeout. It learns which
   method each response answers from the write stream, and over Streamable
   HTTP gets the raw body from a tee on the HTTP client (the SDK keeps only
-  an opaque parse error there);
+  an opaque parse error there). A message over :data:`~jit.lines.MAX_LINE_BYTES`
+  (a stdio line, a Streamable HTTP JSON body, an SSE event) is not read: the
+  request it answers fails at once saying how large it was;
 * :class:`InProcessServerConfig` — a server object living in this process
   (the SDK's ``MCPServer`` or low-level ``Server``), reached over the SDK's
   in-memory streams: no child process, no socket, the same session and
@@ -45,7 +47,7 @@ import mcp_types as types
 # The SDK's own in-process transport (what ``mcp.Client(server)`` uses); not re-exported by mcp.client.
 from mcp.client._memory import InMemoryTransport
 from mcp.client.sse import sse_client
-from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
@@ -55,7 +57,9 @@ from ..config import DEFAULT_CALL_TIMEOUT, DEFAULT_TIMEOUT, HttpServerConfig, Ss
 from ..servers_config import shown_url
 from ..errors import ConfigError, JitError, bounded
 from ..jsonrpc import first_problem
-from ..salvage import MAX_SALVAGE_BYTES, salvage, salvage_value
+from ..lines import MAX_LINE_BYTES, mib
+from ..salvage import MAX_SALVAGE_BYTES, salvage, salvage_value, too_large, too_large_error
+from .stdio import MessageTooLarge, stdio_transport
 
 __all__ = [
     "DEFAULT_STDERR_LIMIT",
@@ -234,7 +238,7 @@ class RequestLog:
 
     def __init__(self, limit: int = _MAX_TRACKED) -> None:
         self.limit = limit
-        self._methods: OrderedDict[str, str] = OrderedDict()
+        self._methods: OrderedDict[str, tuple[str, Any]] = OrderedDict()  # key -> (method, the id as sent)
         self._bodies: OrderedDict[str, _RawBody] = OrderedDict()
 
     @staticmethod
@@ -242,12 +246,17 @@ class RequestLog:
         return str(request_id)
 
     def sent(self, request_id: Any, method: str) -> None:
-        self._methods[self._key(request_id)] = method
+        self._methods[self._key(request_id)] = (method, request_id)
         while len(self._methods) > self.limit:
             self._methods.popitem(last=False)
 
     def method(self, request_id: Any) -> str | None:
-        return self._methods.get(self._key(request_id))
+        found = self._methods.get(self._key(request_id))
+        return found[0] if found is not None else None
+
+    def waiting(self) -> list[Any]:
+        """The ids of the requests not answered yet (as sent), oldest first."""
+        return [rid for _method, rid in self._methods.values()]
 
     def answered(self, request_id: Any) -> _RawBody | None:
         """Forget ``request_id``; returns its raw HTTP body if one was kept."""
@@ -255,22 +264,41 @@ class RequestLog:
         self._methods.pop(key, None)
         return self._bodies.pop(key, None)
 
-    def body(self, request_id: Any, content_type: str) -> _RawBody:
-        body = self._bodies[self._key(request_id)] = _RawBody(content_type)
+    def body(self, request_id: Any, content_type: str, declared: int | None = None) -> _RawBody:
+        body = self._bodies[self._key(request_id)] = _RawBody(content_type, declared)
         while len(self._bodies) > self.limit:
             self._bodies.popitem(last=False)
         return body
 
 
-class _RawBody:
-    """The bytes of one HTTP response, kept until its JSON-RPC response has been delivered."""
+class _BodyTooLarge(httpx2.StreamError):
+    """A JSON response body past :data:`~jit.lines.MAX_LINE_BYTES`: raised while it streams in, so
+    the SDK's reader stops (and answers its request with a parse error, which jit rewords)."""
 
-    def __init__(self, content_type: str) -> None:
+
+class _RawBody:
+    """The bytes of one HTTP response, kept until its JSON-RPC response has been delivered.
+
+    A JSON body (one message) is bounded as a stdio line is: past :data:`MAX_LINE_BYTES` it is
+    not read further, and :attr:`too_large` says how large it was (or is declared to be)."""
+
+    def __init__(self, content_type: str, declared: int | None = None) -> None:
         self.content_type = content_type
+        self.declared = declared
         self.data = bytearray()
         self.overflow = False
+        self.seen = 0
+        #: Why the body was not read to its end (its size against the limit), or None.
+        self.too_large: str | None = None
 
     def add(self, chunk: bytes) -> None:
+        self.seen += len(chunk)
+        if self.content_type.startswith("application/json") and max(self.seen, self.declared or 0) > MAX_LINE_BYTES:
+            size = self.declared if self.declared is not None and self.declared > MAX_LINE_BYTES else None
+            self.too_large = (f"{mib(size)}, over jit's limit of {mib(MAX_LINE_BYTES)} for one message" if size
+                              else f"over {mib(MAX_LINE_BYTES)}, jit's limit for one message")
+            self.data = bytearray()
+            raise _BodyTooLarge(self.too_large)
         if self.overflow:
             return
         if len(self.data) + len(chunk) > MAX_SALVAGE_BYTES:
@@ -317,7 +345,9 @@ class _TeeTransport(httpx2.AsyncBaseTransport):
         response = await self._inner.handle_async_request(request)
         request_id = _posted_request_id(request)
         if request_id is not None:
-            body = self._requests.body(request_id, response.headers.get("content-type", "").lower())
+            length = response.headers.get("content-length", "")
+            body = self._requests.body(request_id, response.headers.get("content-type", "").lower(),
+                                       int(length) if length.isdigit() else None)
             response.stream = _TeeStream(response.stream, body)
         return response
 
@@ -403,12 +433,29 @@ class WatchedReadStream:
             raise
         if isinstance(item, ValidationError):
             return await self._salvage_rejected(item)
+        if isinstance(item, MessageTooLarge):
+            return self._too_large(item)
         if isinstance(item, SessionMessage) and isinstance(item.message, types.JSONRPCResponse | types.JSONRPCError):
             method = self.requests.method(item.message.id)
             body = self.requests.answered(item.message.id)
-            if body is not None and isinstance(item.message, types.JSONRPCError) and _http_parse_failure(item.message):
-                return await self._salvage_http(item, body, method)
+            if isinstance(item.message, types.JSONRPCError):
+                size = body.too_large if body is not None else None
+                if size is None and item.message.error.message.startswith(_SSE_TOO_LARGE):  # an SSE event
+                    size = f"over {mib(MAX_LINE_BYTES)}, jit's limit for one message"
+                if size is not None:  # the SDK's parse error or "SSE stream failed": say what happened
+                    return SessionMessage(too_large_error(item.message.id, method, size))
+                if body is not None and _http_parse_failure(item.message):
+                    return await self._salvage_http(item, body, method)
         return item
+
+    def _too_large(self, item: MessageTooLarge) -> SessionMessage | Exception:
+        """stdio: a line over the limit, dropped as it arrived; its request fails at once saying so."""
+        size = f"{mib(item.size)}, over jit's limit of {mib(item.limit)} for one message"
+        message = too_large(item.head, item.tail, size, self._method_of, self.requests.waiting)
+        if message is None:
+            log.warning("dropped a message from the server of %s that answers no request jit is waiting for", size)
+            return item
+        return SessionMessage(message)
 
     def _method_of(self, request_id: Any) -> str | None:
         method = self.requests.method(request_id)
@@ -481,6 +528,10 @@ class WatchedReadStream:
         await self.aclose()
 
 
+#: How the SDK's Streamable HTTP client fails a request whose SSE event passed ``max_sse_event_size``.
+_SSE_TOO_LARGE = "SSE stream failed: Server-sent event exceeded the "
+
+
 def _http_parse_failure(message: types.JSONRPCError) -> bool:
     return message.error.code == types.PARSE_ERROR and message.error.message.startswith(_HTTP_PARSE_FAILURES)
 
@@ -516,7 +567,7 @@ async def open_transport(
                 encoding_error_handler="replace",
             )
             errlog = stderr.writer if stderr is not None else stack.enter_context(open(os.devnull, "w"))
-            read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
+            read, write = await stack.enter_async_context(stdio_transport(params, errlog))
             if stderr is not None:
                 stderr.close_writer()  # the child holds its own copy now
         elif isinstance(config, InProcessServerConfig):
@@ -538,7 +589,10 @@ async def open_transport(
                     transport=_TeeTransport(httpx2.AsyncHTTPTransport(), requests),
                 )
             )
-            read, write = await stack.enter_async_context(streamable_http_client(config.url, http_client=client))
+            # One message is bounded alike on every transport: an SSE event as a stdio line (the
+            # SDK's own bound is 1 MiB, past which it failed the request as a broken stream).
+            read, write = await stack.enter_async_context(
+                streamable_http_client(config.url, http_client=client, max_sse_event_size=MAX_LINE_BYTES))
         yield WatchedReadStream(read, on_close, requests), _RecordingWriteStream(write, requests)
 
 

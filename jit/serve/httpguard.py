@@ -36,7 +36,7 @@ from mcp_types.version import KNOWN_PROTOCOL_VERSIONS
 
 from ..jsonrpc import Rejected, decode, encode, error, first_problem, not_utf8, scrub
 from ..process import until_stopped
-from .stdio import MAX_LINE_BYTES
+from ..lines import MAX_LINE_BYTES
 
 __all__ = [
     "MIN_TOKEN_LENGTH",

@@ -62,7 +62,7 @@ from pydantic import ValidationError
 
 from ..errors import JitError
 from ..jsonrpc import Rejected, decode, encode, error, not_utf8
-from .stdio import LineTooLong, NotUtf8
+from ..lines import LineTooLong, NotUtf8
 
 __all__ = ["ProxyLane", "ProxyTarget"]
 
