@@ -10,11 +10,21 @@ from pathlib import Path
 
 import anyio
 import pytest
-from servers.support import PY, RAW, demo_http, free_port, http_config, make_config, raw_stdio, wait_until
+from servers.support import (
+    PY,
+    RAW,
+    ServerProcess,
+    demo_http,
+    free_port,
+    http_config,
+    make_config,
+    raw_stdio,
+    wait_until,
+)
 
 from jit.client.manager import ClientManager
 from jit.client.transports import DEFAULT_STDERR_LIMIT
-from jit.config import HttpServerConfig, StdioServerConfig
+from jit.config import HttpServerConfig, SseServerConfig, StdioServerConfig
 from jit.errors import ServerUnavailableError
 from jit.models import ServerStatus
 
@@ -45,7 +55,7 @@ async def test_a_call_to_a_server_that_never_listed_its_tools_says_why_it_is_not
     config = make_config(tmp_path, {
         "crash": raw_stdio("--mode", "crash"),
         "hang": raw_stdio("--mode", "hang", timeout=1),
-        "dead": HttpServerConfig(url=f"http://127.0.0.1:{port}/mcp", timeout=5),
+        "dead": HttpServerConfig(url=f"http://127.0.0.1:{port}/mcp?token=s3cret", timeout=5),
     }, reconnect_attempts=0)
     async with ClientManager(config, store) as mgr:
         why = {}
@@ -57,7 +67,36 @@ async def test_a_call_to_a_server_that_never_listed_its_tools_says_why_it_is_not
             why[name] = caught.value.message
     assert "server closed the connection during initialize; stderr: raw_server: fatal" in why["crash"]
     assert "timed out after 1s during initialize" in why["hang"]
-    assert f"cannot connect to http://127.0.0.1:{port}/mcp: Connection refused" in why["dead"]
+    # The URL as `jit servers` shows it: a token in its query is not written to the catalog.
+    assert f"cannot connect to http://127.0.0.1:{port}/mcp?token=***: Connection refused" in why["dead"]
+    assert "s3cret" not in why["dead"] + (store.server("dead").last_error or "")
+
+
+#: An HTTP server on 127.0.0.1 that refuses everything with 401 (its port is argv[1]).
+DENY_ALL = """
+import sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+class Deny(BaseHTTPRequestHandler):
+    def refuse(self):
+        self.send_response(401)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+    do_GET = do_POST = refuse
+    def log_message(self, *args):
+        pass
+HTTPServer(("127.0.0.1", int(sys.argv[1])), Deny).serve_forever()
+"""
+
+
+async def test_a_refused_sse_connection_names_the_status_and_masks_the_urls_secrets(tmp_path, store):
+    port = free_port()
+    with ServerProcess([PY, "-c", DENY_ALL, str(port)], port, path="/sse") as denying:
+        config = make_config(tmp_path, {"denied": SseServerConfig(url=f"{denying.url}?key=s3cret", timeout=5)},
+                             reconnect_attempts=0)
+        async with ClientManager(config, store) as mgr:
+            record = mgr.statuses()["denied"]
+    assert record.status is ServerStatus.ERROR
+    assert record.last_error == f"HTTP 401 from {denying.url}?key=*** (reconnect_attempts is 0)"
 
 
 async def test_a_call_while_a_failed_server_is_retried_fails_at_once_with_the_first_error(tmp_path, store):
