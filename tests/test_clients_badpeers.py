@@ -42,7 +42,7 @@ async def test_server_that_crashes_at_start_ends_in_error_with_its_stderr(tmp_pa
     async with ClientManager(config, store) as mgr:
         crash = mgr.statuses()["crash"]
         assert crash.status is ServerStatus.ERROR
-        assert crash.last_error.startswith("server closed the connection during initialize; stderr: ")
+        assert crash.last_error.startswith("connection closed during initialize; stderr: ")
         assert "simulated crash" in crash.last_error
         assert "simulated crash" in mgr.stderr_tail("crash")
         assert mgr.statuses()["good"].status is ServerStatus.CONNECTED
@@ -65,7 +65,7 @@ async def test_a_call_to_a_server_that_never_listed_its_tools_says_why_it_is_not
             assert caught.value.status == "error"
             assert caught.value.message.endswith("; it never listed its tools")
             why[name] = caught.value.message
-    assert "server closed the connection during initialize; stderr: raw_server: fatal" in why["crash"]
+    assert "connection closed during initialize; stderr: raw_server: fatal" in why["crash"]
     assert "timed out after 1s during initialize" in why["hang"]
     # The URL as `jit servers` shows it: a token in its query is not written to the catalog.
     assert f"cannot connect to http://127.0.0.1:{port}/mcp?token=***: Connection refused" in why["dead"]

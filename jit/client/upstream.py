@@ -344,7 +344,7 @@ class Upstream:
         except Exception as exc:  # includes the ExceptionGroup a dying HTTP transport raises
             # The SDK's "Connection closed" before discovery ended: the server went away (a stdio
             # server that crashed at start; its stderr follows).
-            error = f"server closed the connection during {phase}" if not connected and \
+            error = f"connection closed during {phase}" if not connected and \
                 connection_closed(root_cause(exc)) else describe_error(exc)
         finally:
             self.connected = False
