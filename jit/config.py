@@ -51,12 +51,15 @@ from .servers_config import (
     ServerConfig,
     SseServerConfig,
     StdioServerConfig,
+    UnresolvedServerConfig,
+    Where,
     _expand_server,
     _name_problem,
     _shown,
     _Strict,
     parse_mcp_servers,
     shown_target,
+    unset_problem,
 )
 
 __all__ = [
@@ -80,6 +83,7 @@ __all__ = [
     "SseServerConfig",
     "StdioServerConfig",
     "ToolOverride",
+    "UnresolvedServerConfig",
     "ToolSelectionConfig",
     "check_store_path",
     "load_available_tools",
@@ -454,7 +458,9 @@ class Config:
     """The whole, validated configuration. Paths are absolute."""
 
     path: Path | None
-    servers: dict[str, StdioServerConfig | HttpServerConfig | SseServerConfig]
+    #: Each configured server; one using an unset environment variable is an
+    #: :class:`UnresolvedServerConfig` (configured, never started).
+    servers: dict[str, StdioServerConfig | HttpServerConfig | SseServerConfig | UnresolvedServerConfig]
     tool_selection: ToolSelectionConfig
     shards: dict[str, ShardConfig]
     analyzer: AnalyzerConfig
@@ -480,13 +486,22 @@ class Config:
         """A server's status as this config sees it. Statuses are shared by the configs of a
         catalog, but ``enabled`` is each config's own: a server disabled here is ``disabled``
         whatever the catalog says, and one this config enables is not shown disabled because an
-        older jit (or another config) recorded that it was."""
+        older jit (or another config) recorded that it was. A server using an unset environment
+        variable is ``error`` (:meth:`unresolved` says why)."""
         cfg = self.servers.get(server)
         if cfg is not None and not cfg.enabled:
             return ServerStatus.DISABLED
+        if isinstance(cfg, UnresolvedServerConfig):
+            return ServerStatus.ERROR  # this config, in this process's environment, cannot start it
         if cfg is not None and stored is ServerStatus.DISABLED:
             return ServerStatus.IDLE if last_seen is not None else ServerStatus.UNKNOWN
         return stored
+
+    def unresolved(self) -> dict[str, str]:
+        """The enabled servers this process cannot start because they use an unset environment
+        variable: name -> why (the variables and the keys using them)."""
+        return {name: cfg.problem for name, cfg in self.servers.items()
+                if isinstance(cfg, UnresolvedServerConfig) and cfg.enabled}
 
     @classmethod
     def default(cls, base_dir: Path | None = None) -> Config:
@@ -600,17 +615,29 @@ def load_config(path: str | os.PathLike[str] | None = None, *, env: Mapping[str,
         if problem:
             raise ConfigError(problem, path=src, key=f"{where}.{name}")
         written = shown_target(entry) if isinstance(entry, dict) else None  # before ${VAR} is expanded
+        unset: dict[str, list[tuple[str, Where]]] = {}
         if isinstance(entry, dict):
-            entry = _expand_server(name, entry, env, src, where)
+            entry, unset = _expand_server(name, entry, env, src, where)
             if "transport" not in entry:
                 # As in mcpServers files, the transport follows from the keys given.
                 entry["transport"] = "http" if "url" in entry and "command" not in entry else "stdio"
         try:
             one = _ConfigFile.model_validate({"servers": {name: entry}})
         except ValidationError as exc:
-            err = _validation_error(exc, src)
-            key = err.key.replace("servers.", f"{where}.", 1) if err.key else where
-            raise ConfigError(err.message.split(" (file ")[0], path=src, key=key) from None
+            # A value left empty by an unset variable may not validate (an empty url): that is the
+            # variable's problem, the server's alone. Anything else wrong is the file's.
+            if not _only_where_unset(exc, unset):
+                err = _validation_error(exc, src)
+                key = err.key.replace("servers.", f"{where}.", 1) if err.key else where
+                raise ConfigError(err.message.split(" (file ")[0], path=src, key=key) from None
+        if unset:
+            server = UnresolvedServerConfig(
+                transport=entry["transport"], enabled=entry.get("enabled", True),
+                timeout=entry.get("timeout", DEFAULT_TIMEOUT), call_timeout=entry.get("call_timeout", DEFAULT_CALL_TIMEOUT),
+                problem=unset_problem(unset, src))
+            server._written = written
+            servers[name] = server
+            continue
         server = one.servers[name]
         if isinstance(server, StdioServerConfig) and server.cwd and not Path(server.cwd).expanduser().is_absolute():
             # Relative to the file that defines it, so a config works from any working directory.
@@ -621,6 +648,13 @@ def load_config(path: str | os.PathLike[str] | None = None, *, env: Mapping[str,
         server._written = written
         servers[name] = server
     return _build(parsed, p.parent, p, servers)
+
+
+def _only_where_unset(exc: ValidationError, unset: Mapping[str, list[tuple[str, Where]]]) -> bool:
+    """Whether every error of a server entry's validation is at a value an unset variable emptied."""
+    places = [at for uses in unset.values() for _key, at in uses]
+    # An error's location is ("servers", name, transport tag, field, ...).
+    return bool(places) and all(any(tuple(e["loc"][3:3 + len(at)]) == at for at in places) for e in exc.errors())
 
 
 def _resolve(target: Path, src: str | None, key: str | None) -> Path:

@@ -190,11 +190,14 @@ class ServerUnavailableError(ServerError):
         status: str,
         tool: str | None = None,
         last_error: str | None = None,
+        note: str | None = None,
     ) -> None:
         what = f"tool {tool!r} on server {server!r}" if tool else f"server {server!r}"
         msg = f"{what} is unavailable: server status is {status}"
         if last_error:
             msg += f" (last error: {last_error})"
+        if note:  # what is known of the tool meanwhile ("it never listed its tools")
+            msg += f"; {note}"
         super().__init__(msg, server=server, tool=tool, status=status, last_error=last_error)
         self.tool = tool
         self.status = status

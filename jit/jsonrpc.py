@@ -6,7 +6,7 @@ forever. Over Streamable HTTP the same inputs are answered ``-32700``/``-32600``
 jit owns its stdio layer, so every line is decided here first:
 
 * blank lines are skipped (keep-alives some clients send);
-* a line over :data:`~jit.serve.stdio.MAX_LINE_BYTES` → ``-32600`` (its bytes were never kept);
+* a line over :data:`~jit.lines.MAX_LINE_BYTES` → ``-32600`` (its bytes were never kept);
 * text that is not JSON, or nested deeper than the SDK's parser allows → ``-32700``;
 * a lone surrogate escape (``"\\ud800"``: valid JSON, not Unicode text; JavaScript
   clients produce it when a string is cut inside an emoji) → ``-32602`` naming where

@@ -146,7 +146,7 @@ async def sync(
     report.unowned_servers = reconciled.unowned
     if reconciled.shared:
         report.conflicting_servers = await anyio.to_thread.run_sync(differing_targets, config, reconciled.shared)
-    enabled = sum(c.enabled for c in config.servers.values())
+    enabled = sum(c.enabled for c in config.servers.values()) - len(config.unresolved())  # the ones started
     with Step(progress, "discover", "discovering tools", enabled, unit="servers") as step:
         if manager is not None:
             report.changes.update(await manager.refresh())

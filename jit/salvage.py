@@ -50,6 +50,8 @@ __all__ = [
     "find_marker",
     "marker_reason",
     "salvage",
+    "too_large",
+    "too_large_error",
 ]
 
 #: Responses whose result is a list of independent items (one bad item must not cost the rest).
@@ -271,6 +273,42 @@ def _top_level_keys(text: str) -> dict[str, Any] | None:
         if depth <= 0:
             break
     return keys
+
+
+#: A top-level ``"id"`` at the end of a message (where the TypeScript SDK writes it), perhaps
+#: followed by ``"jsonrpc"``: only the outermost object ends with a single ``}``.
+_TAIL_ID = re.compile(r'"id"\s*:\s*(-?(?:0|[1-9]\d*)|"[^"\\]*(?:\\.[^"\\]*)*")\s*(?:,\s*"jsonrpc"\s*:\s*"2\.0"\s*)?\}\s*$')
+
+
+def too_large_error(rid: Any, method: str | None, size: str) -> types.JSONRPCError:
+    """The error jit delivers for the request ``rid`` in place of a response too large to read
+    (``size``: ``"47.7 MiB, over jit's limit of 32 MiB for one message"``)."""
+    return _error(rid, f"the {method + ' ' if method else ''}response was {size}; jit did not keep it")
+
+
+def too_large(head: str, tail: str, size: str, method_of: MethodOf, waiting: Callable[[], list[Any]]
+              ) -> types.JSONRPCError | None:
+    """What to deliver for a message from a server too large to read, of which only its first and
+    last KiB (``head``, ``tail``) were kept: an error for the request it answers, so the request
+    fails at once with ``size`` instead of waiting out its timeout.
+
+    The request is the response's top-level ``"id"`` (read in the head, or at the very end of the
+    tail), else the one request jit is waiting for, if only one. None for a request or
+    notification from the server, or a response that cannot be placed (noise, as for salvage).
+    """
+    keys = _top_level_keys(head)
+    if keys is None or "method" in keys or not ({"result", "error"} & keys.keys()):
+        return None
+    rid = keys.get("id")
+    if rid is None and (m := _TAIL_ID.search(tail)):
+        rid = json.loads(m.group(1), strict=False)
+    if rid is None:
+        pending = waiting()
+        rid = pending[0] if len(pending) == 1 else None
+    if not isinstance(rid, str | int) or isinstance(rid, bool):
+        return None
+    method = method_of(rid)
+    return None if method is None else too_large_error(rid, method, size)
 
 
 def salvage_value(obj: Any, method_of: MethodOf) -> types.JSONRPCMessage | None:

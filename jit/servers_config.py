@@ -28,6 +28,7 @@ __all__ = [
     "ServerConfig",
     "SseServerConfig",
     "StdioServerConfig",
+    "UnresolvedServerConfig",
     "parse_mcp_servers",
 ]
 
@@ -134,6 +135,18 @@ class SseServerConfig(HttpServerConfig):
     transport: Literal["sse"] = "sse"  # type: ignore[assignment]
 
 
+class UnresolvedServerConfig(_ServerBase):
+    """A server entry using an environment variable this process does not have (``${VAR}``, unset,
+    with no default). The server stays configured (its cached tools, its row in ``jit servers``)
+    but is never started: its status is ``error`` with :attr:`problem` as the reason, and a call to
+    it is refused with that reason, while the config's other servers work. Built by the loader,
+    never read from a file; what it would run or reach is only shown (:meth:`shown`), as written."""
+
+    transport: Literal["stdio", "http", "sse"]
+    #: Which variables are unset and where the entry uses them: names and keys, never a value.
+    problem: str = Field(min_length=1)
+
+
 #: An option naming a secret that the next argument (or its ``=value``) holds: one of its words
 #: (split at ``-``, ``_``, ``.``) ends in a secret's name (``--api-key``, ``--githubToken``, not ``--author``).
 _SECRET_FLAG = re.compile(r"--?(?:[A-Za-z0-9]+[-_.])*[A-Za-z0-9]*(?:token|key|secret|password|passwd|passphrase"
@@ -201,8 +214,14 @@ def _name_problem(name: str) -> str | None:
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
+#: Where in a server entry a value is (``("env", "TOKEN")``, ``("args", 2)``), as pydantic locates its errors.
+Where = tuple[str | int, ...]
 
-def _expand(value: str, env: Mapping[str, str], path: str, key: str) -> str:
+
+def _expand(value: str, env: Mapping[str, str], path: str, key: str, at: Where,
+            unset: dict[str, list[tuple[str, Where]]]) -> str:
+    """``value`` with its references expanded; an unset variable with no default expands to ""
+    and is noted in ``unset`` (variable -> the keys using it), for the caller to judge the entry."""
     def sub(m: re.Match[str]) -> str:
         name, default = m.group(1), m.group(2)
         if default is not None and "${" in default:  # ${A:-${B}}: the default would end at B's '}'
@@ -212,28 +231,44 @@ def _expand(value: str, env: Mapping[str, str], path: str, key: str) -> str:
             return env[name]
         if default is not None:
             return default
-        raise ConfigError(f"environment variable {name!r} is not set and has no default", path=path, key=key)
+        unset.setdefault(name, []).append((key, at))
+        return ""
 
     return _VAR.sub(sub, value)
 
 
-def _expand_server(name: str, raw: dict[str, Any], env: Mapping[str, str], path: str, where: str) -> dict[str, Any]:
+def _expand_server(name: str, raw: dict[str, Any], env: Mapping[str, str], path: str, where: str
+                   ) -> tuple[dict[str, Any], dict[str, list[tuple[str, Where]]]]:
+    """The entry with ``${VAR}`` references expanded, and the unset variables it uses (variable ->
+    the dotted keys and places using it; empty when every reference resolved)."""
     out = dict(raw)
+    unset: dict[str, list[tuple[str, Where]]] = {}
     for field_name in ("command", "cwd", "url"):
         if isinstance(out.get(field_name), str):
-            out[field_name] = _expand(out[field_name], env, path, f"{where}.{name}.{field_name}")
+            out[field_name] = _expand(out[field_name], env, path, f"{where}.{name}.{field_name}", (field_name,),
+                                      unset)
     if isinstance(out.get("args"), list):
         out["args"] = [
-            _expand(a, env, path, f"{where}.{name}.args[{i}]") if isinstance(a, str) else a
+            _expand(a, env, path, f"{where}.{name}.args[{i}]", ("args", i), unset) if isinstance(a, str) else a
             for i, a in enumerate(out["args"])
         ]
     for field_name in ("env", "headers"):
         if isinstance(out.get(field_name), dict):
             out[field_name] = {
-                k: _expand(v, env, path, f"{where}.{name}.{field_name}.{k}") if isinstance(v, str) else v
+                k: _expand(v, env, path, f"{where}.{name}.{field_name}.{k}", (field_name, k), unset)
+                if isinstance(v, str) else v
                 for k, v in out[field_name].items()
             }
-    return out
+    return out, unset
+
+
+def unset_problem(unset: Mapping[str, list[tuple[str, Where]]], path: str) -> str:
+    """Why a server using the unset variables ``unset`` is not started: the variables and the keys
+    using them (never a value)."""
+    names = ", ".join(sorted(unset))
+    keys = ", ".join(key for uses in unset.values() for key, _at in uses)
+    verb = "is not set and has no default" if len(unset) == 1 else "are not set and have no default"
+    return f"environment variable{'' if len(unset) == 1 else 's'} {names} {verb} (used by {keys} in {path})"
 
 
 #: Keys other MCP clients write into mcpServers entries that carry no meaning for jit.

@@ -45,6 +45,7 @@ def server_rows(config: Config, records: list[ServerRecord], counts: dict[str, i
     """
     by_name = {r.name: r for r in records}
     names = list(config.servers) + [r.name for r in records if r.name not in config.servers]
+    unresolved = config.unresolved()  # servers this environment cannot start: their reason, not the catalog's
     rows = []
     for name in names:
         rec = by_name.get(name)
@@ -61,10 +62,11 @@ def server_rows(config: Config, records: list[ServerRecord], counts: dict[str, i
             "configured": cfg is not None,
             "enabled": cfg.enabled if cfg is not None else True,
             "status": (config.server_status(name, rec.status, rec.last_seen) if rec
-                       else ServerStatus.DISABLED if cfg is not None and not cfg.enabled else ServerStatus.UNKNOWN).value,
+                       else ServerStatus.DISABLED if cfg is not None and not cfg.enabled
+                       else ServerStatus.ERROR if name in unresolved else ServerStatus.UNKNOWN).value,
             "tools": counts.get(name, 0),
             "last_seen": iso_utc(rec.last_seen) if rec else None,
-            "last_error": rec.last_error if rec else None,
+            "last_error": unresolved.get(name) or (rec.last_error if rec else None),
             # The live process behind a connecting/connected status, and why jit changed a status itself.
             "held_by": rec.holder if rec else None,
             "status_note": rec.note if rec else None,

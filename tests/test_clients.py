@@ -514,8 +514,9 @@ async def test_disabled_server_is_shown_disabled_and_never_connected(tmp_path, s
         with pytest.raises(ServerUnavailableError) as info:
             await mgr.call_tool("off", "echo", {})
         assert info.value.status == "disabled"
-        with pytest.raises(ToolNotFoundError):
+        with pytest.raises(ServerUnavailableError) as info:  # what stands in the way is the server, whatever the tool
             await mgr.call_tool("off", "nope", {})
+        assert info.value.message.endswith("; its last tool listing has no tool 'nope'")
 
 
 async def test_refresh_rediscovers_and_reconnects(tmp_path, store):

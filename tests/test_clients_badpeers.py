@@ -8,12 +8,23 @@ import subprocess
 import sys
 from pathlib import Path
 
+import anyio
 import pytest
-from servers.support import PY, RAW, demo_http, free_port, http_config, make_config, raw_stdio, wait_until
+from servers.support import (
+    PY,
+    RAW,
+    ServerProcess,
+    demo_http,
+    free_port,
+    http_config,
+    make_config,
+    raw_stdio,
+    wait_until,
+)
 
 from jit.client.manager import ClientManager
 from jit.client.transports import DEFAULT_STDERR_LIMIT
-from jit.config import HttpServerConfig, StdioServerConfig
+from jit.config import HttpServerConfig, SseServerConfig, StdioServerConfig
 from jit.errors import ServerUnavailableError
 from jit.models import ServerStatus
 
@@ -31,9 +42,94 @@ async def test_server_that_crashes_at_start_ends_in_error_with_its_stderr(tmp_pa
     async with ClientManager(config, store) as mgr:
         crash = mgr.statuses()["crash"]
         assert crash.status is ServerStatus.ERROR
-        assert "Connection closed" in crash.last_error and "simulated crash" in crash.last_error
+        assert crash.last_error.startswith("connection closed during initialize; stderr: ")
+        assert "simulated crash" in crash.last_error
         assert "simulated crash" in mgr.stderr_tail("crash")
         assert mgr.statuses()["good"].status is ServerStatus.CONNECTED
+
+
+async def test_a_call_to_a_server_that_never_listed_its_tools_says_why_it_is_not_there(tmp_path, store):
+    """A server that crashed at start, hung in initialize or whose URL is dead has no tools in the
+    catalog: a call naming it gives its status and last connect error, not "has no tool"."""
+    port = free_port()  # nothing listens there
+    config = make_config(tmp_path, {
+        "crash": raw_stdio("--mode", "crash"),
+        "hang": raw_stdio("--mode", "hang", timeout=1),
+        "dead": HttpServerConfig(url=f"http://127.0.0.1:{port}/mcp?token=s3cret", timeout=5),
+    }, reconnect_attempts=0)
+    async with ClientManager(config, store) as mgr:
+        why = {}
+        for name in ("crash", "hang", "dead"):
+            with pytest.raises(ServerUnavailableError) as caught:
+                await mgr.call_tool(name, "echo", {})
+            assert caught.value.status == "error"
+            assert caught.value.message.endswith("; it never listed its tools")
+            why[name] = caught.value.message
+    assert "connection closed during initialize; stderr: raw_server: fatal" in why["crash"]
+    assert "timed out after 1s during initialize" in why["hang"]
+    # The URL as `jit servers` shows it: a token in its query is not written to the catalog.
+    assert f"cannot connect to http://127.0.0.1:{port}/mcp?token=***: Connection refused" in why["dead"]
+    assert "s3cret" not in why["dead"] + (store.server("dead").last_error or "")
+
+
+#: An HTTP server on 127.0.0.1 that refuses everything with 401 (its port is argv[1]).
+DENY_ALL = """
+import sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+class Deny(BaseHTTPRequestHandler):
+    def refuse(self):
+        self.send_response(401)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+    do_GET = do_POST = refuse
+    def log_message(self, *args):
+        pass
+HTTPServer(("127.0.0.1", int(sys.argv[1])), Deny).serve_forever()
+"""
+
+
+async def test_a_refused_sse_connection_names_the_status_and_masks_the_urls_secrets(tmp_path, store):
+    port = free_port()
+    with ServerProcess([PY, "-c", DENY_ALL, str(port)], port, path="/sse") as denying:
+        config = make_config(tmp_path, {"denied": SseServerConfig(url=f"{denying.url}?key=s3cret", timeout=5)},
+                             reconnect_attempts=0)
+        async with ClientManager(config, store) as mgr:
+            record = mgr.statuses()["denied"]
+    assert record.status is ServerStatus.ERROR
+    assert record.last_error == f"HTTP 401 from {denying.url}?key=*** (reconnect_attempts is 0)"
+
+
+async def test_a_call_while_a_failed_server_is_retried_fails_at_once_with_the_first_error(tmp_path, store):
+    """The first attempt crashed; the retry hangs (its timeout is two minutes). A call meanwhile is
+    refused with the crash's reason at once: only a server's first attempt is waited for."""
+    flag = tmp_path / "started-once"
+    config = make_config(tmp_path, {"flaky": raw_stdio("--mode", "hang", "--crash-once", str(flag), timeout=120)},
+                         reconnect_attempts=3, reconnect_initial_delay=0.01, reconnect_max_delay=0.02)
+    mgr = ClientManager(config, store)
+    try:
+        up, = mgr.launch()
+        await wait_until(up.settled.is_set, what="the first attempt to fail")
+        with anyio.fail_after(60):  # a hang guard: waiting for the retry would take 120 s
+            with pytest.raises(ServerUnavailableError) as caught:
+                await mgr.call_tool("flaky", "tool_0", {})
+    finally:
+        await mgr.close()
+    assert caught.value.last_error is not None and "simulated crash" in caught.value.last_error
+    assert caught.value.message.endswith("; it never listed its tools")
+
+
+async def test_a_call_to_a_server_slow_to_start_waits_for_its_first_attempt(tmp_path, store):
+    """A call made while a server is still on its first connection attempt waits for it (bounded
+    by its timeout), so a server that answers late is called rather than refused."""
+    config = make_config(tmp_path, {"slow": raw_stdio("--init-delay", "1", timeout=30)})
+    mgr = ClientManager(config, store)
+    try:
+        mgr.launch()
+        assert mgr.statuses()["slow"].status is ServerStatus.CONNECTING
+        result = await mgr.call_tool("slow", "tool_0", {"x": "late"})
+    finally:
+        await mgr.close()
+    assert json.loads(result.text()) == {"tool": "tool_0", "arguments": {"x": "late"}}
 
 
 async def test_missing_command_ends_in_error_naming_it(tmp_path, store):

@@ -12,10 +12,12 @@ from jit.config import (
     HttpServerConfig,
     SseServerConfig,
     StdioServerConfig,
+    UnresolvedServerConfig,
     load_available_tools,
     load_config,
 )
 from jit.errors import ConfigError
+from jit.models import ServerStatus
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -133,11 +135,45 @@ def test_claude_desktop_config_imports_as_is(tmp_path):
     assert cfg.tool_selection.token_budget == 4000
 
 
-def test_unset_variable_without_default_names_the_key(tmp_path):
-    path = write(tmp_path / ".mcp.json", {"mcpServers": {"gh": {"command": "gh-mcp", "env": {"T": "${GH_TOKEN}"}}}})
-    with pytest.raises(ConfigError, match="GH_TOKEN") as info:
+def test_an_unset_variable_leaves_its_server_unstarted_not_the_config_broken(tmp_path):
+    """A ``${VAR}`` unset here with no default is the one server's problem: it is configured, shown
+    ``error`` with the variable and the key using it (never a value), and the other servers load."""
+    path = write(tmp_path / ".mcp.json", {"mcpServers": {
+        "gh": {"command": "gh-mcp", "args": ["--org", "${ORG:-acme}"], "env": {"T": "${GH_TOKEN}", "S": "${SECRET}"}},
+        "remote": {"type": "http", "url": "${REMOTE_URL}", "headers": {"Authorization": "Bearer ${REMOTE_TOKEN}"}},
+        "off": {"command": "gh-mcp", "env": {"T": "${GH_TOKEN}"}, "disabled": True},
+        "time": {"command": "mcp-server-time", "args": ["${TZ_ARG:-UTC}"]},
+    }})
+    cfg = load_config(path, env={"SECRET": "s3cret-value"})
+    gh, remote, off, time = (cfg.servers[n] for n in ("gh", "remote", "off", "time"))
+    src = path.resolve()
+    assert isinstance(gh, UnresolvedServerConfig) and gh.transport == "stdio" and gh.enabled
+    assert gh.problem == f"environment variable GH_TOKEN is not set and has no default (used by mcpServers.gh.env.T in {src})"
+    assert gh.shown() == "gh-mcp --org ${ORG:-acme}"  # as written
+    # An emptied url would not validate: that is the variables' problem too, not the file's.
+    assert isinstance(remote, UnresolvedServerConfig) and remote.transport == "http"
+    assert remote.problem == ("environment variables REMOTE_TOKEN, REMOTE_URL are not set and have no default "
+                              f"(used by mcpServers.remote.url, mcpServers.remote.headers.Authorization in {src})")
+    assert isinstance(off, UnresolvedServerConfig) and not off.enabled
+    assert isinstance(time, StdioServerConfig) and time.args == ["UTC"]  # ${VAR:-default} as before
+    assert cfg.unresolved() == {"gh": gh.problem, "remote": remote.problem}  # enabled ones only
+    assert "s3cret" not in gh.problem + remote.problem
+    assert cfg.server_status("gh", ServerStatus.IDLE, 1.0) is ServerStatus.ERROR
+    assert cfg.server_status("off", ServerStatus.IDLE, 1.0) is ServerStatus.DISABLED
+
+
+@pytest.mark.parametrize(("entry", "key", "fragment"), [
+    ({"command": "gh-mcp", "argz": [], "env": {"T": "${GH_TOKEN}"}}, "mcpServers.gh.argz", "unknown key"),
+    ({"command": "gh-mcp", "timeout": "9", "env": {"T": "${GH_TOKEN}"}}, "mcpServers.gh.timeout", "must be a number"),
+    ({"type": "http", "url": "ftp://example.com/mcp", "headers": {"A": "${GH_TOKEN}"}}, "mcpServers.gh.url",
+     "http:// or https://"),
+    ({"command": "gh-mcp", "args": ["${A:-${GH_TOKEN}}"]}, "mcpServers.gh.args[0]", "nested references"),
+])
+def test_an_entry_wrong_beyond_its_unset_variables_is_still_a_config_error(tmp_path, entry, key, fragment):
+    path = write(tmp_path / ".mcp.json", {"mcpServers": {"gh": entry}})
+    with pytest.raises(ConfigError, match=fragment) as info:
         load_config(path, env={})
-    assert info.value.key == "mcpServers.gh.env.T"
+    assert info.value.key == key
 
 
 def test_a_nested_reference_in_a_default_is_refused_not_cut(tmp_path):

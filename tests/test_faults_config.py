@@ -20,9 +20,13 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
+import anyio
 import pytest
-from servers.support import RAW
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from servers.support import RAW, REPO
 from typer.testing import CliRunner
 
 from jit.catalog.store import Store
@@ -35,6 +39,7 @@ JIT = str(Path(sys.executable).parent / "jit")
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "COLUMNS": "200"}
 PY = json.dumps(sys.executable)
 GOOD_SERVER = f'{{"command": {PY}, "args": [{json.dumps(RAW)}]}}'
+EXAMPLES = REPO / "examples" / "servers"
 
 #: (case id, config file bytes, key named in the error (None: the whole file), fragment of the message).
 #: Every config also sets "store": "catalog.db" so a case that got through would use the test's catalog.
@@ -121,6 +126,9 @@ CASES: list[tuple[str, bytes, str | None, str]] = [
     ("empty-file", b"", None, "empty"),
     ("top-level-array", b'[{"servers": {}}]', None, "top level must be a JSON object"),
     ("bad-json", b'{"servers": {,}}', None, "invalid JSON at line 1"),
+    # --- an unset variable makes one server unavailable, but does not excuse the rest of its entry
+    ("unset-variable-and-unknown-key", b'{"servers": {"alpha": {"command": "x", "argz": [], '
+     b'"env": {"T": "${JIT_TEST_NEVER_SET}"}}}}', "servers.alpha.argz", "unknown key"),
 ]
 
 
@@ -373,3 +381,74 @@ def test_a_relative_embedding_path_is_read_from_the_config_files_directory(tmp_p
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
     assert load_config(path).embedding.path == str(tmp_path / "models" / "mini")
+
+
+# --------------------------------------------------------------------------- an unset variable: one server, not all
+
+
+@pytest.mark.slow
+def test_a_server_using_an_unset_variable_is_unavailable_and_the_others_work(tmp_path):
+    """A ``.mcp.json`` whose workspace server needs ``${JIT_TEST_WORKSPACE_TOKEN}``, synced once with
+    it set, then used with it unset: ``jit sync`` syncs the time server (exit 0; 4 with --strict, as
+    for any server that fails), ``jit servers`` gives the reason, and ``jit serve --stdio`` (driven by
+    the SDK's client) starts, logs one line, searches and calls the time server's tools, and refuses
+    a call to the workspace (a cached tool or an unknown one) at once with the reason."""
+    time_server = Path(sys.executable).parent / "mcp-server-time"
+    if not time_server.exists():
+        pytest.fail(f"{time_server} is not installed (scripts/install-test-servers.sh)")
+    (tmp_path / "workspace").mkdir()
+    (tmp_path / "workspace" / "notes.txt").write_text("ship jit\n", encoding="utf-8")
+    config = tmp_path / ".mcp.json"
+    config.write_text(json.dumps({"mcpServers": {
+        "time": {"command": str(time_server), "args": ["--local-timezone", "UTC"]},
+        "workspace": {"command": sys.executable, "args": [str(EXAMPLES / "workspace.py"), "--root",
+                                                          str(tmp_path / "workspace")],
+                      "env": {"WORKSPACE_TOKEN": "${JIT_TEST_WORKSPACE_TOKEN}"}},
+    }}), encoding="utf-8")
+    unset = {k: v for k, v in ENV.items() if k != "JIT_TEST_WORKSPACE_TOKEN"}
+    first = subprocess.run([JIT, "sync", "--json", "-c", str(config)], capture_output=True, text=True, timeout=300,
+                           env={**unset, "JIT_TEST_WORKSPACE_TOKEN": "t0ken-value"})
+    assert first.returncode == 0 and json.loads(first.stdout)["unreachable"] == [], first.stderr
+    problem = ("environment variable JIT_TEST_WORKSPACE_TOKEN is not set and has no default "
+               f"(used by mcpServers.workspace.env.WORKSPACE_TOKEN in {config.resolve()})")
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([JIT, *args, "-c", str(config)], capture_output=True, text=True, timeout=300, env=unset)
+
+    synced = run("sync", "--json")
+    assert synced.returncode == 0, synced.stderr
+    rows = {r["server"]: r for r in json.loads(synced.stdout)["servers"]}
+    assert rows["time"]["reached"] and rows["time"]["tools"] == 2
+    assert rows["workspace"]["status"] == "error" and rows["workspace"]["last_error"] == problem
+    assert rows["workspace"]["tools"] > 0  # its cached tools stay
+    assert run("sync", "--strict").returncode == 4
+    servers = {r["server"]: r for r in json.loads(run("servers", "--json").stdout)}
+    assert (servers["workspace"]["status"], servers["workspace"]["last_error"]) == ("error", problem)
+    assert "t0ken-value" not in synced.stdout + json.dumps(servers)
+
+    log = tmp_path / "serve.log"
+    params = StdioServerParameters(command=JIT, args=["serve", "--stdio", "-c", str(config)], env=unset)
+
+    async def drive() -> tuple[Any, ...]:
+        with log.open("w") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write), \
+                    ClientSession(read, write, read_timeout_seconds=180) as session:
+                await session.initialize()
+                found = await session.call_tool("search_tools", {"query": "current time in a timezone"})
+                now = await session.call_tool("call_tool", {"server": "time", "tool": "get_current_time",
+                                                            "arguments": {"timezone": "UTC"}})
+                cached = await session.call_tool("call_tool", {"server": "workspace", "tool": "read_file",
+                                                               "arguments": {"path": "notes.txt"}})
+                unknown = await session.call_tool("call_tool", {"server": "workspace", "tool": "nope"})
+                return found, now, cached, unknown
+
+    found, now, cached, unknown = anyio.run(drive)
+    assert ("time", "get_current_time") in {(t["server"], t["tool"]) for t in found.structured_content["tools"]}
+    assert not now.is_error and json.loads(now.content[0].text)["timezone"] == "UTC"
+    for refused in (cached, unknown):
+        err = refused.structured_content
+        assert refused.is_error and err["error"] == "server_unavailable"
+        assert (err["server"], err["status"], err["last_error"]) == ("workspace", "error", problem)
+    assert unknown.structured_content["message"].endswith("its last tool listing has no tool 'nope'")
+    said = [line for line in log.read_text().splitlines() if "JIT_TEST_WORKSPACE_TOKEN" in line]
+    assert len(said) == 1 and said[0].endswith(f"server workspace is not started: {problem}"), said

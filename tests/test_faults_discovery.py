@@ -27,8 +27,9 @@ from servers.support import HERE, PY, ServerProcess, free_port, make_config
 from jit.client.manager import ClientManager
 from jit.client.tooldefs import MAX_STORED_DESCRIPTION_CHARS, MAX_TOOLS_PER_SERVER
 from jit.config import HttpServerConfig, SseServerConfig, StdioServerConfig
-from jit.errors import ServerConnectError
+from jit.errors import ServerConnectError, ToolCallError
 from jit.models import ServerStatus, StoredTool, ToolAnalysis, ToolDef
+from jit.salvage import too_large
 from jit.schemas import MAX_SCHEMA_DEPTH, OPEN_SCHEMA, check_schema
 from jit.selection.render import render_tools
 from jit.selection.toolset import ScoredTool, Tier
@@ -413,6 +414,72 @@ async def test_a_servers_megabyte_error_is_bounded_in_messages_and_in_the_catalo
     assert stored is not None and stored.last_error is not None
     assert len(stored.last_error) < MAX_ERROR_CHARS + 200
     assert "[cut by jit: 3,200,024 characters in all]" in stored.last_error
+
+
+# --------------------------------------------------------------------------- a message over the size limit
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+@pytest.mark.parametrize(("transport", "size"), [
+    ("stdio", "47.7 MiB, over jit's limit of 32 MiB for one message"),
+    ("http", "47.7 MiB, over jit's limit of 32 MiB for one message"),  # its Content-Length says how large
+    ("http-sse", "over 32 MiB, jit's limit for one message"),  # the SSE event is not read past the limit
+])
+async def test_a_result_over_the_size_limit_says_so_at_once_and_the_server_keeps_serving(tmp_path, store,
+                                                                                        transport, size):
+    """A 50 MB tool result: over stdio the SDK's reader re-joined its buffer per chunk (a minute for
+    50 MB), so the call said "did not answer within 60s"; over Streamable HTTP with SSE responses
+    the SDK's 1 MiB event bound failed any result past it as "server went away". One message is
+    now bounded at 32 MiB on every transport: the call fails at once saying how large the result
+    was, the connection stays, and a 20 MB result comes through."""
+    with nullcontext() if transport == "stdio" else http_server("good", transport) as server:
+        config = stdio("good") if server is None else http(server)
+        # The call timeout is a hang guard (the SDK's stdio reader took about a minute for 50 MB).
+        cfg = make_config(tmp_path, {"f": config.model_copy(update={"call_timeout": 60})}, reconnect_attempts=0)
+        async with ClientManager(cfg, store) as mgr:
+            with pytest.raises(ToolCallError) as info:
+                await mgr.call_tool("f", "good_a", {"result_chars": 50_000_000})
+            assert info.value.message == (f"tool 'good_a' on server 'f' failed: the tools/call response was {size}; "
+                                          "jit did not keep it")
+            big = await mgr.call_tool("f", "good_a", {"result_chars": 20_000_000})
+            assert big.text() == "R" * 20_000_000
+            assert mgr.statuses()["f"].status is ServerStatus.CONNECTED
+            after = await mgr.call_tool("f", "good_a", {"x": "still here"})
+    assert json.loads(after.text()) == {"tool": "good_a", "arguments": {"x": "still here"}}
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_a_listing_over_the_size_limit_fails_the_connection_at_once_saying_so(tmp_path, store):
+    """A 40 MB tools/list reply took the SDK's stdio reader about 40 s, past the default 30 s
+    timeout (the server was lost to "timed out during discovery"). No message past 32 MiB is read,
+    a listing no more than a result: the first listing fails at once with its size."""
+    cfg = make_config(tmp_path, {"f": stdio("huge_listing").model_copy(update={"timeout": 120})}, reconnect_attempts=0)
+    async with ClientManager(cfg, store) as mgr:
+        record = mgr.statuses()["f"]
+    assert record.status is ServerStatus.ERROR
+    assert record.last_error is not None
+    assert record.last_error.startswith("the tools/list response was 38.1 MiB, over jit's limit of 32 MiB for one "
+                                        "message; jit did not keep it"), record.last_error
+
+
+@pytest.mark.parametrize(("head", "tail", "waiting", "answered"), [
+    # the Python SDK writes the id first, the TypeScript SDK last
+    ('{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"RRR', 'RRR"}]}}', [7, 8], 7),
+    ('{"result":{"content":[{"type":"text","text":"RRR', 'RRR"}]},"jsonrpc":"2.0","id":"a-8"}', [7, "a-8"], "a-8"),
+    # no top-level id in what was kept: the one request waited for, if only one
+    ('{"result":{"content":[{"id":3,"text":"RRR', 'RRR"}]},"x":{"id":3}}', [8], 8),
+    ('{"result":{"content":[{"id":3,"text":"RRR', 'RRR"}]},"x":{"id":3}}', [7, 8], None),
+    # a notification or request from the server answers nothing
+    ('{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"RRR', 'RRR"}}', [7], None),
+    ('{"jsonrpc":"2.0","id":7,"method":"sampling/createMessage","params":{"x":"RRR', 'RRR"}}', [7], None),
+])
+def test_a_message_too_large_to_read_answers_the_request_it_names(head, tail, waiting, answered):
+    error = too_large(head, tail, "50 MiB", lambda rid: "tools/call" if rid in waiting else None, lambda: waiting)
+    assert (error.id if error is not None else None) == answered
+    if error is not None:
+        assert error.error.message == "the tools/call response was 50 MiB; jit did not keep it"
 
 
 # --------------------------------------------------------------------------- a result against its output schema

@@ -158,7 +158,7 @@ def test_show_prints_title_and_description_escaped(synced, tool):
 def test_servers_table_and_json_keep_last_error_safe_and_exact(synced):
     config, _ = synced
     table = run("servers", config=config)
-    assert table.returncode == 0 and "crasher" in table.stdout and "Connection closed" in table.stdout
+    assert table.returncode == 0 and "crasher" in table.stdout and "connection closed during" in table.stdout
     rows = {r["server"]: r for r in json.loads(run("servers", "--json", config=config).stdout)}
     assert "\x1b[31mRED" in rows["crasher"]["last_error"]  # exact data, escaped only as JSON
     with Store(config.parent / "catalog.db") as store:

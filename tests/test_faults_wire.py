@@ -32,7 +32,7 @@ from jit.cli import app
 from jit.errors import InvalidArgumentsError
 from jit.jsonrpc import Rejected, decode, find_unsendable, not_utf8
 from jit.serve.httpguard import TOKEN_ENV, RemoteBindRefused, http_access, is_loopback
-from jit.serve.stdio import MAX_LINE_BYTES
+from jit.lines import MAX_LINE_BYTES
 
 #: Hang guard for one answer (the first waits for jit serve's start-up: model, connections).
 TIMEOUT = 180
@@ -353,7 +353,7 @@ def test_what_is_served_is_exactly_what_the_sdk_accepts(line):
 @pytest.mark.parametrize("case", [c for c in MALFORMED if c != "over the line limit"])  # that one: the reader's
 def test_each_malformed_line_is_rejected_in_process(case):
     line, code, rid = MALFORMED[case]
-    try:  # as jit.serve.stdio.PipeLines reads a line: a line that is not UTF-8 is answered by not_utf8
+    try:  # as jit.lines.PipeLines reads a line: a line that is not UTF-8 is answered by not_utf8
         verdict = decode(line.decode("utf-8") if isinstance(line, bytes) else line)
     except UnicodeDecodeError as exc:
         verdict = not_utf8(line.decode("utf-8", errors="replace"), exc.start)

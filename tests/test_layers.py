@@ -33,7 +33,7 @@ ROOT = "jit"
 #: pipeline and the presentation helpers orchestrate them; the front ends run it all.
 LAYERS: dict[str, int] = {
     "jit.errors": 0, "jit.models": 0, "jit.config": 0, "jit.jsonfile": 0, "jit.paths": 0,
-    "jit.process": 0, "jit.text": 0, "jit.schemas": 0, "jit.salvage": 0, "jit.jsonrpc": 0,
+    "jit.process": 0, "jit.text": 0, "jit.schemas": 0, "jit.salvage": 0, "jit.jsonrpc": 0, "jit.lines": 0,
     "jit.display": 0, "jit.servers_config": 0, "jit.progress": 0, "jit.clientsetup": 0, "jit.flags": 0,
     "jit.catalog": 1,
     "jit.client": 2,

@@ -126,7 +126,7 @@ async def _normal_path(lines: list[bytes], answers: int, *, expose: bool = False
 
     async def source() -> AsyncIterator[str]:
         for line in lines:
-            yield line.decode("utf-8", errors="replace")  # as jit.serve.stdio.PipeLines decodes
+            yield line.decode("utf-8", errors="replace")  # as jit.lines.PipeLines decodes
         await anyio.sleep_forever()  # the client keeps the pipe open
 
     async with anyio.create_task_group() as tasks:

@@ -14,7 +14,8 @@ import textwrap
 
 import pytest
 
-from jit.serve.stdio import LineTooLong, NotUtf8, PipeLines, PipeWriter
+from jit.lines import KEPT_BYTES, LineTooLong, NotUtf8, PipeLines
+from jit.serve.stdio import PipeWriter
 
 CHILD = textwrap.dedent("""
     import os, sys, anyio
@@ -93,6 +94,23 @@ def test_a_line_over_the_limit_is_dropped_as_it_arrives_and_reported_with_its_si
         return [line async for line in PipeLines(reader, max_line=8)]
 
     assert asyncio.run(read_all()) == lines
+
+
+def test_a_line_over_the_limit_keeps_its_two_ends():
+    """What is kept of a dropped line: its first and last KiB, where a response names its request."""
+    line = b"{" + bytes(range(48, 58)) * 2_000 + b"}"
+
+    async def read_all() -> list:
+        reader = asyncio.StreamReader()
+        for i in range(0, len(line), 3_000):
+            reader.feed_data(line[i:i + 3_000])
+        reader.feed_data(b"\nok\n")
+        reader.feed_eof()
+        return [item async for item in PipeLines(reader, max_line=10_000)]
+
+    too_long, ok = asyncio.run(read_all())
+    assert too_long == LineTooLong(len(line), 10_000) and ok == "ok\n"
+    assert too_long.head == line[:KEPT_BYTES] and too_long.tail == line[-KEPT_BYTES:]
 
 
 def test_the_writer_cannot_fail_on_a_lone_surrogate():

@@ -45,7 +45,7 @@ from pydantic import ValidationError
 
 from ..catalog.ownership import config_identity
 from ..catalog.store import Store
-from ..config import Config
+from ..config import Config, UnresolvedServerConfig
 from ..errors import (
     InvalidArgumentsError,
     ServerConnectError,
@@ -182,6 +182,11 @@ class ClientManager:
             if not cfg.enabled:
                 # Not connected, and nothing written: the catalog's status is shared by the configs of
                 # a catalog, and "disabled" is this config's own view (Config.server_status).
+                continue
+            if isinstance(cfg, UnresolvedServerConfig):
+                # An unset environment variable: never started, the reason recorded as a failed
+                # attempt's would be (a live connection another process holds still wins).
+                self._set_status(name, ServerStatus.ERROR, error=cfg.problem)
                 continue
             up = self._upstreams[name] = self._upstream(name, cfg)
             up.start()
@@ -389,10 +394,14 @@ class ClientManager:
         budget), and :class:`ServerConnectError` if that fails. With ``server=None``
         only servers that gave up reconnecting are restarted; those still retrying
         in the background are left to it. Servers not connected afterwards are left
-        out of the result (their status says why).
+        out of the result (their status says why). A server using an unset environment variable
+        is never started (:class:`ServerConnectError` when named).
         """
         if server is not None and server not in self.config.servers:
             raise ToolNotFoundError.unconfigured(server)
+        if server is not None and server in self.config.unresolved():
+            raise ServerConnectError(f"cannot start server {server!r}: {self.config.unresolved()[server]}",
+                                     server=server, last_error=self.config.unresolved()[server])
         names = [server] if server is not None else [n for n, c in self.config.servers.items() if c.enabled]
         results: dict[str, SyncResult] = {}
 
@@ -454,14 +463,23 @@ class ClientManager:
         await up.next_attempt(attempt, self.config.connection.reconnect_max_delay + up.config.timeout)
         return self._upstreams.get(up.name)
 
-    def _unavailable(self, server: str, tool: str) -> ServerUnavailableError | ToolNotFoundError:
-        if self.store.tool(server, tool) is None:
-            return ToolNotFoundError.no_tool(server, tool)
+    def _unavailable(self, server: str, tool: str) -> ServerUnavailableError:
+        """Why a call to ``server`` (not connected) is refused: its status and last error, whether or
+        not ``tool`` is among its cached tools. A server that never listed its tools (it hangs or
+        crashes at start, its URL is dead, its config names an unset variable) has none to look
+        ``tool`` up in, and what to fix is the server."""
         record = self.store.server(server)
         status = (self.config.server_status(server, record.status, record.last_seen) if record
                   else ServerStatus.UNKNOWN).value
-        return ServerUnavailableError(server=server, tool=tool, status=status,
-                                      last_error=record.last_error if record else None)
+        last_error = record.last_error if record else None
+        cfg = self.config.servers.get(server)
+        if isinstance(cfg, UnresolvedServerConfig) and cfg.enabled:
+            last_error = cfg.problem  # this process's own reason, whatever another one recorded since
+        note = None
+        if self.store.tool(server, tool) is None:
+            listed = (record is not None and record.last_seen is not None) or bool(self.store.tool_heads([server]))
+            note = f"its last tool listing has no tool {tool!r}" if listed else "it never listed its tools"
+        return ServerUnavailableError(server=server, tool=tool, status=status, last_error=last_error, note=note)
 
     async def call_tool(
         self, server: str, tool: str, arguments: dict[str, Any] | None = None, *, timeout: float | None = None,
@@ -474,8 +492,9 @@ class ClientManager:
         :meth:`record` (a proxy answers its client first). Failures are always
         recorded here.
 
-        Raises :class:`ToolNotFoundError` (unknown server or tool),
-        :class:`ServerUnavailableError` (not connected; nothing was sent),
+        Raises :class:`ToolNotFoundError` (a server the config does not name, or a tool the
+        connected server does not list), :class:`ServerUnavailableError` (not connected, whatever
+        the tool: its status and last error; nothing was sent),
         :class:`ToolNotApprovedError` (``security.pin_definitions`` and the tool's
         definition changed since it was approved; nothing was sent),
         :class:`ServerTimeoutError`, :class:`ServerDisconnectedError` (the

@@ -14,7 +14,9 @@ jit needs around the SDK transports:
   bad field costs one tool, not the whole reply or a timeout. It learns which
   method each response answers from the write stream, and over Streamable
   HTTP gets the raw body from a tee on the HTTP client (the SDK keeps only
-  an opaque parse error there);
+  an opaque parse error there; both in :mod:`jit.client.requestlog`). A message over :data:`~jit.lines.MAX_LINE_BYTES`
+  (a stdio line, a Streamable HTTP JSON body, an SSE event) is not read: the
+  request it answers fails at once saying how large it was;
 * :class:`InProcessServerConfig` — a server object living in this process
   (the SDK's ``MCPServer`` or low-level ``Server``), reached over the SDK's
   in-memory streams: no child process, no socket, the same session and
@@ -28,10 +30,8 @@ jit needs around the SDK transports:
 from __future__ import annotations
 
 import errno
-import json
 import logging
 import os
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
@@ -45,7 +45,7 @@ import mcp_types as types
 # The SDK's own in-process transport (what ``mcp.Client(server)`` uses); not re-exported by mcp.client.
 from mcp.client._memory import InMemoryTransport
 from mcp.client.sse import sse_client
-from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
@@ -54,8 +54,11 @@ from pydantic import ValidationError
 from ..config import DEFAULT_CALL_TIMEOUT, DEFAULT_TIMEOUT, HttpServerConfig, SseServerConfig, StdioServerConfig
 from ..errors import ConfigError, JitError, bounded
 from ..jsonrpc import first_problem
-from ..salvage import MAX_SALVAGE_BYTES, salvage, salvage_value
-from .delivery import note_not_sent, note_sent
+from ..lines import MAX_LINE_BYTES, mib
+from ..salvage import salvage, salvage_value, too_large, too_large_error
+from ..servers_config import shown_url
+from .requestlog import RawBody, RecordingWriteStream, RequestLog, TeeTransport
+from .stdio import MessageTooLarge, stdio_transport
 
 __all__ = [
     "DEFAULT_STDERR_LIMIT",
@@ -77,9 +80,6 @@ DEFAULT_STDERR_LIMIT = 64 * 1024
 HTTP_STREAM_READ_TIMEOUT = 300.0
 
 _READ_CHUNK = 64 * 1024
-
-#: Requests remembered (id → method) and HTTP bodies kept for salvage; the oldest go first.
-_MAX_TRACKED = 256
 
 #: Above this many characters a salvage runs in a worker thread, off the event loop.
 _SALVAGE_INLINE_CHARS = 256 * 1024
@@ -225,150 +225,6 @@ class StderrTail:
         return joined if len(joined) <= max_chars else "…" + joined[-max_chars:]
 
 
-class RequestLog:
-    """What jit's side of one connection is waiting for: request id → method, and raw HTTP bodies.
-
-    Bounded (the oldest entries go first), and each entry is dropped as soon as
-    its response arrives, so a server that never answers cannot grow it.
-    """
-
-    def __init__(self, limit: int = _MAX_TRACKED) -> None:
-        self.limit = limit
-        self._methods: OrderedDict[str, str] = OrderedDict()
-        self._bodies: OrderedDict[str, _RawBody] = OrderedDict()
-
-    @staticmethod
-    def _key(request_id: Any) -> str:
-        return str(request_id)
-
-    def sent(self, request_id: Any, method: str) -> None:
-        self._methods[self._key(request_id)] = method
-        while len(self._methods) > self.limit:
-            self._methods.popitem(last=False)
-
-    def method(self, request_id: Any) -> str | None:
-        return self._methods.get(self._key(request_id))
-
-    def answered(self, request_id: Any) -> _RawBody | None:
-        """Forget ``request_id``; returns its raw HTTP body if one was kept."""
-        key = self._key(request_id)
-        self._methods.pop(key, None)
-        return self._bodies.pop(key, None)
-
-    def body(self, request_id: Any, content_type: str) -> _RawBody:
-        body = self._bodies[self._key(request_id)] = _RawBody(content_type)
-        while len(self._bodies) > self.limit:
-            self._bodies.popitem(last=False)
-        return body
-
-
-class _RawBody:
-    """The bytes of one HTTP response, kept until its JSON-RPC response has been delivered."""
-
-    def __init__(self, content_type: str) -> None:
-        self.content_type = content_type
-        self.data = bytearray()
-        self.overflow = False
-
-    def add(self, chunk: bytes) -> None:
-        if self.overflow:
-            return
-        if len(self.data) + len(chunk) > MAX_SALVAGE_BYTES:
-            self.overflow = True
-            self.data = bytearray()
-            return
-        self.data += chunk
-
-    def messages(self) -> list[str]:
-        """The JSON texts in the body: the body itself, or each SSE event's data."""
-        text = self.data.decode("utf-8", errors="replace")
-        if not self.content_type.startswith("text/event-stream"):
-            return [text]
-        out = []
-        for event in text.replace("\r\n", "\n").replace("\r", "\n").split("\n\n"):
-            data = [ln[5:].removeprefix(" ") for ln in event.split("\n") if ln.startswith("data:")]
-            if data:
-                out.append("\n".join(data))
-        return out
-
-
-class _TeeStream(httpx2.AsyncByteStream):
-    def __init__(self, inner: Any, body: _RawBody) -> None:
-        self._inner = inner
-        self._body = body
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        async for chunk in self._inner:
-            self._body.add(chunk)
-            yield chunk
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-
-class _TeeTransport(httpx2.AsyncBaseTransport):
-    """Keeps a copy of each JSON-RPC POST's response body in the :class:`RequestLog`, and reports a
-    POST whose connection could not be made as not sent (:mod:`jit.client.delivery`)."""
-
-    def __init__(self, inner: httpx2.AsyncBaseTransport, requests: RequestLog) -> None:
-        self._inner = inner
-        self._requests = requests
-
-    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        try:
-            response = await self._inner.handle_async_request(request)
-        except (httpx2.ConnectError, httpx2.ConnectTimeout):
-            # No connection, so no byte of the request went out (jit/client/delivery.py).
-            note_not_sent(_posted_request_id(request))
-            raise
-        request_id = _posted_request_id(request)
-        if request_id is not None:
-            body = self._requests.body(request_id, response.headers.get("content-type", "").lower())
-            response.stream = _TeeStream(response.stream, body)
-        return response
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-
-def _posted_request_id(request: httpx2.Request) -> Any:
-    if request.method != "POST":
-        return None
-    try:
-        message = json.loads(request.content)
-    except (httpx2.RequestNotRead, ValueError):
-        return None
-    if isinstance(message, dict) and "method" in message and isinstance(message.get("id"), str | int):
-        return message["id"]
-    return None
-
-
-class _RecordingWriteStream:
-    """The transport's write stream, noting each request's method in the :class:`RequestLog`."""
-
-    def __init__(self, inner: Any, requests: RequestLog) -> None:
-        self._inner = inner
-        self._requests = requests
-
-    async def send(self, item: SessionMessage) -> None:
-        if isinstance(item.message, types.JSONRPCRequest):
-            self._requests.sent(item.message.id, item.message.method)
-            note_sent(item.message.id)
-        await self._inner.send(item)
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> _RecordingWriteStream:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-
 class WatchedReadStream:
     """The transport's read stream plus a :attr:`closed` event and salvage of unparsable messages.
 
@@ -410,12 +266,29 @@ class WatchedReadStream:
             raise
         if isinstance(item, ValidationError):
             return await self._salvage_rejected(item)
+        if isinstance(item, MessageTooLarge):
+            return self._too_large(item)
         if isinstance(item, SessionMessage) and isinstance(item.message, types.JSONRPCResponse | types.JSONRPCError):
             method = self.requests.method(item.message.id)
             body = self.requests.answered(item.message.id)
-            if body is not None and isinstance(item.message, types.JSONRPCError) and _http_parse_failure(item.message):
-                return await self._salvage_http(item, body, method)
+            if isinstance(item.message, types.JSONRPCError):
+                size = body.too_large if body is not None else None
+                if size is None and item.message.error.message.startswith(_SSE_TOO_LARGE):  # an SSE event
+                    size = f"over {mib(MAX_LINE_BYTES)}, jit's limit for one message"
+                if size is not None:  # the SDK's parse error or "SSE stream failed": say what happened
+                    return SessionMessage(too_large_error(item.message.id, method, size))
+                if body is not None and _http_parse_failure(item.message):
+                    return await self._salvage_http(item, body, method)
         return item
+
+    def _too_large(self, item: MessageTooLarge) -> SessionMessage | Exception:
+        """stdio: a line over the limit, dropped as it arrived; its request fails at once saying so."""
+        size = f"{mib(item.size)}, over jit's limit of {mib(item.limit)} for one message"
+        message = too_large(item.head, item.tail, size, self._method_of, self.requests.waiting)
+        if message is None:
+            log.warning("dropped a message from the server of %s that answers no request jit is waiting for", size)
+            return item
+        return SessionMessage(message)
 
     def _method_of(self, request_id: Any) -> str | None:
         method = self.requests.method(request_id)
@@ -449,7 +322,7 @@ class WatchedReadStream:
         log.info("salvaged a message the MCP SDK could not parse: %s", str(errors[0].get("msg", ""))[:200])
         return SessionMessage(message)
 
-    async def _salvage_http(self, item: SessionMessage, body: _RawBody, method: str | None) -> SessionMessage:
+    async def _salvage_http(self, item: SessionMessage, body: RawBody, method: str | None) -> SessionMessage:
         """Streamable HTTP: the SDK answered the request with PARSE_ERROR; retry on the kept body."""
         request_id = item.message.id
         for text in body.messages():
@@ -488,6 +361,10 @@ class WatchedReadStream:
         await self.aclose()
 
 
+#: How the SDK's Streamable HTTP client fails a request whose SSE event passed ``max_sse_event_size``.
+_SSE_TOO_LARGE = "SSE stream failed: Server-sent event exceeded the "
+
+
 def _http_parse_failure(message: types.JSONRPCError) -> bool:
     return message.error.code == types.PARSE_ERROR and message.error.message.startswith(_HTTP_PARSE_FAILURES)
 
@@ -523,7 +400,7 @@ async def open_transport(
                 encoding_error_handler="replace",
             )
             errlog = stderr.writer if stderr is not None else stack.enter_context(open(os.devnull, "w"))
-            read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
+            read, write = await stack.enter_async_context(stdio_transport(params, errlog))
             if stderr is not None:
                 stderr.close_writer()  # the child holds its own copy now
         elif isinstance(config, InProcessServerConfig):
@@ -542,11 +419,14 @@ async def open_transport(
                 httpx2.AsyncClient(
                     headers=dict(config.headers),
                     timeout=httpx2.Timeout(config.timeout, read=max(HTTP_STREAM_READ_TIMEOUT, config.call_timeout)),
-                    transport=_TeeTransport(httpx2.AsyncHTTPTransport(), requests),
+                    transport=TeeTransport(httpx2.AsyncHTTPTransport(), requests),
                 )
             )
-            read, write = await stack.enter_async_context(streamable_http_client(config.url, http_client=client))
-        yield WatchedReadStream(read, on_close, requests), _RecordingWriteStream(write, requests)
+            # One message is bounded alike on every transport: an SSE event as a stdio line (the
+            # SDK's own bound is 1 MiB, past which it failed the request as a broken stream).
+            read, write = await stack.enter_async_context(
+                streamable_http_client(config.url, http_client=client, max_sse_event_size=MAX_LINE_BYTES))
+        yield WatchedReadStream(read, on_close, requests), RecordingWriteStream(write, requests)
 
 
 def _leaves(exc: BaseException) -> list[BaseException]:
@@ -584,9 +464,10 @@ def _describe(exc: BaseException) -> str:
         where, first, more = first_problem(exc)
         return f"{where}: {first['msg']}{more}"
     if isinstance(exc, httpx2.HTTPStatusError):
-        return f"HTTP {exc.response.status_code} from {exc.request.url}"
+        return f"HTTP {exc.response.status_code} from {_url_of(exc)}"
     if isinstance(exc, httpx2.ConnectError):
-        return f"cannot connect: {exc or 'connection refused'}"
+        # httpx says "All connection attempts failed"; the OS error under it says why.
+        return f"cannot connect to {_url_of(exc)}: {_os_reason(exc) or exc or 'connection refused'}"
     if isinstance(exc, httpx2.TimeoutException):
         return f"HTTP timeout: {type(exc).__name__}"
     if isinstance(exc, httpx2.HTTPError):
@@ -597,3 +478,25 @@ def _describe(exc: BaseException) -> str:
         return f"{type(exc).__name__}: {exc.strerror or exc}"
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+def _url_of(exc: httpx2.HTTPError) -> str:
+    """The URL of the request ``exc`` is about, its password and query values masked (a token in
+    a URL must not reach ``last_error``); "the server" when httpx does not say."""
+    try:
+        return shown_url(str(exc.request.url))
+    except RuntimeError:  # an error raised outside a request
+        return "the server"
+
+
+def _os_reason(exc: BaseException) -> str | None:
+    """The operating system's reason under ``exc`` (``Connection refused``, ``Name or service not
+    known``), from its chain of causes."""
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        if isinstance(cur, OSError) and isinstance(cur.errno, int):
+            return os.strerror(cur.errno) if cur.errno > 0 else (cur.strerror or str(cur))
+        cur = cur.__cause__ or cur.__context__
+    return None

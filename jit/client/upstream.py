@@ -48,7 +48,7 @@ from .tooldefs import (
     json_kind,
     tool_from_wire,
 )
-from .transports import InProcessServerConfig, StderrTail, describe_error, open_transport
+from .transports import InProcessServerConfig, StderrTail, describe_error, open_transport, root_cause
 
 __all__ = [
     "CLIENT_INFO",
@@ -397,7 +397,10 @@ class Upstream:
         except Exception as exc:  # includes the ExceptionGroup a dying HTTP transport raises
             found = jit_error_in(exc)
             catalog = found if isinstance(found, StoreError) else None
-            error = describe_error(exc)
+            # The SDK's "Connection closed" before discovery ended: the server went away (a stdio
+            # server that crashed at start; its stderr follows).
+            error = f"connection closed during {phase}" if not connected and \
+                connection_closed(root_cause(exc)) else describe_error(exc)
         finally:
             self.connected = False
             self.session = self.dispatcher = None

@@ -41,6 +41,7 @@ from ..config import ServeConfig
 from ..jsonrpc import Rejected, decode, encode, error, first_problem, not_utf8, scrub, too_large
 from ..process import until_stopped
 from . import hosts as hostcheck
+from ..lines import MAX_LINE_BYTES
 
 __all__ = [
     "MAX_BODY_BYTES",

@@ -63,7 +63,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from ..jsonrpc import Rejected, decode, encode, error, not_utf8, too_large
-from .stdio import LineTooLong, NotUtf8
+from ..lines import LineTooLong, NotUtf8
 
 __all__ = ["ProxyLane", "ProxyTarget"]
 

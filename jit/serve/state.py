@@ -206,9 +206,12 @@ class ServeState:
             where = f"Streamable HTTP at http://{host}:{self.options.port}/mcp"
         else:
             where = "stdio"
-        enabled = sum(1 for cfg in self.config.servers.values() if cfg.enabled)
+        unresolved = self.config.unresolved()
+        enabled = sum(1 for cfg in self.config.servers.values() if cfg.enabled) - len(unresolved)
         startup_log.info("serving MCP on %s (config %s); connecting to %d server%s and loading the embedding model "
                          "in the background", where, self.config.path, enabled, "" if enabled == 1 else "s")
+        for name, problem in unresolved.items():  # served as unavailable: a call to it says this
+            log.warning("server %s is not started: %s", name, problem)
 
     async def _report_connections(self, launched: list[Any]) -> None:
         """One line once every server's first connection attempt has ended: how many were reached,

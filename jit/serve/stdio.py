@@ -15,9 +15,9 @@ Like the SDK, it moves the wire off fds 0 and 1 while serving (fd 0 reads
 ``/dev/null``, fd 1 writes to stderr), so a stray ``print`` or a child process
 inheriting the descriptors cannot corrupt the protocol, and puts them back after.
 
-A line is at most :data:`MAX_LINE_BYTES`: the bytes of a longer one are dropped as
-they arrive (never held) and it is read as a :class:`LineTooLong`, which the server
-answers with an error. The writer cannot fail on text: a line that is not valid
+Lines are read by :class:`jit.lines.PipeLines`: at most :data:`~jit.lines.MAX_LINE_BYTES`
+each (a longer one is read as a :class:`~jit.lines.LineTooLong`, which the server answers
+with an error). The writer cannot fail on text: a line that is not valid
 UTF-8 (a lone surrogate) is written with the surrogate replaced (jit.jsonrpc.scrub).
 """
 
@@ -27,115 +27,24 @@ import asyncio
 import fcntl
 import os
 import sys
-from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
-from dataclasses import dataclass
 from typing import Protocol
 
 import anyio
 import anyio.to_thread
 
 from ..jsonrpc import scrub
+from ..lines import MAX_LINE_BYTES, READ_CHUNK, ByteSource, PipeLines
 from .early import is_pipe
 
-__all__ = ["MAX_LINE_BYTES", "LineTooLong", "NotUtf8", "PipeLines", "PipeWriter", "stdio_wire"]
-
-_CHUNK = 1 << 16
-
-#: The longest line (one JSON-RPC message) ``jit serve --stdio`` reads: 32 MiB.
-MAX_LINE_BYTES = 32 * 1024 * 1024
-
-
-@dataclass(frozen=True)
-class LineTooLong:
-    """A line over the limit, in place of its text: ``size`` bytes (newline excluded) were dropped."""
-
-    size: int
-    limit: int
-
-
-@dataclass(frozen=True, slots=True)
-class NotUtf8:
-    """A line that is not UTF-8, in place of its text: ``text`` is it decoded with U+FFFD for each
-    bad byte (enough to find a request's id), ``at`` the offset of the first bad byte."""
-
-    text: str
-    at: int
-
-
-def _text(line: bytes) -> str | NotUtf8:
-    try:
-        return line.decode("utf-8")
-    except UnicodeDecodeError as exc:  # answered, not run: U+FFFD would change what the client sent
-        return NotUtf8(line.decode("utf-8", errors="replace"), exc.start)
-
-
-class _Source(Protocol):
-    async def read(self, n: int) -> bytes: ...
+__all__ = ["PipeWriter", "stdio_wire"]
 
 
 class _Sink(Protocol):
     def write(self, data: bytes) -> None: ...
 
     async def drain(self) -> None: ...
-
-
-class PipeLines:
-    """``async for line in …`` over a byte source: str lines with their newline, like a text file,
-    a :class:`NotUtf8` for a line that is not UTF-8, or a :class:`LineTooLong` for a line over
-    ``max_line`` bytes.
-
-    A JSON-RPC message may be megabytes, so the limit is generous; the source's own buffer
-    limit still pauses the pipe when the server falls behind.
-    """
-
-    def __init__(self, reader: _Source, max_line: int = MAX_LINE_BYTES) -> None:
-        self._reader = reader
-        self._max = max_line
-        self._partial = bytearray()
-        self._dropped = 0  # > 0 while skipping the rest of a line over the limit
-        self._lines: deque[bytes | LineTooLong] = deque()
-
-    def __aiter__(self) -> PipeLines:
-        return self
-
-    async def __anext__(self) -> str | NotUtf8 | LineTooLong:
-        while not self._lines:
-            chunk = await self._reader.read(_CHUNK)
-            if not chunk:
-                if self._dropped:
-                    self._lines.append(LineTooLong(self._dropped, self._max))
-                    self._dropped = 0
-                    break
-                if not self._partial:
-                    raise StopAsyncIteration
-                last, self._partial = bytes(self._partial), bytearray()
-                return _text(last)
-            self._feed(chunk)
-        line = self._lines.popleft()
-        return line if isinstance(line, LineTooLong) else _text(line)
-
-    def _feed(self, chunk: bytes) -> None:
-        start = 0
-        while (end := chunk.find(b"\n", start)) >= 0:
-            if self._dropped:
-                self._lines.append(LineTooLong(self._dropped + end - start, self._max))
-                self._dropped = 0
-            elif len(self._partial) + end - start > self._max:
-                self._lines.append(LineTooLong(len(self._partial) + end - start, self._max))
-                self._partial = bytearray()
-            else:
-                self._partial += chunk[start:end + 1]
-                self._lines.append(bytes(self._partial))
-                self._partial = bytearray()
-            start = end + 1
-        if self._dropped:
-            self._dropped += len(chunk) - start
-        else:
-            self._partial += chunk[start:]
-            if len(self._partial) > self._max:  # over the limit with no end in sight: stop holding it
-                self._dropped, self._partial = len(self._partial), bytearray()
 
 
 class PipeWriter:
@@ -192,7 +101,7 @@ class _FdSink:
 class _Prefixed:
     """A source that reads ``prefix`` first: the bytes the early stage took off stdin (jit/serve/early.py)."""
 
-    def __init__(self, prefix: bytes, source: _Source) -> None:
+    def __init__(self, prefix: bytes, source: ByteSource) -> None:
         self._prefix = prefix
         self._source = source
 
@@ -238,7 +147,7 @@ async def stdio_wire(max_line: int = MAX_LINE_BYTES, *, prefix: bytes = b""
     threaded = False
     try:
         if loop is not None and is_pipe(wire_in) and is_pipe(wire_out):
-            reader = asyncio.StreamReader(limit=_CHUNK, loop=loop)
+            reader = asyncio.StreamReader(limit=READ_CHUNK, loop=loop)
             in_transport, _ = await loop.connect_read_pipe(
                 lambda: asyncio.StreamReaderProtocol(reader, loop=loop),
                 os.fdopen(wire_in, "rb", buffering=0, closefd=False))

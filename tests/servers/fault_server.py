@@ -109,6 +109,8 @@ def bad_tools(case: str) -> list[str]:
                      "inputSchema": {"type": "object", "properties": {"x": {"type": "string"}}},
                      "outputSchema": {"type": "object", "properties": {"x": {"type": "string", "pattern": "^(a+)+$"}},
                                       "required": ["x"]}})]
+    if case == "huge_listing":  # one description of 40 MB: a listing past any sane message size
+        return [_tool_text("huge", obj({"type": "object"}), "H" * 40_000_000)]
     if case == "many_tools":
         return [_tool_text(f"t{i}", obj({"type": "object"}), f"Tool {i}.") for i in range(2100)]
     return []
@@ -209,6 +211,9 @@ class Handler:
             if isinstance(size, int):  # an error of megabytes, its data as large
                 return json.dumps({"jsonrpc": "2.0", "id": rid, "error": {
                     "code": -32000, "message": "boom " + "E" * size, "data": {"trace": "D" * size}}})
+            chars = (params.get("arguments") or {}).get("result_chars")
+            if isinstance(chars, int):  # a result of that many characters of text (megabytes of output)
+                return head + '{"content":[{"type":"text","text":"' + "R" * chars + '"}],"isError":false}}'
             if (params.get("arguments") or {}).get("bad_content"):  # a result that breaks the MCP schema
                 return head + json.dumps({"content": "not a list", "isError": False}) + "}"
             text = json.dumps({"tool": params.get("name"), "arguments": params.get("arguments") or {}})

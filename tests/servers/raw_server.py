@@ -2,7 +2,7 @@
 
     python tests/servers/raw_server.py --transport stdio [--mode MODE] [--name N]
         [--tools K] [--page-size P] [--stderr-mb M] [--garbage-lines G] [--pid-file PATH]
-        [--fail-if-exists PATH] [--linger SECONDS]
+        [--fail-if-exists PATH] [--crash-once PATH] [--init-delay SECONDS] [--linger SECONDS]
 
 Modes:
   ok         K tools: ``fail`` (reports isError), ``rpc_error`` (JSON-RPC error), then
@@ -16,7 +16,9 @@ Modes:
 not drain stderr deadlocks here); ``--garbage-lines`` writes that many non-JSON
 lines to stdout before each answer to ``initialize``; ``--linger`` keeps it running that
 many seconds after its stdin closes (as a server that does not watch its stdin does, until
-its client signals it). Starting in ~50 ms, it
+its client signals it). ``--crash-once PATH`` crashes at start unless PATH exists, creating it (the
+next start runs MODE: a server that fails once, then hangs on the retry); ``--init-delay`` sleeps that
+many seconds before answering ``initialize`` (a slow start). Starting in ~50 ms, it
 also serves as a cheap "good server" when tests need many of them.
 """
 
@@ -69,7 +71,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--pid-file")
     parser.add_argument("--fail-if-exists", help="exit with an error at start while this path exists")
     parser.add_argument("--linger", type=float, default=0, help="seconds to keep running after stdin closes")
+    parser.add_argument("--crash-once", help="crash at start unless this path exists, creating it")
+    parser.add_argument("--init-delay", type=float, default=0, help="seconds to sleep before answering initialize")
     args = parser.parse_args(argv)
+    if args.crash_once and not os.path.exists(args.crash_once):
+        open(args.crash_once, "w").close()
+        args.mode = "crash"
     if args.fail_if_exists and os.path.exists(args.fail_if_exists):
         sys.stderr.write(f"raw_server: refusing to start while {args.fail_if_exists} exists\n")
         sys.exit(2)
@@ -105,6 +112,7 @@ def main(argv: list[str] | None = None) -> None:
         if rid is None:
             continue  # a notification
         if method == "initialize":
+            time.sleep(args.init_delay)
             for i in range(args.garbage_lines):
                 out.write(f"this is not JSON-RPC, line {i}\n")
             version = params.get("protocolVersion")
