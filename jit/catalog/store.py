@@ -589,13 +589,15 @@ class Store(DefinitionHistory, ServerCatalog, VectorStore):
         return n
 
     def prune_analysis(self) -> int:
-        """Drop analyses no tool refers to any more. An approved definition kept in the history is
-        still referred to: the role policy judges a tool awaiting approval as it was last approved."""
+        """Drop analyses no tool refers to any more. The approved earlier definitions of a tool
+        awaiting approval are still referred to: the role policy judges it as it was last approved."""
         with self.transaction() as c:
             cur = c.execute(
                 "DELETE FROM analysis WHERE definition_hash NOT IN (SELECT definition_hash FROM tools)"
-                " AND definition_hash NOT IN (SELECT h.definition_hash FROM tool_history h JOIN tool_approvals ap"
-                " ON ap.server = h.server AND ap.name = h.name AND ap.definition_hash = h.definition_hash)"
+                " AND definition_hash NOT IN (SELECT h.definition_hash FROM tool_history h"
+                " JOIN tools t ON t.server = h.server AND t.name = h.name"
+                " JOIN tool_approvals ap ON ap.server = h.server AND ap.name = h.name"
+                f" AND ap.definition_hash = h.definition_hash WHERE NOT {_APPROVED})"
             )
             return cur.rowcount
 
