@@ -80,8 +80,13 @@ def test_golden_selection_per_shard(env, shard):
     ts = compiler.compile(TaskContext(shard=shard, task=TASK))
     assert selection(ts) == GOLDEN[shard]
     assert {s.name for s in ts.tools if s.skeleton} == SKELETON[shard]
-    # The fixture leaves pdf/make_pdf and the two harness tools unanalysed: compile says so.
-    assert ts.warnings == ["3 of 14 tools have no analysis yet (an interrupted or unfinished `jit sync`?): their "
+    # The fixture leaves pdf/make_pdf and the two harness tools unanalysed: compile says so. A read-only
+    # role is told which steps of the task (fix: a change; the failing test: a run) it may not take.
+    denied = "every tool in reach that does it is denied to {0} (read-only role: the tool can change things)"
+    may_not = [f"{shard} may not run commands: the task asks for /execute, and {denied.format(shard)}",
+               f"{shard} may not change files or data: the task asks for /write, and {denied.format(shard)}"]
+    assert ts.warnings == [*(may_not if shard in ("reviewer", "researcher") else []),
+                           "3 of 14 tools have no analysis yet (an interrupted or unfinished `jit sync`?): their "
                            "text is checked for hostile instructions, but they get no points for labels or shard "
                            "affinity; run `jit sync` to analyse them"]
 

@@ -272,8 +272,8 @@ def tools_command(
         state = "ok" if r["online"] else f"[yellow]offline[/] ({markup(r['status'])})"
         if r["awaiting_approval"]:
             state += ", [bold red]changed[/] (awaiting `jit approve`)"
-        if r["flags"]:
-            state += f", [bold red]flagged[/] ({markup(', '.join(r['flags']))})"
+        if r["flags"]:  # which flags: --json and `jit show` (the table keeps its description column wide)
+            state += ", [bold red]flagged[/]"
         table.add_row(markup(f"{r['server']}/{r['tool']}"), state, markup(", ".join(r["categories"])),
                       markup(_first_line(r["description"])))
     out.print(table)
