@@ -41,7 +41,6 @@ from jit.analysis.hostile import (
     detect_hostile,
     detect_hostile_many,
 )
-from jit.analysis.hostile_model import judged_hostile
 from jit.models import ToolDef
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -100,7 +99,7 @@ def hostile_rates(rows: list[dict]) -> dict:
             c = per[r["class"]]
             c["n"] += 1
             c["rules"] += bool(flags)
-            c["caught"] += bool(flags) or judged_hostile([tool_of(r)])[0]  # the model reads what the rules pass
+            c["caught"] += bool(flags) or bool(detect_hostile(tool_of(r)))  # the model reads what the rules pass
             c["right"] += right_flag(r["class"], flags)
             if not flags:
                 misses.append(r["id"])

@@ -168,11 +168,17 @@ SCORE_BATCH = 512
 
 def judged_hostile(tools: Sequence[ToolDef]) -> list[bool]:
     """Whether the shipped model scores each tool's text above its threshold."""
+    return judged_texts([model_text(t) for t in tools])
+
+
+def judged_texts(texts: Sequence[str]) -> list[bool]:
+    """Whether the shipped model scores each text (as :func:`model_text` makes them) above its
+    threshold; texts shorter than :data:`MIN_MODEL_CHARS` are never judged hostile."""
     model = shipped_model()
+    out = [False] * len(texts)
     if model is None:
-        return [False] * len(tools)
-    out = [False] * len(tools)
-    keep = [(i, text) for i, t in enumerate(tools) if len((text := model_text(t)).strip()) >= MIN_MODEL_CHARS]
+        return out
+    keep = [(i, text) for i, text in enumerate(texts) if len(text.strip()) >= MIN_MODEL_CHARS]
     for start in range(0, len(keep), SCORE_BATCH):
         part = keep[start : start + SCORE_BATCH]
         for (i, _), s in zip(part, model.scores([text for _, text in part])):
