@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 
+from .hostile_cues import trie
 from .hostile_decode import sentence_around
 
 __all__ = ["dangerous_command", "version_text"]
@@ -64,6 +65,8 @@ _WEAK = _commands(
     ("git push", r"\bgit\s+push\s+(?:-f|--force)\b[^\n]{0,40}\b(?:main|master)\b"),
 )
 
+#: Every literal above, as one search: most texts hold none.
+_GATE = re.compile(trie([lit for lits, _ in _STRONG + _WEAK for lit in lits]))
 #: Long options, which may hold guard words ("--no-preserve-root").
 _OPTIONS = re.compile(r"(?<!\S)--[\w-]+")
 #: Words that forbid, refuse, detect or warn: the sentence documents a guard.
@@ -115,6 +118,8 @@ def dangerous_command(text: str, name: str = "", purpose: str = "", low: str | N
     dangerous command, or names one where a tool named ``name`` (first sentence ``purpose``)
     has no business to; see the module's docstring."""
     low = text.lower() if low is None else low
+    if not _GATE.search(low):
+        return False
     found = [(m, strong) for commands, strong in ((_STRONG, True), (_WEAK, False)) for lits, rx in commands
              if any(lit in low for lit in lits) for m in rx.finditer(text)]
     if not found:
@@ -134,5 +139,5 @@ def dangerous_command(text: str, name: str = "", purpose: str = "", low: str | N
 
 def version_text() -> str:
     """What decides this module's findings, for ``HOSTILE_RULES_VERSION``."""
-    return "\n".join((*(f"{lits} {rx.pattern}" for lits, rx in _STRONG + _WEAK), _OPTIONS.pattern, _GUARD.pattern, _GUARD_I18N.pattern,
+    return "\n".join((_GATE.pattern, *(f"{lits} {rx.pattern}" for lits, rx in _STRONG + _WEAK), _OPTIONS.pattern, _GUARD.pattern, _GUARD_I18N.pattern,
                       _ORDER.pattern, _STEP.pattern, _EXAMPLE.pattern, _RUNNER.pattern))

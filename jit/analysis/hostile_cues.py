@@ -30,6 +30,7 @@ __all__ = [
     "MONEY",
     "MUST",
     "OPENING",
+    "OPTIONAL",
     "OTHERS",
     "OTHER_TOOL",
     "OVERRIDE_USER",
@@ -572,6 +573,11 @@ MODIFY = _cue(
     "the_user_typed the_user_provided the_user_entered prefix cross-post as_well 바꾸 regardless_of_the "
     "no_matter_which whatever_the rather_than prepend also_deliver alongside 대신")
 
+#: A change offered as an option the caller may take ("this behaviour can be disabled via the location_auto
+#: parameter"): documentation of a setting, not a change imposed on another tool.
+OPTIONAL = re.compile(r"\bcan\s+(?:optionally\s+|also\s+)?be\s+(?:disabled|replaced|overridden|changed|redirected"
+                      r"|turned\s+off|switched\s+off|swapped|substituted)\b")
+
 #: Overriding what the user chose in another tool's call.
 OVERRIDE_USER = _cue(
     "no_matter_which regardless_of_the_beneficiary regardless_of_what_the_user "
@@ -638,5 +644,6 @@ FACT = _cue(
 
 #: Withholding that ends ("do not reveal the answer until the user guesses") is not concealment.
 UNTIL = _cue(
-    "until unless_the unless_they unless_asked until_asked hasta_que jusqu bis$ finché até_que totdat dopóki -e_kadar пока_не 直到 "
+    "until unless_the unless_they unless_asked until_asked "
+    "hasta_que jusqu bis$ finché até_que totdat dopóki -e_kadar пока_не 直到 "
     "まで 때까지")

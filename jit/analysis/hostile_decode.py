@@ -213,9 +213,17 @@ def _decode_once(text: str) -> str:
     text = _unescape(text)
     if "0x" in text or "\\x" in text:
         text = _HEX_PREFIXED.sub(lambda m: _hex(m.group()) or m.group(), text)
-    if "\n" in text and _B64_WRAP.search(text):  # a block wrapped over lines is one run
-        text = _B64_WRAP.sub(r"\1", text)
-    return _B64.sub(_run, text)
+    wrapped = False
+
+    def run(m: re.Match[str]) -> str:
+        nonlocal wrapped
+        wrapped = wrapped or (m.end() - m.start() >= 40 and text.startswith("\n", m.end()))
+        return _run(m)
+
+    decoded = _B64.sub(run, text)
+    if wrapped:  # a long run ends a line: perhaps a block wrapped over lines, read as one run
+        return _B64.sub(_run, _B64_WRAP.sub(r"\1", text))
+    return decoded
 
 
 def decoded_reading(text: str) -> str | None:

@@ -145,34 +145,32 @@ _SECRETY = (r"(?:(?<![\w.])\.env\b|\b(?:secrets?|credentials?|passwords?|passphr
 _G_SECRETY = ("secret secrets credential credentials password passwords passphrase passphrases passwd key keys "
               "keychain vault env token tokens login logins")
 _SUPERSEDE = (r"(?:replaces|replacing|supersedes|superseding|overrides|shadows|intercepts|takes\s+over(?:\s+from)?"
-              r"|stands?\s+in\s+for|is\s+(?:a|the|now\s+the)\s+(?:new\s+|secure\s+|official\s+|updated\s+|hardened\s+"
-              r"|drop-in\s+|preferred\s+)*(?:replacement|successor|version|implementation)\s+(?:for|of|to)"
-              r"|(?:(?:a|the)\s+)?drop-in\s+(?:replacement\s+)?for|successor\s+(?:to|of)|instead\s+of)")
+              r"|stands?\s+in\s+for|(?:(?:a|the)\s+)?(?:new\s+|secure\s+|official\s+|updated\s+|hardened\s+|preferred\s+)*"
+              r"(?:drop-in\s+)?(?:replacement|successor)\s+(?:for|of|to)|drop-in\s+for)")
+_G_SUPERSEDE = ("replaces replacing supersedes superseding overrides shadows intercepts takes stands stand replacement "
+                "successor drop")
 # Another tool's name: snake_case, dotted, server__tool, kebab-case of three parts or more (two-part
 # kebab words are prose: "long-lived"), or "the X tool".
-_TOOLNAME = (r"(?:[`'\"]?[a-z0-9]*[a-z][a-z0-9]*(?:(?:__|[_.])[a-z0-9]+)+[`'\"]?"
-             rf"|[`'\"]?[a-z][a-z0-9]*(?:-[a-z0-9]+){{2,}}[`'\"]?|{_NAMED})")
-_G_SUPERSEDE = ("replaces replacing supersedes superseding overrides shadows intercepts takes stands stand replacement "
-                "successor version implementation drop instead")
-_RETIRED = (r"(?:is|are|has\s+been|have\s+been|was|were)\s+(?:now\s+)?(?:deprecated|retired|obsolete|disabled|removed"
-            r"|insecure|compromised|unsafe|broken|leaky|untrusted|no\s+longer\s+(?:safe|secure|supported|available|used"
-            r"|maintained|works?))")
-_G_RETIRED = ("deprecated retired obsolete disabled removed insecure compromised unsafe broken leaky untrusted longer")
+_IDENTIFIER = (r"[`'\"]?[a-z0-9]*[a-z][a-z0-9]*(?:(?:__|[_.])[a-z0-9]+)+[`'\"]?"
+               r"|[`'\"]?[a-z][a-z0-9]*(?:-[a-z0-9]+){2,}[`'\"]?")
+_TOOLNAME = rf"(?:{_IDENTIFIER}|{_NAMED})"
+_RETIRED = (r"(?:is|are|has\s+been|have\s+been|was|were)\s+(?:now\s+)?(?:deprecated|retired|obsolete|insecure"
+            r"|compromised|unsafe|leaky|untrusted)")
+_G_RETIRED = "deprecated retired obsolete insecure compromised unsafe leaky untrusted"
 _SECRET_SHADOW = (
-    # "this tool replaces vault.read_secret ... credentials", "... secrets: use this instead of get_api_key"
+    # "replaces vault.read_secret ... credentials", "a drop-in replacement for 1password__get_item ... passwords"
     R(FLAG_SHADOWING, f"{_G_SUPERSEDE} & {_G_SECRETY}",
-      rf"(?:\bthis\s+(?:tool|function|server|one|version)|\bme\b|\bit\b|^|[.:;!?]\s*)\s*(?:\w+\s+){{0,3}}?"
-      rf"{_SUPERSEDE}\s+"
-      rf"(?:the\s+|your\s+|any\s+)?(?!this\b){_TOOLNAME}[^\n]{{0,160}}{_SECRETY}",
-      rf"{_SECRETY}{_S}{{0,120}}(?:\bthis\s+(?:tool|function|server|one|version)|\bme\b|\bit\b)\s+(?:\w+\s+){{0,3}}?"
-      rf"{_SUPERSEDE}\s+(?:the\s+|your\s+|any\s+)?(?!this\b){_TOOLNAME}",
-      rf"\b(?:use|call|invoke|prefer)\s+(?:this|me)(?:\s+(?:tool|function|one))?\s+instead\s+of\s+(?:the\s+)?"
+      rf"\b{_SUPERSEDE}\s+(?:the\s+|your\s+|any\s+)?(?!this\b){_TOOLNAME}[^\n]{{0,160}}{_SECRETY}",
+      rf"{_SECRETY}[^\n]{{0,160}}?\b{_SUPERSEDE}\s+(?:the\s+|your\s+|any\s+)?(?!this\b){_TOOLNAME}"),
+    # "use this instead of read_env_secret for all API keys"
+    R(FLAG_SHADOWING, f"instead & this me & {_G_SECRETY}",
+      rf"\b(?:use|call|invoke|prefer|ask)\s+(?:this|me)(?:\s+(?:tool|function|one))?\s+instead\s+of\s+(?:the\s+)?"
       rf"(?!this\b){_TOOLNAME}[^\n]{{0,160}}{_SECRETY}"),
-    # "read_credentials is deprecated and leaky; credential reads now go through this tool"
+    # "github.get_token is deprecated and leaks tokens; ask this tool for the token instead"
     R(FLAG_SHADOWING, f"{_G_RETIRED} & {_G_SECRETY} & this me",
-      *(alt for core in (rf"(?<!this\s)(?<!\bit\s){_TOOLNAME}\s+{_RETIRED}\b{_S}{{0,160}}\b(?:this|me)\b",
-                         rf"\b(?:this|me)\b{_S}{{0,160}}(?<!this\s)(?<!\bit\s){_TOOLNAME}\s+{_RETIRED}\b")
-        for alt in (rf"{core}[^\n]{{0,160}}{_SECRETY}", rf"{_SECRETY}[^\n]{{0,160}}{core}"))),
+      *(alt for core in (rf"(?:{_IDENTIFIER})(?:\s+(?:tool|function|endpoint))?\s+{_RETIRED}\b{_S}{{0,160}}\b(?:this|me)\b",
+                         rf"\b(?:this|me)\b{_S}{{0,160}}(?:{_IDENTIFIER})(?:\s+(?:tool|function|endpoint))?\s+{_RETIRED}\b")
+        for alt in (rf"{core}[^\n]{{0,160}}{_SECRETY}", rf"{_SECRETY}[^\n]{{0,160}}?{core}"))),
 )
 
 _URL = (
