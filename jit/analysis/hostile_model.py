@@ -14,8 +14,9 @@ other flag (out of Full, description withheld).
 It is trained by ``bench/train_injection_model.py`` (deterministic) on the labelled hostile
 corpus (``tests/data/injection/hostile.jsonl``), every other deduplicated real tool of the
 shared pools (the rest stays held out for false positives) and benign tool texts written
-to look hostile; the threshold is set on out-of-fold scores of the real tools. Measured in
-docs/reliability.md. The model is a file of plain arrays (``injection_model.npz``, loaded
+to look hostile (``synthetic_benign.jsonl``, and the training rows of ``tricky_benign.jsonl``,
+weighted up); the threshold is the higher of two out-of-fold quantiles, one of the real tools,
+one of the tricky texts. Measured in docs/reliability.md. The model is a file of plain arrays (``injection_model.npz``, loaded
 with ``allow_pickle=False``): no code is unpickled.
 
 Featurisation is shared with the training script (:func:`model_text`, :func:`features`),
