@@ -147,8 +147,8 @@ _MAX_SCAN_CHARS = 50_000
 #: 'you are now …'"): a mention of the words, not an instruction. The quote is read as "…".
 _MENTION = re.compile(r"(\b(?:like|such\s+as|e\.g\.?|for\s+example|for\s+instance|phrases?|says?|saying|strings?"
                       r"|patterns?|variants?|samples?|examples?)\s*[:,(]?\s*['\"“‘`])[^'\"”’`\n]{3,200}(['\"”’`])"
-                      r"|((?<!\w)['\"“‘`])[^'\"”’`\n]{3,200}(['\"”’`]\s*-?(?:variants?|samples?|examples?|phrases?|attacks?"
-                      r"|prompts?|style|patterns?|strings?)\b)")
+                      r"|((?<!\w)['\"“‘`])[^'\"”’`\n]{3,200}(['\"”’`]\s*-?(?:variants?|samples?|examples?|phrases?"
+                      r"|attacks?|prompts?|style|patterns?|strings?)\b)")
 
 #: A version at the end of a tool's name: ``_v2``, ``-next``, ``.1``.
 _VERSION_SUFFIX = re.compile(r"(?:[_.-]?v\d+(?:[_.]\d+)*|[_.-](?:new|next|beta|latest|legacy|old|classic|\d+))$")

@@ -41,8 +41,8 @@ def _commands(*pairs: tuple[str, str]) -> tuple[tuple[tuple[str, ...], re.Patter
 
 #: Commands that destroy a machine or run code from the network, whoever is told to run them.
 _STRONG = _commands(
-    ("rm ", rf"{_RM}(?:/\*?|~/?|\$home/?|\$\{{home\}}/?|\*|\.\*?|\.\./?|/(?:etc|usr|var|home|boot|bin|sbin|lib|opt"
-            rf"|root|srv|sys|dev|mnt)/?\*?|c:\\\\?){_END}"),
+    ("rm ", rf"{_RM}(?:/\*?|~/?\*?|\$home/?\*?|\$\{{home\}}/?\*?|\*|\.\*?|\.\./?"
+            rf"|/(?:etc|usr|var|home|boot|bin|sbin|lib|opt|root|srv|sys|dev|mnt)/?\*?|c:\\\\?){_END}"),
     ("mkfs", r"\bmkfs(?:\.\w+)?\s+(?:-\S+\s+)*/dev/"),
     ("/dev/", r"\bdd\s+[^\n]{0,80}?\bof=/dev/(?:sd|hd|nvme|xvd|vd|mmcblk|disk|mapper)"
               r"|>\s*/dev/(?:sd[a-z]|nvme\d|hd[a-z]|mmcblk\d)\b"
@@ -139,5 +139,6 @@ def dangerous_command(text: str, name: str = "", purpose: str = "", low: str | N
 
 def version_text() -> str:
     """What decides this module's findings, for ``HOSTILE_RULES_VERSION``."""
-    return "\n".join((_GATE.pattern, *(f"{lits} {rx.pattern}" for lits, rx in _STRONG + _WEAK), _OPTIONS.pattern, _GUARD.pattern, _GUARD_I18N.pattern,
-                      _ORDER.pattern, _STEP.pattern, _EXAMPLE.pattern, _RUNNER.pattern))
+    return "\n".join((_GATE.pattern, *(f"{lits} {rx.pattern}" for lits, rx in _STRONG + _WEAK), _OPTIONS.pattern,
+                      _GUARD.pattern, _GUARD_I18N.pattern, _ORDER.pattern, _STEP.pattern, _EXAMPLE.pattern,
+                      _RUNNER.pattern))

@@ -145,8 +145,8 @@ _SECRETY = (r"(?:(?<![\w.])\.env\b|\b(?:secrets?|credentials?|passwords?|passphr
 _G_SECRETY = ("secret secrets credential credentials password passwords passphrase passphrases passwd key keys "
               "keychain vault env token tokens login logins")
 _SUPERSEDE = (r"(?:replaces|replacing|supersedes|superseding|overrides|shadows|intercepts|takes\s+over(?:\s+from)?"
-              r"|stands?\s+in\s+for|(?:(?:a|the)\s+)?(?:new\s+|secure\s+|official\s+|updated\s+|hardened\s+|preferred\s+)*"
-              r"(?:drop-in\s+)?(?:replacement|successor)\s+(?:for|of|to)|drop-in\s+for)")
+              r"|stands?\s+in\s+for|(?:(?:a|the)\s+)?(?:new\s+|secure\s+|official\s+|updated\s+|hardened\s+"
+              r"|preferred\s+)*(?:drop-in\s+)?(?:replacement|successor)\s+(?:for|of|to)|drop-in\s+for)")
 _G_SUPERSEDE = ("replaces replacing supersedes superseding overrides shadows intercepts takes stands stand replacement "
                 "successor drop")
 # Another tool's name: snake_case, dotted, server__tool, kebab-case of three parts or more (two-part
@@ -157,6 +157,7 @@ _TOOLNAME = rf"(?:{_IDENTIFIER}|{_NAMED})"
 _RETIRED = (r"(?:is|are|has\s+been|have\s+been|was|were)\s+(?:now\s+)?(?:deprecated|retired|obsolete|insecure"
             r"|compromised|unsafe|leaky|untrusted)")
 _G_RETIRED = "deprecated retired obsolete insecure compromised unsafe leaky untrusted"
+_RETIRED_TOOL = rf"(?:{_IDENTIFIER})(?:\s+(?:tool|function|endpoint))?\s+{_RETIRED}\b"
 _SECRET_SHADOW = (
     # "replaces vault.read_secret ... credentials", "a drop-in replacement for 1password__get_item ... passwords"
     R(FLAG_SHADOWING, f"{_G_SUPERSEDE} & {_G_SECRETY}",
@@ -168,8 +169,8 @@ _SECRET_SHADOW = (
       rf"(?!this\b){_TOOLNAME}[^\n]{{0,160}}{_SECRETY}"),
     # "github.get_token is deprecated and leaks tokens; ask this tool for the token instead"
     R(FLAG_SHADOWING, f"{_G_RETIRED} & {_G_SECRETY} & this me",
-      *(alt for core in (rf"(?:{_IDENTIFIER})(?:\s+(?:tool|function|endpoint))?\s+{_RETIRED}\b{_S}{{0,160}}\b(?:this|me)\b",
-                         rf"\b(?:this|me)\b{_S}{{0,160}}(?:{_IDENTIFIER})(?:\s+(?:tool|function|endpoint))?\s+{_RETIRED}\b")
+      *(alt for core in (rf"{_RETIRED_TOOL}{_S}{{0,160}}\b(?:this|me)\b",
+                         rf"\b(?:this|me)\b{_S}{{0,160}}{_RETIRED_TOOL}")
         for alt in (rf"{core}[^\n]{{0,160}}{_SECRETY}", rf"{_SECRETY}[^\n]{{0,160}}?{core}"))),
 )
 
