@@ -11,6 +11,13 @@ Reads the labelled corpus in ``tests/data/injection/``:
 * ``hard_benign.jsonl``: 60 benign definitions written to look suspicious (usage advice to the
   model, tools whose job is secrets, sending or paying, URL templates, "keep the answer
   hidden until the user guesses", other languages).
+* ``tricky_benign.jsonl``: 439 benign definitions written to look suspicious in the same ways, in 25
+  languages; the model trains on its ``tricky_train`` rows, only the ``tricky_dev`` rows (every third)
+  are measured here;
+* ``payload.jsonl``: hostile definitions that hide their payload (encoded, a dangerous command buried in
+  a long description, a claim to replace another tool's secret reading) and benign ones that look like
+  them (encoding tools, shell tools documenting what they block, a secret manager's v2);
+* ``real_servers.jsonl``: the ``tools/list`` of context7 and brave-search, once flagged wrongly.
 
 and, when the shared pools are present, every tool of LiveMCPBench, MetaTool,
 StableToolBench and the Smithery catalogue (deduplicated by text) as a larger
@@ -19,9 +26,9 @@ the Full tier); "right flag" means it gets the flag of its class. Hostile rows a
 twice: by the rules alone and as users get them, rules and learned model
 (:mod:`jit.analysis.hostile_model`); the model is trained on every split but the
 ``FIRST_SIGHT`` batches of ``bench/train_injection_model.py``, so only those measure it,
-and on the even half of the pools, so only the odd half ("held out") measures its false
-positives there. Time is wall clock for ``detect_hostile_many`` (what a sync's analysis runs)
-over the large sample, best of 3.
+and on the even half of the pools but ``benign.jsonl``, so only the odd half and ``benign.jsonl``
+("never trained on") measure its false positives there, per pool. Time is wall clock for
+``detect_hostile_many`` (what a sync's analysis runs) over the large sample, best of 3.
 """
 
 from __future__ import annotations
@@ -41,7 +48,6 @@ from jit.analysis.hostile import (
     detect_hostile,
     detect_hostile_many,
 )
-from jit.analysis.hostile_model import judged_hostile
 from jit.models import ToolDef
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -100,7 +106,7 @@ def hostile_rates(rows: list[dict]) -> dict:
             c = per[r["class"]]
             c["n"] += 1
             c["rules"] += bool(flags)
-            c["caught"] += bool(flags) or judged_hostile([tool_of(r)])[0]  # the model reads what the rules pass
+            c["caught"] += bool(flags) or bool(detect_hostile(tool_of(r)))  # the model reads what the rules pass
             c["right"] += right_flag(r["class"], flags)
             if not flags:
                 misses.append(r["id"])
@@ -116,6 +122,20 @@ def hostile_rates(rows: list[dict]) -> dict:
             "missed": misses,
         }
     return out
+
+
+#: The flag each class of ``payload.jsonl`` is expected to raise.
+PAYLOAD_FLAG = {"encoded": "instruction:encoded", "dangerous_command": "instruction:dangerous_command",
+                "secret_shadowing": "instruction:shadowing"}
+
+
+def payload_rates(rows: list[dict]) -> dict:
+    """Hostile rows of ``payload.jsonl``: caught (any flag, rules and model), with the flag of their class, and
+    the ids of those missed."""
+    flags = detect_hostile_many([tool_of(r) for r in rows])
+    return {"n": len(rows), "caught": sum(bool(f) for f in flags),
+            "right": sum(PAYLOAD_FLAG[r["class"]] in f for r, f in zip(rows, flags)),
+            "missed": [r["id"] for r, f in zip(rows, flags) if not f]}
 
 
 def pool_rows(shared: Path) -> list[dict]:
@@ -205,7 +225,13 @@ def main(argv: list[str] | None = None) -> int:
     hostile = hostile_rates(load_jsonl(CORPUS / "hostile.jsonl"))
     benign = benign_rates(load_jsonl(CORPUS / "benign.jsonl"))
     hard = benign_rates(load_jsonl(CORPUS / "hard_benign.jsonl"))
-    result = {"hostile": hostile, "benign_corpus": benign, "hard_benign": hard}
+    tricky = benign_rates([r for r in load_jsonl(CORPUS / "tricky_benign.jsonl") if r["split"] == "tricky_dev"])
+    payload = load_jsonl(CORPUS / "payload.jsonl")
+    payload_hostile = payload_rates([r for r in payload if r["label"] == "hostile"])
+    payload_benign = benign_rates([r for r in payload if r["label"] == "benign"])
+    real_servers = benign_rates(load_jsonl(CORPUS / "real_servers.jsonl"))
+    result = {"hostile": hostile, "benign_corpus": benign, "hard_benign": hard, "tricky_dev": tricky,
+              "payload_hostile": payload_hostile, "payload_benign": payload_benign, "real_servers": real_servers}
     for split, h in hostile.items():
         print(f"hostile [{split}] n={h['n']}: rules {h['rules']:.1%} (right flag {h['right_flag']:.1%}), "
               f"with the model {h['caught']:.1%}")
@@ -219,10 +245,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.misses:
         for src, flags in benign["listing"]:
             print(f"    {src}: {', '.join(flags)}")
-    print(f"hard benign n={hard['n']}: flagged {hard['flagged_any']} ({hard['rate_any']:.2%}) {hard['flags']}")
-    if args.misses:
-        for src, flags in hard["listing"]:
-            print(f"    {src}: {', '.join(flags)}")
+    for name, b in (("hard benign", hard), ("tricky benign (dev rows)", tricky), ("payload benign", payload_benign),
+                    ("real servers (context7, brave-search)", real_servers)):
+        print(f"{name} n={b['n']}: flagged {b['flagged_any']} ({b['rate_any']:.2%}) {b['flags']}")
+        if args.misses:
+            for src, flags in b["listing"]:
+                print(f"    {src}: {', '.join(flags)}")
+    print(f"payload hostile n={payload_hostile['n']}: caught {payload_hostile['caught']} "
+          f"(with the flag of its class {payload_hostile['right']}) {payload_hostile['missed']}")
     rows = pool_rows(args.shared)
     if rows:
         pool = benign_rates(rows)
@@ -231,14 +261,20 @@ def main(argv: list[str] | None = None) -> int:
         print(f"benign pools n={pool['n']}: flagged {pool['flagged_any']} ({pool['rate_any']:.2%}), "
               f"text flags {pool['flagged_text']} ({pool['rate_text']:.2%}) {pool['flags']}")
         sampled = {r["source"] for r in load_jsonl(CORPUS / "benign.jsonl")}
-        held = benign_rates([r for i, r in enumerate(rows) if i % 2 == 1 and r["source"] not in sampled])
+        held = benign_rates([r for i, r in enumerate(rows) if i % 2 == 1 or r["source"] in sampled])
         result["benign_pools_held_out"] = held
-        print(f"  of them held out from the model's training (odd half) n={held['n']}: "
+        print(f"  of them never trained on (the odd half and benign.jsonl) n={held['n']}: "
               f"flagged {held['flagged_any']} ({held['rate_any']:.2%}) {held['flags']}")
-        print(f"detect_hostile_many: {ms:.0f} ms per 1,000 tools (best of 3)")
+        for name in POOLS:
+            part = [r for i, r in enumerate(rows) if r["source"].startswith(name + ":")
+                    and (i % 2 == 1 or r["source"] in sampled)]
+            n_flagged = sum(1 for src, _ in held["listing"] if src.startswith(name + ":"))
+            print(f"    {name}: {n_flagged} of {len(part)}")
         if args.misses:
-            for src, flags in pool["listing"]:
-                print(f"    {src}: {', '.join(flags)}")
+            by_source = {r["source"]: r for r in rows}
+            for src, flags in held["listing"]:
+                print(f"    never trained on: {src} {by_source[src]['name']}: {', '.join(flags)}")
+        print(f"detect_hostile_many: {ms:.0f} ms per 1,000 tools (best of 3)")
     else:
         print(f"(no shared pools under {args.shared}: large benign sample skipped)")
     if args.json:

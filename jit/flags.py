@@ -13,6 +13,8 @@ FLAG_CROSS_TOOL = "instruction:cross_tool"
 FLAG_SHADOWING = "instruction:shadowing"
 FLAG_EXFILTRATE_URL = "instruction:exfiltrate_url"
 FLAG_MUST_CALL_FIRST = "instruction:must_call_first"
+FLAG_ENCODED = "instruction:encoded"
+FLAG_DANGEROUS_COMMAND = "instruction:dangerous_command"
 FLAG_LLM_REPORTED = "instruction:llm_reported"
 FLAG_CLASSIFIER = "instruction:classifier"
 FLAG_HIDDEN_UNICODE = "hidden_unicode"
@@ -33,6 +35,8 @@ HOSTILE_FLAGS: tuple[str, ...] = (
     FLAG_SHADOWING,
     FLAG_EXFILTRATE_URL,
     FLAG_MUST_CALL_FIRST,
+    FLAG_ENCODED,
+    FLAG_DANGEROUS_COMMAND,
     FLAG_LLM_REPORTED,
     FLAG_CLASSIFIER,
     FLAG_HIDDEN_UNICODE,

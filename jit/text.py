@@ -238,15 +238,23 @@ def sentences(text: str) -> list[str]:
 
 #: Invisible or reordering code points. U+200D (zero-width joiner) counts only next to
 #: plain ASCII text (``N\u200de\u200dv\u200de\u200dr``): emoji sequences join pictographs
-#: with it legitimately. A run of supplementary variation selectors (U+E0100–E01EF) is a known
+#: with it legitimately. U+200C (zero-width non-joiner) between two letters of the Arabic or
+#: Indic scripts is spelling (Persian ``می‌کند``); anywhere else it hides. A run of supplementary variation selectors (U+E0100–E01EF) is a known
 #: way to smuggle bytes behind an emoji; one after an ideograph is a glyph variant. A
 #: variation selector (U+FE00–FE0F) after ASCII text selects nothing (no ASCII character has
 #: variants but the keycap bases ``#``, ``*`` and the digits): ``D\ufe0fo\ufe0f`` hides words from a reader.
 HIDDEN_CHARS = re.compile(
-    "[\u00ad\u180e\u200b\u200c\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\ufff9-\ufffb"
+    "[\u00ad\u180e\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\ufff9-\ufffb"
     "\U000e0000-\U000e007f]|(?<=[\x20-\x7e])\u200d|\u200d(?=[\x20-\x7e])|[\U000e0100-\U000e01ef]{2,}"
+    "|(?<![\u0600-\u06ff\u0750-\u077f\u08a0-\u08ff\ufb50-\ufdff\ufe70-\ufefe\u0900-\u0dff])\u200c"
+    "|\u200c(?![\u0600-\u06ff\u0750-\u077f\u08a0-\u08ff\ufb50-\ufdff\ufe70-\ufefe\u0900-\u0dff])"
     "|(?<=[\x20-\x22\x24-\x29\x2b-\x2f\x3a-\x7e])[\ufe00-\ufe0f]"
 )
+
+
+#: What :func:`remove_hidden` takes out: the hidden characters, and U+200C wherever it is (a word
+#: reads the same with or without it, so the rules match Persian words either way).
+_STRIPPED = re.compile(f"{HIDDEN_CHARS.pattern}|\u200c")
 
 
 def remove_hidden(text: str) -> str:
@@ -254,5 +262,5 @@ def remove_hidden(text: str) -> str:
     injection checks of :mod:`jit.analysis.hostile` and every summary see of a text)."""
     if text.isascii():  # nothing hidden and already NFKC: the common case, checked in C
         return text
-    text = HIDDEN_CHARS.sub("", text)
+    text = _STRIPPED.sub("", text)
     return text if unicodedata.is_normalized("NFKC", text) else unicodedata.normalize("NFKC", text)

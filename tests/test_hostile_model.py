@@ -21,9 +21,9 @@ from jit.models import ToolDef
 
 CORPUS = Path(__file__).parent / "data" / "injection"
 
-#: Caught by the rules or the model (of 120 each) as measured: blind17 and blind18 while the model
-#: took its final form, blind19 to blind22 once, after it (docs/reliability.md, "A learned model").
-FIRST_SIGHT_CAUGHT = {"blind17": 113, "blind18": 115, "blind19": 115, "blind20": 115, "blind21": 119,
+#: Caught by the rules or the model (of 120 each) by the model trained with the tricky benign texts and its
+#: threshold set for them (docs/reliability.md, "A learned model"); none of these batches is trained on.
+FIRST_SIGHT_CAUGHT = {"blind17": 112, "blind18": 113, "blind19": 115, "blind20": 114, "blind21": 117,
                       "blind22": 116}
 
 
@@ -103,6 +103,18 @@ def test_first_sight_batches_are_caught():
         assert caught >= FIRST_SIGHT_CAUGHT[split], (split, caught)
     total = sum(FIRST_SIGHT_CAUGHT.values())
     assert total / (120 * len(FIRST_SIGHT)) >= 0.95
+
+
+def test_benign_text_written_to_look_hostile_is_rarely_flagged():
+    """Never trained on: hard_benign.jsonl (written by someone else) and the tricky_dev rows of
+    tricky_benign.jsonl, whose tricky_train rows the model trains on and whose ids are its own."""
+    tricky = _rows("tricky_benign.jsonl")
+    assert {r["split"] for r in tricky} == {"tricky_train", "tricky_dev"}
+    assert len({r["id"] for r in tricky}) == len(tricky) >= 400
+    dev = [r for r in tricky if r["split"] == "tricky_dev"]
+    hard = _rows("hard_benign.jsonl")
+    assert sum(bool(detect_hostile(_tool(r))) for r in dev) <= 8  # of 146
+    assert sum(bool(detect_hostile(_tool(r))) for r in hard) <= 5  # of 60
 
 
 def test_the_model_speaks_only_where_the_rules_are_silent():

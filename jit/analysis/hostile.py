@@ -26,6 +26,15 @@ Flag names (stable; the Datalog policy matches on them):
 ``instruction:exfiltrate_url``   a URL or markdown image that carries conversation data or secrets
                                  out in its address (``![x](https://…?d={conversation})``)
 ``instruction:must_call_first``  demands to be called before any other tool / in every session
+``instruction:encoded``          an instruction hidden in an encoding (base64, hex, ROT13, percent or
+                                 HTML escapes, ``\\u`` escapes) that the rules or the model find once it
+                                 is decoded, code that decodes a blob and runs it (``eval(atob(…))``),
+                                 or an order to decode something and follow it
+                                 (:mod:`jit.analysis.hostile_decode`); raised beside the decoded text's flags
+``instruction:dangerous_command`` a command that wipes a machine or runs code from the network
+                                 (``rm -rf /``, ``mkfs``, ``dd of=/dev/sda``, a fork bomb, ``curl … | sh``)
+                                 that the model is told to run, or that a tool which does not run
+                                 commands names at all (:mod:`jit.analysis.hostile_commands`)
 ``instruction:llm_reported``     the LLM analyzer judged the text to be an instruction to the model
 ``instruction:classifier``       the rules found nothing, but the learned model
                                  (:mod:`jit.analysis.hostile_model`) scores the text as an attack
@@ -68,6 +77,8 @@ from ..flags import (
     FLAG_CLASSIFIER,
     FLAG_CONCEAL,
     FLAG_CROSS_TOOL,
+    FLAG_DANGEROUS_COMMAND,
+    FLAG_ENCODED,
     FLAG_EXFILTRATE,
     FLAG_EXFILTRATE_URL,
     FLAG_HIDDEN_UNICODE,
@@ -82,10 +93,14 @@ from ..flags import (
     INSTRUCTION_PREFIX,
 )
 from ..models import ToolDef
-from ..text import HIDDEN_CHARS, remove_hidden, sentences
+from ..text import HIDDEN_CHARS, first_sentence, remove_hidden, sentences
+from .hostile_commands import dangerous_command
+from .hostile_commands import version_text as commands_version
+from .hostile_decode import asks_to_decode, decoded_reading, dynamic_code
+from .hostile_decode import version_text as decode_version
 from .hostile_i18n import NON_ENGLISH_RULES
 from .hostile_intent import INTENTS, intent_flags
-from .hostile_model import judged_hostile, model_version
+from .hostile_model import judged_texts, model_text, model_version
 from .hostile_rules import ENGLISH_RULES, TOKEN
 from .hostile_tools import TOOL_RULES
 
@@ -97,6 +112,8 @@ __all__ = [
     "FLAG_CLASSIFIER",
     "FLAG_CONCEAL",
     "FLAG_CROSS_TOOL",
+    "FLAG_DANGEROUS_COMMAND",
+    "FLAG_ENCODED",
     "FLAG_EXFILTRATE",
     "FLAG_EXFILTRATE_URL",
     "FLAG_HIDDEN_UNICODE",
@@ -126,13 +143,24 @@ MAX_DESCRIPTION_CHARS = 5000
 #: Schema text scanned per tool; past this the schema is data nobody renders whole.
 _MAX_SCAN_CHARS = 50_000
 
+#: A quoted example of what an attack says ("phrases like 'ignore previous instructions'", "text that says
+#: 'you are now …'"): a mention of the words, not an instruction. The quote is read as "…".
+_MENTION = re.compile(r"(\b(?:like|such\s+as|e\.g\.?|for\s+example|for\s+instance|phrases?|says?|saying|strings?"
+                      r"|patterns?|variants?|samples?|examples?)\s*[:,(]?\s*['\"“‘`])[^'\"”’`\n]{3,200}(['\"”’`])"
+                      r"|((?<!\w)['\"“‘`])[^'\"”’`\n]{3,200}(['\"”’`]\s*-?(?:variants?|samples?|examples?|phrases?"
+                      r"|attacks?|prompts?|style|patterns?|strings?)\b)")
+
+#: A version at the end of a tool's name: ``_v2``, ``-next``, ``.1``.
+_VERSION_SUFFIX = re.compile(r"(?:[_.-]?v\d+(?:[_.]\d+)*|[_.-](?:new|next|beta|latest|legacy|old|classic|\d+))$")
+
 #: Changes whenever a rule, a flag or a limit changes: ``analyze_pending`` then re-checks the
 #: cached analyses once, so a tool analysed by older rules does not keep a clean bill.
 HOSTILE_RULES_VERSION = hashlib.sha256("\n".join([
     *HOSTILE_FLAGS, *(f"{r.flag} {r.scoped_ok} {r.pattern.pattern}" for r in RULES), HIDDEN_CHARS.pattern,
     *(f"{i.flag} {[c.pattern for c in i.cues]} {i.unless and i.unless.pattern} "
       f"{i.unless_overridden_by and i.unless_overridden_by.pattern}" for i in INTENTS),
-    str(MAX_DESCRIPTION_CHARS), "confusables-1", model_version(),
+    str(MAX_DESCRIPTION_CHARS), "confusables-1", model_version(), decode_version(), commands_version(),
+    _VERSION_SUFFIX.pattern, _MENTION.pattern,
 ]).encode()).hexdigest()[:16]
 
 _WS = re.compile(r"\s+")
@@ -295,10 +323,18 @@ def _instruction_flags(text: str, own_name: str = "", own_names: tuple[str, ...]
     only its confusable skeleton reads as an instruction. ``own_name`` (the tool's name,
     when it reads as an identifier) is read as "this tool", so self-promotion by name is
     matched by the rules about "this tool", and the name is never taken for another tool;
-    ``own_names`` (the tool's and its server's names, any form) do the same for the intents."""
+    ``own_names`` (the tool's and its server's names, any form) do the same for the intents.
+    The tool's other versions (``get_secret`` and ``get_secret_v1`` beside ``get_secret_v2``) read
+    as "this tool" too: a new version may say it replaces the old one."""
     low = _HSPACE.sub(" ", text.lower())
+    if "'" in low or '"' in low or "`" in low or "“" in low or "‘" in low:
+        low = _MENTION.sub(lambda m: f"{m[1]}…{m[2]}" if m[1] else f"{m[3]}…{m[4]}", low)
     if own_name:
         low = low.replace(own_name, "this tool")
+        family = _VERSION_SUFFIX.sub("", own_name)
+        if family != own_name and len(family) >= 4 and family in low:
+            low = re.sub(rf"(?<![\w.-]){re.escape(family)}(?:{_VERSION_SUFFIX.pattern.removesuffix('$')})?(?![\w-])",
+                         "this tool", low)
     found = _rule_flags(low) | intent_flags(low, own_names)
     if not low.isascii():
         skel = skeleton(low)
@@ -310,15 +346,32 @@ def _instruction_flags(text: str, own_name: str = "", own_names: tuple[str, ...]
     return found
 
 
-def detect_hostile(tool: ToolDef, *, model: bool = True) -> tuple[str, ...]:
-    """Flags for a tool whose text tries to instruct the model (empty when clean).
+def _payload_flags(text: str, found: set[str], own_name: str, own_names: tuple[str, ...], name: str = "",
+                   purpose: str = "") -> set[str]:
+    """What ``text`` (de-hidden, as written) hides or orders beyond its wording: a dangerous command,
+    code that runs an encoded blob, and what its decoded reading says that ``found`` (the flags
+    of the text as written) lacks, with ``instruction:encoded``."""
+    out: set[str] = set()
+    low = text.lower()
+    if dangerous_command(text, name, purpose, low):
+        out.add(FLAG_DANGEROUS_COMMAND)
+    if dynamic_code(text, low) or asks_to_decode(text, low):
+        out.add(FLAG_ENCODED)
+    decoded = decoded_reading(text)
+    if decoded is not None:
+        extra = _instruction_flags(decoded, own_name, own_names) - found - out
+        if dangerous_command(decoded, name, purpose) and FLAG_DANGEROUS_COMMAND not in found | out:
+            extra.add(FLAG_DANGEROUS_COMMAND)
+        if dynamic_code(decoded):
+            extra.add(FLAG_ENCODED)
+        if extra:
+            out |= extra | {FLAG_ENCODED}
+    return out
 
-    Looks at the name, title, description and every string of the input schema
-    (parameter descriptions can carry instructions too). Deterministic and cheap:
-    ASCII text (nearly every real tool) never touches the homoglyph tables. When the
-    rules find nothing, the learned model reads the text (``model=False``: the rules
-    alone, as the benchmarks compare them).
-    """
+
+def _rule_findings(tool: ToolDef) -> set[str]:
+    """Every flag but the learned model's: phrase rules, intents, hidden characters, look-alikes,
+    size, dangerous commands and encoded payloads."""
     found: set[str] = set()
     desc = tool.description or ""
     # One newline-joined text: every pattern stops at a line break, so texts do not run together.
@@ -332,29 +385,66 @@ def detect_hostile(tool: ToolDef, *, model: bool = True) -> tuple[str, ...]:
     if len(desc) > MAX_DESCRIPTION_CHARS:
         found.add(FLAG_OVERSIZED)
     own = tool.name if len(tool.name) >= 5 and _IDENTIFIER.fullmatch(tool.name) else ""
-    found.update(_instruction_flags(remove_hidden(text), own.lower(), (tool.name.lower(), tool.server.lower())))
-    if model and not found and judged_hostile([tool])[0]:
-        found.add(FLAG_CLASSIFIER)
+    clean = remove_hidden(text)
+    own_names = (tool.name.lower(), tool.server.lower())
+    found.update(_instruction_flags(clean, own.lower(), own_names))
+    found |= _payload_flags(clean, found, own.lower(), own_names, f"{tool.name} {tool.title or ''}",
+                            first_sentence(remove_hidden(desc)))
+    return found
+
+
+def _model_flags(tools: Sequence[ToolDef]) -> list[tuple[str, ...]]:
+    """The learned model's flags for tools the rules found nothing in: ``instruction:classifier``
+    when it judges the text hostile, with ``instruction:encoded`` when only the text's decoded
+    reading (:func:`~jit.analysis.hostile_decode.decoded_reading`) is."""
+    texts = [model_text(t) for t in tools]
+    out: list[tuple[str, ...]] = [(FLAG_CLASSIFIER,) if hostile else () for hostile in judged_texts(texts)]
+    decoded = [(i, d) for i, t in enumerate(texts) if not out[i] and (d := decoded_reading(t)) is not None]
+    for (i, _), hostile in zip(decoded, judged_texts([d for _, d in decoded])):
+        if hostile:
+            out[i] = (FLAG_CLASSIFIER, FLAG_ENCODED)
+    return out
+
+
+def _ordered(found: set[str]) -> tuple[str, ...]:
     return tuple(f for f in HOSTILE_FLAGS if f in found)
+
+
+def detect_hostile(tool: ToolDef, *, model: bool = True) -> tuple[str, ...]:
+    """Flags for a tool whose text tries to instruct the model (empty when clean).
+
+    Looks at the name, title, description and every string of the input schema
+    (parameter descriptions can carry instructions too), as written and as decoded
+    (:mod:`jit.analysis.hostile_decode`). Deterministic and cheap:
+    ASCII text (nearly every real tool) never touches the homoglyph tables. When the
+    rules find nothing, the learned model reads the text (``model=False``: the rules
+    alone, as the benchmarks compare them).
+    """
+    found = _rule_findings(tool)
+    if model and not found:
+        found.update(_model_flags([tool])[0])
+    return _ordered(found)
 
 
 def detect_hostile_many(tools: Sequence[ToolDef]) -> list[tuple[str, ...]]:
     """:func:`detect_hostile` of each tool, the learned model scoring the rules' silent ones in
     batches (~0.1 ms a tool where one by one its n-gram hashing costs ~0.6 ms)."""
-    found = [detect_hostile(t, model=False) for t in tools]
+    found = [_ordered(_rule_findings(t)) for t in tools]
     silent = [i for i, f in enumerate(found) if not f]
-    for i, hostile in zip(silent, judged_hostile([tools[i] for i in silent])):
-        if hostile:
-            found[i] = (FLAG_CLASSIFIER,)
+    for i, flags in zip(silent, _model_flags([tools[i] for i in silent])):
+        if flags:
+            found[i] = _ordered(set(flags))
     return found
 
 
 def strip_instructions(text: str) -> str:
-    """``text`` with hidden characters removed and every sentence that instructs the model dropped.
+    """``text`` with hidden characters removed and every sentence that instructs the model dropped
+    (also one that does so encoded, or names a dangerous command).
 
     Used for the condensed description and the offline analysis of flagged
     tools, so injected text never reaches a rendered prompt or inflates a score.
     """
     clean = remove_hidden(text)
-    kept = [s for s in sentences(clean) if s.strip() and not _instruction_flags(s)]
+    kept = [s for s in sentences(clean) if s.strip() and not _instruction_flags(s)
+            and not _payload_flags(s, set(), "", ())]
     return " ".join(s.strip() for s in kept)

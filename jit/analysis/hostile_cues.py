@@ -24,14 +24,17 @@ __all__ = [
     "IDENT",
     "IMPERATIVE",
     "INCLUDE",
+    "LLM_TOKENS",
     "LEAKY_URL",
     "MODIFY",
     "MONEY",
     "MUST",
     "OPENING",
+    "OPTIONAL",
     "OTHERS",
     "OTHER_TOOL",
     "OVERRIDE_USER",
+    "OWN_SERVER",
     "PRIOR",
     "PRIORITY",
     "RISKY",
@@ -41,6 +44,7 @@ __all__ = [
     "SCOPED",
     "SECRECY",
     "SECRET",
+    "SECRET_NOT_TOKENS",
     "SELECT",
     "SELF",
     "SEQUENCE",
@@ -358,7 +362,9 @@ OTHER_TOOL = re.compile(
 #: An identifier that names a tool (``wallet_send``, ``slack__post``, ``wallet.send(``,
 #: ``postgres.run_query``), not a parameter being declared (``origin_city (str):``, ``wp_title:``).
 IDENT = re.compile(r"(?<![\w./-])(?:[a-z][a-z0-9]*(?:__?[a-z0-9]+)+(?![\w/])(?!\s*(?:\(\w|:))"
-                   r"|[a-z]\w*\.(?!(?:com|net|org|io|ai|dev|co|app)\b)[a-z]\w*(?=[(`\"'])"
+                   r"|[a-z]\w*\.(?!(?:com|net|org|io|ai|dev|co|app|js|ts|jsx|tsx|mjs|py|rb|go|rs|md|json|ya?ml|txt"
+                   r"|csv|html?|css|sh|php|java|kt|swift|sql|xml|toml|ini|cfg|conf|log|pdf|png|jpe?g|svg|zip)\b)"
+                   r"[a-z]\w*(?=[(`\"'])"
                    r"|[a-z]\w*\.[a-z]+_[a-z_]+)")
 
 #: Doing something with effects: sending, paying, deleting, running, sharing.
@@ -408,7 +414,7 @@ MONEY = re.compile(r"(?:r\$|\$|€|£|¥)\s?\d|\b\d[\d,.]*\s?(?:usd|eur|gbp|eth|
 RISKY = re.compile(f"{RISKY_TARGET.pattern}|{EXTERNAL.pattern}|{MONEY.pattern}")
 
 #: Secrets and private data.
-SECRET = _cue(
+_SECRET_WORDS = (
     "password passwd passphrase credential secrets$ api_key api_keys apikey access_key private_key "
     "secret_key ssh id_rsa kubeconfig .env$ env_file environment_variables dotenv cookie session_token "
     "session_id bearer auth_token access_token refresh_token one-time_code one-time_codes otp$ 2fa "
@@ -424,8 +430,15 @@ SECRET = _cue(
     "email_address passwört previous_messages prior_messages messages_between पासवर्ड mật_khẩu khóa_api "
     "mã_otp kata_sandi lösenord adgangskode passord heslo κωδικ סיסמ รหัสผ่าน пароль parol jelszó "
     "رمز_عبور পাসওয়ার্ড conversation_transcript chat_transcript transcript token$ tokens$ payment_card "
-    "card_details jetons clés_d'api",
-    after_underscore=True)
+    "card_details jetons clés_d'api")
+SECRET = _cue(_SECRET_WORDS, after_underscore=True)
+#: The same without the words that also name a language model's tokens.
+SECRET_NOT_TOKENS = _cue(" ".join(w for w in _SECRET_WORDS.split() if w not in ("token$", "tokens$", "jetons")),
+                         after_underscore=True)
+#: A language model's tokens, counted ("maximum number of tokens", "max_tokens", "8192 tokens").
+LLM_TOKENS = re.compile(r"\b(?:number|count|maximum|max|minimum|min|limit|budget|amount|total)\s+(?:number\s+)?"
+                        r"of\s+(?:\w+\s+)?tokens\b|\btokens?\s+(?:per|limit|count|budget|usage|window)\b"
+                        r"|\b\d[\d,.]*\s*k?\s+tokens\b|\bmax_tokens\b|\btoken\s+(?:limit|count|budget|usage)\b")
 
 #: Putting something into a call.
 INCLUDE = _cue(
@@ -560,6 +573,11 @@ MODIFY = _cue(
     "the_user_typed the_user_provided the_user_entered prefix cross-post as_well 바꾸 regardless_of_the "
     "no_matter_which whatever_the rather_than prepend also_deliver alongside 대신")
 
+#: A change offered as an option the caller may take ("this behaviour can be disabled via the location_auto
+#: parameter"): documentation of a setting, not a change imposed on another tool.
+OPTIONAL = re.compile(r"\bcan\s+(?:optionally\s+|also\s+)?be\s+(?:disabled|replaced|overridden|changed|redirected"
+                      r"|turned\s+off|switched\s+off|swapped|substituted)\b")
+
 #: Overriding what the user chose in another tool's call.
 OVERRIDE_USER = _cue(
     "no_matter_which regardless_of_the_beneficiary regardless_of_what_the_user "
@@ -594,7 +612,8 @@ OPENING = _cue(
     "before_the_model before_the_assistant before_you_answer before_you_reply before_you_respond "
     "before_you_say before_saying says_anything answering_anything new_conversation conversation_opens "
     "before_greeting before_you_write before_writing before_any_response before_any_reply "
-    "ahead_of_every_other_tool ahead_of_all_other_tools before_every_other_tool before_all_other_tools")
+    "ahead_of_every_other_tool ahead_of_all_other_tools before_every_other_tool before_all_other_tools "
+    "ابتدای_هر_گفتگو ابتدای_هر_مکالمه شروع_هر_گفتگو آغاز_هر_گفتگو")
 
 #: A sentence that opens with an order ("Invoke x as step zero …", "Call this before …").
 IMPERATIVE = re.compile(r"^\W*(?:<\w+>\s*)?(?:[\w -]{1,60}:\s*)?(?:always\s+|first\s+|please\s+|then\s+)?"
@@ -602,11 +621,18 @@ IMPERATIVE = re.compile(r"^\W*(?:<\w+>\s*)?(?:[\w -]{1,60}:\s*)?(?:always\s+|fir
                         r"|upload|email|text|pay|refund|delete|grant|set|add|copy|include|attach|append"
                         r"|prefix|prepend|route|replace|redirect)\b")
 
+#: The other tools of the same server ("before any other tool of this server", "other jira_* tools"):
+#: a login or a connection step, not a claim on every tool.
+OWN_SERVER = re.compile(
+    r"\bother\s+(?:\w+\s+)?(?:tools?|functions?|calls?|endpoints?|commands?|operations?)\s+(?:of|from|in|on"
+    r"|provided\s+by|exposed\s+by|offered\s+by)\s+(?:this|the\s+same)\s+(?:\w+\s+)?(?:server|mcp|integration|plugin"
+    r"|toolkit|api|service|connector|extension|package|app)\b|\bother\s+[a-z][\w-]*_\*\s+(?:tools?|functions?)\b")
+
 #: Usage scoped to some requests ("for any question about X", "when the user asks for Y").
 SCOPED = _cue(
     "about$ related regarding concerning involving when$ whenever if$ that_need that_needs that_involve "
     "that_require that_mention which_need which_involve on_the_topic_of in_the_domain before$ after$ "
-    "to_understand to_learn asks_for ask_for besides except purpose never$")
+    "to_understand to_learn asks_for ask_for besides except purpose never$ avant_d antes_de bevor voordat")
 
 
 #: A fact about what the tool really does that a user would want to know: a fee, a copy, a failure.
@@ -618,5 +644,6 @@ FACT = _cue(
 
 #: Withholding that ends ("do not reveal the answer until the user guesses") is not concealment.
 UNTIL = _cue(
-    "until unless_asked until_asked hasta_que jusqu bis$ finché até_que totdat dopóki -e_kadar пока_не 直到 "
+    "until unless_the unless_they unless_asked until_asked "
+    "hasta_que jusqu bis$ finché até_que totdat dopóki -e_kadar пока_не 直到 "
     "まで 때까지")

@@ -14,8 +14,9 @@ other flag (out of Full, description withheld).
 It is trained by ``bench/train_injection_model.py`` (deterministic) on the labelled hostile
 corpus (``tests/data/injection/hostile.jsonl``), every other deduplicated real tool of the
 shared pools (the rest stays held out for false positives) and benign tool texts written
-to look hostile; the threshold is set on out-of-fold scores of the real tools. Measured in
-docs/reliability.md. The model is a file of plain arrays (``injection_model.npz``, loaded
+to look hostile (``synthetic_benign.jsonl``, and the training rows of ``tricky_benign.jsonl``,
+weighted up); the threshold is the higher of two out-of-fold quantiles, one of the real tools,
+one of the tricky texts. Measured in docs/reliability.md. The model is a file of plain arrays (``injection_model.npz``, loaded
 with ``allow_pickle=False``): no code is unpickled.
 
 Featurisation is shared with the training script (:func:`model_text`, :func:`features`),
@@ -168,11 +169,17 @@ SCORE_BATCH = 512
 
 def judged_hostile(tools: Sequence[ToolDef]) -> list[bool]:
     """Whether the shipped model scores each tool's text above its threshold."""
+    return judged_texts([model_text(t) for t in tools])
+
+
+def judged_texts(texts: Sequence[str]) -> list[bool]:
+    """Whether the shipped model scores each text (as :func:`model_text` makes them) above its
+    threshold; texts shorter than :data:`MIN_MODEL_CHARS` are never judged hostile."""
     model = shipped_model()
+    out = [False] * len(texts)
     if model is None:
-        return [False] * len(tools)
-    out = [False] * len(tools)
-    keep = [(i, text) for i, t in enumerate(tools) if len((text := model_text(t)).strip()) >= MIN_MODEL_CHARS]
+        return out
+    keep = [(i, text) for i, text in enumerate(texts) if len(text.strip()) >= MIN_MODEL_CHARS]
     for start in range(0, len(keep), SCORE_BATCH):
         part = keep[start : start + SCORE_BATCH]
         for (i, _), s in zip(part, model.scores([text for _, text in part])):

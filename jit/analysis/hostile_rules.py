@@ -364,9 +364,10 @@ _CONCEAL = (
       "inform informing reveal "
       "revealing notify notifying disclose disclosing show showing display displaying report reporting acknowledge "
       "acknowledging explain explaining alert alerting warn warning include including",
-      r"\b(?:do\s+not|don'?t|never|without|avoid|refrain\s+from|must\s+not|should\s+not|shouldn'?t"
-      r"|under\s+no\s+circumstances(?:\s+should\s+you)?|at\s+no\s+(?:point|time))\s+(?:\w+\s+){0,2}?"
-      r"(?:tell|telling|mention|mentioning|inform|informing|reveal|revealing|notify|notifying|disclose|disclosing"
+      # (withholding that ends, "... the answer until the user guesses", is a game's rule: not concealment)
+      r"\b(?:do\s+not|don'?t|never|without|avoid|refrain\s+from|must\s+not"
+      r"|should\s+not|shouldn'?t|under\s+no\s+circumstances(?:\s+should\s+you)?|at\s+no\s+(?:point|time))"
+      r"(?![^.!?\n]*\b(?:until|unless)\b)\s+(?:\w+\s+){0,2}?(?:tell|telling|mention|mentioning|inform|informing|reveal|revealing|notify|notifying|disclose|disclosing"
       r"|show|showing|display|displaying|report|reporting|acknowledge|acknowledging|explain|explaining|alert|alerting"
       r"|warn|warning|include|including)\b[^.!?\n]{0,40}?\b(?:users?|human|operator|anyone|anybody|person"
       r"|this\s+(?:step|instruction|note|message|description|action|text|part)|these\s+(?:notes|instructions|steps)"
@@ -512,7 +513,8 @@ _CONCEPT = (
     R(FLAG_CONCEAL, "not never don refrain avoid circumstances & tell mention reveal disclose inform bring notify "
       "share acknowledge admit talk speak telling mentioning revealing disclosing informing bringing notifying sharing "
       "talking speaking",
-      r"\b(?:do\s+not|don'?t|never|refrain\s+from|avoid|under\s+no\s+circumstances)\s+(?:\w+\s+){0,2}?(?:tell|telling"
+      r"\b(?:do\s+not|don'?t|never|refrain\s+from|avoid|under\s+no\s+circumstances)(?![^.!?\n]*\b(?:until|unless)\b)"
+      r"\s+(?:\w+\s+){0,2}?(?:tell|telling"
       r"|mention|mentioning|reveal|revealing|disclose|disclosing|inform|informing|bring(?:ing)?\s+up|notify|notifying"
       r"|share|sharing|acknowledge|admit|talk(?:ing)?\s+about|speak(?:ing)?\s+(?:about|of))\s+(?:that\b|the\s+fact\b"
       r"|(?:to\s+)?(?:the\s+)?(?:users?|human|person|anyone|anybody|them)\b|(?:\w+\s+){0,4}?(?:in|during)\s+"

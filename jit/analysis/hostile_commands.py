@@ -1,0 +1,144 @@
+"""Dangerous shell commands in tool text: ``rm -rf /``, ``mkfs``, ``dd of=/dev/sda``, fork bombs,
+``curl … | sh``.
+
+No real tool needs the model to wipe a disk or run a script fetched from the network: none of
+20,783 real tools in the shared pools holds one of these commands. A tool whose purpose is
+running commands may still *document* them ("commands such as rm -rf / are refused"), so
+:func:`dangerous_command` reads the sentence around each command:
+
+* a sentence that forbids, refuses, detects or warns ("never", "blocked", "refuses",
+  "dangerous", "detects", "confirm", …) documents a guard: not counted;
+* in a tool whose declared purpose is running commands or managing a machine (its name, title or
+  first sentence says shell, terminal, command, exec, disk, install, pipeline, …) a command counts
+  only when the model is told to run it (a clause that starts with "run", "execute", "paste", …,
+  "you must", or a step: "before", "then", "required", …) outside an example ("e.g.", "such as",
+  "for instance"): otherwise it documents what the tool runs;
+* any other tool has no reason to name these commands at all, so one buried anywhere in its
+  text counts, ordered or not.
+
+Deleting a folder of the home directory or the project (``rm -rf ~/projects``, ``rm -rf ./src``)
+and force-pushing to main are ordinary enough to count only as steps the model is told to take
+("then run …", "you must …", "after each call …").
+"""
+
+from __future__ import annotations
+
+import re
+
+from .hostile_cues import trie
+from .hostile_decode import sentence_around
+
+__all__ = ["dangerous_command", "version_text"]
+
+
+_END = r"(?=[\s`'\";|&)]|$)"
+_RM = (r"\brm\s+(?:-{1,2}[\w-]+\s+)*(?:-[a-z]*(?:r[a-z]*f|f[a-z]*r)[a-z]*|-r\s+-f|-f\s+-r|--recursive\s+--force"
+       r"|--force\s+--recursive|-rf?\s+--no-preserve-root)\s+(?:--no-preserve-root\s+)?")
+def _commands(*pairs: tuple[str, str]) -> tuple[tuple[tuple[str, ...], re.Pattern[str]], ...]:
+    """(literals, regex) pairs: a regex is only searched in a text (lower-cased) holding one of its literals."""
+    return tuple((tuple(lits.split("|")), re.compile(rx, re.IGNORECASE)) for lits, rx in pairs)
+
+
+#: Commands that destroy a machine or run code from the network, whoever is told to run them.
+_STRONG = _commands(
+    ("rm ", rf"{_RM}(?:/\*?|~/?\*?|\$home/?\*?|\$\{{home\}}/?\*?|\*|\.\*?|\.\./?"
+            rf"|/(?:etc|usr|var|home|boot|bin|sbin|lib|opt|root|srv|sys|dev|mnt)/?\*?|c:\\\\?){_END}"),
+    ("mkfs", r"\bmkfs(?:\.\w+)?\s+(?:-\S+\s+)*/dev/"),
+    ("/dev/", r"\bdd\s+[^\n]{0,80}?\bof=/dev/(?:sd|hd|nvme|xvd|vd|mmcblk|disk|mapper)"
+              r"|>\s*/dev/(?:sd[a-z]|nvme\d|hd[a-z]|mmcblk\d)\b"
+              r"|\b(?:shred|wipefs)\s+[^\n]{0,40}?/dev/(?:sd|hd|nvme|xvd|vd|mmcblk|disk)"),
+    ("(){|() {", r":\s*\(\s*\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:"
+                 r"|\b(\w+)\s*\(\s*\)\s*\{\s*\1\s*\|\s*\1\s*&\s*\}\s*;\s*\1\b"),
+    ("curl|wget", r"\b(?:curl|wget)\b[^\n|]{0,200}\|\s*(?:sudo\s+)?(?:-\w+\s+)*(?:ba|z|da|k|fi)?sh\b"
+                  r"|\b(?:curl|wget)\b[^\n|]{0,200}\|\s*(?:sudo\s+)?(?:python[23]?|perl|ruby|node)\b"
+                  r"|\b(?:ba|z)?sh\s+(?:-c\s+)?[\"']?<\(\s*(?:curl|wget)\b"
+                  r"|\b(?:ba|z)?sh\s+-c\s+[\"']\$\(\s*(?:curl|wget)\b"),
+    ("iex|invoke-expression", r"\b(?:iex|invoke-expression)\s*\(?\s*(?:\(\s*)?(?:iwr|irm|invoke-webrequest"
+                              r"|invoke-restmethod|new-object\s+(?:system\.)?net\.webclient)"),
+    ("chmod|chown", r"\bchmod\s+-r\s+0?777\s+/(?=\s|$)|\bchown\s+-r\s+\S+\s+/(?=\s|$)"),
+    ("c:\\", r"\bformat\s+c:|\b(?:del|erase)\s+(?:/[sfq]\s+)+[^\n]{0,20}?c:\\|\b(?:rd|rmdir)\s+(?:/[sq]\s+)+c:\\"),
+    ("remove-item", r"\bremove-item\b[^\n]{0,60}?-recurse[^\n]{0,60}?(?:c:\\\s|c:\\$|~|\$home|\$env:userprofile)"),
+)
+#: Deleting a folder of the home directory or the project: counted only when the model is told to.
+_WEAK = _commands(
+    ("rm ", rf"{_RM}(?:~/|\$home/|\./)[\w.*/-]+{_END}"),
+    ("git push", r"\bgit\s+push\s+(?:-f|--force)\b[^\n]{0,40}\b(?:main|master)\b"),
+)
+
+#: Every literal above, as one search: most texts hold none.
+_GATE = re.compile(trie([lit for lits, _ in _STRONG + _WEAK for lit in lits]))
+#: Long options, which may hold guard words ("--no-preserve-root").
+_OPTIONS = re.compile(r"(?<!\S)--[\w-]+")
+#: Words that forbid, refuse, detect or warn: the sentence documents a guard.
+_GUARD = re.compile(
+    r"\b(?:never|cannot|can'?t|won'?t|not\s+(?:allowed|permitted|supported|possible|run|executed)|no\s+longer"
+    r"|(?:do\s+not|don'?t|must\s+not|should\s+not|shouldn'?t|will\s+not)\s+(?:\w+\s+){0,2}?(?:run|execute|use|type"
+    r"|paste|call|invoke|try|issue|enter|do)"
+    r"|block|blocks|blocked|blocking|refuse|refuses|refused|reject|rejects|rejected"
+    r"|deny|denies|denied|deny-?list|blacklist\w*|disallow\w*|forbid\w*|prohibit\w*|prevent\w*|protect\w*"
+    r"|guard\w*|detect\w*|flag|flags|flagged|scan\w*|warn\w*|dangerous|destructive|malicious|suspicious|unsafe"
+    r"|harmful|risky|avoid\w*|disabled|refusal|safeguard\w*|sanitiz\w*|confirm\w*|approv\w*|explain\w*)\b",
+    re.IGNORECASE)
+#: The same in other languages (matched anywhere: some scripts have no spaces).
+_GUARD_I18N = re.compile(
+    r"gefährlich|blockiert|verboten|gesperrt|peligros|bloquead|prohibid|dangereu|bloqué|interdit|refusé|pericolos"
+    r"|bloccat|vietat|perigos|proibid|niebezpieczn|zablokowan|zabronion|odrzuc|tehlikeli|engellen|yasak|reddedil"
+    r"|опасн|запрещ|блокир|отклон|危险|危險|拒绝|拒絕|禁止|阻止|危険|拒否|위험|거부|금지|차단|خطر|ممنوع|محظور",
+    re.IGNORECASE)
+#: An order to the model to run something: an imperative at the start of a clause, or "you must".
+_ORDER = re.compile(
+    r"(?:^|[.,:;!?\n(]\s*|\b(?:please|then|next|first|also|now|always|immediately|must|should|shall|and)\s+)"
+    r"(?:run|execute|exec|invoke|call|type|enter|issue|launch|trigger|paste|pipe|append|prepend|prefix|add|use"
+    r"|perform|clean|wipe|reset|clear|install|fix|repair)\b"
+    r"|\byou\s+(?:must|should|shall|need\s+to|have\s+to|are\s+(?:required|expected|asked)\s+to)\b"
+    r"|\b(?:make|be)\s+sure\s+to\b|\bremember\s+to\b|\b(?:is|are)\s+(?:required|mandatory)\b",
+    re.IGNORECASE)
+#: Steps and conditions around a command: with a command that wipes or fetches, an order too.
+_STEP = re.compile(r"\b(?:must|should|shall|need\s+to|needs\s+to|have\s+to|has\s+to|required|before|after"
+                   r"|afterwards|then|first|finally|once|whenever|every\s+time|always)\b", re.IGNORECASE)
+#: Examples in documentation: a command runner showing what it can run.
+_EXAMPLE = re.compile(r"\b(?:e\.g\.|eg|i\.e\.|for\s+example|for\s+instance|such\s+as|like|example|examples"
+                      r"|including)\b", re.IGNORECASE)
+#: What a tool that runs commands calls itself.
+_RUNNER = re.compile(
+    r"\b(?:shell|terminal|bash|zsh|powershell|cmd|command|commands|exec|execute|executes|executing|execution"
+    r"|cli|console|script|scripts|ssh|subprocess|sandbox|repl|run_command|runcommand|sudo|disk|disks|partition\w*"
+    r"|format|formats|formatting|install|installs|installer|installing|bootstrap\w*|provision\w*|pipeline|pipelines"
+    r"|ci|build|builds|job|jobs|workflow|workflows|container|containers|docker)\b|_(?:exec|shell|cmd)\b",
+    re.IGNORECASE)
+
+
+def _runner(name: str, purpose: str) -> bool:
+    """Whether a tool named ``name`` whose first sentence is ``purpose`` runs commands."""
+    return bool(_RUNNER.search(name.replace("_", " ").replace("-", " ")) or _RUNNER.search(purpose))
+
+
+def dangerous_command(text: str, name: str = "", purpose: str = "", low: str | None = None) -> bool:
+    """Whether ``text`` (a tool's title, description and schema strings) tells the model to run a
+    dangerous command, or names one where a tool named ``name`` (first sentence ``purpose``)
+    has no business to; see the module's docstring."""
+    low = text.lower() if low is None else low
+    if not _GATE.search(low):
+        return False
+    found = [(m, strong) for commands, strong in ((_STRONG, True), (_WEAK, False)) for lits, rx in commands
+             if any(lit in low for lit in lits) for m in rx.finditer(text)]
+    if not found:
+        return False
+    runner = _runner(name, purpose)
+    for m, strong in found:
+        sentence = sentence_around(text, m.start(), m.end())
+        if _GUARD.search(_OPTIONS.sub(" ", sentence)) or (not sentence.isascii() and _GUARD_I18N.search(sentence)):
+            continue
+        if runner:  # documentation of what the tool runs, unless the model is told to run it
+            if (_ORDER.search(sentence) or _STEP.search(sentence)) and not _EXAMPLE.search(sentence):
+                return True
+        elif strong or _ORDER.search(sentence) or _STEP.search(sentence):
+            return True
+    return False
+
+
+def version_text() -> str:
+    """What decides this module's findings, for ``HOSTILE_RULES_VERSION``."""
+    return "\n".join((_GATE.pattern, *(f"{lits} {rx.pattern}" for lits, rx in _STRONG + _WEAK), _OPTIONS.pattern,
+                      _GUARD.pattern, _GUARD_I18N.pattern, _ORDER.pattern, _STEP.pattern, _EXAMPLE.pattern,
+                      _RUNNER.pattern))
