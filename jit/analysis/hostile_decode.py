@@ -44,6 +44,7 @@ import html
 import re
 import urllib.parse
 
+from ..jsonrpc import scrub
 from .hostile_cues import trie
 
 __all__ = ["MIN_BASE64", "MIN_HEX_BYTES", "MIN_ROT13_WORDS", "asks_to_decode", "decoded_reading",
@@ -156,7 +157,9 @@ def _unescape(text: str) -> str:
     if "&" in text and len(_HTML_REF.findall(text)) >= 2:
         text = html.unescape(text)
     if "\\" in text and len(_U_ESCAPE.findall(text)) >= 3:
-        text = _U_ESCAPE.sub(_u_escape, text)
+        # An escape outside the BMP comes as a pair of surrogate escapes: joined, and a lone one
+        # replaced, so what is judged is text (the model's tokenizer cannot encode a surrogate).
+        text = scrub(_U_ESCAPE.sub(_u_escape, text))
     return text
 
 

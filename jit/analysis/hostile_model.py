@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..jsonrpc import scrub
 from ..models import ToolDef
 from ..text import remove_hidden
 
@@ -126,6 +127,8 @@ class InjectionModel:
         """Decision values (log-odds) of ``texts``; above :attr:`threshold` is hostile."""
         if not texts:
             return np.zeros(0, dtype=np.float32)
+        # Surrogates (a tool's text may hold lone ones) cannot be encoded for the n-gram hashing.
+        texts = [t if t.isascii() else scrub(t) for t in texts]
         return features(texts, self.bits, self.idf_word, self.idf_char) @ self.coef + self.intercept
 
     def save(self, path: Path) -> None:
