@@ -319,6 +319,49 @@ async def test_an_exposed_tool_the_role_now_denies_is_refused_before_its_exposur
     assert sdk.structured_content["reasons"] == ["read-only role: the tool can change things"]
 
 
+async def test_every_way_a_call_or_a_description_arrives_takes_the_one_role_check(tmp_path, hashing_embedder,
+                                                                                    monkeypatch):
+    """jit/serve/proxy.py: the stdio lane's calls, an exposed tool by name, the call_tool meta-tool, a
+    catalog tool's name that is not exposed, describe_tool and the tool resource all ask
+    ServeState.check_allowed, and nothing else decides the role."""
+    asked: list[tuple[str, str]] = []
+    check = ServeState.check_allowed
+
+    async def spy(self, server: str, tool: str) -> None:
+        asked.append((server, tool))
+        await check(self, server, tool)
+
+    monkeypatch.setattr(ServeState, "check_allowed", spy)
+    path = await prepare(tmp_path, hashing_embedder)
+    options = ServeOptions(config_path=path, expose_shard="reviewer", task="read README.md in the workspace files")
+    async with in_process(tmp_path, hashing_embedder, options) as served:
+        assert "workspace__read_file" in {s.name for s in served.server._exposed()}
+        entries: dict[str, list[tuple[str, str]]] = {}
+
+        async def entry(label: str, call) -> None:
+            asked.clear()
+            await call()
+            entries[label] = list(asked)
+
+        read = {"path": "README.md"}
+        await entry("lane, exposed", lambda: served.server.proxy_call("workspace", "read_file", read))
+        await entry("lane, call_tool", lambda: served.server.proxy_call("tracker", "list_issues", {}))
+        async with served.session() as (s, _init):
+            await entry("sdk, exposed", lambda: s.call_tool("workspace__read_file", read))
+            await entry("sdk, call_tool", lambda: s.call_tool(
+                "call_tool", {"server": "tracker", "tool": "list_issues", "arguments": {}}))
+            await entry("sdk, a name not exposed", lambda: s.call_tool("workspace__delete_path", read))
+            await entry("describe_tool", lambda: s.call_tool("describe_tool", {"server": "tracker",
+                                                                             "tool": "get_issue"}))
+            await entry("tool resource", lambda: s.read_resource("jit://tools/tracker/get_issue"))
+    assert entries == {
+        "lane, exposed": [("workspace", "read_file")], "lane, call_tool": [("tracker", "list_issues")],
+        "sdk, exposed": [("workspace", "read_file")], "sdk, call_tool": [("tracker", "list_issues")],
+        "sdk, a name not exposed": [("workspace", "delete_path")], "describe_tool": [("tracker", "get_issue")],
+        "tool resource": [("tracker", "get_issue")],
+    }
+
+
 async def test_set_task_is_offered_only_with_an_exposed_shard(plain):
     async with plain.session() as (s, _init):
         res = await s.call_tool("set_task", {"task": "anything"})

@@ -327,13 +327,20 @@ class JitServer(MCPServer[ServeState]):
 
         return [s for s in state.exposed.tier(Tier.FULL) if s.server != HARNESS_SERVER]
 
-    def _denied(self, name: str) -> JitError | None:
-        """The role's refusal of the tool named ``name`` (``server__tool``), when the exposed
-        selection's policy denies it; None for a meta-tool, an unknown name, or no exposed shard."""
-        exposed = self.state.exposed if self.state is not None else None
-        if exposed is None or exposed.denial is None or self._tool_manager.get_tool(name) is not None:
+    async def _refused(self, name: str) -> JitError | None:
+        """Why a call of ``name`` (``server__tool``), neither exposed nor a meta-tool, is refused: the
+        role check every proxied call takes (:meth:`ServeState.check_allowed`) when ``name`` stands
+        for a catalog tool; None when it does not, or the role may have it (the SDK then answers
+        ``Unknown tool``: a tool a later ``set_task`` dropped)."""
+        state = self.state
+        head = state.tool_named(name) if state is not None and self.options.expose_shard is not None else None
+        if head is None or self._tool_manager.get_tool(name) is not None:
             return None
-        return exposed.denial(exposed.shard, name)
+        try:
+            await state.check_allowed(*head)  # type: ignore[union-attr]
+        except JitError as exc:
+            return exc
+        return None
 
     async def list_tools(self) -> list[MCPTool]:
         """The exposed shard's Full tier (namespaced, when ``--expose-shard`` is on), then the meta-tools."""
@@ -358,9 +365,9 @@ class JitServer(MCPServer[ServeState]):
         (not the SDK's ``Unknown tool``), so the model learns why and does not try again."""
         target = self._exposed_by_name().get(name)
         if target is None or self.state is None:
-            denied = self._denied(name)
-            if denied is not None:
-                return error_result(denied)
+            refused = await self._refused(name)
+            if refused is not None:
+                return error_result(refused)
             try:
                 return await super().call_tool(name, arguments, context)
             except ToolError as exc:

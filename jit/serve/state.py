@@ -463,6 +463,17 @@ class ServeState:
         await self.catalog_ready()
         await self.blocking(self.compiler.check_allowed, shard, server, tool)
 
+    def tool_named(self, name: str) -> tuple[str, str] | None:
+        """``(server, tool)`` of the catalog tool a tool set names ``name`` (``server__tool``, or the
+        hash a collision gave it), on the compiler's newest snapshot; None if none is, or the
+        compiler has not built one yet."""
+        compiler = self.compiler
+        view = compiler.catalog.published if compiler is not None else None
+        if view is None:
+            return None
+        t = compiler.catalog.tool_named(view, name)
+        return view.heads[t] if t is not None else None
+
     async def rank(self, query: str, k: int, shard: str | None) -> list[tuple[Any, float, str]]:
         """The compiler's ranking in a worker thread: ``(tool, score 0..1, rendered name)``, best
         first; the name is the one a tool set gives the tool (a hash where two names collide)."""
