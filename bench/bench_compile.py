@@ -51,9 +51,10 @@ from pathlib import Path
 import numpy as np
 
 from jit.analysis.analyze import OfflineAnalyzer, analyze_pending
-from jit.catalog.embed import embed_pending, embedder_from_config
+from jit.catalog.embedding_pass import embed_pending
 from jit.catalog.store import Store
 from jit.config import Config
+from jit.embedding.factory import embedder_from_config
 from jit.evaluation.evaluate import default_data_dir, load_pool
 from jit.models import ServerStatus, ToolDef
 from jit.process import tuned
@@ -213,9 +214,9 @@ import time
 t0 = time.perf_counter()
 import json, sys
 from pathlib import Path
-from jit.catalog.embed import embedder_from_config
 from jit.catalog.store import Store
 from jit.config import Config
+from jit.embedding.factory import embedder_from_config
 from jit.process import tuned
 from jit.selection.compiler import Compiler
 from jit.selection.toolset import TaskContext
@@ -280,9 +281,9 @@ def fresh_process(path: Path, task: str, repeat: int) -> dict:
 _AFTER_CHANGE = """
 import json, subprocess, sys, time
 from pathlib import Path
-from jit.catalog.embed import embedder_from_config
 from jit.catalog.store import Store
 from jit.config import Config
+from jit.embedding.factory import embedder_from_config
 from jit.process import tuned
 from jit.selection.compiler import Compiler
 from jit.selection.toolset import TaskContext

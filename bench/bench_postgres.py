@@ -48,9 +48,9 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from pgcluster import Cluster, find_bindir
 
-from jit.catalog.embed import embedder_from_config
 from jit.catalog.store import Store
 from jit.config import Config
+from jit.embedding.factory import embedder_from_config
 from jit.evaluation.evaluate import default_data_dir
 from jit.models import ServerStatus, ToolDef
 from jit.process import tuned

@@ -15,7 +15,7 @@ that scan was chosen over.
         [--bulk-runtime auto|off] [--data ../shared/data/toucan_smithery/tools.jsonl]
 
 The embedding pass of the sync is timed whole, the bulk model's load included (``bulk``: what
-embedded it, ``openvino-bf16`` or null for the query runtime; jit/catalog/openvino_bulk.py).
+embedded it, ``openvino-bf16`` or null for the query runtime; jit/embedding/openvino_bulk.py).
 """
 
 from __future__ import annotations
@@ -35,9 +35,10 @@ import numpy as np  # noqa: E402
 import pysqlite3.dbapi2 as sqlite3  # noqa: E402
 import sqlite_vec  # noqa: E402
 
-from jit.catalog.embed import embed_pending, embedder_from_config  # noqa: E402
+from jit.catalog.embedding_pass import embed_pending  # noqa: E402
 from jit.catalog.store import Store  # noqa: E402
 from jit.config import EmbeddingConfig  # noqa: E402
+from jit.embedding.factory import embedder_from_config  # noqa: E402
 from jit.evaluation.evaluate import load_pool  # noqa: E402
 from jit.models import ToolDef  # noqa: E402
 

@@ -48,8 +48,9 @@ from pathlib import Path
 from typing import Any
 
 from jit.analysis.offline_analyzer import OfflineAnalyzer
-from jit.catalog.embed import Embedder, embedder_from_config
 from jit.config import AvailableTools, Config, load_config
+from jit.embedding.factory import embedder_from_config
+from jit.embedding.protocol import Embedder
 from jit.evaluation.datasets import Pool
 from jit.evaluation.eval_report import machine_info
 from jit.evaluation.evaluate import build_catalog

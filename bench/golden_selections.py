@@ -16,8 +16,8 @@ import json
 from pathlib import Path
 
 from jit.analysis.analyze import OfflineAnalyzer
-from jit.catalog.embed import embedder_from_config
 from jit.config import Config
+from jit.embedding.factory import embedder_from_config
 from jit.evaluation.evaluate import DATASETS, build_catalog, default_data_dir, load_pool, load_queries
 from jit.process import tuned
 from jit.selection.compiler import Compiler

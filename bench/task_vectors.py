@@ -19,8 +19,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from jit.analysis.offline_analyzer import OfflineAnalyzer
-from jit.catalog.embed import embedder_from_config
 from jit.config import AvailableTools, Config
+from jit.embedding.factory import embedder_from_config
 from jit.evaluation.datasets import DATASETS, _resolve, default_data_dir, load_pool, load_queries
 from jit.evaluation.evaluate import UNSCOPED_GRANTS, _run_compile, build_catalog
 from jit.selection.compiler import Compiler

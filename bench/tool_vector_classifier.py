@@ -44,8 +44,8 @@ C = 10.0
 
 
 def _vectors(texts: list[str]) -> np.ndarray:
-    from jit.catalog.embed import embedder_from_config
     from jit.config import EmbeddingConfig
+    from jit.embedding.factory import embedder_from_config
 
     return embedder_from_config(EmbeddingConfig()).embed(texts)
 

@@ -9,7 +9,7 @@ The public API, importable from ``jit`` itself::
 ``Store``, ``open_catalog``           the catalog, and one scoped to a config's servers
 ``ClientManager``                     connections to the configured MCP servers
 ``sync``                              discover → store → analyze → embed
-``Embedder``                          what a compile embeds with (the protocol, :mod:`jit.catalog.embed`)
+``Embedder``                          what a compile embeds with (the protocol, :mod:`jit.embedding.protocol`)
 ``SentenceTransformerEmbedder``       the embedding model through torch
 ``OnnxEmbedder``                      the same model and vectors through onnxruntime, no torch
 ``embedder_from_config``              the embedder ``embedding.runtime`` asks for (ONNX by default)
@@ -72,10 +72,10 @@ _LAZY: dict[str, str] = {
     "Compiler": "jit.selection.compiler",
     "Config": "jit.config",
     "load_config": "jit.config",
-    "Embedder": "jit.catalog.embed",
-    "SentenceTransformerEmbedder": "jit.catalog.embed",
-    "OnnxEmbedder": "jit.catalog.embed",
-    "embedder_from_config": "jit.catalog.embed",
+    "Embedder": "jit.embedding.protocol",
+    "SentenceTransformerEmbedder": "jit.embedding.torch_embedder",
+    "OnnxEmbedder": "jit.embedding.onnx_embedder",
+    "embedder_from_config": "jit.embedding.factory",
     "open_catalog": "jit.catalog.ownership",
     "tuned": "jit.process",
     "ScoredTool": "jit.selection.toolset",
@@ -139,11 +139,14 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ loads these
-    from .catalog.embed import Embedder, OnnxEmbedder, SentenceTransformerEmbedder, embedder_from_config
     from .catalog.ownership import open_catalog
     from .catalog.store import Store
     from .client.manager import ClientManager
     from .config import Config, load_config
+    from .embedding.factory import embedder_from_config
+    from .embedding.onnx_embedder import OnnxEmbedder
+    from .embedding.protocol import Embedder
+    from .embedding.torch_embedder import SentenceTransformerEmbedder
     from .models import HARNESS_SERVER
     from .pipeline import sync
     from .process import tuned

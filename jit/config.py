@@ -237,19 +237,19 @@ class EmbeddingConfig(_Strict):
     batch_size: int = Field(64, ge=1, le=4096)
     #: What runs the model: ``onnx`` (onnxruntime, no torch after a one-time export), ``torch``
     #: (sentence-transformers), or ``auto`` (ONNX where the model supports it, else torch). The
-    #: vectors are the same, so a change of runtime re-embeds nothing (jit/catalog/onnx_runtime.py).
+    #: vectors are the same, so a change of runtime re-embeds nothing (jit/embedding/onnx_runtime.py).
     runtime: Literal["auto", "onnx", "torch"] = "auto"
     #: The model's weights: ``fp32`` (the vectors of the model as published) or ``int8`` (dynamic
     #: quantization on onnxruntime: queries about twice as fast on a CPU, other vectors). int8 is
     #: a model identity of its own: switching precision re-embeds the catalog
-    #: (jit/catalog/onnx_int8.py). It needs the ONNX runtime, so not ``runtime: torch``.
+    #: (jit/embedding/onnx_int8.py). It needs the ONNX runtime, so not ``runtime: torch``.
     precision: Literal["fp32", "int8"] = "fp32"
     #: What embeds a pass of many new tools (a sync's; 256 or more texts): ``auto``: the fp32 ONNX
     #: export on OpenVINO in bfloat16 where the CPU computes bfloat16 natively (about 1.8x the tools a
     #: second; vectors within the cosine every export is held to, so nothing is re-embedded), else
-    #: the query runtime; ``off``: always the query runtime (jit/catalog/openvino_bulk.py). Queries,
+    #: the query runtime; ``off``: always the query runtime (jit/embedding/openvino_bulk.py). Queries,
     #: int8 and ``runtime: torch`` never use it; ``jit serve`` runs it in a child process for the pass
-    #: (jit/catalog/bulk_process.py).
+    #: (jit/embedding/bulk_process.py).
     bulk_runtime: Literal["auto", "off"] = "auto"
 
     @model_validator(mode="after")

@@ -14,7 +14,7 @@ by a model.
 A ``progress`` callable (:mod:`jit.progress`) hears of three steps in turn:
 ``discover`` (servers settled, connected or failed), ``analyze`` (tools, per
 batch) and ``embed`` (texts the model embeds, per chunk), with ``model`` (loading
-the embedding model, :func:`~jit.catalog.embed.load_model`) before ``embed`` when
+the embedding model, :func:`~jit.embedding.protocol.load_model`) before ``embed`` when
 there is something to embed and the model is not loaded yet.
 """
 
@@ -28,11 +28,12 @@ import anyio
 import anyio.to_thread
 
 from .analysis.analyze import AnalyzeReport, ToolAnalyzer, analyze_pending, make_analyzer
-from .catalog.embed import Embedder, EmbedReport, embed_ahead, embed_pending
+from .catalog.embedding_pass import EmbedReport, embed_ahead, embed_pending
 from .catalog.ownership import Reconciled, config_identity, differing_targets
 from .catalog.store import Store
 from .client.manager import ClientManager, raise_catalog_error
 from .config import Config
+from .embedding.protocol import Embedder
 from .models import HARNESS_SERVER, ServerRecord, ServerStatus, SyncResult
 from .progress import ProgressCallback, Step
 
@@ -93,7 +94,7 @@ def refresh_catalog(
 ) -> tuple[AnalyzeReport, EmbedReport]:
     """Analyze and embed whatever discovery left pending (no network needed).
 
-    The model begins embedding while the analysis runs (:func:`~jit.catalog.embed.embed_ahead`):
+    The model begins embedding while the analysis runs (:func:`~jit.catalog.embedding_pass.embed_ahead`):
     the two are CPU work of different kinds, and the analysis leaves a core the model uses.
     The steps are still reported one after the other."""
     analyzer = analyzer or make_analyzer(config)

@@ -1,7 +1,7 @@
 """Progress of long steps: what the library reports, and the two ways a front end shows it.
 
 Work that can take minutes on a large catalog (:func:`jit.pipeline.sync`'s discovery,
-analysis and embedding, :func:`jit.catalog.embed.embed_pending`,
+analysis and embedding, :func:`jit.catalog.embedding_pass.embed_pending`,
 :func:`jit.analysis.analyze.analyze_pending`, the evaluation's loops) takes an optional
 ``progress`` callable and calls it with :class:`ProgressEvent` values. The library never
 prints: a front end chooses how to show them (:func:`progress_display`: a rich bar on a
@@ -21,7 +21,7 @@ What a callable can rely on, per step (:class:`Step` enforces it):
   and the callable runs on the worker's time: keep it quick.
 
 How often a step reports is the step's business: per server discovered, per analysis
-batch (256 tools), per embedding chunk (:data:`jit.catalog.embed.EMBED_CHUNK` texts, the
+batch (256 tools), per embedding chunk (:data:`jit.catalog.embedding_pass.EMBED_CHUNK` texts, the
 unit the model and the catalog's transactions work in), per evaluated query.
 """
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from jit.catalog.embed import embed_pending
+from jit.catalog.embedding_pass import embed_pending
 from jit.catalog.store import Store
 from jit.config import Config, load_config
 from jit.models import ServerStatus, ToolAnalysis, ToolDef

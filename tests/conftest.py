@@ -26,7 +26,7 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.pop("ANTHROPIC_API_KEY", None)
-#: The session's own cache of ONNX exports (jit/catalog/onnx_runtime.py), never the user's
+#: The session's own cache of ONNX exports (jit/embedding/onnx_cache.py), never the user's
 #: ~/.cache/jit; the subprocesses tests start inherit it, so the model is exported once a session.
 os.environ["JIT_CACHE_DIR"] = tempfile.mkdtemp(prefix="jit-test-cache-")
 atexit.register(shutil.rmtree, os.environ["JIT_CACHE_DIR"], True)
@@ -40,8 +40,8 @@ if hasattr(signal, "SIGHUP") and signal.getsignal(signal.SIGHUP) is signal.SIG_I
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
-from jit.catalog.embed import SentenceTransformerEmbedder  # noqa: E402
 from jit.catalog.store import Store  # noqa: E402
+from jit.embedding.torch_embedder import SentenceTransformerEmbedder  # noqa: E402
 from jit.models import ToolDef  # noqa: E402
 
 DATA = Path(__file__).parent / "data"
@@ -169,7 +169,7 @@ def livemcpbench_store(tmp_path_factory, embedder, livemcpbench_tools):
     """The 527 LiveMCPBench tools on their 70 servers (all connected), embedded with the real
     model and analyzed by the offline analyzer; shared by the session, treat as read-only."""
     from jit.analysis.analyze import OfflineAnalyzer, analyze_pending
-    from jit.catalog.embed import embed_pending
+    from jit.catalog.embedding_pass import embed_pending
     from jit.config import DEFAULT_SHARDS
     from jit.models import ServerStatus
 

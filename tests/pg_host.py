@@ -34,7 +34,7 @@ def main(argv: list[str]) -> None:
     if command == "sync":
         config = load_config(Path(rest[0]))
         if rest[1:] == ["model"]:
-            from jit.catalog.embed import embedder_from_config
+            from jit.embedding.factory import embedder_from_config
 
             embedder = embedder_from_config(config.embedding)
         else:

@@ -18,7 +18,7 @@ import pytest
 
 from jit.analysis.analyze import analyze_pending
 from jit.analysis.offline_analyzer import OfflineAnalyzer
-from jit.catalog.embed import embed_pending
+from jit.catalog.embedding_pass import embed_pending
 from jit.catalog.store import Store
 from jit.config import load_config
 from jit.errors import ToolDeniedError

@@ -14,7 +14,7 @@ import pytest
 from compiler_fixtures import write_config
 
 from jit.analysis.deprecation import is_deprecated
-from jit.catalog.embed import embed_pending
+from jit.catalog.embedding_pass import embed_pending
 from jit.catalog.store import Store
 from jit.models import ServerStatus, ToolDef
 from jit.selection.compiler import Compiler

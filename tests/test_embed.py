@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from jit.catalog.embed import Embedder, SentenceTransformerEmbedder
+from jit.embedding.protocol import Embedder
+from jit.embedding.torch_embedder import SentenceTransformerEmbedder
 from jit.errors import EmbeddingError
 
 
@@ -44,7 +45,7 @@ class CountingEmbedder:
 
 
 def test_query_cache_embeds_each_distinct_text_once(embedder):
-    from jit.catalog.embed import QueryVectorCache
+    from jit.embedding.query_cache import QueryVectorCache
 
     counting = CountingEmbedder(embedder)
     cache = QueryVectorCache(counting, size=3)

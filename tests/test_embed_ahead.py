@@ -1,4 +1,4 @@
-"""The model begins a sync's embedding while the analysis runs (jit/catalog/embed.py, ``EmbedAhead``).
+"""The model begins a sync's embedding while the analysis runs (jit/catalog/embedding_pass.py, ``EmbedAhead``).
 
 Real SQLite catalogs of LiveMCPBench's tool definitions, jit's offline analyzer and the model's
 deterministic stand-in (conftest.py): what is checked is *what* is embedded and stored, in
@@ -19,8 +19,8 @@ from conftest import HashingEmbedder
 from test_progress import _check_contract, _pool_tools
 
 from jit.analysis.offline_analyzer import OfflineAnalyzer
-from jit.catalog import embed
-from jit.catalog.embed import EmbedAhead, embed_ahead, embed_pending
+from jit.catalog import embedding_pass
+from jit.catalog.embedding_pass import EmbedAhead, embed_ahead, embed_pending
 from jit.catalog.store import Store
 from jit.config import DEFAULT_SHARDS, Config
 from jit.errors import EmbeddingError
@@ -132,7 +132,7 @@ def test_a_catalog_changed_after_the_model_began_is_embedded_by_the_pass_itself(
 
 def test_the_model_waits_when_its_pass_is_late(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """At most AHEAD_CHUNKS chunks wait for the pass (their vectors are held in memory)."""
-    monkeypatch.setattr(embed, "AHEAD_CHUNKS", 2)
+    monkeypatch.setattr(embedding_pass, "AHEAD_CHUNKS", 2)
     model = HashingEmbedder()
     with Store(tmp_path / "catalog.db") as store:
         store.sync_catalog(_pool_tools(80), status=ServerStatus.CONNECTED)

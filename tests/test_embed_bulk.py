@@ -1,4 +1,4 @@
-"""Bulk embedding (jit/catalog/openvino_bulk.py): a sync's many new tools on OpenVINO in bfloat16.
+"""Bulk embedding (jit/embedding/openvino_bulk.py): a sync's many new tools on OpenVINO in bfloat16.
 
 Everything is real: the MiniLM export (in the session's cache, see conftest.py), onnxruntime,
 OpenVINO's CPU plugin and a SQLite catalog of LiveMCPBench's 527 tool definitions. Where the
@@ -17,14 +17,16 @@ import weakref
 import numpy as np
 import pytest
 
-from jit.catalog import bulk_process as bulk_process_module
-from jit.catalog import openvino_bulk
-from jit.catalog.bulk_process import BulkProcess, bulk_process
-from jit.catalog.embed import OnnxEmbedder, embed_pending, embedder_from_config
-from jit.catalog.onnx_runtime import MIN_COSINE
-from jit.catalog.openvino_bulk import BULK_MIN, OpenVinoModel
+from jit.catalog.embedding_pass import embed_pending
 from jit.catalog.store import Store
 from jit.config import EmbeddingConfig, load_config
+from jit.embedding import bulk_process as bulk_process_module
+from jit.embedding import openvino_bulk
+from jit.embedding.bulk_process import BulkProcess, bulk_process
+from jit.embedding.factory import embedder_from_config
+from jit.embedding.onnx_embedder import OnnxEmbedder
+from jit.embedding.onnx_runtime import MIN_COSINE
+from jit.embedding.openvino_bulk import BULK_MIN, OpenVinoModel
 from jit.errors import ConfigError, EmbeddingError
 from jit.models import ServerStatus
 
@@ -182,13 +184,13 @@ def test_a_child_that_dies_or_refuses_is_a_clear_error_or_a_logged_fallback(capl
         def run(self, texts):
             return -self._model.run(texts)
 
-    with caplog.at_level(logging.INFO, logger="jit.catalog.bulk_process"):
+    with caplog.at_level(logging.INFO, logger="jit.embedding.bulk_process"):
         assert bulk_process(Skewed(emb._load())) is None
     assert "off by a cosine" in caplog.text
 
     caplog.clear()
     monkeypatch.setattr(bulk_process_module.sys, "executable", "/bin/false")  # a child that exits at once
-    with caplog.at_level(logging.INFO, logger="jit.catalog.bulk_process"), emb.bulk(BULK_MIN) as model:
+    with caplog.at_level(logging.INFO, logger="jit.embedding.bulk_process"), emb.bulk(BULK_MIN) as model:
         assert model is emb and emb.last_bulk is None  # the pass stays on onnxruntime
     assert "bulk embedding process failed to start" in caplog.text and "exit code 1" in caplog.text
 
@@ -207,7 +209,7 @@ def test_without_openvino_or_with_vectors_off_the_pass_runs_on_onnxruntime(monke
     and the pass is embedded by the query runtime itself."""
     emb = OnnxEmbedder(fallback=False)
     monkeypatch.setitem(sys.modules, "openvino", None)  # import openvino raises ImportError
-    with caplog.at_level(logging.INFO, logger="jit.catalog.openvino_bulk"), emb.bulk(BULK_MIN) as model:
+    with caplog.at_level(logging.INFO, logger="jit.embedding.openvino_bulk"), emb.bulk(BULK_MIN) as model:
         assert model is emb and emb.last_bulk is None
     assert "no OpenVINO" in caplog.text
     monkeypatch.undo()  # the package is back
@@ -215,7 +217,7 @@ def test_without_openvino_or_with_vectors_off_the_pass_runs_on_onnxruntime(monke
         return
     caplog.clear()
     monkeypatch.setattr(openvino_bulk, "MIN_COSINE", 1.000001)  # no vectors can be that close
-    with caplog.at_level(logging.INFO, logger="jit.catalog.openvino_bulk"), emb.bulk(BULK_MIN) as model:
+    with caplog.at_level(logging.INFO, logger="jit.embedding.openvino_bulk"), emb.bulk(BULK_MIN) as model:
         assert model is emb and emb.last_bulk is None
     assert "bfloat16 vectors" in caplog.text and "off by a cosine" in caplog.text
 

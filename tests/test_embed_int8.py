@@ -1,4 +1,4 @@
-"""The int8 model (jit/catalog/onnx_int8.py): its own artifact, its own identity, never fp32 vectors under its name.
+"""The int8 model (jit/embedding/onnx_int8.py): its own artifact, its own identity, never fp32 vectors under its name.
 
 The model tests quantize the real MiniLM once per session in the session's cache
 (``JIT_CACHE_DIR``, set by conftest.py), after exporting it to ONNX if no other
@@ -17,12 +17,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from jit.catalog import onnx_int8, onnx_runtime
-from jit.catalog.embed import OnnxEmbedder, default_model_path, embedder_from_config
-from jit.catalog.onnx_int8 import MIN_COSINE_INT8, SCHEME
-from jit.catalog.onnx_runtime import MIN_COSINE
 from jit.catalog.store import Store
 from jit.config import AvailableTools, Config, EmbeddingConfig, HarnessTool, load_config
+from jit.embedding import onnx_cache, onnx_export, onnx_int8
+from jit.embedding.factory import embedder_from_config
+from jit.embedding.onnx_embedder import OnnxEmbedder
+from jit.embedding.onnx_int8 import MIN_COSINE_INT8, SCHEME
+from jit.embedding.onnx_runtime import MIN_COSINE
+from jit.embedding.torch_embedder import default_model_path
 from jit.errors import ConfigError, EmbeddingError
 from jit.pipeline import sync
 
@@ -77,11 +79,11 @@ def test_int8_is_a_model_of_its_own(tmp_path):
 def test_int8_is_quantized_from_the_plain_export_not_the_fused_one(int8, fp32):
     """Dynamic int8 vectors depend on the exact graph (quantizing the eager-attention trace moved
     them by up to 0.006 in cosine): the scheme's vectors are those of the plain export."""
-    meta = json.loads(_int8_meta(onnx_runtime.cache_root()).read_text())
-    plain = json.loads(Path(onnx_runtime.meta_path_of(onnx_runtime.read_layout(default_model_path()),
+    meta = json.loads(_int8_meta(onnx_cache.cache_root()).read_text())
+    plain = json.loads(Path(onnx_cache.meta_path_of(onnx_cache.read_layout(default_model_path()),
                                                      meta["fingerprint"])).read_text())
     assert "variant" not in plain and meta["source_onnx_file"] == plain["onnx_file"]
-    assert f"-{onnx_runtime.FUSED}-" not in meta["source_onnx_file"]
+    assert f"-{onnx_export.FUSED}-" not in meta["source_onnx_file"]
 
 
 @pytest.mark.slow
@@ -94,14 +96,14 @@ def test_int8_vectors_are_near_fp32_but_not_fp32(int8, fp32):
     assert near.min() >= MIN_COSINE_INT8 and near.min() < MIN_COSINE  # close, and not the same vectors
     alone = np.concatenate([int8.embed([t]) for t in TEXTS])
     assert cosines(alone, reference).min() >= MIN_COSINE_INT8
-    info = json.loads(_int8_meta(onnx_runtime.cache_root()).read_text())
+    info = json.loads(_int8_meta(onnx_cache.cache_root()).read_text())
     assert info["scheme"] == SCHEME and info["probe_min_cosine_fp32"] >= MIN_COSINE_INT8
     assert info["source_onnx_file"] != info["onnx_file"]
 
 
 @pytest.mark.slow
 def test_a_second_load_reuses_the_int8_model(int8, monkeypatch):
-    meta = _int8_meta(onnx_runtime.cache_root())
+    meta = _int8_meta(onnx_cache.cache_root())
     stamp = meta.stat().st_mtime_ns
 
     def refuse(*args, **kwargs):
@@ -116,7 +118,7 @@ def test_a_second_load_reuses_the_int8_model(int8, monkeypatch):
 @pytest.mark.slow
 @pytest.mark.parametrize("damage", ["truncated", "garbage", "missing"])
 def test_a_damaged_int8_model_is_quantized_again(int8, tmp_path, monkeypatch, caplog, damage):
-    shutil.copytree(onnx_runtime.cache_root(), tmp_path / "cache")
+    shutil.copytree(onnx_cache.cache_root(), tmp_path / "cache")
     monkeypatch.setenv("JIT_CACHE_DIR", str(tmp_path / "cache"))
     meta = _int8_meta(tmp_path / "cache")
     model_file = meta.parent / json.loads(meta.read_text())["onnx_file"]
@@ -125,7 +127,7 @@ def test_a_damaged_int8_model_is_quantized_again(int8, tmp_path, monkeypatch, ca
         model_file.unlink()
     else:
         model_file.write_bytes(data[: len(data) // 2] if damage == "truncated" else bytes(len(data)))
-    with caplog.at_level(logging.WARNING, logger="jit.catalog.onnx_runtime"):
+    with caplog.at_level(logging.WARNING, logger="jit.embedding.onnx_cache"):
         fresh = OnnxEmbedder(precision="int8")
         vecs = fresh.embed(TEXTS)
     assert "is damaged" in caplog.text and "quantizing it again" in caplog.text

@@ -1,4 +1,4 @@
-"""The torch-free embedding runtime (jit/catalog/onnx_runtime.py), and a sync that loads no model for nothing.
+"""The torch-free embedding runtime (jit/embedding/onnx_*.py), and a sync that loads no model for nothing.
 
 The ONNX tests export the real MiniLM once per session into the session's cache
 (``JIT_CACHE_DIR``, set by conftest.py) and compare it with sentence-transformers.
@@ -17,11 +17,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from jit.catalog import onnx_runtime
-from jit.catalog.embed import OnnxEmbedder, SentenceTransformerEmbedder, default_model_path, embedder_from_config
-from jit.catalog.onnx_runtime import FUSED, MIN_COSINE, UnsupportedModel, read_layout
 from jit.catalog.store import Store
 from jit.config import AvailableTools, Config, EmbeddingConfig, HarnessTool, load_config
+from jit.embedding import onnx_cache, onnx_export
+from jit.embedding.factory import embedder_from_config
+from jit.embedding.onnx_cache import read_layout
+from jit.embedding.onnx_embedder import OnnxEmbedder
+from jit.embedding.onnx_export import FUSED
+from jit.embedding.onnx_runtime import MIN_COSINE, UnsupportedModel
+from jit.embedding.torch_embedder import SentenceTransformerEmbedder, default_model_path
 from jit.errors import ConfigError, EmbeddingError
 from jit.pipeline import sync
 
@@ -79,7 +83,7 @@ def test_the_embedder_runs_the_fused_graph(onnx_embedder):
     operators become 46. The vectors are torch's (test_onnx_vectors_are_torch_vectors)."""
     import onnx
 
-    (meta,) = _meta_files(onnx_runtime.cache_root())
+    (meta,) = _meta_files(onnx_cache.cache_root())
     info = json.loads(meta.read_text())
     assert info["fused_operators"]["Attention"] == 6 and info["probe_min_cosine"] >= MIN_COSINE
     graph = onnx.load(str(meta.parent / info["onnx_file"]), load_external_data=False).graph
@@ -99,19 +103,19 @@ def test_an_optimizer_that_fails_leaves_the_graph_as_traced(tmp_path, monkeypatc
     graph = tmp_path / "model.onnx"
     graph.write_bytes(b"as traced")
     config = type("Config", (), {"model_type": "bert", "num_attention_heads": 12, "hidden_size": 384})()
-    with caplog.at_level(logging.WARNING, logger="jit.catalog.onnx_runtime"):
-        assert onnx_runtime._fuse(graph, config) == {}
+    with caplog.at_level(logging.WARNING, logger="jit.embedding.onnx_export"):
+        assert onnx_export._fuse(graph, config) == {}
     assert graph.read_bytes() == b"as traced" and "no pattern for this graph" in caplog.text
 
 
 @pytest.mark.slow
 def test_no_fused_graph_falls_back_to_the_plain_export(onnx_embedder, embedder, tmp_path, monkeypatch, caplog):
     """A fused graph that cannot be made to match is logged, and the plain export serves: same vectors."""
-    shutil.copytree(onnx_runtime.cache_root(), tmp_path / "cache")
+    shutil.copytree(onnx_cache.cache_root(), tmp_path / "cache")
     monkeypatch.setenv("JIT_CACHE_DIR", str(tmp_path / "cache"))
     for meta in _meta_files(tmp_path / "cache"):
         meta.unlink()
-    export = onnx_runtime._export
+    export = onnx_export._export
     tried: list[bool] = []
 
     def no_fusion(*args, fused=False, **kwargs):
@@ -120,8 +124,8 @@ def test_no_fused_graph_falls_back_to_the_plain_export(onnx_embedder, embedder, 
             raise UnsupportedModel("the fused graph does not match sentence-transformers")
         return export(*args, **kwargs)
 
-    monkeypatch.setattr(onnx_runtime, "_export", no_fusion)
-    with caplog.at_level(logging.WARNING, logger="jit.catalog.onnx_runtime"):
+    monkeypatch.setattr(onnx_export, "_export", no_fusion)
+    with caplog.at_level(logging.WARNING, logger="jit.embedding.onnx_export"):
         plain = OnnxEmbedder(fallback=False)
         vecs = plain.embed(TEXTS)
     assert plain.runtime == "onnx" and "no fused graph" in caplog.text and "does not match" in caplog.text
@@ -130,7 +134,7 @@ def test_no_fused_graph_falls_back_to_the_plain_export(onnx_embedder, embedder, 
     # A later process does not pay for the export again: the failure is remembered, for this jit.
     (failure,) = (tmp_path / "cache" / "onnx").glob("*.failed")
     caplog.clear()
-    with caplog.at_level(logging.INFO, logger="jit.catalog.onnx_runtime"):
+    with caplog.at_level(logging.INFO, logger="jit.embedding.onnx_export"):
         again = OnnxEmbedder(fallback=False)
         assert cosines(again.embed(TEXTS), vecs).min() >= MIN_COSINE
     assert tried == [True] and "it failed before" in caplog.text and "does not match" in caplog.text
@@ -142,14 +146,14 @@ def test_no_fused_graph_falls_back_to_the_plain_export(onnx_embedder, embedder, 
 
 @pytest.mark.slow
 def test_a_second_load_reuses_the_export(onnx_embedder, monkeypatch):
-    cache = onnx_runtime.cache_root()
+    cache = onnx_cache.cache_root()
     (meta,) = _meta_files(cache)
     stamp = meta.stat().st_mtime_ns
 
     def refuse(*args, **kwargs):
         raise AssertionError("exported again although the cache holds a good export")
 
-    monkeypatch.setattr(onnx_runtime, "_export", refuse)
+    monkeypatch.setattr(onnx_export, "_export", refuse)
     again = OnnxEmbedder(fallback=False)
     assert np.allclose(again.embed(TEXTS[:4]), onnx_embedder.embed(TEXTS[:4]), atol=1e-6)
     assert again.runtime == "onnx" and meta.stat().st_mtime_ns == stamp
@@ -167,20 +171,20 @@ def test_a_second_load_reuses_the_export(onnx_embedder, monkeypatch):
 def test_a_damaged_export_is_exported_again(onnx_embedder, embedder, tmp_path, monkeypatch, caplog, damage, file):
     """A half-written or overwritten model file (the graph or its weights) is noticed at load,
     logged, and replaced."""
-    shutil.copytree(onnx_runtime.cache_root(), tmp_path / "cache")
+    shutil.copytree(onnx_cache.cache_root(), tmp_path / "cache")
     monkeypatch.setenv("JIT_CACHE_DIR", str(tmp_path / "cache"))
     (meta,) = _meta_files(tmp_path / "cache")
     model_file = meta.parent / json.loads(meta.read_text())[file]
     size = model_file.stat().st_size
     data = model_file.read_bytes()
     model_file.write_bytes(data[: size // 2] if damage == "truncated" else bytes(size))
-    with caplog.at_level(logging.WARNING, logger="jit.catalog.onnx_runtime"):
+    with caplog.at_level(logging.WARNING, logger="jit.embedding.onnx_cache"):
         fresh = OnnxEmbedder(fallback=False)
         vecs = fresh.embed(TEXTS)
     assert "is damaged" in caplog.text and "exporting it again" in caplog.text
     assert fresh.runtime == "onnx" and model_file.stat().st_size == size
     # The new model names its files where they are now, not in the staging directory, which is
-    # gone: a bulk model (jit/catalog/openvino_bulk.py) compiles the graph again from them.
+    # gone: a bulk model (jit/embedding/openvino_bulk.py) compiles the graph again from them.
     export = fresh._load().export
     assert export.onnx == meta.parent / export.meta["onnx_file"] and export.onnx.is_file()
     assert export.tokenizer == meta.parent / export.meta["tokenizer_file"] and export.tokenizer.is_file()
@@ -195,7 +199,7 @@ def test_auto_falls_back_to_torch_for_a_model_it_cannot_run(tmp_path, embedder, 
     shutil.copytree(default_model_path(), model, ignore=shutil.ignore_patterns("tokenizer.json"))
     with pytest.raises(UnsupportedModel, match="no tokenizer.json"):
         read_layout(model)
-    with caplog.at_level(logging.WARNING, logger="jit.catalog.embed"):
+    with caplog.at_level(logging.WARNING, logger="jit.embedding.onnx_embedder"):
         auto = embedder_from_config(EmbeddingConfig(path=str(model)))
         vecs = auto.embed(TEXTS[:5])
     assert auto.runtime == "torch" and "through torch" in caplog.text
@@ -233,7 +237,8 @@ def test_importing_the_embedders_loads_no_model_runtime():
     import subprocess
     import sys
 
-    code = ("import sys, jit, jit.catalog.embed, jit.pipeline; "
+    code = ("import sys, jit, jit.embedding.factory, jit.embedding.query_cache, jit.catalog.embedding_pass, "
+            "jit.pipeline; "
             "print(sorted(m for m in ('torch', 'onnxruntime', 'tokenizers', 'sentence_transformers', 'openvino') "
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
@@ -277,7 +282,7 @@ def test_a_sync_with_nothing_new_to_embed_never_loads_the_model(tmp_path, hashin
 
 
 def _fake_export(cache: Path, slug: str, fp: str, model_path: Path, *, int8: bool = False) -> list[Path]:
-    """An export's metadata and files as :func:`onnx_runtime._export` lays them out (contents aside)."""
+    """An export's metadata and files as :func:`onnx_export._export` lays them out (contents aside)."""
     scheme = "-int8-dq-pc" if int8 else ""
     files = {"onnx_file": f"{slug}-{fp}{scheme}-aaaa.onnx", "tokenizer_file": f"{slug}-{fp}-bbbb.tokenizer.json"}
     if not int8:
@@ -311,20 +316,20 @@ def test_a_new_export_removes_the_exports_it_made_obsolete(tmp_path, caplog):
     (staging / "model.onnx").write_bytes(b"x")
     unrelated = cache / "notes.txt"
     unrelated.write_text("kept")
-    hour_ago = onnx_runtime.ORPHAN_AGE + 1
+    hour_ago = onnx_cache.ORPHAN_AGE + 1
     for path in (orphan_old, staging):
         stamp = path.stat().st_mtime - hour_ago
         os.utime(path, (stamp, stamp))
 
-    with caplog.at_level(logging.INFO, logger="jit.catalog.onnx_runtime"):
-        removed = onnx_runtime.prune_cache(cache, live, "f1")
+    with caplog.at_level(logging.INFO, logger="jit.embedding.onnx_cache"):
+        removed = onnx_cache.prune_cache(cache, live, "f1")
 
     assert set(removed) == {*reinstalled, *gone, *gone_int8, orphan_old, staging}
     assert all(p.exists() for p in (*current, *elsewhere, *elsewhere_int8, orphan_new, unrelated))
     assert not any(p.exists() for p in removed)
     assert "removed 12 cached ONNX file(s)" in caplog.text
     # Nothing more to do the second time.
-    assert onnx_runtime.prune_cache(cache, live, "f1") == []
+    assert onnx_cache.prune_cache(cache, live, "f1") == []
 
 
 def test_pruning_the_cache_never_fails_an_export(tmp_path, monkeypatch, caplog):
@@ -337,8 +342,8 @@ def test_pruning_the_cache_never_fails_an_export(tmp_path, monkeypatch, caplog):
         raise PermissionError("read-only")
 
     monkeypatch.setattr(Path, "unlink", refuse)
-    with caplog.at_level(logging.WARNING, logger="jit.catalog.onnx_runtime"):
-        assert onnx_runtime.prune_cache(cache, tmp_path / "live", "f1") == []
+    with caplog.at_level(logging.WARNING, logger="jit.embedding.onnx_cache"):
+        assert onnx_cache.prune_cache(cache, tmp_path / "live", "f1") == []
     assert "could not remove the obsolete cache file" in caplog.text
     assert all(p.exists() for p in gone)
 
@@ -364,7 +369,7 @@ def test_a_cache_directory_that_cannot_be_written_is_named_with_the_remedy(tmp_p
     def refuse(*args, **kwargs):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(onnx_runtime.tempfile, "TemporaryDirectory", refuse)
+    monkeypatch.setattr(onnx_export.tempfile, "TemporaryDirectory", refuse)
     with pytest.raises(EmbeddingError, match=r"cannot write the ONNX export into .*cache/onnx "
                                              r"\(Permission denied\): set JIT_CACHE_DIR"):
         OnnxEmbedder(fallback=False).embed(["x"])

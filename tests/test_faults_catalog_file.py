@@ -250,7 +250,7 @@ def many_tools(n: int) -> list[ToolDef]:
 def built_catalog(path: Path, hashing_embedder) -> dict[str, object]:
     """A catalog of 600 tools on three servers with vectors, usage on two tools, and one tool whose
     changed definition awaits approval; checkpointed and closed. What was put in it, to compare."""
-    from jit.catalog.embed import embed_pending
+    from jit.catalog.embedding_pass import embed_pending
 
     tools = many_tools(600)
     with Store(path) as store:

@@ -18,7 +18,7 @@ from compiler_fixtures import write_config
 
 from jit.analysis.analyze import OfflineAnalyzer, analyze_pending
 from jit.analysis.hostile import detect_hostile
-from jit.catalog.embed import embed_pending
+from jit.catalog.embedding_pass import embed_pending
 from jit.catalog.store import Store
 from jit.config import DEFAULT_SHARDS, load_config
 from jit.models import ServerStatus, ToolAnalysis, ToolDef

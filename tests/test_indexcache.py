@@ -64,7 +64,7 @@ def test_a_changed_catalog_gets_a_new_file_and_a_damaged_one_is_rebuilt(tmp_path
 def _change_fs(store, embedder):
     """Another process's sync: fs's first tool rewritten (and embedded again), its last removed,
     one tool added."""
-    from jit.catalog.embed import embed_pending
+    from jit.catalog.embedding_pass import embed_pending
 
     kept = [st.tool for st in store.tools() if st.tool.server == "fs"]
     changed = ToolDef(server="fs", name=kept[0].name, description=kept[0].description + " Faster, zstd.",
@@ -132,7 +132,7 @@ def test_without_a_usable_index_to_patch_the_index_is_rebuilt_from_batches(tmp_p
     """A compiler that began before the catalog had any vector (lexical only) meets the embedded
     catalog: its index is rebuilt, every tool's text read a few at a time, never every definition at
     once, and equals the index a new process builds from nothing."""
-    from jit.catalog.embed import embed_pending
+    from jit.catalog.embedding_pass import embed_pending
 
     config = write_config(tmp_path)
     with monkeypatch.context() as m:

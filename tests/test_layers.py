@@ -35,19 +35,21 @@ LAYERS: dict[str, int] = {
     "jit.errors": 0, "jit.models": 0, "jit.config": 0, "jit.jsonfile": 0, "jit.paths": 0,
     "jit.process": 0, "jit.text": 0, "jit.schemas": 0, "jit.salvage": 0, "jit.jsonrpc": 0, "jit.lines": 0,
     "jit.display": 0, "jit.servers_config": 0, "jit.progress": 0, "jit.clientsetup": 0, "jit.flags": 0,
-    "jit.catalog": 1,
-    "jit.client": 2,
-    "jit.analysis": 2,
-    "jit.selection": 3,
-    "jit.pipeline": 4,
-    "jit.views": 4,
-    "jit.serve": 5,
+    # The embedders need no catalog; the catalog's embedding passes (catalog/embedding_pass.py) use them.
+    "jit.embedding": 1,
+    "jit.catalog": 2,
+    "jit.client": 3,
+    "jit.analysis": 3,
+    "jit.selection": 4,
+    "jit.pipeline": 5,
+    "jit.views": 5,
+    "jit.serve": 6,
     # Answers `initialize` before anything heavy loads: it may import nothing of jit's wings
     # (test_serve_early.py checks it loads no third-party package either).
     "jit.serve.early": 0,
-    "jit.evaluation": 5,
-    "jit.cli": 6,
-    "jit.__main__": 6,
+    "jit.evaluation": 6,
+    "jit.cli": 7,
+    "jit.__main__": 7,
 }
 
 #: What modules inside the package may import from the package root.

@@ -21,9 +21,10 @@ from conftest import DATA, HashingEmbedder
 from test_evaluate import _slice
 
 from jit.analysis.analyze import OfflineAnalyzer, analyze_pending
-from jit.catalog.embed import OnnxEmbedder, embed_pending
+from jit.catalog.embedding_pass import embed_pending
 from jit.catalog.store import Store
 from jit.config import DEFAULT_SHARDS, load_config
+from jit.embedding.onnx_embedder import OnnxEmbedder
 from jit.evaluation.eval_report import CHART_UNAVAILABLE
 from jit.evaluation.evaluate import main, run_evaluation
 from jit.models import ServerStatus, ToolDef

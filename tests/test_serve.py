@@ -37,9 +37,9 @@ from mcp.shared.memory import create_client_server_memory_streams
 from mcp_types import INVALID_PARAMS, ToolListChangedNotification
 from servers.support import listening_addresses, serving_http
 
-from jit.catalog import embed
 from jit.catalog.store import Store
 from jit.config import load_config
+from jit.embedding import factory
 from jit.pipeline import sync
 from jit.serve.server import JitServer, ServeOptions, ServeState, create_server
 
@@ -117,7 +117,7 @@ async def served_in_process(tmp_path_factory, hashing_embedder) -> AsyncIterator
     with pytest.MonkeyPatch.context() as patch:
         # The start-up loads the configured model; the fast tier hands it the stand-in instead.
         asked: list = []
-        patch.setattr(embed, "embedder_from_config", lambda cfg, **how: asked.append((cfg, how)) or hashing_embedder)
+        patch.setattr(factory, "embedder_from_config", lambda cfg, **how: asked.append((cfg, how)) or hashing_embedder)
         async with low.lifespan(low) as state:
             # The lifespan serves at once and connects in the background; these tests read the
             # upstreams' statuses, so they start once it is done (tests/test_serve_start.py
@@ -174,7 +174,7 @@ def test_http_listens_on_loopback_when_no_host_is_given(served_over_http):
 
 
 async def test_the_server_runs_the_bulk_model_of_its_syncs_in_a_child_process(served_in_process):
-    """A bulk pass leaves OpenVINO's libraries and pools in the process (jit/catalog/bulk_process.py):
+    """A bulk pass leaves OpenVINO's libraries and pools in the process (jit/embedding/bulk_process.py):
     jit serve lives as long as its client, so it asks for its configured model with the bulk model
     in a child process."""
     configured = load_config(served_in_process.config).embedding

@@ -36,9 +36,9 @@ from mcp.server.runner import serve_dual_era_loop
 from mcp.shared.memory import create_client_server_memory_streams
 from mcp_types import ToolListChangedNotification
 
-from jit.catalog import embed
 from jit.catalog.store import Store
 from jit.config import ServeConfig, load_config
+from jit.embedding import factory
 from jit.models import ToolDef
 from jit.pipeline import sync
 from jit.selection.tokens import EstimateCounter, compact_json
@@ -94,7 +94,7 @@ async def in_process(base: Path, embedder, options: ServeOptions) -> AsyncIterat
     server = create_server(options)
     low = server._lowlevel_server
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(embed, "embedder_from_config", lambda cfg, **how: embedder)
+        patch.setattr(factory, "embedder_from_config", lambda cfg, **how: embedder)
         async with low.lifespan(low) as state:
             with anyio.fail_after(TIMEOUT):
                 await state.wait_started()

@@ -31,9 +31,9 @@ import pytest
 from conftest import REPO, write_example_config
 from servers.support import pid_alive
 
-from jit.catalog.embed import embedder_from_config
 from jit.catalog.store import Store
 from jit.config import load_config
+from jit.embedding.factory import embedder_from_config
 from jit.pipeline import sync
 
 #: Deadline for an answer that must not wait for the hanging upstream (whose timeout is 120 s).

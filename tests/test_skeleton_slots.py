@@ -14,7 +14,7 @@ from compiler_fixtures import write_config
 
 from jit.analysis.analyze import analyze_pending
 from jit.analysis.offline_analyzer import OfflineAnalyzer
-from jit.catalog.embed import embed_pending
+from jit.catalog.embedding_pass import embed_pending
 from jit.catalog.store import Store
 from jit.config import DEFAULT_SHARDS
 from jit.models import ServerStatus, ToolDef

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from jit.catalog.embed import embed_pending
+from jit.catalog.embedding_pass import embed_pending
 from jit.catalog.store import Store, default_migrations_dir
 from jit.errors import MigrationError, StoreError
 from jit.models import ServerStatus, ToolAnalysis, ToolDef

@@ -1,1 +1,1 @@
-"""The catalog: the SQLite store and its migrations, server ownership and status holders, definition history and approvals, and the embeddings kept in it."""
+"""The catalog: the SQLite store and its migrations, server ownership and status holders, definition history and approvals, and the embedding passes that fill its vectors."""

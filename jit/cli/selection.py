@@ -11,10 +11,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from ..catalog.embed import FIRST_EXPORT_NOTE, exports_first
 from ..catalog.store import Store
 from ..config import Config
 from ..display import json_text, markup, visible
+from ..embedding.protocol import FIRST_EXPORT_NOTE, exports_first
 from ..errors import SelectionError
 from ..jsonfile import unique_keys
 from ..selection.tiers import Tier

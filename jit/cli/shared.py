@@ -21,11 +21,11 @@ import typer
 from rich.console import Console
 
 from .. import __version__
-from ..catalog.embed import embedder_from_config
 from ..catalog.ownership import open_catalog
 from ..catalog.store import Store
 from ..config import CONFIG_ENV_VAR, Config, check_store_path, load_config
 from ..display import json_text, markup, visible
+from ..embedding.factory import embedder_from_config
 from ..errors import (
     ConfigError,
     InvalidArgumentsError,

@@ -32,7 +32,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ..catalog.embed import Embedder
+from ..embedding.protocol import Embedder
 from ..errors import EvaluationError
 from ..models import ToolDef
 from ..text import bm25_tokens, whitespace_tokens

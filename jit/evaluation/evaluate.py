@@ -38,9 +38,11 @@ import numpy as np
 from rich.console import Console
 
 from ..analysis.offline_analyzer import OfflineAnalyzer
-from ..catalog.embed import Embedder, embed_pending, embed_through_cache, embedder_from_config
+from ..catalog.embedding_pass import embed_pending, embed_through_cache
 from ..catalog.store import Store, text_hash
 from ..config import AvailableTools, Config, load_config
+from ..embedding.factory import embedder_from_config
+from ..embedding.protocol import Embedder
 from ..errors import EvaluationError, JitError
 from ..models import HARNESS_SERVER, ServerStatus, ToolDef
 from ..pipeline import sync_harness_tools

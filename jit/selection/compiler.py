@@ -36,9 +36,10 @@ import numpy as np
 
 from ..analysis.offline_analyzer import analyze_task
 from ..analysis.vocab import normalize_domain
-from ..catalog.embed import Embedder, QueryVectorCache
 from ..catalog.store import Store
 from ..config import Config
+from ..embedding.protocol import Embedder
+from ..embedding.query_cache import QueryVectorCache
 from ..errors import SelectionError, ToolDeniedError
 from ..models import HARNESS_SERVER, StoredTool, ToolAnalysis
 from ..text import remove_hidden

@@ -256,11 +256,12 @@ class ServeState:
     async def _build(self) -> None:
         """The embedder and the compiler, and the compiler's view of the cached catalog, in
         worker threads side by side (loading the model and reading the catalog overlap)."""
-        from ..catalog.embed import FIRST_EXPORT_NOTE, embedder_from_config, exports_first
+        from ..embedding.factory import embedder_from_config
+        from ..embedding.protocol import FIRST_EXPORT_NOTE, exports_first
 
         # A serving process keeps what it loads for its lifetime, and a bulk pass leaves OpenVINO's
         # libraries and thread pools behind (+141 MB in a process holding 10,000 tools, 234 -> 375
-        # MB): its syncs run the bulk model in a child process (jit/catalog/bulk_process.py).
+        # MB): its syncs run the bulk model in a child process (jit/embedding/bulk_process.py).
         self.embedder = embedder_from_config(self.config.embedding, bulk_in_child=True)  # loads nothing yet
         if await self.blocking(exports_first, self.embedder):
             startup_log.info("loading the embedding model: %s", FIRST_EXPORT_NOTE)

@@ -1,6 +1,6 @@
 """The bulk model in a process of its own, for a process that lives on after the pass.
 
-Dropping :class:`~jit.catalog.openvino_bulk.OpenVinoModel` does not give back what loading it
+Dropping :class:`~jit.embedding.openvino_bulk.OpenVinoModel` does not give back what loading it
 took: OpenVINO's libraries and thread pools stay (a process holding 10,000 tools went from
 234 to 375 MB after one pass of 3,000 texts). ``jit sync`` exits after its pass and does not
 mind; ``jit serve`` lives as long as its client. So a serving process runs the bulk model in
@@ -14,7 +14,7 @@ payload. The parent's first frame is JSON (the export's files and metadata, the 
 reference vectors); the child answers ``{"ok": ..., "level": ..., "why": ...}``. Then each
 parent frame is a JSON list of texts, and each answer a tag byte and a body: ``V`` and the
 vectors as float32 bytes, or ``E`` and the error's text. The parent closes the child's stdin
-to end it. Started with ``python -m jit.catalog.bulk_process``.
+to end it. Started with ``python -m jit.embedding.bulk_process``.
 """
 
 from __future__ import annotations
@@ -141,7 +141,7 @@ class BulkProcess:
 
 def bulk_process(model: OnnxModel, *, threads: int | None = None) -> BulkProcess | None:
     """``model``'s bulk model in a child process, or None (logged, the child ended) when it would
-    not pay or not hold, for :func:`~jit.catalog.openvino_bulk.bulk_model`'s reasons, or when the
+    not pay or not hold, for :func:`~jit.embedding.openvino_bulk.bulk_model`'s reasons, or when the
     child cannot be started."""
     if importlib.util.find_spec("openvino") is None:  # the child would only say so
         log.info("embedding: no OpenVINO; bulk embedding runs on onnxruntime")
@@ -150,7 +150,7 @@ def bulk_process(model: OnnxModel, *, threads: int | None = None) -> BulkProcess
     export = model.export
     errors = tempfile.TemporaryFile()  # noqa: SIM115 - the child's stderr, kept until BulkProcess.close()
     try:
-        child = subprocess.Popen([sys.executable, "-m", "jit.catalog.bulk_process"], stdin=subprocess.PIPE,
+        child = subprocess.Popen([sys.executable, "-m", "jit.embedding.bulk_process"], stdin=subprocess.PIPE,
                                  stdout=subprocess.PIPE, stderr=errors)
     except OSError as exc:
         errors.close()

@@ -15,7 +15,7 @@ embeddings, a lookup that quantization would not speed up.
 
 The quantized model is cached beside the fp32 export it is made from, as its own
 artifact (metadata ``<slug>-<fingerprint>-<SCHEME>.json``). It is kept only if its
-vectors on :data:`~jit.catalog.onnx_runtime.PROBE_TEXTS` are within
+vectors on :data:`~jit.embedding.onnx_runtime.PROBE_TEXTS` are within
 :data:`MIN_COSINE_INT8` of the fp32 export's (one mixed batch and one by one); its
 own vector for the first probe is stored and checked again at every load, as the
 fp32 export's is, so a damaged file is noticed and quantized again. Quantizing
@@ -34,19 +34,13 @@ from pathlib import Path
 from typing import Any
 
 from ..paths import write_atomic
+from .onnx_cache import EXPORT_FORMAT, ModelLayout, export_lock, fingerprint, fsync, load_cached, meta_path_of
+from .onnx_export import ensure_export
 from .onnx_runtime import (
-    EXPORT_FORMAT,
     PROBE_TEXTS,
     Export,
-    ModelLayout,
     OnnxModel,
     UnsupportedModel,
-    ensure_export,
-    export_lock,
-    fingerprint,
-    fsync,
-    load_cached,
-    meta_path_of,
     probe_cosine,
     quiet_onnxruntime,
     require_runtime,

@@ -8,7 +8,7 @@ plugin uses them for the products while keeping softmax, layer norms and accumul
 in float32. On that VM, for 3,000 real tool texts run through the same fused graph,
 tokenizer, batches and pooling: ~450 texts/s against ~255 for onnxruntime, and a
 cosine to the fp32 vectors of at least 0.99996 (mean 0.999987). That is inside
-:data:`~jit.catalog.onnx_runtime.MIN_COSINE`, the tolerance by which any export is
+:data:`~jit.embedding.onnx_runtime.MIN_COSINE`, the tolerance by which any export is
 accepted as the model's own vectors, so the catalog keeps its model's identity (its
 ``model_name``): the queries, embedded in fp32 by onnxruntime, are compared with
 these vectors as with any other, and nothing is re-embedded when a sync runs on
@@ -25,7 +25,7 @@ onnxruntime does, so the process that answers queries keeps its onnxruntime mode
 and loads this one for a pass of many texts (:data:`BULK_MIN`), then drops it. What
 dropping it gives back is not all: OpenVINO's libraries and thread pools stay (a process
 holding 10,000 tools, 234 MB, held 375 MB after one pass), so ``jit serve``, a process
-that lives as long as its client, runs it in a child process (jit/catalog/bulk_process.py). A
+that lives as long as its client, runs it in a child process (jit/embedding/bulk_process.py). A
 CPU without native bfloat16 gains too little from OpenVINO's fp32 (~265 texts/s)
 to pay that, and keeps onnxruntime; so does a machine without the ``openvino``
 package (a dependency of jit on x86-64 Linux only, where this was measured).
@@ -56,7 +56,7 @@ _NATIVE_BF16 = "BF16"
 
 class OpenVinoModel(ExportedModel):
     """An export compiled by OpenVINO's CPU plugin at ``precision`` (``bf16`` or ``f32``), the texts
-    handled as :class:`~jit.catalog.onnx_runtime.ExportedModel` does. ``run`` is thread-safe.
+    handled as :class:`~jit.embedding.onnx_runtime.ExportedModel` does. ``run`` is thread-safe.
 
     The plugin runs one stream per thread (``threads`` single-threaded streams) and ``run``
     keeps them all busy with batches: each batch is computed on one thread whole, so its
