@@ -13,12 +13,20 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Callable, Mapping
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..embedding.protocol import Embedder, exports_first, load_model
+from ..embedding.protocol import (
+    Embedder,
+    EmbedsInBulk,
+    bulk_of,
+    exports_first,
+    is_loaded,
+    load_model,
+    runtime_note_of,
+)
 from ..errors import EmbeddingError
 from ..progress import ProgressCallback, Step
 from .store import Store
@@ -77,8 +85,9 @@ def embed_through_cache(
     and the store work in, and splitting it finer would only be for the display. When
     some text needs a model not loaded yet, the step ``model`` (:func:`load_model`) comes first.
 
-    ``bulk``: the texts are a catalog's, and an embedder with a ``bulk(count)`` context (as
-    :meth:`OnnxEmbedder.bulk`) gives the one that embeds them (its ``runtime_note`` joins the
+    ``bulk``: the texts are a catalog's, and an embedder that embeds in bulk (:class:`EmbedsInBulk`,
+    as :meth:`~jit.embedding.onnx_embedder.OnnxEmbedder.bulk`) gives the one that embeds them (its
+    runtime note, :func:`~jit.embedding.protocol.runtime_note_of`, joins the
     step's detail); queries stay on ``embedder``. ``ahead``: the model's part of this pass begun
     earlier (:func:`embed_ahead`); its vectors are taken if it planned the same texts, else it is
     stopped and the texts are embedded here.
@@ -97,8 +106,8 @@ def embed_through_cache(
     if ahead is not None and not ahead.planned(todo, chunk):
         ahead.close()  # the catalog moved since it began: its vectors are not this pass's
         ahead = None
-    with _bulk_of(embedder, len(todo)) if bulk and todo and ahead is None else nullcontext(embedder) as model:
-        note = ahead.runtime_note() if ahead is not None else getattr(model, "runtime_note", None)
+    with bulk_of(embedder, len(todo)) if bulk and todo and ahead is None else nullcontext(embedder) as model:
+        note = ahead.runtime_note() if ahead is not None else runtime_note_of(model)
         if note:
             detail += f", {note}"
         with Step(progress, *step, len(todo), unit="texts", detail=detail) as done:
@@ -128,8 +137,8 @@ def embed_pending(store: Store, embedder: Embedder, *, chunk: int = EMBED_CHUNK,
     ``progress`` hears of the step ``embed`` (texts the model embeds; see
     :func:`embed_through_cache`), a ``0/0`` step when nothing is pending, after the
     step ``model`` when the model is loaded for it (:func:`load_model`). The texts are
-    embedded in bulk (:meth:`OnnxEmbedder.bulk`), or by ``ahead`` (:func:`embed_ahead`) when it
-    planned this pass; either way the vectors and the events are the same.
+    embedded in bulk (:meth:`~jit.embedding.onnx_embedder.OnnxEmbedder.bulk`), or by ``ahead``
+    (:func:`embed_ahead`) when it planned this pass; either way the vectors and the events are the same.
     """
     try:
         return _embed_pending(store, embedder, chunk, progress, ahead)
@@ -167,13 +176,6 @@ def _embed_pending(store: Store, embedder: Embedder, chunk: int, progress: Progr
     return EmbedReport(counts["embedded"], counts["cached"], changed)
 
 
-def _bulk_of(embedder: Embedder, count: int) -> AbstractContextManager[Embedder]:
-    """The embedder for a pass of ``count`` catalog texts: ``embedder.bulk(count)`` where it has one
-    (:meth:`OnnxEmbedder.bulk`), else ``embedder`` itself."""
-    bulk = getattr(embedder, "bulk", None)
-    return bulk(count) if bulk is not None else nullcontext(embedder)
-
-
 def _pending_texts(store: Store) -> tuple[dict[str, str], dict[str, list[int]]]:
     """The texts of the tools lacking a vector (``{text_hash: text}``, in the catalog's order) and
     the tools each text is for."""
@@ -201,10 +203,10 @@ class EmbedAhead:
 
     The thread embeds what the pass will: the pending texts the content-hash cache lacks, in
     the pass's order and chunks, through the embedder's bulk model when it has one
-    (:meth:`OnnxEmbedder.bulk`). It writes nothing. The pass checks the plan (:meth:`planned`):
-    if it finds other texts to embed (another process changed the catalog meanwhile), it stops
-    this and embeds its own; else it takes the chunks in order (:meth:`take`), stores them and
-    reports them as if it had embedded them. At most :data:`AHEAD_CHUNKS` chunks wait for the
+    (:meth:`~jit.embedding.onnx_embedder.OnnxEmbedder.bulk`). It writes nothing. The pass checks
+    the plan (:meth:`planned`): if it finds other texts to embed (another process changed the
+    catalog meanwhile), it stops this and embeds its own; else it takes the chunks in order
+    (:meth:`take`), stores them and reports them as if it had embedded them. At most :data:`AHEAD_CHUNKS` chunks wait for the
     pass. :meth:`close` stops the thread; a caller whose work failed before the pass must call it.
     """
 
@@ -222,8 +224,8 @@ class EmbedAhead:
 
     def _run(self) -> None:
         try:
-            with _bulk_of(self.embedder, len(self.todo)) as model:
-                self._note = getattr(model, "runtime_note", None)
+            with bulk_of(self.embedder, len(self.todo)) as model:
+                self._note = runtime_note_of(model)
                 self._opened.set()
                 for i in range(0, len(self.todo), self.chunk):
                     part = self.todo[i : i + self.chunk]
@@ -281,7 +283,9 @@ def embed_ahead(store: Store, embedder: Embedder, *, chunk: int = EMBED_CHUNK) -
     current = store.embedding_model()
     if current is not None and current[0] != embedder.model_name:
         return None
-    if exports_first(embedder) or not (getattr(embedder, "loaded", True) or hasattr(embedder, "bulk")):
+    # Loaded on the thread: a model loaded already, or one with a bulk model (the ONNX runtime, under a
+    # second once exported). Not torch's load (seconds), which the pass shows as a step of its own.
+    if exports_first(embedder) or not (is_loaded(embedder) or isinstance(embedder, EmbedsInBulk)):
         return None
     texts, _ = _pending_texts(store)
     found = store.cached_vectors(embedder.model_name, texts) if texts else {}

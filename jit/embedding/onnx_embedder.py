@@ -19,14 +19,14 @@ import numpy as np
 
 from ..config import EmbeddingConfig
 from ..errors import EmbeddingError
-from .bulk_process import BulkProcess, bulk_process
+from .bulk_process import bulk_process
 from .onnx_cache import fingerprint, meta_path_of, read_layout
 from .onnx_export import FUSED, ensure_export
 from .onnx_int8 import SCHEME as INT8_SCHEME
 from .onnx_int8 import ensure_int8
 from .onnx_runtime import OnnxModel
-from .openvino_bulk import BULK_MIN, OpenVinoModel, bulk_model
-from .protocol import Embedder
+from .openvino_bulk import BULK_MIN, bulk_model
+from .protocol import BulkModel, Embedder, EmbedsInBulk, ExportsFirst, LoadsLazily, NamesItsRuntime
 from .torch_embedder import SentenceTransformerEmbedder, model_path
 
 __all__ = ["OnnxEmbedder"]
@@ -34,7 +34,7 @@ __all__ = ["OnnxEmbedder"]
 log = logging.getLogger(__name__)
 
 
-class OnnxEmbedder:
+class OnnxEmbedder(Embedder, LoadsLazily, ExportsFirst, EmbedsInBulk):
     """The model run by onnxruntime + tokenizers (:mod:`jit.embedding.onnx_runtime`), loaded lazily.
 
     In fp32, the same vectors as :class:`SentenceTransformerEmbedder` (so the same
@@ -163,7 +163,7 @@ class OnnxEmbedder:
         the CPU computes that natively, ~1.8x the texts a second, the same ``model_name``. That model
         is loaded for the pass (~0.3 s) and dropped after it: it holds ~200 MB more than onnxruntime.
         With :attr:`bulk_in_child` it runs in a child process, which ends with the pass."""
-        model: OpenVinoModel | BulkProcess | None = None
+        model: BulkModel | None = None
         if count >= BULK_MIN and self.bulk_runtime == "auto" and self.precision == "fp32":
             backend = self._load()
             if isinstance(backend, OnnxModel):  # not torch, which ``auto`` may have fallen back to
@@ -176,10 +176,10 @@ class OnnxEmbedder:
                 model.close()
 
 
-class _BulkEmbedder:
+class _BulkEmbedder(Embedder, NamesItsRuntime):
     """:meth:`OnnxEmbedder.bulk`'s embedder on OpenVINO: the owner's name, dimension and count."""
 
-    def __init__(self, owner: OnnxEmbedder, model: OpenVinoModel | BulkProcess) -> None:
+    def __init__(self, owner: OnnxEmbedder, model: BulkModel) -> None:
         self.owner = owner
         self.model = model
         #: What a progress line adds to the model's name.

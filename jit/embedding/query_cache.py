@@ -13,7 +13,7 @@ from .protocol import Embedder
 __all__ = ["QueryVectorCache"]
 
 
-class QueryVectorCache:
+class QueryVectorCache(Embedder):
     """An LRU of text → vector in front of an :class:`Embedder`, for query text.
 
     A harness spawns several shards for one task (coder, tester, reviewer), and

