@@ -8,6 +8,7 @@ which order the steps are reported, and that no thread outlives its pass, not th
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Sequence
@@ -158,3 +159,44 @@ def test_nothing_is_begun_ahead_for_another_model_or_nothing_to_embed(tmp_path: 
         # A catalog of another model: the pass re-embeds every tool, which only it knows to do.
         assert embed_ahead(store, HashingEmbedder(model_name="another-model")) is None
         assert embed_ahead(store, HashingEmbedder()) is not None
+
+
+class _LazyModel(HashingEmbedder):
+    """The stand-in model, loading on first use (``LoadsLazily``) and embedding passes in bulk
+    (``EmbedsInBulk``), as the ONNX embedder does once exported."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._loaded = threading.Event()
+
+    @property
+    def loaded(self) -> bool:
+        return self._loaded.is_set()
+
+    @property
+    def dimension(self) -> int:
+        self._loaded.set()
+        return super().dimension
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self._loaded.set()
+        return super().embed(texts)
+
+    def bulk(self, count: int) -> contextlib.AbstractContextManager[HashingEmbedder]:
+        return contextlib.nullcontext(self)
+
+
+def test_the_model_the_thread_ahead_loaded_is_reported_as_the_pass_s_load_step(tmp_path: Path) -> None:
+    """Which thread loads the model first is timing: the thread embedding ahead often wins while
+    the analysis runs. What a sync prints must not depend on it (a first sync always says it
+    loaded the model): the pass reports the load as its ``model`` step either way."""
+    model = _LazyModel()
+    with Store(tmp_path / "lazy.db") as store:
+        store.sync_catalog(_pool_tools(40), status=ServerStatus.CONNECTED)
+        ahead = embed_ahead(store, model)
+        assert ahead is not None and ahead.loads_model
+        assert model._loaded.wait(30)  # the thread has loaded it before the pass begins
+        events: list[ProgressEvent] = []
+        embed_pending(store, model, progress=events.append, ahead=ahead)
+    assert [name for name, _ in _check_contract(events)] == ["model", "embed"]
+    assert not _ahead_threads()

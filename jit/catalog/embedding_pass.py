@@ -157,7 +157,8 @@ def _embed_pending(store: Store, embedder: Embedder, chunk: int, progress: Progr
         Step(progress, "embed", "embedding", 0, unit="texts")
         return EmbedReport(0, 0, False)  # no tools yet: the model is declared with the first ones
     else:
-        load_model(embedder, progress)  # its dimension is the model's
+        # Its dimension is the model's; the thread embedding ahead may be loading it meanwhile.
+        load_model(embedder, progress, loading_meanwhile=ahead is not None and ahead.loads_model)
         changed = store.set_embedding_model(embedder.model_name, embedder.dimension)
         # A catalog's first model replaces none: nothing was embedded before, so nothing "changed".
         changed = changed and current is not None
@@ -212,6 +213,9 @@ class EmbedAhead:
 
     def __init__(self, embedder: Embedder, texts: Mapping[str, str], todo: list[str], chunk: int) -> None:
         self.embedder = embedder
+        #: The thread loads the model (it was not loaded when the thread began): the pass reports
+        #: that load as its ``model`` step (:func:`load_model`).
+        self.loads_model = not is_loaded(embedder)
         self.todo = todo
         self.chunk = chunk
         self._texts = texts

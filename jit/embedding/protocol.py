@@ -141,14 +141,17 @@ def runtime_note_of(embedder: Embedder) -> str | None:
     return embedder.runtime_note if isinstance(embedder, NamesItsRuntime) else None
 
 
-def load_model(embedder: Embedder, progress: ProgressCallback | None = None) -> None:
+def load_model(embedder: Embedder, progress: ProgressCallback | None = None, *, loading_meanwhile: bool = False) -> None:
     """Load ``embedder``'s model now, as the step ``model`` (``loading the embedding model``), unless
     it is loaded already (or loads nothing: an embedder that does not load lazily).
 
     Loading takes about half a second from the cache, but the first time on a machine the
     model is exported to ONNX first (about ten seconds, :mod:`jit.embedding.onnx_export`), and
-    torch takes seconds to import: a sync says what it waits for instead of going quiet."""
-    if is_loaded(embedder):
+    torch takes seconds to import: a sync says what it waits for instead of going quiet.
+    ``loading_meanwhile``: another thread of this pass loads it (``embed_ahead``): the step is
+    the wait for that load, reported whether or not it has ended, so what a sync prints does
+    not depend on which thread got there first."""
+    if is_loaded(embedder) and not loading_meanwhile:
         return
     detail = f"model {embedder.model_name}" + ("; first use here: exporting it to ONNX, ~10 s"
                                                if exports_first(embedder) else "")
