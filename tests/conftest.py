@@ -119,7 +119,7 @@ def store(tmp_path: Path):
 def pg_cluster():
     """One throwaway PostgreSQL cluster for the session (tests/pgcluster.py), stopped and removed
     at its end; skipped only where PostgreSQL's binaries (or psycopg) are truly absent."""
-    from pgcluster import Cluster, find_bindir
+    from pgcluster import Cluster, find_bindir, memory_dir
 
     try:
         import psycopg  # noqa: F401
@@ -129,7 +129,7 @@ def pg_cluster():
     if bindir is None:
         pytest.skip("PostgreSQL's server binaries are absent (Debian: apt-get install postgresql; "
                     "or set JIT_PG_BINDIR); scripts/test.sh installs them where apt-get is usable")
-    cluster = Cluster(bindir).start()
+    cluster = Cluster(bindir, parent=memory_dir()).start()
     atexit.register(cluster.stop)  # also after an interrupted session
     yield cluster
     cluster.stop()
