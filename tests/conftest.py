@@ -10,6 +10,7 @@ the fast tier by accident; subprocess tests carry the mark themselves.
 from __future__ import annotations
 
 import atexit
+import functools
 import json
 import os
 import re
@@ -119,7 +120,7 @@ def store(tmp_path: Path):
 def pg_cluster():
     """One throwaway PostgreSQL cluster for the session (tests/pgcluster.py), stopped and removed
     at its end; skipped only where PostgreSQL's binaries (or psycopg) are truly absent."""
-    from pgcluster import Cluster, find_bindir
+    from pgcluster import Cluster, find_bindir, memory_dir
 
     try:
         import psycopg  # noqa: F401
@@ -129,7 +130,7 @@ def pg_cluster():
     if bindir is None:
         pytest.skip("PostgreSQL's server binaries are absent (Debian: apt-get install postgresql; "
                     "or set JIT_PG_BINDIR); scripts/test.sh installs them where apt-get is usable")
-    cluster = Cluster(bindir).start()
+    cluster = Cluster(bindir, parent=memory_dir()).start()
     atexit.register(cluster.stop)  # also after an interrupted session
     yield cluster
     cluster.stop()
@@ -219,3 +220,43 @@ def write_example_config(directory: Path, servers: dict | None = None, **keys) -
     path = directory / "config.json"
     path.write_text(json.dumps(body, indent=2), encoding="utf-8")
     return path
+
+
+def example_servers_in_process(config):
+    """``config`` (a :class:`jit.config.Config`) with each entry that runs an example server
+    (examples/servers/, as :func:`write_example_config` writes them) turned into that server's
+    object in this process, on the SDK's in-memory transport: the same code, path argument and
+    files as the process, recorded in the catalog as ``stdio`` as the process is.
+
+    For a test's preparing sync, which only needs the catalog the servers give: each process
+    costs a second of imports. What the test then drives (``jit serve``) still starts them."""
+    import dataclasses
+
+    from jit.client.transports import InProcessServerConfig
+    from jit.servers_config import StdioServerConfig
+
+    servers = dict(config.servers)
+    for name, entry in config.servers.items():
+        if (isinstance(entry, StdioServerConfig) and len(entry.args) == 3
+                and Path(entry.args[0]).parent == EXAMPLE_SERVERS):
+            server = _example_server_module(Path(entry.args[0]).stem).create_server(Path(entry.args[2]))
+            servers[name] = InProcessServerConfig(server, enabled=entry.enabled, timeout=entry.timeout,
+                                                  call_timeout=entry.call_timeout, transport="stdio")
+    return dataclasses.replace(config, servers=servers)
+
+
+@functools.cache
+def _example_server_module(name: str):
+    """examples/servers/NAME.py as a module (its ``serving`` helper, beside it, loaded first)."""
+    import importlib.util
+    import sys
+
+    def load(module_name: str, path: Path):
+        spec = importlib.util.spec_from_file_location(module_name, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    if "serving" not in sys.modules:  # the example servers' `from serving import run_cli`
+        sys.modules["serving"] = load("serving", EXAMPLE_SERVERS / "serving.py")
+    return load(f"example_{name}", EXAMPLE_SERVERS / f"{name}.py")

@@ -13,35 +13,42 @@ its own holder id. Nothing is faked: the sync is jit's own, over a real stdio MC
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from conftest import HashingEmbedder
-
-from jit.catalog.ownership import open_catalog
 from jit.catalog.store import Store
-from jit.config import load_config
 from jit.models import ServerStatus, ToolDef
-from jit.pipeline import sync
+
+
+def _sync(config_file: str, *how: str) -> None:
+    # Only a sync needs the MCP client and the test's embedder: the other commands import just the
+    # store, since the tests start many of these processes.
+    import asyncio
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from conftest import HashingEmbedder
+
+    from jit.catalog.ownership import open_catalog
+    from jit.config import load_config
+    from jit.pipeline import sync
+
+    config = load_config(Path(config_file))
+    if list(how) == ["model"]:
+        from jit.embedding.factory import embedder_from_config
+
+        embedder = embedder_from_config(config.embedding)
+    else:
+        embedder = HashingEmbedder()
+    with open_catalog(config) as store:
+        report = asyncio.run(sync(config, store, embedder))
+    print(json.dumps({"servers": sorted(r.name for r in report.servers)}))
 
 
 def main(argv: list[str]) -> None:
     command, *rest = argv
     if command == "sync":
-        config = load_config(Path(rest[0]))
-        if rest[1:] == ["model"]:
-            from jit.embedding.factory import embedder_from_config
-
-            embedder = embedder_from_config(config.embedding)
-        else:
-            embedder = HashingEmbedder()
-        with open_catalog(config) as store:
-            report = asyncio.run(sync(config, store, embedder))
-        print(json.dumps({"servers": sorted(r.name for r in report.servers)}))
+        _sync(*rest)
     elif command == "calls":
         url, server, tool, n = rest
         with Store(url) as store:

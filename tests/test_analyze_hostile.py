@@ -21,6 +21,7 @@ from jit.analysis.hostile import (
     FLAG_ROLE_OVERRIDE,
     FLAG_SHADOWING,
     MAX_DESCRIPTION_CHARS,
+    detect_hostile_many,
     remove_hidden,
     skeleton,
     strip_instructions,
@@ -108,12 +109,14 @@ def test_ordinary_usage_guidance_is_not_flagged(text):
 
 
 def test_real_tool_catalogues_are_almost_never_flagged(livemcpbench_tools):
-    flagged = {t.key: f for t in livemcpbench_tools if (f := detect_hostile(t))}
+    """Read as a sync's analysis reads a catalog: in batches (detect_hostile_many, which finds what
+    detect_hostile finds one by one: tests/test_hostile_model.py)."""
+    flagged = {t.key: f for t, f in zip(livemcpbench_tools, detect_hostile_many(livemcpbench_tools)) if f}
     assert flagged == {}, flagged
     if SHARED_TOUCAN.exists():  # the 17,578-tool Smithery catalogue, when the shared data is present
         rows = [json.loads(line) for line in SHARED_TOUCAN.read_text(encoding="utf-8").splitlines()]
-        hits = [t for r in rows if detect_hostile(t := ToolDef(r["server"], r["name"], r.get("description") or "",
-                                                               r.get("input_schema") or {}))]
+        tools = [ToolDef(r["server"], r["name"], r.get("description") or "", r.get("input_schema") or {}) for r in rows]
+        hits = [t for t, f in zip(tools, detect_hostile_many(tools)) if f]
         assert len(hits) / len(rows) < 0.001
 
 

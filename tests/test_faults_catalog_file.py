@@ -75,6 +75,7 @@ def test_an_emptied_catalog_is_an_error_not_a_new_catalog(tmp_path):
     assert path.stat().st_size == 0 and sorted(p.name for p in tmp_path.iterdir()) == ["catalog.db"]
 
 
+@pytest.mark.slow  # the console script, four times
 def test_every_command_on_an_empty_catalog_file_is_one_error_and_writes_nothing(tmp_path):
     config, _ = notes_config(tmp_path, "catalog.db")
     db = tmp_path / "catalog.db"

@@ -6,6 +6,8 @@ The cluster is the session's throwaway one (tests/pgcluster.py); ``crash`` stops
 processes are real: the console script, ``jit serve --stdio`` with a real stdio MCP server
 (tests/servers/mutable_server.py, which logs every call it receives). Each case asserts one
 clear error naming the catalog (no traceback, no psycopg class), and that nothing was lost.
+The cases that start those processes are in the slow tier (tests/conftest.py); the ones on a
+``Store`` in this process are fast.
 """
 
 from __future__ import annotations
@@ -135,6 +137,7 @@ def synced_serve(config: Path) -> Iterator[tuple[Serve, dict[str, Any]]]:
 # --------------------------------------------------------------------------- a server that refuses
 
 
+@pytest.mark.slow  # the console script and jit serve --stdio
 @pytest.mark.parametrize("refusal", ["no_create_right", "read_only"])
 def test_a_catalog_refused_after_connecting_is_one_error_naming_it_for_every_command(refusal, pg_cluster, pg_url,
                                                                                       tmp_path):
@@ -160,6 +163,7 @@ def test_a_catalog_refused_after_connecting_is_one_error_naming_it_for_every_com
     assert err.strip().splitlines()[-1].startswith("error: ") and "config key 'store'" in err and expected in err
 
 
+@pytest.mark.slow  # the console script, a real stdio server
 def test_a_read_only_server_still_serves_reads_of_an_up_to_date_catalog(pg_url, tmp_path):
     """A host pointed at a read-only server (a standby): listing, showing and compiling work on
     the catalog as the primary left it; what must write (a sync, a call) is one error saying why,
@@ -210,6 +214,7 @@ def test_a_connection_dropped_while_idle_costs_no_statement(pg_url):
         assert store.usage("files", "read_file")["calls"] == 2
 
 
+@pytest.mark.slow  # jit sync and jit serve --stdio, a real stdio server
 def test_jit_serve_counts_every_call_when_its_catalog_connection_was_dropped(pg_url, tmp_path):
     """``jit serve`` between two calls loses its catalog connection: the next call's usage is
     written on a new connection; it used to be lost, with a traceback in the log."""
@@ -223,6 +228,7 @@ def test_jit_serve_counts_every_call_when_its_catalog_connection_was_dropped(pg_
     assert len((tmp_path / "calls.jsonl").read_text().splitlines()) == 3
 
 
+@pytest.mark.slow  # jit sync and jit serve --stdio, a real stdio server
 def test_calls_jit_serve_proxies_while_the_catalog_is_down_are_counted_once_it_is_back(pg_cluster, pg_url,
                                                                                       tmp_path):
     """The catalog's server crashes (``pg_ctl stop -m immediate``) under a running ``jit serve``:
@@ -259,6 +265,7 @@ def test_a_count_the_catalog_refuses_for_good_is_not_kept(pg_url):
         assert store.usage("files", "read_file")["calls"] == 1
 
 
+@pytest.mark.slow  # jit sync and jit serve --stdio, a real stdio server
 def test_jit_serve_whose_start_met_an_unreachable_catalog_ranks_once_it_answers(pg_url, tmp_path):
     """``jit serve``'s background start (claiming the catalog, reading it into the compiler)
     fails on an unreachable catalog: here another session holds a lock on ``tools`` past the
@@ -313,6 +320,7 @@ def test_text_postgresql_cannot_hold_costs_no_write(pg_url):
         assert (usage["calls"], usage["errors"], usage["last_error"]) == (2, 2, "cut \ufffd")
 
 
+@pytest.mark.slow  # jit sync and jit serve --stdio, a real stdio server
 def test_an_upstream_whose_changed_tools_the_catalog_cannot_take_stays_connected(pg_cluster, pg_url, tmp_path):
     """An upstream announces a changed tool list while the catalog's server is down. Writing the
     listing failed and ended the upstream's connection, the catalog's error as the server's own (with
@@ -378,6 +386,7 @@ def silent_server() -> Iterator[int]:
         thread.join(timeout=10)
 
 
+@pytest.mark.slow  # the console script and jit serve --stdio
 def test_a_catalog_server_that_accepts_and_never_answers_is_one_error_naming_it(tmp_path):
     """The catalog's address accepts TCP and never answers: `jit tools` printed nothing for minutes
     (psycopg's default wait is 130 s) and `jit serve` answered no request, logging nothing. Now opening
@@ -414,6 +423,7 @@ def test_a_catalog_server_that_accepts_and_never_answers_is_one_error_naming_it(
     assert err.strip().splitlines()[-1].startswith("error: catalog open failed: connection timeout expired"), err
 
 
+@pytest.mark.slow  # the console script and jit serve --stdio
 def test_a_statement_held_by_a_lock_ends_at_the_statement_timeout_with_one_error(pg_url, tmp_path):
     """Another session holds a lock on the catalog's tools table: every read waited for it without end.
     Now `catalog.statement_timeout` (1 s here; 30 s by default) ends it with one line naming the catalog

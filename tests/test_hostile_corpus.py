@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from bench.injection_corpus import CLASS_FLAG
-from jit.analysis.hostile import HOSTILE_FLAGS, INSTRUCTION_PREFIX, detect_hostile
+from jit.analysis.hostile import HOSTILE_FLAGS, INSTRUCTION_PREFIX, detect_hostile, detect_hostile_many
 from jit.models import ToolDef
 
 CORPUS = Path(__file__).parent / "data" / "injection"
@@ -66,7 +66,10 @@ def test_unseen_batches_do_not_regress(corpus):
 
 @pytest.fixture(scope="module")
 def benign() -> list[tuple[dict, tuple[str, ...]]]:
-    return [(r, detect_hostile(_tool(r))) for r in _rows("benign.jsonl")]
+    """Read in one batch, as a sync's analysis reads them (detect_hostile_many: tests/test_hostile_model.py
+    checks that it finds what detect_hostile finds one by one)."""
+    rows = _rows("benign.jsonl")
+    return list(zip(rows, detect_hostile_many([_tool(r) for r in rows])))
 
 
 def test_corpus_shape(hostile, benign):
@@ -124,15 +127,16 @@ def test_hard_benign_tools_mostly_pass():
 
 def test_gates_never_hide_a_match(corpus, benign):
     """Each rule's cheap gate must pass every text its regex matches: a gate missing a word
-    would silently disable part of a rule. Checked on every corpus text and its pieces."""
+    would silently disable part of a rule. Checked on every corpus text and its pieces, each
+    distinct text once (an ASCII text is its own skeleton; many schemas are alike)."""
     from jit.analysis.hostile import RULES, TOKEN, remove_hidden, skeleton
 
-    texts = []
+    texts: dict[str, None] = {}
     for row, _ in [*corpus, *benign]:
         tool = _tool(row)
         for text in (tool.description, json.dumps(tool.input_schema, ensure_ascii=False)):
             low = remove_hidden(text).lower()
-            texts += [low, skeleton(low)]
+            texts |= dict.fromkeys([low, skeleton(low)])
     for low in texts:
         tokens = set(TOKEN.findall(low))
         for rule in RULES:
@@ -148,7 +152,7 @@ def test_the_intent_gate_never_hides_a_flag(corpus, benign, monkeypatch):
 
     from jit.analysis import hostile_intent
 
-    rows = [row for row, _ in [*corpus, *benign]] + _rows("hard_benign.jsonl")
-    gated = [detect_hostile(_tool(r)) for r in rows]
+    tools = [_tool(row) for row, _ in [*corpus, *benign]] + [_tool(r) for r in _rows("hard_benign.jsonl")]
+    gated = detect_hostile_many(tools)
     monkeypatch.setattr(hostile_intent, "_GATE", re.compile(""))
-    assert [detect_hostile(_tool(r)) for r in rows] == gated
+    assert detect_hostile_many(tools) == gated

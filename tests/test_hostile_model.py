@@ -99,7 +99,7 @@ def test_first_sight_batches_are_caught():
     for split in FIRST_SIGHT:
         batch = [r for r in rows if r["split"] == split]
         assert len(batch) == 120
-        caught = sum(bool(detect_hostile(_tool(r))) for r in batch)
+        caught = sum(bool(f) for f in detect_hostile_many([_tool(r) for r in batch]))
         assert caught >= FIRST_SIGHT_CAUGHT[split], (split, caught)
     total = sum(FIRST_SIGHT_CAUGHT.values())
     assert total / (120 * len(FIRST_SIGHT)) >= 0.95
@@ -113,17 +113,18 @@ def test_benign_text_written_to_look_hostile_is_rarely_flagged():
     assert len({r["id"] for r in tricky}) == len(tricky) >= 400
     dev = [r for r in tricky if r["split"] == "tricky_dev"]
     hard = _rows("hard_benign.jsonl")
-    assert sum(bool(detect_hostile(_tool(r))) for r in dev) <= 8  # of 146
-    assert sum(bool(detect_hostile(_tool(r))) for r in hard) <= 5  # of 60
+    assert sum(bool(f) for f in detect_hostile_many([_tool(r) for r in dev])) <= 8  # of 146
+    assert sum(bool(f) for f in detect_hostile_many([_tool(r) for r in hard])) <= 5  # of 60
 
 
 def test_the_model_speaks_only_where_the_rules_are_silent():
-    rows = [r for r in _rows("hostile.jsonl") if r["split"] in FIRST_SIGHT]
-    by_model = [r for r in rows if not detect_hostile(_tool(r), model=False) and detect_hostile(_tool(r))]
+    tools = [_tool(r) for r in _rows("hostile.jsonl") if r["split"] in FIRST_SIGHT]
+    read = list(zip([detect_hostile(t, model=False) for t in tools], detect_hostile_many(tools)))
+    by_model = [flags for rules, flags in read if not rules and flags]
     assert len(by_model) >= 30  # the model's own share of what is caught
-    assert all(detect_hostile(_tool(r)) == (FLAG_CLASSIFIER,) for r in by_model)
-    by_rules = [r for r in rows if detect_hostile(_tool(r), model=False)]
-    assert all(FLAG_CLASSIFIER not in detect_hostile(_tool(r)) for r in by_rules)
+    assert all(flags == (FLAG_CLASSIFIER,) for flags in by_model)
+    by_rules = [flags for rules, flags in read if rules]
+    assert all(FLAG_CLASSIFIER not in flags for flags in by_rules)
     assert FLAG_CLASSIFIER in HOSTILE_FLAGS
 
 

@@ -22,6 +22,8 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 import jit
 
 PACKAGE = Path(jit.__file__).parent
@@ -179,9 +181,14 @@ def _package_edges(graph: dict[str, list[Edge]]) -> dict[str, list[Edge]]:
             for name, edges in graph.items()}
 
 
-def test_the_graph_sees_every_kind_of_import() -> None:
+@pytest.fixture(scope="module")
+def graph() -> dict[str, list[Edge]]:
+    """The package's import graph, parsed once for the module's tests (none changes it)."""
+    return import_graph()
+
+
+def test_the_graph_sees_every_kind_of_import(graph) -> None:
     """The parser finds what it must, so a pass below means something."""
-    graph = import_graph()
     assert {"jit", "jit.cli", "jit.catalog.store", "jit.errors"} <= graph.keys()
     kinds = {e.kind for edges in graph.values() for e in edges}
     assert kinds == {"top", "local", "type"}, kinds
@@ -191,20 +198,20 @@ def test_the_graph_sees_every_kind_of_import() -> None:
     assert find_cycle({"a": [Edge("a", "b", 1, "top")], "b": []}) is None
 
 
-def test_no_import_cycles() -> None:
-    cycle = find_cycle(_package_edges(import_graph()))
+def test_no_import_cycles(graph) -> None:
+    cycle = find_cycle(_package_edges(graph))
     assert cycle is None, "import cycle:\n  " + "\n  ".join(str(e) for e in cycle or [])
 
 
-def test_modules_take_only_the_version_from_the_package_root() -> None:
+def test_modules_take_only_the_version_from_the_package_root(graph) -> None:
     bad = [str(e) + f" imports {', '.join(e.names) or 'the package'}"
-           for edges in import_graph().values() for e in edges
+           for edges in graph.values() for e in edges
            if e.target == ROOT and e.source != ROOT and not (e.names and set(e.names) <= ROOT_NAMES)]
     assert not bad, "the package root is the public façade; import the defining module instead:\n  " + "\n  ".join(bad)
 
 
-def test_no_upward_imports() -> None:
+def test_no_upward_imports(graph) -> None:
     bad = [f"{e} (layer {layer(e.source)} imports layer {layer(e.target)})"
-           for edges in _package_edges(import_graph()).values() for e in edges
+           for edges in _package_edges(graph).values() for e in edges
            if e.source != ROOT and layer(e.target) > layer(e.source)]
     assert not bad, "a module imports a layer above it:\n  " + "\n  ".join(bad)

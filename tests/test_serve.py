@@ -1,9 +1,10 @@
 """``jit serve`` against the SDK's own client session: in process, over Streamable HTTP and stdio.
 
 Upstreams are the repo's example servers (examples/servers/: workspace, tracker),
-real processes. The catalog is synced first, then the tracker's data file is
-broken so that, in ``jit serve``, the tracker is down while its cached tools
-stay in the catalog: the offline case.
+real processes. The catalog is synced first (the example servers as objects in
+the test's process for that sync: ``conftest.example_servers_in_process``), then
+the tracker's data file is broken so that, in ``jit serve``, the tracker is down
+while its cached tools stay in the catalog: the offline case.
 
 The meta-tool tests run twice. In the fast tier, against ``create_server()`` in
 this process: its lifespan entered once for the module, each test a new
@@ -27,7 +28,7 @@ from pathlib import Path
 import anyio
 import httpx2
 import pytest
-from conftest import REPO, write_example_config
+from conftest import REPO, example_servers_in_process, write_example_config
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -56,12 +57,13 @@ def anyio_backend() -> str:
 
 
 async def prepare(base: Path, embedder, **keys) -> Path:
-    """Example config in ``base``, synced in process; then the tracker is broken (offline in jit serve)."""
+    """Example config in ``base``, synced in process (its servers too); then the tracker is broken
+    (offline in jit serve)."""
     # No reconnect attempts: the broken tracker settles in status "error" at once.
     path = write_example_config(base, connection={"reconnect_attempts": 0, "ping_interval": 0}, **keys)
     config = load_config(path)
     with Store(config.store_path) as store:
-        await sync(config, store, embedder)
+        await sync(example_servers_in_process(config), store, embedder)
     (base / "tracker.json").write_text("{this is not json", encoding="utf-8")
     return path
 
@@ -171,6 +173,23 @@ async def session_over_http(url: str) -> AsyncIterator[ClientSession]:
 
 def test_http_listens_on_loopback_when_no_host_is_given(served_over_http):
     assert listening_addresses(served_over_http.port) == {"127.0.0.1"}
+
+
+@pytest.mark.slow  # the example servers as processes
+async def test_the_preparing_sync_in_process_stores_what_the_server_processes_give(tmp_path, hashing_embedder):
+    """``prepare`` syncs with the example servers as objects in this process
+    (``conftest.example_servers_in_process``): the catalog that gives is the one their processes give."""
+    catalogs = {}
+    for how, servers in (("processes", lambda config: config), ("objects", example_servers_in_process)):
+        path = write_example_config(tmp_path / how)
+        config = load_config(path)
+        with Store(config.store_path) as store:
+            await sync(servers(config), store, hashing_embedder)
+            servers = {r.name: (r.transport, r.status, r.server_name, r.instructions, r.capabilities)
+                       for r in store.servers()}
+            catalogs[how] = servers, sorted((t.tool.server, t.tool.name, t.definition_hash) for t in store.tools())
+    assert catalogs["objects"] == catalogs["processes"]
+    assert {"workspace", "tracker"} <= catalogs["processes"][0].keys()
 
 
 async def test_the_server_runs_the_bulk_model_of_its_syncs_in_a_child_process(served_in_process):

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from conftest import write_example_config
+from conftest import example_servers_in_process, write_example_config
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.server.runner import serve_dual_era_loop
@@ -59,11 +59,12 @@ def anyio_backend() -> str:
 
 
 async def prepare(base: Path, embedder, **keys) -> Path:
-    """The example config (workspace, tracker) in ``base``, synced in process: both servers up."""
+    """The example config (workspace, tracker) in ``base``, synced in process (its servers too:
+    ``conftest.example_servers_in_process``): both servers up."""
     path = write_example_config(base, connection={"reconnect_attempts": 0, "ping_interval": 0}, **keys)
     config = load_config(path)
     with Store(config.store_path) as store:
-        await sync(config, store, embedder)
+        await sync(example_servers_in_process(config), store, embedder)
     return path
 
 

@@ -231,12 +231,14 @@ def intent_flags(low: str, own_names: tuple[str, ...] = ()) -> set[str]:
         return set()
     # An intent can only hold in a sentence if each of its cues occurs in the whole text:
     # one search per cue over the text rules out nearly every intent of a clean description.
-    present: dict[re.Pattern[str], bool] = {}
+    # Keyed by identity: a compiled pattern's hash digests its whole program, kilobytes for a cue.
+    present: dict[int, bool] = {}
 
     def occurs(cue: re.Pattern[str]) -> bool:
-        if cue not in present:
-            present[cue] = cue.search(low) is not None
-        return present[cue]
+        key = id(cue)
+        if key not in present:
+            present[key] = cue.search(low) is not None
+        return present[key]
 
     live = [i for i, cues in _BY_RARITY if all(occurs(c) for c in cues)]
     found: set[str] = set()
