@@ -64,7 +64,7 @@ from ..analysis.offline_analyzer import OfflineAnalyzer
 from ..catalog.approval import PIN_REASON
 from ..catalog.store import Store
 from ..config import Config
-from ..models import ServerStatus, StoredTool, ToolAnalysis
+from ..models import ServerStatus, StoredTool, ToolAnalysis, ToolState
 from .classes import (
     DERIVED,
     SHARD_PREDICATES,
@@ -136,7 +136,7 @@ class CatalogSnapshot:
 
     version: int  # Store.catalog_version()
     usage_version: int  # Store.usage_version()
-    states: dict[int, tuple]
+    states: dict[int, ToolState]
     #: Tool id -> its definition, read on first use (jit.selection.records).
     by_id: ToolRecords
     #: Tool id -> (server, name): what the build needs of every tool.
@@ -354,13 +354,13 @@ class CatalogView:
                 self.classes.refs[cid] += n - 1
         arrays = (saved.ids, lut[classes])
         class_of = dict(zip(rows, map(tuple, arrays[1].tolist()), strict=True))
-        awaiting = self.store.tool_records([i for i, state in saved.states.items() if not state[5]])
+        awaiting = self.store.tool_records([i for i, state in saved.states.items() if not state.approved])
         twins = self._twins([st for st, _state in awaiting.values()], class_of, world, add)
         self.engine.change(add=add + list(world.engine), remove=[])
         derived = self._derive(None, saved.heads, class_of, set(), set(), arrays=arrays, twins=twins)
         if self.config.security.pin_definitions:
             for i, state in saved.states.items():
-                if not state[5]:
+                if not state.approved:
                     derived.blocked.setdefault(i, PIN_REASON)
         records = ToolRecords(self.store, saved.states)
         return CatalogSnapshot(
@@ -482,7 +482,7 @@ class CatalogView:
         labels, class) stays, its definition does not: 100,000 definitions held at once were
         ~540 MB, and the heap they left pinned kept a process that had built its view ~350 MB
         larger than one that loaded it."""
-        states: dict[int, tuple] = {}
+        states: dict[int, ToolState] = {}
         heads: dict[int, tuple[str, str]] = {}
         texts: dict[int, str] = {}
         kept = _Kept()
@@ -506,8 +506,8 @@ class CatalogView:
             twins=twins,
         )
 
-    def _read_every_tool(self, states: dict[int, tuple], heads: dict[int, tuple[str, str]],
-                         texts: dict[int, str]) -> Iterator[tuple[int, StoredTool, tuple]]:
+    def _read_every_tool(self, states: dict[int, ToolState], heads: dict[int, tuple[str, str]],
+                         texts: dict[int, str]) -> Iterator[tuple[int, StoredTool, ToolState]]:
         """Every tool with its state, read a batch at a time (``Store.tool_record_batches``), its
         state, head and :func:`lexical_text` put in ``states``, ``heads`` and ``texts`` as it
         comes: what a snapshot keeps of every tool, for a reader that lets the definition go."""
@@ -545,9 +545,9 @@ class CatalogView:
         changed: set[int] = set()
         for i, (calls, errors) in self.store.usage_since(prev.usage_version).items():
             state = states.get(i)
-            if state is None or state[-2:] == (calls, errors):
+            if state is None or (state.calls, state.errors) == (calls, errors):
                 continue
-            states[i] = (*state[:-2], calls, errors)
+            states[i] = state.with_usage(calls, errors)
             changed.add(i)
         records = prev.by_id.evolve(states)  # the definitions are the same; the records give the new counts
         class_of, twins, derived = self._apply(prev, ((i, records[i]) for i in changed), prev.heads, changed,
@@ -787,9 +787,9 @@ def _only(twins: dict[int, int] | None, todo: list[int], full: bool) -> dict[int
     return {t: twins[t] for t in todo if t in twins}
 
 
-def _unanalyzed(states: dict[int, tuple]) -> int:
-    """How many of ``states`` (``Store.tool_states``) have no analysis: no analysis time."""
-    return sum(1 for state in states.values() if state[3] is None)
+def _unanalyzed(states: dict[int, ToolState]) -> int:
+    """How many of ``states`` have no analysis yet."""
+    return sum(1 for state in states.values() if state.analyzed_at is None)
 
 
 def _names(heads: dict[int, tuple[str, str]], rows: list[int]) -> dict[int, str]:

@@ -350,7 +350,8 @@ class Compiler:
         the role's fit (``shard_points``: of two servers' ``fetch`` tools, the web fetcher wins the
         researcher's slot over a biomedical record fetcher), by name last."""
         server, name = view.heads[t]
-        calls, errors = view.states[t][-2:]
+        state = view.states[t]
+        calls, errors = state.calls, state.errors
         return (t in view.offline, view.penalty_points.get(t, 0), server != HARNESS_SERVER,
                 -view.usage_points.get(t, 0), -(calls - errors), errors,
                 bool(self.judgement.server_systems(server)), -shard_points.get(t, 0), server, name)

@@ -46,6 +46,7 @@ import numpy as np
 
 from .. import __version__
 from ..config import Config
+from ..models import ToolState
 from ..paths import write_atomic
 from .indexcache import FORMAT as INDEX_FORMAT
 from .logic import Fact
@@ -68,7 +69,7 @@ class SavedView:
     usage_version: int
     index_key: str
     #: Tool id -> its state (``Store.tool_states``), server and raw name, and name as the model sees it.
-    states: dict[int, tuple]
+    states: dict[int, ToolState]
     heads: dict[int, tuple[str, str]]
     names: dict[int, str]
     #: The classes' projected facts (tool column dropped).
@@ -111,9 +112,10 @@ def _facts(rows: list[list[Any]]) -> frozenset[Fact]:
     return frozenset(tuple(r) for r in rows)
 
 
-#: A state's columns (``Store.tool_states``): the two hashes (hex digests) as byte arrays; the
-#: server status as a code into the header's list.
+#: A state's columns (``ToolState``): the two hashes (hex digests) as byte arrays; the server
+#: status as a code into the header's list; the rest as numbers.
 _HASHES = ("definition_hash", "text_hash")
+_NUMBERS = ("needs_embedding", "approved", "calls", "errors")
 
 
 class ViewFiles:
@@ -139,9 +141,8 @@ class ViewFiles:
                 if head.get("format") != FORMAT or head.get("key") != key:
                     raise ValueError("the file does not match its key")
                 ids, classes = data["ids"], data["classes"]
-                columns = {name: data[name] for name in (*_HASHES, "needs_embedding", "created_at", "status",
-                                                         "approved", "calls", "errors", "label_offsets", "label_ids",
-                                                         *_shard_columns(len(head["shards"])))}
+                columns = {name: data[name] for name in (*_HASHES, *_NUMBERS, "created_at", "status", "label_offsets",
+                                                         "label_ids", *_shard_columns(len(head["shards"])))}
             view = _view_from(head, ids, classes, columns)
         except FileNotFoundError:
             return None
@@ -163,7 +164,7 @@ class ViewFiles:
             return
         ids = view.ids.tolist()
         states = [view.states[i] for i in ids]
-        statuses = sorted({s[4] for s in states})
+        statuses = sorted({s.status for s in states})
         code = {name: c for c, name in enumerate(statuses)}
         kinds = {kind: sorted(by_label) for kind, by_label in view.labels.items()}
         members = [sorted(view.labels[kind][label]) for kind in sorted(kinds) for label in kinds[kind]]
@@ -182,13 +183,11 @@ class ViewFiles:
             arrays = {
                 "ids": view.ids,
                 "classes": view.classes.astype(np.int32),
-                **{name: _ascii([s[c] for s in states]) for c, name in enumerate(_HASHES)},
-                "needs_embedding": np.array([s[2] for s in states], dtype=np.int64),
-                "created_at": np.array([np.nan if s[3] is None else s[3] for s in states], dtype=np.float64),
-                "status": np.array([code[s[4]] for s in states], dtype=np.int64),
-                "approved": np.array([s[5] for s in states], dtype=np.int64),
-                "calls": np.array([s[6] for s in states], dtype=np.int64),
-                "errors": np.array([s[7] for s in states], dtype=np.int64),
+                **{name: _ascii([getattr(s, name) for s in states]) for name in _HASHES},
+                **{name: np.array([getattr(s, name) for s in states], dtype=np.int64) for name in _NUMBERS},
+                "created_at": np.array([np.nan if s.analyzed_at is None else s.analyzed_at for s in states],
+                                       dtype=np.float64),
+                "status": np.array([code[s.status] for s in states], dtype=np.int64),
                 "label_offsets": np.cumsum([0, *map(len, members)], dtype=np.int64),
                 "label_ids": np.array([i for m in members for i in m], dtype=np.int64),
             }
@@ -250,8 +249,7 @@ def _view_from(head: dict[str, Any], ids: np.ndarray, classes: np.ndarray,
     n = len(ids)
     projections = [_facts(p) for p in head["projections"]]
     strings = [head["servers"], head["tools"], head["names"]]
-    numeric = [columns[c] for c in (*_HASHES, "needs_embedding", "created_at", "status", "approved", "calls",
-                                    "errors")]
+    numeric = [columns[c] for c in (*_HASHES, *_NUMBERS, "created_at", "status")]
     if ids.ndim != 1 or classes.shape[0] != n or any(len(c) != n for c in (*strings, *numeric)):
         raise ValueError("columns of different lengths")
     if classes.size and (int(classes.min()) < 0 or int(classes.max()) >= len(projections)):
@@ -265,9 +263,9 @@ def _view_from(head: dict[str, Any], ids: np.ndarray, classes: np.ndarray,
     summaries = head["summaries"]
     if len(summaries) != n or not all(v is None or isinstance(v, str) for v in summaries):
         raise ValueError("a summaries column of the wrong length or kind")
-    states = dict(zip(id_list, zip(definition, text, columns["needs_embedding"].tolist(), created, status,
-                                   columns["approved"].tolist(), columns["calls"].tolist(),
-                                   columns["errors"].tolist(), strict=True), strict=True))
+    needs_embedding, approved, calls, errors = (columns[name].tolist() for name in _NUMBERS)
+    states = dict(zip(id_list, map(ToolState._make, zip(definition, text, needs_embedding, created, status, approved,
+                                                        calls, errors, strict=True)), strict=True))
     offsets, members = columns["label_offsets"].tolist(), columns["label_ids"]
     labels: dict[str, dict[str, frozenset[int]]] = {}
     at = 0
