@@ -58,8 +58,8 @@ from jit.evaluation.evaluate import default_data_dir, load_pool
 from jit.models import ServerStatus, ToolDef
 from jit.process import tuned
 from jit.selection.compiler import Compiler
+from jit.selection.task import TaskContext
 from jit.selection.tokens import EstimateCounter
-from jit.selection.toolset import TaskContext
 
 RESULTS = Path(__file__).parent / "results"
 CACHE = Path(".jit/bench")
@@ -218,7 +218,7 @@ from jit.catalog.store import Store
 from jit.config import Config
 from jit.process import tuned
 from jit.selection.compiler import Compiler
-from jit.selection.toolset import TaskContext
+from jit.selection.task import TaskContext
 
 
 def peak_rss_mb():
@@ -285,7 +285,7 @@ from jit.catalog.store import Store
 from jit.config import Config
 from jit.process import tuned
 from jit.selection.compiler import Compiler
-from jit.selection.toolset import TaskContext
+from jit.selection.task import TaskContext
 
 
 def rss_mb():

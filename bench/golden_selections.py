@@ -21,7 +21,7 @@ from jit.config import Config
 from jit.evaluation.evaluate import DATASETS, build_catalog, default_data_dir, load_pool, load_queries
 from jit.process import tuned
 from jit.selection.compiler import Compiler
-from jit.selection.toolset import TaskContext
+from jit.selection.task import TaskContext
 
 SHARDS = ("coder", "tester", "reviewer", "researcher")
 

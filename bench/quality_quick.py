@@ -25,7 +25,8 @@ from jit.evaluation.evaluate import DATASETS, build_catalog, default_data_dir, l
 from jit.process import tuned
 from jit.selection.compiler import Compiler
 from jit.selection.retrieve import LexicalIndex
-from jit.selection.toolset import TaskContext, Tier
+from jit.selection.task import TaskContext
+from jit.selection.tiers import Tier
 
 RESULTS = Path(__file__).parent / "results"
 

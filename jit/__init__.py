@@ -78,9 +78,9 @@ _LAZY: dict[str, str] = {
     "embedder_from_config": "jit.catalog.embed",
     "open_catalog": "jit.catalog.ownership",
     "tuned": "jit.process",
-    "ScoredTool": "jit.selection.toolset",
-    "TaskContext": "jit.selection.toolset",
-    "Tier": "jit.selection.toolset",
+    "ScoredTool": "jit.selection.tiers",
+    "TaskContext": "jit.selection.task",
+    "Tier": "jit.selection.tiers",
     "ToolSet": "jit.selection.toolset",
     "Store": "jit.catalog.store",
     "sync": "jit.pipeline",
@@ -150,7 +150,9 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ lo
     from .selection.compiler import Compiler
     from .selection.deferred import SEARCH_TOOL, DeferredTools
     from .selection.render import META_TOOL, full_definition
-    from .selection.toolset import ScoredTool, TaskContext, Tier, ToolSet
+    from .selection.task import TaskContext
+    from .selection.tiers import ScoredTool, Tier
+    from .selection.toolset import ToolSet
 
 
 def __getattr__(name: str) -> Any:

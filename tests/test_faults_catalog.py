@@ -52,7 +52,7 @@ from jit.config import load_config
 from jit.models import ServerStatus, ToolDef
 from jit.pipeline import refresh_catalog, sync
 from jit.selection.compiler import Compiler
-from jit.selection.toolset import TaskContext
+from jit.selection.task import TaskContext
 
 pytestmark = pytest.mark.slow
 

@@ -24,8 +24,9 @@ from jit.config import DEFAULT_SHARDS, load_config
 from jit.models import ServerStatus, ToolAnalysis, ToolDef
 from jit.pipeline import sync_harness_tools
 from jit.selection.compiler import Compiler
+from jit.selection.task import TaskContext
+from jit.selection.tiers import Tier
 from jit.selection.tokens import EstimateCounter
-from jit.selection.toolset import TaskContext, Tier
 
 S = {"type": "object", "properties": {"path": {"type": "string", "description": "Path of the file"}}}
 

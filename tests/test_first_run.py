@@ -24,7 +24,7 @@ from jit.models import HARNESS_SERVER
 from jit.paths import default_config_file
 from jit.pipeline import sync
 from jit.selection.compiler import Compiler
-from jit.selection.toolset import TaskContext
+from jit.selection.task import TaskContext
 from jit.serve.early import serve_command
 from jit.views import iso_utc, server_rows, tool_counts
 

@@ -11,8 +11,8 @@ from jit.errors import SelectionError
 from jit.models import ServerStatus, StoredTool, ToolAnalysis, ToolDef
 from jit.selection.compiler import Compiler
 from jit.selection.render import META_TOOL, Estimates, fit_budget, measure, namespaced, render_tools, summary_line
+from jit.selection.tiers import ScoredTool, Tier
 from jit.selection.tokens import EstimateCounter
-from jit.selection.toolset import ScoredTool, Tier
 
 NAME_OK = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 

@@ -31,7 +31,7 @@ from jit.config import load_config
 from jit.errors import MigrationError, StoreError
 from jit.models import ServerStatus, ToolDef
 from jit.selection.compiler import Compiler
-from jit.selection.toolset import TaskContext
+from jit.selection.task import TaskContext
 
 HOST = str(Path(__file__).parent / "pg_host.py")
 

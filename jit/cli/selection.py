@@ -106,7 +106,7 @@ def compile_toolset(
 ) -> ToolSet:
     """One ``compile()`` with a fresh :class:`~jit.selection.compiler.Compiler` (the CLI's one-shot path)."""
     from ..selection.compiler import Compiler  # the selection wing: see the note on imports at the top
-    from ..selection.toolset import TaskContext
+    from ..selection.task import TaskContext
 
     with Compiler(store, config, embedder) as compiler:
         return compiler.compile(TaskContext(shard=shard, task=task, budget=budget))

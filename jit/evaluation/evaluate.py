@@ -46,7 +46,8 @@ from ..models import HARNESS_SERVER, ServerStatus, ToolDef
 from ..pipeline import sync_harness_tools
 from ..progress import ProgressCallback, Step, progress_display
 from ..selection.compiler import Compiler
-from ..selection.toolset import TaskContext, Tier
+from ..selection.task import TaskContext
+from ..selection.tiers import Tier
 from .baselines import (
     CHARS_PER_TOKEN,
     CURVE_KS,

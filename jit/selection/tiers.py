@@ -72,7 +72,7 @@ class ScoredTool:
         #: Tokens this tool adds to the rendering at its tier (0 when excluded).
         self.tokens = tokens
         self.reasons = [] if reasons is None else reasons
-        #: Logic points by source (shard, usage, capability, category, domain, relevance, penalty).
+        #: Logic points by part (``POINTS`` of jit.selection.policy: shard, usage, capability, …).
         self.points = {} if points is None else points
         #: Tier from the thresholds, before caps, max_full_tools and the budget.
         self.wanted = wanted

@@ -323,7 +323,7 @@ class JitServer(MCPServer[ServeState]):
         state = self.state
         if state is None or state.exposed is None:
             return []
-        from ..selection.toolset import Tier
+        from ..selection.tiers import Tier
 
         return [s for s in state.exposed.tier(Tier.FULL) if s.server != HARNESS_SERVER]
 

@@ -81,7 +81,7 @@ class ServeOptions:
 
 def _selection_key(toolset: Any) -> tuple[tuple[str, str, bool], ...]:
     """What a client sees of an exposed selection: names, definitions and the offline note of the Full tier."""
-    from ..selection.toolset import Tier
+    from ..selection.tiers import Tier
 
     return tuple((s.name, s.tool.definition_hash, s.offline) for s in toolset.tier(Tier.FULL)
                  if s.server != HARNESS_SERVER)
@@ -436,7 +436,7 @@ class ServeState:
     async def compile(self, shard: str, task: str, budget: int | None) -> Any:
         """``compile()`` in a worker thread (the compiler checks shard and budget), for the session's
         role (:meth:`acting_for`)."""
-        from ..selection.toolset import TaskContext
+        from ..selection.task import TaskContext
 
         context = TaskContext(shard=self.acting_for(shard) or shard, task=task, budget=budget)
         await self.catalog_ready()
