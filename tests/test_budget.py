@@ -11,9 +11,9 @@ import httpx2
 import pytest
 
 from jit.config import DEFAULT_SHARDS, load_config
+from jit.selection.budget import measure
 from jit.selection.compiler import Compiler
 from jit.selection.logic import default_rules_dir
-from jit.selection.render import measure
 from jit.selection.task import TaskContext
 from jit.selection.tiers import Tier
 from jit.selection.tokens import AnthropicCounter, EstimateCounter, compact_json, default_counter

@@ -32,7 +32,8 @@ from jit.models import ServerStatus, StoredTool, ToolAnalysis, ToolDef
 from jit.salvage import too_large
 from jit.schemas import MAX_SCHEMA_DEPTH, OPEN_SCHEMA, check_schema
 from jit.selection.render import render_tools
-from jit.selection.tiers import ScoredTool, Tier
+from jit.selection.scored_tool import ScoredTool
+from jit.selection.tiers import Tier
 
 FAULT = str(HERE / "fault_server.py")
 GOOD = {"good_a", "good_b"}

@@ -20,10 +20,11 @@ from jit.catalog.store import Store
 from jit.models import ToolDef
 from jit.selection import compiler as compiler_module
 from jit.selection import records
+from jit.selection.budget import fit_budget
 from jit.selection.catalog_view import CatalogView
 from jit.selection.compiler import Compiler
 from jit.selection.indexcache import IndexCache
-from jit.selection.render import fit_budget, tool_summary
+from jit.selection.render import tool_summary
 from jit.selection.task import TaskContext
 from jit.selection.tiers import Tier
 from jit.selection.tokens import EstimateCounter

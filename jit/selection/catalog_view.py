@@ -208,7 +208,8 @@ class CatalogView:
         seq = self._view_writes
         saved = SavedView(
             version=snap.version, usage_version=snap.usage_version, index_key=snap.index_key, states=snap.states,
-            heads=snap.heads, names=snap.names, projections=[self.derivation.classes.projection[c] for c in used.tolist()],
+            heads=snap.heads, names=snap.names,
+            projections=[self.derivation.classes.projection[c] for c in used.tolist()],
             ids=ids, classes=classes.reshape(cids.shape), global_facts=snap.globals.facts, labels=snap.labels,
             shards=dict(snap.memo.shards), summaries=snap.memo.summaries)
 
@@ -275,8 +276,8 @@ class CatalogView:
             return found[0] if found is not None else records[i]
 
         kept = Kept()
-        class_of, twins, derived = self.derivation.apply(prev, ((i, tool_of(i)) for i in changed), heads, changed, removed,
-                                               world, kept)
+        class_of, twins, derived = self.derivation.apply(prev, ((i, tool_of(i)) for i in changed), heads, changed,
+                                                         removed, world, kept)
         stale = changed | removed
         memo = SnapshotMemo(shards=derived.shards)
         # The memos of tools that did not change carry over.
@@ -318,7 +319,8 @@ class CatalogView:
             version=version, usage_version=usage_version, states=states, by_id=records, heads=heads, rows=rows,
             row_of={i: r for r, i in enumerate(rows)}, index=index, index_key=key,
             analyses=EffectiveAnalyses(records, self._effective, kept.analyses),
-            labels=merged_labels(None, kept.labels, set()), names=model_names(heads, rows), class_of=class_of, globals=world,
+            labels=merged_labels(None, kept.labels, set()), names=model_names(heads, rows), class_of=class_of,
+            globals=world,
             blocked=derived.blocked, offline=derived.offline, tier_cap=derived.tier_cap, points=derived.points,
             memo=SnapshotMemo(shards=derived.shards, summaries=kept.summaries), unanalyzed=unanalyzed(states),
             twins=twins,

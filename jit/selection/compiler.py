@@ -41,15 +41,17 @@ from ..config import Config
 from ..errors import SelectionError, ToolDeniedError
 from ..models import StoredTool, ToolAnalysis
 from ..text import remove_hidden
+from .budget import Estimates, cap_full, fit_budget
 from .catalog_view import CatalogSnapshot, CatalogView, ShardTables
 from .explain import RuleCitations, explained_facts
 from .logic import Fact, RuleSet
 from .policy import Policy
 from .records import CandidateReader, StaleSnapshot
-from .render import Estimates, fit_budget, order_key, tool_summary
+from .render import order_key, tool_summary
 from .retrieve import RetrievalIndex, split_task
+from .scored_tool import ScoredTool, best_first
 from .task import TaskContext, task_facts
-from .tiers import ScoredTool, Tier, best_first
+from .tiers import Tier
 from .tokens import EstimateCounter, TokenCounter, default_counter
 from .toolset import ToolSet
 
@@ -417,7 +419,7 @@ class Compiler:
         fmt = sel.budget_format
         # Token estimates are kept in the snapshot's memo: the next compile's candidates overlap.
         estimates = Estimates(fmt, self._estimate, view.memo.costs)
-        self._cap_full(tools, sel.max_full_tools, sel.max_full_share * budget, estimates, warnings)
+        cap_full(tools, sel.max_full_tools, sel.max_full_share * budget, estimates, warnings)
         used, budget_warnings = fit_budget(tools, budget, fmt, self.counter, estimates=estimates, shard=ctx.shard)
         warnings += budget_warnings
         if getattr(self.counter, "last_error", None):
@@ -436,33 +438,6 @@ class Compiler:
             usage_version=view.usage_version,
             rules=self.rules.fingerprint, task_facts=task_facts, denial=self._denial, citations=self.citations,
         )
-
-    @staticmethod
-    def _cap_full(tools: list[ScoredTool], max_tools: int, room: float, estimates: Estimates,
-                  warnings: list[str]) -> None:
-        """The Full tier's two caps, in one pass over it: the skeleton's tools first, then the tool of
-        a task step (the policy made it Full for the step), then best first. ``max_full_tools``
-        counts tools: past it a tool is Condensed. ``max_full_share`` (``room`` tokens) counts
-        definitions: a tool within the count whose definition would take the tier past it is
-        Condensed too (a cheaper one after it may still fit), except a step's tool."""
-        skeleton = [s for s in tools if s.skeleton and s.tier is Tier.FULL]
-        if len(skeleton) > max_tools:
-            warnings.append(f"{len(skeleton)} skeleton tools are Full, more than max_full_tools={max_tools}")
-        places = max(0, max_tools - len(skeleton))
-        spent = sum(estimates.cost(s, Tier.FULL) for s in skeleton)
-        for s in sorted((s for s in tools if not s.skeleton and s.tier is Tier.FULL), key=best_first):
-            if places == 0:
-                s.reasons.append(f"demoted full -> condensed: max_full_tools={max_tools}")
-                s.tier = Tier.CONDENSED
-                continue
-            places -= 1  # the count is by rank: a tool the share sends down keeps its place taken
-            need = estimates.cost(s, Tier.FULL)
-            if s.step or spent + need <= room:
-                spent += need
-            else:
-                s.reasons.append(f"demoted full -> condensed: its {need} tokens would take the Full tier past "
-                                 f"max_full_share ({round(room)} tokens)")
-                s.tier = Tier.CONDENSED
 
     def denied(self, shard: str, server: str, tool: str) -> tuple[str, ...]:
         """Why the policy denies ``server``'s ``tool`` to ``shard`` (empty: it does not); for a

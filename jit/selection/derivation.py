@@ -59,8 +59,8 @@ class Derivation:
         rule_facts = [("shard_rule", shard, effect, kind, value) for shard, effect, kind, value in selectors
                       if kind != "tool"]
         #: Values the rules or the config's shard facts name.
-        self._constants = rules.constants | {*config.shards, *(c for sc in config.shards.values() for c in sc.categories)} \
-            | {f[4] for f in rule_facts}
+        categories = {c for sc in config.shards.values() for c in sc.categories}
+        self._constants = rules.constants | {*config.shards, *categories} | {f[4] for f in rule_facts}
         #: The classes the engine holds: tools that derive alike share one.
         self.classes = Classes(self.engine, rules)
         self.engine.change([("shard", s) for s in config.shards]
@@ -120,7 +120,8 @@ class Derivation:
             sig = abstract(st, tool_facts(st, effective, self.globs), world.marks, world.fixed)
             parts = projections.get(sig)
             if parts is None:
-                parts = projections[sig] = tuple(frozenset(f for f in sig if f[0] in reads) for reads in self.classes.reads)
+                parts = projections[sig] = tuple(frozenset(f for f in sig if f[0] in reads)
+                                                 for reads in self.classes.reads)
             old = class_of.get(i)
             new = list(old) if old is not None else [0] * len(DERIVED)
             for k in (redo if old is not None else range(len(DERIVED))):

@@ -35,8 +35,9 @@ from ..errors import RuleError
 from ..models import HARNESS_SERVER, ToolState
 from .explain import RuleCitations
 from .logic import Fact, LogicEngine, RuleSet
+from .scored_tool import ScoredTool
 from .task import CODE_EDIT, COMPILER_FACTS, FILE_TARGET, IMPLIED
-from .tiers import ScoredTool, Tier
+from .tiers import Tier
 
 __all__ = ["BY_LABEL", "BY_RANK", "BY_SYSTEM", "DERIVED", "PER_SHARD", "PER_TOOL", "POINTS", "SHARD_POINTS",
            "SHARD_PREDICATES", "TASK_TABLES", "TOOL_POINTS", "TOOL_PREDICATES", "Points", "Policy",
@@ -266,7 +267,8 @@ class Policy:
     def task_tables(self, facts: list[Fact]) -> dict[str, dict[Any, int]]:
         """Every task table (:data:`TASK_TABLES`) for a task's facts, asserted for this query only:
         ``key -> points`` (a label, a system, or ``(max rank, min match)``)."""
-        queries = [(p.predicate, (None,) * (3 if p.source == BY_RANK else 2)) for p in POINTS if p.predicate in TASK_TABLES]
+        queries = [(p.predicate, (None,) * (3 if p.source == BY_RANK else 2)) for p in POINTS
+                   if p.predicate in TASK_TABLES]
         answers = self._engine.with_facts([f for f in facts if f[0] not in COMPILER_FACTS], queries)
         tables: dict[str, dict[Any, int]] = {}
         for (name, _args), rows in zip(queries, answers, strict=True):
@@ -278,7 +280,8 @@ class Policy:
     def parts(self, candidates: Sequence[int], tables: Mapping[str, Mapping[Any, int]],
               tool_points: Mapping[str, Mapping[int, int]], shard_points: Mapping[str, Mapping[int, int]],
               labels: Mapping[str, Mapping[str, frozenset[int]]], vector: Mapping[int, float],
-              heads: Mapping[int, tuple[str, str]], named_servers: frozenset[str]) -> list[tuple[Points, Mapping[int, int]]]:
+              heads: Mapping[int, tuple[str, str]], named_servers: frozenset[str]
+              ) -> list[tuple[Points, Mapping[int, int]]]:
         """Per part of :data:`POINTS`, the points the rules give each of ``candidates`` (in rank order,
         best first, with their ``vector`` scores), from the snapshot's per-tool tables, the shard's
         and the task's (``tables``). ``named_servers``: the servers the task names, whose tools lose
@@ -330,8 +333,9 @@ class Policy:
     # ------------------------------------------------------------------ the skeleton
 
     def skeleton(self, slots: Mapping[int, tuple[str, ...]], heads: Mapping[int, tuple[str, str]],
-                 states: Mapping[int, ToolState], offline: Collection[int], tool_points: Mapping[str, Mapping[int, int]],
-                 shard_points: Mapping[str, Mapping[int, int]]) -> tuple[dict[int, list[str]], dict[int, int]]:
+                 states: Mapping[int, ToolState], offline: Collection[int],
+                 tool_points: Mapping[str, Mapping[int, int]], shard_points: Mapping[str, Mapping[int, int]]
+                 ) -> tuple[dict[int, list[str]], dict[int, int]]:
         """The best tool per skeleton slot of the tools ``slots`` gives (the ones the role may have):
         ``(winner -> slots, loser -> winner)``. Ranked from the snapshot's tables, not the
         definitions (every tool a slot takes is ranked): online first, then the rules'

@@ -24,7 +24,7 @@ from dataclasses import replace
 from ..catalog.store import Store
 from ..errors import ToolNotFoundError
 from ..models import StoredTool, ToolAnalysis, ToolState
-from .tiers import ScoredTool
+from .scored_tool import ScoredTool
 
 __all__ = ["CACHE_SIZE", "CandidateReader", "EffectiveAnalyses", "StaleSnapshot", "ToolRecords"]
 

@@ -11,7 +11,8 @@ from ..errors import SelectionError, ToolDeniedError, ToolNotFoundError
 from .deferred import DEFERRED_FORMATS, DeferredTools, render_deferred
 from .explain import Citation, RuleCitations
 from .render import render_tools
-from .tiers import ScoredTool, Tier
+from .scored_tool import ScoredTool
+from .tiers import Tier
 
 __all__ = ["ToolSet"]
 
