@@ -34,13 +34,13 @@ ROOT = "jit"
 LAYERS: dict[str, int] = {
     "jit.errors": 0, "jit.models": 0, "jit.config": 0, "jit.jsonfile": 0, "jit.paths": 0,
     "jit.process": 0, "jit.text": 0, "jit.schemas": 0, "jit.salvage": 0, "jit.jsonrpc": 0, "jit.lines": 0,
-    "jit.display": 0, "jit.servers_config": 0, "jit.progress": 0, "jit.clientsetup": 0, "jit.flags": 0,
+    "jit.display": 0, "jit.servers_config": 0, "jit.progress": 0, "jit.flags": 0,
     "jit.catalog": 1,
     "jit.client": 2,
     "jit.analysis": 2,
     "jit.selection": 3,
     "jit.pipeline": 4,
-    "jit.views": 4,
+    "jit.payloads": 4,
     "jit.serve": 5,
     # Answers `initialize` before anything heavy loads: it may import nothing of jit's wings
     # (test_serve_early.py checks it loads no third-party package either).

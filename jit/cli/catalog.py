@@ -14,8 +14,8 @@ from ..config import Config
 from ..display import markup
 from ..errors import CatalogDamagedError, JitError, ServerUnavailableError, ToolNotFoundError
 from ..models import HARNESS_SERVER
+from ..payloads import analysis_of, server_rows, tool_counts
 from ..progress import Step, progress_display
-from ..views import analysis_of, server_rows, tool_counts
 from .shared import (
     EXIT_CODES,
     ConfigOption,

@@ -17,9 +17,9 @@ from ..config import Config
 from ..display import json_text, markup, visible
 from ..errors import SelectionError
 from ..jsonfile import unique_keys
+from ..payloads import summarize
 from ..selection.tiers import Tier
 from ..text import remove_hidden
-from ..views import summarize
 from .shared import (
     EXIT_TOOL_ERROR,
     EXIT_USAGE,

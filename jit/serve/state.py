@@ -484,10 +484,10 @@ class ServeState:
     async def describe(self, server: str, tool: str) -> dict[str, Any]:
         """One tool's record as the model may read it (``describe_tool``, ``jit://tools/…``): a tool
         the session's role may not have is refused as a call to it is (:meth:`check_allowed`), and a
-        flagged tool's text is withheld (:func:`~jit.views.withhold_flagged`); unknown ones raise
+        flagged tool's text is withheld (:func:`~jit.payloads.withhold_flagged`); unknown ones raise
         ToolNotFoundError."""
         from ..analysis.analyze import hostile_flags
-        from ..views import describe, withhold_flagged
+        from ..payloads import describe, withhold_flagged
 
         stored = self.store.tool(server, tool)
         if stored is None:
