@@ -50,11 +50,12 @@ from pathlib import Path
 
 import numpy as np
 
-from jit.analysis.analyze import OfflineAnalyzer, analyze_pending
+from jit.analysis.analyze import analyze_pending
+from jit.analysis.offline_analyzer import OfflineAnalyzer
 from jit.catalog.embed import embed_pending, embedder_from_config
 from jit.catalog.store import Store
 from jit.config import Config
-from jit.evaluation.evaluate import default_data_dir, load_pool
+from jit.evaluation.datasets import default_data_dir, load_pool
 from jit.models import ServerStatus, ToolDef
 from jit.process import tuned
 from jit.selection.compiler import Compiler

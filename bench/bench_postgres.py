@@ -51,7 +51,7 @@ from pgcluster import Cluster, find_bindir
 from jit.catalog.embed import embedder_from_config
 from jit.catalog.store import Store
 from jit.config import Config
-from jit.evaluation.evaluate import default_data_dir
+from jit.evaluation.datasets import default_data_dir
 from jit.models import ServerStatus, ToolDef
 from jit.process import tuned
 from jit.selection.compiler import Compiler

@@ -38,7 +38,7 @@ import sqlite_vec  # noqa: E402
 from jit.catalog.embed import embed_pending, embedder_from_config  # noqa: E402
 from jit.catalog.store import Store  # noqa: E402
 from jit.config import EmbeddingConfig  # noqa: E402
-from jit.evaluation.evaluate import load_pool  # noqa: E402
+from jit.evaluation.datasets import load_pool  # noqa: E402
 from jit.models import ToolDef  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent

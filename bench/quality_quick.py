@@ -18,10 +18,11 @@ from pathlib import Path
 
 import numpy as np
 
-from jit.analysis.analyze import OfflineAnalyzer
+from jit.analysis.offline_analyzer import OfflineAnalyzer
 from jit.catalog.embed import embedder_from_config
 from jit.config import Config
-from jit.evaluation.evaluate import DATASETS, build_catalog, default_data_dir, load_pool, load_queries
+from jit.evaluation.datasets import DATASETS, default_data_dir, load_pool, load_queries
+from jit.evaluation.evaluate import build_catalog
 from jit.process import tuned
 from jit.selection.compiler import Compiler
 from jit.selection.retrieve import LexicalIndex

@@ -492,7 +492,7 @@ def test_a_published_snapshot_is_never_written_only_its_memo(env, embedder):
     import copy
     from dataclasses import fields
 
-    from jit.selection.catalog_view import CatalogSnapshot
+    from jit.selection.snapshot import CatalogSnapshot
 
     from jit.selection.viewfile import ViewFiles
 

@@ -23,11 +23,11 @@ import pytest
 from pydantic import BaseModel
 from typer.main import get_command
 
-from jit import config as cfg
-from jit import errors
+from jit import config as cfg, errors
 from jit.cli import EXIT_CODES, app, exit_code
 from jit.selection.logic import RuleSet
-from jit.serve.server import ServeOptions, create_server
+from jit.serve.server import create_server
+from jit.serve.state import ServeOptions
 
 REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs"

@@ -16,8 +16,9 @@ import json
 import pytest
 from compiler_fixtures import write_config
 
-from jit.analysis.analyze import OfflineAnalyzer, analyze_pending
+from jit.analysis.analyze import analyze_pending
 from jit.analysis.hostile import detect_hostile
+from jit.analysis.offline_analyzer import OfflineAnalyzer
 from jit.catalog.embed import embed_pending
 from jit.catalog.store import Store
 from jit.config import DEFAULT_SHARDS, load_config

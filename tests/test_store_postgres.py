@@ -26,7 +26,8 @@ from mcp_types import ToolListChangedNotification
 from servers.support import notes_config
 
 from jit.catalog.backend import redact
-from jit.catalog.store import Store, default_migrations_dir
+from jit.catalog.migrations import default_migrations_dir
+from jit.catalog.store import Store
 from jit.config import load_config
 from jit.errors import MigrationError, StoreError
 from jit.models import ServerStatus, ToolDef

@@ -50,14 +50,15 @@ from ..models import (
     ToolState,
     canonical_json,
 )
+from ..paths import is_postgres_url
 from . import holders
-from .backend import Backend, SqliteBackend, is_busy, is_damaged, is_full, is_postgres_url, quick_check, redact
+from .backend import Backend, SqliteBackend, is_busy, is_damaged, is_full, quick_check, redact
 from .migrations import Migration, Migrations, default_migrations_dir
 from .store_history import DefinitionHistory
 from .store_servers import ServerCatalog
 from .store_vectors import VectorStore
 
-__all__ = ["Migration", "Store", "default_migrations_dir", "text_hash"]
+__all__ = ["Store", "text_hash"]
 
 log = logging.getLogger(__name__)
 

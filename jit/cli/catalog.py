@@ -9,7 +9,8 @@ import typer
 from rich.table import Table
 
 from ..catalog.approval import pending_report
-from ..catalog.ownership import Reconciled, describe_differing, describe_kept
+from ..catalog.ownership import describe_differing, describe_kept
+from ..catalog.store_servers import Reconciled
 from ..config import Config
 from ..display import markup
 from ..errors import CatalogDamagedError, JitError, ServerUnavailableError, ToolNotFoundError

@@ -11,11 +11,11 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from ..config import _read_json, parse_mcp_servers
+from ..config import _read_json
 from ..display import markup
 from ..errors import ConfigError
 from ..paths import DEFAULT_CONFIG_FILE, PROJECT_CONFIG_FILE
-from ..servers_config import shown_target
+from ..servers_config import parse_mcp_servers, shown_target
 from .claude_code import check_merged, placeholders, setup_claude_code, undo_setup, unset_vars
 from .shared import (
     ConfigOption,

@@ -24,7 +24,7 @@ from .. import __version__
 from ..catalog.embed import embedder_from_config
 from ..catalog.ownership import open_catalog
 from ..catalog.store import Store
-from ..config import CONFIG_ENV_VAR, Config, check_store_path, load_config
+from ..config import Config, check_store_path, load_config
 from ..display import json_text, markup, visible
 from ..errors import (
     ConfigError,
@@ -41,7 +41,7 @@ from ..errors import (
     ToolNotFoundError,
 )
 from ..models import MAX_NAME_CHARS
-from ..paths import DEFAULT_CONFIG_FILE, FALLBACK_CONFIG_FILE, default_config_file
+from ..paths import CONFIG_ENV_VAR, DEFAULT_CONFIG_FILE, FALLBACK_CONFIG_FILE, default_config_file
 
 # Each command imports the wing it runs where that wing is heavy to load: the selection
 # wing (compiler, rules, schema checks: ~0.7 s) and the MCP SDK (clients, sync, serve,

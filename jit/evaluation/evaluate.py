@@ -74,21 +74,7 @@ from .datasets import (
 )
 from .eval_report import EvalReport, machine_info
 
-__all__ = [
-    "DATASETS",
-    "DatasetSpec",
-    "EvalQuery",
-    "EvalReport",
-    "Pool",
-    "build_catalog",
-    "default_data_dir",
-    "load_pool",
-    "load_queries",
-    "machine_info",
-    "main",
-    "run_evaluation",
-    "write_quality_doc",
-]
+__all__ = ["build_catalog", "main", "run_evaluation", "write_quality_doc"]
 
 # Named explicitly: under `python -m jit.evaluation.evaluate` __name__ is "__main__".
 log = logging.getLogger("jit.evaluation.evaluate")

@@ -42,7 +42,7 @@ from ..errors import SelectionError, ToolDeniedError
 from ..models import StoredTool, ToolAnalysis
 from ..text import remove_hidden
 from .budget import Estimates, cap_full, fit_budget
-from .catalog_view import CatalogSnapshot, CatalogView, ShardTables
+from .catalog_view import CatalogView
 from .explain import RuleCitations, explained_facts
 from .logic import Fact, RuleSet
 from .policy import Policy
@@ -50,6 +50,7 @@ from .records import CandidateReader, StaleSnapshot
 from .render import order_key, tool_summary
 from .retrieve import RetrievalIndex, split_task
 from .scored_tool import ScoredTool, best_first
+from .snapshot import CatalogSnapshot, ShardTables
 from .task import TaskContext, task_facts
 from .tiers import Tier
 from .tokens import EstimateCounter, TokenCounter, default_counter

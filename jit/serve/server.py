@@ -97,7 +97,7 @@ from .stdio import stdio_wire
 # The selection wing (compiler, rendering, rules engine, numpy) and the payloads are imported
 # where a request uses them: answering `initialize` and listing the meta-tools needs none.
 
-__all__ = ["JitServer", "ServeOptions", "ServeState", "create_server", "run"]
+__all__ = ["JitServer", "create_server", "run"]
 
 
 def _annotations(raw: dict[str, Any] | None) -> ToolAnnotations | None:

@@ -3,7 +3,6 @@
 :class:`ServeState` is the lifespan context of :class:`~jit.serve.server.JitServer`:
 the config, catalog, embedder, client manager and compiler, the exposed selection,
 and the work on them (sync, reload, compile, rank, describe) done in worker threads.
-:mod:`jit.serve.server` re-exports both names.
 
 Start-up is in the background (:meth:`ServeState.start`), so the server answers
 ``initialize`` and ``tools/list`` at once from the cached catalog:
@@ -35,10 +34,18 @@ from typing import Any, Literal, Protocol, TypeVar
 import anyio
 import anyio.to_thread
 
-from ..catalog.approval import approve_hint, pending_report
+from ..catalog.approval import pending_report
 from ..catalog.ownership import config_scope, describe_differing
 from ..config import Config, load_config
-from ..errors import JitError, SelectionError, StoreError, ToolNotApprovedError, ToolNotFoundError, jit_error_in
+from ..errors import (
+    JitError,
+    SelectionError,
+    StoreError,
+    ToolNotApprovedError,
+    ToolNotFoundError,
+    approve_hint,
+    jit_error_in,
+)
 from ..models import HARNESS_SERVER
 
 __all__ = ["ServeOptions", "ServeState"]
