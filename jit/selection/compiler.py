@@ -15,7 +15,7 @@ A compile runs in four steps:
    usage, task labels, relevance, system, penalty), read from the rules' tables, into a
    logic score clamped to 0–100; final = logic_weight × logic + vector_weight × vector.
 4. **Tiers**: thresholds, the rules' tier caps, ``max_full_tools`` and the token
-   budget, measured on the rendering (see :func:`jit.selection.render.fit_budget`).
+   budget, measured on the rendering (:mod:`jit.selection.budget`).
 
 Every pyDatalog call runs on the :class:`~jit.selection.logic.LogicEngine`'s own thread,
 so compile() and rank() may be called from any number of threads at once. A
@@ -75,8 +75,10 @@ class Compiler:
     """Compiles tool sets for shards from one catalog, config and rule set.
 
     The catalog side (snapshots, invalidation, the Datalog engine's catalog facts)
-    is :attr:`catalog`, a :class:`~jit.selection.catalog_view.CatalogView`; this class is the
-    selection policy: task facts, scores, tiers, the budget and explanations."""
+    is :attr:`catalog`, a :class:`~jit.selection.catalog_view.CatalogView`; what jit decides
+    with the rules' answers is :attr:`policy` (:mod:`jit.selection.policy`). This class runs a
+    compile: the task's facts and tables, the candidates, their scores and tiers, the budget
+    (:mod:`jit.selection.budget`) and the tool set."""
 
     def __init__(self, store: Store, config: Config, embedder: Embedder, *,
                  token_counter: TokenCounter | None = None, rules: RuleSet | None = None) -> None:
