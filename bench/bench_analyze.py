@@ -30,12 +30,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from jit.analysis.analyze import OfflineAnalyzer, analyze_pending
+from jit.analysis.analyze import analyze_pending
 from jit.analysis.hostile import detect_hostile_many
 from jit.analysis.llm_analyzer import analysis_tool, label_agreement, render_tool, system_prompt, user_message
+from jit.analysis.offline_analyzer import OfflineAnalyzer
 from jit.catalog.store import Store
 from jit.config import DEFAULT_SHARDS, AnalyzerConfig
-from jit.evaluation.evaluate import load_pool
+from jit.evaluation.datasets import load_pool
 from jit.models import ToolDef
 
 REPO = Path(__file__).resolve().parent.parent

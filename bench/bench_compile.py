@@ -50,17 +50,18 @@ from pathlib import Path
 
 import numpy as np
 
-from jit.analysis.analyze import OfflineAnalyzer, analyze_pending
+from jit.analysis.analyze import analyze_pending
+from jit.analysis.offline_analyzer import OfflineAnalyzer
 from jit.catalog.embedding_pass import embed_pending
+from jit.embedding.factory import embedder_from_config
 from jit.catalog.store import Store
 from jit.config import Config
-from jit.embedding.factory import embedder_from_config
-from jit.evaluation.evaluate import default_data_dir, load_pool
+from jit.evaluation.datasets import default_data_dir, load_pool
 from jit.models import ServerStatus, ToolDef
 from jit.process import tuned
 from jit.selection.compiler import Compiler
+from jit.selection.task import TaskContext
 from jit.selection.tokens import EstimateCounter
-from jit.selection.toolset import TaskContext
 
 RESULTS = Path(__file__).parent / "results"
 CACHE = Path(".jit/bench")
@@ -219,7 +220,7 @@ from jit.config import Config
 from jit.embedding.factory import embedder_from_config
 from jit.process import tuned
 from jit.selection.compiler import Compiler
-from jit.selection.toolset import TaskContext
+from jit.selection.task import TaskContext
 
 
 def peak_rss_mb():
@@ -286,7 +287,7 @@ from jit.config import Config
 from jit.embedding.factory import embedder_from_config
 from jit.process import tuned
 from jit.selection.compiler import Compiler
-from jit.selection.toolset import TaskContext
+from jit.selection.task import TaskContext
 
 
 def rss_mb():

@@ -50,13 +50,12 @@ from pgcluster import Cluster, find_bindir
 
 from jit.catalog.store import Store
 from jit.config import Config
-from jit.embedding.factory import embedder_from_config
-from jit.evaluation.evaluate import default_data_dir
+from jit.evaluation.datasets import default_data_dir
 from jit.models import ServerStatus, ToolDef
 from jit.process import tuned
 from jit.selection.compiler import Compiler
+from jit.selection.task import TaskContext
 from jit.selection.tokens import EstimateCounter
-from jit.selection.toolset import TaskContext
 
 RESULTS = Path(__file__).parent / "results"
 SOURCES = {10_000: "real_10000.db", 100_000: "synthetic_100000.db"}

@@ -56,8 +56,11 @@ from jit.evaluation.eval_report import machine_info
 from jit.evaluation.evaluate import build_catalog
 from jit.models import ToolDef, tool_key
 from jit.selection.compiler import Compiler
+from jit.selection.scored_tool import ScoredTool
+from jit.selection.task import TaskContext
+from jit.selection.tiers import Tier
 from jit.selection.tokens import EstimateCounter
-from jit.selection.toolset import ScoredTool, TaskContext, Tier, ToolSet
+from jit.selection.toolset import ToolSet
 
 DATA = Path(__file__).parent / "data" / "roles"
 RESULTS = Path(__file__).parent / "results"

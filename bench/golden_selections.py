@@ -15,13 +15,14 @@ import argparse
 import json
 from pathlib import Path
 
-from jit.analysis.analyze import OfflineAnalyzer
-from jit.config import Config
+from jit.analysis.offline_analyzer import OfflineAnalyzer
 from jit.embedding.factory import embedder_from_config
-from jit.evaluation.evaluate import DATASETS, build_catalog, default_data_dir, load_pool, load_queries
+from jit.config import Config
+from jit.evaluation.datasets import DATASETS, default_data_dir, load_pool, load_queries
+from jit.evaluation.evaluate import build_catalog
 from jit.process import tuned
 from jit.selection.compiler import Compiler
-from jit.selection.toolset import TaskContext
+from jit.selection.task import TaskContext
 
 SHARDS = ("coder", "tester", "reviewer", "researcher")
 

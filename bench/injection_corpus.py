@@ -40,14 +40,8 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from jit.analysis.hostile import (
-    FLAG_HIDDEN_UNICODE,
-    FLAG_HOMOGLYPH,
-    FLAG_OVERSIZED,
-    INSTRUCTION_PREFIX,
-    detect_hostile,
-    detect_hostile_many,
-)
+from jit.analysis.hostile import detect_hostile, detect_hostile_many
+from jit.flags import FLAG_HIDDEN_UNICODE, FLAG_HOMOGLYPH, FLAG_OVERSIZED, INSTRUCTION_PREFIX
 from jit.models import ToolDef
 
 ROOT = Path(__file__).resolve().parent.parent

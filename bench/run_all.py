@@ -260,7 +260,7 @@ def render_result(name: str, data: dict[str, Any], run: Run | None) -> list[str]
 def write_report(path: Path, results: dict[str, dict[str, Any]], runs: dict[str, Run]) -> Path:
     """Write the Markdown report: how to reproduce, the machine, the targets, every result."""
     sys.path.insert(0, str(REPO))
-    from jit.evaluation.evaluate import machine_info
+    from jit.evaluation.eval_report import machine_info
 
     m = machine_info()
     lines = [

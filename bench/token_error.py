@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from jit.evaluation.evaluate import default_data_dir
+from jit.evaluation.datasets import default_data_dir
 from jit.selection.render import summary_line
 from jit.selection.tokens import EstimateCounter, compact_json
 

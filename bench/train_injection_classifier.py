@@ -45,8 +45,9 @@ from typing import Any
 import numpy as np
 
 from bench.injection_corpus import CORPUS, ROOT, load_jsonl, pool_rows, tool_of
-from jit.analysis.hostile import _instruction_flags, detect_hostile, remove_hidden
+from jit.analysis.hostile import _instruction_flags, detect_hostile
 from jit.embedding.torch_embedder import SentenceTransformerEmbedder
+from jit.text import remove_hidden
 
 LATER = ("holdout", "fresh", "final", "blind", "blind2", "blind3", "blind4")
 #: Every k-th pool tool (outside benign.jsonl) is a training tool; the rest are held out.

@@ -14,7 +14,8 @@ The public API, importable from ``jit`` itself::
 ``OnnxEmbedder``                      the same model and vectors through onnxruntime, no torch
 ``embedder_from_config``              the embedder ``embedding.runtime`` asks for (ONNX by default)
 ``Compiler``, ``TaskContext``         one shard spawn's task in, a ``ToolSet`` out
-``ToolSet``, ``ScoredTool``, ``Tier`` what a compile returns (:mod:`jit.selection.toolset`)
+``ToolSet``, ``ScoredTool``, ``Tier`` what a compile returns (:mod:`jit.selection.toolset`,
+                                      :mod:`jit.selection.scored_tool`, :mod:`jit.selection.tiers`)
 ``META_TOOL``, ``full_definition``    the ``jit_expand_tools`` meta-tool's name, and the definition a
                                       harness adds when the model asks it for a tool
                                       (:mod:`jit.selection.render`)
@@ -78,9 +79,9 @@ _LAZY: dict[str, str] = {
     "embedder_from_config": "jit.embedding.factory",
     "open_catalog": "jit.catalog.ownership",
     "tuned": "jit.process",
-    "ScoredTool": "jit.selection.toolset",
-    "TaskContext": "jit.selection.toolset",
-    "Tier": "jit.selection.toolset",
+    "ScoredTool": "jit.selection.scored_tool",
+    "TaskContext": "jit.selection.task",
+    "Tier": "jit.selection.tiers",
     "ToolSet": "jit.selection.toolset",
     "Store": "jit.catalog.store",
     "sync": "jit.pipeline",
@@ -153,7 +154,10 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ lo
     from .selection.compiler import Compiler
     from .selection.deferred import SEARCH_TOOL, DeferredTools
     from .selection.render import META_TOOL, full_definition
-    from .selection.toolset import ScoredTool, TaskContext, Tier, ToolSet
+    from .selection.scored_tool import ScoredTool
+    from .selection.task import TaskContext
+    from .selection.tiers import Tier
+    from .selection.toolset import ToolSet
 
 
 def __getattr__(name: str) -> Any:

@@ -15,8 +15,7 @@ Two shapes are accepted for servers, and may be mixed in one file:
 ``${VAR}`` and ``${VAR:-default}`` are expanded in command, args, env, cwd, url
 and headers, as Claude Code does; an unset variable without a default is an error.
 
-The server models and the ``mcpServers`` translation live in :mod:`jit.servers_config`
-and are re-exported here.
+The server models and the ``mcpServers`` translation live in :mod:`jit.servers_config`.
 """
 
 from __future__ import annotations
@@ -65,30 +64,20 @@ from .servers_config import (
 __all__ = [
     "AnalyzerConfig",
     "AvailableTools",
-    "CONFIG_ENV_VAR",
     "CatalogConfig",
     "Config",
     "ConnectionConfig",
     "SecurityConfig",
     "ServeConfig",
-    "DEFAULT_CALL_TIMEOUT",
-    "DEFAULT_CONFIG_FILE",
-    "DEFAULT_TIMEOUT",
     "DEFAULT_SHARDS",
     "EmbeddingConfig",
     "HarnessTool",
-    "HttpServerConfig",
-    "ServerConfig",
     "ShardConfig",
-    "SseServerConfig",
-    "StdioServerConfig",
     "ToolOverride",
-    "UnresolvedServerConfig",
     "ToolSelectionConfig",
     "check_store_path",
     "load_available_tools",
     "load_config",
-    "parse_mcp_servers",
 ]
 
 DEFAULT_AVAILABLE_TOOLS_FILE = "available_tools.json"

@@ -263,7 +263,7 @@ class ToolNotFoundError(ServerError):
 
 def approve_hint(server: str, tool: str) -> str:
     """The commands that review and approve one tool (the hint of :class:`ToolNotApprovedError`,
-    of ``jit sync`` and of ``jit serve``'s warnings; re-exported by :mod:`jit.catalog.approval`)."""
+    of ``jit sync`` and of ``jit serve``'s warnings)."""
     return f"review it with `jit show {server}/{tool}`, then `jit approve {server}/{tool}`"
 
 

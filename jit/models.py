@@ -11,7 +11,7 @@ import enum
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = [
     "DEFINITION_FIELDS",
@@ -23,6 +23,7 @@ __all__ = [
     "SyncResult",
     "ToolAnalysis",
     "ToolDef",
+    "ToolState",
     "canonical_json",
     "changed_fields",
     "tool_key",
@@ -250,6 +251,32 @@ class StoredTool:
     @property
     def online(self) -> bool:
         return self.server_status.online
+
+
+class ToolState(NamedTuple):
+    """What the catalog can say of a tool without parsing its definition (``Store.tool_states``):
+    a reader that kept the states it last saw knows which tools changed and reloads only those."""
+
+    definition_hash: str
+    #: The hash of the text its vector is made from (``ToolDef.embedding_text``).
+    text_hash: str
+    needs_embedding: int
+    #: When its analysis was made; None: it has none yet (an interrupted or unfinished sync).
+    analyzed_at: float | None
+    #: Its server's status as this host sees it (a ``ServerStatus`` value).
+    status: str
+    #: 1: its definition is trusted (seen first, or approved); 0: it awaits ``jit approve``.
+    approved: int
+    calls: int
+    errors: int
+
+    def changed_since(self, other: ToolState) -> bool:
+        """Whether anything but the usage counts differs from ``other``: the definition read with
+        ``other`` is no longer this tool's."""
+        return self[:-2] != other[:-2]
+
+    def with_usage(self, calls: int, errors: int) -> ToolState:
+        return self._replace(calls=calls, errors=errors)
 
 
 @dataclass(slots=True)

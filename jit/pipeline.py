@@ -27,10 +27,12 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from .analysis.analyze import AnalyzeReport, ToolAnalyzer, analyze_pending, make_analyzer
+from .analysis.analyze import AnalyzeReport, analyze_pending, make_analyzer
+from .analysis.offline_analyzer import ToolAnalyzer
 from .catalog.embedding_pass import EmbedReport, embed_ahead, embed_pending
-from .catalog.ownership import Reconciled, config_identity, differing_targets
+from .catalog.ownership import config_identity, differing_targets
 from .catalog.store import Store
+from .catalog.store_servers import Reconciled
 from .client.manager import ClientManager, raise_catalog_error
 from .config import Config
 from .embedding.protocol import Embedder

@@ -4,7 +4,7 @@ The typed server models (stdio, Streamable HTTP, SSE), the rule for a server's
 name, ``${VAR}`` / ``${VAR:-default}`` expansion, and the translation of an
 ``mcpServers`` map (``.mcp.json``, ``claude_desktop_config.json``) into jit
 entries. Also :class:`_Strict`, the base of every config model. :mod:`jit.config`
-reads the files and re-exports the public names.
+reads the files.
 """
 
 from __future__ import annotations

@@ -169,7 +169,8 @@ def livemcpbench_tools() -> list[ToolDef]:
 def livemcpbench_store(tmp_path_factory, embedder, livemcpbench_tools):
     """The 527 LiveMCPBench tools on their 70 servers (all connected), embedded with the real
     model and analyzed by the offline analyzer; shared by the session, treat as read-only."""
-    from jit.analysis.analyze import OfflineAnalyzer, analyze_pending
+    from jit.analysis.analyze import analyze_pending
+    from jit.analysis.offline_analyzer import OfflineAnalyzer
     from jit.catalog.embedding_pass import embed_pending
     from jit.config import DEFAULT_SHARDS
     from jit.models import ServerStatus

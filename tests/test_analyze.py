@@ -9,29 +9,28 @@ from pathlib import Path
 
 import pytest
 
-from jit.analysis.analyze import (
+from jit.analysis.analyze import analyze_pending, effective_analysis
+from jit.analysis.offline_analyzer import (
     ANALYZER_OFFLINE,
-    CAPABILITIES,
-    CATEGORIES,
     CONDENSED_MAX_CHARS,
-    DOMAINS,
     OfflineAnalyzer,
-    analyze_pending,
     analyze_task,
     condense,
-    effective_analysis,
     normalize_analysis,
 )
-from jit.analysis.hostile import HOSTILE_FLAGS
 from jit.analysis.vocab import (
+    CAPABILITIES,
     CAPABILITY_VERBS,
+    CATEGORIES,
     CATEGORY_LEXICON,
     CATEGORY_RELATED,
+    DOMAINS,
     DOMAIN_LEXICON,
     normalize_category,
 )
 from jit.config import DEFAULT_SHARDS, AvailableTools, Config, ShardConfig, load_available_tools
 from jit.errors import AnalysisError
+from jit.flags import HOSTILE_FLAGS
 from jit.models import HARNESS_SERVER, ServerStatus, StoredTool, ToolAnalysis, ToolDef
 
 REPO = Path(__file__).resolve().parent.parent

@@ -6,8 +6,11 @@ import json
 
 import pytest
 
-from jit.analysis.analyze import FLAGGED_AFFINITY_CAP, OfflineAnalyzer, detect_hostile
-from jit.analysis.hostile import (
+from jit.analysis.hostile import MAX_DESCRIPTION_CHARS, detect_hostile, detect_hostile_many, skeleton, strip_instructions
+from jit.analysis.offline_analyzer import FLAGGED_AFFINITY_CAP, OfflineAnalyzer
+from jit.config import DEFAULT_SHARDS
+from jit.evaluation.datasets import default_data_dir
+from jit.flags import (
     FLAG_ALWAYS_SELECT,
     FLAG_CONCEAL,
     FLAG_CROSS_TOOL,
@@ -20,15 +23,9 @@ from jit.analysis.hostile import (
     FLAG_OVERSIZED,
     FLAG_ROLE_OVERRIDE,
     FLAG_SHADOWING,
-    MAX_DESCRIPTION_CHARS,
-    detect_hostile_many,
-    remove_hidden,
-    skeleton,
-    strip_instructions,
 )
-from jit.config import DEFAULT_SHARDS
-from jit.evaluation.evaluate import default_data_dir
 from jit.models import ToolDef
+from jit.text import remove_hidden
 
 #: The Smithery catalogue of the shared benchmark data ($JIT_DATA_DIR, else ../shared/data).
 SHARED_TOUCAN = default_data_dir() / "toucan_smithery" / "tools.jsonl"

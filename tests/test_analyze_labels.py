@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from jit.analysis.analyze import CAPABILITIES, CATEGORIES, OfflineAnalyzer
 from jit.analysis.llm_analyzer import label_agreement
+from jit.analysis.offline_analyzer import OfflineAnalyzer
+from jit.analysis.vocab import CAPABILITIES, CATEGORIES
 from jit.config import DEFAULT_SHARDS
 from jit.errors import AnalysisError
 from jit.models import ToolAnalysis

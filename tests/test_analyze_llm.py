@@ -15,18 +15,13 @@ import anthropic
 import httpx2
 import pytest
 
-from jit.analysis.analyze import (
-    ANALYZER_DEFERRED,
-    ANALYZER_FALLBACK,
-    CATEGORIES,
-    OfflineAnalyzer,
-    analyze_pending,
-    make_analyzer,
-)
-from jit.analysis.hostile import FLAG_ALWAYS_SELECT, FLAG_HIDDEN_UNICODE, FLAG_IGNORE_PREVIOUS, FLAG_LLM_REPORTED
+from jit.analysis.analyze import analyze_pending, make_analyzer
 from jit.analysis.llm_analyzer import RECORD_TOOL, AnthropicAnalyzer, render_tool
+from jit.analysis.offline_analyzer import ANALYZER_DEFERRED, ANALYZER_FALLBACK, OfflineAnalyzer
+from jit.analysis.vocab import CATEGORIES
 from jit.config import DEFAULT_SHARDS, AnalyzerConfig, Config
 from jit.errors import ConfigError
+from jit.flags import FLAG_ALWAYS_SELECT, FLAG_HIDDEN_UNICODE, FLAG_IGNORE_PREVIOUS, FLAG_LLM_REPORTED
 from jit.models import ToolDef
 
 MODEL = "claude-haiku-4-5"

@@ -20,7 +20,8 @@ def test_exports_are_the_defining_modules_objects() -> None:
     from jit.pipeline import sync
     from jit.process import tuned
     from jit.selection.compiler import Compiler
-    from jit.selection.toolset import TaskContext, Tier
+    from jit.selection.task import TaskContext
+    from jit.selection.tiers import Tier
 
     assert (jit.Compiler, jit.TaskContext, jit.Tier, jit.open_catalog, jit.tuned, jit.sync) == \
         (Compiler, TaskContext, Tier, open_catalog, tuned, sync)

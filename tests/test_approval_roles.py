@@ -1,7 +1,7 @@
 """A change awaiting approval never widens what a role may see or call (issue #19, item 1).
 
 The role policy judges a tool awaiting approval as its new definition and as the one last
-approved, and denies it if either is denied (``CatalogView._twins``). The upstream's trick: a
+approved, and denies it if either is denied (``Derivation.twins``). The upstream's trick: a
 destructive ``remove_user`` turns ``readOnlyHint: true`` in a later listing. Here on the library
 (a real SQLite catalog, the offline analyzer, the real rules); tests/test_faults_rugpull.py drives
 the same through ``jit serve`` over stdio and HTTP.
@@ -23,10 +23,10 @@ from jit.catalog.store import Store
 from jit.config import load_config
 from jit.errors import ToolDeniedError
 from jit.models import ServerStatus, ToolDef
-from jit.selection.classes import AS_APPROVED
+from jit.selection.fact_classes import AS_APPROVED
 from jit.selection.compiler import Compiler
 from jit.selection.logic import default_rules_dir
-from jit.selection.toolset import TaskContext
+from jit.selection.task import TaskContext
 
 DESTRUCTIVE = {"destructiveHint": True, "readOnlyHint": False}
 SCHEMA = {"type": "object", "properties": {"user": {"type": "string", "description": "The user's login"}}}

@@ -11,11 +11,12 @@ import httpx2
 import pytest
 
 from jit.config import DEFAULT_SHARDS, load_config
+from jit.selection.budget import measure
 from jit.selection.compiler import Compiler
 from jit.selection.logic import default_rules_dir
-from jit.selection.render import measure
+from jit.selection.task import TaskContext
+from jit.selection.tiers import Tier
 from jit.selection.tokens import AnthropicCounter, EstimateCounter, compact_json, default_counter
-from jit.selection.toolset import TaskContext, Tier
 
 TASK = ("Generate a well-formatted PDF report titled wechat_reading_report.pdf in /root/pdf, summarizing current "
         "WeChat Reading trends and including a word cloud.")

@@ -13,8 +13,9 @@ from jit.errors import ToolNotFoundError
 from jit.models import ToolDef
 from jit.selection import records
 from jit.selection.compiler import Compiler
+from jit.selection.task import TaskContext
+from jit.selection.tiers import Tier
 from jit.selection.tokens import EstimateCounter
-from jit.selection.toolset import TaskContext, Tier
 
 TASK = "Fix the failing unit test in parser.py, then open a GitHub issue describing the bug"
 

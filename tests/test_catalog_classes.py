@@ -1,4 +1,4 @@
-"""The catalog view derives per class of tools (jit/selection/classes.py, ``abstract``):
+"""The catalog view derives per class of tools (jit/selection/fact_classes.py, ``abstract``):
 what it derives must equal asking the rules about every tool with all its facts asserted.
 
 Each case compares a view's tables with a reference engine holding every tool's own facts,
@@ -18,10 +18,11 @@ from compiler_fixtures import build_store, write_config
 from jit.analysis.analyze import effective_tool
 from jit.errors import RuleError
 from jit.models import ServerStatus, ToolAnalysis, ToolDef
-from jit.selection.catalog_view import CatalogView, merge_points
-from jit.selection.classes import tool_facts
+from jit.selection.catalog_view import CatalogView
+from jit.selection.fact_classes import tool_facts
 from jit.selection.logic import LogicEngine, RuleSet, default_rules_dir
-from jit.selection.toolset import Tier
+from jit.selection.policy import merge_points
+from jit.selection.tiers import Tier
 
 SHARDS = ("coder", "tester", "reviewer", "researcher")
 
@@ -40,8 +41,9 @@ def reference(view: CatalogView, snap) -> dict:
     facts = []
     for i, st in snap.by_id.items():
         facts += tool_facts(st, effective_tool(st, view.config.available_tools, shards=view.config.shards),
-                            view._globs)
-    facts += [("server_status", s.name, view._status_of(s.name, s.status, s.last_seen)) for s in view.store.servers()]
+                            view.derivation.globs)
+    facts += [("server_status", s.name, view.derivation.status_of(s.name, s.status, s.last_seen))
+              for s in view.store.servers()]
     facts += [("shard", s) for s in view.config.shards]
     facts += [("shard_category", s, c) for s, sc in view.config.shards.items() for c in sc.categories]
     facts += [("shard_rule", s, *sel) for s, sc in view.config.shards.items() for sel in sc.selectors()
@@ -68,7 +70,7 @@ def reference(view: CatalogView, snap) -> dict:
             denied: dict[int, set] = {}
             for _s, t, reason in engine.query("denied", shard, None, None):
                 denied.setdefault(t, set()).add(str(reason))
-            out[shard] = (points, {t: tuple(sorted(v)) for t, v in slots.items()},
+            out[shard] = ({"shard_points": points}, {t: tuple(sorted(v)) for t, v in slots.items()},
                           {t: tuple(sorted(v)) for t, v in denied.items()})
     return out
 
@@ -76,7 +78,7 @@ def reference(view: CatalogView, snap) -> dict:
 def derived(view: CatalogView) -> dict:
     snap = view.snapshot()
     out = {"blocked": {t: r for t, r in snap.blocked.items() if r != "awaiting approval"},
-           "offline": set(snap.offline), "tier_cap": snap.tier_cap, "usage_points": snap.usage_points}
+           "offline": set(snap.offline), "tier_cap": snap.tier_cap, "usage_points": snap.points["usage_points"]}
     for shard in SHARDS:
         out[shard] = view.shard_tables(snap, shard)
     return out
@@ -123,11 +125,11 @@ def test_classes_derive_what_every_tool_would(catalog):
     view, _store = catalog
     check(view)
     # The engine holds fewer classes than the catalog has tools (the point of them).
-    assert len(view.classes.projection) < len(view.snapshot().by_id) * len(view.classes.reads)
+    assert len(view.derivation.classes.projection) < len(view.snapshot().by_id) * len(view.derivation.classes.reads)
     # Every kind of selector and the read-only default took effect (not only "equal to the reference").
     snap = view.snapshot()
     by_name = {(st.tool.server, st.tool.name): i for i, st in snap.by_id.items()}
-    reviewer, coder = view.shard_tables(snap, "reviewer")[2], view.shard_tables(snap, "coder")[2]
+    reviewer, coder = view.shard_tables(snap, "reviewer").denied, view.shard_tables(snap, "coder").denied
     assert {i for i, (server, _) in snap.heads.items() if server == "gh"} <= reviewer.keys()
     assert "denied by config: server" in reviewer[by_name["gh", "create_issue"]]
     assert "read-only role: the tool can change things" in reviewer[by_name["pdf", "shred"]]

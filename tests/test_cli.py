@@ -195,7 +195,8 @@ def test_tools_json_gives_each_tools_hostile_text_flags_as_show_does(tmp_path):
     """`jit tools --json` had no flags: a script reading the catalog could not tell which tools the
     selection holds back. Each row carries the flags `jit show --json` gives in its analysis: an
     analysed tool's, those a tool not analysed yet raises now, without what trust_flags waives."""
-    from jit.analysis.analyze import OfflineAnalyzer, analyze_pending
+    from jit.analysis.analyze import analyze_pending
+    from jit.analysis.offline_analyzer import OfflineAnalyzer
     from jit.config import DEFAULT_SHARDS
     from jit.models import ToolDef
 

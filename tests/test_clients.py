@@ -31,8 +31,8 @@ from servers.support import (
 )
 
 from jit.client.manager import CallResult, ClientManager
-from jit.client.upstream import backoff_delay, convert_tools
-from jit.config import StdioServerConfig
+from jit.client.tooldefs import convert_tools
+from jit.client.upstream import backoff_delay
 from jit.errors import (
     ServerConnectError,
     ServerError,
@@ -43,6 +43,7 @@ from jit.errors import (
     ToolNotFoundError,
 )
 from jit.models import ServerStatus, ToolDef
+from jit.servers_config import StdioServerConfig
 
 pytestmark = pytest.mark.anyio
 

@@ -24,9 +24,9 @@ from servers.support import (
 
 from jit.client.manager import ClientManager
 from jit.client.transports import DEFAULT_STDERR_LIMIT
-from jit.config import HttpServerConfig, SseServerConfig, StdioServerConfig
 from jit.errors import ServerUnavailableError
 from jit.models import ServerStatus
+from jit.servers_config import HttpServerConfig, SseServerConfig, StdioServerConfig
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # real misbehaving processes
 

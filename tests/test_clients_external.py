@@ -32,7 +32,7 @@ from conftest import REPO
 from servers.support import EVERYTHING_BIN, EVERYTHING_DIR
 from test_clients_thirdparty import require
 
-from jit.clientsetup import setup_claude_code
+from jit.cli.claude_code import setup_claude_code
 
 pytestmark = pytest.mark.slow  # node clients starting jit and server-everything
 

@@ -23,9 +23,9 @@ from servers.support import (
 )
 
 from jit.client.manager import ClientManager
-from jit.config import StdioServerConfig
 from jit.errors import ServerUnavailableError
 from jit.models import ServerStatus
+from jit.servers_config import StdioServerConfig
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # third-party server processes
 

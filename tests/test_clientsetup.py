@@ -1,4 +1,4 @@
-"""``jit setup claude-code``: a project's servers moved behind jit, and back (jit/clientsetup.py).
+"""``jit setup claude-code``: a project's servers moved behind jit, and back (jit/cli/claude_code.py).
 
 Real files in a temporary project; the user's Claude Code file is read from a temporary
 ``HOME`` given through ``env``, whose ``PATH`` holds a ``jit``. Every refusal is checked to
@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 from jit.catalog.store import Store
 from jit.cli import app
-from jit.clientsetup import BACKUP_DIR, jit_command, setup_claude_code, undo_setup
+from jit.cli.claude_code import BACKUP_DIR, jit_command, setup_claude_code, undo_setup
 from jit.config import load_config
 from jit.errors import ConfigError
 from jit.paths import default_config_file

@@ -15,8 +15,9 @@ from jit.selection.compiler import Compiler
 from jit.selection.logic import default_rules_dir
 from jit.selection.records import StaleSnapshot
 from jit.selection.retrieve import split_task
+from jit.selection.task import TaskContext
+from jit.selection.tiers import Tier
 from jit.selection.tokens import EstimateCounter
-from jit.selection.toolset import TaskContext, Tier
 
 TASK = "Fix the failing unit test in parser.py, then open a GitHub issue describing the bug"
 
@@ -325,7 +326,7 @@ def test_a_rule_that_reads_usage_is_asked_again_after_calls(env, tmp_path, embed
         f.write("\nblocked(T, 'failed three times') <= usage(T, C, E) & (E >= 3)\n")
     edited = write_config(tmp_path, rules=rules)
     with Compiler(store, edited, embedder, token_counter=EstimateCounter()) as compiler:
-        assert "blocked" in compiler.catalog.usage_dependents
+        assert "blocked" in compiler.catalog.derivation.usage_dependents
         before = compiler.compile(TaskContext(shard="coder", task="create a GitHub issue"))
         for _ in range(3):
             store.record_call("gh", "create_issue", ok=False, latency_ms=3, error="HTTP 500")
@@ -491,7 +492,7 @@ def test_a_published_snapshot_is_never_written_only_its_memo(env, embedder):
     import copy
     from dataclasses import fields
 
-    from jit.selection.catalog_view import CatalogSnapshot
+    from jit.selection.snapshot import CatalogSnapshot
 
     from jit.selection.viewfile import ViewFiles
 
@@ -524,8 +525,8 @@ def test_a_stale_snapshot_does_not_keep_the_newer_engines_shard_tables(env, tmp_
         store.set_server_status("gh", ServerStatus.DISCONNECTED, error="gone")
         new = compiler.catalog.snapshot()
         assert new is not old
-        points, _slots, _denied = compiler.catalog.shard_tables(old, "tester")  # a compile that began before the change
-        assert "tester" not in old.memo.shards and points.keys() <= old.by_id.keys()
+        tables = compiler.catalog.shard_tables(old, "tester")  # a compile that began before the change
+        assert "tester" not in old.memo.shards and tables.points["shard_points"].keys() <= old.by_id.keys()
         compiler.catalog.shard_tables(new, "tester")
         assert "tester" in new.memo.shards
     store.close()

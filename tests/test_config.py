@@ -7,17 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from jit.config import (
-    Config,
-    HttpServerConfig,
-    SseServerConfig,
-    StdioServerConfig,
-    UnresolvedServerConfig,
-    load_available_tools,
-    load_config,
-)
+from jit.config import Config, load_available_tools, load_config
 from jit.errors import ConfigError
 from jit.models import ServerStatus
+from jit.servers_config import HttpServerConfig, SseServerConfig, StdioServerConfig, UnresolvedServerConfig
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -17,7 +17,8 @@ from test_render import sample, scored
 from jit.errors import SelectionError
 from jit.selection.deferred import DEFERRED_FORMATS, SEARCH_MODES, SEARCH_TOOL, DeferredTools, render_deferred
 from jit.selection.render import render_tools
-from jit.selection.toolset import Tier, ToolSet
+from jit.selection.tiers import Tier
+from jit.selection.toolset import ToolSet
 
 ANTHROPIC = TypeAdapter(MessageCreateParamsNonStreaming)
 OPENAI = TypeAdapter(ResponseCreateParamsNonStreaming)

@@ -19,8 +19,8 @@ from jit.catalog.store import Store
 from jit.models import ServerStatus, ToolDef
 from jit.selection.compiler import Compiler
 from jit.selection.logic import default_rules_dir
+from jit.selection.task import TaskContext
 from jit.selection.tokens import EstimateCounter
-from jit.selection.toolset import TaskContext
 
 MARKED = [
     "DEPRECATED: Use read_text_file instead.",

@@ -23,11 +23,11 @@ import pytest
 from pydantic import BaseModel
 from typer.main import get_command
 
-from jit import config as cfg
-from jit import errors
+from jit import config as cfg, errors
 from jit.cli import EXIT_CODES, app, exit_code
 from jit.selection.logic import RuleSet
-from jit.serve.server import ServeOptions, create_server
+from jit.serve.server import create_server
+from jit.serve.state import ServeOptions
 
 REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs"
@@ -342,10 +342,12 @@ def test_the_readme_and_the_demo_say_how_to_put_jit_on_path():
 def test_every_part_of_the_logic_score_is_documented_with_its_rule():
     """docs/selection.md says what the logic points are made of: one row per part a compile
     reports (ScoredTool.points), naming the rule that gives it."""
-    from jit.selection.compiler import _POINT_RULES
+    from jit.selection.policy import POINTS
 
     section = _heading_section(DOCS / "selection.md", "3. Scores")
     parts = {p.strip() for cell in _table_column(section, 0) for p in cell.split("/")}
     rules = {n for cell in _table_column(section, 1) for n in _code_names(cell)}
-    assert set(_POINT_RULES) <= parts, f"undocumented logic parts: {sorted(set(_POINT_RULES) - parts)}"
-    assert set(_POINT_RULES.values()) <= rules, f"rules not named: {sorted(set(_POINT_RULES.values()) - rules)}"
+    named = {p.part for p in POINTS}
+    predicates = {p.predicate for p in POINTS}
+    assert named <= parts, f"undocumented logic parts: {sorted(named - parts)}"
+    assert predicates <= rules, f"rules not named: {sorted(predicates - rules)}"

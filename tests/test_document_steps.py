@@ -16,8 +16,9 @@ import pytest
 from jit.config import Config
 from jit.selection.compiler import Compiler
 from jit.selection.logic import RuleSet, default_rules_dir
+from jit.selection.task import TaskContext
+from jit.selection.tiers import Tier
 from jit.selection.tokens import EstimateCounter
-from jit.selection.toolset import TaskContext, Tier
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,6 @@ from jit.evaluation.baselines import (
     ClimptRanker,
     MethodResult,
     TieBreak,
-    bm25_tokens,
     definition_chars,
     first_ranks,
     hit_at_1,
@@ -27,18 +26,11 @@ from jit.evaluation.baselines import (
     recall_at,
     reciprocal_rank,
 )
-from jit.evaluation.evaluate import (
-    GENERATED_BEGIN,
-    GENERATED_END,
-    DatasetSpec,
-    EvalReport,
-    load_pool,
-    load_queries,
-    main,
-    run_evaluation,
-    write_quality_doc,
-)
+from jit.evaluation.datasets import DatasetSpec, load_pool, load_queries
+from jit.evaluation.eval_report import EvalReport
+from jit.evaluation.evaluate import GENERATED_BEGIN, GENERATED_END, main, run_evaluation, write_quality_doc
 from jit.models import ToolDef
+from jit.text import bm25_tokens
 
 
 def _tool(server: str, name: str, description: str = "", **schema_props: str) -> dict:

@@ -24,7 +24,7 @@ import pytest
 from conftest import REPO, write_example_config
 
 from jit.selection.render import META_TOOL
-from jit.selection.toolset import Tier
+from jit.selection.tiers import Tier
 
 pytestmark = pytest.mark.anyio
 

@@ -45,14 +45,15 @@ from typer.testing import CliRunner
 
 from jit.catalog import holders
 from jit.catalog.backend import SqliteBackend
+from jit.catalog.migrations import default_migrations_dir
 from jit.catalog.ownership import open_catalog
-from jit.catalog.store import Store, default_migrations_dir
+from jit.catalog.store import Store
 from jit.cli import app
 from jit.config import load_config
 from jit.models import ServerStatus, ToolDef
 from jit.pipeline import refresh_catalog, sync
 from jit.selection.compiler import Compiler
-from jit.selection.toolset import TaskContext
+from jit.selection.task import TaskContext
 
 pytestmark = pytest.mark.slow
 

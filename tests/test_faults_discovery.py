@@ -26,13 +26,14 @@ from servers.support import HERE, PY, ServerProcess, free_port, make_config
 
 from jit.client.manager import ClientManager
 from jit.client.tooldefs import MAX_STORED_DESCRIPTION_CHARS, MAX_TOOLS_PER_SERVER
-from jit.config import HttpServerConfig, SseServerConfig, StdioServerConfig
 from jit.errors import ServerConnectError, ToolCallError
 from jit.models import ServerStatus, StoredTool, ToolAnalysis, ToolDef
 from jit.salvage import too_large
 from jit.schemas import MAX_SCHEMA_DEPTH, OPEN_SCHEMA, check_schema
 from jit.selection.render import render_tools
-from jit.selection.toolset import ScoredTool, Tier
+from jit.selection.scored_tool import ScoredTool
+from jit.selection.tiers import Tier
+from jit.servers_config import HttpServerConfig, SseServerConfig, StdioServerConfig
 
 FAULT = str(HERE / "fault_server.py")
 GOOD = {"good_a", "good_b"}
@@ -188,7 +189,8 @@ async def test_a_whole_listing_followed_by_junk_is_read(tmp_path, store, transpo
 @pytest.mark.anyio
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 async def test_megabyte_descriptions_are_cut_flagged_and_the_rest_kept(tmp_path, store, transport):
-    from jit.analysis.analyze import OfflineAnalyzer, analyze_pending
+    from jit.analysis.analyze import analyze_pending
+    from jit.analysis.offline_analyzer import OfflineAnalyzer
     from jit.config import DEFAULT_SHARDS
 
     server = http_server("big_descriptions", transport) if transport != "stdio" else None

@@ -16,16 +16,18 @@ import json
 import pytest
 from compiler_fixtures import write_config
 
-from jit.analysis.analyze import OfflineAnalyzer, analyze_pending
+from jit.analysis.analyze import analyze_pending
 from jit.analysis.hostile import detect_hostile
+from jit.analysis.offline_analyzer import OfflineAnalyzer
 from jit.catalog.embedding_pass import embed_pending
 from jit.catalog.store import Store
 from jit.config import DEFAULT_SHARDS, load_config
 from jit.models import ServerStatus, ToolAnalysis, ToolDef
 from jit.pipeline import sync_harness_tools
 from jit.selection.compiler import Compiler
+from jit.selection.task import TaskContext
+from jit.selection.tiers import Tier
 from jit.selection.tokens import EstimateCounter
-from jit.selection.toolset import TaskContext, Tier
 
 S = {"type": "object", "properties": {"path": {"type": "string", "description": "Path of the file"}}}
 

@@ -39,7 +39,8 @@ from jit.config import load_config
 from jit.errors import ToolNotApprovedError
 from jit.pipeline import sync
 from jit.selection.compiler import Compiler
-from jit.selection.toolset import TaskContext, Tier
+from jit.selection.task import TaskContext
+from jit.selection.tiers import Tier
 
 pytestmark = pytest.mark.slow
 

@@ -22,11 +22,11 @@ from jit.evaluation.datasets import CHECKOUT_DATA_DIR, DATASETS, check_data
 from jit.evaluation.evaluate import main as evaluate_main
 from jit.models import HARNESS_SERVER
 from jit.paths import default_config_file
+from jit.payloads import iso_utc, server_rows, tool_counts
 from jit.pipeline import sync
 from jit.selection.compiler import Compiler
-from jit.selection.toolset import TaskContext
+from jit.selection.task import TaskContext
 from jit.serve.early import serve_command
-from jit.views import iso_utc, server_rows, tool_counts
 
 runner = CliRunner()
 

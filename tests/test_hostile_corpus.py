@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from bench.injection_corpus import CLASS_FLAG
-from jit.analysis.hostile import HOSTILE_FLAGS, INSTRUCTION_PREFIX, detect_hostile, detect_hostile_many
+from jit.analysis.hostile import detect_hostile
+from jit.flags import HOSTILE_FLAGS, INSTRUCTION_PREFIX
 from jit.models import ToolDef
 
 CORPUS = Path(__file__).parent / "data" / "injection"
@@ -127,9 +128,10 @@ def test_hard_benign_tools_mostly_pass():
 
 def test_gates_never_hide_a_match(corpus, benign):
     """Each rule's cheap gate must pass every text its regex matches: a gate missing a word
-    would silently disable part of a rule. Checked on every corpus text and its pieces, each
-    distinct text once (an ASCII text is its own skeleton; many schemas are alike)."""
-    from jit.analysis.hostile import RULES, TOKEN, remove_hidden, skeleton
+    would silently disable part of a rule. Checked on every corpus text and its pieces."""
+    from jit.analysis.hostile import RULES, skeleton
+    from jit.analysis.hostile_rules import TOKEN
+    from jit.text import remove_hidden
 
     texts: dict[str, None] = {}
     for row, _ in [*corpus, *benign]:

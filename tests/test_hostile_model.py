@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 
 from bench.train_injection_model import FIRST_SIGHT, _idf
-from jit.analysis.hostile import FLAG_CLASSIFIER, HOSTILE_FLAGS, detect_hostile, detect_hostile_many
+from jit.analysis.hostile import detect_hostile, detect_hostile_many
 from jit.analysis.hostile_model import MODEL_FILE, InjectionModel, counts, features, model_text, shipped_model
+from jit.flags import FLAG_CLASSIFIER, HOSTILE_FLAGS
 from jit.models import ToolDef
 
 CORPUS = Path(__file__).parent / "data" / "injection"

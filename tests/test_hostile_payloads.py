@@ -18,7 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from jit.analysis.hostile import (
+from jit.analysis.hostile import detect_hostile, detect_hostile_many, strip_instructions
+from jit.analysis.hostile_commands import dangerous_command
+from jit.analysis.hostile_decode import asks_to_decode, decoded_reading, dynamic_code
+from jit.flags import (
     FLAG_CLASSIFIER,
     FLAG_CONCEAL,
     FLAG_DANGEROUS_COMMAND,
@@ -28,13 +31,8 @@ from jit.analysis.hostile import (
     FLAG_MUST_CALL_FIRST,
     FLAG_SHADOWING,
     HOSTILE_FLAGS,
-    detect_hostile,
-    detect_hostile_many,
-    strip_instructions,
+    INSTRUCTION_PREFIX,
 )
-from jit.analysis.hostile_commands import dangerous_command
-from jit.analysis.hostile_decode import asks_to_decode, decoded_reading, dynamic_code
-from jit.flags import INSTRUCTION_PREFIX
 from jit.models import ToolDef
 
 CORPUS = Path(__file__).parent / "data" / "injection"

@@ -13,8 +13,8 @@ from jit.models import ToolDef
 from jit.selection import retrieve
 from jit.selection.compiler import Compiler
 from jit.selection.indexcache import IndexCache
+from jit.selection.task import TaskContext
 from jit.selection.tokens import EstimateCounter
-from jit.selection.toolset import TaskContext
 
 TASK = "Fix the failing unit test in parser.py, then open a GitHub issue describing the bug"
 

@@ -36,7 +36,7 @@ ROOT = "jit"
 LAYERS: dict[str, int] = {
     "jit.errors": 0, "jit.models": 0, "jit.config": 0, "jit.jsonfile": 0, "jit.paths": 0,
     "jit.process": 0, "jit.text": 0, "jit.schemas": 0, "jit.salvage": 0, "jit.jsonrpc": 0, "jit.lines": 0,
-    "jit.display": 0, "jit.servers_config": 0, "jit.progress": 0, "jit.clientsetup": 0, "jit.flags": 0,
+    "jit.display": 0, "jit.servers_config": 0, "jit.progress": 0, "jit.flags": 0,
     # The embedders need no catalog; the catalog's embedding passes (catalog/embedding_pass.py) use them.
     "jit.embedding": 1,
     "jit.catalog": 2,
@@ -44,7 +44,7 @@ LAYERS: dict[str, int] = {
     "jit.analysis": 3,
     "jit.selection": 4,
     "jit.pipeline": 5,
-    "jit.views": 5,
+    "jit.payloads": 5,
     "jit.serve": 6,
     # Answers `initialize` before anything heavy loads: it may import nothing of jit's wings
     # (test_serve_early.py checks it loads no third-party package either).
@@ -215,3 +215,62 @@ def test_no_upward_imports(graph) -> None:
            for edges in _package_edges(graph).values() for e in edges
            if e.source != ROOT and layer(e.target) > layer(e.source)]
     assert not bad, "a module imports a layer above it:\n  " + "\n  ".join(bad)
+
+
+# ---------------------------------------------------------------------------- one home per name
+
+#: The façades: the package root for users, and the CLI package, whose ``app`` is the one with
+#: every command registered (its command modules load when it is first taken from there).
+FACADES = frozenset({ROOT, "jit.cli"})
+REPO = PACKAGE.parent
+
+
+def defined(path: Path) -> set[str]:
+    """The names a module defines at its top level (functions, classes, assignments, also under ``if``/``try``)."""
+    names: set[str] = set()
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        for inner in ast.walk(node) if isinstance(node, ast.If | ast.Try) else (node,):
+            if isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names.add(inner.name)
+            elif isinstance(inner, ast.Assign | ast.AnnAssign):
+                targets = inner.targets if isinstance(inner, ast.Assign) else [inner.target]
+                names.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+    return names
+
+
+def _listed(path: Path) -> list[str]:
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            return [e.value for e in node.value.elts if isinstance(e, ast.Constant)]
+    return []
+
+
+def test_a_module_lists_only_names_it_defines() -> None:
+    """``__all__`` is what a module holds, not what it passes on: a name listed by a module that
+    imports it from another makes "where is X defined" two hops (the façades aside)."""
+    bad = [f"{name}: {', '.join(sorted(set(_listed(path)) - defined(path)))}"
+           for name, path in modules().items() if name not in FACADES and set(_listed(path)) - defined(path)]
+    assert not bad, "modules list names defined elsewhere; import them from their home:\n  " + "\n  ".join(bad)
+
+
+def test_names_are_imported_from_the_module_that_defines_them() -> None:
+    """Every ``from jit.… import name`` in the package, its tests, benchmarks and examples names the
+    module that defines ``name`` (or a submodule), so one hop finds it (the façades aside)."""
+    known = modules()
+    homes = {name: defined(path) for name, path in known.items()}
+    bad = []
+    for folder in ("jit", "tests", "bench", "examples"):
+        for path in sorted((REPO / folder).rglob("*.py")):
+            source = path.relative_to(REPO)
+            me = ".".join(source.with_suffix("").parts).removesuffix(".__init__")
+            package = me if path.name == "__init__.py" else me.rpartition(".")[0]
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if not isinstance(node, ast.ImportFrom) or (node.level and folder != "jit"):
+                    continue
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)] if node.level else []
+                module = ".".join([*base, *([node.module] if node.module else [])]) if node.level else node.module or ""
+                if module in FACADES or module not in known:
+                    continue
+                bad += [f"{source}:{node.lineno} takes {a.name} from {module}" for a in node.names
+                        if f"{module}.{a.name}" not in known and a.name not in homes[module]]
+    assert not bad, "names imported from a module that does not define them:\n  " + "\n  ".join(bad)

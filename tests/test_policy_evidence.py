@@ -16,8 +16,9 @@ from jit.analysis.offline_analyzer import OfflineAnalyzer
 from jit.config import AvailableTools, Config
 from jit.evaluation.evaluate import build_catalog
 from jit.selection.compiler import Compiler
+from jit.selection.task import TaskContext
+from jit.selection.tiers import Tier
 from jit.selection.tokens import EstimateCounter
-from jit.selection.toolset import TaskContext, Tier
 
 HOSTED = ("github", "gitlab", "slack", "postgres")
 

@@ -20,8 +20,10 @@ import pytest
 from conftest import DATA, HashingEmbedder
 from test_evaluate import _slice
 
-from jit.analysis.analyze import OfflineAnalyzer, analyze_pending
+from jit.analysis.analyze import analyze_pending
+from jit.analysis.offline_analyzer import OfflineAnalyzer
 from jit.catalog.embedding_pass import embed_pending
+from jit.embedding.onnx_embedder import OnnxEmbedder
 from jit.catalog.store import Store
 from jit.config import DEFAULT_SHARDS, load_config
 from jit.embedding.onnx_embedder import OnnxEmbedder

@@ -217,7 +217,8 @@ async def test_a_fault_while_reading_a_line_passes_it_to_the_sdk():
 def test_jit_serve_proxies_well_formed_call_tool_requests_only(name, arguments, target):
     from types import SimpleNamespace
 
-    from jit.serve.server import ServeOptions, create_server
+    from jit.serve.server import create_server
+    from jit.serve.state import ServeOptions
 
     server = create_server(ServeOptions())
     assert server.proxy_target("call_tool", {"server": "ws", "tool": "read"}) is None  # not serving yet

@@ -9,10 +9,11 @@ import pytest
 
 from jit.errors import SelectionError
 from jit.models import ServerStatus, StoredTool, ToolAnalysis, ToolDef
-from jit.selection.compiler import Compiler
-from jit.selection.render import META_TOOL, Estimates, fit_budget, measure, namespaced, render_tools, summary_line
+from jit.selection.budget import Estimates, cap_full, fit_budget, measure
+from jit.selection.render import META_TOOL, namespaced, render_tools, summary_line
+from jit.selection.scored_tool import ScoredTool
+from jit.selection.tiers import Tier
 from jit.selection.tokens import EstimateCounter
-from jit.selection.toolset import ScoredTool, Tier
 
 NAME_OK = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
@@ -249,7 +250,7 @@ def test_a_tie_of_final_scores_goes_to_the_better_ranked_tool_not_the_first_name
     assert kept and max(kept) < min(s.rank for s in tools if s.tier is not Tier.CONDENSED)
 
     tools, warnings = _tied(Tier.FULL), []
-    Compiler._cap_full(tools, 1, 10_000, Estimates("anthropic"), warnings)
+    cap_full(tools, 1, 10_000, Estimates("anthropic"), warnings)
     assert [s.tier for s in tools] == [Tier.CONDENSED, Tier.FULL] and warnings == []
 
     rendered = render_tools(_tied(Tier.FULL), "anthropic")

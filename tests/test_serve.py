@@ -42,7 +42,8 @@ from jit.catalog.store import Store
 from jit.config import load_config
 from jit.embedding import factory
 from jit.pipeline import sync
-from jit.serve.server import JitServer, ServeOptions, ServeState, create_server
+from jit.serve.server import JitServer, create_server
+from jit.serve.state import ServeOptions, ServeState
 
 pytestmark = pytest.mark.anyio
 

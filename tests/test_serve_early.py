@@ -46,7 +46,8 @@ import jit.serve.server as serve_server
 from jit.cli import app
 from jit.serve import early
 from jit.serve.proxylane import ProxyLane
-from jit.serve.server import JitServer, ServeOptions
+from jit.serve.server import JitServer
+from jit.serve.state import ServeOptions
 
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
 SERVERS = REPO / "tests" / "servers"

@@ -19,8 +19,9 @@ from jit.catalog.store import Store
 from jit.config import DEFAULT_SHARDS
 from jit.models import ServerStatus, ToolDef
 from jit.selection.compiler import Compiler
+from jit.selection.task import TaskContext
+from jit.selection.tiers import Tier
 from jit.selection.tokens import EstimateCounter
-from jit.selection.toolset import TaskContext, Tier
 
 URL = {"type": "object", "properties": {"url": {"type": "string", "description": "URL to fetch"}},
        "required": ["url"]}

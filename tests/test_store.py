@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 from jit.catalog.embedding_pass import embed_pending
-from jit.catalog.store import Store, default_migrations_dir
+from jit.catalog.migrations import default_migrations_dir
+from jit.catalog.store import Store
 from jit.errors import MigrationError, StoreError
 from jit.models import ServerStatus, ToolAnalysis, ToolDef
 

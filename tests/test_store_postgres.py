@@ -26,12 +26,13 @@ from mcp_types import ToolListChangedNotification
 from servers.support import notes_config
 
 from jit.catalog.backend import redact
-from jit.catalog.store import Store, default_migrations_dir
+from jit.catalog.migrations import default_migrations_dir
+from jit.catalog.store import Store
 from jit.config import load_config
 from jit.errors import MigrationError, StoreError
 from jit.models import ServerStatus, ToolDef
 from jit.selection.compiler import Compiler
-from jit.selection.toolset import TaskContext
+from jit.selection.task import TaskContext
 
 HOST = str(Path(__file__).parent / "pg_host.py")
 

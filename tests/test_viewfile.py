@@ -20,12 +20,14 @@ from jit.catalog.store import Store
 from jit.models import ToolDef
 from jit.selection import compiler as compiler_module
 from jit.selection import records
+from jit.selection.budget import fit_budget
 from jit.selection.catalog_view import CatalogView
 from jit.selection.compiler import Compiler
 from jit.selection.indexcache import IndexCache
-from jit.selection.render import fit_budget, tool_summary
+from jit.selection.render import tool_summary
+from jit.selection.task import TaskContext
+from jit.selection.tiers import Tier
 from jit.selection.tokens import EstimateCounter
-from jit.selection.toolset import TaskContext, Tier
 from jit.selection.viewfile import ViewFiles
 
 TASK = "Fix the failing unit test in parser.py, then open a GitHub issue describing the bug"
@@ -124,7 +126,7 @@ def test_prepare_keeps_every_shard_s_tables_so_a_new_compiler_asks_the_rules_non
     """``jit sync`` prepares the view: each configured shard's points, skeleton slots and denials
     go into the file, and a new process compiles for any shard without asking the rules for them
     (0.1-0.3 s a shard at 10,000 tools), selecting exactly what a compiler that asked selects."""
-    from jit.selection.classes import Classes
+    from jit.selection.fact_classes import Classes
 
     config = write_config(tmp_path)
     store = build_store(tmp_path / "own.db", config, embedder)
@@ -297,7 +299,7 @@ import sys
 from jit.catalog.store import Store
 from jit.config import load_config
 from jit.selection.compiler import Compiler
-from jit.selection.toolset import TaskContext
+from jit.selection.task import TaskContext
 
 
 class Named:

@@ -6,7 +6,7 @@ condensed description (≤ 80 characters, for the Condensed tier), use cases, th
 name of the analyzer that produced it, and the hostile-text flags of
 :mod:`jit.analysis.hostile`.
 
-Two analyzers implement :class:`ToolAnalyzer`:
+Two analyzers implement :class:`~jit.analysis.offline_analyzer.ToolAnalyzer`:
 
 * :class:`~jit.analysis.offline_analyzer.OfflineAnalyzer`, the embedded default:
   deterministic, no network, from the tool's name, description, parameters and
@@ -26,68 +26,30 @@ import logging
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..catalog.store import Store
 from ..config import AvailableTools, Config, ToolOverride
 from ..errors import AnalysisError, ConfigError
 from ..models import HARNESS_SERVER, StoredTool, ToolAnalysis, ToolDef
 from ..progress import ProgressCallback, Step
-from ..text import split_identifier
 from .offline_analyzer import (
     ANALYZER_DEFERRED,
     ANALYZER_FALLBACK,
     ANALYZER_OFFLINE,
-    CONDENSED_MAX_CHARS,
-    FLAGGED_AFFINITY_CAP,
     OfflineAnalyzer,
-    TaskProfile,
     ToolAnalyzer,
-    analyze_task,
     clamp_score,
-    condense,
-    extra_categories,
-    normalize_analysis,
 )
-from .vocab import (
-    CAPABILITIES,
-    CATEGORIES,
-    DOMAINS,
-    normalize_capability,
-    normalize_category,
-    normalize_domain,
-)
-
-if TYPE_CHECKING:
-    from .hostile import detect_hostile
-    from .llm_analyzer import AnthropicAnalyzer
-
+from .vocab import normalize_capability, normalize_category, normalize_domain
 __all__ = [
-    "ANALYZER_DEFERRED",
-    "ANALYZER_FALLBACK",
-    "ANALYZER_OFFLINE",
-    "CAPABILITIES",
-    "CATEGORIES",
-    "CONDENSED_MAX_CHARS",
-    "DOMAINS",
-    "FLAGGED_AFFINITY_CAP",
     "AnalyzeReport",
-    "AnthropicAnalyzer",
     "EffectiveTool",
-    "OfflineAnalyzer",
-    "TaskProfile",
-    "ToolAnalyzer",
     "analyze_pending",
-    "analyze_task",
-    "condense",
-    "detect_hostile",
     "effective_analysis",
     "effective_tool",
-    "extra_categories",
     "hostile_flags",
     "make_analyzer",
-    "normalize_analysis",
-    "split_identifier",
     "waived",
 ]
 
@@ -207,7 +169,9 @@ def hostile_flags(tool: StoredTool, available: AvailableTools | None = None) -> 
 
 
 def _detect(tool: ToolDef) -> tuple[str, ...]:
-    from .hostile import detect_hostile  # see __getattr__: loaded only when a tool has no analysis
+    # Here, not at the top: the injection rules take ~0.1 s to import, and a process that only
+    # compiles runs them only on tools not analysed yet.
+    from .hostile import detect_hostile
 
     return tuple(detect_hostile(tool))
 
@@ -278,7 +242,7 @@ def analyze_pending(
     # learned a new class would keep its empty flags (and its Full-tier eligibility) forever:
     # when the rules changed, re-check every cached analysis once and re-analyse the tools
     # that now raise a flag they lack.
-    from .hostile import HOSTILE_RULES_VERSION, detect_hostile_many  # see __getattr__
+    from .hostile import HOSTILE_RULES_VERSION, detect_hostile_many  # see _detect: loaded when needed
 
     rules_key = "hostile_rules" + ("" if store.scope is None else ":" + ",".join(sorted(store.scope)))
     rules_changed = store.get_meta(rules_key) != HOSTILE_RULES_VERSION
@@ -345,17 +309,3 @@ def make_analyzer(config: Config, *, env: Mapping[str, str] | None = None, clien
         client = anthropic.Anthropic(api_key=key, timeout=cfg.timeout, max_retries=0)
     return AnthropicAnalyzer(cfg, config.shards, client=client, fallback=offline)
 
-
-def __getattr__(name: str) -> Any:
-    """Names exposed on first use: ``AnthropicAnalyzer`` (llm_analyzer loads the anthropic
-    SDK; see make_analyzer) and ``detect_hostile`` (the injection rules take ~0.1 s to
-    import, and a process that only compiles runs them only on tools not analysed yet)."""
-    if name == "AnthropicAnalyzer":
-        from .llm_analyzer import AnthropicAnalyzer
-
-        return AnthropicAnalyzer
-    if name == "detect_hostile":
-        from .hostile import detect_hostile
-
-        return detect_hostile
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -73,24 +73,13 @@ from functools import lru_cache
 from typing import Any
 
 from ..flags import (
-    FLAG_ALWAYS_SELECT,
     FLAG_CLASSIFIER,
-    FLAG_CONCEAL,
-    FLAG_CROSS_TOOL,
     FLAG_DANGEROUS_COMMAND,
     FLAG_ENCODED,
-    FLAG_EXFILTRATE,
-    FLAG_EXFILTRATE_URL,
     FLAG_HIDDEN_UNICODE,
     FLAG_HOMOGLYPH,
-    FLAG_IGNORE_PREVIOUS,
-    FLAG_LLM_REPORTED,
-    FLAG_MUST_CALL_FIRST,
     FLAG_OVERSIZED,
-    FLAG_ROLE_OVERRIDE,
-    FLAG_SHADOWING,
     HOSTILE_FLAGS,
-    INSTRUCTION_PREFIX,
 )
 from ..models import ToolDef
 from ..text import HIDDEN_CHARS, first_sentence, remove_hidden, sentences
@@ -108,30 +97,10 @@ from .hostile_tools import TOOL_RULES
 RULES = (*ENGLISH_RULES, *TOOL_RULES, *NON_ENGLISH_RULES)
 
 __all__ = [
-    "FLAG_ALWAYS_SELECT",
-    "FLAG_CLASSIFIER",
-    "FLAG_CONCEAL",
-    "FLAG_CROSS_TOOL",
-    "FLAG_DANGEROUS_COMMAND",
-    "FLAG_ENCODED",
-    "FLAG_EXFILTRATE",
-    "FLAG_EXFILTRATE_URL",
-    "FLAG_HIDDEN_UNICODE",
-    "FLAG_HOMOGLYPH",
-    "FLAG_IGNORE_PREVIOUS",
-    "FLAG_LLM_REPORTED",
-    "FLAG_MUST_CALL_FIRST",
-    "FLAG_OVERSIZED",
-    "FLAG_ROLE_OVERRIDE",
-    "FLAG_SHADOWING",
-    "HIDDEN_CHARS",
-    "HOSTILE_FLAGS",
     "HOSTILE_RULES_VERSION",
-    "INSTRUCTION_PREFIX",
     "MAX_DESCRIPTION_CHARS",
     "detect_hostile",
     "detect_hostile_many",
-    "remove_hidden",
     "skeleton",
     "strip_instructions",
 ]

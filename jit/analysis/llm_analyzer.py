@@ -36,8 +36,9 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..config import AnalyzerConfig, ShardConfig
 from ..errors import AnalysisError
+from ..flags import FLAG_LLM_REPORTED
 from ..models import ToolAnalysis, ToolDef
-from .hostile import FLAG_LLM_REPORTED, HIDDEN_CHARS
+from ..text import HIDDEN_CHARS
 from .offline_analyzer import (
     ANALYZER_DEFERRED,
     ANALYZER_FALLBACK,

@@ -32,7 +32,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 # The catalog records what changed on every sync, so the pure comparison lives below the
-# store (models, errors); this module re-exports it next to the reports that read the store.
+# store (models, errors); the reports here that read the store use it.
 from ..errors import approve_hint
 from ..models import DEFINITION_FIELDS, changed_fields
 
@@ -40,16 +40,7 @@ if TYPE_CHECKING:
     from ..models import StoredTool
     from .store import Store
 
-__all__ = [
-    "CHANGED_FLAG",
-    "FIELDS",
-    "PIN_REASON",
-    "approve_hint",
-    "change_report",
-    "changed_fields",
-    "definition_diff",
-    "pending_report",
-]
+__all__ = ["CHANGED_FLAG", "FIELDS", "PIN_REASON", "change_report", "definition_diff", "pending_report"]
 
 #: The flag a tool awaiting approval carries into the rules (``flag(T, F)``), like a hostile-text flag.
 CHANGED_FLAG = "definition_changed"

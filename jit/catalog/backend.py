@@ -39,8 +39,7 @@ import sqlite_vec
 from ..errors import StoreError
 from ..paths import is_postgres_url, masked_url
 
-__all__ = ["Backend", "SqliteBackend", "is_busy", "is_damaged", "is_full", "is_postgres_url", "not_a_catalog",
-           "quick_check", "redact"]
+__all__ = ["Backend", "SqliteBackend", "is_busy", "is_damaged", "is_full", "not_a_catalog", "quick_check", "redact"]
 
 T = TypeVar("T")
 

@@ -31,8 +31,14 @@ from .store_servers import Reconciled
 if TYPE_CHECKING:
     from ..config import Config
 
-__all__ = ["Reconciled", "config_identity", "config_scope", "describe_kept", "describe_differing", "differing_targets",
-           "open_catalog"]
+__all__ = [
+    "config_identity",
+    "config_scope",
+    "describe_kept",
+    "describe_differing",
+    "differing_targets",
+    "open_catalog",
+]
 
 
 def config_identity(config: Config) -> str:

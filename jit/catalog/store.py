@@ -47,16 +47,18 @@ from ..models import (
     SyncResult,
     ToolAnalysis,
     ToolDef,
+    ToolState,
     canonical_json,
 )
+from ..paths import is_postgres_url
 from . import holders
-from .backend import Backend, SqliteBackend, is_busy, is_damaged, is_full, is_postgres_url, quick_check, redact
+from .backend import Backend, SqliteBackend, is_busy, is_damaged, is_full, quick_check, redact
 from .migrations import Migration, Migrations, default_migrations_dir
 from .store_history import DefinitionHistory
 from .store_servers import ServerCatalog
 from .store_vectors import VectorStore
 
-__all__ = ["Migration", "Store", "default_migrations_dir", "text_hash"]
+__all__ = ["Store", "text_hash"]
 
 log = logging.getLogger(__name__)
 
@@ -490,7 +492,7 @@ class Store(DefinitionHistory, ServerCatalog, VectorStore):
                 out[r["id"]] = _stored(r)
         return out
 
-    def tool_records(self, ids: Iterable[int] | None = None) -> dict[int, tuple[StoredTool, tuple[Any, ...]]]:
+    def tool_records(self, ids: Iterable[int] | None = None) -> dict[int, tuple[StoredTool, ToolState]]:
         """``id -> (tool, state)`` for the tools of ``ids`` (default: all) still in the catalog and
         in scope, the state as :meth:`tool_states` gives it, read in the same query as the tool: a
         reader holding older states can tell whether a tool is still the one it knew."""
@@ -507,7 +509,7 @@ class Store(DefinitionHistory, ServerCatalog, VectorStore):
                                         [*chunk, *params])
         return _records_of(rows)
 
-    def tool_record_batches(self, size: int = 2000) -> Iterator[dict[int, tuple[StoredTool, tuple[Any, ...]]]]:
+    def tool_record_batches(self, size: int = 2000) -> Iterator[dict[int, tuple[StoredTool, ToolState]]]:
         """:meth:`tool_records` of every tool, ``size`` at a time in id order, one query each: for a
         reader that keeps what it derives from each definition rather than the definitions (the
         retrieval index's texts; 100,000 definitions take ~540 MB). Each tool's state is read with
@@ -532,9 +534,8 @@ class Store(DefinitionHistory, ServerCatalog, VectorStore):
         scope, params = self._scope_sql("server")
         return int(self._query(f"SELECT count(*) FROM tools WHERE {scope}", params)[0][0])
 
-    def tool_states(self) -> dict[int, tuple[Any, ...]]:
-        """``id -> (definition_hash, text_hash, needs_embedding, analysis created_at, server status,
-        approved, calls, errors)``: cheap to read (no definitions parsed), so a cache can see which
+    def tool_states(self) -> dict[int, ToolState]:
+        """``id -> ToolState``: cheap to read (no definitions parsed), so a cache can see which
         tools changed since it last looked and reload only those. Tools in scope only."""
         self._settle_statuses()
         scope, params = self._scope_sql("t.server")
@@ -546,7 +547,7 @@ class Store(DefinitionHistory, ServerCatalog, VectorStore):
             " LEFT JOIN usage u ON u.server = t.server AND u.tool = t.name"
             f" WHERE {scope}", [holders.host(), *params],
         )
-        return {r[0]: tuple(r[1:]) for r in rows}
+        return {r[0]: ToolState._make(r[1:]) for r in rows}
 
     # ------------------------------------------------------------------ analysis
 
@@ -715,11 +716,11 @@ def open_backend(location: str | Path, *, connect_timeout: int = DEFAULT_CATALOG
     return SqliteBackend(str(location))
 
 
-def _records_of(rows: Iterable[Any]) -> dict[int, tuple[StoredTool, tuple[Any, ...]]]:
+def _records_of(rows: Iterable[Any]) -> dict[int, tuple[StoredTool, ToolState]]:
     """``id -> (tool, state)`` of :data:`_TOOL_SELECT` rows (:meth:`Store.tool_records`)."""
-    return {r["id"]: (_stored(r), (r["definition_hash"], r["text_hash"], r["needs_embedding"],
-                                   r["analysis_created_at"], r["server_status"], r["approved"],
-                                   r["calls"], r["errors"])) for r in rows}
+    return {r["id"]: (_stored(r), ToolState(r["definition_hash"], r["text_hash"], r["needs_embedding"],
+                                            r["analysis_created_at"], r["server_status"], r["approved"],
+                                            r["calls"], r["errors"])) for r in rows}
 
 
 def _stored(r: Any) -> StoredTool:

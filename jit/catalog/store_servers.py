@@ -39,7 +39,7 @@ _HELD = (ServerStatus.CONNECTING.value, ServerStatus.CONNECTED.value)
 @dataclass
 class Reconciled:
     """What one sync did to servers its config does not configure (the result of
-    :meth:`ServerCatalog.reconcile_owner`; :mod:`jit.catalog.ownership` re-exports it)."""
+    :meth:`ServerCatalog.reconcile_owner`)."""
 
     #: Forgotten with their tools (their analyses go when no tool refers to them).
     removed: list[str] = field(default_factory=list)

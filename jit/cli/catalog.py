@@ -9,13 +9,14 @@ import typer
 from rich.table import Table
 
 from ..catalog.approval import pending_report
-from ..catalog.ownership import Reconciled, describe_differing, describe_kept
+from ..catalog.ownership import describe_differing, describe_kept
+from ..catalog.store_servers import Reconciled
 from ..config import Config
 from ..display import markup
 from ..errors import CatalogDamagedError, JitError, ServerUnavailableError, ToolNotFoundError
 from ..models import HARNESS_SERVER
+from ..payloads import analysis_of, server_rows, tool_counts
 from ..progress import Step, progress_display
-from ..views import analysis_of, server_rows, tool_counts
 from .shared import (
     EXIT_CODES,
     ConfigOption,

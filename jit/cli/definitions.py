@@ -13,7 +13,7 @@ from ..catalog.approval import change_report, pending_report
 from ..config import Config
 from ..display import markup, visible
 from ..errors import ToolNotApprovedError, ToolNotFoundError
-from ..views import describe
+from ..payloads import describe
 from .shared import (
     EXIT_CODES,
     EXIT_USAGE,

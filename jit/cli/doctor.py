@@ -12,8 +12,8 @@ from ..catalog.doctor import check_catalog, rebuild_catalog
 from ..config import check_store_path
 from ..display import markup
 from ..errors import CatalogDamagedError, StoreError
+from ..payloads import tool_counts
 from ..progress import progress_display
-from ..views import tool_counts
 from .shared import (
     ConfigOption,
     JsonOption,

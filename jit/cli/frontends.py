@@ -85,7 +85,8 @@ def serve_command(
             _fail(str(exc), EXIT_USAGE, as_json=False)
     elif allow_remote or allow_host:
         _fail("--allow-remote and --allow-host apply to --http", EXIT_USAGE, as_json=False)
-    from ..serve.server import ServeOptions, run  # the MCP server SDK: see the note on imports at the top
+    from ..serve.server import run  # the MCP server SDK: see the note on imports at the top
+    from ..serve.state import ServeOptions
 
     log_to_stderr()  # before the SDK sets up logging: upstream text in log lines is escaped
     logging.getLogger("jit.serve.startup").setLevel(logging.INFO)  # what the start-up is doing (jit/serve/state.py)

@@ -1,5 +1,5 @@
 """``jit import``: copying an .mcp.json / claude_desktop_config.json's servers into the config;
-``jit setup claude-code``: moving a project's servers behind jit (jit/clientsetup.py)."""
+``jit setup claude-code``: moving a project's servers behind jit (jit/cli/claude_code.py)."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from ..clientsetup import check_merged, placeholders, setup_claude_code, undo_setup, unset_vars
-from ..config import _read_json, parse_mcp_servers
-from ..paths import DEFAULT_CONFIG_FILE, PROJECT_CONFIG_FILE
-from ..servers_config import shown_target
+from ..config import _read_json
 from ..display import markup
 from ..errors import ConfigError
+from ..paths import DEFAULT_CONFIG_FILE, PROJECT_CONFIG_FILE
+from ..servers_config import parse_mcp_servers, shown_target
+from .claude_code import check_merged, placeholders, setup_claude_code, undo_setup, unset_vars
 from .shared import (
     ConfigOption,
     JsonOption,

@@ -17,9 +17,9 @@ from ..display import json_text, markup, visible
 from ..embedding.protocol import FIRST_EXPORT_NOTE, exports_first
 from ..errors import SelectionError
 from ..jsonfile import unique_keys
+from ..payloads import summarize
 from ..selection.tiers import Tier
 from ..text import remove_hidden
-from ..views import summarize
 from .shared import (
     EXIT_TOOL_ERROR,
     EXIT_USAGE,
@@ -106,7 +106,7 @@ def compile_toolset(
 ) -> ToolSet:
     """One ``compile()`` with a fresh :class:`~jit.selection.compiler.Compiler` (the CLI's one-shot path)."""
     from ..selection.compiler import Compiler  # the selection wing: see the note on imports at the top
-    from ..selection.toolset import TaskContext
+    from ..selection.task import TaskContext
 
     with Compiler(store, config, embedder) as compiler:
         return compiler.compile(TaskContext(shard=shard, task=task, budget=budget))

@@ -23,7 +23,7 @@ from rich.console import Console
 from .. import __version__
 from ..catalog.ownership import open_catalog
 from ..catalog.store import Store
-from ..config import CONFIG_ENV_VAR, Config, check_store_path, load_config
+from ..config import Config, check_store_path, load_config
 from ..display import json_text, markup, visible
 from ..embedding.factory import embedder_from_config
 from ..errors import (
@@ -41,7 +41,7 @@ from ..errors import (
     ToolNotFoundError,
 )
 from ..models import MAX_NAME_CHARS
-from ..paths import DEFAULT_CONFIG_FILE, FALLBACK_CONFIG_FILE, default_config_file
+from ..paths import CONFIG_ENV_VAR, DEFAULT_CONFIG_FILE, FALLBACK_CONFIG_FILE, default_config_file
 
 # Each command imports the wing it runs where that wing is heavy to load: the selection
 # wing (compiler, rules, schema checks: ~0.7 s) and the MCP SDK (clients, sync, serve,

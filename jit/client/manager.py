@@ -45,7 +45,7 @@ from pydantic import ValidationError
 
 from ..catalog.ownership import config_identity
 from ..catalog.store import Store
-from ..config import Config, UnresolvedServerConfig
+from ..config import Config
 from ..errors import (
     InvalidArgumentsError,
     ServerConnectError,
@@ -62,6 +62,7 @@ from ..errors import (
 from ..jsonrpc import MAX_DEPTH, find_unsendable, json_path
 from ..models import ServerRecord, ServerStatus, SyncResult
 from ..schemas import structured_content_error
+from ..servers_config import UnresolvedServerConfig
 from .delivery import NotSent, send_tracked
 from .peer import ClientPeer
 from .transports import describe_error

@@ -44,7 +44,6 @@ __all__ = [
     "clean_annotations",
     "convert_tools",
     "cut_text",
-    "json_kind",
     "tool_from_wire",
 ]
 

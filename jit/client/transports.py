@@ -51,12 +51,18 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
-from ..config import DEFAULT_CALL_TIMEOUT, DEFAULT_TIMEOUT, HttpServerConfig, SseServerConfig, StdioServerConfig
 from ..errors import ConfigError, JitError, bounded
 from ..jsonrpc import first_problem
 from ..lines import MAX_LINE_BYTES, mib
 from ..salvage import salvage, salvage_value, too_large, too_large_error
-from ..servers_config import shown_url
+from ..servers_config import (
+    DEFAULT_CALL_TIMEOUT,
+    DEFAULT_TIMEOUT,
+    HttpServerConfig,
+    SseServerConfig,
+    StdioServerConfig,
+    shown_url,
+)
 from .requestlog import RawBody, RecordingWriteStream, RequestLog, TeeTransport
 from .stdio import MessageTooLarge, stdio_transport
 
@@ -64,7 +70,6 @@ __all__ = [
     "DEFAULT_STDERR_LIMIT",
     "HTTP_STREAM_READ_TIMEOUT",
     "InProcessServerConfig",
-    "RequestLog",
     "StderrTail",
     "WatchedReadStream",
     "describe_error",

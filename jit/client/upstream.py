@@ -30,10 +30,12 @@ from pydantic import ValidationError
 
 from .. import __version__
 from ..catalog.store import Store
-from ..config import ConnectionConfig, HttpServerConfig, SseServerConfig, StdioServerConfig
+from ..config import ConnectionConfig
 from ..errors import CatalogDamagedError, ServerNotRegisteredError, StoreError, jit_error_in
 from ..models import ServerStatus, SyncResult
 from ..salvage import find_marker
+from ..schemas import json_kind
+from ..servers_config import HttpServerConfig, SseServerConfig, StdioServerConfig
 from .peer import ClientPeer, session_callbacks
 from .tooldefs import (
     MAX_ANNOTATIONS_BYTES,
@@ -42,26 +44,12 @@ from .tooldefs import (
     MAX_STORED_DESCRIPTION_CHARS,
     MAX_TITLE_CHARS,
     MAX_TOOLS_PER_SERVER,
-    MalformedToolError,
     convert_tools,
     cut_text,
-    json_kind,
-    tool_from_wire,
 )
 from .transports import InProcessServerConfig, StderrTail, describe_error, open_transport, root_cause
 
-__all__ = [
-    "CLIENT_INFO",
-    "MAX_GARBAGE_MESSAGES",
-    "MAX_LIST_PAGES",
-    "MalformedToolError",
-    "ServerConfig",
-    "Upstream",
-    "backoff_delay",
-    "convert_tools",
-    "tool_from_wire",
-    "wire",
-]
+__all__ = ["CLIENT_INFO", "MAX_GARBAGE_MESSAGES", "MAX_LIST_PAGES", "ServerConfig", "Upstream", "backoff_delay", "wire"]
 
 log = logging.getLogger("jit.client.manager")
 

@@ -47,7 +47,6 @@ __all__ = [
     "Ranker",
     "TieBreak",
     "base_text",
-    "bm25_tokens",
     "definition_chars",
     "first_ranks",
     "hit_at_1",
@@ -55,7 +54,6 @@ __all__ = [
     "ndcg_at",
     "recall_at",
     "reciprocal_rank",
-    "whitespace_tokens",
 ]
 
 #: Ranks whose recall is reported, and the depths of the recall-vs-tokens curves.

@@ -4,7 +4,7 @@ A dataset names tool pool files (``tools.jsonl``: ``{server, name, description,
 input_schema}``) and a ``queries.jsonl`` (``query`` with ``gold`` or ``gold_groups``),
 relative to the data dir (``$JIT_DATA_DIR``). Every defect in a file names the file
 and the line (:class:`~jit.errors.EvaluationError`). :mod:`jit.evaluation.evaluate`
-measures on them and re-exports these names.
+measures on them.
 """
 
 from __future__ import annotations

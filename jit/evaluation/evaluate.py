@@ -48,7 +48,8 @@ from ..models import HARNESS_SERVER, ServerStatus, ToolDef
 from ..pipeline import sync_harness_tools
 from ..progress import ProgressCallback, Step, progress_display
 from ..selection.compiler import Compiler
-from ..selection.toolset import TaskContext, Tier
+from ..selection.task import TaskContext
+from ..selection.tiers import Tier
 from .baselines import (
     CHARS_PER_TOKEN,
     CURVE_KS,
@@ -75,21 +76,7 @@ from .datasets import (
 )
 from .eval_report import EvalReport, machine_info
 
-__all__ = [
-    "DATASETS",
-    "DatasetSpec",
-    "EvalQuery",
-    "EvalReport",
-    "Pool",
-    "build_catalog",
-    "default_data_dir",
-    "load_pool",
-    "load_queries",
-    "machine_info",
-    "main",
-    "run_evaluation",
-    "write_quality_doc",
-]
+__all__ = ["build_catalog", "main", "run_evaluation", "write_quality_doc"]
 
 # Named explicitly: under `python -m jit.evaluation.evaluate` __name__ is "__main__".
 log = logging.getLogger("jit.evaluation.evaluate")

@@ -10,11 +10,12 @@ A compile runs in four steps:
    the task's capabilities, categories and domains from ``analyze_task``) are
    asserted, the ``*_points`` tables are asked, and the facts retracted: a
    handful of facts, a few milliseconds, whatever the catalog size.
-3. **Scores**: retrieval gives each candidate a vector score (0–100) and a rank;
-   logic = shard + usage + task + relevance + system − penalty points, clamped to 0–100, each part
-   read from the rules' tables; final = logic_weight × logic + vector_weight × vector.
+3. **Scores**: retrieval gives each candidate a vector score (0–100) and a rank; the
+   policy (:mod:`jit.selection.policy`) adds the points of each part of ``POINTS`` (shard,
+   usage, task labels, relevance, system, penalty), read from the rules' tables, into a
+   logic score clamped to 0–100; final = logic_weight × logic + vector_weight × vector.
 4. **Tiers**: thresholds, the rules' tier caps, ``max_full_tools`` and the token
-   budget, measured on the rendering (see :func:`jit.selection.render.fit_budget`).
+   budget, measured on the rendering (:mod:`jit.selection.budget`).
 
 Every pyDatalog call runs on the :class:`~jit.selection.logic.LogicEngine`'s own thread,
 so compile() and rank() may be called from any number of threads at once. A
@@ -34,33 +35,32 @@ from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
-from ..analysis.offline_analyzer import analyze_task
-from ..analysis.vocab import normalize_domain
 from ..catalog.store import Store
 from ..config import Config
 from ..embedding.protocol import Embedder
 from ..embedding.query_cache import QueryVectorCache
 from ..errors import SelectionError, ToolDeniedError
-from ..models import HARNESS_SERVER, StoredTool, ToolAnalysis
+from ..models import StoredTool, ToolAnalysis
 from ..text import remove_hidden
-from .catalog_view import LABEL_KINDS, TASK_TABLES, CatalogSnapshot, CatalogView, merge_points
+from .budget import Estimates, cap_full, fit_budget
+from .catalog_view import CatalogView
 from .explain import RuleCitations, explained_facts
-from .judgement import CODE_EDIT, COMPILER_FACTS, FILE_TARGET, IMPLIED, Judgement
 from .logic import Fact, RuleSet
+from .policy import Policy
 from .records import CandidateReader, StaleSnapshot
-from .render import Estimates, fit_budget, order_key, tool_summary
+from .render import order_key, tool_summary
 from .retrieve import RetrievalIndex, split_task
-from .tiers import best_first
+from .scored_tool import ScoredTool, best_first
+from .snapshot import CatalogSnapshot, ShardTables
+from .task import TaskContext, task_facts
+from .tiers import Tier
 from .tokens import EstimateCounter, TokenCounter, default_counter
-from .toolset import ScoredTool, TaskContext, Tier, ToolSet
+from .toolset import ToolSet
 
 __all__ = ["Compiler"]
 
 #: Vector score floor for the tools of a server the task names.
 SERVER_MENTION_FLOOR = 70
-_POINT_RULES = {"shard": "shard_points", "usage": "usage_points", "capability": "capability_points",
-                "category": "category_points", "domain": "domain_points", "relevance": "relevance_points",
-                "system": "system_points", "penalty": "penalty_points"}
 log = logging.getLogger(__name__)
 #: Compiles of one task before a catalog that keeps changing under it is reported.
 _ATTEMPTS = 4
@@ -76,8 +76,10 @@ class Compiler:
     """Compiles tool sets for shards from one catalog, config and rule set.
 
     The catalog side (snapshots, invalidation, the Datalog engine's catalog facts)
-    is :attr:`catalog`, a :class:`~jit.selection.catalog_view.CatalogView`; this class is the
-    selection policy: task facts, scores, tiers, the budget and explanations."""
+    is :attr:`catalog`, a :class:`~jit.selection.catalog_view.CatalogView`; what jit decides
+    with the rules' answers is :attr:`policy` (:mod:`jit.selection.policy`). This class runs a
+    compile: the task's facts and tables, the candidates, their scores and tiers, the budget
+    (:mod:`jit.selection.budget`) and the tool set."""
 
     def __init__(self, store: Store, config: Config, embedder: Embedder, *,
                  token_counter: TokenCounter | None = None, rules: RuleSet | None = None) -> None:
@@ -91,12 +93,10 @@ class Compiler:
         self.catalog = CatalogView(store, config, self.rules, model_name=self.embedder.model_name)
         #: For explanations: the rules behind each reason, named once in a tool set's legend.
         self.citations = RuleCitations(self.rules)
-        #: (kind, points) -> its reason text: few distinct pairs, hundreds of candidates a compile.
-        self._why: dict[tuple[str, int], str] = {}
         #: Shard -> its skeleton slots (:meth:`_slots`; the rules do not change under a compiler).
         self._slot_names: dict[str, tuple[str, ...]] = {}
-        #: The policy's constants and the judgements that read them (hosted systems, steps).
-        self.judgement = Judgement(self.catalog.engine)
+        #: What jit decides with the rules' answers: scores, tiers, the skeleton, hosted systems, steps.
+        self.policy = Policy(self.catalog.engine, self.citations)
         #: A snapshot and, per shard, its skeleton winners and losers (:meth:`_skeleton`).
         self._skeletons: tuple[Callable[[], CatalogSnapshot | None],
                                dict[str, tuple[dict[int, list[str]], dict[int, int]]]] = (lambda: None, {})
@@ -161,41 +161,6 @@ class Compiler:
             self.embedder.embed(texts)
         except Exception:  # the compile embeds again on its own thread and reports it there
             log.debug("embedding the task ahead of the first compile failed", exc_info=True)
-
-    # ------------------------------------------------------------------ task facts
-
-    def _task_facts(self, ctx: TaskContext, text: str) -> list[Fact]:
-        facts: list[Fact] = [("task_shard", ctx.shard)]
-        facts += self.judgement.task_words(text)
-        if ctx.intent:
-            facts.append(("task_intent", ctx.intent.strip().lower()))
-        if ctx.language:
-            lang = ctx.language.strip().lower()
-            facts.append(("task_language", normalize_domain(lang) or "/" + lang.lstrip("/")))
-        for f in ctx.files:
-            dom = _EXTENSION_DOMAINS.get(os.path.splitext(f)[1].lower())
-            if dom:
-                facts.append(("task_domain", dom))
-        if text.strip():
-            profile = analyze_task(text, self.config.shards)
-            facts += [("task_capability", c) for c in profile.capabilities]
-            facts += [("task_category", c) for c in profile.categories]
-            facts += [("task_domain", d) for d in profile.domains]
-            facts += [(IMPLIED, c) for c in profile.implied]  # not for the engine: see _task_tables
-            facts += [(FILE_TARGET, f) for f in profile.file_targets]
-            if profile.edits_code:
-                facts.append((CODE_EDIT, "code"))
-        return list(dict.fromkeys(facts))
-
-    def _task_tables(self, facts: list[Fact]) -> dict[str, dict[Any, int]]:
-        queries = [(name, (None, None, None) if name == "relevance_points" else (None, None)) for name in TASK_TABLES]
-        answers = self.catalog.engine.with_facts([f for f in facts if f[0] not in COMPILER_FACTS], queries)
-        tables: dict[str, dict[Any, int]] = {}
-        for name, rows in zip(TASK_TABLES, answers, strict=True):
-            table: dict[Any, int] = {}
-            merge_points(table, [((r[0], r[1]), r[2]) for r in rows] if name == "relevance_points" else rows)
-            tables[name] = table
-        return tables
 
     # ------------------------------------------------------------------ scoring
 
@@ -280,7 +245,7 @@ class Compiler:
         format, each with its files (rules/policy.dl, ``file_step``): of the tools in reach with
         the capability and the category alone that may be Full, the one whose embedding is nearest
         to the policy's text. A candidate whatever the task's ranking."""
-        steps = self.judgement.file_steps(facts)
+        steps = self.policy.file_steps(facts)
         if not steps or not view.rows:
             return {}
         chosen: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
@@ -288,7 +253,7 @@ class Compiler:
             order = view.memo.file_steps.get(step)
             if order is None:  # the text is the policy's, not the task's: one order per snapshot
                 _format, cap, category, text = step
-                ids = sorted(self.judgement.sole_holders(self.catalog.labels(view), cap, category),
+                ids = sorted(self.policy.sole_holders(self.catalog.labels(view), cap, category),
                              key=view.names.__getitem__)
                 # A tool the rules keep out of Full (a flag, an override) cannot be a step's tool.
                 rows = np.array([view.row_of[t] for t in ids if t in view.row_of
@@ -309,58 +274,25 @@ class Compiler:
                 {str(slot) for _shard, slot in self.catalog.engine.query("skeleton_slot", shard, None)}))
         return found
 
-    def _skeleton(self, view: CatalogSnapshot, ctx: TaskContext, slots: dict[int, tuple[str, ...]],
-                  allowed: np.ndarray, shard_points: Mapping[int, int]) -> tuple[dict[int, list[str]], dict[int, int]]:
-        """:meth:`_dedupe_skeleton`, kept per shard for the snapshot last compiled on when no server
-        filter applies: the same for every task, and it reads every tool with a slot."""
+    def _skeleton(self, view: CatalogSnapshot, ctx: TaskContext, shard: ShardTables,
+                  allowed: np.ndarray) -> tuple[dict[int, list[str]], dict[int, int]]:
+        """The skeleton's winner per slot and the tools they beat (:meth:`Policy.skeleton`), kept per
+        shard for the snapshot last compiled on when no server filter applies: the same for every
+        task, and it reads every tool with a slot."""
         if ctx.include_servers or ctx.exclude_servers:
-            return self._dedupe_skeleton(view, slots, allowed, shard_points)
+            return self._skeleton_of(view, shard, allowed)
         kept = self._skeletons
         if kept[0]() is not view:  # a weak reference: a snapshot is not kept alive for this
             kept = self._skeletons = (weakref.ref(view), {})
         found = kept[1].get(ctx.shard)
         if found is None:
-            found = kept[1][ctx.shard] = self._dedupe_skeleton(view, slots, allowed, shard_points)
+            found = kept[1][ctx.shard] = self._skeleton_of(view, shard, allowed)
         return found
 
-    def _dedupe_skeleton(self, view: CatalogSnapshot, slots: dict[int, tuple[str, ...]], allowed: np.ndarray,
-                         shard_points: Mapping[int, int]) -> tuple[dict[int, list[str]], dict[int, int]]:
-        """Best tool per skeleton slot: online, least penalised, harness-declared, proven, fitter for
-        the role, then by name. Returns ``(winner -> slots, loser -> winner)``."""
-        by_slot: dict[str, list[int]] = {}
-        for t, names in slots.items():
-            if allowed[view.row_of[t]]:
-                for s in names:
-                    by_slot.setdefault(s, []).append(t)
-        winners: dict[int, list[str]] = {}
-        losers: dict[int, int] = {}
-        for slot in sorted(by_slot):
-            ranked = sorted(by_slot[slot], key=lambda t: self._skeleton_key(view, t, shard_points))
-            winners.setdefault(ranked[0], []).append(slot)
-            for t in ranked[1:]:
-                losers.setdefault(t, ranked[0])
-        for t in winners:
-            losers.pop(t, None)
-        return winners, losers
-
-    def _skeleton_key(self, view: CatalogSnapshot, t: int, shard_points: Mapping[int, int]) -> tuple:
-        """Read from the snapshot's tables, not the definitions: every tool a slot takes is ranked.
-        Online first, then the rules' ``penalty_points`` (a deprecated tool loses its slot to a
-        current one), then harness-declared, proven, then a local tool before a hosted system's
-        (the skeleton is every task's, and a hosted system needs the task to point at it), then
-        the role's fit (``shard_points``: of two servers' ``fetch`` tools, the web fetcher wins the
-        researcher's slot over a biomedical record fetcher), by name last."""
-        server, name = view.heads[t]
-        calls, errors = view.states[t][-2:]
-        return (t in view.offline, view.penalty_points.get(t, 0), server != HARNESS_SERVER,
-                -view.usage_points.get(t, 0), -(calls - errors), errors,
-                bool(self.judgement.server_systems(server)), -shard_points.get(t, 0), server, name)
-
-    def _reason(self, kind: str, points: int) -> str:
-        """``shard +8 (policy.dl:83,84)``: the rules that can give those points, kept in ``_why``."""
-        value = -points if kind == "penalty" else points  # penalty_points are taken off
-        text = self._why[(kind, points)] = self.citations.reason(f"{kind} {points:+d}", _POINT_RULES[kind], value)
-        return text
+    def _skeleton_of(self, view: CatalogSnapshot, shard: ShardTables, allowed: np.ndarray
+                     ) -> tuple[dict[int, list[str]], dict[int, int]]:
+        slots = {t: names for t, names in shard.skeleton.items() if allowed[view.row_of[t]]}
+        return self.policy.skeleton(slots, view.heads, view.states, view.offline, view.points, shard.points)
 
     @staticmethod
     def _summary(view: CatalogSnapshot, st: StoredTool, a: Callable[[StoredTool], ToolAnalysis | None]) -> str:
@@ -394,106 +326,55 @@ class Compiler:
                ) -> tuple[CatalogSnapshot, list[ScoredTool], dict[str, list[str]], CandidateReader]:
         """Every candidate of a task with its points, scores and wanted tier (no budget yet), and
         the reader of their definitions."""
-        sel = self.config.tool_selection
         text = " ".join([ctx.task, *(os.path.basename(f) for f in ctx.files)]).strip()
         with self._embedding_meanwhile(text):
             view = self.catalog.snapshot()
-        shard_points, slots, denied = self.catalog.shard_tables(view, ctx.shard)
-        facts = self._task_facts(ctx, text)
-        tables = self._task_tables(facts)
+        shard = self.catalog.shard_tables(view, ctx.shard)
+        facts = task_facts(ctx, text, self.config.shards, self.policy.task_words(text))
+        tables = self.policy.task_tables(facts)
         denied_rows = self.catalog.denied_rows(view, ctx.shard)
         allowed = self._allowed(view, ctx.include_servers, ctx.exclude_servers, denied_rows)
         for s in (*ctx.include_servers, *ctx.exclude_servers):
             if s not in view.index.server_names:
                 warnings.append(f"server {s!r} has no tools in the catalog")
-        winners, losers = self._skeleton(view, ctx, slots, allowed, shard_points)
+        winners, losers = self._skeleton(view, ctx, shard, allowed)
         filled = {slot for taken in winners.values() for slot in taken}
         for slot in self._slots(ctx.shard):
             if slot not in filled:  # the role expects it always: say that no tool can do it
                 warnings.append(f"{ctx.shard}: no tool fills the skeleton slot {slot!r}")
         file_tools = self._file_step_tools(view, facts, allowed)
         extra = [view.row_of[t] for t in (*winners, *(t for tools in file_tools.values() for t, _ in tools))]
-        found = self._retrieve(view, text, pool or sel.candidate_pool, extra, allowed, warnings, (ctx.shard, denied))
-        ids, vector, match, named = found.ids, found.vector, found.match, found.named
-        policy = self.judgement.constants()
-        # The tools of a hosted system lose system_points unless the task points at the system
-        # (the rules) or names the server.
-        heads, pointed, system_table = view.heads, found.servers, tables["system_points"]
-        # Definitions are read when first needed (CandidateReader): most candidates are not rendered.
-        reader = self._reader(view)
-        # Label points per candidate from the task's (small) tables: a set intersection per
-        # label instead of a lookup per label of every candidate.
-        candidates = set(ids)
+        found = self._retrieve(view, text, pool or self.config.tool_selection.candidate_pool, extra, allowed,
+                               warnings, (ctx.shard, shard.denied))
         labels = self.catalog.labels(view)
         # A step no tool in reach can take, or only tools the role is denied: a warning either way.
-        self.judgement.missing_steps(view, ctx.shard, facts, labels["capability"], allowed, denied_rows, denied,
-                                     warnings)
-        capability, category, domain = (_label_points(tables[f"{kind}_points"], labels[kind], candidates)
-                                        for kind in LABEL_KINDS)
-        relevance = [(max_rank, min_vec, p) for (max_rank, min_vec), p in sorted(tables["relevance_points"].items())]
-        usage_points, tier_cap, offline, names = view.usage_points, view.tier_cap, view.offline, view.names
-        penalty_points = view.penalty_points
-        summaries, explained = view.memo.summaries, view.memo.explain_facts
-        lw, vw = sel.logic_weight, sel.vector_weight
-        full_at, condensed_at, minimal_at = sel.full_threshold, sel.condensed_threshold, sel.minimal_threshold
-        why = self._why
+        self.policy.missing_steps(view.row_of, ctx.shard, facts, labels["capability"], allowed, denied_rows,
+                                  shard.denied, warnings)
+        parts = self.policy.parts(found.ids, tables, view.points, shard.points, labels, found.vector, view.heads,
+                                  found.servers)
+        scoring = self.policy.scoring(parts, self.config.tool_selection, ctx.shard)
+        # Definitions are read when first needed (CandidateReader): most candidates are not rendered.
+        reader = self._reader(view)
         out: list[ScoredTool] = []
-        # The system points of a server's tools, once per server (the loop runs per candidate).
-        system_of: dict[str, int] = {}
-        server_systems, full_match, load, reason = self.judgement.server_systems, policy.full_match, reader.load, \
-            self._reason
-        for rank, t in enumerate(ids, 1):
-            v, m = vector[t], match[t]
-            rel = None
-            for max_rank, min_vec, p in relevance:
-                if rank <= max_rank and v >= min_vec and (rel is None or p > rel):
-                    rel = p
-            head = heads[t]
-            system = system_of.get(head[0])
-            if system is None:
-                system = system_of[head[0]] = 0 if head[0] in pointed else \
-                    min((system_table.get(w, 0) for w in server_systems(head[0])), default=0)
-            points = {"shard": shard_points.get(t, 0), "usage": usage_points.get(t, 0),
-                      "capability": capability.get(t, 0), "category": category.get(t, 0),
-                      "domain": domain.get(t, 0), "relevance": rel or 0, "system": system,
-                      "penalty": -penalty_points.get(t, 0)}
-            logic = int(min(100, max(0, sum(points.values()))))
-            vec = int(round(v))
-            final = int(round(lw * logic + vw * vec))
-            wanted = (Tier.FULL if final >= full_at else Tier.CONDENSED if final >= condensed_at
-                      else Tier.MINIMAL if final >= minimal_at else Tier.EXCLUDED)
-            reasons = [why.get(kp) or reason(*kp) for kp in points.items() if kp[1]]
-            if t in named:
-                reasons.insert(0, "named in the task")
-            if wanted is Tier.FULL and m < full_match and not (points["capability"] or points["category"]):
-                # no evidence of its own: neither its match (named tools have 100) nor the task's labels
-                wanted = Tier.CONDENSED
-                reasons.append(f"condensed: match {m} is below full_match {full_match} and no capability "
-                               "or category of the task points at it")
-            skeleton = t in winners
-            if skeleton:
-                wanted = Tier.FULL
-                reasons.insert(0, f"skeleton for {ctx.shard} (slot {', '.join(winners[t])})")
-            tier = wanted
-            cap = tier_cap.get(t)
-            if cap is not None and cap.rank > tier.rank:
-                reasons.append(self.citations.reason(f"capped at {cap.value} by tier_cap", "tier_cap", cap.value))
-                tier = cap
+        for rank, t in enumerate(found.ids, 1):
+            match = found.match[t]
+            score = scoring.score(t, found.vector[t], match, named=t in found.named, slots=winners.get(t, ()),
+                                  cap=view.tier_cap.get(t))
             if t in losers:
-                reasons.append(f"not skeleton: {names[losers[t]]} fills the same slot")
+                score.reasons.append(f"not skeleton: {view.names[losers[t]]} fills the same slot")
             out.append(ScoredTool(
-                tool=None, name=names[t], tier=tier, skeleton=skeleton, logic=logic, vector=vec,
-                final=final, offline=t in offline, tokens=0, reasons=reasons, points=points,
-                facts=explained.get(t), wanted=wanted, rank=rank, match=m, summary=summaries.get(t),
-                id=t, head=head, load=load,
+                tool=None, name=view.names[t], tier=score.tier, skeleton=t in winners, logic=score.logic,
+                vector=score.vector, final=score.final, offline=t in view.offline, tokens=0, reasons=score.reasons,
+                points=score.points, facts=view.memo.explain_facts.get(t), wanted=score.wanted, rank=rank,
+                match=match, summary=view.memo.summaries.get(t), id=t, head=view.heads[t], load=reader.load,
             ))
-        self.judgement.step_tools(out, facts, labels["capability"], tier_cap, file_tools)
+        self.policy.step_tools(out, facts, labels["capability"], view.tier_cap, file_tools)
         # The budget measures the skeleton, then the rest best first: definitions are read in that order.
         reader.order(sorted(out, key=lambda s: (not s.skeleton, *best_first(s))))
-        task_facts: dict[str, list[str]] = {}
+        shown: dict[str, list[str]] = {}
         for f in facts:
-            task_facts.setdefault(f[0].removeprefix("task_"), []).append(str(f[1]))
-        return view, out, task_facts, reader
+            shown.setdefault(f[0].removeprefix("task_"), []).append(str(f[1]))
+        return view, out, shown, reader
 
     @staticmethod
     def _explain_facts(view: CatalogSnapshot, st: StoredTool, a: Callable[[StoredTool], ToolAnalysis | None]
@@ -542,7 +423,7 @@ class Compiler:
         fmt = sel.budget_format
         # Token estimates are kept in the snapshot's memo: the next compile's candidates overlap.
         estimates = Estimates(fmt, self._estimate, view.memo.costs)
-        self._cap_full(tools, sel.max_full_tools, sel.max_full_share * budget, estimates, warnings)
+        cap_full(tools, sel.max_full_tools, sel.max_full_share * budget, estimates, warnings)
         used, budget_warnings = fit_budget(tools, budget, fmt, self.counter, estimates=estimates, shard=ctx.shard)
         warnings += budget_warnings
         if getattr(self.counter, "last_error", None):
@@ -562,40 +443,13 @@ class Compiler:
             rules=self.rules.fingerprint, task_facts=task_facts, denial=self._denial, citations=self.citations,
         )
 
-    @staticmethod
-    def _cap_full(tools: list[ScoredTool], max_tools: int, room: float, estimates: Estimates,
-                  warnings: list[str]) -> None:
-        """The Full tier's two caps, in one pass over it: the skeleton's tools first, then the tool of
-        a task step (the policy made it Full for the step), then best first. ``max_full_tools``
-        counts tools: past it a tool is Condensed. ``max_full_share`` (``room`` tokens) counts
-        definitions: a tool within the count whose definition would take the tier past it is
-        Condensed too (a cheaper one after it may still fit), except a step's tool."""
-        skeleton = [s for s in tools if s.skeleton and s.tier is Tier.FULL]
-        if len(skeleton) > max_tools:
-            warnings.append(f"{len(skeleton)} skeleton tools are Full, more than max_full_tools={max_tools}")
-        places = max(0, max_tools - len(skeleton))
-        spent = sum(estimates.cost(s, Tier.FULL) for s in skeleton)
-        for s in sorted((s for s in tools if not s.skeleton and s.tier is Tier.FULL), key=best_first):
-            if places == 0:
-                s.reasons.append(f"demoted full -> condensed: max_full_tools={max_tools}")
-                s.tier = Tier.CONDENSED
-                continue
-            places -= 1  # the count is by rank: a tool the share sends down keeps its place taken
-            need = estimates.cost(s, Tier.FULL)
-            if s.step or spent + need <= room:
-                spent += need
-            else:
-                s.reasons.append(f"demoted full -> condensed: its {need} tokens would take the Full tier past "
-                                 f"max_full_share ({round(room)} tokens)")
-                s.tier = Tier.CONDENSED
-
     def denied(self, shard: str, server: str, tool: str) -> tuple[str, ...]:
         """Why the policy denies ``server``'s ``tool`` to ``shard`` (empty: it does not); for a
         caller about to run a tool on behalf of a role (``jit serve --expose-shard``)."""
         self._check(TaskContext(shard=shard, task="-"))
         view = self.catalog.snapshot()
         t = self.catalog.tool_id(view, server, tool)
-        return () if t is None else self.catalog.shard_tables(view, shard)[2].get(t, ())
+        return () if t is None else self.catalog.shard_tables(view, shard).denied.get(t, ())
 
     def check_allowed(self, shard: str, server: str, tool: str) -> None:
         """Raise :class:`~jit.errors.ToolDeniedError` if the policy denies the tool to ``shard``."""
@@ -610,7 +464,7 @@ class Compiler:
         if view is None:  # the compiler was closed
             return None
         t = self.catalog.tool_named(view, name)
-        reasons = self.catalog.shard_tables(view, shard)[2].get(t, ()) if t is not None else ()
+        reasons = self.catalog.shard_tables(view, shard).denied.get(t, ()) if t is not None else ()
         if not reasons:
             return None
         server, tool = view.heads[t]
@@ -693,23 +547,3 @@ def _analysis_warning(missing: int, total: int) -> str:
     return (f"{missing} of {total} tools have no analysis yet (an interrupted or unfinished `jit sync`?): "
             "their text is checked for hostile instructions, but they get no points for labels or shard "
             "affinity; run `jit sync` to analyse them")
-
-
-def _label_points(table: dict[str, int], tools_with: dict[str, frozenset[int]], candidates: set[int]) -> dict[int, int]:
-    """Per candidate, the best points of its labels in ``table`` (absent: none of them is in it)."""
-    out: dict[int, int] = {}
-    for label, p in table.items():
-        for t in candidates.intersection(tools_with.get(label, ())):
-            if p > out.get(t, p - 1):
-                out[t] = p
-    return out
-
-
-_EXTENSION_DOMAINS = {
-    ".py": "/python", ".js": "/javascript", ".mjs": "/javascript", ".jsx": "/javascript", ".ts": "/typescript",
-    ".tsx": "/typescript", ".go": "/go", ".rs": "/rust", ".java": "/java", ".cs": "/csharp", ".c": "/cpp",
-    ".cc": "/cpp", ".cpp": "/cpp", ".h": "/cpp", ".hpp": "/cpp", ".rb": "/ruby", ".php": "/php",
-    ".swift": "/swift", ".kt": "/kotlin", ".sql": "/sql", ".sh": "/shell", ".bash": "/shell",
-    ".html": "/web", ".css": "/web", ".vue": "/web", ".ipynb": "/data_science", ".tf": "/devops",
-    ".dockerfile": "/devops",
-}

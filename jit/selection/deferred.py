@@ -41,8 +41,18 @@ from typing import Any
 from ..errors import SelectionError
 from ..models import HARNESS_SERVER
 from ..text import search_tokens
-from .render import _AVAILABLE, _INVALID, _also, _line, _split, full_definition, order_key
-from .tiers import ScoredTool, Tier
+from .render import (
+    META_AVAILABLE,
+    also_line,
+    by_tier,
+    condensed_line,
+    full_definition,
+    order_key,
+    render_tools,
+    safe_name,
+)
+from .scored_tool import ScoredTool
+from .tiers import Tier
 
 __all__ = [
     "DEFERRED_FORMATS",
@@ -93,10 +103,10 @@ def _search_schema() -> dict[str, Any]:
 def _search_text(condensed: Sequence[ScoredTool], minimal: Sequence[ScoredTool]) -> str:
     parts = [_INTRO]
     if condensed:
-        parts.append(_AVAILABLE)
-        parts.extend(_line(s) for s in condensed)
+        parts.append(META_AVAILABLE)
+        parts.extend(condensed_line(s) for s in condensed)
     if minimal:
-        parts.append(_also(minimal))
+        parts.append(also_line(minimal))
     return "\n".join(parts)
 
 
@@ -117,7 +127,7 @@ def _anthropic_deferred(st: ScoredTool) -> dict[str, Any]:
 
 def _namespace_name(server: str) -> str:
     """A Responses namespace name for ``server`` (names are ``[A-Za-z0-9_-]``, like the tools')."""
-    return _INVALID.sub("_", server)[:64] or "tools"
+    return safe_name(server)[:64] or "tools"
 
 
 def _namespaces(tools: Sequence[ScoredTool], *, deferred: bool) -> list[dict[str, Any]]:
@@ -175,7 +185,7 @@ def render_deferred(tools: Sequence[ScoredTool], fmt: str = "anthropic_deferred"
     if cache_ttl not in (None, "5m", "1h"):
         raise SelectionError(f"cache_ttl must be '5m', '1h' or None, got {cache_ttl!r}")
     cache = {"type": "ephemeral"} | ({"ttl": cache_ttl} if cache_ttl else {})
-    full, condensed, minimal = _split(tools)
+    full, condensed, minimal = by_tier(tools)
     if fmt == "openai_deferred":
         out = [_responses_function(st, deferred=False) for st in full]
         if condensed or minimal:
@@ -216,8 +226,6 @@ class DeferredTools:
 
     def __init__(self, tools: Sequence[ScoredTool], fmt: str = "anthropic_deferred", *, search: str = "client",
                  cache_ttl: str | None = None) -> None:
-        from .render import render_tools
-
         self.fmt = fmt
         self.search_mode = search
         self._candidates: dict[str, ScoredTool] = {}

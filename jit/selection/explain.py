@@ -18,7 +18,7 @@ from typing import Any
 from ..analysis.deprecation import is_deprecated
 from ..models import StoredTool, ToolAnalysis
 from .logic import Rule, RuleSet
-from .tiers import ScoredTool
+from .scored_tool import ScoredTool
 
 __all__ = ["Citation", "RuleCitations", "explained_facts"]
 

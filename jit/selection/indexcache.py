@@ -33,11 +33,12 @@ import logging
 import os
 import time
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 
+from ..models import ToolState
 from ..paths import write_atomic
 from .retrieve import LexicalIndex, RetrievalIndex
 
@@ -51,7 +52,7 @@ FORMAT = 3
 KEEP = 4
 
 
-def index_key(model: tuple[str, int] | None, rows: Sequence[int], states: dict[int, tuple]) -> str:
+def index_key(model: tuple[str, int] | None, rows: Sequence[int], states: Mapping[int, ToolState]) -> str:
     """A digest of everything an index over ``rows`` is built from (see the module docstring); ``model``
     the embedding model (name, dimension) whose vectors it holds, None for none."""
     name, dim = model if model is not None else (None, 0)
@@ -59,7 +60,7 @@ def index_key(model: tuple[str, int] | None, rows: Sequence[int], states: dict[i
     h.update(f"{FORMAT}\0{name}\0{dim}\0{len(rows)}".encode())
     for i in rows:
         state = states[i]
-        h.update(f"\0{i}\0{state[0]}\0{state[1]}\0{state[2]}".encode())
+        h.update(f"\0{i}\0{state.definition_hash}\0{state.text_hash}\0{state.needs_embedding}".encode())
     return h.hexdigest()
 
 

@@ -23,8 +23,8 @@ from dataclasses import replace
 
 from ..catalog.store import Store
 from ..errors import ToolNotFoundError
-from ..models import StoredTool, ToolAnalysis
-from .tiers import ScoredTool
+from ..models import StoredTool, ToolAnalysis, ToolState
+from .scored_tool import ScoredTool
 
 __all__ = ["CACHE_SIZE", "CandidateReader", "EffectiveAnalyses", "StaleSnapshot", "ToolRecords"]
 
@@ -46,19 +46,15 @@ class StaleSnapshot(Exception):
         self.records = records
 
 
-def _usage_of(state: tuple) -> tuple[int, int]:
-    return int(state[-2]), int(state[-1])
-
-
 class _Cache:
     """Definitions as read, ``id -> (tool, state)``, shared by the snapshots of one view."""
 
     def __init__(self, size: int = CACHE_SIZE) -> None:
         self.size = size
-        self.entries: dict[int, tuple[StoredTool, tuple]] = {}
+        self.entries: dict[int, tuple[StoredTool, ToolState]] = {}
         self.lock = threading.Lock()
 
-    def put(self, found: dict[int, tuple[StoredTool, tuple]]) -> None:
+    def put(self, found: dict[int, tuple[StoredTool, ToolState]]) -> None:
         with self.lock:
             if len(self.entries) + len(found) > self.size:
                 keep = list(self.entries.items())[len(self.entries) // 2:]
@@ -74,13 +70,13 @@ class _Cache:
 class ToolRecords(Mapping[int, StoredTool]):
     """``id -> StoredTool`` of one snapshot: the tools of ``states``, read when first asked for."""
 
-    def __init__(self, store: Store, states: Mapping[int, tuple], cache: _Cache | None = None) -> None:
+    def __init__(self, store: Store, states: Mapping[int, ToolState], cache: _Cache | None = None) -> None:
         self._store = store
         self._states = states
         self._cache = cache if cache is not None else _Cache()
 
-    def evolve(self, states: Mapping[int, tuple], changed: Iterable[int] = (),
-               read: dict[int, tuple[StoredTool, tuple]] | None = None) -> ToolRecords:
+    def evolve(self, states: Mapping[int, ToolState], changed: Iterable[int] = (),
+               read: dict[int, tuple[StoredTool, ToolState]] | None = None) -> ToolRecords:
         """The records of the next snapshot: ``changed`` tools forgotten (or replaced by ``read``,
         definitions read with their states), the rest shared."""
         self._cache.drop(changed)
@@ -95,10 +91,10 @@ class ToolRecords(Mapping[int, StoredTool]):
             self.prefetch((i,))
             entry = self._cache.entries[i]
         st, read_state = entry
-        if read_state[:-2] != state[:-2]:
+        if read_state.changed_since(state):
             raise StaleSnapshot(i, self)
-        usage = _usage_of(state)
-        return st if (st.calls, st.errors) == usage else replace(st, calls=usage[0], errors=usage[1])
+        calls, errors = int(state.calls), int(state.errors)
+        return st if (st.calls, st.errors) == (calls, errors) else replace(st, calls=calls, errors=errors)
 
     def prefetch(self, ids: Iterable[int]) -> None:
         """Read the definitions of ``ids`` not read yet, in one query per 500."""

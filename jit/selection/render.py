@@ -26,23 +26,29 @@ from ..analysis.offline_analyzer import condense
 from ..errors import SelectionError
 from ..models import HARNESS_SERVER, ServerStatus, StoredTool, ToolAnalysis
 from ..schemas import api_schema
-from .tiers import ScoredTool, Tier, best_first, merit
-from .tokens import EstimateCounter, TokenCounter, compact_json
+from .scored_tool import ScoredTool, merit
+from .tiers import Tier
+from .tokens import compact_json
 
 __all__ = [
     "ACCESS",
     "FORMATS",
+    "META_AVAILABLE",
+    "META_INTRO",
     "META_TOOL",
-    "Estimates",
-    "fit_budget",
+    "also_line",
+    "by_tier",
+    "condensed_line",
     "full_definition",
-    "measure",
+    "meta_tool",
+    "meta_tool_definition",
     "namespaced",
     "order_key",
+    "render_markdown",
     "render_tools",
     "rendered_names",
+    "safe_name",
     "summary_line",
-    "tier_cost",
     "tool_summary",
 ]
 
@@ -69,10 +75,15 @@ def namespaced(server: str, tool: str) -> str:
     ``server/tool`` appended, so two different tools never share a name.
     """
     raw = tool if server == HARNESS_SERVER else f"{server}{SEPARATOR}{tool}"
-    clean = _INVALID.sub("_", raw)
+    clean = safe_name(raw)
     if clean == raw and len(clean) <= MAX_NAME:
         return clean
     return with_hash(clean, server, tool)
+
+
+def safe_name(text: str) -> str:
+    """``text`` with every character a name may not hold (outside ``[A-Za-z0-9_-]``) made ``_``."""
+    return _INVALID.sub("_", text)
 
 
 def rendered_names(heads: Iterable[tuple[str, str]]) -> dict[tuple[str, str], str]:
@@ -97,7 +108,7 @@ def with_hash(name: str, server: str, tool: str) -> str:
 
 
 def order_key(st: ScoredTool) -> tuple:
-    """Skeleton first (by name), then tier, then best first (:func:`~jit.selection.tiers.merit`)."""
+    """Skeleton first (by name), then tier, then best first (:func:`~jit.selection.scored_tool.merit`)."""
     if st.skeleton:
         return (0, 0, 0, 0, st.name)
     return (1, st.tier.rank, *merit(st))
@@ -175,13 +186,14 @@ def full_definition(st: ScoredTool, fmt: str = "anthropic") -> dict[str, Any]:
     return {"name": st.name, "description": description, "input_schema": schema}
 
 
-def _line(st: ScoredTool) -> str:
+def condensed_line(st: ScoredTool) -> str:
+    """A Condensed tool's line in the meta-tool's list: ``- name: summary``."""
     return f"- {st.name}: {st.summary}" + (" (offline)" if st.offline else "")
 
 
-_INTRO = ("More tools are available but not loaded. Call this with the names you need; "
+META_INTRO = ("More tools are available but not loaded. Call this with the names you need; "
           "their full definitions are added and you can call them next turn.")
-_AVAILABLE = "Available (name: what it does):"
+META_AVAILABLE = "Available (name: what it does):"
 
 
 def _names_schema() -> dict[str, Any]:
@@ -200,30 +212,34 @@ def _names_schema() -> dict[str, Any]:
     }
 
 
-def _also(minimal: Sequence[ScoredTool]) -> str:
+def also_line(minimal: Sequence[ScoredTool]) -> str:
+    """The Minimal tools' names, after the Condensed lines."""
     return "Also available: " + ", ".join(s.name + (" (offline)" if s.offline else "") for s in minimal)
 
 
-def _meta_dict(description: str, fmt: str) -> dict[str, Any]:
+def meta_tool_definition(description: str, fmt: str) -> dict[str, Any]:
+    """:data:`META_TOOL` with ``description``, in the ``anthropic`` or ``openai`` shape."""
     schema = _names_schema()
     if fmt == "openai":
         return {"type": "function", "function": {"name": META_TOOL, "description": description, "parameters": schema}}
     return {"name": META_TOOL, "description": description, "input_schema": schema}
 
 
-def _meta_tool(condensed: Sequence[ScoredTool], minimal: Sequence[ScoredTool], fmt: str) -> dict[str, Any] | None:
+def meta_tool(condensed: Sequence[ScoredTool], minimal: Sequence[ScoredTool], fmt: str) -> dict[str, Any] | None:
+    """:data:`META_TOOL` listing the Condensed lines and the Minimal names (None when both are empty)."""
     if not condensed and not minimal:
         return None
-    parts = [_INTRO]
+    parts = [META_INTRO]
     if condensed:
-        parts.append(_AVAILABLE)
-        parts.extend(_line(s) for s in condensed)
+        parts.append(META_AVAILABLE)
+        parts.extend(condensed_line(s) for s in condensed)
     if minimal:
-        parts.append(_also(minimal))
-    return _meta_dict("\n".join(parts), fmt)
+        parts.append(also_line(minimal))
+    return meta_tool_definition("\n".join(parts), fmt)
 
 
-def _split(tools: Sequence[ScoredTool]) -> tuple[list[ScoredTool], list[ScoredTool], list[ScoredTool]]:
+def by_tier(tools: Sequence[ScoredTool]) -> tuple[list[ScoredTool], list[ScoredTool], list[ScoredTool]]:
+    """The Full, Condensed and Minimal tools of ``tools``, each in rendering order (:func:`order_key`)."""
     ordered = sorted((s for s in tools if s.tier is not Tier.EXCLUDED), key=order_key)
     full = [s for s in ordered if s.tier is Tier.FULL]
     condensed = [s for s in ordered if s.tier is Tier.CONDENSED]
@@ -243,13 +259,13 @@ def render_tools(tools: Sequence[ScoredTool], fmt: str = "anthropic", *, shard: 
         raise SelectionError(f"unknown access {access!r}; expected one of {', '.join(ACCESS)}")
     if access != "expand" and fmt in ("anthropic", "openai"):
         raise SelectionError(f"the {fmt} rendering is a harness's tool list: its access is 'expand'")
-    full, condensed, minimal = _split(tools)
+    full, condensed, minimal = by_tier(tools)
     if access == "call_tool":
         return _served_json(full, condensed, minimal, shard) if fmt == "json" else \
             _served_markdown(full, condensed, minimal, shard)
     if fmt in ("anthropic", "openai"):
         out = [full_definition(s, fmt) for s in full]
-        meta = _meta_tool(condensed, minimal, fmt)
+        meta = meta_tool(condensed, minimal, fmt)
         return out + [meta] if meta else out
     if fmt == "json":
         return {
@@ -259,10 +275,11 @@ def render_tools(tools: Sequence[ScoredTool], fmt: str = "anthropic", *, shard: 
             "minimal": [s.name for s in minimal],
             "meta_tool": META_TOOL if (condensed or minimal) else None,
         }
-    return _markdown(full, condensed, minimal, shard)
+    return render_markdown(full, condensed, minimal, shard)
 
 
-def _markdown(full: list[ScoredTool], condensed: list[ScoredTool], minimal: list[ScoredTool], shard: str) -> str:
+def render_markdown(full: list[ScoredTool], condensed: list[ScoredTool], minimal: list[ScoredTool], shard: str) -> str:
+    """The ``markdown`` rendering of the tiers (for a harness, which offers :data:`META_TOOL`)."""
     lines = [f"# Tools for shard `{shard}`" if shard else "# Tools", ""]
     if full:
         lines += ["## Full", ""]
@@ -271,7 +288,7 @@ def _markdown(full: list[ScoredTool], condensed: list[ScoredTool], minimal: list
             lines += ["```json", compact_json(_schema(s)[0]), "```", ""]
     if condensed:
         lines += [f"## Condensed (call `{META_TOOL}` with names for full definitions)", ""]
-        lines += [_line(s) for s in condensed] + [""]
+        lines += [condensed_line(s) for s in condensed] + [""]
     if minimal:
         lines += [f"## On request (via `{META_TOOL}`)", ""]
         lines += [", ".join(f"`{s.name}`" for s in minimal), ""]
@@ -300,7 +317,7 @@ def _served_markdown(full: list[ScoredTool], condensed: list[ScoredTool], minima
             lines += ["```json", compact_json(_schema(s)[0]), "```", ""]
     if condensed:
         lines += ["## Condensed (`describe_tool` with the server and tool gives the schema; then `call_tool`)", ""]
-        lines += [f"{_line(s)} {_call(s)}" for s in condensed] + [""]
+        lines += [f"{condensed_line(s)} {_call(s)}" for s in condensed] + [""]
     if minimal:
         lines += ["## On request (`describe_tool`, then `call_tool`)", ""]
         lines += [", ".join(f"`{s.name}` {_call(s)}" for s in minimal), ""]
@@ -321,269 +338,3 @@ def _served_json(full: list[ScoredTool], condensed: list[ScoredTool], minimal: l
         "minimal": [{"name": s.name, **where(s)} for s in minimal],
         "meta_tool": "describe_tool" if (condensed or minimal) else None,
     }
-
-
-# --------------------------------------------------------------------------- budget
-
-
-def measure(rendered: Any, fmt: str, counter: TokenCounter) -> int:
-    """Tokens of a rendering as it is sent: a tools list, or text."""
-    if fmt == "anthropic":
-        return counter.count_tools(rendered)
-    if fmt == "markdown":
-        return counter.count_text(rendered)
-    return counter.count_text(compact_json(rendered))
-
-
-def tier_cost(st: ScoredTool, tier: Tier, fmt: str, estimate: TokenCounter) -> int:
-    """Estimated tokens one tool adds at ``tier`` (its line in the meta-tool, or its definition)."""
-    if tier is Tier.FULL:
-        if fmt == "markdown":
-            return estimate.count_text(_markdown([st], [], [], "")) - 3
-        return estimate.count_tools([full_definition(st, "openai" if fmt == "openai" else "anthropic")]) + 1
-    if tier is Tier.CONDENSED:
-        return estimate.count_text(_line(st)) + 1
-    if tier is Tier.MINIMAL:
-        return estimate.count_text(st.name) + 1
-    return 0
-
-
-#: Formats whose rendering is a list of tool definitions (counted as its compact JSON).
-_TOOL_LISTS = ("anthropic", "openai")
-#: A line that JSON escapes, or whose last character is whitespace (see :class:`Estimates`).
-_NOT_PLAIN = re.compile(r'[\x00-\x1f"\\]|\s\Z')
-#: The names :func:`namespaced` makes (see :meth:`Estimates.condensed_dearer`).
-_PLAIN_NAME = re.compile(r"[A-Za-z0-9_-]+")
-
-
-#: Remaining tokens below which a Condensed tool's Minimal cost (a name: short, cheap to count) is
-#: asked first: once the budget is nearly spent, most tools fit in neither tier, and the first
-#: answer spares counting their lines. Any value gives the same selection.
-_TIGHT = 32
-
-
-def _escaped(text: str) -> str:
-    """``text`` as it stands inside a JSON string of :func:`~jit.selection.tokens.compact_json`."""
-    return compact_json(text)[1:-1]
-
-
-class Estimates:
-    """Estimated token costs of tools at tiers in one format, kept in ``memo``, and the tokens of
-    a whole rendering.
-
-    The budget is fitted on per-tool estimates, then checked on the whole rendering, more than
-    once if demotions follow. With the offline estimator (:class:`EstimateCounter`) and a
-    tools-list format, that check does not count the rendering's text again: it adds the raw
-    counts (:meth:`EstimateCounter.raw`) of its parts, which the tier costs computed already,
-    and the sum equals the text's count exactly, because the estimator's pieces cross the cuts
-    only in known ways:
-
-    - Each element of the list is compact JSON starting with ``{"`` and a letter and ending with
-      ``}``: the punctuation piece that ends one element runs on over ``,{"`` into the next, so
-      the list counts its elements' raw counts minus one per comma (the brackets join the first
-      and the last piece, and the raw count of ``[e]`` is that of ``e``).
-    - In the meta-tool's description each Condensed line is followed by an escaped newline,
-      ``\\n`` (a backslash and a letter), and the next line starts with ``-``: a piece ends there.
-      So each line but the last counts as its own JSON-escaped text with ``\\n`` appended, which
-      is the line's raw count plus one when nothing in it is escaped and it does not end in
-      whitespace (after a letter or digit ``\\n`` is one more piece; after punctuation the
-      backslash joins that piece and ``n`` is one more). The fixed text before the first line
-      and the last line with what follows it are counted as text.
-
-    tests/test_render.py checks the assembled count against the text's, hostile tools included.
-    Any other counter (exact counts from an API) or format is counted on the rendering itself.
-    """
-
-    def __init__(self, fmt: str, estimate: TokenCounter | None = None, memo: dict[tuple, Any] | None = None) -> None:
-        self.fmt = fmt
-        self.estimate = estimate or EstimateCounter()
-        #: (tool id, tier value, format, offline) -> tokens; with a fifth item, raw counts of parts.
-        self.memo: dict[tuple, Any] = {} if memo is None else memo
-        self._parts = fmt in _TOOL_LISTS and type(self.estimate) is EstimateCounter
-        self._overhead: int | None = None
-
-    def cost(self, st: ScoredTool, tier: Tier) -> int:
-        """Tokens ``st`` adds at ``tier`` (:func:`tier_cost`), remembered."""
-        key = (st.id, tier._value_, self.fmt, st.offline)  # a str hashes in C, an Enum member in Python
-        value = self.memo.get(key)
-        if value is None:
-            if self._parts and tier is Tier.FULL:
-                value = self.estimate.rounded(self._full(st)) + 1
-            elif self._parts and tier is Tier.CONDENSED:
-                line = _line(st)
-                raw = EstimateCounter.raw(line)
-                if not _NOT_PLAIN.search(line):
-                    self.memo[(*key, "line")] = raw + 1
-                value = self.estimate.rounded(raw) + 1
-            else:
-                value = tier_cost(st, tier, self.fmt, self.estimate)
-            self.memo[key] = value
-        return value
-
-    def condensed_dearer(self, st: ScoredTool) -> bool:
-        """Whether ``st`` costs at least as much Condensed as Minimal, known without counting either.
-
-        True of the offline estimate for any name :func:`namespaced` makes: the line
-        ``- name: summary`` holds the name between a space and a colon, and its pieces cover the
-        name's pieces (at most one of them split in two) after the piece ``-``; letters are counted
-        alike. So when the Minimal tier does not fit, the Condensed one does not either."""
-        return self._parts and _PLAIN_NAME.fullmatch(st.name) is not None
-
-    def meta_overhead(self) -> int:
-        """The meta-tool's own tokens, paid once if anything is Condensed or Minimal."""
-        if self._overhead is None:
-            self._overhead = _meta_overhead(self.fmt, self.estimate)
-        return self._overhead
-
-    def measure(self, tools: Sequence[ScoredTool], counter: TokenCounter, *, shard: str = "") -> int:
-        """Tokens of the rendering of ``tools`` as ``counter`` counts it (:func:`measure`)."""
-        if not (self._parts and type(counter) is EstimateCounter):
-            return measure(render_tools(tools, self.fmt, shard=shard), self.fmt, counter)
-        full, condensed, minimal = _split(tools)
-        raws = [self._full(s) for s in full]
-        if condensed or minimal:
-            raws.append(self._meta(condensed, minimal))
-        if not raws:
-            return counter.count_tools([])
-        return counter.rounded(sum(raws) - (len(raws) - 1))
-
-    def _full(self, st: ScoredTool) -> float:
-        key = (st.id, "full", self.fmt, st.offline, "raw")
-        raw = self.memo.get(key)
-        if raw is None:
-            raw = self.memo[key] = EstimateCounter.raw(compact_json([full_definition(st, self.fmt)]))
-        return raw
-
-    def _line(self, st: ScoredTool) -> float:
-        key = (st.id, "condensed", self.fmt, st.offline, "line")
-        raw = self.memo.get(key)
-        if raw is None:
-            raw = self.memo[key] = EstimateCounter.raw(_escaped(_line(st) + "\n"))
-        return raw
-
-    def _meta(self, condensed: list[ScoredTool], minimal: list[ScoredTool]) -> float:
-        if not condensed:
-            return EstimateCounter.raw(compact_json(_meta_tool(condensed, minimal, self.fmt)))
-        lead, tail = _meta_frame(self.fmt)
-        last = _escaped("\n".join([_line(condensed[-1]), *([_also(minimal)] if minimal else [])]))
-        return lead + sum(self._line(s) for s in condensed[:-1]) + EstimateCounter.raw(last + tail)
-
-
-_FRAMES: dict[str, tuple[float, str]] = {}
-
-
-def _meta_frame(fmt: str) -> tuple[float, str]:
-    """The meta-tool's JSON around its Condensed lines: the raw count of what precedes the first
-    line (up to its ``\\n``), and the text after the description."""
-    frame = _FRAMES.get(fmt)
-    if frame is None:
-        head, tail = compact_json(_meta_dict("\x00", fmt)).split("\\u0000")
-        lead = EstimateCounter.raw(head + _escaped(f"{_INTRO}\n{_AVAILABLE}\n"))
-        frame = _FRAMES[fmt] = (lead, tail)
-    return frame
-
-
-def fit_budget(
-    tools: Sequence[ScoredTool],
-    budget: int,
-    fmt: str,
-    counter: TokenCounter,
-    *,
-    estimate: TokenCounter | None = None,
-    estimates: Estimates | None = None,
-    shard: str = "",
-    max_rounds: int = 25,
-) -> tuple[int, list[str]]:
-    """Give every tool the best tier that fits, most relevant first; then check the
-    real rendering with ``counter`` and demote the least relevant until it fits.
-
-    Tiers are changed in place (``tier``, ``tokens``, ``reasons``). Skeleton tools
-    keep their tier; if they alone exceed the budget the result says so in a
-    warning and every other tool is excluded. One tool's share is estimated by
-    ``estimates`` (default: :class:`Estimates` over ``estimate``; the compiler passes one
-    whose memo outlives the compile). Returns ``(tokens used, warnings)``.
-    """
-    est = estimates or Estimates(fmt, estimate)
-    cost = est.cost
-    warnings: list[str] = []
-    skeleton = [s for s in tools if s.skeleton and s.tier is not Tier.EXCLUDED]
-    # Most relevant first; the tools of the task's steps before them (Full by the policy's word).
-    flesh = sorted((s for s in tools if not s.skeleton and s.tier is not Tier.EXCLUDED), key=best_first)
-    base = est.measure(skeleton, counter, shard=shard) if skeleton else 0
-    for s in skeleton:
-        s.tokens = cost(s, s.tier)
-    if base > budget:
-        warnings.append(
-            f"skeleton tools alone take {base} tokens, over the budget of {budget}; they are sent anyway "
-            "and every other tool is excluded"
-        )
-        for s in flesh:
-            _demote(s, Tier.EXCLUDED, "skeleton alone exceeds the token budget")
-        return base, warnings
-    # The meta-tool's own text and schema, paid once if anything is Condensed or Minimal.
-    meta_overhead = 0
-    remaining = budget - base
-    for s in flesh:
-        tier = s.tier
-        need = 0
-        while tier is not Tier.EXCLUDED:
-            extra = 0
-            if tier is not Tier.FULL and not meta_overhead:
-                extra = est.meta_overhead()
-            if (tier is Tier.CONDENSED and remaining < _TIGHT and est.condensed_dearer(s)
-                    and cost(s, Tier.MINIMAL) + extra > remaining):
-                tier = Tier.EXCLUDED  # not even Minimal fits, so Condensed cannot
-                break
-            need = cost(s, tier)
-            if need + extra <= remaining:
-                remaining -= need + extra
-                meta_overhead = meta_overhead or extra
-                break
-            tier = tier.demoted()
-        if tier is not s.tier:
-            _demote(s, tier, "token budget")
-        s.tokens = need if tier is not Tier.EXCLUDED else 0
-    # The estimate guided the packing; the budget is enforced on the real rendering.
-    used = est.measure(tools, counter, shard=shard)
-    rounds = 0
-    while used > budget and rounds < max_rounds:
-        rounds += 1
-        over = used - budget
-        freed = 0
-        # Worst first: ``flesh`` is already best first (a demotion changes no part of the key).
-        for s in (s for s in reversed(flesh) if s.tier is not Tier.EXCLUDED):
-            before = s.tokens
-            _demote(s, s.tier.demoted(), "token budget (measured)")
-            s.tokens = cost(s, s.tier)
-            freed += before - s.tokens
-            if freed >= over:
-                break
-        else:
-            if not any(s.tier is not Tier.EXCLUDED for s in flesh):
-                break
-        used = est.measure(tools, counter, shard=shard)
-    if used > budget:
-        warnings.append(f"the rendering takes {used} tokens, over the budget of {budget}")
-    return used, warnings
-
-
-def _meta_overhead(fmt: str, estimate: TokenCounter) -> int:
-    if fmt == "markdown":
-        return estimate.count_text(f"## On request (via `{META_TOOL}`)\n\n") + 2
-    probe = _meta_tool([], [_Probe()], fmt)  # type: ignore[list-item]
-    return estimate.count_text(compact_json(probe)) + 1
-
-
-class _Probe:
-    """Stands for one listed tool when measuring the meta-tool's fixed cost."""
-
-    name = ""
-    offline = False
-    summary = ""
-
-
-def _demote(st: ScoredTool, tier: Tier, why: str) -> None:
-    if tier is st.tier:
-        return
-    st.reasons.append(f"demoted {st.tier._value_} -> {tier._value_}: {why}")
-    st.tier = tier

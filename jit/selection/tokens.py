@@ -87,7 +87,7 @@ class EstimateCounter:
     def raw(text: str) -> float:
         """The count before scaling and rounding: pieces plus the long-word and non-ASCII extras.
         A multiple of 1/4, so sums of raw counts are exact in floating point, which
-        :class:`jit.selection.render.Estimates` relies on to count a rendering from its parts."""
+        :class:`jit.selection.budget.Estimates` relies on to count a rendering from its parts."""
         # Three C-level scans instead of a Python loop over pieces (~10x faster).
         ascii_only = text.isascii()
         pieces = len((_PIECE_ASCII if ascii_only else _PIECE).findall(text))

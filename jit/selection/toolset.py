@@ -1,4 +1,4 @@
-"""What compile() takes and returns: TaskContext, Tier, ScoredTool, ToolSet."""
+"""What compile() returns: the ToolSet of one shard spawn, its renderings and explanation."""
 
 from __future__ import annotations
 
@@ -11,28 +11,10 @@ from ..errors import SelectionError, ToolDeniedError, ToolNotFoundError
 from .deferred import DEFERRED_FORMATS, DeferredTools, render_deferred
 from .explain import Citation, RuleCitations
 from .render import render_tools
-from .tiers import ScoredTool, Tier
+from .scored_tool import ScoredTool
+from .tiers import Tier
 
-__all__ = ["ScoredTool", "TaskContext", "Tier", "ToolSet"]
-
-
-@dataclass(frozen=True)
-class TaskContext:
-    """One shard spawn: who, what, and the limits of the tool set.
-
-    ``budget`` overrides ``tool_selection.token_budget``; ``include_servers``
-    (when given) keeps only those servers' tools, ``exclude_servers`` drops
-    servers. Harness tools count as server ``harness``.
-    """
-
-    shard: str
-    task: str
-    intent: str | None = None
-    language: str | None = None
-    files: tuple[str, ...] = ()
-    budget: int | None = None
-    include_servers: tuple[str, ...] = ()
-    exclude_servers: tuple[str, ...] = ()
+__all__ = ["ToolSet"]
 
 
 @dataclass

@@ -37,7 +37,10 @@ import json
 import logging
 import math
 import os
+import threading
 import zipfile
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,16 +49,19 @@ import numpy as np
 
 from .. import __version__
 from ..config import Config
+from ..models import ToolState
 from ..paths import write_atomic
 from .indexcache import FORMAT as INDEX_FORMAT
 from .logic import Fact
+from .policy import DERIVED, SHARD_POINTS
+from .snapshot import ShardTables
 
-__all__ = ["FORMAT", "KEEP", "SavedView", "ViewFiles", "view_key"]
+__all__ = ["FORMAT", "KEEP", "FileWriter", "SavedView", "ViewFiles", "view_key"]
 
 log = logging.getLogger(__name__)
 
 #: Bump when what a view file holds, or how a tool's facts and classes are derived, changes.
-FORMAT = 6
+FORMAT = 7
 #: View files kept per catalog (one per config and rule set that compiles against it).
 KEEP = 8
 
@@ -68,7 +74,7 @@ class SavedView:
     usage_version: int
     index_key: str
     #: Tool id -> its state (``Store.tool_states``), server and raw name, and name as the model sees it.
-    states: dict[int, tuple]
+    states: dict[int, ToolState]
     heads: dict[int, tuple[str, str]]
     names: dict[int, str]
     #: The classes' projected facts (tool column dropped).
@@ -80,12 +86,51 @@ class SavedView:
     global_facts: frozenset
     #: Kind -> label -> ids of the tools whose effective analysis has it.
     labels: dict[str, dict[str, frozenset[int]]]
-    #: Shard -> its tables as :class:`~jit.selection.catalog_view.CatalogView` keeps them: points,
-    #: skeleton slots and denial reasons per tool (only the shards the snapshot had asked for).
-    shards: dict[str, tuple[dict[int, int], dict[int, tuple[str, ...]], dict[int, tuple[str, ...]]]] = \
-        field(default_factory=dict)
+    #: Shard -> its tables: points, skeleton slots and denial reasons per tool (only the shards the
+    #: snapshot had asked for).
+    shards: dict[str, ShardTables] = field(default_factory=dict)
     #: Tool id -> its Condensed line (``render.tool_summary``), for the tools whose line was known.
     summaries: dict[int, str] = field(default_factory=dict)
+
+
+class FileWriter:
+    """Writes files for the next process, in order, on one thread started on first use.
+
+    Its thread is not a daemon: a process that ends without :meth:`close` still finishes
+    the writes it queued (``concurrent.futures`` joins its threads at exit). A write is
+    atomic and a failed one costs the next process a build (the writers log ``OSError``);
+    anything else a write raises is logged here, since nobody waits for its result."""
+
+    def __init__(self) -> None:
+        self._pool: ThreadPoolExecutor | None = None
+        self._last: Future[None] | None = None
+        self._lock = threading.Lock()
+
+    def submit(self, write: Callable[[], None]) -> None:
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jit-view-files")
+            self._last = self._pool.submit(self._run, write)
+
+    @staticmethod
+    def _run(write: Callable[[], None]) -> None:
+        try:
+            write()
+        except Exception:  # noqa: BLE001 - a file for the next process: never worth a compile
+            log.exception("could not write the compiled view's files for the next process")
+
+    def flush(self) -> None:
+        """Wait for every write queued so far."""
+        with self._lock:
+            last = self._last
+        if last is not None:
+            last.result()
+
+    def close(self) -> None:
+        with self._lock:
+            pool, self._pool, self._last = self._pool, None, None
+        if pool is not None:
+            pool.shutdown(wait=True)
 
 
 def view_key(catalog_id: str | None, scope: frozenset[str] | None, rules_fingerprint: str, config: Config,
@@ -95,6 +140,7 @@ def view_key(catalog_id: str | None, scope: frozenset[str] | None, rules_fingerp
         "format": FORMAT,
         "index_format": INDEX_FORMAT,  # the file names an index file: one of this format
         "jit": __version__,
+        "derived": DERIVED,  # the predicates the classes are columns of, the shard tables' points
         "catalog": catalog_id,
         "scope": sorted(scope) if scope is not None else None,
         "rules": rules_fingerprint,
@@ -111,9 +157,10 @@ def _facts(rows: list[list[Any]]) -> frozenset[Fact]:
     return frozenset(tuple(r) for r in rows)
 
 
-#: A state's columns (``Store.tool_states``): the two hashes (hex digests) as byte arrays; the
-#: server status as a code into the header's list.
+#: A state's columns (``ToolState``): the two hashes (hex digests) as byte arrays; the server
+#: status as a code into the header's list; the rest as numbers.
 _HASHES = ("definition_hash", "text_hash")
+_NUMBERS = ("needs_embedding", "approved", "calls", "errors")
 
 
 class ViewFiles:
@@ -139,9 +186,8 @@ class ViewFiles:
                 if head.get("format") != FORMAT or head.get("key") != key:
                     raise ValueError("the file does not match its key")
                 ids, classes = data["ids"], data["classes"]
-                columns = {name: data[name] for name in (*_HASHES, "needs_embedding", "created_at", "status",
-                                                         "approved", "calls", "errors", "label_offsets", "label_ids",
-                                                         *_shard_columns(len(head["shards"])))}
+                columns = {name: data[name] for name in (*_HASHES, *_NUMBERS, "created_at", "status", "label_offsets",
+                                                         "label_ids", *_shard_columns(len(head["shards"])))}
             view = _view_from(head, ids, classes, columns)
         except FileNotFoundError:
             return None
@@ -163,7 +209,7 @@ class ViewFiles:
             return
         ids = view.ids.tolist()
         states = [view.states[i] for i in ids]
-        statuses = sorted({s[4] for s in states})
+        statuses = sorted({s.status for s in states})
         code = {name: c for c, name in enumerate(statuses)}
         kinds = {kind: sorted(by_label) for kind, by_label in view.labels.items()}
         members = [sorted(view.labels[kind][label]) for kind in sorted(kinds) for label in kinds[kind]]
@@ -182,20 +228,20 @@ class ViewFiles:
             arrays = {
                 "ids": view.ids,
                 "classes": view.classes.astype(np.int32),
-                **{name: _ascii([s[c] for s in states]) for c, name in enumerate(_HASHES)},
-                "needs_embedding": np.array([s[2] for s in states], dtype=np.int64),
-                "created_at": np.array([np.nan if s[3] is None else s[3] for s in states], dtype=np.float64),
-                "status": np.array([code[s[4]] for s in states], dtype=np.int64),
-                "approved": np.array([s[5] for s in states], dtype=np.int64),
-                "calls": np.array([s[6] for s in states], dtype=np.int64),
-                "errors": np.array([s[7] for s in states], dtype=np.int64),
+                **{name: _ascii([getattr(s, name) for s in states]) for name in _HASHES},
+                **{name: np.array([getattr(s, name) for s in states], dtype=np.int64) for name in _NUMBERS},
+                "created_at": np.array([np.nan if s.analyzed_at is None else s.analyzed_at for s in states],
+                                       dtype=np.float64),
+                "status": np.array([code[s.status] for s in states], dtype=np.int64),
                 "label_offsets": np.cumsum([0, *map(len, members)], dtype=np.int64),
                 "label_ids": np.array([i for m in members for i in m], dtype=np.int64),
             }
             for k, shard in enumerate(header["shards"]):
-                points, skeleton, denied = view.shards[shard]
-                arrays[f"shard{k}_points"] = np.array([points.get(i, _NO_POINTS) for i in ids], dtype=np.int64)
-                for name, table in (("skeleton", skeleton), ("denied", denied)):
+                tables = view.shards[shard]
+                for name in SHARD_POINTS:
+                    points = tables.points.get(name, {})
+                    arrays[f"shard{k}_{name}"] = np.array([points.get(i, _NO_POINTS) for i in ids], dtype=np.int64)
+                for name, table in (("skeleton", tables.skeleton), ("denied", tables.denied)):
                     arrays.update(_sparse(f"shard{k}_{name}", table, strings))
             header["strings"] = list(strings)
             blob = json.dumps(header, separators=(",", ":")).encode("utf-8")
@@ -209,13 +255,13 @@ class ViewFiles:
             log.warning("could not keep the compiled view in %s: %s", self.directory, exc)
 
 
-#: A tool without points of a shard (``shard_points`` has no row for it).
+#: A tool without points of a shard (a ``SHARD_POINTS`` predicate has no row for it).
 _NO_POINTS = np.iinfo(np.int64).min
 
 
 def _shard_columns(n: int) -> list[str]:
     return [f"shard{k}_{part}" for k in range(n) for part in (
-        "points", "skeleton_ids", "skeleton_offsets", "skeleton_values", "denied_ids", "denied_offsets",
+        *SHARD_POINTS, "skeleton_ids", "skeleton_offsets", "skeleton_values", "denied_ids", "denied_offsets",
         "denied_values")]
 
 
@@ -250,8 +296,7 @@ def _view_from(head: dict[str, Any], ids: np.ndarray, classes: np.ndarray,
     n = len(ids)
     projections = [_facts(p) for p in head["projections"]]
     strings = [head["servers"], head["tools"], head["names"]]
-    numeric = [columns[c] for c in (*_HASHES, "needs_embedding", "created_at", "status", "approved", "calls",
-                                    "errors")]
+    numeric = [columns[c] for c in (*_HASHES, *_NUMBERS, "created_at", "status")]
     if ids.ndim != 1 or classes.shape[0] != n or any(len(c) != n for c in (*strings, *numeric)):
         raise ValueError("columns of different lengths")
     if classes.size and (int(classes.min()) < 0 or int(classes.max()) >= len(projections)):
@@ -265,9 +310,9 @@ def _view_from(head: dict[str, Any], ids: np.ndarray, classes: np.ndarray,
     summaries = head["summaries"]
     if len(summaries) != n or not all(v is None or isinstance(v, str) for v in summaries):
         raise ValueError("a summaries column of the wrong length or kind")
-    states = dict(zip(id_list, zip(definition, text, columns["needs_embedding"].tolist(), created, status,
-                                   columns["approved"].tolist(), columns["calls"].tolist(),
-                                   columns["errors"].tolist(), strict=True), strict=True))
+    needs_embedding, approved, calls, errors = (columns[name].tolist() for name in _NUMBERS)
+    states = dict(zip(id_list, map(ToolState._make, zip(definition, text, needs_embedding, created, status, approved,
+                                                        calls, errors, strict=True)), strict=True))
     offsets, members = columns["label_offsets"].tolist(), columns["label_ids"]
     labels: dict[str, dict[str, frozenset[int]]] = {}
     at = 0
@@ -278,12 +323,14 @@ def _view_from(head: dict[str, Any], ids: np.ndarray, classes: np.ndarray,
             at += 1
     shards = {}
     for k, shard in enumerate(head["shards"]):
-        points = columns[f"shard{k}_points"]
-        if len(points) != n:
-            raise ValueError("a shard table of the wrong length")
-        shards[str(shard)] = ({i: p for i, p in zip(id_list, points.tolist(), strict=True) if p != _NO_POINTS},
-                              _unsparse(f"shard{k}_skeleton", columns, head["strings"]),
-                              _unsparse(f"shard{k}_denied", columns, head["strings"]))
+        points = {}
+        for name in SHARD_POINTS:
+            column = columns[f"shard{k}_{name}"]
+            if len(column) != n:
+                raise ValueError("a shard table of the wrong length")
+            points[name] = {i: p for i, p in zip(id_list, column.tolist(), strict=True) if p != _NO_POINTS}
+        shards[str(shard)] = ShardTables(points, _unsparse(f"shard{k}_skeleton", columns, head["strings"]),
+                                         _unsparse(f"shard{k}_denied", columns, head["strings"]))
     return SavedView(
         version=int(head["version"]), usage_version=int(head["usage_version"]), index_key=str(head["index_key"]),
         states=states, heads=dict(zip(id_list, zip(servers, tools, strict=True), strict=True)),

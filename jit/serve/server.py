@@ -94,10 +94,10 @@ from .proxylane import ProxyLane, ProxyTarget
 from .state import ServeOptions, ServeState
 from .stdio import stdio_wire
 
-# The selection wing (compiler, rendering, rules engine, numpy) and the views are imported
+# The selection wing (compiler, rendering, rules engine, numpy) and the payloads are imported
 # where a request uses them: answering `initialize` and listing the meta-tools needs none.
 
-__all__ = ["JitServer", "ServeOptions", "ServeState", "create_server", "run"]
+__all__ = ["JitServer", "create_server", "run"]
 
 
 def _annotations(raw: dict[str, Any] | None) -> ToolAnnotations | None:
@@ -323,7 +323,7 @@ class JitServer(MCPServer[ServeState]):
         state = self.state
         if state is None or state.exposed is None:
             return []
-        from ..selection.toolset import Tier
+        from ..selection.tiers import Tier
 
         return [s for s in state.exposed.tier(Tier.FULL) if s.server != HARNESS_SERVER]
 
@@ -510,7 +510,7 @@ def _register(app: JitServer) -> None:
         budget: Annotated[int | None, Field(ge=1, strict=True, description="Token budget (default from config)")] = None,
     ) -> CallToolResult:
         """The tool set for an agent role and task, by tier (full, condensed, minimal) within a token budget."""
-        from ..views import summarize
+        from ..payloads import summarize
 
         state = _state(ctx)
         toolset = await state.compile(shard, task, budget)
@@ -539,7 +539,7 @@ def _register(app: JitServer) -> None:
             ctx: Context,
         ) -> CallToolResult:
             """Recompile the exposed shard for ``task``; the shard (the role the session acts for) stays."""
-            from ..views import summarize
+            from ..payloads import summarize
 
             toolset, changed = await _state(ctx).set_task(task)
             data = summarize(toolset)
@@ -568,7 +568,7 @@ def _register(app: JitServer) -> None:
         attempt may last the server's ``timeout``) is not waited for past that first window: it
         reads "connecting", with a ``status_note`` saying how long its first attempt has run and
         when it gives up. Reads after the window, and servers that settled, answer at once."""
-        from ..views import server_rows, tool_counts
+        from ..payloads import server_rows, tool_counts
 
         state = app.state
         assert state is not None  # resources are read inside the lifespan
@@ -584,7 +584,7 @@ def _register(app: JitServer) -> None:
     @app.resource("jit://selection", name="selection", mime_type="application/json",
                   description="The current selection: the exposed shard's tool set, else the last compile_tools")
     def selection_resource() -> str:
-        from ..views import summarize
+        from ..payloads import summarize
 
         state = app.state
         assert state is not None

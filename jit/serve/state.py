@@ -3,7 +3,6 @@
 :class:`ServeState` is the lifespan context of :class:`~jit.serve.server.JitServer`:
 the config, catalog, embedder, client manager and compiler, the exposed selection,
 and the work on them (sync, reload, compile, rank, describe) done in worker threads.
-:mod:`jit.serve.server` re-exports both names.
 
 Start-up is in the background (:meth:`ServeState.start`), so the server answers
 ``initialize`` and ``tools/list`` at once from the cached catalog:
@@ -35,10 +34,18 @@ from typing import Any, Literal, Protocol, TypeVar
 import anyio
 import anyio.to_thread
 
-from ..catalog.approval import approve_hint, pending_report
+from ..catalog.approval import pending_report
 from ..catalog.ownership import config_scope, describe_differing
 from ..config import Config, load_config
-from ..errors import JitError, SelectionError, StoreError, ToolNotApprovedError, ToolNotFoundError, jit_error_in
+from ..errors import (
+    JitError,
+    SelectionError,
+    StoreError,
+    ToolNotApprovedError,
+    ToolNotFoundError,
+    approve_hint,
+    jit_error_in,
+)
 from ..models import HARNESS_SERVER
 
 __all__ = ["ServeOptions", "ServeState"]
@@ -81,7 +88,7 @@ class ServeOptions:
 
 def _selection_key(toolset: Any) -> tuple[tuple[str, str, bool], ...]:
     """What a client sees of an exposed selection: names, definitions and the offline note of the Full tier."""
-    from ..selection.toolset import Tier
+    from ..selection.tiers import Tier
 
     return tuple((s.name, s.tool.definition_hash, s.offline) for s in toolset.tier(Tier.FULL)
                  if s.server != HARNESS_SERVER)
@@ -437,7 +444,7 @@ class ServeState:
     async def compile(self, shard: str, task: str, budget: int | None) -> Any:
         """``compile()`` in a worker thread (the compiler checks shard and budget), for the session's
         role (:meth:`acting_for`)."""
-        from ..selection.toolset import TaskContext
+        from ..selection.task import TaskContext
 
         context = TaskContext(shard=self.acting_for(shard) or shard, task=task, budget=budget)
         await self.catalog_ready()
@@ -485,10 +492,10 @@ class ServeState:
     async def describe(self, server: str, tool: str) -> dict[str, Any]:
         """One tool's record as the model may read it (``describe_tool``, ``jit://tools/…``): a tool
         the session's role may not have is refused as a call to it is (:meth:`check_allowed`), and a
-        flagged tool's text is withheld (:func:`~jit.views.withhold_flagged`); unknown ones raise
+        flagged tool's text is withheld (:func:`~jit.payloads.withhold_flagged`); unknown ones raise
         ToolNotFoundError."""
         from ..analysis.analyze import hostile_flags
-        from ..views import describe, withhold_flagged
+        from ..payloads import describe, withhold_flagged
 
         stored = self.store.tool(server, tool)
         if stored is None:

@@ -23,7 +23,8 @@ from typing import Any
 import anyio
 
 from jit.client.transports import InProcessServerConfig
-from jit.config import Config, ConnectionConfig, HttpServerConfig, SseServerConfig, StdioServerConfig
+from jit.config import Config, ConnectionConfig
+from jit.servers_config import HttpServerConfig, SseServerConfig, StdioServerConfig
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent

@@ -1,8 +1,8 @@
-"""Tools that derive alike, as classes: what the Datalog engine holds of the catalog.
+"""Tools that derive alike, as equivalence classes of their facts: what the Datalog engine holds of the catalog.
 
-The rules' per-tool predicates (``blocked``, ``offline``, ``tier_cap``,
-``usage_points``, ``penalty_points``, and per shard ``shard_points``, ``skeleton`` and ``denied``) read only a
-tool's own facts and the global ones (server statuses, shards). Two tools whose
+The rules' per-tool predicates (:data:`~jit.selection.policy.DERIVED`: ``blocked``, ``offline``,
+``tier_cap``, the per-tool points, and per shard the shard points, ``skeleton`` and ``denied``)
+read only a tool's own facts and the global ones (server statuses, shards). Two tools whose
 facts are equal once their id, and their name and server where no rule can tell
 them apart, are dropped (:func:`abstract`) derive equal rows, up to those values
 (:func:`concrete`). So the engine holds one *class* per distinct projection of
@@ -11,7 +11,7 @@ those facts, per derived predicate, instead of every tool: 2,967 classes and
 would be ~200,000 Python objects per 10,000 tools. :class:`Classes` counts each
 class's members, asserts a class's facts when its first member arrives and
 retracts them when its last one leaves, and asks the rules for the rows of a
-class once (:meth:`Classes.rows_for`); :class:`~jit.selection.catalog_view.CatalogView`
+class once (:meth:`Classes.rows_for`); :class:`~jit.selection.derivation.Derivation`
 assigns the tools to classes and applies the rows to them.
 """
 
@@ -31,16 +31,11 @@ from ..config import ANNOTATION_HINTS
 from ..errors import RuleError
 from ..models import HARNESS_SERVER, StoredTool
 from .logic import Fact, LogicEngine, RuleSet
+from .policy import DERIVED, SHARD_POINTS, SHARD_PREDICATES, TASK_TABLES
 
-__all__ = ["AS_APPROVED", "DERIVED", "SHARD_PREDICATES", "TASK_TABLES", "TOOL_FACTS", "TOOL_PREDICATES", "Classes", "Globals",
-           "abstract", "check_task_tables", "class_arrays", "concrete", "server_marks", "tool_facts"]
+__all__ = ["AS_APPROVED", "TOOL_FACTS", "Classes", "Globals", "abstract", "check_task_tables", "class_arrays",
+           "concrete", "server_marks", "tool_facts"]
 
-#: Derived per tool (asked with the tool bound when it changes), and per shard and tool.
-TOOL_PREDICATES = ("blocked", "offline", "tier_cap", "usage_points", "penalty_points")
-SHARD_PREDICATES = ("shard_points", "skeleton", "denied")
-DERIVED = TOOL_PREDICATES + SHARD_PREDICATES
-#: Read per compile from the task facts: tables keyed by labels, never by tool.
-TASK_TABLES = ("capability_points", "category_points", "domain_points", "relevance_points", "system_points")
 #: The catalog facts asserted per tool (``T`` first); the rest of the engine's facts are global.
 TOOL_FACTS = frozenset({"tool", "harness", "analyzed", "category", "capability", "domain", "affinity", "flag",
                          "usage", "override_excluded", "declared_skeleton", "annotation", "shard_tool",
@@ -172,11 +167,11 @@ class Classes:
     def fold(self, k: int, shard: str, todo: list[int], class_of: dict[int, tuple[int, ...]],
               heads: dict[int, tuple[str, str]], full: bool, table: dict[int, Any],
               arrays: tuple[np.ndarray, np.ndarray] | None = None, *, twins: Mapping[int, int] | None = None) -> None:
-        """A shard predicate's rows into ``table`` per tool: the largest points (``shard_points``)
+        """A shard predicate's rows into ``table`` per tool: the largest points (``SHARD_POINTS``)
         or the values, sorted (``skeleton``: the slots; ``denied``: the reasons). Folded once per
         class, as its tools share their rows. ``twins`` (``denied`` only): tool -> the class of its
         last approved definition, whose reasons the tool also gets, marked :data:`AS_APPROVED`."""
-        points = DERIVED[k] == "shard_points"
+        points = DERIVED[k] in SHARD_POINTS
         folded: dict[int, Any] = {}
         for t, cid, rows in self.rows_of(k, shard, todo, class_of, heads, full, arrays):
             value = folded.get(cid) if cid is not None else None

@@ -1,4 +1,4 @@
-"""Plain-data views of the catalog and of selections.
+"""Plain-data payloads of the catalog and of selections: the dicts front ends return.
 
 What ``jit … --json`` prints and what ``jit serve`` returns from ``describe_tool``,
 ``compile_tools`` and its resources are the same dicts, built here once.

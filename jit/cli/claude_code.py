@@ -47,11 +47,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .config import Config, load_config
-from .errors import ConfigError
-from .jsonfile import read_json
-from .paths import DEFAULT_CONFIG_FILE, FALLBACK_CONFIG_FILE, PROJECT_CONFIG_FILE, write_atomic
-from .servers_config import parse_mcp_servers
+from ..config import Config, load_config
+from ..errors import ConfigError
+from ..jsonfile import read_json
+from ..paths import DEFAULT_CONFIG_FILE, FALLBACK_CONFIG_FILE, PROJECT_CONFIG_FILE, write_atomic
+from ..servers_config import parse_mcp_servers
 
 __all__ = ["BACKUP_DIR", "JIT_PROGRAM", "jit_command", "setup_claude_code", "undo_setup"]
 

@@ -1,0 +1,469 @@
+"""jit's side of rules/policy.dl: what it reads of the rules and what it decides with their answers.
+
+The rules say which tools are blocked, denied, capped, skeleton, and how many points each
+part of the logic score gives; this module is the one place in Python that reads those
+answers as a policy:
+
+- :data:`POINTS`, the parts of the logic score: each part's derived predicate and where
+  its table is read (per tool, per shard, or per task over labels, ranks or systems).
+  The derived predicates a catalog view asks (:data:`DERIVED`) and the task tables a
+  compile asks (:data:`TASK_TABLES`) follow from it. **A new points signal** is a
+  ``derive`` line in rules/schema.dl, its rules in rules/policy.dl and one row here.
+- :class:`Scoring`: a candidate's points by part, logic = their sum clamped to 0–100,
+  final = ``logic_weight`` × logic + ``vector_weight`` × vector, the tier the thresholds
+  give, and **Full needs evidence** (``full_match``, or points of a part marked
+  ``evidence``); then the skeleton's Full and the rules' tier caps.
+- :class:`Policy`: the policy's constants (``hosted_system``, ``system_word``,
+  ``full_match``, ``step_capability``, ``file_step``), asked once per compiler, the task
+  tables asked per compile, and the judgements that act on a compile's candidates:
+  hosted systems, the skeleton's winner per slot, the tool of each step the task states or
+  implies, and the warning for a step no tool in reach can do or the role may not take.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ..analysis.offline_analyzer import target_format
+from ..config import ToolSelectionConfig
+from ..errors import RuleError
+from ..models import HARNESS_SERVER, ToolState
+from .explain import RuleCitations
+from .logic import Fact, LogicEngine, RuleSet
+from .scored_tool import ScoredTool
+from .task import CODE_EDIT, COMPILER_FACTS, FILE_TARGET, IMPLIED
+from .tiers import Tier
+
+__all__ = ["BY_LABEL", "BY_RANK", "BY_SYSTEM", "DERIVED", "PER_SHARD", "PER_TOOL", "POINTS", "SHARD_POINTS",
+           "SHARD_PREDICATES", "TASK_TABLES", "TOOL_POINTS", "TOOL_PREDICATES", "Points", "Policy",
+           "PolicyConstants", "Score", "Scoring", "check_points", "label_points", "merge_points", "words"]
+
+# ---------------------------------------------------------------------------- the points
+
+#: ``Name(T, Points)``: asked per tool when its facts change (the catalog view's snapshot).
+PER_TOOL = "tool"
+#: ``Name(Shard, T, Points)``: asked per shard and tool, the first time the shard is compiled.
+PER_SHARD = "shard"
+#: ``Name(Label, Points)``: a task table; a tool gets the best Points of its labels of one kind.
+BY_LABEL = "label"
+#: ``Name(MaxRank, MinMatch, Points)``: a task table; a tool whose rank in the task's retrieval
+#: is at most MaxRank and whose vector score is at least MinMatch gets the largest such Points.
+BY_RANK = "rank"
+#: ``Name(System, Points)``: a task table; the tools of a server whose name holds a hosted
+#: System get its Points (the lowest of them), unless the task names the server.
+BY_SYSTEM = "system"
+
+
+@dataclass(frozen=True)
+class Points:
+    """One part of the logic score: the derived predicate that gives it and how it is read."""
+
+    #: The part's name in ``ScoredTool.points`` and in the reasons (``shard +8 (policy.dl:82)``).
+    part: str
+    predicate: str
+    #: Where its table is read: :data:`PER_TOOL`, :data:`PER_SHARD`, :data:`BY_LABEL`,
+    #: :data:`BY_RANK` or :data:`BY_SYSTEM`.
+    source: str
+    #: :data:`BY_LABEL`: the kind of label its table is keyed by (``capability``, ``category``, ``domain``).
+    label: str = ""
+    #: -1: the rules' points are taken off (``penalty_points(T, 30)``: the part is -30).
+    sign: int = 1
+    #: Points of this part are evidence enough for Full, whatever the tool's match (``full_match``).
+    evidence: bool = False
+
+
+#: The parts of the logic score, in the order reasons and explanations list them.
+POINTS = (
+    Points("shard", "shard_points", PER_SHARD),
+    Points("usage", "usage_points", PER_TOOL),
+    Points("capability", "capability_points", BY_LABEL, label="capability", evidence=True),
+    Points("category", "category_points", BY_LABEL, label="category", evidence=True),
+    Points("domain", "domain_points", BY_LABEL, label="domain"),
+    Points("relevance", "relevance_points", BY_RANK),
+    Points("system", "system_points", BY_SYSTEM),
+    Points("penalty", "penalty_points", PER_TOOL, sign=-1),
+)
+
+#: The per-tool and per-shard points predicates, each a table ``tool -> points``.
+TOOL_POINTS = tuple(p.predicate for p in POINTS if p.source == PER_TOOL)
+SHARD_POINTS = tuple(p.predicate for p in POINTS if p.source == PER_SHARD)
+#: Derived per tool (asked with the tool bound when it changes), and per shard and tool.
+TOOL_PREDICATES = ("blocked", "offline", "tier_cap", *TOOL_POINTS)
+SHARD_PREDICATES = (*SHARD_POINTS, "skeleton", "denied")
+DERIVED = TOOL_PREDICATES + SHARD_PREDICATES
+#: Read per compile from the task facts: tables keyed by labels, ranks or systems, never by tool.
+TASK_TABLES = tuple(p.predicate for p in POINTS if p.source in (BY_LABEL, BY_RANK, BY_SYSTEM))
+
+
+def check_points(rules: RuleSet) -> None:
+    """Every ``*_points`` predicate the schema declares is a part of :data:`POINTS`: points the
+    rules give and jit never reads would be a silent no-op."""
+    known = {p.predicate for p in POINTS}
+    for d in rules.derived():
+        if d.name.endswith("_points") and d.name not in known:
+            raise RuleError(f"{d.name} gives points jit does not read: add it to POINTS in "
+                            "jit/selection/policy.py (its part's name and where its table is read)",
+                            path=d.path, line=d.line)
+
+
+def merge_points(table: dict[Any, int], rows: Iterable[tuple]) -> None:
+    """One number per key: the largest Points of the rows (schema.dl's rule)."""
+    for key, p in rows:
+        table[key] = max(int(p), table.get(key, -10**6))
+
+
+def label_points(table: Mapping[str, int], tools_with: Mapping[str, frozenset[int]],
+                 candidates: set[int]) -> dict[int, int]:
+    """Per candidate, the best points of its labels in ``table`` (absent: none of them is in it)."""
+    out: dict[int, int] = {}
+    for label, p in table.items():
+        for t in candidates.intersection(tools_with.get(label, ())):
+            if p > out.get(t, p - 1):
+                out[t] = p
+    return out
+
+
+def _ranked(table: Mapping[tuple[int, int], int], candidates: Sequence[int], vector: Mapping[int, float]
+            ) -> dict[int, int]:
+    """:data:`BY_RANK` points: per candidate (in rank order, the first rank 1), the largest points
+    of the rows ``(max rank, min vector score) -> points`` it meets."""
+    rows = [(max_rank, floor, p) for (max_rank, floor), p in sorted(table.items())]
+    out: dict[int, int] = {}
+    for rank, t in enumerate(candidates, 1):
+        v = vector[t]
+        best = None
+        for max_rank, floor, p in rows:
+            if rank <= max_rank and v >= floor and (best is None or p > best):
+                best = p
+        if best:
+            out[t] = best
+    return out
+
+
+class Score(NamedTuple):
+    """What placed one candidate: its points by part, its scores, its tiers and why."""
+
+    points: dict[str, int]
+    logic: int
+    vector: int
+    final: int
+    #: The tier its final score wants (after Full needs evidence; Full for the skeleton).
+    wanted: Tier
+    #: ``wanted`` within the rules' tier cap.
+    tier: Tier
+    reasons: list[str]
+
+
+class Scoring:
+    """One compile's scores: ``parts`` holds, per part of :data:`POINTS`, the points the rules
+    give each candidate (``tool -> points``, before the part's sign)."""
+
+    def __init__(self, policy: Policy, parts: Sequence[tuple[Points, Mapping[int, int]]], sel: ToolSelectionConfig,
+                 shard: str) -> None:
+        self._policy = policy
+        self._parts = {p.part: p for p, _column in parts}
+        self._columns = [(p.part, p.sign, column) for p, column in parts]
+        self._evidence = tuple(p.part for p, _column in parts if p.evidence)
+        self._sel = sel
+        self._full_match = policy.constants().full_match
+        self._shard = shard
+
+    def score(self, t: int, vector: float, match: int, *, named: bool = False, slots: Sequence[str] = (),
+              cap: Tier | None = None) -> Score:
+        """Candidate ``t``, of ``vector`` score and ``match`` (its best cosine to the task or a clause,
+        in percent), the task naming it or not; ``slots``: the skeleton slots it wins; ``cap``: the
+        rules' tier cap."""
+        sel, policy = self._sel, self._policy
+        points = {part: sign * column.get(t, 0) for part, sign, column in self._columns}
+        logic = int(min(100, max(0, sum(points.values()))))
+        vec = int(round(vector))
+        final = int(round(sel.logic_weight * logic + sel.vector_weight * vec))
+        wanted = (Tier.FULL if final >= sel.full_threshold else Tier.CONDENSED if final >= sel.condensed_threshold
+                  else Tier.MINIMAL if final >= sel.minimal_threshold else Tier.EXCLUDED)
+        reasons = [policy.reason(self._parts[part], n) for part, n in points.items() if n]
+        if named:
+            reasons.insert(0, "named in the task")
+        if wanted is Tier.FULL and match < self._full_match and not any(points[p] for p in self._evidence):
+            # no evidence of its own: neither its match (named tools have 100) nor the task's labels
+            wanted = Tier.CONDENSED
+            reasons.append(f"condensed: match {match} is below full_match {self._full_match} and no "
+                           f"{' or '.join(self._evidence)} of the task points at it")
+        if slots:
+            wanted = Tier.FULL
+            reasons.insert(0, f"skeleton for {self._shard} (slot {', '.join(slots)})")
+        tier = wanted
+        if cap is not None and cap.rank > tier.rank:
+            reasons.append(policy.citations.reason(f"capped at {cap.value} by tier_cap", "tier_cap", cap.value))
+            tier = cap
+        return Score(points, logic, vec, final, wanted, tier, reasons)
+
+
+# ---------------------------------------------------------------------------- the constants and judgements
+
+#: What the reasons call the target of a step on the code a task changes in place.
+CODE_EDIT_TARGET = "the code the task changes"
+_WORD = re.compile(r"[a-z0-9]+")
+#: A step's capability as what a role may not do (the warning of :meth:`Policy.missing_steps`).
+_STEP_WORDS = {"/write": "change files or data", "/delete": "delete anything", "/execute": "run commands",
+               "/send": "send messages"}
+
+
+def words(text: str) -> list[str]:
+    """Lowercase words of a name or a text: ``Google-Maps`` -> ``google``, ``maps``."""
+    return _WORD.findall(text.lower())
+
+
+@dataclass(frozen=True)
+class PolicyConstants:
+    """Constants of the policy (rules/policy.dl)."""
+
+    hosted: frozenset[str]
+    #: Every word a task_word fact may hold: the hosted systems and the system words.
+    words: frozenset[str]
+    full_match: int
+    steps: tuple[str, ...]
+    #: ``(format, capability, category, text)``: the steps on a local file of ``format`` the task
+    #: names, done by the tool of ``category`` alone nearest to ``text`` (rules/policy.dl,
+    #: ``file_step``; formats: :func:`~jit.analysis.offline_analyzer.target_format`).
+    file_steps: tuple[tuple[str, str, str, str], ...] = ()
+
+
+class Policy:
+    """The policy's constants, asked of the engine once (the rules do not change under a
+    compiler), the task tables asked per compile, and what the compiler does with them."""
+
+    def __init__(self, engine: LogicEngine, citations: RuleCitations) -> None:
+        self._engine = engine
+        #: The rules behind each reason (``shard +8 (policy.dl:82,83)``).
+        self.citations = citations
+        self._constants: PolicyConstants | None = None
+        #: Server name -> the hosted systems its name holds.
+        self._systems: dict[str, tuple[str, ...]] = {}
+        #: (part, points) -> its reason text: few distinct pairs, hundreds of candidates a compile.
+        self._reasons: dict[tuple[str, int], str] = {}
+
+    def constants(self) -> PolicyConstants:
+        if self._constants is None:
+            hosted, system_words, full, steps, file_steps, text_steps = self._engine.query_many([
+                ("hosted_system", (None,)), ("system_word", (None, None)), ("full_match", (None,)),
+                ("step_capability", (None,)), ("file_step", (None, None, None, None)),
+                ("file_step", (None, None, None))])
+            # A policy written before file formats (file_step(Capability, Category, Text)) names text files.
+            rows = {tuple(str(v) for v in r) for r in file_steps} | {("text", *(str(v) for v in r)) for r in text_steps}
+            systems = frozenset(str(r[0]) for r in hosted)
+            self._constants = PolicyConstants(hosted=systems, words=systems | {str(r[1]) for r in system_words},
+                                              full_match=min((int(r[0]) for r in full), default=0),
+                                              steps=tuple(sorted(str(r[0]) for r in steps)),
+                                              file_steps=tuple(sorted(rows)))
+        return self._constants
+
+    # ------------------------------------------------------------------ points
+
+    def task_tables(self, facts: list[Fact]) -> dict[str, dict[Any, int]]:
+        """Every task table (:data:`TASK_TABLES`) for a task's facts, asserted for this query only:
+        ``key -> points`` (a label, a system, or ``(max rank, min match)``)."""
+        queries = [(p.predicate, (None,) * (3 if p.source == BY_RANK else 2)) for p in POINTS
+                   if p.predicate in TASK_TABLES]
+        answers = self._engine.with_facts([f for f in facts if f[0] not in COMPILER_FACTS], queries)
+        tables: dict[str, dict[Any, int]] = {}
+        for (name, _args), rows in zip(queries, answers, strict=True):
+            table: dict[Any, int] = {}
+            merge_points(table, [(r[0] if len(r) == 2 else tuple(r[:-1]), r[-1]) for r in rows])
+            tables[name] = table
+        return tables
+
+    def parts(self, candidates: Sequence[int], tables: Mapping[str, Mapping[Any, int]],
+              tool_points: Mapping[str, Mapping[int, int]], shard_points: Mapping[str, Mapping[int, int]],
+              labels: Mapping[str, Mapping[str, frozenset[int]]], vector: Mapping[int, float],
+              heads: Mapping[int, tuple[str, str]], named_servers: frozenset[str]
+              ) -> list[tuple[Points, Mapping[int, int]]]:
+        """Per part of :data:`POINTS`, the points the rules give each of ``candidates`` (in rank order,
+        best first, with their ``vector`` scores), from the snapshot's per-tool tables, the shard's
+        and the task's (``tables``). ``named_servers``: the servers the task names, whose tools lose
+        no system points."""
+        pool = set(candidates)
+        out: list[tuple[Points, Mapping[int, int]]] = []
+        for p in POINTS:
+            if p.source == PER_TOOL:
+                column: Mapping[int, int] = tool_points.get(p.predicate, {})
+            elif p.source == PER_SHARD:
+                column = shard_points.get(p.predicate, {})
+            elif p.source == BY_LABEL:
+                column = label_points(tables[p.predicate], labels.get(p.label, {}), pool)
+            elif p.source == BY_RANK:
+                column = _ranked(tables[p.predicate], candidates, vector)
+            else:
+                column = self._hosted(tables[p.predicate], candidates, heads, named_servers)
+            out.append((p, column))
+        return out
+
+    def _hosted(self, table: Mapping[str, int], candidates: Sequence[int], heads: Mapping[int, tuple[str, str]],
+                named_servers: frozenset[str]) -> dict[int, int]:
+        """:data:`BY_SYSTEM` points: the tools of a hosted system's server, unless the task names the
+        server (the rules say whether it points at the system), get its points, once per server."""
+        of_server: dict[str, int] = {}
+        out: dict[int, int] = {}
+        for t in candidates:
+            server = heads[t][0]
+            points = of_server.get(server)
+            if points is None:
+                points = of_server[server] = 0 if server in named_servers else \
+                    min((table.get(w, 0) for w in self.server_systems(server)), default=0)
+            if points:
+                out[t] = points
+        return out
+
+    def reason(self, p: Points, points: int) -> str:
+        """``shard +8 (policy.dl:82,83)``: the part's points and the rules that can give them."""
+        text = self._reasons.get((p.part, points))
+        if text is None:
+            text = self._reasons[(p.part, points)] = self.citations.reason(f"{p.part} {points:+d}", p.predicate,
+                                                                           points * p.sign)
+        return text
+
+    def scoring(self, parts: Sequence[tuple[Points, Mapping[int, int]]], sel: ToolSelectionConfig,
+                shard: str) -> Scoring:
+        return Scoring(self, parts, sel, shard)
+
+    # ------------------------------------------------------------------ the skeleton
+
+    def skeleton(self, slots: Mapping[int, tuple[str, ...]], heads: Mapping[int, tuple[str, str]],
+                 states: Mapping[int, ToolState], offline: Collection[int],
+                 tool_points: Mapping[str, Mapping[int, int]], shard_points: Mapping[str, Mapping[int, int]]
+                 ) -> tuple[dict[int, list[str]], dict[int, int]]:
+        """The best tool per skeleton slot of the tools ``slots`` gives (the ones the role may have):
+        ``(winner -> slots, loser -> winner)``. Ranked from the snapshot's tables, not the
+        definitions (every tool a slot takes is ranked): online first, then the rules'
+        ``penalty_points`` (a deprecated tool loses its slot to a current one), then harness-declared,
+        proven (``usage_points``, then calls that did not fail, then fewer errors), then a local tool
+        before a hosted system's (the skeleton is every task's, and a hosted system needs the task to
+        point at it), then the role's fit (``shard_points``: of two servers' ``fetch`` tools, the web
+        fetcher wins the researcher's slot over a biomedical record fetcher), by name last."""
+        penalty, usage = tool_points.get("penalty_points", {}), tool_points.get("usage_points", {})
+        fit = shard_points.get("shard_points", {})
+
+        def order(t: int) -> tuple:
+            server, name = heads[t]
+            state = states[t]
+            return (t in offline, penalty.get(t, 0), server != HARNESS_SERVER, -usage.get(t, 0),
+                    -(state.calls - state.errors), state.errors, bool(self.server_systems(server)), -fit.get(t, 0),
+                    server, name)
+
+        by_slot: dict[str, list[int]] = {}
+        for t, names in slots.items():
+            for s in names:
+                by_slot.setdefault(s, []).append(t)
+        winners: dict[int, list[str]] = {}
+        losers: dict[int, int] = {}
+        for slot in sorted(by_slot):
+            ranked = sorted(by_slot[slot], key=order)
+            winners.setdefault(ranked[0], []).append(slot)
+            for t in ranked[1:]:
+                losers.setdefault(t, ranked[0])
+        for t in winners:
+            losers.pop(t, None)
+        return winners, losers
+
+    # ------------------------------------------------------------------ hosted systems and steps
+
+    def task_words(self, text: str) -> list[Fact]:
+        """``task_word`` facts: the task's words that the policy names (systems, system words)."""
+        known = self.constants().words
+        return [("task_word", w) for w in dict.fromkeys(words(text)) if w in known]
+
+    def server_systems(self, server: str) -> tuple[str, ...]:
+        """The hosted systems a server's name holds (``github-enterprise`` -> ``github``)."""
+        found = self._systems.get(server)
+        if found is None:
+            hosted = self.constants().hosted
+            found = self._systems[server] = tuple(w for w in dict.fromkeys(words(server)) if w in hosted)
+        return found
+
+    def steps(self, facts: list[Fact]) -> list[str]:
+        """The task's capabilities, stated or implied, that the policy gives a tool of their own."""
+        steps = self.constants().steps
+        return list(dict.fromkeys(str(f[1]) for f in facts
+                                  if f[0] in ("task_capability", IMPLIED) and f[1] in steps))
+
+    def missing_steps(self, row_of: Mapping[int, int], shard: str, facts: list[Fact],
+                      holders: Mapping[str, frozenset[int]], allowed: np.ndarray, denied: np.ndarray | None,
+                      reasons: Mapping[int, tuple[str, ...]], warnings: list[str]) -> None:
+        """A warning for each step of the task (a ``step_capability`` it states or implies: it asks
+        to change, run, delete or send) that the role cannot take: no tool in reach has it at all
+        (not in the catalog, blocked, or filtered out by the servers the task allows), or every
+        tool that has it is denied to the role (``reasons``: the policy's, per tool), which the
+        warning says, so the agent is not left to find out. ``row_of``: tool -> its row in
+        ``allowed`` and ``denied``."""
+        steps = self.steps(facts)
+        if not steps:
+            return  # most tasks: no mask to build
+        for cap in steps:
+            rows = [(t, row_of[t]) for t in holders.get(cap, ()) if t in row_of]
+            if any(allowed[r] for _t, r in rows):
+                continue
+            refused = sorted({why for t, r in rows if denied is not None and denied[r] for why in reasons.get(t, ())})
+            if refused:
+                warnings.append(f"{shard} may not {_STEP_WORDS.get(cap, f'do {cap}')}: the task asks for {cap}, "
+                                f"and every tool in reach that does it is denied to {shard} ({'; '.join(refused)})")
+            else:
+                warnings.append(f"{shard}: the task asks for {cap} and no tool in reach does it")
+
+    def step_tools(self, out: list[ScoredTool], facts: list[Fact], holders: Mapping[str, frozenset[int]],
+                   tier_cap: Mapping[int, Tier],
+                   file_tools: Mapping[str, Sequence[tuple[int, tuple[str, ...]]]] | None = None) -> None:
+        """Give each step of the task its tool: the best-scored candidate with that capability is
+        wanted Full, unless a Full tool has it already. ``file_tools``: capability -> the tools of
+        that step on the local files the task names, one per file format, each with its files (the
+        compiler's choice by the policy's ``file_step``): each is a tool of the step, held Full,
+        when it is a candidate that may be Full."""
+        by_id = {s.id: s for s in out} if file_tools else {}
+        for cap in self.steps(facts):
+            held = False
+            for t, targets in (file_tools or {}).get(cap, ()):
+                chosen = by_id.get(t)
+                if chosen is not None and tier_cap.get(chosen.id, Tier.FULL) is Tier.FULL:
+                    held = True
+                    chosen.step = cap  # certain: the task names the file
+                    if chosen.tier is not Tier.FULL:
+                        chosen.wanted = chosen.tier = Tier.FULL
+                    chosen.reasons.insert(0, f"tool of the step {cap} of {', '.join(targets)}")
+            if held:
+                continue
+            have = holders.get(cap, frozenset())
+            able = [s for s in out if s.id in have and tier_cap.get(s.id, Tier.FULL) is Tier.FULL]
+            if not able or any(s.tier is Tier.FULL for s in able):
+                continue
+            best = min(able, key=lambda s: (-s.final, s.rank))
+            best.wanted = best.tier = Tier.FULL
+            best.reasons.insert(0, f"tool of the step {cap} the task implies")
+
+    def file_steps(self, facts: list[Fact]) -> list[tuple[tuple[str, str, str, str], tuple[str, ...]]]:
+        """The policy's ``file_step`` rows for the steps of a task that names local files to write,
+        each with the files of its format."""
+        by_format: dict[str, list[str]] = {}
+        for f in facts:
+            if f[0] == FILE_TARGET:
+                by_format.setdefault(target_format(str(f[1])), []).append(str(f[1]))
+            elif f[0] == CODE_EDIT:
+                by_format.setdefault("edit", []).append(CODE_EDIT_TARGET)
+        if not by_format:
+            return []
+        steps = set(self.steps(facts))
+        return [(row, tuple(by_format[row[0]])) for row in self.constants().file_steps
+                if row[0] in by_format and row[1] in steps]
+
+    @staticmethod
+    def sole_holders(labels: Mapping[str, Mapping[str, frozenset[int]]], capability: str, category: str) -> set[int]:
+        """The tools with ``capability`` whose only category is ``category``."""
+        found = set(labels["capability"].get(capability, frozenset()) & labels["category"].get(category, frozenset()))
+        for label, ids in labels["category"].items():
+            if not found:
+                break
+            if label != category:
+                found = found - ids  # iterates over the (smaller) found set
+        return found
