@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from bench.injection_corpus import CLASS_FLAG
-from jit.analysis.hostile import detect_hostile
+from jit.analysis.hostile import detect_hostile, detect_hostile_many
 from jit.flags import HOSTILE_FLAGS, INSTRUCTION_PREFIX
 from jit.models import ToolDef
 
