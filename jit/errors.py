@@ -1,4 +1,4 @@
-"""jit's one exception tree.
+"""jit's one exception tree, root :class:`JitError`, each error with a structured payload.
 
 Every error jit raises derives from :class:`JitError`, so a harness can catch
 "anything jit" in one place. Each error carries a structured payload

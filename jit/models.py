@@ -1,4 +1,6 @@
-"""Domain objects shared by every part of jit.
+"""Domain objects shared by every part of jit: ``ToolDef`` (a tool as a server lists it, its
+definition hash and the texts embedded and searched), ``ToolAnalysis``, ``ServerStatus``,
+``ServerRecord``, ``StoredTool``, ``ToolState``, ``SyncResult``.
 
 Vocabulary (the same everywhere): a *server* offers *tools*; a *shard* is an
 agent role; *skeleton* tools are always given to a shard, *flesh* tools are

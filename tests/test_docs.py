@@ -10,6 +10,7 @@ docs/ARCHITECTURE.md; and no Markdown link points outside the repository or nowh
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import inspect
 import re
 import subprocess
@@ -203,6 +204,47 @@ def test_the_module_table_names_every_module_and_nothing_else():
         f"docs/ARCHITECTURE.md's module table vs jit/: missing {sorted(modules - set(named))}, "
         f"no such module {sorted(set(named) - modules)}"
     )
+
+
+def _generator():
+    """scripts/gen_architecture.py, loaded from its path (scripts/ is not a package)."""
+    spec = importlib.util.spec_from_file_location("gen_architecture", REPO / "scripts" / "gen_architecture.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_module_table_is_the_one_the_package_generates():
+    gen = _generator()
+    page = (DOCS / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    assert page.count(gen.BEGIN) == 1 and page.count(gen.END) == 1, "docs/ARCHITECTURE.md lost its table markers"
+    assert gen.render(page) == page, f"docs/ARCHITECTURE.md's module table is stale: run `{gen.COMMAND}`"
+
+
+def test_the_module_table_generator_follows_the_package(tmp_path):
+    """A module added, moved or removed changes the table; a module without a docstring is refused."""
+    gen = _generator()
+    package = tmp_path / "jit"
+    (package / "wing").mkdir(parents=True)
+    (package / "__init__.py").write_text('"""The package."""\n', encoding="utf-8")
+    (package / "core.py").write_text('"""A core module, ``code`` and\n:class:`~jit.models.ToolDef`.\n\nMore."""\n', encoding="utf-8")
+    (package / "wing" / "__init__.py").write_text('"""A wing of its own: a | b."""\n', encoding="utf-8")
+    (package / "wing" / "part.py").write_text('"""One part."""\n', encoding="utf-8")
+    page = f"# Title\n\n## Modules\n\n{gen.BEGIN}\nold rows\n{gen.END}\n\nAfter.\n"
+    assert gen.render(page, package) == (
+        f"# Title\n\n## Modules\n\n{gen.BEGIN}\n\n| module | holds |\n|---|---|\n"
+        "| `__init__.py` | The package. |\n| `core.py` | A core module, `code` and `ToolDef`. |\n"
+        "| `wing/` | A wing of its own: a \\| b. |\n| `wing/part.py` | One part. |\n"
+        f"\n{gen.END}\n\nAfter.\n"
+    )
+    (package / "wing" / "part.py").rename(package / "moved.py")
+    assert "`moved.py` | One part." in gen.render(page, package)
+    assert "wing/part.py" not in gen.render(page, package)
+    (package / "bare.py").write_text("x = 1\n", encoding="utf-8")
+    with pytest.raises(gen.GenerationError, match="bare.py has no docstring"):
+        gen.render(page, package)
+    with pytest.raises(gen.GenerationError, match="lacks the markers"):
+        gen.render("# Title\n", package)
 
 
 # --------------------------------------------------------------------------- links
