@@ -3,24 +3,22 @@
 Two things make compiles at 10,000 tools fast, and both change state that
 belongs to the whole process, not to one library object:
 
-- **the cyclic garbage collector.** A 10,000-tool catalog snapshot is about
-  1.2 million Python objects. Each full collection walks all of them (0.75 s on
-  a 2-core VM), several times while a snapshot is built and then about once
-  every 100 compiles. Tuned, a snapshot is built with the collector paused and
-  then ``gc.freeze()``-d, so later collections skip it: first compiles at 10,000
-  tools 6.6–8.3 s → 3.7–4.6 s, GC time per compile ~8 ms → ~0.2 ms on average
-  (docs/selection.md, "Numbers").
+- **the cyclic garbage collector.** A catalog snapshot is hundreds of thousands of
+  Python objects at 10,000 tools. Each full collection walks all of them, several
+  times while a snapshot is built and then about once every 100 compiles. Tuned, a
+  snapshot is built with the collector paused and then ``gc.freeze()``-d, so later
+  collections skip it (docs/selection.md, "Process-wide tuning").
 - **BLAS threads.** The retrieval scan (one matrix product) runs on one BLAS
   thread: OpenBLAS's workers spin after a product and, on a small machine, slow
-  the next query embedding down (measured with the query on torch, at 10,000
-  tools on 2 cores: 130 ms per new task with OpenBLAS's threads, 70 ms with one).
-  One thread costs under a millisecond of scan there; a larger catalog's rows are
-  split over jit's own blocking threads instead (:func:`matrix_product`).
+  the next query embedding down. One thread costs under a millisecond of scan at
+  10,000 tools; a larger catalog's rows are split over jit's own blocking threads
+  instead (:func:`matrix_product`; docs/benchmarks.md, "The 100k retrieval scan is
+  split over jit's own threads").
 
 A third policy is about memory: a snapshot build frees far more than it keeps, and glibc's
-allocator keeps freed heap for later use, so a process that rebuilt its snapshot
-stayed larger by ~135 MB at 100,000 tools. Tuned, each build ends by handing the
-free heap back (``malloc_trim``, :func:`snapshot_built`; ~10 ms).
+allocator keeps freed heap for later use, so a process that rebuilt its snapshot would stay
+larger by what the build freed. Tuned, each build ends by handing the free heap back
+(``malloc_trim``, :func:`snapshot_built`).
 
 A fourth policy is about output, not speed: loading the embedding model prints a
 progress bar and transformers' warnings on stderr, which is the CLI's output and
@@ -157,7 +155,7 @@ def reclaim() -> None:
 
     The next snapshot build does this by itself after a compiler was closed; call it
     when compilers were closed and no build is coming soon. It costs one full
-    collection (about 0.75 s over a live 10,000-tool snapshot).
+    collection, which walks every live snapshot.
     """
     global _reclaim_pending
     with _lock:
@@ -260,9 +258,8 @@ def snapshot_built() -> None:
 
     Tuned to trim: glibc's ``malloc_trim`` hands the heap's free pages back to the system.
     A build frees far more than it keeps (the replaced snapshot's tables, the rows read, the
-    view file's encoding), and glibc keeps such memory for later allocations: a process holding
-    100,000 tools stayed ~135 MB larger after each rebuild without it. Elsewhere (another C
-    library): nothing."""
+    view file's encoding), and glibc keeps such memory for later allocations (docs/selection.md,
+    "Process-wide tuning", says how much at 100,000 tools). Elsewhere (another C library): nothing."""
     if _tuning.trim_heap and (trim := _malloc_trim()) is not None:
         trim(0)
 
@@ -321,9 +318,8 @@ def matrix_product(matrix: np.ndarray, right: np.ndarray) -> np.ndarray:
     Untuned, as the host set its BLAS. Tuned, on one BLAS thread per worker, with a
     large matrix's rows split over a few of jit's own threads (the CPUs this process
     may use, at most 4). OpenBLAS's own threads would give the same speed-up but spin
-    after each product and slow the next query embedding down (measured on 2 cores at
-    100,000 tools: scan 12.2 → 7.0 ms, the next embedding 8.1 → 10.0 ms); jit's workers
-    block instead (scan 7.1–7.5 ms, embedding unchanged). The BLAS limit is process-wide
+    after each product and slow the next query embedding down; jit's workers block instead
+    (docs/benchmarks.md, "The 100k retrieval scan is split over jit's own threads"). The BLAS limit is process-wide
     while it lasts (threadpoolctl); two scans that overlap may restore it early for each
     other, which changes speed only."""
     global _scan_pool

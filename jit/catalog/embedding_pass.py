@@ -53,7 +53,7 @@ class EmbedReport:
 
 
 #: Texts per model call (and per store transaction, and per progress event) when embedding
-#: through the cache: at ~30-100 texts/s on two cores, a progress event every few seconds. The
+#: through the cache: a progress event about every second at the embedding rates of two cores. The
 #: vectors do not depend on it (the ONNX runtime gave the same bytes with 1024, 256 and 128).
 EMBED_CHUNK = 256
 
@@ -198,9 +198,8 @@ class EmbedAhead:
 
     A sync analyzes the tools it found, then embeds them. jit's offline analysis is Python on
     one core, while the model's runs release the GIL: begun during the analysis, they use
-    the core it leaves idle. On the 2-core benchmark VM, 10,000 real tools were analyzed and
-    embedded in 23.1 s this way against 25.2 s one after the other (bench/bench_sync.py
-    measures the whole ``jit sync``).
+    the core it leaves idle (docs/benchmarks.md, "A sync embeds while it analyzes", says what
+    it saves; ``python -m bench.bench_sync`` measures the whole ``jit sync``).
 
     The thread embeds what the pass will: the pending texts the content-hash cache lacks, in
     the pass's order and chunks, through the embedder's bulk model when it has one

@@ -119,7 +119,7 @@ class VectorStore:
         ids ascending; with ``ids``, only those of these tools (a view following a change of a few).
 
         Read a batch at a time into one matrix: holding every row and a joined copy of their
-        bytes besides the matrix took three times its size (~470 MB at 100,000 tools)."""
+        bytes besides the matrix would take three times its size (~470 MB at 100,000 tools)."""
         model = self.embedding_model()
         if model is None or not self._has_vec_table():
             return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)

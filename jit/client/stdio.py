@@ -1,9 +1,8 @@
 """The stdio transport to an upstream server: the SDK's process handling, jit's line reader.
 
 The SDK's ``stdio_client`` re-joins its whole pending text with each 64 KiB chunk it reads
-(``(buffer + chunk).split("\\n")``), so a line costs time quadratic in its length: a 20 MB
-tool result took 9 s to read, a 50 MB one about a minute, and the call waiting for it
-reported a timeout. It also reads a line of any length. :func:`stdio_transport` spawns,
+(``(buffer + chunk).split("\\n")``), so a line costs time quadratic in its length: a tool
+result of tens of megabytes takes longer to read than the call waiting for it may wait. It also reads a line of any length. :func:`stdio_transport` spawns,
 writes to and stops the server exactly as the SDK does (the same helpers: its own process
 group, the shutdown sequence of the MCP specification), but reads stdout through
 :class:`jit.lines.PipeLines`: linear time, and a line over :data:`~jit.lines.MAX_LINE_BYTES`

@@ -3,8 +3,8 @@
 A server is not trusted to be well-formed or modest. Each tool is judged on
 its own (one bad tool is dropped with a reason; its siblings are kept), and
 everything stored per tool and per listing is bounded, because whatever is
-stored is then analysed, embedded, indexed and rendered: 20 tools with 1 MB
-descriptions once took 57 s and ~2 GB to sync. The bounds (all far above
+stored is then analysed, embedded, indexed and rendered, and one listing's
+unbounded text would cost every one of those steps. The bounds (all far above
 real tools; see each constant) are:
 
 =============================  ===========  ========================================

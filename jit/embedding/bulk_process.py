@@ -1,8 +1,8 @@
 """The bulk model in a process of its own, for a process that lives on after the pass.
 
 Dropping :class:`~jit.embedding.openvino_bulk.OpenVinoModel` does not give back what loading it
-took: OpenVINO's libraries and thread pools stay (a process holding 10,000 tools went from
-234 to 375 MB after one pass of 3,000 texts). ``jit sync`` exits after its pass and does not
+took: OpenVINO's libraries and thread pools stay (docs/benchmarks.md, "`jit serve` runs a
+sync's bulk pass in a child process", measures how much). ``jit sync`` exits after its pass and does not
 mind; ``jit serve`` lives as long as its client. So a serving process runs the bulk model in
 a child (:class:`BulkProcess`): the child compiles the export, checks its vectors of the probe
 texts against the ones the parent's onnxruntime model gives, embeds what it is sent and exits

@@ -242,9 +242,10 @@ def _split_weights(single: Path, weights_file: str) -> Path:
     """The graph of the one-file export ``single`` with its weights moved to ``weights_file`` beside it;
     returns the new graph's path.
 
-    onnxruntime maps a weights file into memory instead of reading it: a process loading the
-    model peaks at ~108 MB instead of ~191 MB (the one-file model is read whole, then its
-    weights copied out of it) and loads in ~0.12 s instead of ~0.21 s, same vectors. The
+    onnxruntime maps a weights file into memory instead of reading it, where a one-file model is
+    read whole and its weights copied out of it: a process loading the model peaks lower and
+    loads faster, with the same vectors (docs/benchmarks.md, "The model's weights are mapped,
+    not read"). The
     location inside the graph is relative: the two files are renamed into the cache together."""
     import onnx
 

@@ -247,9 +247,8 @@ def _pool(hidden: np.ndarray, mask: np.ndarray, mode: str) -> np.ndarray:
 def _default_threads() -> int:
     """onnxruntime's intra-op threads: the CPUs this process may use, at most 4.
 
-    On an otherwise idle 2-core machine two threads against one: 164 against 87 tool
-    texts/s, 5.3 against 8.4 ms for a query (under heavy load from other processes
-    the two were even). Past 4 threads the small model's matrices scale poorly.
+    The small model's products gain from a second thread on an otherwise idle machine and
+    scale poorly past 4.
     """
     from ..process import usable_cpus
 

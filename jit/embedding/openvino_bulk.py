@@ -1,13 +1,13 @@
 """Bulk embedding: the catalog's exported graph on OpenVINO, in bfloat16 where the CPU computes it.
 
 A sync embeds its new tools by the thousand, and on a CPU that time is the model's
-matrix products: onnxruntime's fp32 runs them near the CPU's fp32 peak (~250 tool
-texts/s on the 2-core benchmark VM, ~15,000 tokens/s). A CPU with native bfloat16
-products (AVX512_BF16 or AMX) does twice the work per instruction, and OpenVINO's CPU
-plugin uses them for the products while keeping softmax, layer norms and accumulation
-in float32. On that VM, for 3,000 real tool texts run through the same fused graph,
-tokenizer, batches and pooling: ~450 texts/s against ~255 for onnxruntime, and a
-cosine to the fp32 vectors of at least 0.99996 (mean 0.999987). That is inside
+matrix products: onnxruntime's fp32 runs them near the CPU's fp32 peak. A CPU with
+native bfloat16 products (AVX512_BF16 or AMX) does twice the work per instruction, and
+OpenVINO's CPU plugin uses them for the products while keeping softmax, layer norms and
+accumulation in float32: through the same fused graph, tokenizer, batches and pooling,
+nearly twice onnxruntime's texts per second, with vectors whose cosine to the fp32 ones
+stays above 0.9999 (docs/benchmarks.md, "A sync's new tools are embedded in bfloat16",
+gives the figures and the commands). That is inside
 :data:`~jit.embedding.onnx_runtime.MIN_COSINE`, the tolerance by which any export is
 accepted as the model's own vectors, so the catalog keeps its model's identity (its
 ``model_name``): the queries, embedded in fp32 by onnxruntime, are compared with
@@ -20,14 +20,13 @@ but for one figure, a gold tool from rank 20 to 21 (docs/benchmarks.md, "A sync'
 embedded in bfloat16").
 ``embedding.bulk_runtime: off`` keeps every vector fp32.
 
-Only bulk work comes here: OpenVINO with the model loaded holds ~200 MB more than
-onnxruntime does, so the process that answers queries keeps its onnxruntime model
+Only bulk work comes here: OpenVINO with the model loaded holds much more memory
+than onnxruntime does, so the process that answers queries keeps its onnxruntime model
 and loads this one for a pass of many texts (:data:`BULK_MIN`), then drops it. What
-dropping it gives back is not all: OpenVINO's libraries and thread pools stay (a process
-holding 10,000 tools, 234 MB, held 375 MB after one pass), so ``jit serve``, a process
-that lives as long as its client, runs it in a child process (jit/embedding/bulk_process.py). A
-CPU without native bfloat16 gains too little from OpenVINO's fp32 (~265 texts/s)
-to pay that, and keeps onnxruntime; so does a machine without the ``openvino``
+dropping it gives back is not all: OpenVINO's libraries and thread pools stay, so
+``jit serve``, a process that lives as long as its client, runs it in a child process
+(jit/embedding/bulk_process.py). A CPU without native bfloat16 gains too little from
+OpenVINO's fp32 to pay that, and keeps onnxruntime; so does a machine without the ``openvino``
 package (a dependency of jit on x86-64 Linux only, where this was measured).
 """
 
@@ -46,8 +45,8 @@ __all__ = ["BULK_MIN", "OpenVinoModel", "bulk_model", "open_bulk"]
 
 log = logging.getLogger(__name__)
 
-#: Texts a pass must embed before the bulk model is loaded: loading it takes ~0.3 s, which
-#: 256 tool texts repay (~1.0 s on onnxruntime against ~0.6 s here).
+#: Texts a pass must embed before the bulk model is loaded: loading it takes a fraction of a
+#: second, which a pass of this many tool texts repays.
 BULK_MIN = 256
 
 #: OpenVINO's name for the CPU capability the bulk model needs.
@@ -61,10 +60,10 @@ class OpenVinoModel(ExportedModel):
     The plugin runs one stream per thread (``threads`` single-threaded streams) and ``run``
     keeps them all busy with batches: each batch is computed on one thread whole, so its
     vectors are those of a batch run alone (bit for bit, as one stream of ``threads``
-    threads computes them). On the 2-core benchmark VM, 3,000 tool texts: ~480-505 texts/s
-    against ~425 for one stream of two threads; and with a Python thread busy beside them
-    (a sync's analysis), ~290-310 against ~180, because no thread of a stream waits at a
-    barrier for one the Python thread preempted.
+    threads computes them). That is faster than one stream of all the threads, most of all
+    with a Python thread busy beside them (a sync's analysis), because no thread of a stream
+    waits at a barrier for one the Python thread preempted (docs/benchmarks.md, "The bulk
+    model runs one single-threaded stream per core").
     """
 
     def __init__(self, export: Export, *, threads: int | None = None, precision: str = "bf16",

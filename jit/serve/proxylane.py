@@ -2,9 +2,9 @@
 
 A proxied call crosses the SDK twice inside jit: the server side (JSON-RPC
 dispatch, middleware, tracing spans, request validation, the handler, result
-validation and serialisation) and the client session to the upstream. Measured
-on a 2-core VM (bench/bench_serve.py), that is ~2 ms of CPU per call in jit's
-process, while relaying the same bytes costs 0.3 ms. :class:`ProxyLane` sits
+validation and serialisation) and the client session to the upstream, many times
+what relaying the same bytes costs (docs/serve.md, "Overhead", measures the lane
+against a bare SDK relay: ``python -m bench.bench_serve``). :class:`ProxyLane` sits
 between the stdio pipes and the SDK's ``stdio_server`` and answers the one
 request that dominates a session's traffic itself: a ``tools/call`` of an
 exposed tool or of the ``call_tool`` meta-tool with well-formed arguments. The

@@ -267,8 +267,8 @@ class ServeState:
         from ..embedding.protocol import FIRST_EXPORT_NOTE, exports_first
 
         # A serving process keeps what it loads for its lifetime, and a bulk pass leaves OpenVINO's
-        # libraries and thread pools behind (+141 MB in a process holding 10,000 tools, 234 -> 375
-        # MB): its syncs run the bulk model in a child process (jit/embedding/bulk_process.py).
+        # libraries and thread pools behind (docs/benchmarks.md measures it): its syncs run the
+        # bulk model in a child process (jit/embedding/bulk_process.py).
         self.embedder = embedder_from_config(self.config.embedding, bulk_in_child=True)  # loads nothing yet
         if await self.blocking(exports_first, self.embedder):
             startup_log.info("loading the embedding model: %s", FIRST_EXPORT_NOTE)
