@@ -161,7 +161,7 @@ def _arguments_error(tool: str, exc: ValidationError) -> CallToolResult:
 
 
 def _wire_result(call: Any) -> dict[str, Any]:
-    """A :class:`~jit.client.manager.CallResult` back into the wire result the upstream sent."""
+    """A :class:`~jit.client.calls.CallResult` back into the wire result the upstream sent."""
     result: dict[str, Any] = {"content": call.content, "isError": call.is_error}
     if call.structured_content is not None:
         result["structuredContent"] = call.structured_content
