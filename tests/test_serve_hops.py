@@ -43,7 +43,8 @@ from jit.models import ToolDef
 from jit.pipeline import sync
 from jit.selection.tokens import EstimateCounter, compact_json
 from jit.serve import early
-from jit.serve.server import META_TOOLS, JitServer, create_server
+from jit.serve.metatools import META_TOOLS
+from jit.serve.server import JitServer, create_server
 from jit.serve.state import ServeOptions, ServeState
 
 pytestmark = pytest.mark.anyio
