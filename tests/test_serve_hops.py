@@ -37,7 +37,8 @@ from mcp.shared.memory import create_client_server_memory_streams
 from mcp_types import ToolListChangedNotification
 
 from jit.catalog.store import Store
-from jit.config import ServeConfig, load_config
+from jit.config import ServeConfig
+from jit.config_files import load_config
 from jit.embedding import factory
 from jit.models import ToolDef
 from jit.pipeline import sync

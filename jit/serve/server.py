@@ -60,7 +60,7 @@ from .. import __version__
 from ..catalog.ownership import open_catalog
 from ..client.manager import ClientManager
 from ..client.tooldefs import clean_annotations
-from ..config import check_store_path, load_config
+from ..config_files import check_store_path, load_config
 from ..errors import JitError, jit_error_in
 from ..jsonrpc import refused_params
 from ..models import HARNESS_SERVER, MAX_NAME_CHARS
