@@ -70,7 +70,7 @@ from mcp.server.mcpserver import MCPServer  # noqa: E402
 from mcp_types import CallToolResult  # noqa: E402
 
 from jit.catalog.store import Store  # noqa: E402
-from jit.config import load_config  # noqa: E402
+from jit.config_files import load_config  # noqa: E402
 from jit.embedding.factory import embedder_from_config  # noqa: E402
 from jit.embedding.protocol import Embedder  # noqa: E402
 from jit.pipeline import sync  # noqa: E402

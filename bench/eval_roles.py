@@ -48,7 +48,8 @@ from pathlib import Path
 from typing import Any
 
 from jit.analysis.offline_analyzer import OfflineAnalyzer
-from jit.config import AvailableTools, Config, load_config
+from jit.config import AvailableTools, Config
+from jit.config_files import load_config
 from jit.embedding.factory import embedder_from_config
 from jit.embedding.protocol import Embedder
 from jit.evaluation.datasets import Pool

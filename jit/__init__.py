@@ -5,7 +5,7 @@ The public API, importable from ``jit`` itself::
     from jit import Compiler, TaskContext, load_config, open_catalog, sync, tuned
 
 ====================================  ===================================================
-``load_config``, ``Config``           the config file (:mod:`jit.config`)
+``load_config``, ``Config``           the config file (:mod:`jit.config_files`, :mod:`jit.config`)
 ``Store``, ``open_catalog``           the catalog, and one scoped to a config's servers
 ``ClientManager``                     connections to the configured MCP servers
 ``sync``                              discover → store → analyze → embed
@@ -72,7 +72,7 @@ _LAZY: dict[str, str] = {
     "ClientManager": "jit.client.manager",
     "Compiler": "jit.selection.compiler",
     "Config": "jit.config",
-    "load_config": "jit.config",
+    "load_config": "jit.config_files",
     "Embedder": "jit.embedding.protocol",
     "SentenceTransformerEmbedder": "jit.embedding.torch_embedder",
     "OnnxEmbedder": "jit.embedding.onnx_embedder",
@@ -143,7 +143,8 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ lo
     from .catalog.ownership import open_catalog
     from .catalog.store import Store
     from .client.manager import ClientManager
-    from .config import Config, load_config
+    from .config import Config
+    from .config_files import load_config
     from .embedding.factory import embedder_from_config
     from .embedding.onnx_embedder import OnnxEmbedder
     from .embedding.protocol import Embedder

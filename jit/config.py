@@ -1,21 +1,16 @@
-"""Typed configuration: ``config.json``, ``mcpServers`` files and ``available_tools.json``.
+"""Typed configuration: every section of ``config.json``, ``available_tools.json``, and :class:`Config`.
 
 Every key is declared here with its default, validated, and read somewhere in
 jit; an unknown key, a wrong type or an impossible value raises
-:class:`~jit.errors.ConfigError` naming the file and the key.
+:class:`~jit.errors.ConfigError` naming the file and the key
+(:mod:`jit.validation`: every model is strict, and its errors are worded so).
 
-Two shapes are accepted for servers, and may be mixed in one file:
-
-* jit's own ``"servers": {name: {"transport": "stdio"|"http"|"sse", ...}}``;
-* the ``"mcpServers"`` map of ``.mcp.json`` / ``claude_desktop_config.json``
-  (``{"command", "args", "env"}`` or ``{"type": "http"|"sse", "url", "headers"}``),
-  so a user can point ``--config`` straight at a file they already have, or list
-  such files under ``"server_files"``.
-
-``${VAR}`` and ``${VAR:-default}`` are expanded in command, args, env, cwd, url
-and headers, as Claude Code does; an unset variable without a default is an error.
-
-The server models and the ``mcpServers`` translation live in :mod:`jit.servers_config`.
+:func:`jit.config_files.load_config` reads a config file (and the ``mcpServers`` files
+it names) into a :class:`Config`; the server entries' models, ``${VAR}`` expansion and
+the ``mcpServers`` translation are :mod:`jit.servers_config`. A :class:`Config`'s paths
+are absolute: :meth:`Config.default` and the loader resolve them the same way, relative
+to the config file (:func:`build_config`), ``available_tools.json`` beside it read with
+:func:`load_available_tools`.
 """
 
 from __future__ import annotations
@@ -23,7 +18,6 @@ from __future__ import annotations
 import math
 import os
 import re
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,37 +29,23 @@ from .errors import ConfigError
 from .flags import HOSTILE_FLAGS
 from .jsonfile import read_json
 from .models import HARNESS_SERVER, ServerStatus, ToolDef
-from .paths import (
-    CONFIG_ENV_VAR,
-    DEFAULT_CONFIG_FILE,
-    FALLBACK_CONFIG_FILE,
-    bundled_dir,
-    default_config_file,
-    is_postgres_url,
-)
+from .paths import bundled_dir, is_postgres_url
 from .servers_config import (
-    DEFAULT_CALL_TIMEOUT,
-    DEFAULT_TIMEOUT,
     HttpServerConfig,
     ServerConfig,
     SseServerConfig,
     StdioServerConfig,
     UnresolvedServerConfig,
-    Where,
-    _expand_server,
     _name_problem,
-    _shown,
-    _Strict,
-    parse_mcp_servers,
-    shown_target,
-    unset_problem,
 )
+from .validation import _Strict, validation_error
 
 __all__ = [
     "AnalyzerConfig",
     "AvailableTools",
     "CatalogConfig",
     "Config",
+    "ConfigFile",
     "ConnectionConfig",
     "SecurityConfig",
     "ServeConfig",
@@ -75,9 +55,9 @@ __all__ = [
     "ShardConfig",
     "ToolOverride",
     "ToolSelectionConfig",
-    "check_store_path",
+    "build_config",
     "load_available_tools",
-    "load_config",
+    "resolve_path",
 ]
 
 DEFAULT_AVAILABLE_TOOLS_FILE = "available_tools.json"
@@ -292,7 +272,7 @@ class SecurityConfig(_Strict):
 
 
 class ServeConfig(_Strict):
-    """What ``jit serve``'s meta-tools answer (jit/serve/server.py)."""
+    """What ``jit serve``'s meta-tools answer (jit/serve/metatools.py)."""
 
     #: ``search_tools`` gives the input schema of at most this many of its best results, so the
     #: model can ``call_tool`` one in its next turn instead of asking ``describe_tool`` first (0: none).
@@ -310,7 +290,7 @@ class ServeConfig(_Strict):
     http_header_timeout: float = Field(10.0, gt=0, le=3600)
 
 
-class _ConfigFile(_Strict):
+class ConfigFile(_Strict):
     servers: dict[str, ServerConfig] = Field(default_factory=dict)
     tool_selection: ToolSelectionConfig = Field(default_factory=ToolSelectionConfig)
     shards: dict[str, ShardConfig] = Field(default_factory=lambda: dict(DEFAULT_SHARDS))
@@ -495,158 +475,13 @@ class Config:
     @classmethod
     def default(cls, base_dir: Path | None = None) -> Config:
         """A config with no servers and every default, rooted at ``base_dir`` (cwd)."""
-        return _build(_ConfigFile(), base_dir or Path.cwd(), None, {})
+        return build_config(ConfigFile(), base_dir or Path.cwd(), None, {})
 
 
-def _read_json(path: Path, what: str) -> Any:
-    """The file's JSON, strictly read (duplicate keys, NaN, bad encodings refused: jit.jsonfile)."""
-    return read_json(path, what)
+# --------------------------------------------------------------------------- paths, relative to the config
 
 
-#: Friendlier words for pydantic's strict type errors (the key is named beside them).
-_TYPE_MESSAGES = {
-    "bool_type": "must be true or false",
-    "int_type": "must be an integer (a JSON number without a fraction, not a string or true/false)",
-    "float_type": "must be a number (not a string or true/false)",
-    "finite_number": "must be a finite number",
-    "string_type": "must be a string",
-    "list_type": "must be a list",
-    "dict_type": "must be an object",
-    "model_type": "must be an object",
-    "model_attributes_type": "must be an object",
-}
-
-
-#: Keys jit no longer reads, and what took their place (an old file fails with this, not "unknown key").
-_REMOVED_KEYS = {
-    "tool_selection.freeze_gc": "no longer a config key: freezing the garbage collector is process-wide, so "
-    "the process owner decides (the jit command and `jit serve` do; a harness opts in with jit.process.tuned())",
-}
-
-
-def _validation_error(exc: ValidationError, path: str) -> ConfigError:
-    err = exc.errors()[0]
-    loc = [str(p) for p in err["loc"]]
-    # Drop pydantic's discriminator tag from the location ("servers.x.stdio.command").
-    if len(loc) >= 3 and loc[0] == "servers" and loc[2] in ("stdio", "http", "sse"):
-        del loc[2]
-    key = ".".join(loc) or None
-    msg = err["msg"]
-    if err["type"] == "extra_forbidden":
-        msg = _REMOVED_KEYS.get(key or "", "unknown key")
-    elif err["type"] in _TYPE_MESSAGES:
-        msg = f"{_TYPE_MESSAGES[err['type']]}, got {_shown(err.get('input'))}"
-    elif err["type"] == "value_error":
-        msg = msg.removeprefix("Value error, ")
-    elif err["type"] == "union_tag_invalid":
-        msg = "'transport' must be one of 'stdio', 'http', 'sse'"
-        key = f"{key}.transport" if key else "transport"
-    more = f" (and {len(exc.errors()) - 1} more problems)" if len(exc.errors()) > 1 else ""
-    return ConfigError(f"{msg}{more}", path=path, key=key)
-
-
-_JIT_KEYS = frozenset(_ConfigFile.model_fields)
-
-
-def load_config(path: str | os.PathLike[str] | None = None, *, env: Mapping[str, str] | None = None) -> Config:
-    """Load and validate a config file.
-
-    ``path`` defaults to ``$JIT_CONFIG``, then ``./config.json``, then ``./.mcp.json``
-    (:func:`jit.paths.default_config_file`). A file holding only ``mcpServers`` (a
-    ``.mcp.json`` or ``claude_desktop_config.json``) is accepted as is: its other
-    top-level keys belong to that client and are ignored.
-    """
-    env = os.environ if env is None else env
-    defaulted = path is None
-    if path is None:
-        path = default_config_file(env)
-    p = _resolve(Path(path).expanduser(), None, None)
-    if defaulted and path == DEFAULT_CONFIG_FILE and not p.exists():  # often a new user's first error: say what to do
-        raise ConfigError(f"config file not found: no {DEFAULT_CONFIG_FILE} or {FALLBACK_CONFIG_FILE} in {p.parent}; "
-                          f"name one with -c FILE or ${CONFIG_ENV_VAR}=FILE (see docs/configuration.md)", path=str(p))
-    raw = _read_json(p, "config file")
-    if not isinstance(raw, dict):
-        raise ConfigError("the top level must be a JSON object", path=str(p))
-    foreign_file = "mcpServers" in raw and not (_JIT_KEYS & raw.keys())
-    body = {k: v for k, v in raw.items() if k in _JIT_KEYS} if foreign_file else dict(raw)
-    body.pop("mcpServers", None)
-    mcp_servers = raw.get("mcpServers")
-    body.pop("$schema", None)
-    try:
-        parsed = _ConfigFile.model_validate({k: v for k, v in body.items() if k != "servers"})
-    except ValidationError as exc:
-        raise _validation_error(exc, str(p)) from None
-    servers_raw: dict[str, tuple[dict[str, Any], str, str]] = {}
-    if "servers" in body:
-        if not isinstance(body["servers"], dict):
-            raise ConfigError("'servers' must be an object", path=str(p), key="servers")
-        for name, entry in body["servers"].items():
-            servers_raw[name] = (entry, str(p), "servers")
-    sources: list[tuple[Any, str]] = []
-    if "mcpServers" in raw:
-        sources.append((mcp_servers, str(p)))
-    for i, extra in enumerate(parsed.server_files):
-        ep = _resolve(p.parent / Path(extra).expanduser(), str(p), f"server_files.{i}")
-        data = _read_json(ep, f"server file (server_files[{i}])")
-        if not isinstance(data, dict) or "mcpServers" not in data:
-            raise ConfigError("a server file must hold an 'mcpServers' object", path=str(ep), key="mcpServers")
-        sources.append((data["mcpServers"], str(ep)))
-    for data, src in sources:
-        for name, entry in parse_mcp_servers(data, src).items():
-            if name in servers_raw:
-                raise ConfigError(
-                    f"server {name!r} is defined twice (also in {servers_raw[name][1]})", path=src, key=f"mcpServers.{name}"
-                )
-            servers_raw[name] = (entry, src, "mcpServers")
-    servers: dict[str, Any] = {}
-    for name, (entry, src, where) in servers_raw.items():
-        problem = _name_problem(name)
-        if problem:
-            raise ConfigError(problem, path=src, key=f"{where}.{name}")
-        written = shown_target(entry) if isinstance(entry, dict) else None  # before ${VAR} is expanded
-        unset: dict[str, list[tuple[str, Where]]] = {}
-        if isinstance(entry, dict):
-            entry, unset = _expand_server(name, entry, env, src, where)
-            if "transport" not in entry:
-                # As in mcpServers files, the transport follows from the keys given.
-                entry["transport"] = "http" if "url" in entry and "command" not in entry else "stdio"
-        try:
-            one = _ConfigFile.model_validate({"servers": {name: entry}})
-        except ValidationError as exc:
-            # A value left empty by an unset variable may not validate (an empty url): that is the
-            # variable's problem, the server's alone. Anything else wrong is the file's.
-            if not _only_where_unset(exc, unset):
-                err = _validation_error(exc, src)
-                key = err.key.replace("servers.", f"{where}.", 1) if err.key else where
-                raise ConfigError(err.message.split(" (file ")[0], path=src, key=key) from None
-        if unset:
-            server = UnresolvedServerConfig(
-                transport=entry["transport"], enabled=entry.get("enabled", True),
-                timeout=entry.get("timeout", DEFAULT_TIMEOUT), call_timeout=entry.get("call_timeout", DEFAULT_CALL_TIMEOUT),
-                problem=unset_problem(unset, src))
-            server._written = written
-            servers[name] = server
-            continue
-        server = one.servers[name]
-        if isinstance(server, StdioServerConfig) and server.cwd and not Path(server.cwd).expanduser().is_absolute():
-            # Relative to the file that defines it, so a config works from any working directory.
-            cwd = _resolve(Path(src).parent / Path(server.cwd).expanduser(), src, f"{where}.{name}.cwd")
-            server = server.model_copy(update={"cwd": str(cwd)})
-        if isinstance(server, StdioServerConfig) and server.cwd and server.enabled:
-            _check_cwd(server.cwd, src, f"{where}.{name}.cwd")
-        server._written = written
-        servers[name] = server
-    return _build(parsed, p.parent, p, servers)
-
-
-def _only_where_unset(exc: ValidationError, unset: Mapping[str, list[tuple[str, Where]]]) -> bool:
-    """Whether every error of a server entry's validation is at a value an unset variable emptied."""
-    places = [at for uses in unset.values() for _key, at in uses]
-    # An error's location is ("servers", name, transport tag, field, ...).
-    return bool(places) and all(any(tuple(e["loc"][3:3 + len(at)]) == at for at in places) for e in exc.errors())
-
-
-def _resolve(target: Path, src: str | None, key: str | None) -> Path:
+def resolve_path(target: Path, src: str | None, key: str | None) -> Path:
     """``target.resolve()``; a symlink loop (RuntimeError before Python 3.13) is a ConfigError."""
     try:
         return target.resolve()
@@ -654,25 +489,14 @@ def _resolve(target: Path, src: str | None, key: str | None) -> Path:
         raise ConfigError(f"cannot resolve the path {str(target)!r}: {exc}", path=src or str(target), key=key) from None
 
 
-def _check_cwd(cwd: str, src: str, key: str) -> None:
-    """A stdio server's working directory must exist when the config is loaded.
-
-    Otherwise the operating system reports the failed ``chdir`` as if the program
-    were missing (``cannot start '/the/cwd'``) only when the server is started.
-    Disabled servers are not checked.
-    """
-    where = Path(cwd).expanduser()
-    if not where.exists():
-        raise ConfigError(f"the server's working directory {cwd!r} does not exist", path=src, key=key)
-    if not where.is_dir():
-        raise ConfigError(f"the server's working directory {cwd!r} is not a directory", path=src, key=key)
-
-
-def _build(parsed: _ConfigFile, base: Path, path: Path | None, servers: dict[str, Any]) -> Config:
+def build_config(parsed: ConfigFile, base: Path, path: Path | None, servers: dict[str, Any]) -> Config:
+    """The :class:`Config` of a validated file (``path``, None for the defaults) and its ``servers``:
+    paths relative to ``base``, the file's directory, resolved; the rules directory, the embedding
+    model directory and ``available_tools.json`` found (a missing one is the error of its key)."""
     src = str(path) if path else None
 
     def resolve(rel: str) -> Path:
-        return _resolve(base / Path(rel).expanduser(), src, None)
+        return resolve_path(base / Path(rel).expanduser(), src, None)
 
     # Keys naming files or directories that must exist: a missing one is this config's error,
     # named by its key, not a rule or file error about a path the user may not recognise.
@@ -720,47 +544,6 @@ def _build(parsed: _ConfigFile, base: Path, path: Path | None, servers: dict[str
 LOCAL_FILES_OF_SHARED_STORE = ".jit/shared-catalog"
 
 
-def check_store_path(config: Config) -> None:
-    """Create the catalog's directory, or raise a ConfigError naming the key ``store``.
-
-    Called before the catalog is opened (``jit`` commands, ``jit serve``), so an
-    unusable ``store`` (under a file, in a directory that cannot be created or
-    written, a directory itself) is one clear error instead of an OS traceback
-    or SQLite's "unable to open database file".
-    """
-    target = config.store_path
-    src = str(config.path) if config.path is not None else None
-    if config.store_url is not None:  # only this host's derived files are local
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise ConfigError(f"cannot create the directory {target.parent} for this host's files of the shared"
-                              f" catalog: {exc.strerror or exc}", path=src, key="store") from None
-        return
-    if target.is_dir():
-        raise ConfigError(f"the catalog path {target} is a directory; 'store' must name a file", path=src, key="store")
-    if target.exists() and not target.is_file():  # a device or a pipe (/dev/null): no catalog lives there
-        raise ConfigError(f"the catalog path {target} is not a regular file", path=src, key="store")
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ConfigError(f"cannot create the catalog's directory {target.parent}: {exc.strerror or exc}",
-                          path=src, key="store") from None
-    # SQLite writes its -wal and -shm files beside the catalog, so the directory must be writable too.
-    if not os.access(target.parent, os.W_OK | os.X_OK):
-        raise ConfigError(f"the catalog's directory {target.parent} is not writable", path=src, key="store")
-    if not target.exists():
-        # os.access answers yes to root everywhere (/proc too): create a file there to be sure.
-        try:
-            with tempfile.TemporaryFile(dir=target.parent, prefix=".jit-probe-"):
-                pass
-        except OSError as exc:
-            raise ConfigError(f"cannot create files in the catalog's directory {target.parent}: "
-                              f"{exc.strerror or exc}", path=src, key="store") from None
-    if target.exists() and not os.access(target, os.R_OK | os.W_OK):
-        raise ConfigError(f"the catalog {target} is not readable and writable", path=src, key="store")
-
-
 def _default_rules(base: Path) -> Path:
     local = base / "rules"
     return local.resolve() if local.is_dir() else bundled_dir("rules")
@@ -769,11 +552,11 @@ def _default_rules(base: Path) -> Path:
 def load_available_tools(path: str | os.PathLike[str], *, shards: Mapping[str, Any] | None = None) -> AvailableTools:
     """Load ``available_tools.json``; shard names it uses must exist in config (``*`` = all)."""
     p = Path(path)
-    raw = _read_json(p, "available tools file")
+    raw = read_json(p, "available tools file")
     try:
         parsed = AvailableTools.model_validate(raw)
     except ValidationError as exc:
-        raise _validation_error(exc, str(p)) from None
+        raise validation_error(exc, str(p)) from None
     if shards is not None:
         known = set(shards) | {"*"}
 

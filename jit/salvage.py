@@ -13,7 +13,7 @@ delivers instead:
 * a **repaired message** when the text is JSON-RPC. For a listing response
   (``tools/list`` and friends) each value that cannot be kept becomes a
   *marker* string, so the one item holding it is dropped later with a precise
-  reason (:func:`marker_reason`; :func:`jit.client.upstream.convert_tools`) and its
+  reason (:func:`marker_reason`; :func:`jit.client.tooldefs.convert_tools`) and its
   siblings survive. For any other response (a tool call's result) lone
   surrogates become U+FFFD, the Unicode replacement the standard prescribes,
   because the call already ran and its answer is still worth having;

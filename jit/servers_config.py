@@ -3,23 +3,22 @@
 The typed server models (stdio, Streamable HTTP, SSE), the rule for a server's
 name, ``${VAR}`` / ``${VAR:-default}`` expansion, and the translation of an
 ``mcpServers`` map (``.mcp.json``, ``claude_desktop_config.json``) into jit
-entries. Also :class:`_Strict`, the base of every config model. :mod:`jit.config`
-reads the files.
+entries. :mod:`jit.config_files` reads the files that hold them.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
+from pydantic import Field, PrivateAttr, field_validator
 
 from .errors import ConfigError
 from .models import HARNESS_SERVER
 from .paths import masked_url
+from .validation import _shown, _Strict
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",
@@ -35,19 +34,6 @@ __all__ = [
 
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_CALL_TIMEOUT = 60.0
-
-
-class _Strict(BaseModel):
-    """Every config model: unknown keys refused, and no type coercion.
-
-    Pydantic's lax mode would read ``"enabled": "no"`` as false, ``"timeout": true``
-    as 1 second and ``"token_budget": "4000"`` as a number; a config that says
-    something else than it means is refused instead. Booleans are ``true``/``false``
-    only, numbers are JSON numbers (an integer field takes no fraction) and finite.
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=False, strict=True,
-                              allow_inf_nan=False)
 
 
 # --------------------------------------------------------------------------- servers
@@ -307,9 +293,3 @@ def parse_mcp_servers(data: Any, path: str = "<mcpServers>") -> dict[str, dict[s
         converted.update(entry)
         out[name] = converted
     return out
-
-
-def _shown(value: Any) -> str:
-    """A short, single-line rendering of a bad value for an error message."""
-    text = json.dumps(value, ensure_ascii=True, default=str)
-    return text if len(text) <= 60 else text[:57] + "..."

@@ -17,7 +17,8 @@ import numpy as np
 
 from jit.catalog.embedding_pass import embed_pending
 from jit.catalog.store import Store
-from jit.config import Config, load_config
+from jit.config import Config
+from jit.config_files import load_config
 from jit.models import ServerStatus, ToolAnalysis, ToolDef
 from jit.pipeline import sync_harness_tools
 from jit.selection.logic import default_rules_dir

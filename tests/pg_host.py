@@ -30,7 +30,7 @@ def _sync(config_file: str, *how: str) -> None:
     from conftest import HashingEmbedder
 
     from jit.catalog.ownership import open_catalog
-    from jit.config import load_config
+    from jit.config_files import load_config
     from jit.pipeline import sync
 
     config = load_config(Path(config_file))

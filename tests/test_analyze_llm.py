@@ -390,7 +390,7 @@ def test_provider_auto_uses_the_llm_iff_the_key_is_set(tmp_path):
 def test_api_key_env_and_provider_are_read_from_config(tmp_path):
     path = tmp_path / "config.json"
     path.write_text(json.dumps({"analyzer": {"provider": "anthropic", "api_key_env": "MY_KEY"}}))
-    from jit.config import load_config
+    from jit.config_files import load_config
 
     config = load_config(path, env={})
     with pytest.raises(ConfigError, match="MY_KEY") as exc:

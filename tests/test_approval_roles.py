@@ -20,7 +20,7 @@ from jit.analysis.analyze import analyze_pending
 from jit.analysis.offline_analyzer import OfflineAnalyzer
 from jit.catalog.embedding_pass import embed_pending
 from jit.catalog.store import Store
-from jit.config import load_config
+from jit.config_files import load_config
 from jit.errors import ToolDeniedError
 from jit.models import ServerStatus, ToolDef
 from jit.selection.fact_classes import AS_APPROVED

@@ -10,7 +10,8 @@ import anthropic
 import httpx2
 import pytest
 
-from jit.config import DEFAULT_SHARDS, load_config
+from jit.config import DEFAULT_SHARDS
+from jit.config_files import load_config
 from jit.selection.budget import measure
 from jit.selection.compiler import Compiler
 from jit.selection.logic import default_rules_dir

@@ -20,7 +20,7 @@ from mcp import StdioServerParameters
 
 from bench.record_roles import list_tools, set_pins, source_markdown, tool_row
 from bench.record_sets import CATALOGS, ROLES
-from jit.config import load_config
+from jit.config_files import load_config
 
 DATA = CATALOGS.folder
 RAW_SERVER = Path(__file__).parent / "servers" / "raw_server.py"

@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 
 from jit.catalog.store import Store
 from jit.cli import app
-from jit.config import load_config
+from jit.config_files import load_config
 from jit.pipeline import sync
 
 JIT = str(Path(sys.executable).parent / "jit")

@@ -30,7 +30,8 @@ from servers.support import (
     wait_until,
 )
 
-from jit.client.manager import CallResult, ClientManager
+from jit.client.calls import CallResult
+from jit.client.manager import ClientManager
 from jit.client.tooldefs import convert_tools
 from jit.client.upstream import backoff_delay
 from jit.errors import (

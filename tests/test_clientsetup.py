@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 from jit.catalog.store import Store
 from jit.cli import app
 from jit.cli.claude_code import BACKUP_DIR, jit_command, setup_claude_code, undo_setup
-from jit.config import load_config
+from jit.config_files import load_config
 from jit.errors import ConfigError
 from jit.paths import default_config_file
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from jit.config import Config, load_available_tools, load_config
+from jit.config import Config, load_available_tools
+from jit.config_files import load_config
 from jit.errors import ConfigError
 from jit.models import ServerStatus
 from jit.servers_config import HttpServerConfig, SseServerConfig, StdioServerConfig, UnresolvedServerConfig

@@ -101,7 +101,7 @@ def _documented(key: str) -> bool:
 
 
 def test_every_config_key_is_documented():
-    keys = _keys(cfg._ConfigFile)
+    keys = _keys(cfg.ConfigFile)
     assert {"tool_selection.token_budget", "servers.<name>.command", "shards.<name>.categories"} <= keys
     missing = sorted(k for k in keys if not _documented(k))
     assert not missing, f"config keys missing from docs/configuration.md: {missing}"

@@ -19,7 +19,8 @@ import pytest
 
 from jit.catalog.embedding_pass import embed_pending
 from jit.catalog.store import Store
-from jit.config import EmbeddingConfig, load_config
+from jit.config import EmbeddingConfig
+from jit.config_files import load_config
 from jit.embedding import bulk_process as bulk_process_module
 from jit.embedding import openvino_bulk
 from jit.embedding.bulk_process import BulkProcess, bulk_process

@@ -18,7 +18,8 @@ import numpy as np
 import pytest
 
 from jit.catalog.store import Store
-from jit.config import AvailableTools, Config, EmbeddingConfig, HarnessTool, load_config
+from jit.config import AvailableTools, Config, EmbeddingConfig, HarnessTool
+from jit.config_files import load_config
 from jit.embedding import onnx_cache, onnx_export, onnx_int8
 from jit.embedding.factory import embedder_from_config
 from jit.embedding.onnx_embedder import OnnxEmbedder

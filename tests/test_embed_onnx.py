@@ -18,7 +18,8 @@ import numpy as np
 import pytest
 
 from jit.catalog.store import Store
-from jit.config import AvailableTools, Config, EmbeddingConfig, HarnessTool, load_config
+from jit.config import AvailableTools, Config, EmbeddingConfig, HarnessTool
+from jit.config_files import load_config
 from jit.embedding import onnx_cache, onnx_export
 from jit.embedding.factory import embedder_from_config
 from jit.embedding.onnx_cache import read_layout

@@ -49,7 +49,7 @@ from jit.catalog.migrations import default_migrations_dir
 from jit.catalog.ownership import open_catalog
 from jit.catalog.store import Store
 from jit.cli import app
-from jit.config import load_config
+from jit.config_files import load_config
 from jit.models import ServerStatus, ToolDef
 from jit.pipeline import refresh_catalog, sync
 from jit.selection.compiler import Compiler

@@ -31,7 +31,7 @@ from typer.testing import CliRunner
 
 from jit.catalog.store import Store
 from jit.cli import app
-from jit.config import load_config
+from jit.config_files import load_config
 from jit.errors import ConfigError
 from jit.models import ServerStatus, ToolDef
 

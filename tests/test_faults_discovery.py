@@ -384,7 +384,7 @@ async def test_a_servers_megabyte_error_is_bounded_in_messages_and_in_the_catalo
     printed by ``jit servers``. Each is cut to :data:`MAX_ERROR_CHARS` with its length said, the
     data replaced by a note; the server keeps serving. A result that breaks the MCP schema names
     the field, not "1 validation error for CallToolResult"."""
-    from jit.client.manager import MAX_ERROR_DATA_CHARS
+    from jit.client.calls import MAX_ERROR_DATA_CHARS
     from jit.errors import MAX_ERROR_CHARS, ToolCallError
 
     cfg = make_config(tmp_path, {"f": stdio("good"), "g": stdio("huge_initialize_error")}, reconnect_attempts=0)
@@ -533,7 +533,7 @@ async def test_what_a_server_says_of_itself_is_bounded(tmp_path, store):
 async def test_a_cursor_that_keeps_growing_stops_paging_and_keeps_the_first_page(tmp_path, store):
     """Every page after the first is empty with a cursor 3,000 characters longer: following them to
     the page limit held gigabytes and ran into the timeout, losing the good tools of page one."""
-    from jit.client.upstream import MAX_CURSOR_CHARS
+    from jit.client.listings import MAX_CURSOR_CHARS
 
     cfg = make_config(tmp_path, {"f": stdio("growing_cursor")}, reconnect_attempts=0)
     async with ClientManager(cfg, store) as mgr:

@@ -21,7 +21,8 @@ from jit.analysis.hostile import detect_hostile
 from jit.analysis.offline_analyzer import OfflineAnalyzer
 from jit.catalog.embedding_pass import embed_pending
 from jit.catalog.store import Store
-from jit.config import DEFAULT_SHARDS, load_config
+from jit.config import DEFAULT_SHARDS
+from jit.config_files import load_config
 from jit.models import ServerStatus, ToolAnalysis, ToolDef
 from jit.pipeline import sync_harness_tools
 from jit.selection.compiler import Compiler

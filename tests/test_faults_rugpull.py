@@ -35,7 +35,7 @@ from typer.testing import CliRunner
 from jit.catalog.store import Store
 from jit.cli import app
 from jit.client.manager import ClientManager
-from jit.config import load_config
+from jit.config_files import load_config
 from jit.errors import ToolNotApprovedError
 from jit.pipeline import sync
 from jit.selection.compiler import Compiler

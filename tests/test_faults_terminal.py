@@ -29,7 +29,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from servers import hostile_text_server as hostile
 
 from jit.catalog.store import Store
-from jit.config import load_config
+from jit.config_files import load_config
 from jit.display import VisibleLogFormatter, json_text, markup, unsafe, visible
 
 JIT = str(Path(sys.executable).parent / "jit")

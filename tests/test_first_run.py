@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from jit.catalog.store import Store
 from jit.cli import app
-from jit.config import load_config
+from jit.config_files import load_config
 from jit.errors import ConfigError, EvaluationError, SelectionError
 from jit.evaluation.datasets import CHECKOUT_DATA_DIR, DATASETS, check_data
 from jit.evaluation.evaluate import main as evaluate_main

@@ -37,6 +37,7 @@ LAYERS: dict[str, int] = {
     "jit.errors": 0, "jit.models": 0, "jit.config": 0, "jit.jsonfile": 0, "jit.paths": 0,
     "jit.process": 0, "jit.text": 0, "jit.schemas": 0, "jit.salvage": 0, "jit.jsonrpc": 0, "jit.lines": 0,
     "jit.display": 0, "jit.servers_config": 0, "jit.progress": 0, "jit.flags": 0,
+    "jit.config_files": 0, "jit.validation": 0,
     # The embedders need no catalog; the catalog's embedding passes (catalog/embedding_pass.py) use them.
     "jit.embedding": 1,
     "jit.catalog": 2,

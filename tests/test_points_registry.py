@@ -56,7 +56,7 @@ sys.modules[spec.name] = policy
 exec(compile(source, str(path), "exec"), policy.__dict__)
 
 from jit.catalog.store import Store
-from jit.config import load_config
+from jit.config_files import load_config
 from jit.selection.compiler import Compiler
 from jit.selection.task import TaskContext
 from jit.selection.tokens import EstimateCounter

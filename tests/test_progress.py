@@ -25,7 +25,8 @@ from jit.analysis.offline_analyzer import OfflineAnalyzer
 from jit.catalog.embedding_pass import embed_pending
 from jit.embedding.onnx_embedder import OnnxEmbedder
 from jit.catalog.store import Store
-from jit.config import DEFAULT_SHARDS, load_config
+from jit.config import DEFAULT_SHARDS
+from jit.config_files import load_config
 from jit.embedding.onnx_embedder import OnnxEmbedder
 from jit.evaluation.eval_report import CHART_UNAVAILABLE
 from jit.evaluation.evaluate import main, run_evaluation

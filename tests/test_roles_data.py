@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from bench.eval_roles import DATA, READ_ONLY_SHARDS, load_tasks, load_tools
-from jit.config import DEFAULT_SHARDS, load_config
+from jit.config import DEFAULT_SHARDS
+from jit.config_files import load_config
 
 #: The annotation hints of the MCP specification, by their wire names.
 HINTS = {"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"}

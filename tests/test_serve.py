@@ -39,7 +39,7 @@ from mcp_types import INVALID_PARAMS, ToolListChangedNotification
 from servers.support import listening_addresses, serving_http
 
 from jit.catalog.store import Store
-from jit.config import load_config
+from jit.config_files import load_config
 from jit.embedding import factory
 from jit.pipeline import sync
 from jit.serve.server import JitServer, create_server

@@ -37,13 +37,15 @@ from mcp.shared.memory import create_client_server_memory_streams
 from mcp_types import ToolListChangedNotification
 
 from jit.catalog.store import Store
-from jit.config import ServeConfig, load_config
+from jit.config import ServeConfig
+from jit.config_files import load_config
 from jit.embedding import factory
 from jit.models import ToolDef
 from jit.pipeline import sync
 from jit.selection.tokens import EstimateCounter, compact_json
 from jit.serve import early
-from jit.serve.server import META_TOOLS, JitServer, create_server
+from jit.serve.metatools import META_TOOLS
+from jit.serve.server import JitServer, create_server
 from jit.serve.state import ServeOptions, ServeState
 
 pytestmark = pytest.mark.anyio

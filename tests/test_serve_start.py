@@ -32,7 +32,7 @@ from conftest import REPO, write_example_config
 from servers.support import pid_alive
 
 from jit.catalog.store import Store
-from jit.config import load_config
+from jit.config_files import load_config
 from jit.embedding.factory import embedder_from_config
 from jit.pipeline import sync
 

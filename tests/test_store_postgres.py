@@ -28,7 +28,7 @@ from servers.support import notes_config
 from jit.catalog.backend import redact
 from jit.catalog.migrations import default_migrations_dir
 from jit.catalog.store import Store
-from jit.config import load_config
+from jit.config_files import load_config
 from jit.errors import MigrationError, StoreError
 from jit.models import ServerStatus, ToolDef
 from jit.selection.compiler import Compiler

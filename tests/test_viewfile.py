@@ -297,7 +297,7 @@ def test_a_compile_after_a_change_does_not_wait_for_the_files_it_leaves_and_clos
 _EXIT_WITHOUT_CLOSE = """
 import sys
 from jit.catalog.store import Store
-from jit.config import load_config
+from jit.config_files import load_config
 from jit.selection.compiler import Compiler
 from jit.selection.task import TaskContext
 

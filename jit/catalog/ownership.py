@@ -89,7 +89,7 @@ def differing_targets(config: Config, shared: dict[str, list[str]]) -> dict[str,
     A server name is one server in the catalog, so two configs giving one name to two different
     servers replace each other's tools at every sync (each reads the other's as changed, its usage
     moved to history) and compile the other's tools. A config that cannot be read is left out."""
-    from ..config import load_config  # only when a server name is shared: reads the other config files
+    from ..config_files import load_config  # only when a server name is shared: reads the other config files
 
     differing: dict[str, list[str]] = {}
     loaded: dict[str, Config | None] = {}

@@ -47,7 +47,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..config import Config, load_config
+from ..config import Config
+from ..config_files import load_config
 from ..errors import ConfigError
 from ..jsonfile import read_json
 from ..paths import DEFAULT_CONFIG_FILE, FALLBACK_CONFIG_FILE, PROJECT_CONFIG_FILE, write_atomic

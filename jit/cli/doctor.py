@@ -9,7 +9,7 @@ import typer
 
 from ..catalog.approval import pending_report
 from ..catalog.doctor import check_catalog, rebuild_catalog
-from ..config import check_store_path
+from ..config_files import check_store_path
 from ..display import markup
 from ..errors import CatalogDamagedError, StoreError
 from ..payloads import tool_counts

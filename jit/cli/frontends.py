@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ..config import load_config
+from ..config_files import load_config
 from ..display import log_to_stderr
 from ..errors import SelectionError
 from ..text import remove_hidden

@@ -11,9 +11,9 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from ..config import _read_json
 from ..display import markup
 from ..errors import ConfigError
+from ..jsonfile import read_json
 from ..paths import DEFAULT_CONFIG_FILE, PROJECT_CONFIG_FILE
 from ..servers_config import parse_mcp_servers, shown_target
 from .claude_code import check_merged, placeholders, setup_claude_code, undo_setup, unset_vars
@@ -78,13 +78,13 @@ def import_command(
 def import_servers(source: Path, target: Path, *, replace: bool = False, dry_run: bool = False) -> dict[str, Any]:
     """Merge ``source``'s ``mcpServers`` into ``target``'s ``servers``; validate, then write atomically."""
     src = source.expanduser().resolve()
-    data = _read_json(src, "server file")
+    data = read_json(src, "server file")
     if not isinstance(data, dict) or "mcpServers" not in data:
         raise ConfigError("the file holds no 'mcpServers' object to import", path=str(src), key="mcpServers")
     incoming = parse_mcp_servers(data["mcpServers"], str(src))
     if not incoming:
         raise ConfigError("'mcpServers' is empty: nothing to import", path=str(src), key="mcpServers")
-    raw: dict[str, Any] = _read_json(target, "config file") if target.exists() else {}
+    raw: dict[str, Any] = read_json(target, "config file") if target.exists() else {}
     if not isinstance(raw, dict):
         raise ConfigError("the top level must be a JSON object", path=str(target))
     if "mcpServers" in raw and "servers" not in raw:

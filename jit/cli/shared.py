@@ -23,7 +23,8 @@ from rich.console import Console
 from .. import __version__
 from ..catalog.ownership import open_catalog
 from ..catalog.store import Store
-from ..config import Config, check_store_path, load_config
+from ..config import Config
+from ..config_files import check_store_path, load_config
 from ..display import json_text, markup, visible
 from ..embedding.factory import embedder_from_config
 from ..errors import (

@@ -11,6 +11,10 @@ The call path opens a :func:`tracking_delivery` around one request; the transpor
 they know of it on the :class:`Delivery` it yields. They see the request in the task that sent
 it, or in one the SDK started with that task's context (its Streamable HTTP client runs each
 POST so), which is how a report finds its request without the id being passed around.
+
+What a request's error says of its connection is read here too: :func:`connection_closed` (the
+connection is gone: the request may or may not have run) and :func:`timed_out` (the SDK gave up
+waiting), as opposed to a server's own JSON-RPC error answered on a working connection.
 """
 
 from __future__ import annotations
@@ -21,9 +25,45 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
+import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
-__all__ = ["Delivery", "NotSent", "note_not_sent", "note_sent", "send_tracked", "tracking_delivery"]
+__all__ = [
+    "NOT_CONNECTED",
+    "Delivery",
+    "NotSent",
+    "connection_closed",
+    "note_not_sent",
+    "note_sent",
+    "send_tracked",
+    "timed_out",
+    "tracking_delivery",
+]
+
+#: The message of the CONNECTION_CLOSED error jit raises itself for a server not connected
+#: (:meth:`jit.client.upstream.Upstream.discover`).
+NOT_CONNECTED = "not connected"
+#: The messages of the CONNECTION_CLOSED errors that mean the connection is gone: the SDK
+#: dispatcher's (a transport at EOF or torn down) and jit's own; and the prefix of those the
+#: SDK's Streamable HTTP client makes up for a request whose stream broke ("SSE stream failed: …",
+#: "SSE stream ended without a response", "… reconnection attempts were exhausted").
+_CLOSED = frozenset({"Connection closed", NOT_CONNECTED})
+_CLOSED_PREFIX = "SSE stream "
+
+
+def connection_closed(exc: BaseException) -> bool:
+    """Whether ``exc`` says the connection to the server is gone. Not every -32000 does: JSON-RPC
+    leaves -32000..-32099 to servers, and many answer a failed request with -32000; that answer
+    is the server's error on a working connection, so only the SDK's and jit's own errors
+    count."""
+    return isinstance(exc, MCPError) and exc.code == types.CONNECTION_CLOSED and \
+        (exc.message in _CLOSED or exc.message.startswith(_CLOSED_PREFIX))
+
+
+def timed_out(exc: MCPError, method: str) -> bool:
+    """Whether ``exc`` is the SDK's own timeout of a ``method`` request, not a server answering
+    -32001 itself (the message is the SDK dispatcher's; tests pin it)."""
+    return exc.code == types.REQUEST_TIMEOUT and exc.message == f"Request {method!r} timed out"
 
 
 @dataclass

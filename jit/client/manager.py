@@ -28,12 +28,10 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import inspect
-import json
 import logging
 import math
 import time
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -47,7 +45,6 @@ from ..catalog.ownership import config_identity
 from ..catalog.store import Store
 from ..config import Config
 from ..errors import (
-    InvalidArgumentsError,
     ServerConnectError,
     ServerDisconnectedError,
     ServerNotRegisteredError,
@@ -59,37 +56,19 @@ from ..errors import (
     ToolNotFoundError,
     bounded,
 )
-from ..jsonrpc import MAX_DEPTH, find_unsendable, json_path
 from ..models import ServerRecord, ServerStatus, SyncResult
 from ..schemas import structured_content_error
 from ..servers_config import UnresolvedServerConfig
-from .delivery import NotSent, send_tracked
+from .calls import BadResult, CallResult, bounded_data, check_sendable, send_call
+from .delivery import NotSent, connection_closed, timed_out
+from .listings import wire
 from .peer import ClientPeer
 from .transports import describe_error
-from .upstream import ServerConfig, Upstream, connection_closed, timed_out, wire
+from .upstream import ServerConfig, Upstream
 
-__all__ = ["CallResult", "ClientManager", "raise_catalog_error"]
+__all__ = ["ClientManager", "raise_catalog_error"]
 
 log = logging.getLogger(__name__)
-
-
-# --------------------------------------------------------------------------- results
-
-
-@dataclass(frozen=True, slots=True)
-class CallResult:
-    """What a ``tools/call`` returned. ``is_error`` is the tool's own ``isError``."""
-
-    server: str
-    tool: str
-    content: list[dict[str, Any]]
-    structured_content: dict[str, Any] | None
-    is_error: bool
-    latency_ms: float
-
-    def text(self) -> str:
-        """The text content blocks joined by newlines (images and resources left out)."""
-        return "\n".join(str(c.get("text", "")) for c in self.content if c.get("type") == "text")
 
 
 # --------------------------------------------------------------------------- the manager
@@ -512,7 +491,7 @@ class ClientManager:
         # Still on its first connection attempt (started by launch()): wait for it, bounded by the
         # server's timeout as the attempt itself is, rather than refuse a call that would succeed a moment later.
         up = self._callable(await self._settled(server), server, tool)
-        _check_sendable(server, tool, arguments)
+        check_sendable(server, tool, arguments)
         limit = timeout if timeout is not None else up.config.call_timeout
         params: dict[str, Any] = {"name": tool}
         if arguments is not None:
@@ -523,14 +502,14 @@ class ClientManager:
         started, attempt = time.perf_counter(), up.attempts
         try:
             try:
-                raw = await _send_call(up, params, opts)
+                raw = await send_call(up, params, opts)
             except NotSent:
                 # The connection had died while idle (an HTTP server killed between calls is found by
                 # the next request) and nothing of the call left jit: it is sent once more, on the
                 # connection that replaces the dead one, or refused as never sent.
                 up = self._callable(await self._replacement(up, attempt), server, tool)
                 started = time.perf_counter()
-                raw = await _send_call(up, params, opts)
+                raw = await send_call(up, params, opts)
             result = types.CallToolResult.model_validate(raw)
             if not result.is_error:
                 # Structured content against the tool's output schema as discovery kept it, by jit's
@@ -538,7 +517,7 @@ class ClientManager:
                 problem = structured_content_error(up.output_schemas.get(tool), result.structured_content,
                                                    given="structured_content" in result.model_fields_set)
                 if problem is not None:
-                    raise _BadResult(f"its structured content does not match its output schema: {problem}")
+                    raise BadResult(f"its structured content does not match its output schema: {problem}")
         except NotSent:
             raise self._unavailable(server, tool) from None
         except MCPError as exc:
@@ -554,11 +533,11 @@ class ClientManager:
                     f"server {server!r} went away during a call to {tool!r}; the tool may or may not have run",
                     server=server, tool=tool) from None
             raise ToolCallError(f"tool {tool!r} on server {server!r} failed: {message}", server=server,
-                                tool=tool, rpc_code=exc.code, data=_bounded_data(exc.data)) from None
-        except (ValidationError, RuntimeError, _BadResult) as exc:
+                                tool=tool, rpc_code=exc.code, data=bounded_data(exc.data)) from None
+        except (ValidationError, RuntimeError, BadResult) as exc:
             # A result that breaks the MCP schema, or structured content that breaks the output schema.
             latency = (time.perf_counter() - started) * 1000
-            message = str(exc) if isinstance(exc, _BadResult) else describe_error(exc)
+            message = str(exc) if isinstance(exc, BadResult) else describe_error(exc)
             self.store.record_call(server, tool, ok=False, latency_ms=latency, error=message)
             raise ToolCallError(f"tool {tool!r} on server {server!r} returned an invalid result: {message}",
                                 server=server, tool=tool) from None
@@ -575,52 +554,6 @@ class ClientManager:
         """Count a returned call in the catalog's usage (what :meth:`call_tool` does unless told not to)."""
         self.store.record_call(call.server, call.tool, ok=not call.is_error, latency_ms=call.latency_ms,
                                error=(call.text()[:500] or "isError") if call.is_error else None)
-
-
-#: Largest ``data`` of a server's JSON-RPC error passed on with :class:`ToolCallError` (compact JSON).
-MAX_ERROR_DATA_CHARS = 16_384
-
-
-def _bounded_data(data: Any) -> Any:
-    """A server's error ``data``, or a note saying how large it was when it is past
-    :data:`MAX_ERROR_DATA_CHARS` (it would be printed by ``jit call`` and sent to ``jit serve``'s client)."""
-    if data is None:
-        return None
-    try:
-        size = len(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
-    except (TypeError, ValueError, RecursionError):
-        return None
-    if size <= MAX_ERROR_DATA_CHARS:
-        return data
-    return f"[cut by jit: the server's error data, {size:,} characters of JSON]"
-
-
-class _BadResult(Exception):
-    """A call's result that the tool's own declarations forbid (see :meth:`ClientManager.call_tool`)."""
-
-
-async def _send_call(up: Upstream, params: dict[str, Any], opts: dict[str, Any]) -> dict[str, Any]:
-    """``tools/call`` on ``up``'s connection, straight through the session's dispatcher (what
-    ClientSession.call_tool does under its request and result models); :class:`NotSent` when the
-    connection was found dead with none of it sent (jit/client/delivery.py)."""
-    headers = {MCP_PROTOCOL_VERSION_HEADER: up.protocol_version}
-    return await send_tracked(up.dispatcher, "tools/call", params, {**opts, "headers": headers})
-
-
-#: Deepest nesting of a call's arguments: ``tools/call`` puts them two levels into the message,
-#: and the SDK's parser on the other end reads messages :data:`~jit.jsonrpc.MAX_DEPTH` deep.
-MAX_ARGUMENT_DEPTH = MAX_DEPTH - 2
-
-
-def _check_sendable(server: str, tool: str, arguments: Any) -> None:
-    """Refuse arguments JSON cannot carry before anything is sent. Sent, a lone surrogate or a
-    too-deep value breaks the SDK's serialiser inside the connection's writer, which drops the
-    connection (and respawns a stdio server, losing its state) though the call never left; NaN
-    goes out as a literal other servers cannot parse, so the call waits out its timeout."""
-    found = find_unsendable(arguments, ("arguments",), MAX_ARGUMENT_DEPTH)
-    if found is not None:
-        path, problem = found
-        raise InvalidArgumentsError(server=server, tool=tool, path=json_path(path), problem=problem)
 
 
 def raise_catalog_error(upstreams: Iterable[Upstream]) -> None:

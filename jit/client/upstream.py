@@ -1,4 +1,4 @@
-"""One upstream MCP server: its connection supervisor, discovery and tool conversion.
+"""One upstream MCP server: its connection supervisor, one connection, and its discovery.
 
 :class:`Upstream` is what :class:`~jit.client.manager.ClientManager` runs per enabled
 server. Each one owns a task, a cancel scope, a transport, an SDK
@@ -6,6 +6,12 @@ server. Each one owns a task, a cancel scope, a transport, an SDK
 shares none of them: one server's hang, crash or dying HTTP transport (which
 raises an ``ExceptionGroup`` that cancels everything inside it) stays inside its
 own scope. The catalog (:class:`~jit.catalog.store.Store`) is the only shared state.
+
+The supervisor connects, discovers, serves (re-discovery on ``list_changed``, pings) and
+reconnects with backoff. Discovery reads the server's listings through
+:class:`~jit.client.listings.ListingReader`, turns its tools into definitions
+(:func:`~jit.client.tooldefs.convert_tools`: one bad tool is dropped with its reason, sizes are
+bounded) and writes them to the catalog.
 """
 
 from __future__ import annotations
@@ -26,56 +32,29 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 from mcp_types.version import LATEST_HANDSHAKE_VERSION
-from pydantic import ValidationError
 
 from .. import __version__
 from ..catalog.store import Store
 from ..config import ConnectionConfig
 from ..errors import CatalogDamagedError, ServerNotRegisteredError, StoreError, jit_error_in
 from ..models import ServerStatus, SyncResult
-from ..salvage import find_marker
-from ..schemas import json_kind
 from ..servers_config import HttpServerConfig, SseServerConfig, StdioServerConfig
+from .delivery import NOT_CONNECTED, connection_closed
+from .listings import ListingReader, wire
 from .peer import ClientPeer, session_callbacks
 from .tooldefs import (
     MAX_ANNOTATIONS_BYTES,
-    MAX_LISTING_BYTES,
     MAX_NAME_CHARS,
     MAX_STORED_DESCRIPTION_CHARS,
     MAX_TITLE_CHARS,
-    MAX_TOOLS_PER_SERVER,
     convert_tools,
     cut_text,
 )
 from .transports import InProcessServerConfig, StderrTail, describe_error, open_transport, root_cause
 
-__all__ = ["CLIENT_INFO", "MAX_GARBAGE_MESSAGES", "MAX_LIST_PAGES", "ServerConfig", "Upstream", "backoff_delay", "wire"]
+__all__ = ["CLIENT_INFO", "MAX_GARBAGE_MESSAGES", "ServerConfig", "Upstream", "backoff_delay"]
 
 log = logging.getLogger("jit.client.manager")
-
-#: The message of the CONNECTION_CLOSED error raised here for a server not connected.
-NOT_CONNECTED = "not connected"
-#: The messages of the CONNECTION_CLOSED errors that mean the connection is gone: the SDK
-#: dispatcher's (a transport at EOF or torn down) and this module's; and the prefix of those the
-#: SDK's Streamable HTTP client makes up for a request whose stream broke ("SSE stream failed: …",
-#: "SSE stream ended without a response", "… reconnection attempts were exhausted").
-_CLOSED = frozenset({"Connection closed", NOT_CONNECTED})
-_CLOSED_PREFIX = "SSE stream "
-
-
-def connection_closed(exc: BaseException) -> bool:
-    """Whether ``exc`` says the connection to the server is gone. Not every -32000 does: JSON-RPC
-    leaves -32000..-32099 to servers, and many answer a failed request with -32000; that answer
-    is the server's error on a working connection, so only the SDK's and this module's own
-    errors count."""
-    return isinstance(exc, MCPError) and exc.code == types.CONNECTION_CLOSED and \
-        (exc.message in _CLOSED or exc.message.startswith(_CLOSED_PREFIX))
-
-
-def timed_out(exc: MCPError, method: str) -> bool:
-    """Whether ``exc`` is the SDK's own timeout of a ``method`` request, not a server answering
-    -32001 itself (the message is the SDK dispatcher's; tests pin it)."""
-    return exc.code == types.REQUEST_TIMEOUT and exc.message == f"Request {method!r} timed out"
 
 #: What one upstream connects to: a config file's entry, or a server object in this process.
 ServerConfig = StdioServerConfig | HttpServerConfig | SseServerConfig | InProcessServerConfig
@@ -94,37 +73,12 @@ MIN_REDISCOVERY_INTERVAL = 1.0
 #: Seconds between tries to write a re-discovered tool list the catalog could not take (unreachable).
 CATALOG_RETRY_INTERVAL = 5.0
 
-#: The wire key and the SDK model of each item of resources/list, resources/templates/list, prompts/list.
-_ITEM_MODELS: dict[str, tuple[str, type[Any]]] = {
-    "resources": ("resources", types.Resource),
-    "resource_templates": ("resourceTemplates", types.ResourceTemplate),
-    "prompts": ("prompts", types.Prompt),
-}
-
-#: The field naming each item of a listing: one item per value, and never an empty one.
-_ITEM_KEYS: dict[str, str] = {"resources": "uri", "resource_templates": "uriTemplate", "prompts": "name"}
-
-#: Upper bound on pages of one listing, against a server whose cursors never end.
-MAX_LIST_PAGES = 1000
-#: Longest ``nextCursor`` followed: cursors are opaque tokens; one that grows page after page
-#: (each kept to spot a loop) would otherwise hold gigabytes.
-MAX_CURSOR_CHARS = 4096
-
 #: The listings kept besides tools: what a proxy re-lists to its own client.
 LISTINGS = ("resources", "resource_templates", "prompts")
 
 #: ``touch_server`` at most this often per server on the call path (one write per call is enough).
 _TOUCH_EVERY = 1.0
 _T = TypeVar("_T")
-
-
-# --------------------------------------------------------------------------- tool conversion
-# (in jit/client/tooldefs.py: one bad tool is dropped with its reason, sizes are bounded)
-
-
-def wire(model: Any) -> dict[str, Any]:
-    """An SDK model as the JSON the server sent (camelCase keys, no nulls)."""
-    return model.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
 def backoff_delay(attempt: int, initial: float, maximum: float, rng: random.Random | None = None) -> float:
@@ -570,10 +524,11 @@ class Upstream:
             raise MCPError(types.CONNECTION_CLOSED, NOT_CONNECTED)
         async with self._discover_lock:
             caps = session.server_capabilities or types.ServerCapabilities()
+            reader = ListingReader(self.dispatcher, self.protocol_version, self._warn)
             result = None
             if "tools" in what:
                 self.warnings = []
-                raw = await self._list_tools() if caps.tools is not None else []
+                raw = await reader.tools() if caps.tools is not None else []
                 tools, problems = convert_tools(self.name, raw)
                 for p in problems:
                     self._warn(p)
@@ -582,7 +537,7 @@ class Upstream:
                 self.output_schemas = {t.name: t.output_schema for t in tools if t.output_schema is not None}
             listing = dict(self.listing)
             if "resources" in what and caps.resources is not None:
-                items = await self._list_other(session.list_resources, "resources")
+                items = await reader.items(session.list_resources, "resources")
                 if items is not None:
                     listing["resources"] = items
                     self.store.replace_resources(
@@ -590,11 +545,11 @@ class Upstream:
                         [{"uri": r["uri"], "name": r.get("name"), "description": r.get("description"),
                           "mime_type": r.get("mimeType")} for r in items],
                     )
-                items = await self._list_other(session.list_resource_templates, "resource_templates")
+                items = await reader.items(session.list_resource_templates, "resource_templates")
                 if items is not None:
                     listing["resource_templates"] = items
             if "prompts" in what and caps.prompts is not None:
-                items = await self._list_other(session.list_prompts, "prompts")
+                items = await reader.items(session.list_prompts, "prompts")
                 if items is not None:
                     listing["prompts"] = items
                     self.store.replace_prompts(self.name, items)
@@ -627,137 +582,3 @@ class Upstream:
                 await self._on_listing_changed(self.name, changed)
             except Exception:  # a proxy's notification must not end the connection
                 log.exception("server %s: announcing changed listings failed", self.name)
-
-    async def _paged(self, method: str, fetch: Callable[[str | None], Awaitable[tuple[list[Any], str | None]]],
-                     max_items: int | None = None) -> list[Any]:
-        """Every item of a paginated listing, following ``nextCursor`` (bounded, loop-safe).
-
-        Paging stops once more than ``max_items`` items are in (the caller drops the excess, with a warning).
-        """
-        out: list[Any] = []
-        cursor: str | None = None
-        seen: set[str] = set()
-        size = 0  # bytes held so far (items and cursors): the listing's bound applies while paging
-        for page in range(1, MAX_LIST_PAGES + 1):
-            try:
-                items, cursor = await fetch(cursor)
-            except MCPError as exc:
-                if page == 1 or connection_closed(exc) or timed_out(exc, method):
-                    raise
-                # A later page the server refuses (its own cursor, say) or sends broken: what the pages
-                # before it listed is kept, as for a cursor that repeats; the whole server was lost.
-                before = "page 1" if page == 2 else f"pages 1-{page - 1}"
-                self._warn(f"{method} page {page} failed: {describe_error(exc)}; stopped paging, kept the "
-                           f"{len(out):,} items of {before}")
-                return out
-            out.extend(items)
-            if not cursor:
-                return out
-            if max_items is not None and len(out) > max_items:
-                # What was fetched is not all the server lists: say so, not only what was dropped of it.
-                self._warn(f"{method} lists more than {max_items:,} items: stopped paging after {page} pages "
-                           f"({len(out):,} fetched); the server has more pages")
-                return out
-            size += len(json.dumps(items, default=str)) + len(cursor)
-            if size > MAX_LISTING_BYTES:
-                self._warn(f"{method} passed {MAX_LISTING_BYTES:,} bytes in {page} pages; stopped paging")
-                return out
-            if len(cursor) > MAX_CURSOR_CHARS:
-                self._warn(f"{method} nextCursor of {len(cursor):,} characters, over {MAX_CURSOR_CHARS:,}; "
-                           "stopped paging")
-                return out
-            if cursor in seen:
-                self._warn(f"{method} repeated cursor {cursor[:80]!r}; stopped paging")
-                return out
-            seen.add(cursor)
-        self._warn(f"{method} still had more pages after {MAX_LIST_PAGES}; stopped paging")
-        return out
-
-    async def _list_tools(self) -> list[Any]:
-        """Every tool of ``tools/list``, as the JSON the server sent.
-
-        Always read raw and judged tool by tool by :func:`~jit.client.tooldefs.convert_tools`, never
-        through the SDK's model: its parse is all or nothing (one malformed tool fails the page) and
-        lax (``"readOnlyHint": 1`` becomes ``true``), so a tool's stored definition, and with it its
-        approval and usage, would depend on whether a sibling tool was well-formed."""
-        return await self._paged("tools/list", self._raw_tools_page, max_items=MAX_TOOLS_PER_SERVER)
-
-    async def _raw_page(self, method: str, wire_key: str, cursor: str | None) -> tuple[list[Any], str | None]:
-        """One page of a listing read as raw JSON (tools always, others when the SDK refused the page
-        whole): its items unchecked, and its next cursor (None, with a warning, when it is not a string)."""
-        assert self.dispatcher is not None
-        raw = await self.dispatcher.send_raw_request(method, {"cursor": cursor} if cursor else None,
-                                                     {"headers": {MCP_PROTOCOL_VERSION_HEADER: self.protocol_version}})
-        items = raw.get(wire_key) if isinstance(raw, dict) else None
-        if not isinstance(items, list):
-            got = "missing" if items is None else f"a JSON {json_kind(items)}"
-            raise MCPError(types.INVALID_PARAMS,
-                           f"invalid {method} response from the server: {wire_key!r} is {got}, not an array")
-        next_cursor = raw.get("nextCursor")
-        if next_cursor is not None and not isinstance(next_cursor, str):
-            self._warn(f"{method} nextCursor is not a string ({next_cursor!r}); stopped paging")
-            next_cursor = None
-        return items, next_cursor
-
-    async def _raw_tools_page(self, cursor: str | None) -> tuple[list[Any], str | None]:
-        return await self._raw_page("tools/list", "tools", cursor)  # each tool is judged by convert_tools
-
-    async def _raw_items_page(self, method_name: str, key: str, cursor: str | None) -> tuple[list[Any], str | None]:
-        """A page of resources, resource templates or prompts read as raw JSON, each item checked
-        by the SDK's model alone: a bad one is dropped with a warning, the others kept."""
-        wire_key, model = _ITEM_MODELS[key]
-        items, next_cursor = await self._raw_page(f"{method_name}/list", wire_key, cursor)
-        kept = []
-        for i, item in enumerate(items):
-            try:
-                kept.append(wire(model.model_validate(item)))
-            except ValidationError as exc:
-                name = item.get("name") if isinstance(item, dict) and isinstance(item.get("name"), str) else None
-                label = f" {name[:80]!r}" if name else ""
-                self._warn(f"dropped {key.replace('_', ' ')[:-1]} #{i}{label}: {describe_error(exc)}")
-        return kept, next_cursor
-
-    async def _list_other(self, method: Callable[..., Any], key: str) -> list[dict[str, Any]] | None:
-        """Every item of resources/list or prompts/list; None (with a warning) if the server fails it."""
-        method_name = "resources/templates" if key == "resource_templates" else key
-
-        async def page(cursor: str | None) -> tuple[list[Any], str | None]:
-            try:
-                result = await method(params=_page_params(cursor))
-            except ValidationError:
-                # One malformed item fails the SDK's parse of the whole page: judge each on its own.
-                return await self._raw_items_page(method_name, key, cursor)
-            return [wire(x) for x in getattr(result, key)], result.next_cursor
-
-        try:
-            items = await self._paged(f"{method_name}/list", page)
-        except (ValidationError, MCPError) as exc:
-            if connection_closed(exc):
-                raise
-            if key == "resource_templates" and isinstance(exc, MCPError) and exc.code == types.METHOD_NOT_FOUND:
-                return []  # a server with static resources only may not serve the method at all
-            self._warn(f"{method_name}/list failed: {describe_error(exc)}")
-            return None
-        kept = []
-        what, field = key.replace("_", " ")[:-1], _ITEM_KEYS[key]
-        seen: set[str] = set()
-        for i, item in enumerate(items):
-            why = find_marker(item)  # a value jit's transport had to cut out of the reply
-            ident = item.get(field) if isinstance(item, dict) else None
-            label = f" {ident[:80]!r}" if isinstance(ident, str) and ident else ""
-            if not why and not (isinstance(ident, str) and ident.strip()):
-                why = f"missing or empty {field}"
-            elif not why and ident in seen:
-                # The catalog kept the last of them and jit serve the first: one item, the first, for both.
-                why = f"duplicate {field}, kept the first"
-            if why:
-                self._warn(f"dropped {what} #{i}{label}: {why}")
-            else:
-                seen.add(ident)
-                kept.append(item)
-        return kept
-
-
-def _page_params(cursor: str | None) -> types.PaginatedRequestParams | None:
-    return types.PaginatedRequestParams(cursor=cursor) if cursor else None
-

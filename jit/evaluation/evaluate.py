@@ -39,8 +39,10 @@ from rich.console import Console
 
 from ..analysis.offline_analyzer import OfflineAnalyzer
 from ..catalog.embedding_pass import embed_pending, embed_through_cache
-from ..catalog.store import Store, text_hash
-from ..config import AvailableTools, Config, load_config
+from ..catalog.store import Store
+from ..catalog.store_tools import text_hash
+from ..config import AvailableTools, Config
+from ..config_files import load_config
 from ..embedding.factory import embedder_from_config
 from ..embedding.protocol import Embedder
 from ..errors import EvaluationError, JitError

@@ -30,7 +30,8 @@ from typing import TYPE_CHECKING, Any
 from ..errors import JitError
 
 if TYPE_CHECKING:
-    from ..client.manager import CallResult, ClientManager
+    from ..client.calls import CallResult
+    from ..client.manager import ClientManager
     from .passthrough import Link, Relay
     from .state import ServeState
 

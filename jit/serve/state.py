@@ -36,7 +36,8 @@ import anyio.to_thread
 
 from ..catalog.approval import pending_report
 from ..catalog.ownership import config_scope, describe_differing
-from ..config import Config, load_config
+from ..config import Config
+from ..config_files import load_config
 from ..errors import (
     JitError,
     SelectionError,
