@@ -18,6 +18,7 @@ import asyncio
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -177,14 +178,22 @@ def digest(directory: Path) -> dict[str, str]:
     return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(directory.glob("catalog.db*"))}
 
 
-@pytest.fixture
-def catalog(tmp_path: Path) -> Path:
-    """A catalog with one server's tools and some usage, as a synced config leaves it."""
-    with Store(tmp_path / "catalog.db") as store:
+@pytest.fixture(scope="module")
+def synced_catalog(tmp_path_factory) -> Path:
+    """A catalog with one server's tools and some usage, as a synced config leaves it (built once)."""
+    path = tmp_path_factory.mktemp("synced") / "catalog.db"
+    with Store(path) as store:
         store.sync_catalog([ToolDef(server="alpha", name=f"tool_{i}", description=f"Tool {i}.") for i in range(3)],
                            status=ServerStatus.IDLE)
         store.record_call("alpha", "tool_0", ok=True, latency_ms=5.0)
-    return tmp_path / "catalog.db"
+    assert [p.name for p in path.parent.iterdir()] == ["catalog.db"]  # closed: nothing beside it to copy
+    return path
+
+
+@pytest.fixture
+def catalog(tmp_path: Path, synced_catalog: Path) -> Path:
+    """A copy of ``synced_catalog`` of the test's own, as the config's ``catalog.db``."""
+    return Path(shutil.copyfile(synced_catalog, tmp_path / "catalog.db"))
 
 
 def assert_one_clear_line(done: subprocess.CompletedProcess[str], path: Path, key: str | None, fragment: str) -> None:
