@@ -3,8 +3,11 @@
 The cluster (``pg_cluster``, tests/conftest.py and tests/pgcluster.py) is Debian's
 PostgreSQL run from a temporary directory; each test has a database of its own.
 Other "hosts" are other processes (tests/pg_host.py): each has its own connection
-and holder id, as a process on another machine would. The store tests that hold
-for both engines run on both in tests/test_store.py; these are PostgreSQL's own.
+and holder id, as a process on another machine would. Where only the database tells
+hosts apart (its locks and counts are per connection: migrations, usage), the fast
+tier's hosts are threads of this process with a Store of their own (``HOSTS``), and
+the slow tier runs the same test with processes. The store tests that hold for both
+engines run on both in tests/test_store.py; these are PostgreSQL's own.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import anyio
@@ -46,6 +51,36 @@ def host(*args: str, timeout: float = 120, name: str | None = None) -> subproces
                           timeout=timeout, env=env)
     assert done.returncode == 0, done.stderr
     return done
+
+
+#: Other hosts as threads with a Store (a connection) each, and in the slow tier as pg_host.py processes.
+HOSTS = ["threads", pytest.param("processes", marks=pytest.mark.slow)]
+
+
+def start_hosts(how: str, n: int, args: list[str], run: Callable[[], str]) -> Callable[[], list[str]]:
+    """``n`` other hosts at once: ``tests/pg_host.py ARGS`` processes, or threads calling ``run`` (which
+    opens a Store of its own). The function returned waits for them and gives what each printed (or
+    ``run`` returned); a host that failed fails the test."""
+    if how == "processes":
+        procs = [subprocess.Popen([sys.executable, HOST, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True) for _ in range(n)]
+
+        def processes_done() -> list[str]:
+            outs = [p.communicate(timeout=120) for p in procs]
+            assert all(p.returncode == 0 for p in procs), [e for _, e in outs]
+            return [o for o, _ in outs]
+
+        return processes_done
+    pool = ThreadPoolExecutor(n)
+    futures = [pool.submit(run) for _ in range(n)]
+
+    def threads_done() -> list[str]:
+        try:
+            return [f.result(timeout=120) for f in futures]
+        finally:
+            pool.shutdown()
+
+    return threads_done
 
 
 def _tool(name: str, description: str, server: str = "files") -> ToolDef:
@@ -95,13 +130,15 @@ def test_a_url_store_keeps_this_hosts_files_beside_the_config(pg_url, tmp_path):
 # --------------------------------------------------------------------------- migrations
 
 
-def test_hosts_starting_together_apply_each_migration_once(pg_url):
-    procs = [subprocess.Popen([sys.executable, HOST, "open", pg_url], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True) for _ in range(4)]
-    outs = [p.communicate(timeout=120) for p in procs]
-    assert all(p.returncode == 0 for p in procs), [e for _, e in outs]
+@pytest.mark.parametrize("how", HOSTS)
+def test_hosts_starting_together_apply_each_migration_once(pg_url, how):
+    def open_the_catalog() -> str:  # as pg_host.py's "open"
+        with Store(pg_url) as store:
+            return json.dumps(sorted(store.applied_migrations()))
+
+    outs = start_hosts(how, 4, ["open", pg_url], open_the_catalog)()
     files = sorted(int(p.name[:4]) for p in (default_migrations_dir() / "postgresql").glob("*.sql"))
-    assert all(json.loads(o) == files for o, _ in outs)
+    assert all(json.loads(o) == files for o in outs)
     with Store(pg_url) as store:
         assert store._query("SELECT count(*) FROM schema_migrations")[0][0] == len(files)
         assert store._query("SELECT count(*) FROM meta WHERE key = 'catalog_id'")[0][0] == 1
@@ -134,17 +171,24 @@ def test_a_failed_migration_rolls_back_and_an_edited_one_is_refused(pg_url, tmp_
 # --------------------------------------------------------------------------- several hosts
 
 
-def test_usage_from_every_host_is_counted_once(pg_url):
+@pytest.mark.parametrize("how", HOSTS)
+def test_usage_from_every_host_is_counted_once(pg_url, how):
     with Store(pg_url) as store:
         store.ensure_server("files", "stdio")
         store.sync_tools("files", [_tool("read_file", "Read a file.")])
         start = store.usage_version()
-    procs = [subprocess.Popen([sys.executable, HOST, "calls", pg_url, "files", "read_file", "40"],
-                              stderr=subprocess.PIPE, text=True) for _ in range(3)]
+
+    def record_calls() -> str:  # as pg_host.py's "calls"
+        with Store(pg_url) as other:
+            for _ in range(40):
+                other.record_call("files", "read_file", ok=True, latency_ms=1.0)
+        return ""
+
+    others_done = start_hosts(how, 3, ["calls", pg_url, "files", "read_file", "40"], record_calls)
     with Store(pg_url) as store:  # and this host at the same time
         for _ in range(40):
             store.record_call("files", "read_file", ok=True, latency_ms=1.0)
-        assert all(p.wait(timeout=120) == 0 for p in procs), [p.stderr.read() for p in procs]
+        others_done()
         assert store.usage("files", "read_file")["calls"] == 160
         assert store.usage_version() == start + 160
         tool_id = store.tool("files", "read_file").id
