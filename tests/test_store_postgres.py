@@ -12,6 +12,7 @@ engines run on both in tests/test_store.py; these are PostgreSQL's own.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -25,6 +26,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from conftest import HashingEmbedder
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp_types import ToolListChangedNotification
@@ -32,10 +34,12 @@ from servers.support import notes_config
 
 from jit.catalog.backend import redact
 from jit.catalog.migrations import default_migrations_dir
+from jit.catalog.ownership import open_catalog
 from jit.catalog.store import Store
 from jit.config import load_config
 from jit.errors import MigrationError, StoreError
 from jit.models import ServerStatus, ToolDef
+from jit.pipeline import sync
 from jit.selection.compiler import Compiler
 from jit.selection.task import TaskContext
 
@@ -81,6 +85,14 @@ def start_hosts(how: str, n: int, args: list[str], run: Callable[[], str]) -> Ca
             pool.shutdown()
 
     return threads_done
+
+
+def record_calls(url: str, server: str, tool: str, n: str) -> str:
+    """pg_host.py's ``calls URL SERVER TOOL N`` on a Store of its own, in this process."""
+    with Store(url) as store:
+        for _ in range(int(n)):
+            store.record_call(server, tool, ok=True, latency_ms=1.0)
+    return ""
 
 
 def _tool(name: str, description: str, server: str = "files") -> ToolDef:
@@ -178,13 +190,8 @@ def test_usage_from_every_host_is_counted_once(pg_url, how):
         store.sync_tools("files", [_tool("read_file", "Read a file.")])
         start = store.usage_version()
 
-    def record_calls() -> str:  # as pg_host.py's "calls"
-        with Store(pg_url) as other:
-            for _ in range(40):
-                other.record_call("files", "read_file", ok=True, latency_ms=1.0)
-        return ""
-
-    others_done = start_hosts(how, 3, ["calls", pg_url, "files", "read_file", "40"], record_calls)
+    others_done = start_hosts(how, 3, ["calls", pg_url, "files", "read_file", "40"],
+                              lambda: record_calls(pg_url, "files", "read_file", "40"))
     with Store(pg_url) as store:  # and this host at the same time
         for _ in range(40):
             store.record_call("files", "read_file", ok=True, latency_ms=1.0)
@@ -275,11 +282,24 @@ def test_a_change_is_announced_to_listeners_on_other_hosts(pg_url):
         assert listener.wait_for_change(10)
 
 
-def test_a_compiler_sees_another_hosts_sync_at_its_next_compile(pg_url, tmp_path, hashing_embedder):
-    """Host B syncs a changed server (a real stdio MCP server, jit's own sync, another process);
-    host A's long-lived compiler, never restarted, serves the change at its very next compile."""
+@pytest.mark.parametrize("how", HOSTS)
+def test_a_compiler_sees_another_hosts_sync_at_its_next_compile(pg_url, tmp_path, hashing_embedder, how):
+    """Host B syncs a changed server (a real stdio MCP server, jit's own sync, over a connection of
+    its own: another process, or in the fast tier this process); host A's long-lived compiler, never
+    restarted, serves the change at its very next compile."""
     config_file, tools = notes_config(tmp_path, pg_url)
-    host("sync", str(config_file))
+
+    def host_b(*args: str) -> None:
+        if how == "processes":
+            host(*args)
+        elif args[0] == "sync":  # as pg_host.py's "sync": its own catalog connection and embedder
+            other = load_config(Path(args[1]))
+            with open_catalog(other) as store:
+                asyncio.run(sync(other, store, HashingEmbedder()))
+        else:
+            record_calls(*args[1:])
+
+    host_b("sync", str(config_file))
     config = load_config(config_file)
     task = TaskContext(shard="coder", task="archive the note about the release")
     with Store(config.store_location, local_path=config.store_path) as store, \
@@ -288,11 +308,11 @@ def test_a_compiler_sees_another_hosts_sync_at_its_next_compile(pg_url, tmp_path
         first = {s.tool_name for s in compiler.compile(task).tools}
         assert {"send_message", "read_note"} <= first and "archive_note" not in first
         tools("send_message", "read_note", "archive_note")
-        host("sync", str(config_file))  # host B
+        host_b("sync", str(config_file))
         second = {s.tool_name for s in compiler.compile(task).tools}
         assert "archive_note" in second
         # Usage recorded on host B reaches host A's next compile too.
-        host("calls", pg_url, "notes", "archive_note", "7")
+        host_b("calls", pg_url, "notes", "archive_note", "7")
         (called,) = [s for s in compiler.compile(task).tools if s.tool_name == "archive_note"]
         assert called.tool.calls == 7
 
