@@ -4,9 +4,10 @@ The cluster (``pg_cluster``, tests/conftest.py and tests/pgcluster.py) is Debian
 PostgreSQL run from a temporary directory; each test has a database of its own.
 Other "hosts" are other processes (tests/pg_host.py): each has its own connection
 and holder id, as a process on another machine would. Where only the database tells
-hosts apart (its locks and counts are per connection: migrations, usage), the fast
-tier's hosts are threads of this process with a Store of their own (``HOSTS``), and
-the slow tier runs the same test with processes. The store tests that hold for both
+hosts apart (its locks, counts and versions are per connection: migrations, usage, a
+sync another host's compiler must see), the fast tier's other hosts run in this
+process with a Store of their own (``HOSTS``), and the slow tier runs the same test
+with processes. The store tests that hold for both
 engines run on both in tests/test_store.py; these are PostgreSQL's own.
 """
 
