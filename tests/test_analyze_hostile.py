@@ -110,11 +110,18 @@ def test_real_tool_catalogues_are_almost_never_flagged(livemcpbench_tools):
     detect_hostile finds one by one: tests/test_hostile_model.py)."""
     flagged = {t.key: f for t, f in zip(livemcpbench_tools, detect_hostile_many(livemcpbench_tools)) if f}
     assert flagged == {}, flagged
-    if SHARED_TOUCAN.exists():  # the 17,578-tool Smithery catalogue, when the shared data is present
-        rows = [json.loads(line) for line in SHARED_TOUCAN.read_text(encoding="utf-8").splitlines()]
-        tools = [ToolDef(r["server"], r["name"], r.get("description") or "", r.get("input_schema") or {}) for r in rows]
-        hits = [t for t, f in zip(tools, detect_hostile_many(tools)) if f]
-        assert len(hits) / len(rows) < 0.001
+
+
+@pytest.mark.slow  # the whole catalogue, 33 times LiveMCPBench's; 800 of its tools are in the fast tier's benign.jsonl
+@pytest.mark.skipif(not SHARED_TOUCAN.exists(), reason=f"the shared benchmark data is absent ({SHARED_TOUCAN})")
+def test_the_smithery_catalogue_is_almost_never_flagged():
+    """The 17,578-tool Smithery catalogue of the shared data, read as the LiveMCPBench one above
+    (tests/test_hostile_corpus.py reads 800 of its tools, in tests/data/injection/benign.jsonl, with the
+    other pools' samples, and holds them to 1% at most)."""
+    rows = [json.loads(line) for line in SHARED_TOUCAN.read_text(encoding="utf-8").splitlines()]
+    tools = [ToolDef(r["server"], r["name"], r.get("description") or "", r.get("input_schema") or {}) for r in rows]
+    hits = [t for t, f in zip(tools, detect_hostile_many(tools)) if f]
+    assert len(hits) / len(rows) < 0.001
 
 
 def test_strip_instructions_keeps_only_the_description_of_the_tool():

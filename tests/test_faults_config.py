@@ -5,9 +5,10 @@ given twice, a value of the wrong JSON type that lax parsing would coerce, a
 non-finite number, an encoding that is not UTF-8, nesting deeper than any
 config needs, a string no program, environment or header can hold, a path that
 cannot be used (``store``, ``cwd``). Every case must be one ConfigError naming
-the file and the key, through :func:`load_config` and through the real ``jit``
-console script (exit code 3, one line on stderr, no traceback), and must leave
-an existing catalog byte for byte as it was. The catalog still answers with a
+the file and the key, through :func:`load_config` and through the ``jit`` command
+(exit code 3, one line on stderr, no traceback): the Typer app in this process,
+and in the slow tier the real console script for a sample of the cases (``jit``,
+``RUNNERS``). It must leave an existing catalog byte for byte as it was. The catalog still answers with a
 good config afterwards.
 """
 
@@ -17,6 +18,7 @@ import asyncio
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -166,20 +168,32 @@ def jit_in_process(*args: str) -> subprocess.CompletedProcess[str]:
 #: The cases that also go through the real console script (the rest run in process).
 SUBPROCESS_CASES = {"dup-server", "enabled-string", "nan", "latin-1", "deep-5000", "header-crlf"}
 
+#: A test's command through the app in this process, and, in the slow tier, through the console script.
+RUNNERS = [pytest.param(jit_in_process, id="in-process"),
+           pytest.param(jit, id="console-script", marks=pytest.mark.slow)]
+
 
 def digest(directory: Path) -> dict[str, str]:
     """sha256 of every catalog file (the database and any WAL/SHM beside it)."""
     return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(directory.glob("catalog.db*"))}
 
 
-@pytest.fixture
-def catalog(tmp_path: Path) -> Path:
-    """A catalog with one server's tools and some usage, as a synced config leaves it."""
-    with Store(tmp_path / "catalog.db") as store:
+@pytest.fixture(scope="module")
+def synced_catalog(tmp_path_factory) -> Path:
+    """A catalog with one server's tools and some usage, as a synced config leaves it (built once)."""
+    path = tmp_path_factory.mktemp("synced") / "catalog.db"
+    with Store(path) as store:
         store.sync_catalog([ToolDef(server="alpha", name=f"tool_{i}", description=f"Tool {i}.") for i in range(3)],
                            status=ServerStatus.IDLE)
         store.record_call("alpha", "tool_0", ok=True, latency_ms=5.0)
-    return tmp_path / "catalog.db"
+    assert [p.name for p in path.parent.iterdir()] == ["catalog.db"]  # closed: nothing beside it to copy
+    return path
+
+
+@pytest.fixture
+def catalog(tmp_path: Path, synced_catalog: Path) -> Path:
+    """A copy of ``synced_catalog`` of the test's own, as the config's ``catalog.db``."""
+    return Path(shutil.copyfile(synced_catalog, tmp_path / "catalog.db"))
 
 
 def assert_one_clear_line(done: subprocess.CompletedProcess[str], path: Path, key: str | None, fragment: str) -> None:
@@ -289,22 +303,24 @@ def test_available_tools_faults_name_file_and_key(tmp_path, catalog, body, key, 
 # --------------------------------------------------------------------------- paths: the config itself, store, cwd
 
 
-def test_a_symlink_loop_is_a_config_error(tmp_path):
+@pytest.mark.parametrize("run", RUNNERS)
+def test_a_symlink_loop_is_a_config_error(tmp_path, run):
     path = tmp_path / "config.json"
     (tmp_path / "other.json").symlink_to(path)
     path.symlink_to(tmp_path / "other.json")
     with pytest.raises(ConfigError, match="cannot resolve"):
         load_config(path, env={})
-    done = jit("servers", "--config", str(path))
+    done = run("servers", "--config", str(path))
     assert done.returncode == 3 and "Traceback" not in done.stderr and "cannot resolve" in done.stderr
 
 
-def test_a_config_that_is_a_directory(tmp_path):
+@pytest.mark.parametrize("run", RUNNERS)
+def test_a_config_that_is_a_directory(tmp_path, run):
     path = tmp_path / "config.json"
     path.mkdir()
     with pytest.raises(ConfigError, match="cannot read config file"):
         load_config(path, env={})
-    assert_one_clear_line(jit("servers", "--config", str(path)), path, None, "cannot read config file")
+    assert_one_clear_line(run("servers", "--config", str(path)), path, None, "cannot read config file")
 
 
 @pytest.mark.parametrize("where", ["under-a-file", "a-directory", "uncreatable", "a-device", "in-proc"])
@@ -328,8 +344,9 @@ def test_an_unusable_store_is_a_config_error_naming_store(tmp_path, where):
     assert blocker.read_text(encoding="utf-8") == "a file, not a directory"
 
 
+@pytest.mark.parametrize("run", RUNNERS)
 @pytest.mark.parametrize("kind", ["missing", "a-file"])
-def test_a_bad_cwd_names_the_cwd_key_not_the_program(tmp_path, kind):
+def test_a_bad_cwd_names_the_cwd_key_not_the_program(tmp_path, kind, run):
     (tmp_path / "file.txt").write_text("x", encoding="utf-8")
     cwd = "no-such-dir" if kind == "missing" else "file.txt"
     path = tmp_path / ".mcp.json"
@@ -338,7 +355,7 @@ def test_a_bad_cwd_names_the_cwd_key_not_the_program(tmp_path, kind):
     with pytest.raises(ConfigError, match="working directory") as info:
         load_config(path, env={})
     assert info.value.key == "mcpServers.alpha.cwd" and str(tmp_path / cwd) in info.value.message
-    assert_one_clear_line(jit("sync", "--config", str(path)), path, "mcpServers.alpha.cwd", "working directory")
+    assert_one_clear_line(run("sync", "--config", str(path)), path, "mcpServers.alpha.cwd", "working directory")
 
 
 @pytest.mark.slow  # real stdio servers: the cwd is the child process's

@@ -154,7 +154,10 @@ def test_the_intent_gate_never_hides_a_flag(corpus, benign, monkeypatch):
 
     from jit.analysis import hostile_intent
 
-    tools = [_tool(row) for row, _ in [*corpus, *benign]] + [_tool(r) for r in _rows("hard_benign.jsonl")]
-    gated = detect_hostile_many(tools)
+    hostile_tools = [_tool(row) for row, _ in corpus]
+    hard_tools = [_tool(r) for r in _rows("hard_benign.jsonl")]
+    # The benign samples' gated flags are the fixture's (the same batch read: detect_hostile_many's
+    # answer for a tool does not depend on the batch it is in, tests/test_hostile_model.py).
+    gated = detect_hostile_many(hostile_tools) + [f for _, f in benign] + detect_hostile_many(hard_tools)
     monkeypatch.setattr(hostile_intent, "_GATE", re.compile(""))
-    assert detect_hostile_many(tools) == gated
+    assert detect_hostile_many([*hostile_tools, *(_tool(row) for row, _ in benign), *hard_tools]) == gated

@@ -19,6 +19,7 @@ importing anything but the errors, so the façade can never close a cycle.
 from __future__ import annotations
 
 import ast
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -71,6 +72,12 @@ class Edge:
         return f"{self.source} -> {self.target} ({self.source.replace('.', '/')}.py:{self.line}, {self.kind})"
 
 
+@functools.cache
+def parsed(path: Path) -> ast.Module:
+    """``path``'s syntax tree, parsed once for the module's tests (which only read it)."""
+    return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+
+
 def modules() -> dict[str, Path]:
     """Every module of the package by dotted name (``jit`` is jit/__init__.py)."""
     out = {}
@@ -100,7 +107,7 @@ def _kinds(tree: ast.Module) -> dict[int, str]:
 
 def imports(name: str, path: Path, known: dict[str, Path]) -> list[Edge]:
     """The jit modules ``name`` imports, one edge per imported module and statement."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    tree = parsed(path)
     kinds = _kinds(tree)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
 
@@ -229,7 +236,7 @@ REPO = PACKAGE.parent
 def defined(path: Path) -> set[str]:
     """The names a module defines at its top level (functions, classes, assignments, also under ``if``/``try``)."""
     names: set[str] = set()
-    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+    for node in parsed(path).body:
         for inner in ast.walk(node) if isinstance(node, ast.If | ast.Try) else (node,):
             if isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 names.add(inner.name)
@@ -240,7 +247,7 @@ def defined(path: Path) -> set[str]:
 
 
 def _listed(path: Path) -> list[str]:
-    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+    for node in parsed(path).body:
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
             return [e.value for e in node.value.elts if isinstance(e, ast.Constant)]
     return []
@@ -265,7 +272,7 @@ def test_names_are_imported_from_the_module_that_defines_them() -> None:
             source = path.relative_to(REPO)
             me = ".".join(source.with_suffix("").parts).removesuffix(".__init__")
             package = me if path.name == "__init__.py" else me.rpartition(".")[0]
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            for node in ast.walk(parsed(path)):
                 if not isinstance(node, ast.ImportFrom) or (node.level and folder != "jit"):
                     continue
                 base = package.split(".")[: len(package.split(".")) - (node.level - 1)] if node.level else []

@@ -27,7 +27,6 @@ from jit.embedding.onnx_embedder import OnnxEmbedder
 from jit.catalog.store import Store
 from jit.config import DEFAULT_SHARDS
 from jit.config_files import load_config
-from jit.embedding.onnx_embedder import OnnxEmbedder
 from jit.evaluation.eval_report import CHART_UNAVAILABLE
 from jit.evaluation.evaluate import main, run_evaluation
 from jit.models import ServerStatus, ToolDef

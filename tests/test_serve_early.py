@@ -565,6 +565,24 @@ def test_a_fault_found_after_the_answer_still_ends_the_process_with_its_code(tmp
                                                       instructions=early.config_instructions(config))])
 
 
+def test_a_missing_config_is_an_exit_code_and_the_early_stage_takes_nothing(tmp_path, monkeypatch):
+    """The process below, in two halves: the early stage, on a piped stdin holding an ``initialize``,
+    neither starts nor reads a byte (a bare interpreter importing only it), and the command exits 3
+    naming the file with nothing on stdout (the Typer app in this process; no server is started)."""
+    missing = str(tmp_path / "none.json")
+    probe = ("import os, sys; from jit.serve import early; "
+             "print(early.begin(['serve', '--stdio', '--config', sys.argv[1]]), early.handover(), os.read(0, 65536))")
+    request = _line(_initialize(_params()))
+    done = subprocess.run([sys.executable, "-c", probe, missing], input=request, capture_output=True, env=ENV,
+                          timeout=60, check=True)
+    assert done.stdout.decode().strip() == f"False None {request!r}"  # what the client sent is still unread
+    started: list[ServeOptions] = []
+    monkeypatch.setattr(serve_server, "run", started.append)
+    result = CliRunner().invoke(app, ["serve", "--stdio", "--config", missing])
+    assert result.exit_code == 3 and "none.json" in result.stderr and result.stdout == "" and started == []
+
+
+@pytest.mark.slow  # a jit serve process (its two halves are checked in the fast tier above)
 def test_a_missing_config_is_reported_before_any_answer(tmp_path):
     request = _line(_initialize(_params()))
     done = subprocess.run([sys.executable, "-m", "jit", "serve", "--stdio", "--config", str(tmp_path / "none.json")],

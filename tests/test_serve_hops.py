@@ -2,8 +2,9 @@
 
 Every test drives jit with the SDK's own ``ClientSession``: in the fast tier against
 ``create_server()`` in this process (the SDK's in-memory streams, the tests' hashing
-embedder in place of the model, the example servers as real subprocesses), in the
-slow tier against a ``jit serve --stdio`` process with the model.
+embedder in place of the model, the example servers as objects in this process too:
+``conftest.example_servers_in_process``), in the slow tier against a ``jit serve --stdio``
+process with the model and the example servers as its subprocesses.
 
 What is checked, as a client sees it:
 
@@ -44,6 +45,7 @@ from jit.models import ToolDef
 from jit.pipeline import sync
 from jit.selection.tokens import EstimateCounter, compact_json
 from jit.serve import early
+from jit.serve import server as serve_server
 from jit.serve.metatools import META_TOOLS
 from jit.serve.server import JitServer, create_server
 from jit.serve.state import ServeOptions, ServeState
@@ -95,10 +97,14 @@ class InProcess:
 
 @asynccontextmanager
 async def in_process(base: Path, embedder, options: ServeOptions) -> AsyncIterator[InProcess]:
+    """``create_server(options)`` with ``embedder`` for the model and the example servers it connects
+    to as objects in this process (what these tests check is jit's answers, not the upstreams'
+    process boundary: the slow tier's ``jit serve --stdio`` starts them as processes)."""
     server = create_server(options)
     low = server._lowlevel_server
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(factory, "embedder_from_config", lambda cfg, **how: embedder)
+        patch.setattr(serve_server, "load_config", lambda path: example_servers_in_process(load_config(path)))
         async with low.lifespan(low) as state:
             with anyio.fail_after(TIMEOUT):
                 await state.wait_started()

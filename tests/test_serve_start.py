@@ -32,9 +32,13 @@ from conftest import REPO, write_example_config
 from servers.support import pid_alive
 
 from jit.catalog.store import Store
+from jit.cli.shared import exit_code
 from jit.config_files import load_config
 from jit.embedding.factory import embedder_from_config
+from jit.errors import JitError
 from jit.pipeline import sync
+from jit.serve.server import create_server
+from jit.serve.state import ServeOptions
 
 #: Deadline for an answer that must not wait for the hanging upstream (whose timeout is 120 s).
 PROMPT = 20
@@ -260,23 +264,42 @@ def test_a_one_shot_client_reads_each_servers_first_connection_outcome(tmp_path)
     assert rows["late"]["status_note"] is None and "cannot start" in rows["missing"]["last_error"]
 
 
-@pytest.mark.parametrize(("fault", "code", "message"), [
-    ("rules", 1, "policy.dl"),
-    ("store", 3, "store"),
-])
-def test_a_startup_fault_is_still_an_exit_code_before_serving(tmp_path, fault, code, message):
-    """What the user must fix (the rules, the store path) stops jit serve before it serves, as before."""
+def _faulty_config(tmp_path: Path, fault: str) -> Path:
+    """An example config (no servers) with broken rules (``rules``) or a store path under a file (``store``)."""
     if fault == "rules":
         rules = tmp_path / "rules"
         rules.mkdir()
         for name in ("schema.dl", "policy.dl"):
             (rules / name).write_text((REPO / "rules" / name).read_text())
         (rules / "policy.dl").write_text((rules / "policy.dl").read_text() + "\nthis is not ( a rule\n")
-        path = write_example_config(tmp_path, servers={"workspace": None, "tracker": None}, rules=str(rules))
-    else:
-        (tmp_path / "file").write_text("not a directory")
-        path = write_example_config(tmp_path, servers={"workspace": None, "tracker": None},
-                                    store=str(tmp_path / "file" / "catalog.db"))
+        return write_example_config(tmp_path, servers={"workspace": None, "tracker": None}, rules=str(rules))
+    (tmp_path / "file").write_text("not a directory")
+    return write_example_config(tmp_path, servers={"workspace": None, "tracker": None},
+                                store=str(tmp_path / "file" / "catalog.db"))
+
+
+STARTUP_FAULTS = [("rules", 1, "policy.dl"), ("store", 3, "store")]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("fault", "code", "message"), STARTUP_FAULTS)
+async def test_a_startup_fault_is_raised_by_the_lifespan_before_it_serves(tmp_path, fault, code, message):
+    """In this process: the lifespan raises the error (its exit code, its message) before it yields, so
+    nothing is served; the case below runs the process and reads its exit code and output."""
+    server = create_server(ServeOptions(config_path=_faulty_config(tmp_path, fault)))
+    low = server._lowlevel_server
+    with pytest.raises(JitError) as info:
+        async with low.lifespan(low):
+            pytest.fail("the lifespan yielded: jit serve would have served")
+    assert exit_code(info.value) == code and message in str(info.value)
+    assert not server.serving
+
+
+@pytest.mark.slow  # a jit serve process per case (its in-process half is above)
+@pytest.mark.parametrize(("fault", "code", "message"), STARTUP_FAULTS)
+def test_a_startup_fault_is_still_an_exit_code_before_serving(tmp_path, fault, code, message):
+    """What the user must fix (the rules, the store path) stops jit serve before it serves, as before."""
+    path = _faulty_config(tmp_path, fault)
     done = subprocess.run([sys.executable, "-m", "jit", "serve", "--stdio", "--config", str(path)],
                           check=False, input=b"", capture_output=True, env=ENV, timeout=120)
     assert done.returncode == code, done.stderr.decode()

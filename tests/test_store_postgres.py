@@ -3,12 +3,17 @@
 The cluster (``pg_cluster``, tests/conftest.py and tests/pgcluster.py) is Debian's
 PostgreSQL run from a temporary directory; each test has a database of its own.
 Other "hosts" are other processes (tests/pg_host.py): each has its own connection
-and holder id, as a process on another machine would. The store tests that hold
-for both engines run on both in tests/test_store.py; these are PostgreSQL's own.
+and holder id, as a process on another machine would. Where only the database tells
+hosts apart (its locks, counts and versions are per connection: migrations, usage, a
+sync another host's compiler must see), the fast tier's other hosts run in this
+process with a Store of their own (``HOSTS``), and the slow tier runs the same test
+with processes. The store tests that hold for both
+engines run on both in tests/test_store.py; these are PostgreSQL's own.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -16,10 +21,13 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import anyio
 import pytest
+from conftest import HashingEmbedder
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp_types import ToolListChangedNotification
@@ -27,10 +35,12 @@ from servers.support import notes_config
 
 from jit.catalog.backend import redact
 from jit.catalog.migrations import default_migrations_dir
+from jit.catalog.ownership import open_catalog
 from jit.catalog.store import Store
 from jit.config_files import load_config
 from jit.errors import MigrationError, StoreError
 from jit.models import ServerStatus, ToolDef
+from jit.pipeline import sync
 from jit.selection.compiler import Compiler
 from jit.selection.task import TaskContext
 
@@ -46,6 +56,44 @@ def host(*args: str, timeout: float = 120, name: str | None = None) -> subproces
                           timeout=timeout, env=env)
     assert done.returncode == 0, done.stderr
     return done
+
+
+#: Other hosts as threads with a Store (a connection) each, and in the slow tier as pg_host.py processes.
+HOSTS = ["threads", pytest.param("processes", marks=pytest.mark.slow)]
+
+
+def start_hosts(how: str, n: int, args: list[str], run: Callable[[], str]) -> Callable[[], list[str]]:
+    """``n`` other hosts at once: ``tests/pg_host.py ARGS`` processes, or threads calling ``run`` (which
+    opens a Store of its own). The function returned waits for them and gives what each printed (or
+    ``run`` returned); a host that failed fails the test."""
+    if how == "processes":
+        procs = [subprocess.Popen([sys.executable, HOST, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True) for _ in range(n)]
+
+        def processes_done() -> list[str]:
+            outs = [p.communicate(timeout=120) for p in procs]
+            assert all(p.returncode == 0 for p in procs), [e for _, e in outs]
+            return [o for o, _ in outs]
+
+        return processes_done
+    pool = ThreadPoolExecutor(n)
+    futures = [pool.submit(run) for _ in range(n)]
+
+    def threads_done() -> list[str]:
+        try:
+            return [f.result(timeout=120) for f in futures]
+        finally:
+            pool.shutdown()
+
+    return threads_done
+
+
+def record_calls(url: str, server: str, tool: str, n: str) -> str:
+    """pg_host.py's ``calls URL SERVER TOOL N`` on a Store of its own, in this process."""
+    with Store(url) as store:
+        for _ in range(int(n)):
+            store.record_call(server, tool, ok=True, latency_ms=1.0)
+    return ""
 
 
 def _tool(name: str, description: str, server: str = "files") -> ToolDef:
@@ -95,13 +143,15 @@ def test_a_url_store_keeps_this_hosts_files_beside_the_config(pg_url, tmp_path):
 # --------------------------------------------------------------------------- migrations
 
 
-def test_hosts_starting_together_apply_each_migration_once(pg_url):
-    procs = [subprocess.Popen([sys.executable, HOST, "open", pg_url], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True) for _ in range(4)]
-    outs = [p.communicate(timeout=120) for p in procs]
-    assert all(p.returncode == 0 for p in procs), [e for _, e in outs]
+@pytest.mark.parametrize("how", HOSTS)
+def test_hosts_starting_together_apply_each_migration_once(pg_url, how):
+    def open_the_catalog() -> str:  # as pg_host.py's "open"
+        with Store(pg_url) as store:
+            return json.dumps(sorted(store.applied_migrations()))
+
+    outs = start_hosts(how, 4, ["open", pg_url], open_the_catalog)()
     files = sorted(int(p.name[:4]) for p in (default_migrations_dir() / "postgresql").glob("*.sql"))
-    assert all(json.loads(o) == files for o, _ in outs)
+    assert all(json.loads(o) == files for o in outs)
     with Store(pg_url) as store:
         assert store._query("SELECT count(*) FROM schema_migrations")[0][0] == len(files)
         assert store._query("SELECT count(*) FROM meta WHERE key = 'catalog_id'")[0][0] == 1
@@ -134,17 +184,19 @@ def test_a_failed_migration_rolls_back_and_an_edited_one_is_refused(pg_url, tmp_
 # --------------------------------------------------------------------------- several hosts
 
 
-def test_usage_from_every_host_is_counted_once(pg_url):
+@pytest.mark.parametrize("how", HOSTS)
+def test_usage_from_every_host_is_counted_once(pg_url, how):
     with Store(pg_url) as store:
         store.ensure_server("files", "stdio")
         store.sync_tools("files", [_tool("read_file", "Read a file.")])
         start = store.usage_version()
-    procs = [subprocess.Popen([sys.executable, HOST, "calls", pg_url, "files", "read_file", "40"],
-                              stderr=subprocess.PIPE, text=True) for _ in range(3)]
+
+    others_done = start_hosts(how, 3, ["calls", pg_url, "files", "read_file", "40"],
+                              lambda: record_calls(pg_url, "files", "read_file", "40"))
     with Store(pg_url) as store:  # and this host at the same time
         for _ in range(40):
             store.record_call("files", "read_file", ok=True, latency_ms=1.0)
-        assert all(p.wait(timeout=120) == 0 for p in procs), [p.stderr.read() for p in procs]
+        others_done()
         assert store.usage("files", "read_file")["calls"] == 160
         assert store.usage_version() == start + 160
         tool_id = store.tool("files", "read_file").id
@@ -231,11 +283,24 @@ def test_a_change_is_announced_to_listeners_on_other_hosts(pg_url):
         assert listener.wait_for_change(10)
 
 
-def test_a_compiler_sees_another_hosts_sync_at_its_next_compile(pg_url, tmp_path, hashing_embedder):
-    """Host B syncs a changed server (a real stdio MCP server, jit's own sync, another process);
-    host A's long-lived compiler, never restarted, serves the change at its very next compile."""
+@pytest.mark.parametrize("how", HOSTS)
+def test_a_compiler_sees_another_hosts_sync_at_its_next_compile(pg_url, tmp_path, hashing_embedder, how):
+    """Host B syncs a changed server (a real stdio MCP server, jit's own sync, over a connection of
+    its own: another process, or in the fast tier this process); host A's long-lived compiler, never
+    restarted, serves the change at its very next compile."""
     config_file, tools = notes_config(tmp_path, pg_url)
-    host("sync", str(config_file))
+
+    def host_b(*args: str) -> None:
+        if how == "processes":
+            host(*args)
+        elif args[0] == "sync":  # as pg_host.py's "sync": its own catalog connection and embedder
+            other = load_config(Path(args[1]))
+            with open_catalog(other) as store:
+                asyncio.run(sync(other, store, HashingEmbedder()))
+        else:
+            record_calls(*args[1:])
+
+    host_b("sync", str(config_file))
     config = load_config(config_file)
     task = TaskContext(shard="coder", task="archive the note about the release")
     with Store(config.store_location, local_path=config.store_path) as store, \
@@ -244,11 +309,11 @@ def test_a_compiler_sees_another_hosts_sync_at_its_next_compile(pg_url, tmp_path
         first = {s.tool_name for s in compiler.compile(task).tools}
         assert {"send_message", "read_note"} <= first and "archive_note" not in first
         tools("send_message", "read_note", "archive_note")
-        host("sync", str(config_file))  # host B
+        host_b("sync", str(config_file))
         second = {s.tool_name for s in compiler.compile(task).tools}
         assert "archive_note" in second
         # Usage recorded on host B reaches host A's next compile too.
-        host("calls", pg_url, "notes", "archive_note", "7")
+        host_b("calls", pg_url, "notes", "archive_note", "7")
         (called,) = [s for s in compiler.compile(task).tools if s.tool_name == "archive_note"]
         assert called.tool.calls == 7
 
