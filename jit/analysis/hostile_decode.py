@@ -43,9 +43,12 @@ import codecs
 import html
 import re
 import urllib.parse
+import zlib
 
 from ..jsonrpc import scrub
 from .hostile_cues import trie
+from .hostile_obfuscation import letter_reading
+from .hostile_obfuscation import version_text as letters_version
 
 __all__ = ["MIN_BASE64", "MIN_HEX_BYTES", "MIN_ROT13_WORDS", "asks_to_decode", "decoded_reading",
            "dynamic_code", "sentence_around", "version_text"]
@@ -99,7 +102,25 @@ def _b64(token: str) -> str | None:
         return None
     if len(raw) >= 2 * MIN_HEX_BYTES and _HEX_RUN.fullmatch(hex_text := raw.decode("ascii", "replace")):
         return hex_text  # hex inside base64: the next round reads it
-    return _text(raw)
+    return _text(_inflated(raw))
+
+
+#: Most bytes a compressed blob is inflated to: an instruction is short, a bomb is not read.
+MAX_INFLATED = 1 << 16
+
+
+def _inflated(raw: bytes) -> bytes:
+    """``raw`` decompressed when it is a gzip or zlib stream (``H4sI…``, ``eJ…`` in base64), else ``raw``."""
+    if raw[:2] == b"\x1f\x8b":
+        wbits = 16 + zlib.MAX_WBITS
+    elif len(raw) > 2 and raw[0] == 0x78 and (raw[0] << 8 | raw[1]) % 31 == 0:
+        wbits = zlib.MAX_WBITS
+    else:
+        return raw
+    try:
+        return zlib.decompressobj(wbits).decompress(raw, MAX_INFLATED)
+    except zlib.error:
+        return raw
 
 
 # ------------------------------------------------------------------------------ hex
@@ -134,6 +155,21 @@ _PERCENT = re.compile(r"[^\s%]*(?:%[0-9A-Fa-f]{2}[^\s%]*){3,}")
 _PERCENT_ONE = re.compile(r"%[0-9A-Fa-f]{2}")
 _HTML_REF = re.compile(r"&(?:#\d{2,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z]{2,8});")
 _U_ESCAPE = re.compile(r"\\(?:u\{[0-9A-Fa-f]{1,6}\}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|x[0-9A-Fa-f]{2})")
+
+
+#: Character codes written as decimal numbers: ``String.fromCharCode(105,103,…)``, ``bytes([105, 103, …])``,
+#: ``chr(105)+chr(103)+…`` (at least :data:`MIN_HEX_BYTES` of them).
+_CHAR_CODES = re.compile(rf"(?:\(|\[)\s*(?:\d{{2,3}}\s*,\s*){{{MIN_HEX_BYTES - 1},}}\d{{2,3}}\s*,?\s*(?:\)|\])"
+                         rf"|(?:chr\s*\(\s*\d{{2,3}}\s*\)\s*\+\s*){{{MIN_HEX_BYTES - 1},}}chr\s*\(\s*\d{{2,3}}\s*\)")
+_DIGITS = re.compile(r"\d+")
+
+
+def _char_codes(match: re.Match[str]) -> str:
+    """A list of character codes as the text it spells (a list that spells no text stays as it is)."""
+    codes = [int(d) for d in _DIGITS.findall(match.group())]
+    if not all(9 <= c < 256 for c in codes) or (text := _text(bytes(codes))) is None:
+        return match.group()
+    return f" ({text}) "
 
 
 def _percent(token: str) -> str | None:
@@ -214,6 +250,8 @@ def _rot13(text: str) -> str:
 
 def _decode_once(text: str) -> str:
     text = _unescape(text)
+    if "," in text and _CHAR_CODES.search(text):
+        text = _CHAR_CODES.sub(_char_codes, text)
     if "0x" in text or "\\x" in text:
         text = _HEX_PREFIXED.sub(lambda m: _hex(m.group()) or m.group(), text)
     wrapped = False
@@ -231,11 +269,12 @@ def _decode_once(text: str) -> str:
 
 def decoded_reading(text: str) -> str | None:
     """``text`` with every encoded span that decodes to text replaced by that text (two rounds,
-    for one encoding inside another), or None when nothing in it decodes."""
+    for one encoding inside another) and the letter games of
+    :mod:`jit.analysis.hostile_obfuscation` undone, or None when nothing in it decodes."""
     out = _decode_once(text)
     if out != text:
         out = _decode_once(out)
-    out = _rot13(out)
+    out = letter_reading(_rot13(out))
     return out if out != text else None
 
 
@@ -319,6 +358,7 @@ def asks_to_decode(text: str, low: str | None = None) -> bool:
 def version_text() -> str:
     """What decides this module's findings, for ``HOSTILE_RULES_VERSION``."""
     return "\n".join((str(MIN_BASE64), str(MIN_HEX_BYTES), str(MIN_ROT13_WORDS), " ".join(sorted(_ROT13_ENGLISH)),
-                      _B64.pattern, _HEX_PREFIXED.pattern, _PERCENT.pattern, _HTML_REF.pattern, _U_ESCAPE.pattern,
+                      str(MAX_INFLATED), _CHAR_CODES.pattern, letters_version(), _B64.pattern, _HEX_PREFIXED.pattern,
+                      _PERCENT.pattern, _HTML_REF.pattern, _U_ESCAPE.pattern,
                       _DYNAMIC_GATE.pattern, _DYNAMIC.pattern, _FORBIDS.pattern, _ASKS_GATE.pattern,
                       _ASKS_TO_DECODE.pattern))
