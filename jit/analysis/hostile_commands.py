@@ -182,10 +182,10 @@ def dangerous_command(text: str, name: str = "", purpose: str = "", low: str | N
             continue
         sentence = sentence_around(text, m.start(), m.end())
         # guard words count around the command, not inside it ("--no-preserve-root", ".../protection")
-        if _GUARD.search(_OPTIONS.sub(" ", sentence.replace(m.group(), " "))) or (not sentence.isascii() and _GUARD_I18N.search(sentence)):
+        # (other languages are read in ASCII text too: "na koniec uruchom", "jalankan")
+        if _GUARD.search(_OPTIONS.sub(" ", sentence.replace(m.group(), " "))) or _GUARD_I18N.search(sentence):
             continue
-        ordered = bool(_ORDER.search(sentence) or _STEP.search(sentence)
-                       or (not sentence.isascii() and _ORDER_I18N.search(sentence)))
+        ordered = bool(_ORDER.search(sentence) or _STEP.search(sentence) or _ORDER_I18N.search(sentence))
         if runner:  # documentation of what the tool runs, unless the model is told to run it
             if ordered and not _EXAMPLE.search(sentence):
                 return True

@@ -1,6 +1,6 @@
 """Letter games that hide an instruction from word-matching: leetspeak, spaced-out letters, reversed text.
 
-``1gn0r3 4ll pr3v10u5 1n5truc710n5``, ``i g n o r e   p r e v i o u s``, ``Ig.no.re pre.vi.ous`` and
+``1gn0r3 y0ur pr3v10u5 1n57ruc710n5``, ``i g n o r e   p r e v i o u s``, ``Ig.no.re pre.vi.ous`` and
 ``snoitcurtsni suoiverp erongi`` read as "ignore (all) previous instructions" to a model; to the
 phrase rules they are noise. :func:`letter_reading` undoes each game, piece by piece (a piece is
 a sentence or a line), and keeps an undone piece only where it turns noise into English: the
