@@ -46,6 +46,8 @@ from jit.models import ToolDef
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "data" / "injection"
+#: Real MCP tools of current servers' catalogues, never trained on: a false-positive sample apart from the pools.
+CATALOGS = ROOT / "bench" / "data" / "catalogs" / "tools.jsonl"
 POOLS = ("livemcpbench", "metatool", "stabletoolbench", "toucan_smithery")
 
 #: The flag each corpus class is expected to raise; None: any instruction flag.

@@ -13,6 +13,9 @@ FLAG_CROSS_TOOL = "instruction:cross_tool"
 FLAG_SHADOWING = "instruction:shadowing"
 FLAG_EXFILTRATE_URL = "instruction:exfiltrate_url"
 FLAG_MUST_CALL_FIRST = "instruction:must_call_first"
+FLAG_OUTPUT_POISONING = "instruction:output_poisoning"
+FLAG_FALSE_AUTHORITY = "instruction:false_authority"
+FLAG_PERSISTENCE = "instruction:persistence"
 FLAG_ENCODED = "instruction:encoded"
 FLAG_DANGEROUS_COMMAND = "instruction:dangerous_command"
 FLAG_LLM_REPORTED = "instruction:llm_reported"
@@ -35,6 +38,9 @@ HOSTILE_FLAGS: tuple[str, ...] = (
     FLAG_SHADOWING,
     FLAG_EXFILTRATE_URL,
     FLAG_MUST_CALL_FIRST,
+    FLAG_OUTPUT_POISONING,
+    FLAG_FALSE_AUTHORITY,
+    FLAG_PERSISTENCE,
     FLAG_ENCODED,
     FLAG_DANGEROUS_COMMAND,
     FLAG_LLM_REPORTED,

@@ -135,7 +135,7 @@ def test_poisoned_description_is_flagged_and_gains_nothing_offline(monkeypatch):
     # The keyword stuffing left once the instructions are cut: the learned model flags it too, so
     # it is silenced here to show what the stuffing would earn unflagged.
     assert hostile.FLAG_CLASSIFIER in analyzer.analyze_one(tool(strip_instructions(POISON))).flags
-    monkeypatch.setattr(hostile, "judged_texts", lambda texts: [False] * len(texts))
+    monkeypatch.setattr(hostile, "text_scores", lambda texts, model=None: [None] * len(texts))
     stuffed = analyzer.analyze_one(tool(strip_instructions(POISON)))
     assert stuffed.flags == ()
     assert max(stuffed.shard_affinity.values()) >= 70  # the keyword stuffing alone would work...

@@ -34,6 +34,7 @@ __all__ = [
     "OTHERS",
     "OTHER_TOOL",
     "OVERRIDE_USER",
+    "NOT_OVERRIDING",
     "OWN_SERVER",
     "PRIOR",
     "PRIORITY",
@@ -146,7 +147,8 @@ ANSWER = _cue(
 
 #: Keeping something from the person.
 SECRECY = _cue(
-    "unaware$ unaware_of conceal hide$ hiding hidden_from secretly covert discreetly omit_any omit_all "
+    "unaware$ unaware_of conceal$ conceals$ concealing concealed_from hide$ hiding hidden_from secretly covert "
+    "discreetly omit_any omit_all "
     "kept_quiet not_be_mentioned never_be_mentioned not_be_disclosed never_be_disclosed "
     "not_be_shown_to not_display acknowledge_its_existence best_left_out left_out_of_the "
     "needs_to_hear need_to_hear suppress_them suppress_any suppress_all suppress_error suppress_failure "
@@ -158,7 +160,7 @@ SECRECY = _cue(
     "leave_out leave_that leave_it leave_this leaving_out leave_any keep_quiet keep_it_quiet "
     "keep_this_quiet keep_quiet keep_silent stay_silent never_mention not_mention don't_mention "
     "do_not_mention never_bring not_bring_up don't_bring_up without_mentioning without_telling "
-    "without_informing without_notifying never_tell not_tell don't_tell never_reveal not_reveal "
+    "without_informing without_notifying never_tell not_tell don't_tell never_reveal$ not_reveal "
     "don't_reveal never_disclose not_disclose don't_disclose refrain_from avoid_mentioning avoid_telling "
     "avoid_disclosing deny_that deny_any deny_it deny_having deny_the deny_this denying_that "
     "act_as_though act_as_if pretend out_of_sight under_wraps no_need_to_mention need_not_know "
@@ -611,7 +613,8 @@ OPENING = _cue(
     "before_answering before_responding before_replying before_composing ahead_of_any at_the_opening "
     "before_the_model before_the_assistant before_you_answer before_you_reply before_you_respond "
     "before_you_say before_saying says_anything answering_anything new_conversation conversation_opens "
-    "before_greeting before_you_write before_writing before_any_response before_any_reply "
+    "before_greeting before_you_write_your before_you_write_a before_you_write_any before_writing_your "
+    "before_writing_a_re before_writing_an_answer before_writing_anything before_any_response before_any_reply "
     "ahead_of_every_other_tool ahead_of_all_other_tools before_every_other_tool before_all_other_tools "
     "ابتدای_هر_گفتگو ابتدای_هر_مکالمه شروع_هر_گفتگو آغاز_هر_گفتگو")
 
@@ -621,12 +624,23 @@ IMPERATIVE = re.compile(r"^\W*(?:<\w+>\s*)?(?:[\w -]{1,60}:\s*)?(?:always\s+|fir
                         r"|upload|email|text|pay|refund|delete|grant|set|add|copy|include|attach|append"
                         r"|prefix|prepend|route|replace|redirect)\b")
 
+#: A text that says it does *not* override the model's rules ("these notes do not override your safety
+#: guidelines"): the words of a cancellation, negated.
+NOT_OVERRIDING = re.compile(
+    r"\b(?:do|does|did|will|would|should|shall|must|can|could|may)\s*(?:not|n't)\s+(?:\w+\s+)?(?:override|overrule"
+    r"|replace|supersede|cancel|take\s+precedence|bypass|weaken|relax)\b|\bnever\s+(?:override|overrides|overrule"
+    r"|replace|replaces|supersede|supersedes|bypass|bypasses)\b|\bwithout\s+overriding\b")
+
 #: The other tools of the same server ("before any other tool of this server", "other jira_* tools"):
 #: a login or a connection step, not a claim on every tool.
 OWN_SERVER = re.compile(
     r"\bother\s+(?:\w+\s+)?(?:tools?|functions?|calls?|endpoints?|commands?|operations?)\s+(?:of|from|in|on"
     r"|provided\s+by|exposed\s+by|offered\s+by)\s+(?:this|the\s+same)\s+(?:\w+\s+)?(?:server|mcp|integration|plugin"
-    r"|toolkit|api|service|connector|extension|package|app)\b|\bother\s+[a-z][\w-]*_\*\s+(?:tools?|functions?)\b")
+    r"|toolkit|api|service|connector|extension|package|app)\b|\bother\s+[a-z][\w-]*_\*\s+(?:tools?|functions?)\b"
+    # "… of this server" in other languages
+    r"|\b(?:de\s+(?:ce|este|cet)|dieses|des\s+gleichen|di\s+questo|deste|desse|do\s+mesmo|van\s+deze|tego|tego\s+samego"
+    r"|этого|bu)\s+(?:serveurs?|servers?|servidor|server|serwera|сервера|sunucu\w*|mcp)\b|このサーバー|同じサーバー"
+    r"|此服务器|本服务器|该服务器|此伺服器|本伺服器|이\s*서버의|같은\s*서버")
 
 #: Usage scoped to some requests ("for any question about X", "when the user asks for Y").
 SCOPED = _cue(
