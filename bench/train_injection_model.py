@@ -1,4 +1,4 @@
-"""Train (and measure) the injection model jit ships: ``jit/analysis/injection_model.npz``.
+"""Train (and measure) the injection model jit ships: ``jit/injection/injection_model.npz``.
 
     python -m bench.train_injection_model [--shared ../shared/data] [--write]
         [--leave-out blind16 blind15 ...] [--test more.jsonl ...] [--json out.json]
@@ -16,14 +16,14 @@ Protocol (deterministic: same corpus, pools and options, the same arrays):
   the *tricky* texts (weight ``--tricky-weight``), the ``tricky_train`` rows of ``tricky_benign.jsonl``,
   and the ``w2_train`` benign rows of ``writer2.jsonl``;
   ``hard_benign.jsonl``, the ``tricky_dev`` and ``w2_heldout`` rows are never trained on;
-* features: :func:`jit.analysis.hostile_model.features` (hashed word 1–3-grams and character
+* features: :func:`jit.injection.model.features` (hashed word 1–3-grams and character
   3–5-grams, tf-idf with the training texts' idf); a class-weighted logistic regression (``--C``);
 * the threshold is the higher of two quantiles of out-of-fold (5 folds) scores: the ``1 - --fp``
   quantile of the real benign training tools the model will be asked about (at least
   ``MIN_MODEL_CHARS`` characters: shorter texts are the rules' alone) and the ``1 - --tricky-fp``
   quantile of the tricky training texts;
 * the corroboration score (below it the model contradicts a wording finding of the rules,
-  :func:`jit.analysis.hostile.weighed`) is the ``--corroboration-quantile`` quantile of the
+  :func:`jit.injection.detect.weighed`) is the ``--corroboration-quantile`` quantile of the
   out-of-fold scores of the hostile training texts whose rule findings are all wording: that share of
   the attacks the rules catch by their wording alone would lose their flags.
 
@@ -45,8 +45,8 @@ from pathlib import Path
 import numpy as np
 
 from bench.injection_corpus import CATALOGS, CORPUS, load_jsonl, pool_rows, tool_of
-from jit.analysis.hostile import STRUCTURAL_FLAGS, rule_findings, weighed
-from jit.analysis.hostile_model import (
+from jit.injection.detect import STRUCTURAL_FLAGS, rule_findings, weighed
+from jit.injection.model import (
     CHAR_NGRAMS,
     MIN_MODEL_CHARS,
     MODEL_FILE,

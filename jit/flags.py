@@ -1,6 +1,6 @@
 """The names of the hostile-text flags: stable (the Datalog policy and users' overrides match
 on them), and cheap to import (a config names them without loading the injection rules).
-What each means: :mod:`jit.analysis.hostile`, which sets them."""
+What each means: :mod:`jit.injection.detect`, which sets them."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""Orders about the model's behaviour beyond the tool (jit/analysis/hostile_behaviour.py and the behaviour
-intents of jit/analysis/hostile_intent.py), wording that reads as an order only out of context (quoted
+"""Orders about the model's behaviour beyond the tool (jit/injection/behaviour.py and the behaviour
+intents of jit/injection/intent.py), wording that reads as an order only out of context (quoted
 attacks in a tool about attacks, a negated override), and the learned model weighing what the rules
-found (jit.analysis.hostile.weighed)."""
+found (jit.injection.detect.weighed)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from jit.analysis.hostile import detect_hostile, rule_findings, weighed
-from jit.analysis.hostile_model import InjectionModel
+from jit.injection.detect import detect_hostile, rule_findings, weighed
+from jit.injection.model import InjectionModel
 from jit.flags import (
     FLAG_CLASSIFIER,
     FLAG_ENCODED,

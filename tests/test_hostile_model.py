@@ -1,4 +1,4 @@
-"""The learned injection model (jit/analysis/hostile_model.py): the shipped file, its
+"""The learned injection model (jit/injection/model.py): the shipped file, its
 featurisation, and what it catches beside the rules.
 
 The first-sight counts are those ``python -m bench.train_injection_model`` prints for the
@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from bench.train_injection_model import FIRST_SIGHT, _idf
-from jit.analysis.hostile import detect_hostile, detect_hostile_many
-from jit.analysis.hostile_model import MODEL_FILE, InjectionModel, counts, features, model_text, shipped_model
+from jit.injection.detect import detect_hostile, detect_hostile_many
+from jit.injection.model import MODEL_FILE, InjectionModel, counts, features, model_text, shipped_model
 from jit.flags import FLAG_CLASSIFIER, HOSTILE_FLAGS
 from jit.models import ToolDef
 
@@ -56,7 +56,7 @@ def test_the_model_reads_the_documentation_domains_as_any_other_host():
 
 
 def test_a_damaged_model_file_leaves_the_rules_in_charge(tmp_path, monkeypatch, caplog):
-    import jit.analysis.hostile_model as hostile_model
+    import jit.injection.model as hostile_model
 
     leak = next(t for r in _rows("hostile.jsonl") if r["split"] in FIRST_SIGHT
                 and detect_hostile(t := _tool(r)) == (FLAG_CLASSIFIER,))
@@ -142,7 +142,7 @@ def test_the_model_speaks_only_where_the_rules_are_silent():
 def test_a_batch_finds_what_one_by_one_finds(monkeypatch):
     """A sync's analysis scores the rules' silent tools in batches (detect_hostile_many), a catalog's
     re-check in slices of SCORE_BATCH."""
-    import jit.analysis.hostile_model as hostile_model
+    import jit.injection.model as hostile_model
 
     rows = [r for r in _rows("hostile.jsonl") if r["split"] in FIRST_SIGHT] + _rows("benign.jsonl")[:200]
     tools = [_tool(r) for r in rows]

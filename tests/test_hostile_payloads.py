@@ -1,6 +1,6 @@
-"""What tool text hides beyond its wording: encoded instructions (jit/analysis/hostile_decode.py),
-dangerous commands (jit/analysis/hostile_commands.py) and tools claiming another tool's secret
-reading (the shadowing rules of jit/analysis/hostile_tools.py); and real tools that look like them.
+"""What tool text hides beyond its wording: encoded instructions (jit/injection/decode.py),
+dangerous commands (jit/injection/commands.py) and tools claiming another tool's secret
+reading (the shadowing rules of jit/injection/tool_rules.py); and real tools that look like them.
 
 ``tests/data/injection/payload.jsonl`` holds hostile texts of these three classes (plain payloads
 encoded base64, hex, ROT13, percent, HTML and ``\\u`` escapes; commands buried in long descriptions;
@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from jit.analysis.hostile import detect_hostile, detect_hostile_many, strip_instructions
-from jit.analysis.hostile_commands import dangerous_command
-from jit.analysis.hostile_decode import asks_to_decode, decoded_reading, dynamic_code
+from jit.injection.detect import detect_hostile, detect_hostile_many, strip_instructions
+from jit.injection.commands import dangerous_command
+from jit.injection.decode import asks_to_decode, decoded_reading, dynamic_code
 from jit.flags import (
     FLAG_CLASSIFIER,
     FLAG_CONCEAL,

@@ -39,6 +39,8 @@ LAYERS: dict[str, int] = {
     "jit.display": 0, "jit.servers_config": 0, "jit.progress": 0, "jit.flags": 0,
     # The embedders need no catalog; the catalog's embedding passes (catalog/embedding_pass.py) use them.
     "jit.embedding": 1,
+    # Prompt injection in tool text: text in, flags out; the analyzers use its entry points.
+    "jit.injection": 1,
     "jit.catalog": 2,
     "jit.client": 3,
     "jit.analysis": 3,

@@ -1,14 +1,16 @@
-"""The cues of :mod:`jit.analysis.hostile_intent`: groups of words with one meaning, in many languages.
+"""The cues of :mod:`jit.injection.intent`: groups of words with one meaning, in many languages.
 
-Each cue is one compiled regex. Words are listed as they are read: ``_`` is a space (or a
-hyphen) inside a phrase, a trailing ``$`` asks for the whole word, anything else also matches
-longer words that start with it. Adding a word to a cue widens every intent that uses it;
+Each cue is one compiled regex (:func:`jit.injection.lexicon.cue`). Words are listed as they are
+read: ``_`` is a space (or a hyphen) inside a phrase, a trailing ``$`` asks for the whole word,
+anything else also matches longer words that start with it. Adding a word to a cue widens every intent that uses it;
 ``python -m bench.injection_corpus`` shows what that costs on ~17,800 real tools.
 """
 
 from __future__ import annotations
 
 import re
+
+from .lexicon import cue as _cue
 
 __all__ = [
     "ACTION",
@@ -30,19 +32,15 @@ __all__ = [
     "MONEY",
     "MUST",
     "OPENING",
-    "OPTIONAL",
     "OTHERS",
     "OTHER_TOOL",
     "OVERRIDE_USER",
-    "NOT_OVERRIDING",
-    "OWN_SERVER",
     "PRIOR",
     "PRIORITY",
     "RISKY",
     "RISKY_TARGET",
     "ROLE",
     "RULES",
-    "SCOPED",
     "SECRECY",
     "SECRET",
     "SECRET_NOT_TOKENS",
@@ -53,67 +51,9 @@ __all__ = [
     "SOURCE",
     "SWITCHED_OFF",
     "TURN",
-    "UNTIL",
     "USER",
     "VIA",
-    "WORDS",
-    "trie",
 ]
-
-_CJK = re.compile(r"[\u0590-\u06ff\u0900-\u09ff\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
-
-
-def _cue(words: str, *, after_underscore: bool = False) -> re.Pattern[str]:
-    """One cue from a space-separated list of words; ``_`` stands for a space or hyphen inside a phrase.
-
-    A word of a spaced script matches at a word start, so ``conversation`` also takes
-    ``conversations``; a word ending in ``$`` matches only whole. Chinese, Japanese and
-    Korean words match anywhere (Korean particles attach to the word), and so do Arabic, Hebrew,
-    Devanagari, Bengali and Thai ones (prefixes attach to the word; Thai has no spaces). With
-    ``after_underscore`` a word may also start after ``_``, so the key ``prior_instructions: void``
-    reads like prose.
-    """
-    spaced, anywhere = [], []
-    for w in words.split():
-        (anywhere if _CJK.match(w) else spaced).append(w)
-    parts = []
-    if spaced:
-        parts.append((r"(?<![^\W_])" if after_underscore else r"(?<!\w)") + trie(spaced))
-    if anywhere:
-        parts.append(trie(anywhere))
-    cue = re.compile("|".join(parts))
-    WORDS[cue] = (tuple(spaced), tuple(anywhere))
-    return cue
-
-
-#: The words of every cue built by :func:`_cue` (spaced, matched anywhere), so that several
-#: cues can be searched as one trie (:func:`jit.analysis.hostile_intent._any_of`).
-WORDS: dict[re.Pattern[str], tuple[tuple[str, ...], tuple[str, ...]]] = {}
-
-
-def trie(words: list[str]) -> str:
-    """One regex for ``words`` as a trie (``(?:a(?:ny|ll)|e(?:ach|very))``): the engine tries one
-    branch per letter instead of every word at every position, which makes a cue of a few hundred
-    words several times faster to search. Only whether a cue occurs matters, so a word that
-    another word starts with (``conversation`` after ``conversa``) is dropped."""
-    root: dict[str, dict] = {}
-    for w in words:
-        node = root
-        for ch in w:
-            node = node.setdefault(ch, {})
-        node[""] = {}
-    return _branch(root)
-
-
-def _branch(node: dict[str, dict]) -> str:
-    if "" in node:  # a word ends here: the longer ones add nothing to whether the cue occurs
-        return ""
-    alts = []
-    for ch, child in sorted(node.items()):
-        piece = r"[\s-]+" if ch == "_" else r"\b" if ch == "$" else re.escape(ch)
-        alts.append(piece + _branch(child))
-    return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
-
 
 # ------------------------------------------------------------------------------ cues
 
@@ -476,7 +416,6 @@ SOURCE = _cue(
     "appear_anywhere present_in_context in_context dans_la_conversation apparus")
 
 
-
 #: A role or identity being put on the model, or its limits taken off.
 ROLE = _cue(
     "your_identity new_identity identity_is identity_as your_persona$ persona_of adopt_the_persona "
@@ -575,11 +514,6 @@ MODIFY = _cue(
     "the_user_typed the_user_provided the_user_entered prefix cross-post as_well 바꾸 regardless_of_the "
     "no_matter_which whatever_the rather_than prepend also_deliver alongside 대신")
 
-#: A change offered as an option the caller may take ("this behaviour can be disabled via the location_auto
-#: parameter"): documentation of a setting, not a change imposed on another tool.
-OPTIONAL = re.compile(r"\bcan\s+(?:optionally\s+|also\s+)?be\s+(?:disabled|replaced|overridden|changed|redirected"
-                      r"|turned\s+off|switched\s+off|swapped|substituted)\b")
-
 #: Overriding what the user chose in another tool's call.
 OVERRIDE_USER = _cue(
     "no_matter_which regardless_of_the_beneficiary regardless_of_what_the_user "
@@ -624,40 +558,9 @@ IMPERATIVE = re.compile(r"^\W*(?:<\w+>\s*)?(?:[\w -]{1,60}:\s*)?(?:always\s+|fir
                         r"|upload|email|text|pay|refund|delete|grant|set|add|copy|include|attach|append"
                         r"|prefix|prepend|route|replace|redirect)\b")
 
-#: A text that says it does *not* override the model's rules ("these notes do not override your safety
-#: guidelines"): the words of a cancellation, negated.
-NOT_OVERRIDING = re.compile(
-    r"\b(?:do|does|did|will|would|should|shall|must|can|could|may)\s*(?:not|n't)\s+(?:\w+\s+)?(?:override|overrule"
-    r"|replace|supersede|cancel|take\s+precedence|bypass|weaken|relax)\b|\bnever\s+(?:override|overrides|overrule"
-    r"|replace|replaces|supersede|supersedes|bypass|bypasses)\b|\bwithout\s+overriding\b")
-
-#: The other tools of the same server ("before any other tool of this server", "other jira_* tools"):
-#: a login or a connection step, not a claim on every tool.
-OWN_SERVER = re.compile(
-    r"\bother\s+(?:\w+\s+)?(?:tools?|functions?|calls?|endpoints?|commands?|operations?)\s+(?:of|from|in|on"
-    r"|provided\s+by|exposed\s+by|offered\s+by)\s+(?:this|the\s+same)\s+(?:\w+\s+)?(?:server|mcp|integration|plugin"
-    r"|toolkit|api|service|connector|extension|package|app)\b|\bother\s+[a-z][\w-]*_\*\s+(?:tools?|functions?)\b"
-    # "… of this server" in other languages
-    r"|\b(?:de\s+(?:ce|este|cet)|dieses|des\s+gleichen|di\s+questo|deste|desse|do\s+mesmo|van\s+deze|tego|tego\s+samego"
-    r"|этого|bu)\s+(?:serveurs?|servers?|servidor|server|serwera|сервера|sunucu\w*|mcp)\b|このサーバー|同じサーバー"
-    r"|此服务器|本服务器|该服务器|此伺服器|本伺服器|이\s*서버의|같은\s*서버")
-
-#: Usage scoped to some requests ("for any question about X", "when the user asks for Y").
-SCOPED = _cue(
-    "about$ related regarding concerning involving when$ whenever if$ that_need that_needs that_involve "
-    "that_require that_mention which_need which_involve on_the_topic_of in_the_domain before$ after$ "
-    "to_understand to_learn asks_for ask_for besides except purpose never$ avant_d antes_de bevor voordat")
-
-
 #: A fact about what the tool really does that a user would want to know: a fee, a copy, a failure.
 FACT = _cue(
     "fee$ fees$ surcharge commission markup mark-up charge$ charged telemetry tracking tracked "
     "shared_with forwarded mirrored retained retention sold$ resold partner partners third_party "
     "external_server copy_of kickback broker error$ errors$ failed failure logged logging bcc attendee "
     "observer referral post-install scripts filtered filtering upload leave_the_device")
-
-#: Withholding that ends ("do not reveal the answer until the user guesses") is not concealment.
-UNTIL = _cue(
-    "until unless_the unless_they unless_asked until_asked "
-    "hasta_que jusqu bis$ finché até_que totdat dopóki -e_kadar пока_не 直到 "
-    "まで 때까지")

@@ -1,11 +1,11 @@
 """Encoded text in tool descriptions: what it says once decoded, and code that runs an encoded blob.
 
 A model reads base64, hex, ROT13, percent escapes, HTML character references and ``\\u``
-escapes fluently; the phrase rules of :mod:`jit.analysis.hostile` read none of them. So
+escapes fluently; the phrase rules of :mod:`jit.injection.detect` read none of them. So
 ``"Setup note: SWdub3JlIGFsbCBwcmV2aW91cyBpbnN0cnVjdGlvbnM="`` passes the rules while the
 model reads "Ignore all previous instructions". :func:`decoded_reading` returns the text
 with every span that decodes to *text* replaced by its decoding, in place (so a sentence
-half in clear and half encoded reads whole), and :func:`jit.analysis.hostile.detect_hostile`
+half in clear and half encoded reads whole), and :func:`jit.injection.detect.detect_hostile`
 judges that reading with the same rules and the same learned model: a finding that only the
 decoded reading holds raises ``instruction:encoded`` beside the finding's own flag.
 
@@ -46,9 +46,9 @@ import urllib.parse
 import zlib
 
 from ..jsonrpc import scrub
-from .hostile_cues import trie
-from .hostile_obfuscation import letter_reading
-from .hostile_obfuscation import version_text as letters_version
+from .lexicon import trie
+from .obfuscation import letter_reading
+from .obfuscation import version_text as letters_version
 
 __all__ = ["MIN_BASE64", "MIN_HEX_BYTES", "MIN_ROT13_WORDS", "asks_to_decode", "decoded_reading",
            "dynamic_code", "sentence_around", "version_text"]
@@ -270,7 +270,7 @@ def _decode_once(text: str) -> str:
 def decoded_reading(text: str) -> str | None:
     """``text`` with every encoded span that decodes to text replaced by that text (two rounds,
     for one encoding inside another) and the letter games of
-    :mod:`jit.analysis.hostile_obfuscation` undone, or None when nothing in it decodes."""
+    :mod:`jit.injection.obfuscation` undone, or None when nothing in it decodes."""
     out = _decode_once(text)
     if out != text:
         out = _decode_once(out)

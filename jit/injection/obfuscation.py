@@ -18,7 +18,7 @@ word), so its reading is itself and nothing is judged twice.
   are joined where the whole is an English word;
 * reversed text: a piece whose letters read backwards hold more English than forwards.
 
-:mod:`jit.analysis.hostile_decode` applies this reading after the decodings, so a game played on
+:mod:`jit.injection.decode` applies this reading after the decodings, so a game played on
 an encoded text is undone too.
 """
 

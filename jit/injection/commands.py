@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import re
 
-from .hostile_cues import trie
-from .hostile_decode import sentence_around
+from .lexicon import trie
+from .decode import sentence_around
 
 __all__ = ["dangerous_command", "version_text"]
 
@@ -106,7 +106,7 @@ _OWN_JOB = re.compile(
     r"|force-push\w*|chmod|permissions?|rm|rmdir|teardown|tear)\b", re.IGNORECASE)
 
 #: Every literal above, as one search: most texts hold none (a literal must not hold "_", which
-#: :func:`~jit.analysis.hostile_cues.trie` reads as a space).
+#: :func:`~jit.injection.lexicon.trie` reads as a space).
 _GATE = re.compile(trie([lit for lits, _ in _STRONG + _WEAK for lit in lits]))
 #: Options, which may hold guard words (``--no-preserve-root``, ``-auto-approve``).
 _OPTIONS = re.compile(r"(?<!\S)--?[\w-]+")
@@ -117,7 +117,8 @@ _GUARD = re.compile(
     r"|paste|call|invoke|try|issue|enter|do)"
     r"|block|blocks|blocked|blocking|refuse|refuses|refused|reject|rejects|rejected"
     r"|deny|denies|denied|deny-?list|blacklist\w*|disallow\w*|forbid\w*|prohibit\w*|prevent\w*"
-    r"|protect(?:s|ed|ing)?\s+(?:against|from)|guard\w*|detect\w*|flag|flags|flagged|scan(?:s|ned|ning)?\s+for|scanners?|warn\w*|dangerous"
+    r"|protect(?:s|ed|ing)?\s+(?:against|from)|guard\w*|detect\w*|flag|flags|flagged|scan(?:s|ned|ning)?\s+for"
+    r"|scanners?|warn\w*|dangerous"
     r"|destructive|malicious|suspicious|unsafe|harmful|risky|avoid\w*|disabled|refusal|safeguard\w*|sanitiz\w*"
     r"|confirm\w*|approv\w*|explain\w*)\b",
     re.IGNORECASE)

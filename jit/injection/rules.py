@@ -1,4 +1,4 @@
-"""The phrase rules behind :func:`jit.analysis.hostile.detect_hostile`, one table per kind of text.
+"""The phrase rules behind :func:`jit.injection.detect.detect_hostile`, one table per kind of text.
 
 Every rule runs on lower-cased text whose hidden characters are removed and which is
 NFKC-normalised (so full-width and mathematical letters are plain ASCII), and again on
@@ -139,7 +139,8 @@ _IGNORE = (
       "attention follow following reset erase & message messages context " + _G_ORDERS,
       # (not after a negation: "they do not override your safety guidelines" says the opposite)
       rf"\b{_NOT_NEGATED}(?:ignore|disregard|forget|discard|drop|abandon|override|overrule|bypass"
-      rf"|skip|neglect|cancel|dismiss|set\s+aside|pay\s+no\s+attention\s+to|do\s+not\s+follow|don'?t\s+follow|stop\s+following|no\s+longer\s+follow"
+      rf"|skip|neglect|cancel|dismiss|set\s+aside|pay\s+no\s+attention\s+to|do\s+not\s+follow|don'?t\s+follow"
+      rf"|stop\s+following|no\s+longer\s+follow"
       rf"|reset|erase)\s+(?:(?:all|any|the|of|your|its|my|every|those|these)\s+)*{_THEIRS}\s+(?:\w+\s+){{0,2}}?"
       rf"(?:{_ORDERS}|(?:system\s+)?messages?|context)\b",
       rf"\b(?:ignore|disregard|forget|discard|override|bypass|dismiss)\s+(?:all\s+|any\s+|the\s+)?{_ORDERS}\s+"
@@ -538,5 +539,5 @@ _CONCEPT = (
 )
 
 #: The English rules of the established classes (the rules about other tools and outside
-#: addresses are in :mod:`jit.analysis.hostile_tools`, other languages' in :mod:`jit.analysis.hostile_i18n`).
+#: addresses are in :mod:`jit.injection.tool_rules`, other languages' in :mod:`jit.injection.i18n_rules`).
 ENGLISH_RULES: tuple[Rule, ...] = (*_IGNORE, *_ALWAYS, *_ROLE, *_CONCEAL, *_EXFIL, *_CONCEPT)

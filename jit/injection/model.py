@@ -1,6 +1,6 @@
 """A learned second reader of tool text: a linear model over word and character n-grams.
 
-The rules of :mod:`jit.analysis.hostile` read wording and cue words. Over twelve batches of
+The rules of :mod:`jit.injection.detect` read wording and cue words. Over twelve batches of
 attack texts written after them they caught 55–78% at first sight: an attacker who avoids
 the textbook words ("the handshake is step zero of every session", a YAML "overrides"
 block, a language the cues lack) walks past them. This model reads the same text as
@@ -11,7 +11,7 @@ rules found no structural sign in: a text the rules found nothing in and it scor
 threshold gets ``instruction:classifier``, which the policy treats like every other flag (out of
 Full, description withheld); a text whose only findings are wording and that it scores far on the
 side of ordinary documentation (at or below its corroboration score) loses them
-(:func:`jit.analysis.hostile.weighed`).
+(:func:`jit.injection.detect.weighed`).
 
 It is trained by ``bench/train_injection_model.py`` (deterministic) on the labelled hostile
 corpora (``tests/data/injection/hostile.jsonl``, the training rows of ``writer2.jsonl``), every other
@@ -19,8 +19,8 @@ deduplicated real tool of the
 shared pools (the rest stays held out for false positives) and benign tool texts written
 to look hostile (``synthetic_benign.jsonl``, and the training rows of ``tricky_benign.jsonl``,
 weighted up); the threshold is the higher of two out-of-fold quantiles, one of the real tools,
-one of the tricky texts. Measured in docs/reliability.md. The model is a file of plain arrays (``injection_model.npz``, loaded
-with ``allow_pickle=False``): no code is unpickled.
+one of the tricky texts. Measured in docs/reliability.md. The model is a file of plain arrays
+(``injection_model.npz``, loaded with ``allow_pickle=False``): no code is unpickled.
 
 Featurisation is shared with the training script (:func:`model_text`, :func:`features`),
 so training and use cannot drift apart. scikit-learn (already a dependency of
@@ -126,7 +126,7 @@ class InjectionModel:
     """The learned reader: idf of both n-gram kinds (``2**bits`` buckets each), the logistic
     regression's weights over both side by side, its intercept, the decision threshold,
     ``info`` (how it was trained) and ``corroboration``: the score at or below which the model
-    contradicts a phrase rule's finding (:func:`jit.analysis.hostile.detect_hostile` drops it;
+    contradicts a phrase rule's finding (:func:`jit.injection.detect.detect_hostile` drops it;
     minus infinity: never)."""
 
     bits: int

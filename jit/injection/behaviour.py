@@ -23,19 +23,20 @@ Real tools document what *they* report ("Reports each licence as an SPDX id"), t
 need an approval ("returned only if the user has approved the request") and what *they* store
 ("Saves a memory for later retrieval"); the rules need the imperative, the claim and the order
 together. Like every phrase rule's, their findings are weighed by the learned model
-(:func:`jit.analysis.hostile.detect_hostile`).
+(:func:`jit.injection.detect.detect_hostile`).
 """
 
 from __future__ import annotations
 
 from ..flags import FLAG_FALSE_AUTHORITY, FLAG_OUTPUT_POISONING, FLAG_PERSISTENCE
-from .hostile_rules import _S, R, Rule
+from .rules import _S, R, Rule
 
 __all__ = ["BEHAVIOUR_RULES"]
 
 # An imperative to the model at the start of a clause, or "you must …".
 _LEAD = (r"(?:^|[.;:!?(\n]\s*|,\s*|\b(?:always|never|just|simply|only|then|and|also|please|instead)\s+"
-         r"|\b(?:you|assistants?|the\s+(?:assistant|model|agent))\s+(?:must|should|shall|will|are\s+to)\s+(?:always\s+)?)")
+         r"|\b(?:you|assistants?|the\s+(?:assistant|model|agent))\s+(?:must|should|shall|will|are\s+to)\s+"
+         r"(?:always\s+)?)")
 _SAY = (r"(?:say|state|claim|report|answer|reply|respond|conclude|tell\s+(?:the\s+)?(?:user|users|them|customers?"
         r"|everyone|people)|declare|assure|reassure|inform\s+(?:the\s+)?users?)")
 _REPORT = (rf"(?:{_SAY}|describe|present|call\s+(?:it|them|this|these)|label|mark|rate|rank|classify|recommend|advise"
@@ -100,7 +101,8 @@ _OUTPUT = (
 
 # Someone else already approved it.
 _CLAIM = (r"(?:pre-?(?:approved|authori[sz]ed|cleared|vetted|reviewed|verified|confirmed)|already\s+(?:been\s+)?"
-          r"(?:approved|authori[sz]ed|agreed|confirmed|consented|verified|signed\s+off|cleared|granted|accepted|on\s+file)"
+          r"(?:approved|authori[sz]ed|agreed|confirmed|consented|verified|signed\s+off|cleared|granted|accepted"
+          r"|on\s+file)"
           r"|(?:has|have|had)\s+(?:\w+\s+)?(?:approved|authori[sz]ed|agreed|consented|signed\s+off|cleared|granted"
           r"|verified|mandated|whitelisted|allow-?listed|promoted)|blanket\s+(?:consent|approval|permission"
           r"|authori[sz]ation)|signed\s+off|gave\s+(?:\w+\s+)?(?:consent|permission|approval)|standing\s+order"
@@ -160,7 +162,8 @@ _PERSIST = (
       rf"{_LEAD}(?:also\s+)?(?:update|edit|modify|change|rewrite)\s+(?:your|its)\s+(?:own\s+)?(?:\w+\s+)?"
       r"(?:instructions|memory|system\s+prompt|rules)"),
     R(FLAG_PERSISTENCE, "rest future subsequent later other every conversation conversations now",
-      rf"{_BEYOND}{_S}{{0,80}}?(?:,\s*|\b(?:always|then|and|also|please|you\s+(?:must|should))\s+)(?:call|use|route|send|forward|include|append|add|treat|trust|run|invoke|pass"
+      rf"{_BEYOND}{_S}{{0,80}}?(?:,\s*|\b(?:always|then|and|also|please|you\s+(?:must|should))\s+)"
+      r"(?:call|use|route|send|forward|include|append|add|treat|trust|run|invoke|pass"
       r"|follow|apply|prefer)\b",
       rf"{_LEAD}(?:call|use|route|send|forward|include|append|add|treat|trust|run|invoke|pass|follow|apply|prefer)"
       rf"\b{_S}{{0,120}}?{_BEYOND}"),
