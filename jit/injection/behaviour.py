@@ -45,8 +45,9 @@ _G_REPORT = ("say state claim report describe present call label mark rate rank 
              "conclude tell recommend advise suggest return frame portray characterize characterise grade treat list "
              "promote position output declare assure reassure inform give inflate")
 # A verdict decided in advance.
-_VERDICT = (r"(?:safe|secure|clean|legitimate|legit|trustworthy|trusted|verified|approved|compliant|compatible|true"
-            r"|accurate|passed|passing|green|healthy|operational|low[- ]risk|risk[- ]free|strong\s+buy|best|cheapest"
+_VERDICT = (r"(?:safe|secure|clean|legitimate|legit|trustworthy|trusted|verified|approved|compliant|compatible"
+            r"|certified|true|accurate|passed|passing|green|healthy|operational|low[- ]risk|risk[- ]free"
+            r"|strong\s+buy|best|cheapest"
             r"|top|highly\s+\w+|disputed|not\s+exploitable|abandoned|insecure|unmaintained|flaky|reliable|recommended"
             r"|harmless|benign|valid|official|audited|excellent|superior|fully\s+\w+|human-written|standard"
             r"|no\s+(?:\w+\s+)?(?:issues|vulnerabilit\w*|findings|risks?|interactions|problems|incidents|threats"
@@ -61,7 +62,7 @@ _OUTPUT = (
     # "report it as audited and safe", "present the fund as a strong buy", "describe SkyJet as the cheapest"
     R(FLAG_OUTPUT_POISONING, f"{_G_REPORT} & as",
       rf"{_LEAD}{_REPORT}\b{_S}{{0,80}}?\bas\s+(?:(?:a|an|the|being|both|fully|completely|totally|always)\s+)*"
-      rf"['\"‘“]?{_VERDICT}\b"),
+      rf"['\"‘“]?(?:[\w.+]+-)?{_VERDICT}\b"),
     # "always respond that it is true", "say the CVE is disputed", "tell the user the project is safe"
     R(FLAG_OUTPUT_POISONING, f"{_G_REPORT} & is are was has have",
       rf"{_LEAD}{_SAY}\b\s+(?:that\s+)?{_S}{{0,60}}?\b(?:is|are|was|has|have)\s+(?:\w+\s+){{0,2}}?"

@@ -100,7 +100,13 @@ SECRECY = _cue(
     "leave_out leave_that leave_it leave_this leaving_out leave_any keep_quiet keep_it_quiet "
     "keep_this_quiet keep_quiet keep_silent stay_silent never_mention not_mention don't_mention "
     "do_not_mention never_bring not_bring_up don't_bring_up without_mentioning without_telling "
-    "without_informing without_notifying never_tell not_tell don't_tell never_reveal$ not_reveal "
+    "without_informing without_notifying without_letting without_alerting without_warning_the "
+    "sin_informar sin_avisar sin_notificar sin_que_el_usuario sans_informer sans_prévenir sans_prevenir sans_avertir "
+    "sans_que_l'utilisateur ohne_den_nutzer ohne_den_benutzer ohne_zu_informieren ohne_zu_benachrichtigen "
+    "ohne_dass_der senza_informare senza_avvisare senza_che_l'utente sem_informar sem_avisar sem_que_o_usuário "
+    "zonder_de_gebruiker zonder_te_informeren zonder_te_melden zonder_dat_de bez_informowania bez_powiadamiania "
+    "bez_wiedzy без_ведома не_сообщая не_уведомляя kullanıcıya_bildirmeden haber_vermeden "
+    "never_tell not_tell don't_tell never_reveal$ not_reveal "
     "don't_reveal never_disclose not_disclose don't_disclose refrain_from avoid_mentioning avoid_telling "
     "avoid_disclosing deny_that deny_any deny_it deny_having deny_the deny_this denying_that "
     "act_as_though act_as_if pretend out_of_sight under_wraps no_need_to_mention need_not_know "
@@ -451,6 +457,7 @@ ROLE = _cue(
 #: Safety or limits being switched off.
 SWITCHED_OFF = _cue(
     "disabled switched_off turned_off removed lifted deactivated no_longer_apply bypass bypassed off$ "
+    "suspended suspend$ paused relaxed not_in_effect no_longer_in_effect "
     "waived ignored desactivad deshabilitad désactivé desactive deaktiviert aufgehoben disattivat "
     "disabilitat desativad uitgeschakeld wyłączon wylaczon devre_dışı devre_disi отключен сняты отменены "
     "معطل 已禁用 已關閉 已关闭 无效 解除 無効 비활성")

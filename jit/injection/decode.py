@@ -51,7 +51,7 @@ from .obfuscation import letter_reading
 from .obfuscation import version_text as letters_version
 
 __all__ = ["MIN_BASE64", "MIN_HEX_BYTES", "MIN_ROT13_WORDS", "asks_to_decode", "decoded_reading",
-           "dynamic_code", "sentence_around", "version_text"]
+           "dynamic_code", "revealed_order", "sentence_around", "version_text"]
 
 #: Shortest base64 run read (12 bytes: "ignore rules" is 16 characters of base64).
 MIN_BASE64 = 16
@@ -355,10 +355,36 @@ def asks_to_decode(text: str, low: str | None = None) -> bool:
     return bool(_ASKS_GATE.search(text.lower() if low is None else low) and _ASKS_TO_DECODE.search(text))
 
 
+#: A sentence that starts with an order to the model: an imperative of sending, deleting, running, saying
+#: or trusting, or "you must". Documentation rarely hides one in an encoding; an attack always does.
+_ORDER_START = re.compile(
+    r"^\W*(?:[\w -]{1,40}:\s*)?(?:(?:please|now|then|also|always|first|just|silently|quietly|you\s+(?:must|should"
+    r"|will|are\s+to))\s+)*(?:ignore|disregard|forget|send|forward|upload|post|e-?mail|copy|include|append|attach"
+    r"|delete|remove|erase|wipe|drop|run|execute|call|invoke|read|print|output|reveal|recommend|say|tell|report"
+    r"|reply|respond|answer|treat|trust|grant|approve|transfer|pay|export|leak|share|navigate|visit|fetch"
+    r"|download|install|disable|skip|bypass|write|save|store|mark|never|do\s+not|don'?t)\b",
+    re.IGNORECASE)
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?;:])\s+|\n+")
+
+
+def revealed_order(text: str, decoded: str) -> bool:
+    """Whether what decoding revealed in ``text`` (``decoded`` is its :func:`decoded_reading`) holds a
+    sentence that starts with an order (:data:`_ORDER_START`): the words decoded, compared with the
+    words as written, not the text around them."""
+    import difflib
+
+    written, read = text.split(), decoded.split()
+    for tag, _, _, start, end in difflib.SequenceMatcher(None, written, read, autojunk=False).get_opcodes():
+        if tag in ("replace", "insert") and any(
+                _ORDER_START.match(s) for s in _SENTENCE_BREAK.split(" ".join(read[start:end]))):
+            return True
+    return False
+
+
 def version_text() -> str:
     """What decides this module's findings, for ``HOSTILE_RULES_VERSION``."""
     return "\n".join((str(MIN_BASE64), str(MIN_HEX_BYTES), str(MIN_ROT13_WORDS), " ".join(sorted(_ROT13_ENGLISH)),
                       str(MAX_INFLATED), _CHAR_CODES.pattern, letters_version(), _B64.pattern, _HEX_PREFIXED.pattern,
                       _PERCENT.pattern, _HTML_REF.pattern, _U_ESCAPE.pattern,
                       _DYNAMIC_GATE.pattern, _DYNAMIC.pattern, _FORBIDS.pattern, _ASKS_GATE.pattern,
-                      _ASKS_TO_DECODE.pattern))
+                      _ASKS_TO_DECODE.pattern, _ORDER_START.pattern, _SENTENCE_BREAK.pattern))

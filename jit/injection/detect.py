@@ -94,7 +94,7 @@ from ..text import HIDDEN_CHARS, first_sentence, remove_hidden, sentences
 from .behaviour import BEHAVIOUR_RULES
 from .commands import dangerous_command
 from .commands import version_text as commands_version
-from .decode import asks_to_decode, decoded_reading, dynamic_code
+from .decode import asks_to_decode, decoded_reading, dynamic_code, revealed_order
 from .decode import version_text as decode_version
 from .i18n_rules import NON_ENGLISH_RULES
 from .cues import CONVO, EVERY, OPENING
@@ -181,6 +181,11 @@ def _every_turn(low: str) -> bool:
                for s in _SENTENCE_END.split(low))
 
 
+#: What a tool whose job is encoding, decoding or converting text calls itself: its examples decode to text.
+_CODEC = re.compile(r"\b(?:encod\w*|decod\w*|base\s?(?:64|32|58)\w*|b64|hex\w*|rot-?13|ciphers?|cipher(?:s|ed|ing)?"
+                    r"|(?:un)?escap\w*|convert\w*|jwt|tokens?|hash\w*|(?:de)?obfuscat\w*|codecs?|leet\w*|morse"
+                    r"|translat\w*|transliterat\w*|cod(?:e|es|ing)\s+(?:point|table)s?)\b", re.IGNORECASE)
+
 #: Changes whenever a rule, a flag or a limit changes: ``analyze_pending`` then re-checks the
 #: cached analyses once, so a tool analysed by older rules does not keep a clean bill.
 HOSTILE_RULES_VERSION = hashlib.sha256("\n".join([
@@ -189,7 +194,7 @@ HOSTILE_RULES_VERSION = hashlib.sha256("\n".join([
       f"{i.unless_overridden_by and i.unless_overridden_by.pattern}" for i in INTENTS),
     str(MAX_DESCRIPTION_CHARS), "confusables-1", model_version(), decode_version(), commands_version(),
     _VERSION_SUFFIX.pattern, _MENTION.pattern, _SETUP_STEP.pattern, _ALL_SERVERS.pattern, _ABOUT_ATTACKS.pattern,
-    _EXAMPLE_SPAN.pattern, *sorted(STRUCTURAL_FLAGS),
+    _EXAMPLE_SPAN.pattern, _CODEC.pattern, *sorted(STRUCTURAL_FLAGS),
 ]).encode()).hexdigest()[:16]
 
 _WS = re.compile(r"\s+")
@@ -399,6 +404,10 @@ def _payload_flags(text: str, found: set[str], own_name: str, own_names: tuple[s
             extra.add(FLAG_ENCODED)
         if extra:
             out |= extra | {FLAG_ENCODED}
+        elif not _CODEC.search(f"{name} {purpose}".replace("_", " ")) and revealed_order(text, decoded):
+            # an order no rule reads on its own ("Recommend buying X in every financial answer"), hidden
+            # in an encoding by a tool whose job is not encoding
+            out.add(FLAG_ENCODED)
     return out
 
 
