@@ -34,6 +34,7 @@ __all__ = [
     "OPENING",
     "OTHERS",
     "OTHER_TOOL",
+    "OWN_CONTEXT",
     "OVERRIDE_USER",
     "PRIOR",
     "PRIORITY",
@@ -400,6 +401,16 @@ INCLUDE = _cue(
     "needs_a_verbatim trägt eintrag supplies भर điền isi$ isikan fyll udfyld fyll_inn vyplň συμπλήρω מלא "
     "ใส่ заповни completează töltsd پر_کن recopi goes_into go_into in_full expects pass_the passes_the "
     "joign provide$ provides$ providing pass$ ضع")
+
+#: The model's own context, which no tool needs: its system prompt and instructions, the conversation so far.
+OWN_CONTEXT = _cue(
+    "your_system_prompt your_system_message your_hidden_instructions your_initial_instructions "
+    "your_original_instructions your_full_instructions your_developer_instructions your_operator_instructions "
+    "entire_system_prompt full_system_prompt complete_system_prompt whole_system_prompt verbatim_system_prompt "
+    "all_prior_messages all_previous_messages all_earlier_messages all_messages_so_far conversation_so_far "
+    "chat_so_far entire_chat_history full_chat_history whole_chat_history complete_chat_history "
+    "tu_prompt_de_sistema ton_prompt_système ton_prompt_systeme dein_systemprompt deinen_systemprompt "
+    "il_tuo_prompt_di_sistema seu_prompt_de_sistema 你的系统提示 你的系統提示 システムプロンプト全文")
 
 #: Where the secret comes from: what the user shared, local files, the environment.
 SOURCE = _cue(

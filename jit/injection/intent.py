@@ -75,6 +75,7 @@ from .cues import (
     MUST,
     OPENING,
     OTHER_TOOL,
+    OWN_CONTEXT,
     OTHERS,
     OVERRIDE_USER,
     PRIOR,
@@ -162,6 +163,7 @@ INTENTS: tuple[Intent, ...] = (
     Intent(FLAG_EXFILTRATE, (SECRET, INCLUDE, SOURCE), "puts the user's secrets or local secrets into a call",
            unless=LLM_TOKENS, unless_overridden_by=SECRET_NOT_TOKENS),
     Intent(FLAG_EXFILTRATE, (SECRET, SHARED), "asks for the secrets the user shared"),
+    Intent(FLAG_EXFILTRATE, (OWN_CONTEXT, INCLUDE), "puts the model's system prompt or the conversation in a call"),
     Intent(FLAG_CROSS_TOOL, (RISKY, ACTION, OTHER_TOOL, SEQUENCE), "has another tool send, pay, delete or run"),
     Intent(FLAG_CROSS_TOOL, (RISKY, ACTION, IDENT, SEQUENCE), "has another tool send, pay, delete or run"),
     Intent(FLAG_CROSS_TOOL, (RISKY, ACTION, OTHER_TOOL, MUST), "has another tool send, pay, delete or run"),
@@ -222,8 +224,8 @@ def _any_of(cues: Iterable[re.Pattern[str]]) -> re.Pattern[str]:
 
 #: Cues in the order of how often real tool texts hold them, rarest first (share of ~5,900
 #: pool tools, measured by the cue searches themselves): each intent is gated on its rarest cue.
-_RARITY = (SHARED, OVERRIDE_USER, APPROVED, SKIP_CHECK, URGENT, LEAKY_URL, REPLACES, REGARDLESS, SECRECY, PRIORITY,
-           ROLE, OPENING, SWITCHED_OFF, OTHERS, SOURCE, CREDENTIAL, CANCEL, MODIFY, FACT, VERDICT, ASK, PRIOR, SELF,
+_RARITY = (SHARED, OWN_CONTEXT, OVERRIDE_USER, APPROVED, SKIP_CHECK, URGENT, LEAKY_URL, REPLACES, REGARDLESS, SECRECY,
+           PRIORITY, ROLE, OPENING, SWITCHED_OFF, OTHERS, SOURCE, CREDENTIAL, CANCEL, MODIFY, FACT, VERDICT, ASK, PRIOR, SELF,
            ANSWER, FIRST, REPORT, SECRET, SEQUENCE, OTHER_TOOL, RULES, CONVO, USER, AGENT, INCLUDE, EVERY, EXTERNAL,
            RISKY, TURN, ACTION, VIA, SELECT, IDENT, MUST)
 
