@@ -24,7 +24,7 @@ CORPUS = Path(__file__).parent / "data" / "injection"
 
 #: Caught by the rules or the model (of 120 each) by the model trained with the tricky benign texts and its
 #: threshold set for them (docs/reliability.md, "A learned model"); none of these batches is trained on.
-FIRST_SIGHT_CAUGHT = {"blind17": 114, "blind18": 112, "blind19": 116, "blind20": 114, "blind21": 116,
+FIRST_SIGHT_CAUGHT = {"blind17": 114, "blind18": 112, "blind19": 115, "blind20": 114, "blind21": 117,
                       "blind22": 115}
 
 
@@ -124,7 +124,7 @@ def test_benign_text_written_to_look_hostile_is_rarely_flagged():
     assert len({r["id"] for r in tricky}) == len(tricky) >= 400
     dev = [r for r in tricky if r["split"] == "tricky_dev"]
     hard = _rows("hard_benign.jsonl")
-    assert sum(bool(f) for f in detect_hostile_many([_tool(r) for r in dev])) <= 9  # of 146
+    assert sum(bool(f) for f in detect_hostile_many([_tool(r) for r in dev])) <= 8  # of 146
     assert sum(bool(f) for f in detect_hostile_many([_tool(r) for r in hard])) <= 6  # of 60
 
 
