@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from .lexicon import cue as _cue
 
-__all__ = ["APPROVED", "ASK", "CREDENTIAL", "REGARDLESS", "REPLACES", "REPORT", "SKIP_CHECK", "URGENT", "VERDICT"]
+__all__ = ["APPROVED", "ASK", "CREDENTIAL", "REGARDLESS", "REPLACES", "REPORT", "SKIP_CHECK", "TRUST_SETTINGS",
+           "URGENT", "VERDICT"]
 
 #: Someone (the user, an admin, a policy) approved it already.
 APPROVED = _cue(
@@ -123,3 +124,9 @@ REPLACES = _cue(
     "substitui em_vez_de no_lugar_de vervangt in_plaats_van zastępuje zamiast заменяет вместо замінює "
     "замість yerine thay_thế thay_cho menggantikan sebagai_pengganti 替代 取代 代替 置き換え 代わりに 대체 대신 "
     "تحل_محل بدلا_من بدلاً_من की_जगह במקום")
+
+#: The client's trust settings and the model's standing instructions, by their file and key names (the same in
+#: every language): what a tool asks to write there outlives the call.
+TRUST_SETTINGS = _cue(
+    "autoapprove auto-approve auto_approve alwaysallow always_allow always-allow yolo_mode claude.md agents.md "
+    "gemini.md .cursorrules .windsurfrules .clinerules copilot-instructions .claude/settings")

@@ -343,11 +343,18 @@ _ASKS_TO_DECODE = re.compile(
     r"\s+(?:\w+\s+){0,3}?(?:are|is)\s+(?:\w+\s+)?(?:base64|hex|rot13|rot-13|url|percent)[- ]?(?:en)?coded\b"
     r"|\b(?:base64|hex|rot13|rot-13)[- ]?(?:en)?coded\s+(?:instructions?|directives?|orders|commands|steps|rules"
     r"|guidance|payload|note\s+for\s+the\s+(?:assistant|model|agent|ai))\b[^.!?\n]{0,60}?\b(?:follow|execute|run"
-    r"|obey|apply|carry\s+out|comply|decode)\b",
+    r"|obey|apply|carry\s+out|comply|decode)\b"
+    # decode, then run or follow it, in other languages
+    r"|(?:解码|解碼)[^。！？\n]{0,6}?(?:执行|執行|运行|運行|照做|遵循)|デコード[^。！？\n]{0,8}?(?:実行|従)"
+    r"|디코딩[^.!?\n]{0,8}?(?:실행|따르)|\bdecodific\w*\s+(?:y|e)\s+(?:ejecut|esegu|execut|sig|segu)"
+    r"|\bd[ée]cod\w*\s+(?:et|puis)\s+(?:ex[ée]cut|suiv|appliqu)|\bdekodier\w*\s+und\s+(?:f[üu]hr|befolg|ausf[üu]hr)"
+    r"|\bdecodeer\w*\s+en\s+(?:voer|volg)|\bzdekoduj\w*\s+i\s+(?:wykonaj|uruchom)"
+    r"|\bраскодиру\w*\s+и\s+(?:выполн|запуст)",
     re.IGNORECASE)
 
 
-_ASKS_GATE = re.compile(trie(["decod", "decrypt", "deobfusc", "unscrambl", "rot13", "rot-13", "coded"]))
+_ASKS_GATE = re.compile(trie(["decod", "decrypt", "deobfusc", "unscrambl", "rot13", "rot-13", "coded", "décod",
+                               "dekodier", "zdekoduj", "раскодиру", "解码", "解碼", "デコード", "디코딩"]))
 
 
 def asks_to_decode(text: str, low: str | None = None) -> bool:

@@ -33,14 +33,15 @@ from dataclasses import dataclass
 
 from ..flags import (
     FLAG_ALWAYS_SELECT,
-    FLAG_FALSE_AUTHORITY,
-    FLAG_OUTPUT_POISONING,
     FLAG_CONCEAL,
     FLAG_CROSS_TOOL,
     FLAG_EXFILTRATE,
     FLAG_EXFILTRATE_URL,
+    FLAG_FALSE_AUTHORITY,
     FLAG_IGNORE_PREVIOUS,
     FLAG_MUST_CALL_FIRST,
+    FLAG_OUTPUT_POISONING,
+    FLAG_PERSISTENCE,
     FLAG_ROLE_OVERRIDE,
     FLAG_SHADOWING,
 )
@@ -52,6 +53,7 @@ from .behaviour_cues import (
     REPLACES,
     REPORT,
     SKIP_CHECK,
+    TRUST_SETTINGS,
     URGENT,
     VERDICT,
 )
@@ -199,6 +201,8 @@ INTENTS: tuple[Intent, ...] = (
            max_chars=_ORDER_CHARS),
     Intent(FLAG_OUTPUT_POISONING, (REPORT, VERDICT, REGARDLESS), "report a verdict whatever the evidence",
            max_chars=_ORDER_CHARS),
+    Intent(FLAG_PERSISTENCE, (TRUST_SETTINGS, INCLUDE), "writes into the client's trust settings or standing "
+           "instructions", max_chars=_ORDER_CHARS),
     Intent(FLAG_SHADOWING, (REPLACES, IDENT, EVERY), "takes another tool's place, always", window=2,
            max_chars=_ORDER_CHARS),
 )
@@ -224,10 +228,10 @@ def _any_of(cues: Iterable[re.Pattern[str]]) -> re.Pattern[str]:
 
 #: Cues in the order of how often real tool texts hold them, rarest first (share of ~5,900
 #: pool tools, measured by the cue searches themselves): each intent is gated on its rarest cue.
-_RARITY = (SHARED, OWN_CONTEXT, OVERRIDE_USER, APPROVED, SKIP_CHECK, URGENT, LEAKY_URL, REPLACES, REGARDLESS, SECRECY,
-           PRIORITY, ROLE, OPENING, SWITCHED_OFF, OTHERS, SOURCE, CREDENTIAL, CANCEL, MODIFY, FACT, VERDICT, ASK, PRIOR, SELF,
-           ANSWER, FIRST, REPORT, SECRET, SEQUENCE, OTHER_TOOL, RULES, CONVO, USER, AGENT, INCLUDE, EVERY, EXTERNAL,
-           RISKY, TURN, ACTION, VIA, SELECT, IDENT, MUST)
+_RARITY = (SHARED, OWN_CONTEXT, TRUST_SETTINGS, OVERRIDE_USER, APPROVED, SKIP_CHECK, URGENT, LEAKY_URL, REPLACES,
+           REGARDLESS, SECRECY, PRIORITY, ROLE, OPENING, SWITCHED_OFF, OTHERS, SOURCE, CREDENTIAL, CANCEL, MODIFY,
+           FACT, VERDICT, ASK, PRIOR, SELF, ANSWER, FIRST, REPORT, SECRET, SEQUENCE, OTHER_TOOL, RULES, CONVO, USER,
+           AGENT, INCLUDE, EVERY, EXTERNAL, RISKY, TURN, ACTION, VIA, SELECT, IDENT, MUST)
 
 
 def _gate() -> re.Pattern[str]:
