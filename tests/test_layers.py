@@ -219,6 +219,29 @@ def test_no_upward_imports(graph) -> None:
     assert not bad, "a module imports a layer above it:\n  " + "\n  ".join(bad)
 
 
+#: A wing the rest of the package reaches through entry points only: the wing, its entry module and the
+#: names the rest may take from it.
+ENTRY_POINTS = {
+    "jit.injection": ("jit.injection.detect",
+                      {"detect_hostile", "detect_hostile_many", "strip_instructions", "HOSTILE_RULES_VERSION"}),
+}
+
+
+def test_a_wing_with_entry_points_is_reached_only_through_them(graph) -> None:
+    """The injection detector is text in, flags out: the analyzers call its entry points and nothing of its
+    rules, cues or model, so its inside can change without them."""
+    bad = []
+    for wing, (entry, names) in ENTRY_POINTS.items():
+        for edges in graph.values():
+            for e in edges:
+                if e.source.startswith(wing + ".") or e.source == wing:
+                    continue
+                if (e.target == wing or e.target.startswith(wing + ".")) and (
+                        e.target != entry or not set(e.names) <= names):
+                    bad.append(f"{e} takes {', '.join(e.names) or 'the module'}")
+    assert not bad, "import the wing's entry points only:\n  " + "\n  ".join(bad)
+
+
 # ---------------------------------------------------------------------------- one home per name
 
 #: The façades: the package root for users, and the CLI package, whose ``app`` is the one with
