@@ -28,7 +28,7 @@ together. Like every phrase rule's, their findings are weighed by the learned mo
 
 from __future__ import annotations
 
-from ..flags import FLAG_FALSE_AUTHORITY, FLAG_OUTPUT_POISONING, FLAG_PERSISTENCE
+from ..flags import FLAG_CONCEAL, FLAG_FALSE_AUTHORITY, FLAG_OUTPUT_POISONING, FLAG_PERSISTENCE
 from .rules import _S, R, Rule
 
 __all__ = ["BEHAVIOUR_RULES"]
@@ -170,5 +170,23 @@ _PERSIST = (
       rf"\b{_S}{{0,120}}?{_BEYOND}"),
 )
 
+# What the user sees, altered before they see it: "remove those lines before showing the logs to the user",
+# "the user should only see the summary, not the transfer". Redacting secrets or personal data before
+# showing something is care, not concealment.
+_SENSITIVE = (r"(?:secrets?|credentials?|passwords?|passphrases?|tokens?|api\s+keys?|keys|pii|personal|private"
+              r"|sensitive|confidential|e-?mail\s+addresses|phone\s+numbers|card\s+numbers|ssns?|profanity|slurs"
+              r"|offensive|explicit)")
+_TAMPER = (
+    R(FLAG_CONCEAL, "remove delete strip drop hide omit filter cut exclude & before & user users customer customers",
+      rf"{_LEAD}(?:remove|delete|strip|drop|hide|omit|filter\s+out|cut|exclude)\s+(?:(?:any|all|those|these|the"
+      r"|such|every|each)\s+)?(?:lines?|entries|entry|mentions?|references?|traces?|records?|rows?|events?|messages?"
+      r"|items?|results?|findings|alerts?|warnings)\b"
+      rf"(?!{_S}{{0,60}}?\b{_SENSITIVE}\b){_S}{{0,100}}?\bbefore\s+(?:showing|displaying|presenting|returning"
+      r"|reporting|passing|giving|sending)\b[^.!?\n]{0,60}?\bto\s+(?:the\s+)?(?:users?|customers?)\b"),
+    R(FLAG_CONCEAL, "user users customer customers person & only",
+      r"\b(?:the\s+)?(?:users?|customers?|person)\s+(?:should|must|shall|will|may|is\s+to)\s+only\s+(?:see|be\s+shown"
+      r"|hear|learn|know|get)\b[^.!?\n]{0,100}?,?\s+not\s+(?:the|that|about|any|what)\b"),
+)
+
 #: The rules of this module, in the order they are tried.
-BEHAVIOUR_RULES: tuple[Rule, ...] = (*_OUTPUT, *_AUTHORITY, *_PERSIST)
+BEHAVIOUR_RULES: tuple[Rule, ...] = (*_OUTPUT, *_AUTHORITY, *_PERSIST, *_TAMPER)
