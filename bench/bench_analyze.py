@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from jit.analysis.analyze import analyze_pending
-from jit.analysis.hostile import detect_hostile_many
+from jit.injection.detect import detect_hostile_many
 from jit.analysis.llm_analyzer import analysis_tool, label_agreement, render_tool, system_prompt, user_message
 from jit.analysis.offline_analyzer import OfflineAnalyzer
 from jit.catalog.store import Store

@@ -1,4 +1,4 @@
-"""Detection and false-positive rates of :func:`jit.analysis.hostile.detect_hostile`.
+"""Detection and false-positive rates of :func:`jit.injection.detect.detect_hostile`.
 
     python -m bench.injection_corpus [--shared ../shared/data] [--misses] [--json out.json]
 
@@ -24,7 +24,7 @@ StableToolBench and the Smithery catalogue (deduplicated by text) as a larger
 benign sample. "Caught" means the tool gets any flag (every flag keeps a tool out of
 the Full tier); "right flag" means it gets the flag of its class. Hostile rows are read
 twice: by the rules alone and as users get them, rules and learned model
-(:mod:`jit.analysis.hostile_model`); the model is trained on every split but the
+(:mod:`jit.injection.model`); the model is trained on every split but the
 ``FIRST_SIGHT`` batches of ``bench/train_injection_model.py``, so only those measure it,
 and on the even half of the pools but ``benign.jsonl``, so only the odd half and ``benign.jsonl``
 ("never trained on") measure its false positives there, per pool. Time is wall clock for
@@ -40,12 +40,14 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from jit.analysis.hostile import detect_hostile, detect_hostile_many
+from jit.injection.detect import detect_hostile, detect_hostile_many
 from jit.flags import FLAG_HIDDEN_UNICODE, FLAG_HOMOGLYPH, FLAG_OVERSIZED, INSTRUCTION_PREFIX
 from jit.models import ToolDef
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "data" / "injection"
+#: Real MCP tools of current servers' catalogues, never trained on: a false-positive sample apart from the pools.
+CATALOGS = ROOT / "bench" / "data" / "catalogs" / "tools.jsonl"
 POOLS = ("livemcpbench", "metatool", "stabletoolbench", "toucan_smithery")
 
 #: The flag each corpus class is expected to raise; None: any instruction flag.

@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.injection_corpus import CORPUS, load_jsonl, pool_rows, tool_of
-from jit.analysis.hostile import detect_hostile
+from jit.injection.detect import detect_hostile
 from jit.evaluation.datasets import default_data_dir
 
 SEED = 0

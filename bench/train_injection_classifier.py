@@ -3,7 +3,7 @@
     python -m bench.train_injection_classifier [--shared ../shared/data] [--cache vecs.npz]
         [--C 10] [--coherence] [--max-tool-fp 0.003] [--out weights.npz] [--json out.json]
 
-The phrase rules of :mod:`jit.analysis.hostile` match wordings; this asks whether a linear model
+The phrase rules of :mod:`jit.injection.detect` match wordings; this asks whether a linear model
 over MiniLM sentence vectors (the embedder jit already ships) generalises to paraphrases.
 It was measured and NOT integrated: on unseen cases it catches ~20-40% at the false-positive
 budget (numbers in docs/reliability.md). Deterministic: same corpus, pools and model, same
@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from bench.injection_corpus import CORPUS, ROOT, load_jsonl, pool_rows, tool_of
-from jit.analysis.hostile import _instruction_flags, detect_hostile
+from jit.injection.detect import _instruction_flags, detect_hostile
 from jit.embedding.torch_embedder import SentenceTransformerEmbedder
 from jit.text import remove_hidden
 

@@ -1,38 +1,36 @@
-"""Train (and measure) the injection model jit ships: ``jit/analysis/injection_model.npz``.
+"""Train (and measure) the injection model jit ships: ``jit/injection/injection_model.npz``.
 
     python -m bench.train_injection_model [--shared ../shared/data] [--write]
         [--leave-out blind16 blind15 ...] [--test more.jsonl ...] [--json out.json]
 
 Protocol (deterministic: same corpus, pools and options, the same arrays):
 
-* hostile: every row of ``tests/data/injection/hostile.jsonl`` but a left-out split and the
-  batches kept for first sight (:data:`FIRST_SIGHT`: written after the model, never trained on),
-  without the parameter descriptions the corpus reuses as filler (:func:`_without_filler`);
-* benign, real: every second deduplicated tool of the shared pools that is not in
-  ``benign.jsonl`` (:func:`bench.injection_corpus.pool_rows`, even positions); the odd
-  positions and ``benign.jsonl`` are never trained on and measure false positives, for the
-  shipped model too (trained on every pool tool instead, a model set its threshold lower and
-  flagged more of the hard benign texts: 19 of 60 against 14, measured before the length gate);
-* benign, written to look hostile: ``synthetic_benign.jsonl`` (usage guidance addressed to
-  the model, call order, other tools named, secrets handled, URL templates, other
-  languages), so the model learns what an attack asks for rather than how corpus text
-  is written; ``hard_benign.jsonl`` is never trained on;
-* benign, tricky: the ``tricky_train`` rows of ``tricky_benign.jsonl`` (weight
-  ``--tricky-weight``): usage advice addressed to the model ("confirm with the user
-  before …", "do not include personal data …", "Note for the assistant: …"), tools whose job
-  is secrets, payments, deleting, running commands or managing other bots' prompts, quoted
-  attack examples, in 25 languages; its ``tricky_dev`` rows (every third) are never trained on;
-* features: :func:`jit.analysis.hostile_model.features` (hashed word 1–3-grams and
-  character 3–5-grams, tf-idf with the training texts' idf); a class-weighted logistic
-  regression (``--C``); the threshold is the higher of two quantiles of out-of-fold (5
-  folds) scores: the ``1 - --fp`` quantile of the real benign training tools the model will
-  be asked about (at least ``MIN_MODEL_CHARS`` characters: shorter texts are the rules'
-  alone) and the ``1 - --tricky-fp`` quantile of the tricky training texts.
+* hostile: every row of ``tests/data/injection/hostile.jsonl`` but the batches kept for first sight
+  (:data:`FIRST_SIGHT`: written after the first model, never trained on), without the parameter
+  descriptions that corpus reuses as filler (:func:`_without_filler`), and the ``w2_train`` rows of
+  ``writer2.jsonl`` (written by a writer who never saw the detector);
+* benign, real: every second deduplicated tool of the shared pools that is not in ``benign.jsonl``
+  (:func:`bench.injection_corpus.pool_rows`, even positions); the odd positions, ``benign.jsonl`` and
+  the catalogue tools of ``bench/data/catalogs/tools.jsonl`` are never trained on;
+* benign, written to look hostile: ``synthetic_benign.jsonl`` (weight ``--synthetic-weight``) and, as
+  the *tricky* texts (weight ``--tricky-weight``), the ``tricky_train`` rows of ``tricky_benign.jsonl``,
+  and the ``w2_train`` benign rows of ``writer2.jsonl``;
+  ``hard_benign.jsonl``, the ``tricky_dev`` and ``w2_heldout`` rows are never trained on;
+* features: :func:`jit.injection.model.features` (hashed word 1–3-grams and character
+  3–5-grams, tf-idf with the training texts' idf); a class-weighted logistic regression (``--C``);
+* the threshold is the higher of two quantiles of out-of-fold (5 folds) scores: the ``1 - --fp``
+  quantile of the real benign training tools the model will be asked about (at least
+  ``MIN_MODEL_CHARS`` characters: shorter texts are the rules' alone) and the ``1 - --tricky-fp``
+  quantile of the tricky training texts;
+* the corroboration score (below it the model contradicts a wording finding of the rules,
+  :func:`jit.injection.detect.weighed`) is the ``--corroboration-quantile`` quantile of the
+  out-of-fold scores of the hostile training texts whose rule findings are all wording: that share of
+  the attacks the rules catch by their wording alone would lose their flags.
 
-``--leave-out S`` trains once more without split S and scores S: what the model catches
-of a batch written by someone else, at first sight, beside what the rules catch of it.
-``--test FILE`` scores a JSONL of hostile rows the model never saw. ``--write`` saves the
-model trained as above (no split left out); without it nothing is written.
+The measure (:func:`measure`) reads every sample as users get it: the rules' findings weighed by the
+model just trained. ``--leave-out S`` trains once more without split S of ``hostile.jsonl`` and scores S.
+``--test FILE`` scores a JSONL of hostile rows the model never saw. ``--write`` saves the model;
+without it nothing is written.
 """
 
 from __future__ import annotations
@@ -41,18 +39,20 @@ import argparse
 import json
 import sys
 from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from bench.injection_corpus import CORPUS, load_jsonl, pool_rows, tool_of
-from jit.analysis.hostile import detect_hostile
-from jit.analysis.hostile_model import (
+from bench.injection_corpus import CATALOGS, CORPUS, load_jsonl, pool_rows, tool_of
+from jit.injection.detect import STRUCTURAL_FLAGS, rule_findings, weighed
+from jit.injection.model import (
     CHAR_NGRAMS,
     MIN_MODEL_CHARS,
     MODEL_FILE,
     WORD_NGRAMS,
     InjectionModel,
+    counts,
     features,
     model_text,
 )
@@ -62,24 +62,15 @@ SEED = 0
 BITS = 18
 C = 30.0
 FP = 0.005
-TRICKY_FP = 0.08
+TRICKY_FP = 0.07
+CORROBORATION_QUANTILE = 0.01
 SYNTHETIC_WEIGHT = 3.0
 TRICKY_WEIGHT = 30.0
-SYNTHETIC = CORPUS / "synthetic_benign.jsonl"
-TRICKY = CORPUS / "tricky_benign.jsonl"
 #: A parameter description repeated in this many hostile rows is the corpus's filler.
 FILLER_ROWS = 3
-#: Hostile batches written after the model and never trained on: its first-sight measure
-#: (tests/test_hostile_model.py holds it). blind19 to blind22 were counted once with the
-#: shipped model and nothing was changed after.
+#: Hostile batches of ``hostile.jsonl`` written after the first model and never trained on: its first-sight
+#: measure (tests/test_hostile_model.py holds it).
 FIRST_SIGHT = ("blind17", "blind18", "blind19", "blind20", "blind21", "blind22")
-
-
-def _rules_only(rows: list[dict]) -> np.ndarray:
-    """Whether the phrase and intent rules (not the model) flag each row."""
-    from jit.analysis import hostile
-
-    return np.fromiter((bool(hostile.detect_hostile(tool_of(r), model=False)) for r in rows), bool, len(rows))
 
 
 def _without_filler(rows: list[dict]) -> list[dict]:
@@ -108,18 +99,35 @@ def _idf(raw) -> np.ndarray:
     return TfidfTransformer(sublinear_tf=True).fit(raw).idf_.astype(np.float32)
 
 
-def train(hostile: list[str], benign_real: list[str], benign_synthetic: list[str], benign_tricky: list[str], *,
-          c: float = C, fp: float = FP, tricky_fp: float = TRICKY_FP, synthetic_weight: float = SYNTHETIC_WEIGHT,
-          tricky_weight: float = TRICKY_WEIGHT, bits: int = BITS, info: dict | None = None) -> InjectionModel:
+@dataclass
+class Group:
+    """Training rows of one kind: their texts, label (1 hostile), sample weight and role (``hostile``,
+    ``real``, ``synthetic`` or ``tricky``: the threshold is set on ``real`` and ``tricky``), and for hostile
+    rows whether the rules' findings in each are all wording (the corroboration score is set on those)."""
+
+    texts: list[str]
+    label: int
+    weight: float
+    role: str
+    wording: list[bool] = field(default_factory=list)
+
+
+def wording_only(rows: list[dict]) -> list[bool]:
+    """Whether the rules find something in each row, and all of it wording (no structural finding)."""
+    return [bool(f) and not f & STRUCTURAL_FLAGS for f in (rule_findings(tool_of(r)) for r in rows)]
+
+
+def train(groups: list[Group], *, c: float = C, fp: float = FP, tricky_fp: float = TRICKY_FP,
+          corroboration_quantile: float = CORROBORATION_QUANTILE, bits: int = BITS,
+          info: dict | None = None) -> InjectionModel:
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import StratifiedKFold
 
-    from jit.analysis.hostile_model import counts
-
-    docs = [*hostile, *benign_real, *benign_synthetic, *benign_tricky]
-    y = np.r_[np.ones(len(hostile)), np.zeros(len(benign_real) + len(benign_synthetic) + len(benign_tricky))]
-    weight = np.r_[np.ones(len(hostile) + len(benign_real)), np.full(len(benign_synthetic), synthetic_weight),
-                   np.full(len(benign_tricky), tricky_weight)]
+    docs = [t for g in groups for t in g.texts]
+    y = np.concatenate([np.full(len(g.texts), g.label, dtype=float) for g in groups])
+    weight = np.concatenate([np.full(len(g.texts), g.weight) for g in groups])
+    role = np.concatenate([np.full(len(g.texts), g.role) for g in groups])
+    wording = np.concatenate([np.array(g.wording or [False] * len(g.texts), dtype=bool) for g in groups])
     raw_w, raw_c = counts(docs, bits)
     idf_w, idf_c = _idf(raw_w), _idf(raw_c)
     x = features(docs, bits, idf_w, idf_c)
@@ -133,17 +141,47 @@ def train(hostile: list[str], benign_real: list[str], benign_synthetic: list[str
         oof[b] = fit(a).decision_function(x[b])
     # The threshold is set on the texts the model will be asked about (long enough, see MIN_MODEL_CHARS): at most
     # fp of the real tools and tricky_fp of the tricky texts above it, out of fold.
-    real = len(hostile) + np.flatnonzero([len(t.strip()) >= MIN_MODEL_CHARS for t in benign_real])
-    tricky = len(docs) - len(benign_tricky) + np.flatnonzero([len(t.strip()) >= MIN_MODEL_CHARS for t in benign_tricky])
-    threshold = float(np.quantile(oof[real], 1 - fp))
-    if len(tricky):
-        threshold = max(threshold, float(np.quantile(oof[tricky], 1 - tricky_fp)))
+    long = np.array([len(t.strip()) >= MIN_MODEL_CHARS for t in docs])
+    threshold = float(np.quantile(oof[(role == "real") & long], 1 - fp))
+    if ((role == "tricky") & long).any():
+        threshold = max(threshold, float(np.quantile(oof[(role == "tricky") & long], 1 - tricky_fp)))
+    attacks = (y == 1) & wording & long
+    corroboration = float(np.quantile(oof[attacks], corroboration_quantile)) if attacks.any() else float("-inf")
     model = fit(np.arange(len(y)))
+    sizes = {g.role: 0 for g in groups}
+    for g in groups:
+        sizes[g.role] += len(g.texts)
     return InjectionModel(bits=bits, idf_word=idf_w, idf_char=idf_c, coef=model.coef_[0].astype(np.float32),
-                          intercept=float(model.intercept_[0]), threshold=threshold,
+                          intercept=float(model.intercept_[0]), threshold=threshold, corroboration=corroboration,
                           info={"word_ngrams": list(WORD_NGRAMS), "char_ngrams": list(CHAR_NGRAMS), "C": c,
-                                "fp_target": fp, "tricky_fp_target": tricky_fp, "synthetic_weight": synthetic_weight,
-                                "tricky_weight": tricky_weight, **(info or {})})
+                                "fp_target": fp, "tricky_fp_target": tricky_fp,
+                                "corroboration_quantile": corroboration_quantile, **sizes, **(info or {})})
+
+
+@dataclass
+class Sample:
+    """Rows measured after training: ``hostile`` says which way a flag counts, ``trained`` whether the
+    model read them in training (then the figure is in-sample)."""
+
+    name: str
+    rows: list[dict]
+    hostile: bool
+    trained: bool = False
+    found: list[set[str]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.found = [rule_findings(tool_of(r)) for r in self.rows]
+
+
+def measure(model: InjectionModel, sample: Sample) -> dict:
+    """The sample's share flagged by the rules alone and as users get it (the rules weighed by ``model``)."""
+    final = weighed([tool_of(r) for r in sample.rows], [set(f) for f in sample.found], model)
+    rules = sum(bool(f) for f in sample.found)
+    caught = sum(bool(f) for f in final)
+    missed = Counter(r.get("kind") or r.get("class") for r, f in zip(sample.rows, final) if bool(f) != sample.hostile)
+    return {"sample": sample.name, "n": len(sample.rows), "hostile": sample.hostile, "trained_on": sample.trained,
+            "rules": rules, "flagged": caught, "rate": round(caught / max(1, len(sample.rows)), 4),
+            "wrong_by_kind": dict(sorted(missed.items(), key=lambda kv: str(kv[0])))}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -153,89 +191,76 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fp", type=float, default=FP, help="false-positive rate on real tools the threshold allows")
     ap.add_argument("--tricky-fp", type=float, default=TRICKY_FP,
                     help="false-positive rate on the tricky training texts the threshold allows")
+    ap.add_argument("--corroboration-quantile", type=float, default=CORROBORATION_QUANTILE,
+                    help="share of the attacks the rules catch by wording that the model may contradict")
     ap.add_argument("--synthetic-weight", type=float, default=SYNTHETIC_WEIGHT)
     ap.add_argument("--tricky-weight", type=float, default=TRICKY_WEIGHT)
-    ap.add_argument("--leave-out", nargs="*", default=[], help="hostile splits to measure at first sight")
+    ap.add_argument("--leave-out", nargs="*", default=[], help="hostile.jsonl splits to measure at first sight")
     ap.add_argument("--test", nargs="*", type=Path, default=[], help="JSONL files of unseen hostile rows")
     ap.add_argument("--write", action="store_true", help=f"save the model to {MODEL_FILE}")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args(argv)
 
-    hostile = load_jsonl(CORPUS / "hostile.jsonl")
-    synthetic = load_jsonl(SYNTHETIC)
-    tricky_rows = load_jsonl(TRICKY)
-    tricky_dev = [r for r in tricky_rows if r["split"] == "tricky_dev"]
+    corpus = load_jsonl(CORPUS / "hostile.jsonl")
+    writer2 = load_jsonl(CORPUS / "writer2.jsonl")
+    tricky_rows = load_jsonl(CORPUS / "tricky_benign.jsonl")
     payload = load_jsonl(CORPUS / "payload.jsonl")
-    hard = load_jsonl(CORPUS / "hard_benign.jsonl")
     held_benign = {r["source"] for r in load_jsonl(CORPUS / "benign.jsonl")}
     pool = pool_rows(args.shared or default_data_dir())
-    in_benign = np.array([r["source"] in held_benign for r in pool])
-    sources = np.array([r["source"].split(":")[0] for r in pool])
-    train_pool = (np.arange(len(pool)) % 2 == 0) & ~in_benign
-    text = [model_text(tool_of(r)) for r in pool]
-    real = [t for t, k in zip(text, train_pool) if k]
-    syn = [model_text(tool_of(r)) for r in synthetic]
-    tricky = [model_text(tool_of(r)) for r in tricky_rows if r["split"] == "tricky_train"]
-    first_sight = [r for r in hostile if r["split"] in FIRST_SIGHT]
-    hostile = [r for r in hostile if r["split"] not in FIRST_SIGHT]
-    splits = np.array([r["split"] for r in hostile])
-    htext = [model_text(tool_of(r)) for r in _without_filler(hostile)]
-    opts = {"c": args.C, "fp": args.fp, "tricky_fp": args.tricky_fp, "synthetic_weight": args.synthetic_weight,
-            "tricky_weight": args.tricky_weight}
+    train_pool = [r for i, r in enumerate(pool) if i % 2 == 0 and r["source"] not in held_benign]
 
-    rules_pool, rules_hard = _rules_only(pool), _rules_only(hard)
-    rules_tricky = _rules_only(tricky_dev)
-    payload_benign = [r for r in payload if r["label"] == "benign"]
-    rules_payload = _rules_only(payload_benign)
-    held_pool = ~train_pool & ~in_benign
+    hostile = [r for r in corpus if r["split"] not in FIRST_SIGHT]
+    w2_hostile = [r for r in writer2 if r["label"] == "hostile" and r["split"] == "w2_train"]
+    w2_benign = [r for r in writer2 if r["label"] == "benign" and r["split"] == "w2_train"]
+    trained_hostile = [*hostile, *w2_hostile]
+    tricky = [*[r for r in tricky_rows if r["split"] == "tricky_train"], *w2_benign]
+
+    def texts(rows: list[dict]) -> list[str]:
+        return [model_text(tool_of(r)) for r in rows]
+
+    def groups(attacks: list[dict]) -> list[Group]:
+        return [Group(texts(_without_filler(attacks)), 1, 1.0, "hostile", wording_only(attacks)),
+                Group(texts(train_pool), 0, 1.0, "real"),
+                Group(texts(load_jsonl(CORPUS / "synthetic_benign.jsonl")), 0, args.synthetic_weight, "synthetic"),
+                Group(texts(tricky), 0, args.tricky_weight, "tricky")]
+
+    opts = {"c": args.C, "fp": args.fp, "tricky_fp": args.tricky_fp,
+            "corroboration_quantile": args.corroboration_quantile}
+    catalogs = [{**r, "source": f"catalogs:{i}"} for i, r in enumerate(load_jsonl(CATALOGS))]
+    samples = [
+        Sample("writer2 held-out hostile", [r for r in writer2 if r["label"] == "hostile"
+                                            and r["split"] == "w2_heldout"], True),
+        Sample("writer2 held-out benign", [r for r in writer2 if r["label"] == "benign"
+                                           and r["split"] == "w2_heldout"], False),
+        *(Sample(split, [r for r in corpus if r["split"] == split], True) for split in FIRST_SIGHT),
+        Sample("payload hostile", [r for r in payload if r["label"] == "hostile"], True),
+        Sample("payload benign", [r for r in payload if r["label"] == "benign"], False),
+        Sample("tricky_dev", [r for r in tricky_rows if r["split"] == "tricky_dev"], False),
+        Sample("hard_benign", load_jsonl(CORPUS / "hard_benign.jsonl"), False),
+        Sample("pools never trained on", [r for i, r in enumerate(pool)
+                                          if i % 2 == 1 or r["source"] in held_benign], False),
+        Sample("catalogs", catalogs, False),
+    ]
     results = []
 
-    def judged(model: InjectionModel, texts: list[str]) -> np.ndarray:
-        long = np.array([len(t.strip()) >= MIN_MODEL_CHARS for t in texts], dtype=bool)
-        return long & (np.asarray(model.scores(texts)) > model.threshold)
-
-    def report(name: str, model: InjectionModel, rows: list[dict]) -> None:
-        caught = judged(model, [model_text(tool_of(r)) for r in rows])
-        rules = _rules_only(rows)
-        pool_either = judged(model, text) | rules_pool
-        hard_either = judged(model, [model_text(tool_of(r)) for r in hard]) | rules_hard
-        tricky_either = judged(model, [model_text(tool_of(r)) for r in tricky_dev]) | rules_tricky
-        payload_either = judged(model, [model_text(tool_of(r)) for r in payload_benign]) | rules_payload
-        missed: dict[str, int] = {}
-        for r, hit in zip(rows, caught | rules):
-            if not hit:
-                missed[r["class"]] = missed.get(r["class"], 0) + 1
-        row = {"scored": name, "n": len(rows), "model": round(float(caught.mean()), 3),
-               "rules": round(float(rules.mean()), 3), "either": round(float((caught | rules).mean()), 3),
-               "held_out_pool_flagged_either": round(float(pool_either[held_pool].mean()), 4),
-               "held_out_pool_n": int(held_pool.sum()),
-               "benign_jsonl_flagged_either": f"{int(pool_either[in_benign].sum())}/{int(in_benign.sum())}",
-               "metatool_flagged_either": int(pool_either[sources == "metatool"].sum()),
-               "livemcpbench_flagged_either": int(pool_either[sources == "livemcpbench"].sum()),
-               "hard_benign_flagged_either": f"{int(hard_either.sum())}/{len(hard)}",
-               "tricky_dev_flagged_either": f"{int(tricky_either.sum())}/{len(tricky_dev)}",
-               "payload_benign_flagged_either": f"{int(payload_either.sum())}/{len(payload_benign)}",
-               "missed_by_class": missed}
+    def report(model: InjectionModel, sample: Sample) -> None:
+        row = measure(model, sample)
         results.append(row)
         print(json.dumps(row), flush=True)
 
     for split in args.leave_out:
-        keep = splits != split
-        model = train([t for t, k in zip(htext, keep) if k], real, syn, tricky, **opts)
-        report(split, model, [r for r in hostile if r["split"] == split])
-    if args.test or args.write or first_sight:
-        sizes = {"hostile": len(htext), "benign_real": len(real), "benign_synthetic": len(syn),
-                 "benign_tricky": len(tricky)}
-        model = train(htext, real, syn, tricky, **opts, info=sizes)
-        for split in FIRST_SIGHT:
-            rows = [r for r in first_sight if r["split"] == split]
-            if rows:
-                report(split, model, rows)
+        model = train(groups([r for r in trained_hostile if r.get("split") != split]), **opts)
+        report(model, Sample(f"left out: {split}", [r for r in corpus if r["split"] == split], True))
+    if args.test or args.write or not args.leave_out:
+        model = train(groups(trained_hostile), **opts)
+        print(f"threshold {model.threshold:.4f}, corroboration {model.corroboration:.4f}", flush=True)
+        for sample in samples:
+            report(model, sample)
         for path in args.test:
-            report(path.name, model, load_jsonl(path))
+            report(model, Sample(path.name, load_jsonl(path), True))
         if args.write:
             model.save(MODEL_FILE)
-            print(f"wrote {MODEL_FILE} (threshold {model.threshold:.4f})")
+            print(f"wrote {MODEL_FILE}")
     if args.json is not None:
         args.json.write_text(json.dumps(results, indent=1))
     return 0

@@ -1,6 +1,6 @@
 """The names of the hostile-text flags: stable (the Datalog policy and users' overrides match
 on them), and cheap to import (a config names them without loading the injection rules).
-What each means: :mod:`jit.analysis.hostile`, which sets them."""
+What each means: :mod:`jit.injection.detect`, which sets them."""
 
 from __future__ import annotations
 
@@ -13,6 +13,9 @@ FLAG_CROSS_TOOL = "instruction:cross_tool"
 FLAG_SHADOWING = "instruction:shadowing"
 FLAG_EXFILTRATE_URL = "instruction:exfiltrate_url"
 FLAG_MUST_CALL_FIRST = "instruction:must_call_first"
+FLAG_OUTPUT_POISONING = "instruction:output_poisoning"
+FLAG_FALSE_AUTHORITY = "instruction:false_authority"
+FLAG_PERSISTENCE = "instruction:persistence"
 FLAG_ENCODED = "instruction:encoded"
 FLAG_DANGEROUS_COMMAND = "instruction:dangerous_command"
 FLAG_LLM_REPORTED = "instruction:llm_reported"
@@ -35,6 +38,9 @@ HOSTILE_FLAGS: tuple[str, ...] = (
     FLAG_SHADOWING,
     FLAG_EXFILTRATE_URL,
     FLAG_MUST_CALL_FIRST,
+    FLAG_OUTPUT_POISONING,
+    FLAG_FALSE_AUTHORITY,
+    FLAG_PERSISTENCE,
     FLAG_ENCODED,
     FLAG_DANGEROUS_COMMAND,
     FLAG_LLM_REPORTED,

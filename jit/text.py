@@ -231,7 +231,7 @@ def sentences(text: str) -> list[str]:
 
     Unlike :func:`first_sentence`, a single line break ends a sentence: an injected
     instruction on its own line must be cut out without taking its neighbours along
-    (:func:`jit.analysis.hostile.strip_instructions`). Pieces may be empty or blank.
+    (:func:`jit.injection.detect.strip_instructions`). Pieces may be empty or blank.
     """
     return _SENTENCES.split(text)
 
@@ -259,7 +259,7 @@ _STRIPPED = re.compile(f"{HIDDEN_CHARS.pattern}|\u200c")
 
 def remove_hidden(text: str) -> str:
     """``text`` without invisible / direction-changing characters, NFKC-normalised (what the
-    injection checks of :mod:`jit.analysis.hostile` and every summary see of a text)."""
+    injection checks of :mod:`jit.injection.detect` and every summary see of a text)."""
     if text.isascii():  # nothing hidden and already NFKC: the common case, checked in C
         return text
     text = _STRIPPED.sub("", text)

@@ -28,7 +28,7 @@ END = "<!-- End of the generated module table. -->"
 
 #: The subpackages in the order of the layers (core below, front ends on top); a
 #: subpackage not named here follows them in alphabetical order.
-WINGS = ("embedding", "catalog", "client", "analysis", "selection", "serve", "evaluation", "cli")
+WINGS = ("embedding", "injection", "catalog", "client", "analysis", "selection", "serve", "evaluation", "cli")
 
 
 class GenerationError(Exception):

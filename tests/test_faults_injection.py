@@ -17,7 +17,7 @@ import pytest
 from compiler_fixtures import write_config
 
 from jit.analysis.analyze import analyze_pending
-from jit.analysis.hostile import detect_hostile
+from jit.injection.detect import detect_hostile
 from jit.analysis.offline_analyzer import OfflineAnalyzer
 from jit.catalog.embedding_pass import embed_pending
 from jit.catalog.store import Store

@@ -1,4 +1,4 @@
-"""The learned injection model (jit/analysis/hostile_model.py): the shipped file, its
+"""The learned injection model (jit/injection/model.py): the shipped file, its
 featurisation, and what it catches beside the rules.
 
 The first-sight counts are those ``python -m bench.train_injection_model`` prints for the
@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from bench.train_injection_model import FIRST_SIGHT, _idf
-from jit.analysis.hostile import detect_hostile, detect_hostile_many
-from jit.analysis.hostile_model import MODEL_FILE, InjectionModel, counts, features, model_text, shipped_model
+from jit.injection.detect import detect_hostile, detect_hostile_many
+from jit.injection.model import MODEL_FILE, InjectionModel, counts, features, model_text, shipped_model
 from jit.flags import FLAG_CLASSIFIER, HOSTILE_FLAGS
 from jit.models import ToolDef
 
@@ -24,8 +24,8 @@ CORPUS = Path(__file__).parent / "data" / "injection"
 
 #: Caught by the rules or the model (of 120 each) by the model trained with the tricky benign texts and its
 #: threshold set for them (docs/reliability.md, "A learned model"); none of these batches is trained on.
-FIRST_SIGHT_CAUGHT = {"blind17": 112, "blind18": 113, "blind19": 115, "blind20": 114, "blind21": 117,
-                      "blind22": 116}
+FIRST_SIGHT_CAUGHT = {"blind17": 114, "blind18": 112, "blind19": 115, "blind20": 114, "blind21": 117,
+                      "blind22": 115}
 
 
 def _rows(name: str) -> list[dict]:
@@ -42,12 +42,21 @@ def test_the_shipped_model_is_plain_arrays():
     assert model.idf_word.shape == model.idf_char.shape == (size,)
     assert model.coef.shape == (2 * size,)
     assert np.isfinite(model.threshold) and np.isfinite(model.intercept)
-    assert model.info["hostile"] >= 1500 and model.info["benign_synthetic"] >= 1000
+    assert model.info["hostile"] >= 1500 and model.info["synthetic"] >= 1000 and model.info["tricky"] >= 800
     assert shipped_model() is shipped_model()
 
 
+def test_the_model_reads_the_documentation_domains_as_any_other_host():
+    """Written corpora put every address, attacker's and vendor's, under .example or .test: the model must
+    not learn the reserved name as a sign of either."""
+    tool = ToolDef("s", "send", "Posts to https://hooks.acme.example/in and mails ops@corp.test, docs at "
+                   "example.com; runs the test suite.", {"properties": {"u": {"description": "host.invalid"}}})
+    assert model_text(tool) == ("Posts to https://hooks.acme.com/in and mails ops@corp.com, docs at example.com; "
+                                "runs the test suite.\nhost.com")
+
+
 def test_a_damaged_model_file_leaves_the_rules_in_charge(tmp_path, monkeypatch, caplog):
-    import jit.analysis.hostile_model as hostile_model
+    import jit.injection.model as hostile_model
 
     leak = next(t for r in _rows("hostile.jsonl") if r["split"] in FIRST_SIGHT
                 and detect_hostile(t := _tool(r)) == (FLAG_CLASSIFIER,))
@@ -97,12 +106,13 @@ def test_the_model_reads_title_description_and_parameter_descriptions_without_hi
 def test_first_sight_batches_are_caught():
     """Batches written after the model by helpers who saw neither rules, corpus nor model."""
     rows = _rows("hostile.jsonl")
+    total = 0
     for split in FIRST_SIGHT:
         batch = [r for r in rows if r["split"] == split]
         assert len(batch) == 120
         caught = sum(bool(f) for f in detect_hostile_many([_tool(r) for r in batch]))
         assert caught >= FIRST_SIGHT_CAUGHT[split], (split, caught)
-    total = sum(FIRST_SIGHT_CAUGHT.values())
+        total += caught
     assert total / (120 * len(FIRST_SIGHT)) >= 0.95
 
 
@@ -115,7 +125,7 @@ def test_benign_text_written_to_look_hostile_is_rarely_flagged():
     dev = [r for r in tricky if r["split"] == "tricky_dev"]
     hard = _rows("hard_benign.jsonl")
     assert sum(bool(f) for f in detect_hostile_many([_tool(r) for r in dev])) <= 8  # of 146
-    assert sum(bool(f) for f in detect_hostile_many([_tool(r) for r in hard])) <= 5  # of 60
+    assert sum(bool(f) for f in detect_hostile_many([_tool(r) for r in hard])) <= 6  # of 60
 
 
 def test_the_model_speaks_only_where_the_rules_are_silent():
@@ -132,7 +142,7 @@ def test_the_model_speaks_only_where_the_rules_are_silent():
 def test_a_batch_finds_what_one_by_one_finds(monkeypatch):
     """A sync's analysis scores the rules' silent tools in batches (detect_hostile_many), a catalog's
     re-check in slices of SCORE_BATCH."""
-    import jit.analysis.hostile_model as hostile_model
+    import jit.injection.model as hostile_model
 
     rows = [r for r in _rows("hostile.jsonl") if r["split"] in FIRST_SIGHT] + _rows("benign.jsonl")[:200]
     tools = [_tool(r) for r in rows]

@@ -41,6 +41,8 @@ LAYERS: dict[str, int] = {
     "jit.config_files": 0, "jit.validation": 0,
     # The embedders need no catalog; the catalog's embedding passes (catalog/embedding_pass.py) use them.
     "jit.embedding": 1,
+    # Prompt injection in tool text: text in, flags out; the analyzers use its entry points.
+    "jit.injection": 1,
     "jit.catalog": 2,
     "jit.client": 3,
     "jit.analysis": 3,
@@ -223,6 +225,29 @@ def test_no_upward_imports(graph) -> None:
            for edges in _package_edges(graph).values() for e in edges
            if e.source != ROOT and layer(e.target) > layer(e.source)]
     assert not bad, "a module imports a layer above it:\n  " + "\n  ".join(bad)
+
+
+#: A wing the rest of the package reaches through entry points only: the wing, its entry module and the
+#: names the rest may take from it.
+ENTRY_POINTS = {
+    "jit.injection": ("jit.injection.detect",
+                      {"detect_hostile", "detect_hostile_many", "strip_instructions", "HOSTILE_RULES_VERSION"}),
+}
+
+
+def test_a_wing_with_entry_points_is_reached_only_through_them(graph) -> None:
+    """The injection detector is text in, flags out: the analyzers call its entry points and nothing of its
+    rules, cues or model, so its inside can change without them."""
+    bad = []
+    for wing, (entry, names) in ENTRY_POINTS.items():
+        for edges in graph.values():
+            for e in edges:
+                if e.source.startswith(wing + ".") or e.source == wing:
+                    continue
+                if (e.target == wing or e.target.startswith(wing + ".")) and (
+                        e.target != entry or not set(e.names) <= names):
+                    bad.append(f"{e} takes {', '.join(e.names) or 'the module'}")
+    assert not bad, "import the wing's entry points only:\n  " + "\n  ".join(bad)
 
 
 # ---------------------------------------------------------------------------- one home per name

@@ -1,1 +1,1 @@
-"""Tool analysis: the offline and LLM analyzers, the label vocabulary and hostile-text flags."""
+"""Tool analysis: the offline and LLM analyzers and the label vocabulary (hostile-text flags: jit.injection)."""

@@ -4,7 +4,7 @@ Each tool gets categories, capabilities and domains from the vocabulary in
 :mod:`jit.analysis.vocab`, an affinity score 0–100 for each configured shard, a
 condensed description (≤ 80 characters, for the Condensed tier), use cases, the
 name of the analyzer that produced it, and the hostile-text flags of
-:mod:`jit.analysis.hostile`.
+:mod:`jit.injection.detect`.
 
 Two analyzers implement :class:`~jit.analysis.offline_analyzer.ToolAnalyzer`:
 
@@ -161,7 +161,7 @@ def waived(flags: tuple[str, ...], override: ToolOverride | None) -> tuple[str, 
 def hostile_flags(tool: StoredTool, available: AvailableTools | None = None) -> tuple[str, ...]:
     """The hostile-text flags of a catalog tool: its analysis's, or for a tool not analysed yet
     (a sync interrupted before its analysis, or a tool ``jit serve`` just discovered) what
-    :func:`~jit.analysis.hostile.detect_hostile` finds in its text now. A tool is never trusted
+    :func:`~jit.injection.detect.detect_hostile` finds in its text now. A tool is never trusted
     more for lacking an analysis than a flagged one is. With ``available``, the flags its
     override vouches are false are dropped (:func:`waived`)."""
     flags = tool.analysis.flags if tool.analysis is not None else _detect(tool.tool)
@@ -171,7 +171,7 @@ def hostile_flags(tool: StoredTool, available: AvailableTools | None = None) -> 
 def _detect(tool: ToolDef) -> tuple[str, ...]:
     # Here, not at the top: the injection rules take ~0.1 s to import, and a process that only
     # compiles runs them only on tools not analysed yet.
-    from .hostile import detect_hostile
+    from ..injection.detect import detect_hostile
 
     return tuple(detect_hostile(tool))
 
@@ -242,7 +242,7 @@ def analyze_pending(
     # learned a new class would keep its empty flags (and its Full-tier eligibility) forever:
     # when the rules changed, re-check every cached analysis once and re-analyse the tools
     # that now raise a flag they lack.
-    from .hostile import HOSTILE_RULES_VERSION, detect_hostile_many  # see _detect: loaded when needed
+    from ..injection.detect import HOSTILE_RULES_VERSION, detect_hostile_many  # see _detect: loaded when needed
 
     rules_key = "hostile_rules" + ("" if store.scope is None else ":" + ",".join(sorted(store.scope)))
     rules_changed = store.get_meta(rules_key) != HOSTILE_RULES_VERSION

@@ -10,7 +10,7 @@ normalised (unknown labels dropped, scores clamped). A tool whose entry is
 missing or invalid gets the offline analysis (``analyzer="offline-fallback"``);
 a request that fails after retries gives its tools the offline analysis as
 ``"offline-deferred"``, asked again on the next pass. A tool whose text
-instructs the model (flagged by :func:`jit.analysis.hostile.detect_hostile`, or
+instructs the model (flagged by :func:`jit.injection.detect.detect_hostile`, or
 reported by the model) keeps, per shard, the lower of the LLM's and the
 offline analyzer's affinity, so it cannot talk its way up.
 

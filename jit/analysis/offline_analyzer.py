@@ -352,7 +352,7 @@ class OfflineAnalyzer:
         self._profiles = _shard_profiles(self.shards, extra)
 
     def analyze(self, tools: Sequence[ToolDef]) -> list[ToolAnalysis]:
-        from .hostile import detect_hostile_many  # see analyze_one
+        from ..injection.detect import detect_hostile_many  # see analyze_one
 
         try:
             flags: list[tuple[str, ...] | None] = list(detect_hostile_many(tools))
@@ -375,9 +375,9 @@ class OfflineAnalyzer:
     def analyze_one(self, tool: ToolDef, *, analyzer: str | None = None,
                     flags: tuple[str, ...] | None = None) -> ToolAnalysis:
         """The offline analysis of one tool (``analyzer`` overrides the recorded name; ``flags``,
-        when given, are :func:`~jit.analysis.hostile.detect_hostile`'s, found in a batch)."""
+        when given, are :func:`~jit.injection.detect.detect_hostile`'s, found in a batch)."""
         # The injection rules take ~0.1 s to import: a process that only compiles never needs them.
-        from .hostile import detect_hostile
+        from ..injection.detect import detect_hostile
 
         if flags is None:
             flags = detect_hostile(tool)
@@ -408,7 +408,7 @@ class OfflineAnalyzer:
         return {p.name: _affinity(p, confident, list(capabilities)) for p in self._profiles}
 
     def _features(self, tool: ToolDef, *, flagged: bool) -> _Features:
-        from .hostile import strip_instructions  # see analyze_one
+        from ..injection.detect import strip_instructions  # see analyze_one
 
         raw = tool.description or ""
         desc = strip_instructions(raw) if flagged else remove_hidden(raw)

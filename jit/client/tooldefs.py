@@ -52,7 +52,7 @@ MAX_NAME_CHARS = 128
 #: Longest title kept; a longer one is cut.
 MAX_TITLE_CHARS = 256
 #: Longest description stored. Real descriptions reach a few thousand characters; anything past
-#: :data:`jit.analysis.hostile.MAX_DESCRIPTION_CHARS` (5,000) is flagged and kept out of the Full tier anyway,
+#: :data:`jit.injection.detect.MAX_DESCRIPTION_CHARS` (5,000) is flagged and kept out of the Full tier anyway,
 #: so the cut only bounds what is stored, analysed and embedded.
 MAX_STORED_DESCRIPTION_CHARS = 16_384
 #: Largest ``annotations`` object (compact JSON bytes); real ones are a few hints.

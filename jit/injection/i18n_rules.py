@@ -1,6 +1,6 @@
 """Instruction-override phrases in Spanish, French, German, Chinese, Russian, Portuguese and Japanese.
 
-The same four intents as the English rules of :mod:`jit.analysis.hostile_rules` (drop your
+The same four intents as the English rules of :mod:`jit.injection.rules` (drop your
 instructions, always pick this tool, hide it from the user, you are now …), matched on
 lower-cased, NFKC-normalised text. Gates use substrings (``usuari*``, ``忽略``) where a
 language inflects or has no spaces. Real non-English tool descriptions (Chinese, French,
@@ -10,7 +10,7 @@ Spanish, Turkish … in the shared pools) raise none of them.
 from __future__ import annotations
 
 from ..flags import FLAG_ALWAYS_SELECT, FLAG_CONCEAL, FLAG_IGNORE_PREVIOUS, FLAG_ROLE_OVERRIDE
-from .hostile_rules import R, Rule
+from .rules import R, Rule
 
 __all__ = ["NON_ENGLISH_RULES"]
 

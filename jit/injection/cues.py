@@ -1,14 +1,16 @@
-"""The cues of :mod:`jit.analysis.hostile_intent`: groups of words with one meaning, in many languages.
+"""The cues of :mod:`jit.injection.intent`: groups of words with one meaning, in many languages.
 
-Each cue is one compiled regex. Words are listed as they are read: ``_`` is a space (or a
-hyphen) inside a phrase, a trailing ``$`` asks for the whole word, anything else also matches
-longer words that start with it. Adding a word to a cue widens every intent that uses it;
+Each cue is one compiled regex (:func:`jit.injection.lexicon.cue`). Words are listed as they are
+read: ``_`` is a space (or a hyphen) inside a phrase, a trailing ``$`` asks for the whole word,
+anything else also matches longer words that start with it. Adding a word to a cue widens every intent that uses it;
 ``python -m bench.injection_corpus`` shows what that costs on ~17,800 real tools.
 """
 
 from __future__ import annotations
 
 import re
+
+from .lexicon import cue as _cue
 
 __all__ = [
     "ACTION",
@@ -30,18 +32,16 @@ __all__ = [
     "MONEY",
     "MUST",
     "OPENING",
-    "OPTIONAL",
     "OTHERS",
     "OTHER_TOOL",
+    "OWN_CONTEXT",
     "OVERRIDE_USER",
-    "OWN_SERVER",
     "PRIOR",
     "PRIORITY",
     "RISKY",
     "RISKY_TARGET",
     "ROLE",
     "RULES",
-    "SCOPED",
     "SECRECY",
     "SECRET",
     "SECRET_NOT_TOKENS",
@@ -52,67 +52,9 @@ __all__ = [
     "SOURCE",
     "SWITCHED_OFF",
     "TURN",
-    "UNTIL",
     "USER",
     "VIA",
-    "WORDS",
-    "trie",
 ]
-
-_CJK = re.compile(r"[\u0590-\u06ff\u0900-\u09ff\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
-
-
-def _cue(words: str, *, after_underscore: bool = False) -> re.Pattern[str]:
-    """One cue from a space-separated list of words; ``_`` stands for a space or hyphen inside a phrase.
-
-    A word of a spaced script matches at a word start, so ``conversation`` also takes
-    ``conversations``; a word ending in ``$`` matches only whole. Chinese, Japanese and
-    Korean words match anywhere (Korean particles attach to the word), and so do Arabic, Hebrew,
-    Devanagari, Bengali and Thai ones (prefixes attach to the word; Thai has no spaces). With
-    ``after_underscore`` a word may also start after ``_``, so the key ``prior_instructions: void``
-    reads like prose.
-    """
-    spaced, anywhere = [], []
-    for w in words.split():
-        (anywhere if _CJK.match(w) else spaced).append(w)
-    parts = []
-    if spaced:
-        parts.append((r"(?<![^\W_])" if after_underscore else r"(?<!\w)") + trie(spaced))
-    if anywhere:
-        parts.append(trie(anywhere))
-    cue = re.compile("|".join(parts))
-    WORDS[cue] = (tuple(spaced), tuple(anywhere))
-    return cue
-
-
-#: The words of every cue built by :func:`_cue` (spaced, matched anywhere), so that several
-#: cues can be searched as one trie (:func:`jit.analysis.hostile_intent._any_of`).
-WORDS: dict[re.Pattern[str], tuple[tuple[str, ...], tuple[str, ...]]] = {}
-
-
-def trie(words: list[str]) -> str:
-    """One regex for ``words`` as a trie (``(?:a(?:ny|ll)|e(?:ach|very))``): the engine tries one
-    branch per letter instead of every word at every position, which makes a cue of a few hundred
-    words several times faster to search. Only whether a cue occurs matters, so a word that
-    another word starts with (``conversation`` after ``conversa``) is dropped."""
-    root: dict[str, dict] = {}
-    for w in words:
-        node = root
-        for ch in w:
-            node = node.setdefault(ch, {})
-        node[""] = {}
-    return _branch(root)
-
-
-def _branch(node: dict[str, dict]) -> str:
-    if "" in node:  # a word ends here: the longer ones add nothing to whether the cue occurs
-        return ""
-    alts = []
-    for ch, child in sorted(node.items()):
-        piece = r"[\s-]+" if ch == "_" else r"\b" if ch == "$" else re.escape(ch)
-        alts.append(piece + _branch(child))
-    return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
-
 
 # ------------------------------------------------------------------------------ cues
 
@@ -146,7 +88,8 @@ ANSWER = _cue(
 
 #: Keeping something from the person.
 SECRECY = _cue(
-    "unaware$ unaware_of conceal hide$ hiding hidden_from secretly covert discreetly omit_any omit_all "
+    "unaware$ unaware_of conceal$ conceals$ concealing concealed_from hide$ hiding hidden_from secretly covert "
+    "discreetly omit_any omit_all "
     "kept_quiet not_be_mentioned never_be_mentioned not_be_disclosed never_be_disclosed "
     "not_be_shown_to not_display acknowledge_its_existence best_left_out left_out_of_the "
     "needs_to_hear need_to_hear suppress_them suppress_any suppress_all suppress_error suppress_failure "
@@ -158,7 +101,13 @@ SECRECY = _cue(
     "leave_out leave_that leave_it leave_this leaving_out leave_any keep_quiet keep_it_quiet "
     "keep_this_quiet keep_quiet keep_silent stay_silent never_mention not_mention don't_mention "
     "do_not_mention never_bring not_bring_up don't_bring_up without_mentioning without_telling "
-    "without_informing without_notifying never_tell not_tell don't_tell never_reveal not_reveal "
+    "without_informing without_notifying without_letting without_alerting without_warning_the "
+    "sin_informar sin_avisar sin_notificar sin_que_el_usuario sans_informer sans_prévenir sans_prevenir sans_avertir "
+    "sans_que_l'utilisateur ohne_den_nutzer ohne_den_benutzer ohne_zu_informieren ohne_zu_benachrichtigen "
+    "ohne_dass_der senza_informare senza_avvisare senza_che_l'utente sem_informar sem_avisar sem_que_o_usuário "
+    "zonder_de_gebruiker zonder_te_informeren zonder_te_melden zonder_dat_de bez_informowania bez_powiadamiania "
+    "bez_wiedzy без_ведома не_сообщая не_уведомляя kullanıcıya_bildirmeden haber_vermeden "
+    "never_tell not_tell don't_tell never_reveal$ not_reveal "
     "don't_reveal never_disclose not_disclose don't_disclose refrain_from avoid_mentioning avoid_telling "
     "avoid_disclosing deny_that deny_any deny_it deny_having deny_the deny_this denying_that "
     "act_as_though act_as_if pretend out_of_sight under_wraps no_need_to_mention need_not_know "
@@ -167,8 +116,9 @@ SECRECY = _cue(
     "sin_mencionar sin_decir cacher cachez dissimul tais$ taisez ne_mentionne ne_dis_pas ne_révèle "
     "ne_revele sans_mentionner sans_dire verschweig verheimlich verberge verbirg nicht_erwähn "
     "nicht_erwahn nichts_davon nicht_verraten geheim nascond tacere tacer non_dire non_menzion non_rivel "
+    "non_dirlo non_dirglielo "
     "senza_dire senza_menzion escond não_mencion nao_mencion não_diga nao_diga não_revel nao_revel "
-    "sem_mencionar sem_dizer verzwijg niet_vertellen niet_vermelden vertel_niet zonder_te_vermelden ukryj "
+    "sem_mencionar sem_dizer verzwijg niet_vertellen niet_vermelden vermeld_niet vertel_niet zonder_te_vermelden ukryj "
     "ukrywa nie_mów nie_mow nie_wspominaj nie_ujawniaj gizle söyleme soyleme bahsetme belirtme скрой "
     "скрыва умолч не_говори не_сообщай не_упоминай не_раскрывай لا_تخبر لا_تذكر أخف إخفاء 不要告诉 不要告訴 不要透露 "
     "不要提及 不要提到 不要让用户知道 不要讓用戶知道 隐瞒 隱瞞 保密 不得透露 勿透露 伝えない 言わない 知らせない 隠し 隠す 秘密 言及しない 알리지 말 말하지 말 숨기 비밀로 "
@@ -453,6 +403,16 @@ INCLUDE = _cue(
     "ใส่ заповни completează töltsd پر_کن recopi goes_into go_into in_full expects pass_the passes_the "
     "joign provide$ provides$ providing pass$ ضع")
 
+#: The model's own context, which no tool needs: its system prompt and instructions, the conversation so far.
+OWN_CONTEXT = _cue(
+    "your_system_prompt your_system_message your_hidden_instructions your_initial_instructions "
+    "your_original_instructions your_full_instructions your_developer_instructions your_operator_instructions "
+    "entire_system_prompt full_system_prompt complete_system_prompt whole_system_prompt verbatim_system_prompt "
+    "all_prior_messages all_previous_messages all_earlier_messages all_messages_so_far conversation_so_far "
+    "chat_so_far entire_chat_history full_chat_history whole_chat_history complete_chat_history "
+    "tu_prompt_de_sistema ton_prompt_système ton_prompt_systeme dein_systemprompt deinen_systemprompt "
+    "il_tuo_prompt_di_sistema seu_prompt_de_sistema 你的系统提示 你的系統提示 システムプロンプト全文")
+
 #: Where the secret comes from: what the user shared, local files, the environment.
 SOURCE = _cue(
     "the_user_has user_has_shared user_shared user_mentioned user_typed user_provided user_gave shared_in "
@@ -472,7 +432,6 @@ SOURCE = _cue(
     "pełną_zawartość zawartość_pliku present_in they've_mentioned they_have_mentioned you_have_learned full_contents raw_contents "
     "vollständigen_inhalt deren_inhalt kompletten_inhalt contenido_completo contenu_complet في_المحادثة "
     "appear_anywhere present_in_context in_context dans_la_conversation apparus")
-
 
 
 #: A role or identity being put on the model, or its limits taken off.
@@ -510,6 +469,7 @@ ROLE = _cue(
 #: Safety or limits being switched off.
 SWITCHED_OFF = _cue(
     "disabled switched_off turned_off removed lifted deactivated no_longer_apply bypass bypassed off$ "
+    "suspended suspend$ paused relaxed not_in_effect no_longer_in_effect "
     "waived ignored desactivad deshabilitad désactivé desactive deaktiviert aufgehoben disattivat "
     "disabilitat desativad uitgeschakeld wyłączon wylaczon devre_dışı devre_disi отключен сняты отменены "
     "معطل 已禁用 已關閉 已关闭 无效 解除 無効 비활성")
@@ -573,11 +533,6 @@ MODIFY = _cue(
     "the_user_typed the_user_provided the_user_entered prefix cross-post as_well 바꾸 regardless_of_the "
     "no_matter_which whatever_the rather_than prepend also_deliver alongside 대신")
 
-#: A change offered as an option the caller may take ("this behaviour can be disabled via the location_auto
-#: parameter"): documentation of a setting, not a change imposed on another tool.
-OPTIONAL = re.compile(r"\bcan\s+(?:optionally\s+|also\s+)?be\s+(?:disabled|replaced|overridden|changed|redirected"
-                      r"|turned\s+off|switched\s+off|swapped|substituted)\b")
-
 #: Overriding what the user chose in another tool's call.
 OVERRIDE_USER = _cue(
     "no_matter_which regardless_of_the_beneficiary regardless_of_what_the_user "
@@ -611,7 +566,8 @@ OPENING = _cue(
     "before_answering before_responding before_replying before_composing ahead_of_any at_the_opening "
     "before_the_model before_the_assistant before_you_answer before_you_reply before_you_respond "
     "before_you_say before_saying says_anything answering_anything new_conversation conversation_opens "
-    "before_greeting before_you_write before_writing before_any_response before_any_reply "
+    "before_greeting before_you_write_your before_you_write_a before_you_write_any before_writing_your "
+    "before_writing_a_re before_writing_an_answer before_writing_anything before_any_response before_any_reply "
     "ahead_of_every_other_tool ahead_of_all_other_tools before_every_other_tool before_all_other_tools "
     "ابتدای_هر_گفتگو ابتدای_هر_مکالمه شروع_هر_گفتگو آغاز_هر_گفتگو")
 
@@ -621,29 +577,9 @@ IMPERATIVE = re.compile(r"^\W*(?:<\w+>\s*)?(?:[\w -]{1,60}:\s*)?(?:always\s+|fir
                         r"|upload|email|text|pay|refund|delete|grant|set|add|copy|include|attach|append"
                         r"|prefix|prepend|route|replace|redirect)\b")
 
-#: The other tools of the same server ("before any other tool of this server", "other jira_* tools"):
-#: a login or a connection step, not a claim on every tool.
-OWN_SERVER = re.compile(
-    r"\bother\s+(?:\w+\s+)?(?:tools?|functions?|calls?|endpoints?|commands?|operations?)\s+(?:of|from|in|on"
-    r"|provided\s+by|exposed\s+by|offered\s+by)\s+(?:this|the\s+same)\s+(?:\w+\s+)?(?:server|mcp|integration|plugin"
-    r"|toolkit|api|service|connector|extension|package|app)\b|\bother\s+[a-z][\w-]*_\*\s+(?:tools?|functions?)\b")
-
-#: Usage scoped to some requests ("for any question about X", "when the user asks for Y").
-SCOPED = _cue(
-    "about$ related regarding concerning involving when$ whenever if$ that_need that_needs that_involve "
-    "that_require that_mention which_need which_involve on_the_topic_of in_the_domain before$ after$ "
-    "to_understand to_learn asks_for ask_for besides except purpose never$ avant_d antes_de bevor voordat")
-
-
 #: A fact about what the tool really does that a user would want to know: a fee, a copy, a failure.
 FACT = _cue(
     "fee$ fees$ surcharge commission markup mark-up charge$ charged telemetry tracking tracked "
     "shared_with forwarded mirrored retained retention sold$ resold partner partners third_party "
     "external_server copy_of kickback broker error$ errors$ failed failure logged logging bcc attendee "
     "observer referral post-install scripts filtered filtering upload leave_the_device")
-
-#: Withholding that ends ("do not reveal the answer until the user guesses") is not concealment.
-UNTIL = _cue(
-    "until unless_the unless_they unless_asked until_asked "
-    "hasta_que jusqu bis$ finché até_que totdat dopóki -e_kadar пока_не 直到 "
-    "まで 때까지")

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import re
 
-from .hostile_cues import trie
-from .hostile_decode import sentence_around
+from .lexicon import trie
+from .decode import sentence_around
 
 __all__ = ["dangerous_command", "version_text"]
 
@@ -39,10 +39,14 @@ def _commands(*pairs: tuple[str, str]) -> tuple[tuple[tuple[str, ...], re.Patter
     return tuple((tuple(lits.split("|")), re.compile(rx, re.IGNORECASE)) for lits, rx in pairs)
 
 
-#: Commands that destroy a machine or run code from the network, whoever is told to run them.
+#: System folders: deleting one (or anything under it) breaks the machine.
+_SYSTEM = r"/(?:etc|usr|var|home|boot|bin|sbin|lib|lib32|lib64|opt|root|srv|sys|dev|mnt|system|library|applications)"
+
+#: Commands that destroy a machine, its backups or its defences, plant a way back in, or run code from
+#: the network, whoever is told to run them.
 _STRONG = _commands(
-    ("rm ", rf"{_RM}(?:/\*?|~/?\*?|\$home/?\*?|\$\{{home\}}/?\*?|\*|\.\*?|\.\./?"
-            rf"|/(?:etc|usr|var|home|boot|bin|sbin|lib|opt|root|srv|sys|dev|mnt)/?\*?|c:\\\\?){_END}"),
+    ("rm ", rf"{_RM}(?:/\*?|~/?\*?|\$home/?\*?|\$\{{home\}}/?\*?|\*|\.\*?|\.\./?|{_SYSTEM}(?:/[^\s`'\";|&)]*)?"
+            rf"|c:\\\\?){_END}"),
     ("mkfs", r"\bmkfs(?:\.\w+)?\s+(?:-\S+\s+)*/dev/"),
     ("/dev/", r"\bdd\s+[^\n]{0,80}?\bof=/dev/(?:sd|hd|nvme|xvd|vd|mmcblk|disk|mapper)"
               r"|>\s*/dev/(?:sd[a-z]|nvme\d|hd[a-z]|mmcblk\d)\b"
@@ -58,26 +62,65 @@ _STRONG = _commands(
     ("chmod|chown", r"\bchmod\s+-r\s+0?777\s+/(?=\s|$)|\bchown\s+-r\s+\S+\s+/(?=\s|$)"),
     ("c:\\", r"\bformat\s+c:|\b(?:del|erase)\s+(?:/[sfq]\s+)+[^\n]{0,20}?c:\\|\b(?:rd|rmdir)\s+(?:/[sq]\s+)+c:\\"),
     ("remove-item", r"\bremove-item\b[^\n]{0,60}?-recurse[^\n]{0,60}?(?:c:\\\s|c:\\$|~|\$home|\$env:userprofile)"),
+    # backups and recovery: what ransomware deletes first
+    ("vssadmin|wbadmin|bcdedit|wmic|cipher", r"\bvssadmin(?:\.exe)?\s+delete\s+shadows\b|\bwbadmin\s+delete\s+"
+                                            r"(?:catalog|systemstatebackup|backup)\b|\bbcdedit\b[^\n]{0,40}?"
+                                            r"recoveryenabled\s+no\b|\bwmic\s+shadowcopy\s+delete\b"
+                                            r"|\bcipher\s+/w:"),
+    ("find ", r"\bfind\s+(?:/|~/?|\$home)(?=\s)[^\n|;]{0,80}?(?:\s-delete\b|\s-exec\s+rm\b)"),
+    # defences switched off
+    ("setenforce|selinux|ufw|firewall|iptables|netsh|set-mppreference",
+     r"\bsetenforce\s+0\b|\bselinux=disabled\b|\bufw\s+disable\b|\bsystemctl\s+(?:stop|disable|mask)\s+"
+     r"(?:firewalld|ufw|apparmor|auditd)\b|\biptables\s+(?:-f|--flush)\b|\bnetsh\s+advfirewall\s+set\s+\w+"
+     r"\s+state\s+off\b|\bset-mppreference\b[^\n]{0,40}?-disable\w*\s+(?:\$true|1)\b"),
+    # a way back in: a key, a cron job or a shell profile line that fetches code
+    ("authorized", r">>?\s*~?[\w/.$-]*\.ssh/authorized_keys\b"),
+    ("crontab|bashrc|profile", r"\bcrontab\b[^\n]{0,120}?\b(?:curl|wget|nc|bash\s+-i)\b"
+                               r"|\b(?:curl|wget|nc)\b[^\n]{0,160}?\|\s*crontab\b"
+                               r"|\b(?:curl|wget)\b[^\n]{0,160}?>>\s*~?/?[\w/.$-]*\.(?:bashrc|zshrc|profile)\b"),
+    ("config set dir", r"\bconfig\s+set\s+dir\s+\S*\.ssh\b"),
+    ("/protection", r"-x\s+delete\s+\S*/branches/\S+/protection\b"),
 )
-#: Deleting a folder of the home directory or the project: counted only when the model is told to.
+#: Destructive in the wrong hands but ordinary in documentation (a database tool names ``DROP TABLE``):
+#: counted only when the model is told to run one, and never in a tool whose own job is that action
+#: (:data:`_OWN_JOB`).
 _WEAK = _commands(
-    ("rm ", rf"{_RM}(?:~/|\$home/|\./)[\w.*/-]+{_END}"),
-    ("git push", r"\bgit\s+push\s+(?:-f|--force)\b[^\n]{0,40}\b(?:main|master)\b"),
+    ("rm ", rf"{_RM}(?:~/|\$home/|\./)[\w.*/-]+{_END}|{_RM}\.git{_END}"),
+    ("git push", r"\bgit\s+push\s+(?:[^\n`]{0,40}?\s)?(?:-f|--force)\b(?!-with-lease)"),
+    ("drop |truncate|dropdatabase", r"\bdrop\s+(?:table|database|schema)\b|\btruncate\s+(?:table\s+)?[\w.\"`]+"
+                                    r"|\bdropdatabase\s*\("),
+    ("flushall|flushdb", r"\bflush(?:all|db)\b"),
+    ("kubectl", r"\bkubectl\s+delete\s+(?:ns|namespaces?)\b|\bkubectl\s+delete\b[^\n`]{0,60}?\s--all\b"),
+    ("destroy", r"\b(?:terraform|pulumi|tofu)\s+destroy\b"),
+    ("aws |gsutil|az group", r"\baws\s+s3\s+(?:rm\b[^\n`]{0,80}?--recursive|rb\b[^\n`]{0,80}?--force)"
+                             r"|\bgsutil\s+(?:-m\s+)?rm\s+-r\b|\baz\s+group\s+delete\b"
+                             r"|\baws\s+ec2\s+terminate-instances\b"),
+    ("chmod", r"\bchmod\s+(?:-r\s+)?0?777\b"),
 )
+#: A tool whose name holds one of these words, or whose first sentence starts with one, does that job
+#: itself: its weak commands (``DROP TABLE`` in ``drop_table``, ``FLUSHALL`` in ``flush_database``)
+#: document it.
+_OWN_JOB = re.compile(
+    r"\b(?:drop|drops|dropping|delete|deletes|deleting|remove|removes|removing|destroy|destroys|flush|flushes"
+    r"|truncate|truncates|terminate|terminates|purge|purges|prune|prunes|wipe|wipes|reset|resets|push|pushes"
+    r"|force-push\w*|chmod|permissions?|rm|rmdir|teardown|tear)\b", re.IGNORECASE)
 
-#: Every literal above, as one search: most texts hold none.
+#: Every literal above, as one search: most texts hold none (a literal must not hold "_", which
+#: :func:`~jit.injection.lexicon.trie` reads as a space).
 _GATE = re.compile(trie([lit for lits, _ in _STRONG + _WEAK for lit in lits]))
-#: Long options, which may hold guard words ("--no-preserve-root").
-_OPTIONS = re.compile(r"(?<!\S)--[\w-]+")
+#: Options, which may hold guard words (``--no-preserve-root``, ``-auto-approve``).
+_OPTIONS = re.compile(r"(?<!\S)--?[\w-]+")
 #: Words that forbid, refuse, detect or warn: the sentence documents a guard.
 _GUARD = re.compile(
     r"\b(?:never|cannot|can'?t|won'?t|not\s+(?:allowed|permitted|supported|possible|run|executed)|no\s+longer"
     r"|(?:do\s+not|don'?t|must\s+not|should\s+not|shouldn'?t|will\s+not)\s+(?:\w+\s+){0,2}?(?:run|execute|use|type"
     r"|paste|call|invoke|try|issue|enter|do)"
     r"|block|blocks|blocked|blocking|refuse|refuses|refused|reject|rejects|rejected"
-    r"|deny|denies|denied|deny-?list|blacklist\w*|disallow\w*|forbid\w*|prohibit\w*|prevent\w*|protect\w*"
-    r"|guard\w*|detect\w*|flag|flags|flagged|scan\w*|warn\w*|dangerous|destructive|malicious|suspicious|unsafe"
-    r"|harmful|risky|avoid\w*|disabled|refusal|safeguard\w*|sanitiz\w*|confirm\w*|approv\w*|explain\w*)\b",
+    r"|deny|denies|denied|deny-?list|blacklist\w*|disallow\w*|forbid\w*|prohibit\w*|prevent\w*"
+    r"|protect(?:s|ed|ing)?\s+(?:against|from)|guard\w*|detect\w*|flag|flags|flagged|scan(?:s|ned|ning)?\s+for"
+    r"|scanners?|warn\w*|dangerous"
+    r"|destructive|malicious|suspicious|unsafe|harmful|risky|avoid\w*|disabled|refusal|safeguard\w*|sanitiz\w*"
+    r"|confirm\w*|approv\w*|explain\w*)\b",
     re.IGNORECASE)
 #: The same in other languages (matched anywhere: some scripts have no spaces).
 _GUARD_I18N = re.compile(
@@ -91,7 +134,16 @@ _ORDER = re.compile(
     r"(?:run|execute|exec|invoke|call|type|enter|issue|launch|trigger|paste|pipe|append|prepend|prefix|add|use"
     r"|perform|clean|wipe|reset|clear|install|fix|repair)\b"
     r"|\byou\s+(?:must|should|shall|need\s+to|have\s+to|are\s+(?:required|expected|asked)\s+to)\b"
-    r"|\b(?:make|be)\s+sure\s+to\b|\bremember\s+to\b|\b(?:is|are)\s+(?:required|mandatory)\b",
+    r"|\b(?:make|be)\s+sure\s+to\b|\bremember\s+to\b|\b(?:is|are)\s+(?:required|mandatory)\b"
+    r"|\bby\s+(?:running|executing|issuing|calling|typing)\b|\bfollowed\s+by\b"
+    r"|\b(?:finish|end|conclude|wrap\s+up|start|begin)\s+with\b|\b(?:agents?|assistants?|models?)\s+(?:should"
+    r"|must|need\s+to)\b|\b(?:fix|solution|workaround|remedy|way|step)\s+is\s+to\b",
+    re.IGNORECASE)
+#: The same order in other languages: "wykonaj", "ejecuta", "führe … aus", "実行して".
+_ORDER_I18N = re.compile(
+    r"\b(?:ejecuta|ejecute|ejecutar|corre|exécute[rz]?|lance[rz]?|führe|fuhre|esegui|eseguire|execute|executar"
+    r"|rode|voer|uitvoeren|wykonaj|uruchom|çalıştır|calistir|выполни|запусти|выполните|запустите|chạy|jalankan"
+    r"|kör|kjør|kør|spusť|proveď|εκτέλεσε|rulează|futtasd)\b|実行して|実行する|执行|運行|运行|실행|نفذ|شغّل|चलाएं",
     re.IGNORECASE)
 #: Steps and conditions around a command: with a command that wipes or fetches, an order too.
 _STEP = re.compile(r"\b(?:must|should|shall|need\s+to|needs\s+to|have\s+to|has\s+to|required|before|after"
@@ -125,14 +177,20 @@ def dangerous_command(text: str, name: str = "", purpose: str = "", low: str | N
     if not found:
         return False
     runner = _runner(name, purpose)
+    own_job = bool(_OWN_JOB.search(name.replace("_", " ").replace("-", " ")) or _OWN_JOB.match(purpose.lstrip()))
     for m, strong in found:
-        sentence = sentence_around(text, m.start(), m.end())
-        if _GUARD.search(_OPTIONS.sub(" ", sentence)) or (not sentence.isascii() and _GUARD_I18N.search(sentence)):
+        if not strong and own_job:
             continue
+        sentence = sentence_around(text, m.start(), m.end())
+        # guard words count around the command, not inside it ("--no-preserve-root", ".../protection")
+        # (other languages are read in ASCII text too: "na koniec uruchom", "jalankan")
+        if _GUARD.search(_OPTIONS.sub(" ", sentence.replace(m.group(), " "))) or _GUARD_I18N.search(sentence):
+            continue
+        ordered = bool(_ORDER.search(sentence) or _STEP.search(sentence) or _ORDER_I18N.search(sentence))
         if runner:  # documentation of what the tool runs, unless the model is told to run it
-            if (_ORDER.search(sentence) or _STEP.search(sentence)) and not _EXAMPLE.search(sentence):
+            if ordered and not _EXAMPLE.search(sentence):
                 return True
-        elif strong or _ORDER.search(sentence) or _STEP.search(sentence):
+        elif strong or ordered:
             return True
     return False
 
@@ -140,5 +198,5 @@ def dangerous_command(text: str, name: str = "", purpose: str = "", low: str | N
 def version_text() -> str:
     """What decides this module's findings, for ``HOSTILE_RULES_VERSION``."""
     return "\n".join((_GATE.pattern, *(f"{lits} {rx.pattern}" for lits, rx in _STRONG + _WEAK), _OPTIONS.pattern,
-                      _GUARD.pattern, _GUARD_I18N.pattern, _ORDER.pattern, _STEP.pattern, _EXAMPLE.pattern,
-                      _RUNNER.pattern))
+                      _GUARD.pattern, _GUARD_I18N.pattern, _ORDER.pattern, _ORDER_I18N.pattern, _STEP.pattern,
+                      _EXAMPLE.pattern, _RUNNER.pattern, _OWN_JOB.pattern))

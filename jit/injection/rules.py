@@ -1,4 +1,4 @@
-"""The phrase rules behind :func:`jit.analysis.hostile.detect_hostile`, one table per kind of text.
+"""The phrase rules behind :func:`jit.injection.detect.detect_hostile`, one table per kind of text.
 
 Every rule runs on lower-cased text whose hidden characters are removed and which is
 NFKC-normalised (so full-width and mathematical letters are plain ASCII), and again on
@@ -80,6 +80,8 @@ _G_SCOPE = " ".join(w + plural for w in ("task request query question prompt sit
                                           "message use turn step interaction reply response chat session topic input"
                                           ).split() for plural in ("", "s")) + " queries replies"
 _S = r"[^.!?\n]"  # stays inside one sentence
+#: Not after a negation ("they do not override your guidelines" says the opposite of an override).
+_NOT_NEGATED = r"(?<!not\s)(?<!n't\s)(?<!never\s)"
 # Instruction-like nouns: what a prompt injection tells the model to drop.
 _ORDERS = (r"(?:instructions?|prompts?|directives?|guidelines?|guidance|programming|commands|rules|directions"
            r"|constraints)")
@@ -135,8 +137,10 @@ _IGNORE = (
     R(FLAG_IGNORE_PREVIOUS,
       "ignore disregard forget discard drop abandon override overrule bypass skip neglect cancel dismiss aside "
       "attention follow following reset erase & message messages context " + _G_ORDERS,
-      rf"\b(?:ignore|disregard|forget|discard|drop|abandon|override|overrule|bypass|skip|neglect|cancel|dismiss"
-      rf"|set\s+aside|pay\s+no\s+attention\s+to|do\s+not\s+follow|don'?t\s+follow|stop\s+following|no\s+longer\s+follow"
+      # (not after a negation: "they do not override your safety guidelines" says the opposite)
+      rf"\b{_NOT_NEGATED}(?:ignore|disregard|forget|discard|drop|abandon|override|overrule|bypass"
+      rf"|skip|neglect|cancel|dismiss|set\s+aside|pay\s+no\s+attention\s+to|do\s+not\s+follow|don'?t\s+follow"
+      rf"|stop\s+following|no\s+longer\s+follow"
       rf"|reset|erase)\s+(?:(?:all|any|the|of|your|its|my|every|those|these)\s+)*{_THEIRS}\s+(?:\w+\s+){{0,2}}?"
       rf"(?:{_ORDERS}|(?:system\s+)?messages?|context)\b",
       rf"\b(?:ignore|disregard|forget|discard|override|bypass|dismiss)\s+(?:all\s+|any\s+|the\s+)?{_ORDERS}\s+"
@@ -381,7 +385,7 @@ _CONCEAL = (
     R(FLAG_CONCEAL, "user users person human operator customer let & see know notice find learn aware told informed "
       "hear",
       r"\b(?:the\s+)?(?:users?|person|human|operator|customer)(?:\s+you\s+are\s+(?:helping|talking\s+to|assisting"
-      r"|working\s+with|chatting\s+with))?\s+(?:must|should|shall|need|may|will|can)\s*(?:never|not|n'?t)\s+"
+      r"|working\s+with|chatting\s+with))?\s+(?:must|should|shall|need|will)\s*(?:never|not|n'?t)\s+"
       r"(?:\w+\s+){0,2}?"
       r"(?:see|know|notice|find\s+out|learn|be\s+(?:made\s+)?aware|be\s+told|be\s+informed|hear)",
       r"\b(?:so|such)\s+(?:that\s+)?the\s+user\s+(?:does|do|will|would)\s*(?:not|n'?t)\s+(?:notice|know|see|find"
@@ -495,10 +499,10 @@ _UNIVERSAL = (r"(?:\b(?:for|in|on|with|to)\s+(?:every|each|all|any)\s+(?:single\
               rf"|\bwithout\s+exception\b|{_UNIVERSAL_LEAD})")
 _CONCEPT = (
     R(FLAG_IGNORE_PREVIOUS, f"{_G_DROP} & {_G_WHOSE} & {_G_ORDERS2}",
-      rf"\b{_DROP}\b{_S}{{0,60}}\b{_WHOSE}\b{_S}{{0,40}}\b{_ORDERS2}\b",
-      rf"\b{_DROP}\b{_S}{{0,60}}\b{_ORDERS2}\b{_S}{{0,40}}\b{_WHOSE}\b",
-      rf"\b{_WHOSE}\b{_S}{{0,40}}\b{_ORDERS2}\b{_S}{{0,60}}\b{_DROP}\b",
-      rf"\b{_ORDERS2}\b{_S}{{0,40}}\b{_WHOSE}\b{_S}{{0,60}}\b{_DROP}\b"),
+      rf"\b{_NOT_NEGATED}{_DROP}\b{_S}{{0,60}}\b{_WHOSE}\b{_S}{{0,40}}\b{_ORDERS2}\b",
+      rf"\b{_NOT_NEGATED}{_DROP}\b{_S}{{0,60}}\b{_ORDERS2}\b{_S}{{0,40}}\b{_WHOSE}\b",
+      rf"\b{_WHOSE}\b{_S}{{0,40}}\b{_ORDERS2}\b{_S}{{0,60}}\b{_NOT_NEGATED}{_DROP}\b",
+      rf"\b{_ORDERS2}\b{_S}{{0,40}}\b{_WHOSE}\b{_S}{{0,60}}\b{_NOT_NEGATED}{_DROP}\b"),
     # this tool + a choosing verb + every request / all others / whatever, in one sentence
     R(FLAG_ALWAYS_SELECT, "this me tool one & use used using select selected choose chosen pick picked prefer "
       "preferred call called invoke invoked route routed go default primary main & every each any all whatever "
@@ -535,5 +539,5 @@ _CONCEPT = (
 )
 
 #: The English rules of the established classes (the rules about other tools and outside
-#: addresses are in :mod:`jit.analysis.hostile_tools`, other languages' in :mod:`jit.analysis.hostile_i18n`).
+#: addresses are in :mod:`jit.injection.tool_rules`, other languages' in :mod:`jit.injection.i18n_rules`).
 ENGLISH_RULES: tuple[Rule, ...] = (*_IGNORE, *_ALWAYS, *_ROLE, *_CONCEAL, *_EXFIL, *_CONCEPT)

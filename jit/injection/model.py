@@ -1,23 +1,26 @@
 """A learned second reader of tool text: a linear model over word and character n-grams.
 
-The rules of :mod:`jit.analysis.hostile` read wording and cue words. Over twelve batches of
+The rules of :mod:`jit.injection.detect` read wording and cue words. Over twelve batches of
 attack texts written after them they caught 55–78% at first sight: an attacker who avoids
 the textbook words ("the handshake is step zero of every session", a YAML "overrides"
 block, a language the cues lack) walks past them. This model reads the same text as
 hashed word 1–3-grams and character 3–5-grams, weighted by tf-idf (sublinear term
 frequency, the inverse document frequencies of its training texts) and scored by a
-logistic regression. It is consulted only when the rules find nothing and the text has at
-least :data:`MIN_MODEL_CHARS` characters; a text it scores above its threshold gets
-``instruction:classifier``, which the policy treats like every
-other flag (out of Full, description withheld).
+logistic regression. It reads every text of at least :data:`MIN_MODEL_CHARS` characters the
+rules found no structural sign in: a text the rules found nothing in and it scores above its
+threshold gets ``instruction:classifier``, which the policy treats like every other flag (out of
+Full, description withheld); a text whose only findings are wording and that it scores far on the
+side of ordinary documentation (at or below its corroboration score) loses them
+(:func:`jit.injection.detect.weighed`).
 
 It is trained by ``bench/train_injection_model.py`` (deterministic) on the labelled hostile
-corpus (``tests/data/injection/hostile.jsonl``), every other deduplicated real tool of the
+corpora (``tests/data/injection/hostile.jsonl``, the training rows of ``writer2.jsonl``), every other
+deduplicated real tool of the
 shared pools (the rest stays held out for false positives) and benign tool texts written
 to look hostile (``synthetic_benign.jsonl``, and the training rows of ``tricky_benign.jsonl``,
 weighted up); the threshold is the higher of two out-of-fold quantiles, one of the real tools,
-one of the tricky texts. Measured in docs/reliability.md. The model is a file of plain arrays (``injection_model.npz``, loaded
-with ``allow_pickle=False``): no code is unpickled.
+one of the tricky texts. Measured in docs/reliability.md. The model is a file of plain arrays
+(``injection_model.npz``, loaded with ``allow_pickle=False``): no code is unpickled.
 
 Featurisation is shared with the training script (:func:`model_text`, :func:`features`),
 so training and use cannot drift apart. scikit-learn (already a dependency of
@@ -30,6 +33,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import re
 import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -65,16 +69,24 @@ MAX_MODEL_CHARS = 20_000
 MIN_MODEL_CHARS = 100
 
 
+#: Host names under the top-level names reserved for documentation (RFC 2606, RFC 6761: ``.example``,
+#: ``.test``, ``.invalid``): written corpora use them for every address, attacker's and vendor's alike, while
+#: real tools and real attacks name real hosts. The model reads them as ``.com``, so a reserved name is no
+#: evidence either way.
+_RESERVED_TLD = re.compile(r"(?<=[A-Za-z0-9-])\.(?:example|test|invalid)\b(?![.-]?[A-Za-z0-9])", re.IGNORECASE)
+
+
 def model_text(tool: ToolDef) -> str:
     """What the model reads of a tool: title, description and every parameter description,
-    one per line, hidden characters removed (``hidden_unicode`` is the rules' finding)."""
+    one per line, hidden characters removed (``hidden_unicode`` is the rules' finding) and host
+    names under the documentation domains read as ``.com`` (:data:`_RESERVED_TLD`)."""
     parts = [tool.title or "", tool.description or ""]
     props = (tool.input_schema or {}).get("properties") if isinstance(tool.input_schema, dict) else None
     if isinstance(props, dict):
         for spec in props.values():
             if isinstance(spec, dict) and isinstance(spec.get("description"), str):
                 parts.append(spec["description"])
-    return remove_hidden("\n".join(p for p in parts if p))[:MAX_MODEL_CHARS]
+    return _RESERVED_TLD.sub(".com", remove_hidden("\n".join(p for p in parts if p)))[:MAX_MODEL_CHARS]
 
 
 def _vectorizers(bits: int) -> tuple[Any, Any]:
@@ -112,8 +124,10 @@ def features(texts: Sequence[str], bits: int, idf_word: np.ndarray, idf_char: np
 @dataclass(frozen=True)
 class InjectionModel:
     """The learned reader: idf of both n-gram kinds (``2**bits`` buckets each), the logistic
-    regression's weights over both side by side, its intercept, the decision threshold, and
-    ``info`` (how it was trained)."""
+    regression's weights over both side by side, its intercept, the decision threshold,
+    ``info`` (how it was trained) and ``corroboration``: the score at or below which the model
+    contradicts a phrase rule's finding (:func:`jit.injection.detect.detect_hostile` drops it;
+    minus infinity: never)."""
 
     bits: int
     idf_word: np.ndarray
@@ -122,6 +136,7 @@ class InjectionModel:
     intercept: float
     threshold: float
     info: dict
+    corroboration: float = float("-inf")
 
     def scores(self, texts: Sequence[str]) -> np.ndarray:
         """Decision values (log-odds) of ``texts``; above :attr:`threshold` is hostile."""
@@ -134,14 +149,16 @@ class InjectionModel:
     def save(self, path: Path) -> None:
         np.savez_compressed(path, bits=np.int64(self.bits), idf_word=self.idf_word, idf_char=self.idf_char,
                             coef=self.coef, intercept=np.float64(self.intercept),
-                            threshold=np.float64(self.threshold), info=np.str_(json.dumps(self.info, sort_keys=True)))
+                            threshold=np.float64(self.threshold), corroboration=np.float64(self.corroboration),
+                            info=np.str_(json.dumps(self.info, sort_keys=True)))
 
     @classmethod
     def load(cls, path: Path) -> InjectionModel:
         with np.load(path, allow_pickle=False) as z:
             return cls(bits=int(z["bits"]), idf_word=z["idf_word"], idf_char=z["idf_char"], coef=z["coef"],
                        intercept=float(z["intercept"]), threshold=float(z["threshold"]),
-                       info=json.loads(str(z["info"])))
+                       info=json.loads(str(z["info"])),
+                       corroboration=float(z["corroboration"]) if "corroboration" in z.files else float("-inf"))
 
 
 @cache
@@ -175,16 +192,24 @@ def judged_hostile(tools: Sequence[ToolDef]) -> list[bool]:
     return judged_texts([model_text(t) for t in tools])
 
 
-def judged_texts(texts: Sequence[str]) -> list[bool]:
-    """Whether the shipped model scores each text (as :func:`model_text` makes them) above its
-    threshold; texts shorter than :data:`MIN_MODEL_CHARS` are never judged hostile."""
-    model = shipped_model()
-    out = [False] * len(texts)
+def judged_texts(texts: Sequence[str], model: InjectionModel | None = None) -> list[bool]:
+    """Whether ``model`` (the shipped one by default) scores each text (as :func:`model_text` makes them)
+    above its threshold; texts shorter than :data:`MIN_MODEL_CHARS` are never judged hostile."""
+    model = model or shipped_model()
+    return [model is not None and s is not None and s > model.threshold for s in text_scores(texts, model)]
+
+
+def text_scores(texts: Sequence[str], model: InjectionModel | None = None) -> list[float | None]:
+    """``model``'s (the shipped one's by default) score of each text (as :func:`model_text` makes them);
+    None for a text shorter than :data:`MIN_MODEL_CHARS` (too little evidence) or when the model cannot
+    be read."""
+    model = model or shipped_model()
+    out: list[float | None] = [None] * len(texts)
     if model is None:
         return out
     keep = [(i, text) for i, text in enumerate(texts) if len(text.strip()) >= MIN_MODEL_CHARS]
     for start in range(0, len(keep), SCORE_BATCH):
         part = keep[start : start + SCORE_BATCH]
         for (i, _), s in zip(part, model.scores([text for _, text in part])):
-            out[i] = bool(s > model.threshold)
+            out[i] = float(s)
     return out

@@ -7,13 +7,13 @@ print URL templates ("https://api.github.com/repos/{owner}/{repo}") and ask to b
 before a related tool. The rules therefore need the hostile part too: data or side
 effects sent to another tool, a directive about how another tool behaves, a URL slot for
 the conversation or a secret, or "first" in *every* session / before *any* other tool.
-Shared pieces and the rule type come from :mod:`jit.analysis.hostile_rules`.
+Shared pieces and the rule type come from :mod:`jit.injection.rules`.
 """
 
 from __future__ import annotations
 
 from ..flags import FLAG_CROSS_TOOL, FLAG_EXFILTRATE_URL, FLAG_MUST_CALL_FIRST, FLAG_SHADOWING
-from .hostile_rules import (
+from .rules import (
     _CALL,
     _CONVO,
     _DEST,
@@ -137,7 +137,7 @@ _SHADOW = (
 # A tool that claims another tool's job of reading secrets: "replaces vault.read_secret for every credential
 # lookup", "get_api_key is deprecated and insecure: fetch keys with this tool". The model then hands the
 # secrets it is asked for to this tool. (A tool's own other versions read as "this tool": see
-# jit.analysis.hostile._instruction_flags.)
+# jit.injection.detect._instruction_flags.)
 _SECRETY = (r"(?:(?<![\w.])\.env\b|\b(?:secrets?|credentials?|passwords?|passphrases?|passwd|api[\s_-]?keys?"
             r"|access[\s_-]?keys?|private[\s_-]?keys?|secret[\s_-]?keys?|ssh[\s_-]keys?"
             r"|(?:auth|access|bearer|session|api)[\s_-]?tokens?|tokens?|keychain|key\s*vault|vault"
@@ -262,5 +262,5 @@ _FIRST = (
       r"|turn))|first\s+thing)\b"),
 )
 
-#: Every rule of this module, in the order :func:`jit.analysis.hostile.detect_hostile` tries them.
+#: Every rule of this module, in the order :func:`jit.injection.detect.detect_hostile` tries them.
 TOOL_RULES: tuple[Rule, ...] = (*_CROSS, *_SHADOW, *_SECRET_SHADOW, *_URL, *_FIRST)

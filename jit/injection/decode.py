@@ -1,11 +1,11 @@
 """Encoded text in tool descriptions: what it says once decoded, and code that runs an encoded blob.
 
 A model reads base64, hex, ROT13, percent escapes, HTML character references and ``\\u``
-escapes fluently; the phrase rules of :mod:`jit.analysis.hostile` read none of them. So
+escapes fluently; the phrase rules of :mod:`jit.injection.detect` read none of them. So
 ``"Setup note: SWdub3JlIGFsbCBwcmV2aW91cyBpbnN0cnVjdGlvbnM="`` passes the rules while the
 model reads "Ignore all previous instructions". :func:`decoded_reading` returns the text
 with every span that decodes to *text* replaced by its decoding, in place (so a sentence
-half in clear and half encoded reads whole), and :func:`jit.analysis.hostile.detect_hostile`
+half in clear and half encoded reads whole), and :func:`jit.injection.detect.detect_hostile`
 judges that reading with the same rules and the same learned model: a finding that only the
 decoded reading holds raises ``instruction:encoded`` beside the finding's own flag.
 
@@ -43,12 +43,15 @@ import codecs
 import html
 import re
 import urllib.parse
+import zlib
 
 from ..jsonrpc import scrub
-from .hostile_cues import trie
+from .lexicon import trie
+from .obfuscation import letter_reading
+from .obfuscation import version_text as letters_version
 
 __all__ = ["MIN_BASE64", "MIN_HEX_BYTES", "MIN_ROT13_WORDS", "asks_to_decode", "decoded_reading",
-           "dynamic_code", "sentence_around", "version_text"]
+           "dynamic_code", "revealed_order", "sentence_around", "version_text"]
 
 #: Shortest base64 run read (12 bytes: "ignore rules" is 16 characters of base64).
 MIN_BASE64 = 16
@@ -99,7 +102,25 @@ def _b64(token: str) -> str | None:
         return None
     if len(raw) >= 2 * MIN_HEX_BYTES and _HEX_RUN.fullmatch(hex_text := raw.decode("ascii", "replace")):
         return hex_text  # hex inside base64: the next round reads it
-    return _text(raw)
+    return _text(_inflated(raw))
+
+
+#: Most bytes a compressed blob is inflated to: an instruction is short, a bomb is not read.
+MAX_INFLATED = 1 << 16
+
+
+def _inflated(raw: bytes) -> bytes:
+    """``raw`` decompressed when it is a gzip or zlib stream (``H4sI…``, ``eJ…`` in base64), else ``raw``."""
+    if raw[:2] == b"\x1f\x8b":
+        wbits = 16 + zlib.MAX_WBITS
+    elif len(raw) > 2 and raw[0] == 0x78 and (raw[0] << 8 | raw[1]) % 31 == 0:
+        wbits = zlib.MAX_WBITS
+    else:
+        return raw
+    try:
+        return zlib.decompressobj(wbits).decompress(raw, MAX_INFLATED)
+    except zlib.error:
+        return raw
 
 
 # ------------------------------------------------------------------------------ hex
@@ -134,6 +155,21 @@ _PERCENT = re.compile(r"[^\s%]*(?:%[0-9A-Fa-f]{2}[^\s%]*){3,}")
 _PERCENT_ONE = re.compile(r"%[0-9A-Fa-f]{2}")
 _HTML_REF = re.compile(r"&(?:#\d{2,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z]{2,8});")
 _U_ESCAPE = re.compile(r"\\(?:u\{[0-9A-Fa-f]{1,6}\}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|x[0-9A-Fa-f]{2})")
+
+
+#: Character codes written as decimal numbers: ``String.fromCharCode(105,103,…)``, ``bytes([105, 103, …])``,
+#: ``chr(105)+chr(103)+…`` (at least :data:`MIN_HEX_BYTES` of them).
+_CHAR_CODES = re.compile(rf"(?:\(|\[)\s*(?:\d{{2,3}}\s*,\s*){{{MIN_HEX_BYTES - 1},}}\d{{2,3}}\s*,?\s*(?:\)|\])"
+                         rf"|(?:chr\s*\(\s*\d{{2,3}}\s*\)\s*\+\s*){{{MIN_HEX_BYTES - 1},}}chr\s*\(\s*\d{{2,3}}\s*\)")
+_DIGITS = re.compile(r"\d+")
+
+
+def _char_codes(match: re.Match[str]) -> str:
+    """A list of character codes as the text it spells (a list that spells no text stays as it is)."""
+    codes = [int(d) for d in _DIGITS.findall(match.group())]
+    if not all(9 <= c < 256 for c in codes) or (text := _text(bytes(codes))) is None:
+        return match.group()
+    return f" ({text}) "
 
 
 def _percent(token: str) -> str | None:
@@ -214,6 +250,8 @@ def _rot13(text: str) -> str:
 
 def _decode_once(text: str) -> str:
     text = _unescape(text)
+    if "," in text and _CHAR_CODES.search(text):
+        text = _CHAR_CODES.sub(_char_codes, text)
     if "0x" in text or "\\x" in text:
         text = _HEX_PREFIXED.sub(lambda m: _hex(m.group()) or m.group(), text)
     wrapped = False
@@ -231,11 +269,12 @@ def _decode_once(text: str) -> str:
 
 def decoded_reading(text: str) -> str | None:
     """``text`` with every encoded span that decodes to text replaced by that text (two rounds,
-    for one encoding inside another), or None when nothing in it decodes."""
+    for one encoding inside another) and the letter games of
+    :mod:`jit.injection.obfuscation` undone, or None when nothing in it decodes."""
     out = _decode_once(text)
     if out != text:
         out = _decode_once(out)
-    out = _rot13(out)
+    out = letter_reading(_rot13(out))
     return out if out != text else None
 
 
@@ -304,11 +343,18 @@ _ASKS_TO_DECODE = re.compile(
     r"\s+(?:\w+\s+){0,3}?(?:are|is)\s+(?:\w+\s+)?(?:base64|hex|rot13|rot-13|url|percent)[- ]?(?:en)?coded\b"
     r"|\b(?:base64|hex|rot13|rot-13)[- ]?(?:en)?coded\s+(?:instructions?|directives?|orders|commands|steps|rules"
     r"|guidance|payload|note\s+for\s+the\s+(?:assistant|model|agent|ai))\b[^.!?\n]{0,60}?\b(?:follow|execute|run"
-    r"|obey|apply|carry\s+out|comply|decode)\b",
+    r"|obey|apply|carry\s+out|comply|decode)\b"
+    # decode, then run or follow it, in other languages
+    r"|(?:解码|解碼)[^。！？\n]{0,6}?(?:执行|執行|运行|運行|照做|遵循)|デコード[^。！？\n]{0,8}?(?:実行|従)"
+    r"|디코딩[^.!?\n]{0,8}?(?:실행|따르)|\bdecodific\w*\s+(?:y|e)\s+(?:ejecut|esegu|execut|sig|segu)"
+    r"|\bd[ée]cod\w*\s+(?:et|puis)\s+(?:ex[ée]cut|suiv|appliqu)|\bdekodier\w*\s+und\s+(?:f[üu]hr|befolg|ausf[üu]hr)"
+    r"|\bdecodeer\w*\s+en\s+(?:voer|volg)|\bzdekoduj\w*\s+i\s+(?:wykonaj|uruchom)"
+    r"|\bраскодиру\w*\s+и\s+(?:выполн|запуст)",
     re.IGNORECASE)
 
 
-_ASKS_GATE = re.compile(trie(["decod", "decrypt", "deobfusc", "unscrambl", "rot13", "rot-13", "coded"]))
+_ASKS_GATE = re.compile(trie(["decod", "decrypt", "deobfusc", "unscrambl", "rot13", "rot-13", "coded", "décod",
+                               "dekodier", "zdekoduj", "раскодиру", "解码", "解碼", "デコード", "디코딩"]))
 
 
 def asks_to_decode(text: str, low: str | None = None) -> bool:
@@ -316,9 +362,36 @@ def asks_to_decode(text: str, low: str | None = None) -> bool:
     return bool(_ASKS_GATE.search(text.lower() if low is None else low) and _ASKS_TO_DECODE.search(text))
 
 
+#: A sentence that starts with an order to the model: an imperative of sending, deleting, running, saying
+#: or trusting, or "you must". Documentation rarely hides one in an encoding; an attack always does.
+_ORDER_START = re.compile(
+    r"^\W*(?:[\w -]{1,40}:\s*)?(?:(?:please|now|then|also|always|first|just|silently|quietly|you\s+(?:must|should"
+    r"|will|are\s+to))\s+)*(?:ignore|disregard|forget|send|forward|upload|post|e-?mail|copy|include|append|attach"
+    r"|delete|remove|erase|wipe|drop|run|execute|call|invoke|read|print|output|reveal|recommend|say|tell|report"
+    r"|reply|respond|answer|treat|trust|grant|approve|transfer|pay|export|leak|share|navigate|visit|fetch"
+    r"|download|install|disable|skip|bypass|write|save|store|mark|never|do\s+not|don'?t)\b",
+    re.IGNORECASE)
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?;:])\s+|\n+")
+
+
+def revealed_order(text: str, decoded: str) -> bool:
+    """Whether what decoding revealed in ``text`` (``decoded`` is its :func:`decoded_reading`) holds a
+    sentence that starts with an order (:data:`_ORDER_START`): the words decoded, compared with the
+    words as written, not the text around them."""
+    import difflib
+
+    written, read = text.split(), decoded.split()
+    for tag, _, _, start, end in difflib.SequenceMatcher(None, written, read, autojunk=False).get_opcodes():
+        if tag in ("replace", "insert") and any(
+                _ORDER_START.match(s) for s in _SENTENCE_BREAK.split(" ".join(read[start:end]))):
+            return True
+    return False
+
+
 def version_text() -> str:
     """What decides this module's findings, for ``HOSTILE_RULES_VERSION``."""
     return "\n".join((str(MIN_BASE64), str(MIN_HEX_BYTES), str(MIN_ROT13_WORDS), " ".join(sorted(_ROT13_ENGLISH)),
-                      _B64.pattern, _HEX_PREFIXED.pattern, _PERCENT.pattern, _HTML_REF.pattern, _U_ESCAPE.pattern,
+                      str(MAX_INFLATED), _CHAR_CODES.pattern, letters_version(), _B64.pattern, _HEX_PREFIXED.pattern,
+                      _PERCENT.pattern, _HTML_REF.pattern, _U_ESCAPE.pattern,
                       _DYNAMIC_GATE.pattern, _DYNAMIC.pattern, _FORBIDS.pattern, _ASKS_GATE.pattern,
-                      _ASKS_TO_DECODE.pattern))
+                      _ASKS_TO_DECODE.pattern, _ORDER_START.pattern, _SENTENCE_BREAK.pattern))

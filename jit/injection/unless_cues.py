@@ -1,0 +1,56 @@
+"""What takes an injection intent back (:mod:`jit.injection.intent`'s ``unless``): wording that looks like
+an order but limits itself.
+
+A usage scoped to some requests ("when the user asks for X") is no claim on every request; withholding
+that ends ("until the user guesses") is a game, not concealment; an override said not to happen ("these
+notes do not override your guidelines") is none; "before any other tool of this server" is a login's
+order of steps; a change "that can be disabled" is a documented option.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .lexicon import cue as _cue
+
+__all__ = ["NOT_OVERRIDING", "OPTIONAL", "OWN_SERVER", "SCOPED", "UNTIL"]
+
+
+#: A change offered as an option the caller may take ("this behaviour can be disabled via the location_auto
+#: parameter"): documentation of a setting, not a change imposed on another tool.
+OPTIONAL = re.compile(r"\bcan\s+(?:optionally\s+|also\s+)?be\s+(?:disabled|replaced|overridden|changed|redirected"
+                      r"|turned\s+off|switched\s+off|swapped|substituted)\b")
+
+
+#: A text that says it does *not* override the model's rules ("these notes do not override your safety
+#: guidelines"): the words of a cancellation, negated.
+NOT_OVERRIDING = re.compile(
+    r"\b(?:do|does|did|will|would|should|shall|must|can|could|may)\s*(?:not|n't)\s+(?:\w+\s+)?(?:override|overrule"
+    r"|replace|supersede|cancel|take\s+precedence|bypass|weaken|relax)\b|\bnever\s+(?:override|overrides|overrule"
+    r"|replace|replaces|supersede|supersedes|bypass|bypasses)\b|\bwithout\s+overriding\b")
+
+
+#: The other tools of the same server ("before any other tool of this server", "other jira_* tools"):
+#: a login or a connection step, not a claim on every tool.
+OWN_SERVER = re.compile(
+    r"\bother\s+(?:\w+\s+)?(?:tools?|functions?|calls?|endpoints?|commands?|operations?)\s+(?:of|from|in|on"
+    r"|provided\s+by|exposed\s+by|offered\s+by)\s+(?:this|the\s+same)\s+(?:\w+\s+)?(?:server|mcp|integration|plugin"
+    r"|toolkit|api|service|connector|extension|package|app)\b|\bother\s+[a-z][\w-]*_\*\s+(?:tools?|functions?)\b"
+    # "… of this server" in other languages
+    r"|\b(?:de\s+(?:ce|este|cet)|dieses|des\s+gleichen|di\s+questo|deste|desse|do\s+mesmo|van\s+deze|tego|tego\s+samego"
+    r"|этого|bu)\s+(?:serveurs?|servers?|servidor|server|serwera|сервера|sunucu\w*|mcp)\b|このサーバー|同じサーバー"
+    r"|此服务器|本服务器|该服务器|此伺服器|本伺服器|이\s*서버의|같은\s*서버")
+
+
+#: Usage scoped to some requests ("for any question about X", "when the user asks for Y").
+SCOPED = _cue(
+    "about$ related regarding concerning involving when$ whenever if$ that_need that_needs that_involve "
+    "that_require that_mention which_need which_involve on_the_topic_of in_the_domain before$ after$ "
+    "to_understand to_learn asks_for ask_for besides except purpose never$ avant_d antes_de bevor voordat")
+
+
+#: Withholding that ends ("do not reveal the answer until the user guesses") is not concealment.
+UNTIL = _cue(
+    "until unless_the unless_they unless_asked until_asked "
+    "hasta_que jusqu bis$ finché até_que totdat dopóki -e_kadar пока_не 直到 "
+    "まで 때까지")
