@@ -22,6 +22,7 @@ What is checked, as a client sees it:
 from __future__ import annotations
 
 import dataclasses
+import json
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -421,3 +422,12 @@ async def test_over_stdio_a_client_sets_the_task_and_calls_through_search_in_two
         moved = await s.call_tool("workspace__move_path", {"source": "src/app.py", "destination": "src/main.py"})
     assert not moved.is_error, moved
     assert (tmp_path / "workspace" / "src" / "main.py").exists()
+
+
+async def test_jit_servers_lists_servers_that_run_in_the_harness_process(plain) -> None:
+    """A harness may hand jit its servers as objects (``InProcessServerConfig``): ``jit://servers``
+    lists them like any other, with a target that says so, instead of failing the read."""
+    async with plain.session() as (s, _):
+        rows = {r["server"]: r for r in json.loads((await s.read_resource("jit://servers")).contents[0].text)}
+    assert rows["workspace"]["target"].startswith("in-process ") and "'workspace'" in rows["workspace"]["target"]
+    assert rows["tracker"]["transport"] == "stdio" and rows["workspace"]["status"] == "connected"

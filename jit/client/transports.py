@@ -151,6 +151,13 @@ class InProcessServerConfig:
             if not getattr(self, key) > 0:
                 raise ConfigError(f"{key} must be greater than 0", key=key)
 
+    def shown(self) -> str:
+        """What ``jit servers`` and ``jit://servers`` show as the target: the server object's
+        class and, when it has one, its name (there is no command or URL to show)."""
+        name = getattr(self.server, "name", None)
+        kind = type(self.server).__name__
+        return f"in-process {kind} {name!r}" if isinstance(name, str) and name else f"in-process {kind}"
+
 
 class StderrTail:
     """A pipe for a child's stderr, drained into a bounded buffer.
