@@ -42,7 +42,7 @@ import logging
 import statistics
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -139,17 +139,22 @@ def make_pool(tools: Sequence[ToolDef], path: Path) -> Pool:
 
 def risky(scored: ScoredTool) -> list[str]:
     """Why a rendered tool is a side effect: its server's hints or its analyzed capabilities."""
+    analysis = scored.tool.analysis
+    return risky_reasons(scored.tool.tool.annotations, analysis.capabilities if analysis is not None else ())
+
+
+def risky_reasons(annotations: Mapping[str, Any] | None, capabilities: Iterable[str]) -> list[str]:
+    """Why a tool with these hints and analyzed capabilities is a side effect, as the role policy reads
+    it (rules/policy.dl, ``changing``); empty when it is none."""
     why: list[str] = []
-    annotations = scored.tool.tool.annotations or {}
+    annotations = annotations or {}
     if annotations.get("readOnlyHint") is True:
         return why  # the server declares it does not modify its environment (MCP): that outweighs a reading
     if annotations.get("readOnlyHint") is False:
         why.append("readOnlyHint: false")  # the server declares it may modify its environment
     if annotations.get("destructiveHint") is True:
         why.append("destructiveHint")
-    analysis = scored.tool.analysis
-    if analysis is not None:
-        why += [c for c in analysis.capabilities if c in RISKY_CAPABILITIES]
+    why += [c for c in capabilities if c in RISKY_CAPABILITIES]
     return why
 
 
