@@ -1,0 +1,160 @@
+"""Side-effect labels a role policy can trust (jit/analysis/capabilities.py, issue #21).
+
+Every fixture is a real tool as its server sent it in ``tools/list`` (bench/data/catalogs/),
+each expected label the hand label of bench/data/labels/labels.jsonl. Each test names the
+mechanism that decides the label: the name's verb and object, a parameter, an action enum,
+the description, the annotations.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from functools import cache
+
+import pytest
+
+from bench.eval_roles import load_tools
+from bench.record_sets import CATALOGS
+from jit.analysis.capabilities import EFFECTS, merge_capabilities, side_effects
+from jit.analysis.offline_analyzer import OfflineAnalyzer
+from jit.config import DEFAULT_SHARDS
+from jit.models import ToolDef
+
+LABELS = CATALOGS.folder.parent / "labels" / "labels.jsonl"
+
+
+@cache
+def recorded() -> dict[str, ToolDef]:
+    return {f"{t.server}/{t.name}": t for t in load_tools(CATALOGS.folder / "tools.jsonl")}
+
+
+@cache
+def hand_labels() -> dict[str, frozenset[str]]:
+    rows = (json.loads(line) for line in LABELS.read_text(encoding="utf-8").splitlines() if line.strip())
+    return {f"{r['server']}/{r['name']}": frozenset(r["labels"]) for r in rows}
+
+
+@pytest.fixture(scope="module")
+def offline() -> OfflineAnalyzer:
+    return OfflineAnalyzer(DEFAULT_SHARDS)
+
+
+def effects_of(offline: OfflineAnalyzer, key: str) -> frozenset[str]:
+    """The hand-label vocabulary of the offline analysis of a recorded tool."""
+    caps = offline.analyze_one(recorded()[key]).capabilities
+    found = {c.lstrip("/") for c in caps if c in EFFECTS}
+    return frozenset(found | {"write"}) if found else frozenset({"read"})
+
+
+def check(offline: OfflineAnalyzer, key: str) -> None:
+    assert effects_of(offline, key) == hand_labels()[key], (key, offline.analyze_one(recorded()[key]).capabilities)
+
+
+# --------------------------------------------------------------------------- the tools issue #21 names
+
+
+def test_forking_a_repository_is_a_write(offline):
+    # No annotations; the name's verb "fork" is the only signal (it was read as /read).
+    check(offline, "github/fork_repository")
+    check(offline, "gitlab/fork_repository")
+
+
+def test_checkout_changes_the_working_tree(offline):
+    analysis = offline.analyze_one(recorded()["git/git_checkout"])
+    assert "/write" in analysis.capabilities and "/send" not in analysis.capabilities
+    check(offline, "git/git_checkout")
+
+
+def test_console_messages_are_not_sent(offline):
+    # "messages" after another word is a noun, not the verb "message"; the tool writes only
+    # because its ``filename`` parameter saves them to a file.
+    assert "/send" not in offline.analyze_one(recorded()["playwright/browser_console_messages"]).capabilities
+    check(offline, "playwright/browser_console_messages")
+    tool = recorded()["playwright/browser_console_messages"]
+    props = {k: v for k, v in tool.input_schema["properties"].items() if k != "filename"}
+    inline = dataclasses.replace(tool, input_schema={**tool.input_schema, "properties": props})
+    assert side_effects(inline) == ()
+
+
+# --------------------------------------------------------------------------- the name: verb and object
+
+
+def test_the_names_first_verb_decides_a_read(offline):
+    # "tag" and "task" named after "get" were read as writes.
+    for key in ("asana/asana_get_tags_for_task", "asana/asana_get_tasks_for_tag", "github/list_commits"):
+        check(offline, key)
+
+
+def test_a_sent_object_makes_creating_it_a_send(offline):
+    for key in ("github/create_pull_request_review", "github/add_issue_comment", "asana/asana_create_task_story",
+                "linear/linear_createProjectUpdate"):
+        check(offline, key)
+
+
+def test_removing_an_association_is_a_write_not_a_delete(offline):
+    for key in ("asana/asana_remove_tag_from_task", "atlassian/jira_remove_watcher",
+                "linear/linear_removeUserFromTeam", "trello/remove_member_from_card"):
+        check(offline, key)
+
+
+# --------------------------------------------------------------------------- parameters
+
+
+def test_a_file_parameter_that_saves_makes_a_read_a_write(offline):
+    # readOnlyHint: true, yet a screenshot or snapshot saved to a file the caller names is a write.
+    for key in ("playwright/browser_take_screenshot", "playwright/browser_snapshot", "gmail/download_attachment"):
+        check(offline, key)
+    # A file name that only says what to read is no write.
+    check(offline, "monday/fetch_file_content")
+
+
+def test_recipients_and_notifications_send(offline):
+    check(offline, "google-calendar/delete-event")  # sendUpdates
+    check(offline, "stripe/update_dispute")  # submit
+
+
+def test_a_draft_is_not_sent(offline):
+    check(offline, "gmail/draft_email")
+    check(offline, "google-workspace/draft_gmail_message")
+
+
+def test_action_values_name_the_operations(offline):
+    # The quoted values of ``action``'s description ("create", "update", "delete" ...).
+    check(offline, "google-workspace/manage_event")
+
+
+def test_a_switch_that_drops_makes_a_rename_a_delete(offline):
+    check(offline, "mongodb/rename-collection")  # dropTarget
+
+
+# --------------------------------------------------------------------------- description and annotations
+
+
+def test_the_description_names_code_it_runs(offline):
+    check(offline, "cloudflare/d1_query")
+    check(offline, "cloudflare/workflow_execute")
+    # "Run inference on a model" runs no code of the caller's.
+    check(offline, "cloudflare/ai_inference")
+
+
+def test_read_only_false_is_a_write_and_destructive_without_a_verb_a_delete():
+    plain = ToolDef("s", "thing_tool", description="Does the thing.")
+    assert side_effects(plain) == ()
+    assert side_effects(dataclasses.replace(plain, annotations={"readOnlyHint": False})) == ("/write",)
+    assert "/delete" in side_effects(dataclasses.replace(plain, annotations={"destructiveHint": True}))
+    # A destructive tool whose name says how (an overwrite) is a write, not a delete.
+    write = ToolDef("s", "write_file", "Write content to a file.", annotations={"destructiveHint": True})
+    assert side_effects(write) == ("/write",)
+
+
+# --------------------------------------------------------------------------- merging with the lexical labels
+
+
+def test_merge_keeps_lexical_labels_and_makes_effects_exact():
+    assert merge_capabilities(["/read", "/send"], (), 4) == ["/read"]
+    assert merge_capabilities(["/send"], (), 4) == ["/read"]
+    assert merge_capabilities(["/search", "/write"], ("/delete", "/write"), 4) == ["/search", "/write", "/delete"]
+    assert merge_capabilities(["/navigate", "/list", "/search"], ("/execute", "/send", "/write"), 4) == [
+        "/navigate", "/execute", "/send", "/write"]
+    assert merge_capabilities([], ("/write",), 4) == ["/write"]
