@@ -6,7 +6,9 @@ lexical capability scores of :mod:`jit.analysis.offline_analyzer` rank what a to
 this module decides what it can *do*, from four signals, each read on its own:
 
 1. **Annotations.** ``readOnlyHint: false`` or ``destructiveHint: true`` say the tool
-   changes things. ``readOnlyHint: true`` vetoes nothing: a server's claim is one signal.
+   changes things. ``readOnlyHint: true`` outweighs a plain write verb of the name, and
+   nothing else: a name that deletes, runs or sends, a parameter that saves a file, or a
+   description that states an effect still count.
 2. **The tool's own verb and object**, parsed from its name: the first verb of the name
    (``git_checkout``, ``fork_repository``, ``asana_get_tags_for_task``), and what it acts
    on (a *comment* or *review* created is sent; a *tab* or *page* closed is session state;
@@ -281,7 +283,11 @@ def side_effects(tool: ToolDef) -> tuple[str, ...]:
     words = _name_words(tool.name)
     verb, obj = _verb(words)
     if verb is not None:
-        effects |= _verb_effects(verb, obj)
+        named = _verb_effects(verb, obj)
+        # Annotations first: a server's readOnlyHint outweighs a plain write verb of the name
+        # ("trigger", "toggle"), not a verb that deletes, runs or sends, nor a parameter or
+        # description that says what else the tool does.
+        effects |= named - {_W} if ann.get("readOnlyHint") is True else named
     effects |= _schema_effects(tool.input_schema, verb)
     stated = _description_effects(tool.description or "", verb is not None)
     effects |= stated
