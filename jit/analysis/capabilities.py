@@ -52,7 +52,7 @@ def _stems(words: str) -> frozenset[str]:
 _READ_VERBS = _stems(
     "get list read search find fetch retrieve describe show view lookup look resolve count check inspect "
     "explain validate analyze analyse compare summarize diff status log blame browse scan preview ping whoami "
-    "navigate hover wait scroll screenshot snapshot take capture emulate resize query info detail "
+    "navigate go hover wait scroll screenshot snapshot take capture emulate resize query info detail "
     "details load open peek calculate compute convert parse extract translate render "
     "estimate test verify detect suggest recommend generate download export think is has can "
     "exists lint grep head tail sample tree stat login connect reconnect disconnect switch "
@@ -71,7 +71,8 @@ _WRITE_VERBS = _stems(
     "post send reply respond comment forward notify submit trigger draft "
     "launch kill terminate cancel undo redo use manage cordon drain uncordon "
     "revoke logout join leave ack claim acknowledge "
-    "unsnooze snooze hide unhide rsvp accept decline handle change bump promote demote"
+    "unsnooze snooze hide unhide rsvp accept decline handle change bump promote demote format customize "
+    "adjust highlight"
 )
 #: Verbs whose purpose is removal. ``remove`` of an association is a write (see :data:`_ASSOCIATIONS`).
 _DELETE_VERBS = _stems(
@@ -89,6 +90,8 @@ _NOUNS = _stems(
 _STARTS = _stems("start launch spawn trigger")
 _RUNNABLE = _stems("process processes job jobs workflow workflows agent agents pipeline pipelines build "
                    "builds test tests script scripts command commands program")
+#: HTTP's methods that say nothing of the operation (a search sent as POST), leading a generic API tool's name.
+_HTTP_METHODS = _stems("post put patch")
 #: Verbs that run something the caller chooses.
 _EXECUTE_VERBS = _stems("run exec execute evaluate eval invoke spawn")
 #: Verbs that deliver content to someone.
@@ -117,12 +120,12 @@ _SESSION_OBJECT_VERBS = _stems("select set use")
 #: Words that end a name's object: what follows is where it happens ("remove_tag_from_task").
 _PREPOSITIONS = _stems("to from on in for of into by with at")
 #: Words of a name that are no verb: a server or product prefix, HTTP's method on its own.
-_PREFIXES = _stems("api mcp browser puppeteer kubectl git github gitlab jira confluence asana linear trello "
+_PREFIXES = _stems("api mcp browser puppeteer playwright kubectl git github gitlab jira confluence asana linear trello "
                    "discord slack notion monday airtable hubspot stripe redis mongo mongodb obsidian excel "
                    "gmail google firecrawl tavily exa brave sentry cloudflare azure wfp d1 kv r2 do")
 
 #: Parameter names (stemmed, underscores dropped) that carry code or a command to run.
-_EXEC_PARAMS = _stems("script code function command commands initscript expression javascript js sql")
+_EXEC_PARAMS = _stems("script code function command commands initscript javascript js sql")
 #: Parameter names that deliver: recipients, notifications, webhooks, a switch that submits.
 _SEND_PARAMS = _stems("recipients recipient to cc bcc sendupdates sendnotification notify notifyusers "
                       "webhook webhookurl sharewith submit send")
@@ -166,6 +169,8 @@ def _verb(words: Iterable[str]) -> tuple[str | None, list[str]]:
     """The first verb of ``words`` and the words after it (its object). A word that is as often a
     noun (:data:`_NOUNS`: "comment", "message", "update") is a verb only as the first word."""
     words = list(words)
+    if len(words) > 1 and words[0] in _HTTP_METHODS and _is_verb(words[1]) and words[1] not in _NOUNS:
+        words = words[1:]  # a POST that searches ("post_search") does what its second verb says
     for i, w in enumerate(words):
         if _is_verb(w) and (i == 0 or w not in _NOUNS):
             return w, words[i + 1:]
@@ -185,8 +190,8 @@ def _verb_effects(verb: str, obj: list[str], *, exact: bool = True) -> set[str]:
     object is deliberate; prose objects are loose, so there removal is taken as deletion."""
     head = _head(obj)
     out: set[str] = set()
-    if obj[:1] == [stem("or")] and len(obj) > 1 and _is_verb(obj[1]):
-        out |= _verb_effects(obj[1], obj[2:], exact=exact)  # get_or_create_label
+    if obj[:1] and obj[0] in _stems("or and") and len(obj) > 1 and _is_verb(obj[1]):
+        out |= _verb_effects(obj[1], obj[2:], exact=exact)  # get_or_create_label, search_and_replace
     if (verb in _SESSION_VERBS and not head) or (verb in _SESSION_VERBS | _SESSION_OBJECT_VERBS
                                                  and set(head) & _SESSION_OBJECTS):
         return out
