@@ -13,7 +13,7 @@ jit's ToolDefs and go through :class:`~jit.analysis.offline_analyzer.OfflineAnal
   ``/send`` are those labels, and any of them is ``write`` (the guideline: delete, execute
   and send imply write); a tool with none of them is ``read``.
 * **policy**: what the role policy reads as a change (rules/policy.dl, ``changing``): the
-  analyzer's reading, plus ``readOnlyHint: false`` and ``destructiveHint: true``, unless the
+  analyzer's reading, plus ``readOnlyHint: false``, and ``destructiveHint: true`` unless the
   server declares ``readOnlyHint: true`` (:func:`bench.eval_roles.risky_reasons`). Only
   ``write`` differs: the policy asks of the other labels what the analyzer says.
 

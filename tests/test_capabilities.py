@@ -14,12 +14,15 @@ from functools import cache
 
 import pytest
 
-from bench.eval_roles import load_tools
+from bench.eval_roles import load_tools, make_pool, risky_reasons
 from bench.record_sets import CATALOGS
 from jit.analysis.capabilities import EFFECTS, merge_capabilities, side_effects
 from jit.analysis.offline_analyzer import OfflineAnalyzer
-from jit.config import DEFAULT_SHARDS
+from jit.config import DEFAULT_SHARDS, AvailableTools, Config
+from jit.evaluation.evaluate import build_catalog
 from jit.models import ToolDef
+from jit.selection.compiler import Compiler
+from jit.selection.tokens import EstimateCounter
 
 LABELS = CATALOGS.folder.parent / "labels" / "labels.jsonl"
 
@@ -146,6 +149,30 @@ def test_read_only_false_is_a_write_and_destructive_without_a_verb_a_delete():
     # A destructive tool whose name says how (an overwrite) is a write, not a delete.
     write = ToolDef("s", "write_file", "Write content to a file.", annotations={"destructiveHint": True})
     assert side_effects(write) == ("/write",)
+
+
+def test_a_read_only_hint_hides_no_effect_the_analyzer_found_from_a_read_only_role(tmp_path, hashing_embedder):
+    """Annotations add danger, never remove it: both tools claim ``readOnlyHint: true``, one saves
+    a screenshot to a file the caller names, the other files feedback with monday.com. The role
+    policy (the shipped rules, a real SQLite catalog) denies both to a reviewer, as it counts them
+    in bench/eval_roles.py; a plain read with the same claim stays allowed."""
+    keys = ("playwright/browser_take_screenshot", "monday/submit_bug_or_feature_request", "monday/get_board_schema")
+    tools = [recorded()[k] for k in keys]
+    assert all(t.annotations["readOnlyHint"] is True for t in tools)
+    config = dataclasses.replace(Config.default(tmp_path), available_tools=AvailableTools())
+    store = build_catalog(make_pool(tools, tmp_path / "tools.jsonl"), tmp_path / "catalog.db", config,
+                          hashing_embedder, analyzer=OfflineAnalyzer(config.shards))
+    try:
+        with Compiler(store, config, hashing_embedder, token_counter=EstimateCounter()) as compiler:
+            denied = {k: compiler.denied("reviewer", *k.split("/")) for k in keys}
+            assert compiler.denied("coder", "monday", "submit_bug_or_feature_request") == ()
+        caps = {st.tool.name: st.analysis.capabilities for st in store.tools()}
+    finally:
+        store.close()
+    assert denied == {keys[0]: ("read-only role: the tool can change things",),
+                      keys[1]: ("read-only role: the tool can change things",), keys[2]: ()}
+    assert {k: bool(risky_reasons(t.annotations, caps[t.name])) for k, t in zip(keys, tools)} == {
+        keys[0]: True, keys[1]: True, keys[2]: False}
 
 
 # --------------------------------------------------------------------------- merging with the lexical labels
