@@ -101,6 +101,17 @@ def test_removing_an_association_is_a_write_not_a_delete(offline):
         check(offline, key)
 
 
+def test_deleting_an_association_is_a_write_whatever_the_text_says(offline):
+    # "Delete an issue relation by ID": the text's deletion is the name's, of a link between issues.
+    check(offline, "linear/linear_deleteIssueRelation")
+
+
+def test_a_drop_with_no_object_is_a_drag_and_drop():
+    drop = recorded()["playwright/browser_drop"]
+    assert "/delete" not in side_effects(drop)
+    assert "/delete" in side_effects(recorded()["mongodb/drop-collection"])
+
+
 # --------------------------------------------------------------------------- parameters
 
 
@@ -127,6 +138,22 @@ def test_action_values_name_the_operations(offline):
     check(offline, "google-workspace/manage_event")
 
 
+def test_an_operation_named_by_its_verb_alone_acts_on_the_tools_object(offline):
+    # "remove" of email flags, email tags, an agent's triggers or Drive access (revoke) detaches
+    # an association; "remove" of an account deletes it.
+    for key in ("email/set_email_flags", "email/set_email_tags", "monday/manage_agent_triggers",
+                "google-workspace/manage_drive_access", "google-calendar/manage-accounts"):
+        check(offline, key)
+
+
+def test_operations_listed_by_the_description_or_typed_in_a_list_of_operations(offline):
+    # An untyped ``action`` whose values only the description's list names ("- delete: ..."),
+    # a list of operations each of whose kinds has a constant ``operation_type`` ("delete_blocks",
+    # "add_comment"), an action object whose fields are its operations ("forward").
+    for key in ("google-workspace/manage_document_comment", "monday/update_doc", "gmail/create_filter"):
+        check(offline, key)
+
+
 def test_a_switch_that_drops_makes_a_rename_a_delete(offline):
     check(offline, "mongodb/rename-collection")  # dropTarget
 
@@ -139,6 +166,17 @@ def test_the_description_names_code_it_runs(offline):
     check(offline, "cloudflare/workflow_execute")
     # "Run inference on a model" runs no code of the caller's.
     check(offline, "cloudflare/ai_inference")
+
+
+def test_a_destructive_hint_is_a_delete_only_when_nothing_names_another_change(offline):
+    # What the hint may mean instead: the rollout's sub-commands (pause, restart, undo), the
+    # text's "change the constant ... and store it", the name's "upgrade". A tool that runs
+    # raw protocol commands names no such change, and "manage" or "handle" name none.
+    for key in ("kubernetes/kubectl_rollout", "excel/goal_seek", "kubernetes/upgrade_helm_chart"):
+        check(offline, key)
+    assert "/delete" in side_effects(recorded()["email/email_command"])  # "Execute IMAP or SMTP primitives"
+    for text in ("Handles things.", "Manage the thing."):
+        assert "/delete" in side_effects(ToolDef("s", "thing_tool", text, annotations={"destructiveHint": True}))
 
 
 def test_read_only_false_is_a_write_and_destructive_without_a_verb_a_delete():

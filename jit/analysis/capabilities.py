@@ -48,6 +48,8 @@ def _stems(words: str) -> frozenset[str]:
     return frozenset(stem(w) for w in words.split())
 
 
+#: Verbs of a change that do not say which.
+_GENERIC_VERBS = _stems("handle manage use change")
 #: Verbs that only read: a name that starts with one reads, unless another signal says otherwise.
 _READ_VERBS = _stems(
     "get list read search find fetch retrieve describe show view lookup look resolve count check inspect "
@@ -72,7 +74,7 @@ _WRITE_VERBS = _stems(
     "launch kill terminate cancel undo redo use manage cordon drain uncordon "
     "revoke logout join leave ack claim acknowledge "
     "unsnooze snooze hide unhide rsvp accept decline handle change bump promote demote format customize "
-    "adjust highlight"
+    "adjust highlight upgrade downgrade detach"
 )
 #: Verbs whose purpose is removal. ``remove`` of an association is a write (see :data:`_ASSOCIATIONS`).
 _DELETE_VERBS = _stems(
@@ -102,11 +104,14 @@ _SEND_VERBS = _stems(
 #: review, a status update, a form submission.
 _SENT_OBJECTS = _stems("comment comments reply review story message messages post invitation invite "
                        "notification webhook update updates feedback status submission")
-#: Objects a ``remove`` takes away from another object while both stay (the guideline: a write).
+#: Objects a removal (:data:`_DETACHES`) takes away from another object while both stay (the guideline: a write).
 _ASSOCIATIONS = _stems("label labels tag tags watcher watchers member members assignee assignees link links "
                        "relation relations reaction reactions dependency dependencies dependent dependents "
                        "follower followers collaborator collaborators user users project projects domain "
-                       "parent parents permission subscriber subscribers")
+                       "parent parents permission permissions subscriber subscribers flag flags access "
+                       "trigger triggers")
+#: Verbs that, of an association, take it away and leave both ends.
+_DETACHES = _stems("remove revoke detach")
 #: Objects that are associations whatever the verb: deleting a relation removes no record.
 _LINKS = _stems("relation relations link links reaction reactions dependency dependencies")
 #: Objects of a browser, client or pub/sub session: opening, closing or resizing them, or
@@ -136,10 +141,14 @@ _FILE_PARAMS = ("filename", "file", "path", "dir", "directory", "folder", "outpu
 #: Parameter names that switch deletion on.
 _DELETE_PARAMS = _stems("droptarget forcedelete clearvalues trashed intrash purge delete deletelocaldata")
 #: Enum parameters whose values name the tool's operations.
-_ACTION_PARAMS = _stems("action actions operation operations mode op")
+_ACTION_PARAMS = _stems("action actions operation operations mode op subcommand")
+#: Fields of an item in a list of operations that name the item's operation.
+_OPERATION_TYPES = _stems("operationtype actiontype optype")
 
 _WORD = re.compile(r"[a-z]+")
 _QUOTED = re.compile(r"[\"'`]([a-z][a-z_ -]{1,30})[\"'`]")
+#: An operation a description lists, one a line: "- delete: Delete a comment."
+_LISTED = re.compile(r"^[ \t]*[-*•][ \t]*([a-z][a-z_]{1,30}):", re.MULTILINE)
 _SAVES = re.compile(r"\b(?:save|saves|saved|saving|write|writes|written|store|stores|stored|download)\w*\b",
                     re.IGNORECASE)
 #: A description's statement that the tool deletes: a verb of removal in the present ("deletes",
@@ -196,10 +205,10 @@ def _verb_effects(verb: str, obj: list[str], *, exact: bool = True) -> set[str]:
                                                  and set(head) & _SESSION_OBJECTS):
         return out
     if verb in _DELETE_VERBS:
-        if exact and (set(head) & _LINKS or (verb == stem("remove") and set(head) & _ASSOCIATIONS)):
+        if exact and (set(head) & _LINKS or (verb in _DETACHES and set(head) & _ASSOCIATIONS)):
             out.add(_W)
-        elif not (verb == stem("clear") and set(head) & _SESSION_OBJECTS):
-            out.add(_D)
+        elif not (verb == stem("clear") and set(head) & _SESSION_OBJECTS) and (verb != stem("drop") or head):
+            out.add(_D)  # a drop with no object is a drag and drop
     if (verb in _EXECUTE_VERBS and exact) or (verb in _STARTS and set(head) & _RUNNABLE):
         out.add(_X)
     if verb in _SEND_VERBS and (verb != stem("forward") or head):
@@ -215,16 +224,35 @@ def _param_name(raw: Any) -> str:
     return stem(re.sub(r"[^a-z0-9]", "", str(raw).lower()))
 
 
-def _action_values(p: dict[str, Any]) -> list[str]:
-    """The operations an action parameter offers: its enum, else the quoted words of its description."""
+def _variants(p: dict[str, Any]) -> list[dict[str, Any]]:
+    """The object shapes an action parameter's items may take (one, or each of anyOf / oneOf)."""
+    items = p.get("items")
+    if not isinstance(items, dict):
+        return []
+    shapes = items.get("anyOf") or items.get("oneOf") or [items]
+    return [v for v in shapes if isinstance(v, dict) and isinstance(v.get("properties"), dict)]
+
+
+def _action_values(p: dict[str, Any], tool_description: str) -> list[str]:
+    """The operations an action parameter offers: its enum; the names of an object's fields
+    (``{"forward": ..., "addLabelIds": ...}``); the constant operation type of each kind of item
+    in a list of operations; else the quoted words of its description, else the operations the
+    tool's description lists (``- delete: Delete a comment``)."""
     items = p.get("items")
     values = p.get("enum") or (items.get("enum") if isinstance(items, dict) else None)
+    if not values and isinstance(p.get("properties"), dict):
+        values = list(p["properties"])
+    if not values:
+        values = [f.get("const") for v in _variants(p) for k, f in v["properties"].items()
+                  if isinstance(f, dict) and _param_name(k) in _ACTION_PARAMS | _OPERATION_TYPES]
     if not values and isinstance(p.get("description"), str):
         values = _QUOTED.findall(p["description"].lower())
+    if not values:
+        values = _LISTED.findall(tool_description[:3000])
     return [v for v in values or () if isinstance(v, str)]
 
 
-def _schema_effects(schema: Any, verb: str | None) -> set[str]:
+def _schema_effects(schema: Any, verb: str | None, subject: list[str], description: str) -> set[str]:
     """Effects the parameters imply: code to run, recipients, a file to save, a deleting switch, actions."""
     props = schema.get("properties") if isinstance(schema, dict) else None
     if not isinstance(props, dict):
@@ -250,11 +278,18 @@ def _schema_effects(schema: Any, verb: str | None) -> set[str]:
         if name in _DELETE_PARAMS and changes:
             out.add(_D)
         if name in _ACTION_PARAMS and changes:
-            for value in _action_values(p):
-                words = [stem(w) for w in split_identifier(value)]
-                v, obj = _verb(words)
-                if v is not None:
-                    out |= _verb_effects(v, obj)
+            out |= _operation_effects(_action_values(p, description), subject)
+    return out
+
+
+def _operation_effects(values: Iterable[str], subject: list[str]) -> set[str]:
+    """Effects of the operations a tool offers by name; an operation named by its verb alone
+    ("add", "remove") acts on ``subject``, the object of the tool's name."""
+    out: set[str] = set()
+    for value in values:
+        v, obj = _verb([stem(w) for w in split_identifier(value)])
+        if v is not None:
+            out |= _verb_effects(v, obj or subject)
     return out
 
 
@@ -276,6 +311,14 @@ def _description_effects(description: str, named: bool) -> set[str]:
     return out
 
 
+def _names_a_write(description: str) -> bool:
+    """Whether the description's first sentence names a change that is no removal ("change the
+    constant ... and store it", "create ... a browser tab"): what a destructive hint may mean
+    instead. "Manage" or "handle" names none."""
+    words = (stem(w) for w in _WORD.findall(first_sentence(description.strip()[:600]).lower()))
+    return any(w in _WRITE_VERBS and w not in _DELETE_VERBS | _GENERIC_VERBS for w in words)
+
+
 def side_effects(tool: ToolDef) -> tuple[str, ...]:
     """The tool's side effects, most dangerous first (:data:`EFFECTS`); empty when it only reads.
 
@@ -287,17 +330,23 @@ def side_effects(tool: ToolDef) -> tuple[str, ...]:
         effects.add(_W)
     words = _name_words(tool.name)
     verb, obj = _verb(words)
+    named: set[str] = set()
     if verb is not None:
         named = _verb_effects(verb, obj)
         # Annotations first: a server's readOnlyHint outweighs a plain write verb of the name
         # ("trigger", "toggle"), not a verb that deletes, runs or sends, nor a parameter or
         # description that says what else the tool does.
         effects |= named - {_W} if ann.get("readOnlyHint") is True else named
-    effects |= _schema_effects(tool.input_schema, verb)
-    stated = _description_effects(tool.description or "", verb is not None)
+    description = tool.description or ""
+    given = _schema_effects(tool.input_schema, verb, obj, description)
+    effects |= given
+    stated = _description_effects(description, verb is not None)
+    if verb in _DELETE_VERBS and _D not in named:
+        stated.discard(_D)  # the removal the text states is the name's: of an association
     effects |= stated
-    if ann.get("destructiveHint") is True and ann.get("readOnlyHint") is not True and verb is None and stated <= {_W}:
-        effects.add(_D)  # destructive, and the name does not say how: the more dangerous reading
+    if (ann.get("destructiveHint") is True and ann.get("readOnlyHint") is not True and verb is None
+            and stated <= {_W} and _W not in given and not _names_a_write(description)):
+        effects.add(_D)  # destructive, and neither the name nor the text says how: the more dangerous reading
     if stem("draft") in words and verb not in _SEND_VERBS:
         effects.discard(_S)  # a draft is stored, not sent
     return tuple(e for e in EFFECTS if e in effects)
