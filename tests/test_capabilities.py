@@ -179,6 +179,29 @@ def test_a_destructive_hint_is_a_delete_only_when_nothing_names_another_change(o
         assert "/delete" in side_effects(ToolDef("s", "thing_tool", text, annotations={"destructiveHint": True}))
 
 
+def test_a_deletion_the_first_paragraph_states_counts_unless_denied_or_of_a_session(offline):
+    # "To delete an email, add the TRASH label"; "Linear revokes those existing tokens";
+    # "existing client-credentials tokens may be invalidated".
+    for key in ("google-workspace/modify_gmail_message_labels", "linear/linear_createOAuthClientCredentialsToken",
+                "linear/linear_rotateManagedOAuthApplicationSecret"):
+        check(offline, key)
+    # "... without erasing what's already there" (an overwrite); "revoke its connectionId" (a session's).
+    for key in ("obsidian/obsidian_put_content", "mongodb/disconnect"):
+        check(offline, key)
+
+
+def test_a_destructive_cancel_or_undo_is_a_delete(offline):
+    for key in ("stripe/cancel_subscription", "monday/undo_action"):
+        check(offline, key)
+    assert "/delete" not in side_effects(dataclasses.replace(recorded()["stripe/cancel_subscription"],
+                                                             annotations={"destructiveHint": False}))
+
+
+def test_running_any_command_of_a_system_can_delete(offline):
+    check(offline, "kubernetes/kubectl_generic")  # "Execute any kubectl command"
+    assert "/delete" not in side_effects(ToolDef("s", "sql", "Run any read-only SQL query."))
+
+
 def test_read_only_false_is_a_write_and_destructive_without_a_verb_a_delete():
     plain = ToolDef("s", "thing_tool", description="Does the thing.")
     assert side_effects(plain) == ()

@@ -94,6 +94,8 @@ _RUNNABLE = _stems("process processes job jobs workflow workflows agent agents p
                    "builds test tests script scripts command commands program")
 #: HTTP's methods that say nothing of the operation (a search sent as POST), leading a generic API tool's name.
 _HTTP_METHODS = _stems("post put patch")
+#: Verbs that end or reverse something: with a destructive hint, what they end is gone.
+_ENDS = _stems("cancel terminate void abort undo revert")
 #: Verbs that run something the caller chooses.
 _EXECUTE_VERBS = _stems("run exec execute evaluate eval invoke spawn")
 #: Verbs that deliver content to someone.
@@ -154,9 +156,17 @@ _SAVES = re.compile(r"\b(?:save|saves|saved|saving|write|writes|written|store|st
 #: A description's statement that the tool deletes: a verb of removal in the present ("deletes",
 #: "deleting", "permanently removes"), not a past participle ("list deleted items").
 _DELETES = re.compile(r"\b(?:delet(?:e|es|ing)|purg(?:e|es|ing)|eras(?:e|es|ing)|destroy(?:s|ing)?|"
-                      r"permanently\s+remov\w*|cannot be undone)\b", re.IGNORECASE)
+                      r"revok(?:e|es|ing)|invalidat(?:e|es|ing)|permanently\s+remov\w*|cannot be undone|"
+                      r"(?:is|are|be|get|gets)\s+(?:deleted|purged|erased|destroyed|revoked|invalidated))\b",
+                      re.IGNORECASE)
+#: Words just before an effect that deny it: "without erasing", "never deletes".
+_NEGATED = re.compile(r"(?:\b(?:without|not|never|no|nor)|n't)\s+(?:\w+\s+)?$", re.IGNORECASE)
 _RUNS_CODE = re.compile(r"\b(?:execut|run|evaluat)\w*\s+(?:[\w-]+\s+){0,3}?(?:javascript|js|code|script|scripts|"
                         r"sql|command|commands|shell|workflow|workflows|job|jobs)\b", re.IGNORECASE)
+#: A statement that the tool runs whatever command or query of a system the caller writes
+#: (not "any read-only query").
+_RUNS_ANY = re.compile(r"\b(?:any|arbitrary)\s+(?:[\w-]+\s+){0,2}?(?:commands?|quer(?:y|ies)|sql|statements?)\b",
+                       re.IGNORECASE)
 _SENDS = re.compile(r"\b(?:send|sends|sending|forward|forwards|notif(?:y|ies))\s+(?:[\w-]+\s+){0,3}?"
                     r"(?:e-?mails?|messages?|notifications?|sms|invitations?|replies|reply|comments?|updates?)\b",
                     re.IGNORECASE)
@@ -304,11 +314,26 @@ def _description_effects(description: str, named: bool) -> set[str]:
             out |= _verb_effects(verb, obj, exact=False)
     if _RUNS_CODE.search(lead):
         out.add(_X)
+    if any("read" not in m.group(0).lower() for m in _RUNS_ANY.finditer(lead)):
+        out |= {_X, _D}  # any command of a system, its deleting ones among them
     if _SENDS.search(lead):
         out.add(_S)
-    if _DELETES.search(lead):
+    if any(_states_a_deletion(m) for m in _DELETES.finditer(_first_paragraph(description))):
         out.add(_D)
     return out
+
+
+def _states_a_deletion(m: re.Match[str]) -> bool:
+    """Whether a deleting word of a description states what the tool does: not denied ("without
+    erasing") and not of a session's object ("revoke its connectionId")."""
+    if _NEGATED.search(m.string[:m.start()]):
+        return False
+    after = {stem(w) for w in split_identifier(" ".join(m.string[m.end():].split()[:3]))}
+    return not after & _SESSION_OBJECTS
+
+
+def _first_paragraph(description: str) -> str:
+    return re.split(r"\n\s*\n", description.strip()[:600], maxsplit=1)[0]
 
 
 def _names_a_write(description: str) -> bool:
@@ -344,9 +369,11 @@ def side_effects(tool: ToolDef) -> tuple[str, ...]:
     if verb in _DELETE_VERBS and _D not in named:
         stated.discard(_D)  # the removal the text states is the name's: of an association
     effects |= stated
-    if (ann.get("destructiveHint") is True and ann.get("readOnlyHint") is not True and verb is None
-            and stated <= {_W} and _W not in given and not _names_a_write(description)):
+    destructive = ann.get("destructiveHint") is True and ann.get("readOnlyHint") is not True
+    if destructive and verb is None and stated <= {_W} and _W not in given and not _names_a_write(description):
         effects.add(_D)  # destructive, and neither the name nor the text says how: the more dangerous reading
+    if destructive and verb in _ENDS:
+        effects.add(_D)  # a destructive cancel or undo removes what it ends: it cannot be restarted
     if stem("draft") in words and verb not in _SEND_VERBS:
         effects.discard(_S)  # a draft is stored, not sent
     return tuple(e for e in EFFECTS if e in effects)
