@@ -128,9 +128,35 @@ def test_recipients_and_notifications_send(offline):
     check(offline, "stripe/update_dispute")  # submit
 
 
+def test_a_comment_the_change_adds_is_sent_a_comment_describing_a_record_is_not(offline):
+    check(offline, "atlassian/jira_transition_issue")  # "Comment to add during the transition"
+    check(offline, "atlassian/jira_add_worklog")  # "Comment for the worklog"
+    check(offline, "atlassian/confluence_upload_attachment")  # "A comment describing this attachment"
+
+
+def test_content_opened_to_an_audience_is_sent(offline):
+    # "anyone with the link" access; a form "published and visible to responders".
+    for key in ("google-workspace/set_drive_file_permissions", "google-workspace/set_publish_settings"):
+        check(offline, key)
+
+
+def test_local_files_handed_to_a_web_page_are_sent(offline):
+    # A browser's upload or drop gives the page files it can send anywhere; an upload to a
+    # system of record stores them (checked above: confluence_upload_attachment).
+    for key in ("playwright/browser_file_upload", "playwright/browser_drop"):
+        check(offline, key)
+
+
+def test_an_invitation_declined_sends_the_answer(offline):
+    # "These special events auto-decline meeting invitations", in the description's first paragraph.
+    check(offline, "google-workspace/manage_out_of_office")
+    assert "/send" not in side_effects(ToolDef("s", "set_status", "Set a status.\nIt does not send notifications."))
+
+
 def test_a_draft_is_not_sent(offline):
     check(offline, "gmail/draft_email")
     check(offline, "google-workspace/draft_gmail_message")
+    check(offline, "email/save_to_mailbox")  # recipients, saved to a folder
 
 
 def test_action_values_name_the_operations(offline):

@@ -124,6 +124,13 @@ _SESSION_OBJECTS = _stems("tab tabs page pages browser session connection dialog
 _SESSION_VERBS = _stems("close open resize switch subscribe unsubscribe")
 #: Verbs that act on a session only when their object is one of :data:`_SESSION_OBJECTS`.
 _SESSION_OBJECT_VERBS = _stems("select set use")
+#: Verbs that keep what they are given: a message with recipients saved is not sent.
+_KEEPS = _stems("save store")
+#: Verbs that hand local files to something, and what marks a browser's tool: a web page
+#: given files can send them on (not a system of record an upload stores them in).
+_HANDS_FILES = _stems("upload drop")
+_BROWSERS = _stems("browser puppeteer playwright")
+_ON_PAGE = re.compile(r"\b(?:web page|webpage|element)\b", re.IGNORECASE)
 #: Words that end a name's object: what follows is where it happens ("remove_tag_from_task").
 _PREPOSITIONS = _stems("to from on in for of into by with at")
 #: Words of a name that are no verb: a server or product prefix, HTTP's method on its own.
@@ -136,6 +143,8 @@ _EXEC_PARAMS = _stems("script code function command commands initscript javascri
 #: Parameter names that deliver: recipients, notifications, webhooks, a switch that submits.
 _SEND_PARAMS = _stems("recipients recipient to cc bcc sendupdates sendnotification notify notifyusers "
                       "webhook webhookurl sharewith submit send")
+#: Parameter names of content that, added by the change, is delivered to people.
+_SENT_FIELDS = _stems("comment comments reply")
 #: Parameter names of a file the tool writes its result to, whatever their description.
 _SAVE_PARAMS = _stems("savepath outputpath outputfile downloadpath savedir outputdir savefile savelocation")
 #: Endings of parameter names that may name a file to write: their description decides (:data:`_SAVES`).
@@ -161,6 +170,11 @@ _DELETES = re.compile(r"\b(?:delet(?:e|es|ing)|purg(?:e|es|ing)|eras(?:e|es|ing)
                       re.IGNORECASE)
 #: Words just before an effect that deny it: "without erasing", "never deletes".
 _NEGATED = re.compile(r"(?:\b(?:without|not|never|no|nor)|n't)\s+(?:\w+\s+)?$", re.IGNORECASE)
+#: A parameter's description saying its content is added or posted (a comment, a reply).
+_ADDED = re.compile(r"\b(?:add|adds|added|post|posts|posted|send|sends|sent)\b", re.IGNORECASE)
+#: A parameter that opens content to an audience: link sharing, publication.
+_PUBLISHES = re.compile(r"\banyone with the link\b|"
+                        r"\bpublish(?:ed|es)?\b[^.]{0,40}?\b(?:visible|available|accessible)\b", re.IGNORECASE)
 _RUNS_CODE = re.compile(r"\b(?:execut|run|evaluat)\w*\s+(?:[\w-]+\s+){0,3}?(?:javascript|js|code|script|scripts|"
                         r"sql|command|commands|shell|workflow|workflows|job|jobs)\b", re.IGNORECASE)
 #: A statement that the tool runs whatever command or query of a system the caller writes
@@ -168,7 +182,8 @@ _RUNS_CODE = re.compile(r"\b(?:execut|run|evaluat)\w*\s+(?:[\w-]+\s+){0,3}?(?:ja
 _RUNS_ANY = re.compile(r"\b(?:any|arbitrary)\s+(?:[\w-]+\s+){0,2}?(?:commands?|quer(?:y|ies)|sql|statements?)\b",
                        re.IGNORECASE)
 _SENDS = re.compile(r"\b(?:send|sends|sending|forward|forwards|notif(?:y|ies))\s+(?:[\w-]+\s+){0,3}?"
-                    r"(?:e-?mails?|messages?|notifications?|sms|invitations?|replies|reply|comments?|updates?)\b",
+                    r"(?:e-?mails?|messages?|notifications?|sms|invitations?|replies|reply|comments?|updates?)\b|"
+                    r"\b(?:accept|decline)s?\s+(?:[\w-]+\s+){0,2}?invitations?\b",  # an RSVP goes to the organizer
                     re.IGNORECASE)
 
 
@@ -280,7 +295,10 @@ def _schema_effects(schema: Any, verb: str | None, subject: list[str], descripti
         desc = p.get("description") if isinstance(p.get("description"), str) else ""
         if name in _EXEC_PARAMS and not stores and p.get("type") in (None, "string", "array"):
             out.add(_X)
-        if name in _SEND_PARAMS and named_change:
+        if named_change and (name in _SEND_PARAMS or (name in _SENT_FIELDS and _ADDED.search(desc[:200]))
+                             or _PUBLISHES.search(desc[:300])):
+            # recipients, a comment the change adds ("Comment to add during the transition"),
+            # content opened to an audience ("anyone with the link", "published and visible to")
             out.add(_S)
         plain = re.sub(r"[^a-z0-9]", "", str(raw).lower())
         if name in _SAVE_PARAMS or (plain.endswith(_FILE_PARAMS) and _SAVES.search(desc[:200])):
@@ -316,7 +334,7 @@ def _description_effects(description: str, named: bool) -> set[str]:
         out.add(_X)
     if any("read" not in m.group(0).lower() for m in _RUNS_ANY.finditer(lead)):
         out |= {_X, _D}  # any command of a system, its deleting ones among them
-    if _SENDS.search(lead):
+    if any(not _NEGATED.search(m.string[:m.start()]) for m in _SENDS.finditer(_first_paragraph(description))):
         out.add(_S)
     if any(_states_a_deletion(m) for m in _DELETES.finditer(_first_paragraph(description))):
         out.add(_D)
@@ -374,8 +392,11 @@ def side_effects(tool: ToolDef) -> tuple[str, ...]:
         effects.add(_D)  # destructive, and neither the name nor the text says how: the more dangerous reading
     if destructive and verb in _ENDS:
         effects.add(_D)  # a destructive cancel or undo removes what it ends: it cannot be restarted
-    if stem("draft") in words and verb not in _SEND_VERBS:
-        effects.discard(_S)  # a draft is stored, not sent
+    if verb in _HANDS_FILES and ({stem(w) for w in split_identifier(tool.name)} & _BROWSERS
+                                 or _ON_PAGE.search(description[:300])):
+        effects.add(_S)  # local files handed to a web page, which can send them anywhere
+    if (stem("draft") in words or verb in _KEEPS) and verb not in _SEND_VERBS:
+        effects.discard(_S)  # a draft, or a message saved to a folder, is stored, not sent
     return tuple(e for e in EFFECTS if e in effects)
 
 
