@@ -223,6 +223,25 @@ def test_a_destructive_cancel_or_undo_is_a_delete(offline):
                                                              annotations={"destructiveHint": False}))
 
 
+def test_a_command_a_created_resource_runs_is_executed_stored_code_is_not(offline):
+    # kubectl_create's ``command``: "Command to run in the container"; a Worker's ``script``
+    # ("The Worker script content") is deployed to run on later requests.
+    check(offline, "kubernetes/kubectl_create")
+    assert "/execute" not in side_effects(recorded()["cloudflare/worker_put"])
+
+
+def test_a_command_that_names_one_of_the_tools_own_operations_runs_nothing():
+    def tool(**props) -> ToolDef:
+        return ToolDef("s", "service", "Manage the service.", input_schema={"type": "object", "properties": props})
+
+    command = {"type": "string", "description": "The command to run."}
+    assert "/execute" in side_effects(tool(command=command))
+    # A router: ``parameters`` holds the arguments of the operation ``command`` names.
+    assert "/execute" not in side_effects(tool(command=command, parameters={"type": "object"}))
+    # A fixed set of commands is a set of operations.
+    assert "/execute" not in side_effects(tool(command={"type": "string", "enum": ["list", "show"]}))
+
+
 def test_running_any_command_of_a_system_can_delete(offline):
     check(offline, "kubernetes/kubectl_generic")  # "Execute any kubectl command"
     assert "/delete" not in side_effects(ToolDef("s", "sql", "Run any read-only SQL query."))

@@ -172,6 +172,8 @@ _DELETES = re.compile(r"\b(?:delet(?:e|es|ing)|purg(?:e|es|ing)|eras(?:e|es|ing)
 _NEGATED = re.compile(r"(?:\b(?:without|not|never|no|nor)|n't)\s+(?:\w+\s+)?$", re.IGNORECASE)
 #: A parameter's description saying its content is added or posted (a comment, a reply).
 _ADDED = re.compile(r"\b(?:add|adds|added|post|posts|posted|send|sends|sent)\b", re.IGNORECASE)
+#: A code parameter's description saying it is run (a container's command), not stored.
+_TO_RUN = re.compile(r"\bto (?:run|execute)\b", re.IGNORECASE)
 #: A parameter that opens content to an audience: link sharing, publication.
 _PUBLISHES = re.compile(r"\banyone with the link\b|"
                         r"\bpublish(?:ed|es)?\b[^.]{0,40}?\b(?:visible|available|accessible)\b", re.IGNORECASE)
@@ -288,13 +290,17 @@ def _schema_effects(schema: Any, verb: str | None, subject: list[str], descripti
     # switches choose what to read; a tool without a verb in its name is judged by them.
     changes = verb is None or verb not in _READ_VERBS
     named_change = verb is not None and verb not in _READ_VERBS
+    # A router's ``command`` names one of the tool's own operations, its ``parameters`` hold the
+    # operation's arguments: no program of the caller's (the guideline's command routers).
+    router = any(_param_name(k) == stem("parameters") for k in props)
     out: set[str] = set()
     for raw, p in list(props.items())[:60]:
         name = _param_name(raw)
         p = p if isinstance(p, dict) else {}
         desc = p.get("description") if isinstance(p.get("description"), str) else ""
-        if name in _EXEC_PARAMS and not stores and p.get("type") in (None, "string", "array"):
-            out.add(_X)
+        if (name in _EXEC_PARAMS and p.get("type") in (None, "string", "array") and not p.get("enum")
+                and not router and (not stores or _TO_RUN.search(desc[:200]))):
+            out.add(_X)  # code or a command to run; stored code runs only when the text says it runs
         if named_change and (name in _SEND_PARAMS or (name in _SENT_FIELDS and _ADDED.search(desc[:200]))
                              or _PUBLISHES.search(desc[:300])):
             # recipients, a comment the change adds ("Comment to add during the transition"),
