@@ -236,8 +236,11 @@ def test_a_command_that_names_one_of_the_tools_own_operations_runs_nothing():
 
     command = {"type": "string", "description": "The command to run."}
     assert "/execute" in side_effects(tool(command=command))
-    # A router: ``parameters`` holds the arguments of the operation ``command`` names.
-    assert "/execute" not in side_effects(tool(command=command, parameters={"type": "object"}))
+    # A router: ``parameters`` holds the arguments of the operation ``command`` names, which may
+    # change whatever the service holds.
+    plain = ToolDef("s", "service", "Tools of the service.", input_schema={"type": "object", "properties": {
+        "command": command, "parameters": {"type": "object"}}})
+    assert side_effects(plain) == ("/write",)
     # A fixed set of commands is a set of operations.
     assert "/execute" not in side_effects(tool(command={"type": "string", "enum": ["list", "show"]}))
 

@@ -291,16 +291,18 @@ def _schema_effects(schema: Any, verb: str | None, subject: list[str], descripti
     changes = verb is None or verb not in _READ_VERBS
     named_change = verb is not None and verb not in _READ_VERBS
     # A router's ``command`` names one of the tool's own operations, its ``parameters`` hold the
-    # operation's arguments: no program of the caller's (the guideline's command routers).
+    # operation's arguments: no program of the caller's, but any change the service allows.
     router = any(_param_name(k) == stem("parameters") for k in props)
     out: set[str] = set()
     for raw, p in list(props.items())[:60]:
         name = _param_name(raw)
         p = p if isinstance(p, dict) else {}
         desc = p.get("description") if isinstance(p.get("description"), str) else ""
-        if (name in _EXEC_PARAMS and p.get("type") in (None, "string", "array") and not p.get("enum")
-                and not router and (not stores or _TO_RUN.search(desc[:200]))):
-            out.add(_X)  # code or a command to run; stored code runs only when the text says it runs
+        if name in _EXEC_PARAMS and p.get("type") in (None, "string", "array") and not p.get("enum"):
+            if router:
+                out.add(_W)  # one of the service's operations: it may change whatever the service holds
+            elif not stores or _TO_RUN.search(desc[:200]):
+                out.add(_X)  # code or a command to run; stored code runs only when the text says it runs
         if named_change and (name in _SEND_PARAMS or (name in _SENT_FIELDS and _ADDED.search(desc[:200]))
                              or _PUBLISHES.search(desc[:300])):
             # recipients, a comment the change adds ("Comment to add during the transition"),
