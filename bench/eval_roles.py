@@ -22,11 +22,11 @@ shard:
   a task's needed tools that reached it, the mean over tasks that need a tool;
 * **forbidden rendered**: forbidden tools in any tier but Excluded (and in Full), summed
   over tasks;
-* **risky to read-only roles** (reviewer, researcher): rendered tools whose annotations
-  say ``destructiveHint: true`` or whose analysis names ``/write``, ``/delete``, ``/send``
-  or ``/execute``, unless their server declares ``readOnlyHint: true`` (MCP: the tool
-  does not modify its environment), summed over tasks, whatever the labels say: the
-  count the least-privilege policy must bring to 0.
+* **risky to read-only roles** (reviewer, researcher): rendered tools whose analysis names
+  ``/write``, ``/delete``, ``/send`` or ``/execute`` (whatever ``readOnlyHint`` says: the
+  analyzer has weighed it), or whose annotations say ``readOnlyHint: false`` or
+  ``destructiveHint: true`` without ``readOnlyHint: true``, summed over tasks, whatever the
+  labels say: the count the least-privilege policy must bring to 0.
 
 The catalog is analyzed by the offline analyzer and tokens are counted by the offline
 estimate whatever the environment holds, so a number does not depend on an API key.
@@ -42,7 +42,7 @@ import logging
 import statistics
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -140,17 +140,22 @@ def make_pool(tools: Sequence[ToolDef], path: Path) -> Pool:
 
 def risky(scored: ScoredTool) -> list[str]:
     """Why a rendered tool is a side effect: its server's hints or its analyzed capabilities."""
+    analysis = scored.tool.analysis
+    return risky_reasons(scored.tool.tool.annotations, analysis.capabilities if analysis is not None else ())
+
+
+def risky_reasons(annotations: Mapping[str, Any] | None, capabilities: Iterable[str]) -> list[str]:
+    """Why a tool with these hints and analyzed capabilities is a side effect, as the role policy reads
+    it (rules/policy.dl, ``changing``); empty when it is none."""
     why: list[str] = []
-    annotations = scored.tool.tool.annotations or {}
-    if annotations.get("readOnlyHint") is True:
-        return why  # the server declares it does not modify its environment (MCP): that outweighs a reading
+    annotations = annotations or {}
     if annotations.get("readOnlyHint") is False:
         why.append("readOnlyHint: false")  # the server declares it may modify its environment
-    if annotations.get("destructiveHint") is True:
-        why.append("destructiveHint")
-    analysis = scored.tool.analysis
-    if analysis is not None:
-        why += [c for c in analysis.capabilities if c in RISKY_CAPABILITIES]
+    if annotations.get("destructiveHint") is True and annotations.get("readOnlyHint") is not True:
+        why.append("destructiveHint")  # MCP: meaningful only when the tool is not read-only
+    # A side effect the analyzer found counts whatever readOnlyHint says: annotations add danger,
+    # never remove it (the analyzer itself lets readOnlyHint: true outweigh a plain write verb).
+    why += [c for c in capabilities if c in RISKY_CAPABILITIES]
     return why
 
 

@@ -33,13 +33,13 @@ from ..config import AvailableTools, Config, ToolOverride
 from ..errors import AnalysisError, ConfigError
 from ..models import HARNESS_SERVER, StoredTool, ToolAnalysis, ToolDef
 from ..progress import ProgressCallback, Step
+from .affinity import clamp_score
 from .offline_analyzer import (
     ANALYZER_DEFERRED,
     ANALYZER_FALLBACK,
     ANALYZER_OFFLINE,
     OfflineAnalyzer,
     ToolAnalyzer,
-    clamp_score,
 )
 from .vocab import normalize_capability, normalize_category, normalize_domain
 __all__ = [

@@ -39,6 +39,7 @@ from ..errors import AnalysisError
 from ..flags import FLAG_LLM_REPORTED
 from ..models import ToolAnalysis, ToolDef
 from ..text import HIDDEN_CHARS
+from .affinity import extra_categories
 from .offline_analyzer import (
     ANALYZER_DEFERRED,
     ANALYZER_FALLBACK,
@@ -47,7 +48,6 @@ from .offline_analyzer import (
     MAX_CATEGORIES,
     MAX_DOMAINS,
     OfflineAnalyzer,
-    extra_categories,
     normalize_analysis,
 )
 from .vocab import (

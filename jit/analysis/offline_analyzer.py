@@ -12,9 +12,7 @@ imports the other back.
 
 from __future__ import annotations
 
-import functools
 import logging
-import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,13 +21,12 @@ from typing import Any, Protocol, runtime_checkable
 from ..config import ShardConfig
 from ..models import ToolAnalysis, ToolDef
 from ..text import CJK, first_sentence, identifier_stems, prose_stems, remove_hidden, split_identifier, stem
+from .affinity import affinity_score, clamp_score, extended_lexicon, extra_categories, shard_profiles
+from .capabilities import merge_capabilities, side_effects
 from .vocab import (
     CAPABILITY_VERB_PHRASES,
     CAPABILITY_VERBS,
-    CATEGORIES,
-    CATEGORY_LEXICON,
     CATEGORY_NOUNS,
-    CATEGORY_RELATED,
     DOMAIN_LEXICON,
     STOPWORDS,
     TASK_STEP_VERBS,
@@ -58,9 +55,7 @@ __all__ = [
     "TaskProfile",
     "ToolAnalyzer",
     "analyze_task",
-    "clamp_score",
     "condense",
-    "extra_categories",
     "file_targets",
     "normalize_analysis",
     "target_format",
@@ -156,105 +151,6 @@ class _Features:
     description: str  # cleaned (hidden characters and, if flagged, instructions removed)
 
 
-# --------------------------------------------------------------------------- shards
-
-
-@dataclass(frozen=True, slots=True)
-class _ShardProfile:
-    """A shard as the offline scorer sees it.
-
-    ``reach`` maps every tool category to how much it serves the shard (0–1): the shard's
-    own categories by their order, related ones partly (``CATEGORY_RELATED``).
-    """
-
-    name: str
-    reach: dict[str, float]
-    capabilities: frozenset[str]
-
-
-def _shard_profiles(shards: Mapping[str, ShardConfig], extra: frozenset[str]) -> list[_ShardProfile]:
-    lexicon = _extended_lexicon(extra)
-    out = []
-    for name, shard in shards.items():
-        weights: dict[str, float] = {}
-        ev = Evidence()
-        ev.add(with_bigrams(prose_stems(shard.description)), 1.0)
-        for cat, score in ev.score(lexicon, STOPWORDS).items():
-            if score >= 2.0:
-                weights[cat] = 0.5  # named by the role's description only
-        for j, raw in enumerate(shard.categories):
-            cat = normalize_category(raw, extra)
-            if cat is not None:
-                weights[cat] = max(weights.get(cat, 0.0), max(0.5, 1.0 - 0.1 * j))
-        reach: dict[str, float] = {}
-        for cat in (*CATEGORIES, *sorted(extra)):
-            related = CATEGORY_RELATED.get(cat, {})
-            best = max((w * (1.0 if sc == cat else related.get(sc, 0.0)) for sc, w in weights.items()), default=0.0)
-            if best:
-                reach[cat] = best
-        caps = frozenset(c for c, s in ev.score(CAPABILITY_VERBS).items() if s >= 1.0)
-        out.append(_ShardProfile(name, reach, caps))
-    return out
-
-
-def extra_categories(shards: Mapping[str, ShardConfig]) -> tuple[str, ...]:
-    """Categories the config's shards name that the vocabulary lacks (a deployment may define its own)."""
-    out: list[str] = []
-    for shard in shards.values():
-        for raw in shard.categories:
-            c = re.sub(r"[^a-z0-9_]+", "_", raw.strip().lower().lstrip("/")).strip("_")
-            if c and normalize_category(c) is None and c not in out:
-                out.append(c)
-    return tuple(out)
-
-
-def _extended_lexicon(extra: frozenset[str]) -> Mapping[str, Mapping[str, float]]:
-    """The category lexicon plus user categories, each matched by its own name."""
-    return _user_lexicon(extra) if extra else CATEGORY_LEXICON
-
-
-# Keyed by a config's extra categories: a process sees a handful of configs, so a small
-# bound keeps a long-lived process (``jit serve``, a harness) from growing without limit.
-@functools.lru_cache(maxsize=16)
-def _user_lexicon(extra: frozenset[str]) -> Mapping[str, Mapping[str, float]]:
-    lex = {k: dict(v) for k, v in CATEGORY_LEXICON.items()}
-    for cat in extra:
-        key = "_".join(stem(p) for p in cat.split("_"))
-        # Its own name is the most specific cue there is: weigh it above a strong keyword.
-        lex.setdefault(key, {})[cat] = 3.0
-    return lex
-
-
-def _affinity(profile: _ShardProfile, categories: Sequence[tuple[str, float]], capabilities: Sequence[str]) -> int:
-    """Offline shard affinity 0–100: 75 from the best category match, 25 from capabilities.
-
-    ``categories`` are the tool's, strongest first, each with a confidence 0–1.
-    The capability part is scaled by the category match so that a weather tool
-    that reads does not look like a coder's file reader.
-    """
-    cat_match = 0.0
-    for i, (cat, confidence) in enumerate(categories[:MAX_CATEGORIES]):
-        cat_match = max(cat_match, (1.0, 0.8, 0.65)[i] * confidence * profile.reach.get(cat, 0.0))
-    cap_match = 0.0
-    if capabilities:
-        if capabilities[0] in profile.capabilities:
-            cap_match = 1.0
-        elif any(c in profile.capabilities for c in capabilities[1:]):
-            cap_match = 0.6
-    return clamp_score(75 * cat_match + 25 * cap_match * (0.3 + 0.7 * cat_match))
-
-
-def clamp_score(value: Any) -> int:
-    """Any number (or numeric text) as an int score 0–100; anything else is 0."""
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        return 0
-    if math.isnan(v):
-        return 0
-    return round(min(100.0, max(0.0, v)))
-
-
 # --------------------------------------------------------------------------- normalisation (shared)
 
 
@@ -348,8 +244,8 @@ class OfflineAnalyzer:
         self.shards = dict(shards)
         self.extra_categories = extra_categories(self.shards)
         extra = frozenset(self.extra_categories)
-        self._lexicon = _extended_lexicon(extra)
-        self._profiles = _shard_profiles(self.shards, extra)
+        self._lexicon = extended_lexicon(extra)
+        self._profiles = shard_profiles(self.shards, extra)
 
     def analyze(self, tools: Sequence[ToolDef]) -> list[ToolAnalysis]:
         from ..injection.detect import detect_hostile_many  # see analyze_one
@@ -385,10 +281,11 @@ class OfflineAnalyzer:
         cats = _select(f.categories, minimum=2.0, ratio=0.45, limit=MAX_CATEGORIES)
         caps = _select(f.capabilities, minimum=2.0, ratio=0.0, limit=3) or _select(
             f.capabilities, minimum=0.5, ratio=0.0, limit=1
-        ) or ["/read"]
+        )
+        caps = merge_capabilities(caps, side_effects(tool), MAX_CAPABILITIES)
         doms = _select(f.domains, minimum=3.0, ratio=0.5, limit=2) or ["/general"]
         confident = [(c, min(1.0, 0.55 + f.categories[c] / 10.0)) for c in cats]
-        affinity = {p.name: _affinity(p, confident, caps) for p in self._profiles}
+        affinity = {p.name: affinity_score(p, confident, caps) for p in self._profiles}
         if flags:
             affinity = {k: min(v, FLAGGED_AFFINITY_CAP) for k, v in affinity.items()}
         return ToolAnalysis(
@@ -405,7 +302,7 @@ class OfflineAnalyzer:
     def affinity(self, categories: Sequence[str], capabilities: Sequence[str]) -> dict[str, int]:
         """Shard affinity for given labels (how the LLM path fills a shard it left out)."""
         confident = [(c, 1.0) for c in categories]
-        return {p.name: _affinity(p, confident, list(capabilities)) for p in self._profiles}
+        return {p.name: affinity_score(p, confident, list(capabilities)) for p in self._profiles}
 
     def _features(self, tool: ToolDef, *, flagged: bool) -> _Features:
         from ..injection.detect import strip_instructions  # see analyze_one
@@ -528,7 +425,7 @@ def analyze_task(text: str, shards: Mapping[str, ShardConfig] | None = None) -> 
     ev = Evidence()
     ev.add(with_bigrams(prose_stems(clean)), 1.0)
     ev.add(cjk_terms(clean), 1.0)
-    cat_scores = ev.score(_extended_lexicon(extra), STOPWORDS)
+    cat_scores = ev.score(extended_lexicon(extra), STOPWORDS)
     cap_scores = ev.score(CAPABILITY_VERBS)
     step_scores = ev.score(TASK_STEP_VERBS)
     dom_scores = ev.score(DOMAIN_LEXICON)
