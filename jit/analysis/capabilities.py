@@ -1,4 +1,4 @@
-"""The side effects of a tool: whether it writes, deletes, executes or sends (issue #21).
+"""The side effects of a tool: whether it writes, deletes, executes or sends: what a read-only role may be given.
 
 A read-only role is given only tools with none of ``/write``, ``/delete``, ``/execute``,
 ``/send`` (rules/policy.dl, ``changing``), so a missed effect is a privilege leak. The
