@@ -52,6 +52,7 @@ from .render import order_key, tool_summary
 from .retrieve import RetrievalIndex, split_task
 from .scored_tool import ScoredTool, best_first
 from .snapshot import CatalogSnapshot, ShardTables
+from .steps import plan, task_steps
 from .task import TaskContext, task_facts
 from .tiers import Tier
 from .tokens import EstimateCounter, TokenCounter, default_counter
@@ -343,7 +344,10 @@ class Compiler:
             if slot not in filled:  # the role expects it always: say that no tool can do it
                 warnings.append(f"{ctx.shard}: no tool fills the skeleton slot {slot!r}")
         file_tools = self._file_step_tools(view, facts, allowed)
-        extra = [view.row_of[t] for t in (*winners, *(t for tools in file_tools.values() for t, _ in tools))]
+        # The tool of each step of the task (jit.selection.steps): Full whatever its score.
+        planned = plan(view, task_steps(ctx.task, self.config.shards), self.embedder.embed,
+                       self.config.tool_selection.lexical_weight, allowed, denied_rows, ctx.shard, warnings)
+        extra = [view.row_of[t] for t in (*winners, *planned, *(t for tools in file_tools.values() for t, _ in tools))]
         found = self._retrieve(view, text, pool or self.config.tool_selection.candidate_pool, extra, allowed,
                                warnings, (ctx.shard, shard.denied))
         labels = self.catalog.labels(view)
@@ -368,6 +372,10 @@ class Compiler:
                 points=score.points, facts=view.memo.explain_facts.get(t), wanted=score.wanted, rank=rank,
                 match=match, summary=view.memo.summaries.get(t), id=t, head=view.heads[t], load=reader.load,
             ))
+        for st in out:
+            if st.id in planned:
+                st.step, st.wanted, st.tier = st.step or planned[st.id], Tier.FULL, Tier.FULL
+                st.reasons.insert(0, f"tool of the step {planned[st.id]!r}")
         self.policy.step_tools(out, facts, labels["capability"], view.tier_cap, file_tools)
         # The budget measures the skeleton, then the rest best first: definitions are read in that order.
         reader.order(sorted(out, key=lambda s: (not s.skeleton, *best_first(s))))

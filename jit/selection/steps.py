@@ -1,0 +1,270 @@
+"""The steps of a task and the tool of each: what the Full tier holds first.
+
+A task is split into steps (:func:`task_steps`): its clauses (:func:`~jit.selection.retrieve.split_task`),
+each with the capability the offline task analyzer reads in it (``/read`` when it names none),
+a clause that tells the agent what *not* to do left out ("don't merge it"), and the steps a
+clause implies: reading the code before changing it in place, opening a page in a browser
+before looking at it, running a command after "run the tests".
+
+Each step gets the tool (:func:`step_tools`) that matches its text best (the retrieval index's
+score of the step alone: dense and lexical), among the tools the role may use whose
+capability fits the step (a change needs a tool that writes, a read one that does not), that
+are neither deprecated (``penalty_points``) nor a demonstration server's (:func:`demo_servers`),
+and whose match clears :data:`STEP_FLOOR`. When a step's tool needs an identifier that another
+tool of its server lists or resolves (``libraryId`` from ``resolve-library-id``, a
+``channel_id`` from ``list_channels``), that producer is a step too (:func:`producers`).
+
+A step no tool in reach does well enough, or that only tools the role is denied do, is a
+warning that names the step and why.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..analysis.offline_analyzer import analyze_task
+from ..config import ShardConfig
+from ..models import StoredTool
+from .retrieve import split_task
+from .snapshot import CatalogSnapshot
+from .tiers import Tier
+
+__all__ = ["STEP_FLOOR", "Step", "StepTool", "demo_servers", "plan", "producers", "step_tools", "task_steps"]
+
+#: The least retrieval score (0–100, the step's text alone) of a step's tool: below it, no
+#: tool in reach is taken to do the step.
+STEP_FLOOR = 75
+#: The least cosine of a step's tool to the step's text: a tool that matches by a shared word
+#: alone (``run`` in ``firecrawl_monitor_run``) is not the step's tool.
+DENSE_FLOOR = 0.25
+#: Capabilities that change something; a read step's tool has none of them.
+CHANGES = ("/write", "/delete", "/send", "/execute")
+#: A step's capability -> the capabilities one of which its tool must have.
+FITS = {"/write": ("/write",), "/delete": ("/delete", "/write"), "/send": ("/send", "/write"),
+        "/execute": ("/execute",)}
+#: A step's capability as what a tool does (the warnings).
+DOES = {"/read": "read it", "/write": "change files or data", "/delete": "delete anything",
+        "/execute": "run commands", "/send": "send messages"}
+
+#: A clause that tells the agent what not to do: not a step.
+_NEGATED = re.compile(r"^(?:don'?t|do not|never|without|no need to|not)\b", re.I)
+#: Words of a clause that look at a page in a browser: opening it first is implied.
+_PAGE = re.compile(r"\b(?:screenshot|click|console|browser|the page|the form|viewport|headless)\b", re.I)
+_URL = re.compile(r"\b(?:https?://|localhost[:/])\S+", re.I)
+#: A required parameter that names an identifier another tool hands out: its stem (``library``).
+_ID_PARAM = re.compile(r"^(?P<stem>[a-z]+?)_?(?:id|ids|slug|key|gid)$", re.I)
+#: A tool name's verbs that hand out identifiers.
+_LOOKUP = re.compile(r"(?:^|[_\-.])(?:list|search|resolve|find|lookup)(?:$|[_\-.A-Z])|^(?:list|search|resolve|find)",
+                     re.I)
+#: A tool description that demonstrates the protocol rather than doing work.
+_DEMO = re.compile(r"\b(?:demonstrat\w*|simulat\w*|echoes back|mcp (?:server|client|logo)s?)\b", re.I)
+
+#: Texts of the implied steps, in the words a tool's description uses.
+READ_CODE = "read the contents of a text file"
+OPEN_PAGE = "navigate the browser to a URL"
+RUN_COMMAND = "run a shell command in a terminal"
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step: its text (a clause of the task, or an implied step's), its capability, and
+    whether the task implies it rather than says it."""
+
+    text: str
+    capability: str
+    implied: bool = False
+
+
+@dataclass(frozen=True)
+class StepTool:
+    """A step's tool, or why it has none (``tool`` None and ``why`` said)."""
+
+    step: Step
+    tool: int | None
+    why: str = ""
+
+
+def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> list[Step]:
+    """The steps of a task, in order: each clause, and the steps it implies before or after it."""
+    clauses = split_task(text) or ([text.strip()] if text.strip() else [])
+    steps: list[Step] = []
+    for clause in clauses:
+        if _NEGATED.match(clause):
+            continue
+        profile = analyze_task(clause, shards)
+        caps = [c for c in (*profile.capabilities, *profile.implied) if c in CHANGES]
+        if profile.edits_code:
+            steps.append(Step(READ_CODE, "/read", implied=True))
+        if _URL.search(clause) and _PAGE.search(text):
+            steps.append(Step(OPEN_PAGE, "/read", implied=True))
+        cap = caps[0] if caps else "/read"
+        if cap == "/execute" and "/execute" in profile.implied:
+            steps.append(Step(RUN_COMMAND, "/execute", implied=True))
+            continue
+        steps.append(Step(clause, cap))
+    return list(dict.fromkeys(steps))
+
+
+def demo_servers(servers: Mapping[str, Sequence[str]]) -> frozenset[str]:
+    """Servers whose tools demonstrate the protocol (echo, a sum, their environment): half
+    their tools or more describe themselves as demonstrating or simulating something or name
+    MCP itself as their subject. ``servers``: server -> its tools' descriptions."""
+    return frozenset(s for s, texts in servers.items()
+                     if texts and 2 * sum(bool(_DEMO.search(d)) for d in texts) >= len(texts))
+
+
+def _fits(cap: str, has: set[str]) -> bool:
+    if cap in FITS:
+        return any(c in has for c in FITS[cap])
+    return not any(c in has for c in ("/write", "/delete"))
+
+
+def step_tools(steps: Sequence[Step], vecs: np.ndarray, score: Callable[[np.ndarray, str], tuple[np.ndarray, ...]],
+               caps_of: Callable[[int], set[str]], usable: Callable[[int], bool], denied: Callable[[int], bool]
+               ) -> list[StepTool]:
+    """The tool of each step. ``score(vec, text)`` gives the index's ``(rows, vector, dense)`` for
+    the step alone; ``caps_of(row)`` a tool's capabilities; ``usable(row)``: in reach, the role
+    may have it, not deprecated, not a demonstration; ``denied(row)``: the role may not."""
+    out: list[StepTool] = []
+    taken: set[int] = set()
+    for step, vec in zip(steps, vecs, strict=True):
+        rows, vector, dense = score(vec, step.text)
+        order = np.argsort(-vector, kind="stable")
+        chosen = refused = None
+        for i in order.tolist():
+            if vector[i] < STEP_FLOOR:
+                break
+            r = int(rows[i])
+            if dense[i] < DENSE_FLOOR or not _fits(step.capability, caps_of(r)):
+                continue
+            if usable(r):
+                chosen = r
+                break
+            if refused is None and denied(r):
+                refused = r
+        if chosen is not None:
+            taken.add(chosen)
+            out.append(StepTool(step, chosen))
+        elif refused is not None or (step.capability in FITS and _only_denied(rows, vector, dense, step, caps_of,
+                                                                              denied)):
+            out.append(StepTool(step, None, "denied"))
+        else:
+            out.append(StepTool(step, None, "none"))
+    return out
+
+
+def _only_denied(rows: np.ndarray, vector: np.ndarray, dense: np.ndarray, step: Step,
+                 caps_of: Callable[[int], set[str]], denied: Callable[[int], bool]) -> bool:
+    """Whether a tool the role is denied would do the step, below the floor or not (the role's
+    policy took it away, so the step is the role's to refuse, not the catalog's to lack)."""
+    return any(dense[i] >= DENSE_FLOOR and _fits(step.capability, caps_of(int(r))) and denied(int(r))
+               for i, r in enumerate(rows.tolist()) if vector[i] >= STEP_FLOOR - 15)
+
+
+def producers(tool: StoredTool, siblings: Sequence[tuple[int, StoredTool]]) -> list[int]:
+    """The tools of ``tool``'s server that hand out an identifier it requires: for a required
+    parameter ``<stem>Id`` / ``<stem>_id`` (``libraryId``, ``channel_id``, ``team_id``), the
+    sibling whose name lists, searches, resolves or finds and holds the stem (a name that
+    holds it before one whose description does). ``siblings``: ``(id, definition)`` of the
+    server's other tools."""
+    schema = tool.tool.input_schema or {}
+    required = [p for p in schema.get("required") or () if isinstance(p, str)]
+    found: list[int] = []
+    for param in required:
+        m = _ID_PARAM.match(param)
+        if not m:
+            continue
+        stem = m.group("stem").lower()
+        if len(stem) < 3:
+            continue
+        best: tuple[int, str, int] | None = None
+        for i, st in siblings:
+            name = st.tool.name
+            if st.id == tool.id or not _LOOKUP.search(name):
+                continue
+            in_name = stem in name.lower()
+            if not in_name and stem not in (st.tool.description or "").lower()[:200]:
+                continue
+            key = (0 if in_name else 1, name, i)
+            if best is None or key < best:
+                best = key
+        if best is not None and best[2] not in found:
+            found.append(best[2])
+    return found
+
+
+def plan(view: CatalogSnapshot, steps: Sequence[Step], embed: Callable[[list[str]], np.ndarray],
+         lexical_weight: float, allowed: np.ndarray, denied: np.ndarray | None, shard: str,
+         warnings: list[str]) -> dict[int, str]:
+    """Tool id -> the step it is the tool of, for a task's ``steps`` on ``view`` (the producers of
+    the identifiers a step's tool needs included); a step without a tool is a warning in
+    ``warnings``. ``allowed``: rows in reach that the role may have; ``denied``: rows the role's
+    policy denies (None: none)."""
+    if not steps or not view.rows or not view.index.has_vector.any():
+        return {}
+    labels = view.labels["capability"]
+    penalty = view.points.get("penalty_points", {})
+    servers = _server_tools(view)
+
+    def caps_of(r: int) -> set[str]:
+        t = view.rows[r]
+        return {c for c, ids in labels.items() if t in ids}
+
+    def usable(r: int) -> bool:
+        t = view.rows[r]
+        return (bool(allowed[r]) and not penalty.get(t, 0) and view.tier_cap.get(t, Tier.FULL) is Tier.FULL
+                and not _is_demo(view, view.heads[t][0], servers))
+
+    def score(vec: np.ndarray, text: str) -> tuple[np.ndarray, ...]:
+        sc = view.index.score(vec[None, :], [text], lexical_weight=lexical_weight, pool=STEP_POOL, server_share=0)
+        return sc.rows, sc.vector, sc.dense
+
+    vecs = embed([s.text for s in steps])
+    chosen: dict[int, str] = {}
+    for found in step_tools(steps, vecs, score, caps_of, usable,
+                            lambda r: denied is not None and bool(denied[r])):
+        step = found.step
+        if found.tool is None:
+            if found.why == "denied":
+                warnings.append(f"{shard} may not {DOES[step.capability]}: the step {step.text!r} needs a tool "
+                                f"the policy denies to {shard}")
+            elif step.implied or step.capability in CHANGES:
+                warnings.append(f"{shard}: no tool in reach can {DOES[step.capability]} for the step {step.text!r}")
+            continue
+        t = view.rows[found.tool]
+        chosen.setdefault(t, step.text)
+        server = view.heads[t][0]
+        siblings = [i for i in servers.get(server, ()) if i != t]
+        view.by_id.prefetch([t, *siblings])
+        for p in producers(view.by_id[t], [(i, view.by_id[i]) for i in siblings]):
+            if usable(view.row_of[p]):
+                chosen.setdefault(p, f"the identifier {view.heads[t][1]} needs")
+    return chosen
+
+
+#: Tools scored per step: the step's tool is among the best few of its own text.
+STEP_POOL = 30
+
+
+def _server_tools(view: CatalogSnapshot) -> dict[str, list[int]]:
+    found = view.memo.server_tools
+    if found is None:
+        found = {}
+        for t in view.rows:
+            found.setdefault(view.heads[t][0], []).append(t)
+        view.memo.server_tools = found
+    return found
+
+
+def _is_demo(view: CatalogSnapshot, server: str, servers: Mapping[str, Sequence[int]]) -> bool:
+    known = view.memo.demo.get(server)
+    if known is None:
+        ids = list(servers.get(server, ()))
+        view.by_id.prefetch(ids)
+        known = view.memo.demo[server] = bool(demo_servers({server: [view.by_id[i].tool.description or ""
+                                                                       for i in ids]}))
+    return known
