@@ -52,7 +52,7 @@ from .render import order_key, tool_summary
 from .retrieve import RetrievalIndex, split_task
 from .scored_tool import ScoredTool, best_first
 from .snapshot import CatalogSnapshot, ShardTables
-from .steps import plan, task_steps
+from .steps import plan, settle, task_steps
 from .task import TaskContext, task_facts
 from .tiers import Tier
 from .tokens import EstimateCounter, TokenCounter, default_counter
@@ -347,7 +347,8 @@ class Compiler:
         # The tool of each step of the task (jit.selection.steps): Full whatever its score.
         planned = plan(view, task_steps(ctx.task, self.config.shards), self.embedder.embed,
                        self.config.tool_selection.lexical_weight, allowed, denied_rows, ctx.shard, warnings)
-        extra = [view.row_of[t] for t in (*winners, *planned, *(t for tools in file_tools.values() for t, _ in tools))]
+        stepped = [t for _text, options, feeds in planned for o, _v in options for t in (o, *feeds[o])]
+        extra = [view.row_of[t] for t in (*winners, *stepped, *(t for tools in file_tools.values() for t, _ in tools))]
         found = self._retrieve(view, text, pool or self.config.tool_selection.candidate_pool, extra, allowed,
                                warnings, (ctx.shard, shard.denied))
         labels = self.catalog.labels(view)
@@ -372,6 +373,7 @@ class Compiler:
                 points=score.points, facts=view.memo.explain_facts.get(t), wanted=score.wanted, rank=rank,
                 match=match, summary=view.memo.summaries.get(t), id=t, head=view.heads[t], load=reader.load,
             ))
+        planned = settle(planned, {st.id: st.final for st in out}, view.names)
         for st in out:
             if st.id in planned:
                 st.step, st.wanted, st.tier = st.step or planned[st.id], Tier.FULL, Tier.FULL

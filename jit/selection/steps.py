@@ -33,7 +33,7 @@ from .retrieve import split_task
 from .snapshot import CatalogSnapshot
 from .tiers import Tier
 
-__all__ = ["STEP_FLOOR", "Step", "StepTool", "demo_servers", "plan", "producers", "step_tools", "task_steps"]
+__all__ = ["STEP_FLOOR", "Step", "StepTool", "demo_servers", "plan", "producers", "settle", "step_tools", "task_steps"]
 
 #: The least retrieval score (0–100, the step's text alone) of a step's tool: below it, no
 #: tool in reach is taken to do the step.
@@ -41,6 +41,10 @@ STEP_FLOOR = 75
 #: The least cosine of a step's tool to the step's text: a tool that matches by a shared word
 #: alone (``run`` in ``firecrawl_monitor_run``) is not the step's tool.
 DENSE_FLOOR = 0.25
+#: Tools a step keeps as its options, best match first (:func:`settle` picks one).
+OPTIONS = 3
+#: In :func:`settle`, the weight of a step's own match against the whole task's final score.
+STEP_WEIGHT = 0.5
 #: Capabilities that change something; a read step's tool has none of them.
 CHANGES = ("/write", "/delete", "/send", "/execute")
 #: A step's capability -> the capabilities one of which its tool must have.
@@ -54,6 +58,8 @@ DOES = {"/read": "read it", "/write": "change files or data", "/delete": "delete
 _NEGATED = re.compile(r"^(?:don'?t|do not|never|without|no need to|not)\b", re.I)
 #: Words of a clause that look at a page in a browser: opening it first is implied.
 _PAGE = re.compile(r"\b(?:screenshot|click|console|browser|the page|the form|viewport|headless)\b", re.I)
+#: A clause that runs a project's tests or confirms a change: a command on this machine.
+_RUN = re.compile(r"\b(?:run|rerun|re-run)\b.*\b(?:tests?|suite|specs?|pytest|jest)\b|\bconfirm\b", re.I)
 _URL = re.compile(r"\b(?:https?://|localhost[:/])\S+", re.I)
 #: A required parameter that names an identifier another tool hands out: its stem (``library``).
 _ID_PARAM = re.compile(r"^(?P<stem>[a-z]+?)_?(?:id|ids|slug|key|gid)$", re.I)
@@ -86,6 +92,9 @@ class StepTool:
     step: Step
     tool: int | None
     why: str = ""
+    #: Every usable fitting tool over the floor, best match first, with its match: ``tool`` is
+    #: the first; the compile may prefer another by the whole task's score (:func:`settle`).
+    options: tuple[tuple[int, float], ...] = ()
 
 
 def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> list[Step]:
@@ -102,7 +111,7 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
         if _URL.search(clause) and _PAGE.search(text):
             steps.append(Step(OPEN_PAGE, "/read", implied=True))
         cap = caps[0] if caps else "/read"
-        if cap == "/execute" and "/execute" in profile.implied:
+        if cap == "/execute" and _RUN.search(clause):
             steps.append(Step(RUN_COMMAND, "/execute", implied=True))
             continue
         steps.append(Step(clause, cap))
@@ -130,25 +139,23 @@ def step_tools(steps: Sequence[Step], vecs: np.ndarray, score: Callable[[np.ndar
     the step alone; ``caps_of(row)`` a tool's capabilities; ``usable(row)``: in reach, the role
     may have it, not deprecated, not a demonstration; ``denied(row)``: the role may not."""
     out: list[StepTool] = []
-    taken: set[int] = set()
     for step, vec in zip(steps, vecs, strict=True):
         rows, vector, dense = score(vec, step.text)
         order = np.argsort(-vector, kind="stable")
-        chosen = refused = None
+        options: list[tuple[int, float]] = []
+        refused = None
         for i in order.tolist():
-            if vector[i] < STEP_FLOOR:
+            if vector[i] < STEP_FLOOR or len(options) == OPTIONS:
                 break
             r = int(rows[i])
             if dense[i] < DENSE_FLOOR or not _fits(step.capability, caps_of(r)):
                 continue
             if usable(r):
-                chosen = r
-                break
-            if refused is None and denied(r):
+                options.append((r, float(vector[i])))
+            elif refused is None and denied(r):
                 refused = r
-        if chosen is not None:
-            taken.add(chosen)
-            out.append(StepTool(step, chosen))
+        if options:
+            out.append(StepTool(step, options[0][0], options=tuple(options)))
         elif refused is not None or (step.capability in FITS and _only_denied(rows, vector, dense, step, caps_of,
                                                                               denied)):
             out.append(StepTool(step, None, "denied"))
@@ -199,13 +206,13 @@ def producers(tool: StoredTool, siblings: Sequence[tuple[int, StoredTool]]) -> l
 
 def plan(view: CatalogSnapshot, steps: Sequence[Step], embed: Callable[[list[str]], np.ndarray],
          lexical_weight: float, allowed: np.ndarray, denied: np.ndarray | None, shard: str,
-         warnings: list[str]) -> dict[int, str]:
-    """Tool id -> the step it is the tool of, for a task's ``steps`` on ``view`` (the producers of
-    the identifiers a step's tool needs included); a step without a tool is a warning in
-    ``warnings``. ``allowed``: rows in reach that the role may have; ``denied``: rows the role's
+         warnings: list[str]) -> list[tuple[str, tuple[tuple[int, float], ...], dict[int, list[int]]]]:
+    """Per step of a task on ``view`` that some tool does: its text, its options (tool id, match)
+    and, per option, the tools that produce the identifiers it needs (:func:`producers`); a step
+    without a tool is a warning in ``warnings``. ``allowed``: rows in reach that the role may have; ``denied``: rows the role's
     policy denies (None: none)."""
     if not steps or not view.rows or not view.index.has_vector.any():
-        return {}
+        return []
     labels = view.labels["capability"]
     penalty = view.points.get("penalty_points", {})
     servers = _server_tools(view)
@@ -224,7 +231,7 @@ def plan(view: CatalogSnapshot, steps: Sequence[Step], embed: Callable[[list[str
         return sc.rows, sc.vector, sc.dense
 
     vecs = embed([s.text for s in steps])
-    chosen: dict[int, str] = {}
+    planned: list[tuple[str, tuple[tuple[int, float], ...], dict[int, list[int]]]] = []
     for found in step_tools(steps, vecs, score, caps_of, usable,
                             lambda r: denied is not None and bool(denied[r])):
         step = found.step
@@ -235,14 +242,34 @@ def plan(view: CatalogSnapshot, steps: Sequence[Step], embed: Callable[[list[str
             elif step.implied or step.capability in CHANGES:
                 warnings.append(f"{shard}: no tool in reach can {DOES[step.capability]} for the step {step.text!r}")
             continue
-        t = view.rows[found.tool]
-        chosen.setdefault(t, step.text)
-        server = view.heads[t][0]
-        siblings = [i for i in servers.get(server, ()) if i != t]
-        view.by_id.prefetch([t, *siblings])
-        for p in producers(view.by_id[t], [(i, view.by_id[i]) for i in siblings]):
-            if usable(view.row_of[p]):
-                chosen.setdefault(p, f"the identifier {view.heads[t][1]} needs")
+        options = tuple((view.rows[r], v) for r, v in found.options)
+        feeds: dict[int, list[int]] = {}
+        for t, _v in options:
+            siblings = [i for i in servers.get(view.heads[t][0], ()) if i != t]
+            view.by_id.prefetch([t, *siblings])
+            feeds[t] = [p for p in producers(view.by_id[t], [(i, view.by_id[i]) for i in siblings])
+                        if usable(view.row_of[p])]
+        planned.append((step.text, options, feeds))
+    return planned
+
+
+def settle(planned: Sequence[tuple[str, tuple[tuple[int, float], ...], dict[int, list[int]]]],
+           final: Mapping[int, float], names: Mapping[int, str]) -> dict[int, str]:
+    """Tool id -> the step it is the tool of: per step of :func:`plan`, of its options that are
+    candidates (``final``: their final score for the whole task), the best by
+    ``STEP_WEIGHT`` × its match to the step + the rest × its final score; with the producers of
+    the identifiers it needs."""
+    chosen: dict[int, str] = {}
+    for text, options, feeds in planned:
+        ranked = [(STEP_WEIGHT * v + (1 - STEP_WEIGHT) * final[t], -i, t)
+                  for i, (t, v) in enumerate(options) if t in final]
+        if not ranked:
+            continue
+        t = max(ranked)[2]
+        chosen.setdefault(t, text)
+        for p in feeds.get(t, ()):
+            if p in final:
+                chosen.setdefault(p, f"the identifier {names[t]} needs")
     return chosen
 
 
