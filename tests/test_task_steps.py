@@ -26,14 +26,13 @@ def test_a_task_is_its_clauses_with_the_steps_they_imply_and_without_what_it_for
     texts = [s.text for s in steps]
     assert texts[0] == READ_CODE and steps[0].implied  # the code is read before it is changed
     assert any(s.capability == "/write" and "Fix the bug" in s.text for s in steps)
-    assert Step(RUN_COMMAND, "/execute", implied=True) in steps  # "run the tests" is a command
+    assert any(s.text == RUN_COMMAND and s.implied and s.clause == "run the tests" for s in steps)
     assert not any("push" in t for t in texts)  # a clause that forbids is not a step
 
 
 def test_looking_at_a_page_implies_opening_it_first():
     steps = task_steps("Open http://localhost:8000/login in a headless browser and look for console errors.")
-    assert Step(OPEN_PAGE, "/read", implied=True) in steps
-    assert steps.index(Step(OPEN_PAGE, "/read", implied=True)) == 0
+    assert steps[0].text == OPEN_PAGE and steps[0].implied and steps[0].capability == "/read"
     assert all(s.text != OPEN_PAGE for s in task_steps("Summarise https://example.com/post for me."))
 
 

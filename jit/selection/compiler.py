@@ -346,7 +346,8 @@ class Compiler:
         file_tools = self._file_step_tools(view, facts, allowed)
         # The tool of each step of the task (jit.selection.steps): Full whatever its score.
         planned = plan(view, task_steps(ctx.task, self.config.shards), self.embedder.embed,
-                       self.config.tool_selection.lexical_weight, allowed, denied_rows, ctx.shard, warnings)
+                       self.config.tool_selection.lexical_weight, allowed, denied_rows, ctx.shard, warnings,
+                       {slot: slot in filled for slot in self._slots(ctx.shard)})
         stepped = [t for _text, options, feeds in planned for o, _v in options for t in (o, *feeds[o])]
         extra = [view.row_of[t] for t in (*winners, *stepped, *(t for tools in file_tools.values() for t, _ in tools))]
         found = self._retrieve(view, text, pool or self.config.tool_selection.candidate_pool, extra, allowed,

@@ -33,7 +33,7 @@ from .retrieve import split_task
 from .snapshot import CatalogSnapshot
 from .tiers import Tier
 
-__all__ = ["STEP_FLOOR", "Step", "StepTool", "demo_servers", "plan", "producers", "settle", "step_tools", "task_steps"]
+__all__ = ["STEP_FLOOR", "Step", "StepTool", "demo_servers", "plan", "producers", "settle", "spelled", "step_tools", "task_steps"]
 
 #: The least retrieval score (0–100, the step's text alone) of a step's tool: below it, no
 #: tool in reach is taken to do the step.
@@ -58,14 +58,24 @@ DOES = {"/read": "read it", "/write": "change files or data", "/delete": "delete
 _NEGATED = re.compile(r"^(?:don'?t|do not|never|without|no need to|not)\b", re.I)
 #: Words of a clause that look at a page in a browser: opening it first is implied.
 _PAGE = re.compile(r"\b(?:screenshot|click|console|browser|the page|the form|viewport|headless)\b", re.I)
+#: A clause that asks something: it reads, whatever its verbs ("is it safe to merge?").
+_QUESTION = re.compile(r"\?\s*$|^(?:what|which|who|when|where|why|how|is|are|does|do|did|was|were|has|have|can)\b",
+                       re.I)
+#: Abbreviations a tool's description spells out: a step is matched with both.
+_ABBREVIATIONS = {"pr": "pull request", "prs": "pull requests", "mr": "merge request", "repo": "repository",
+                  "db": "database", "k8s": "kubernetes", "env": "environment", "docs": "documentation"}
+_ABBREVIATION = re.compile(r"\b(" + "|".join(_ABBREVIATIONS) + r")\b", re.I)
+#: A clause that goes on with the one before it ("…, in tests/test_x.py").
+_CONTINUED = re.compile(r"^(?:in|on|at|to|into|for|from|with|by|as|under|inside)\b", re.I)
+#: :attr:`Step.by` of a write to a local file: the policy's ``file_step`` tool does it.
+FILE_STEP = "file_step"
 #: A clause that runs a project's tests or confirms a change: a command on this machine.
 _RUN = re.compile(r"\b(?:run|rerun|re-run)\b.*\b(?:tests?|suite|specs?|pytest|jest)\b|\bconfirm\b", re.I)
 _URL = re.compile(r"\b(?:https?://|localhost[:/])\S+", re.I)
 #: A required parameter that names an identifier another tool hands out: its stem (``library``).
 _ID_PARAM = re.compile(r"^(?P<stem>[a-z]+?)_?(?:id|ids|slug|key|gid)$", re.I)
 #: A tool name's verbs that hand out identifiers.
-_LOOKUP = re.compile(r"(?:^|[_\-.])(?:list|search|resolve|find|lookup)(?:$|[_\-.A-Z])|^(?:list|search|resolve|find)",
-                     re.I)
+_LOOKUP = re.compile(r"^(?:[a-z0-9]+[_\-.])?(?P<verb>list|search|resolve|find|lookup|get)(?=$|[_\-.A-Z])", re.I)
 #: A tool description that demonstrates the protocol rather than doing work.
 _DEMO = re.compile(r"\b(?:demonstrat\w*|simulat\w*|echoes back|mcp (?:server|client|logo)s?)\b", re.I)
 
@@ -83,6 +93,17 @@ class Step:
     text: str
     capability: str
     implied: bool = False
+    #: The clause an implied step comes from ("" for a clause itself): the warnings name it.
+    clause: str = ""
+    #: What does the step instead of a tool of its own: a skeleton slot of the role's
+    #: (``run_command``: the role's command runner), or :data:`FILE_STEP` (the policy's tool for
+    #: a write to a file the task names, or to the code it changes in place). "" for none.
+    by: str = ""
+
+    @property
+    def named(self) -> str:
+        """How a warning names the step."""
+        return f"{self.clause!r} ({self.text})" if self.clause else repr(self.text)
 
 
 @dataclass(frozen=True)
@@ -99,23 +120,38 @@ class StepTool:
 
 def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> list[Step]:
     """The steps of a task, in order: each clause, and the steps it implies before or after it."""
-    clauses = split_task(text) or ([text.strip()] if text.strip() else [])
+    clauses: list[str] = []
+    for clause in split_task(text) or ([text.strip()] if text.strip() else []):
+        if clauses and _CONTINUED.match(clause):
+            clauses[-1] = f"{clauses[-1]}, {clause}"  # "…, in tests/test_x.py": the clause before goes on
+        else:
+            clauses.append(clause)
     steps: list[Step] = []
     for clause in clauses:
         if _NEGATED.match(clause):
             continue
         profile = analyze_task(clause, shards)
         caps = [c for c in (*profile.capabilities, *profile.implied) if c in CHANGES]
+        cap = "/read" if _QUESTION.search(clause) or not caps else caps[0]
         if profile.edits_code:
-            steps.append(Step(READ_CODE, "/read", implied=True))
+            steps.append(Step(READ_CODE, "/read", implied=True, clause=clause, by="read_file"))
         if _URL.search(clause) and _PAGE.search(text):
-            steps.append(Step(OPEN_PAGE, "/read", implied=True))
-        cap = caps[0] if caps else "/read"
+            steps.append(Step(OPEN_PAGE, "/read", implied=True, clause=clause))
         if cap == "/execute" and _RUN.search(clause):
-            steps.append(Step(RUN_COMMAND, "/execute", implied=True))
-            continue
-        steps.append(Step(clause, cap))
-    return list(dict.fromkeys(steps))
+            steps.append(Step(RUN_COMMAND, "/execute", implied=True, clause=clause, by="run_command"))
+        elif cap == "/write" and (profile.edits_code or profile.file_targets):
+            steps.append(Step(clause, cap, by=FILE_STEP))
+        else:
+            steps.append(Step(clause, cap))
+    first: dict[tuple[str, str], Step] = {}
+    for s in steps:
+        first.setdefault((s.text, s.capability), s)  # an implied step once, where it is first implied
+    return list(first.values())
+
+
+def spelled(text: str) -> str:
+    """A step's text with its abbreviations spelled out beside them ("open a PR (pull request)")."""
+    return _ABBREVIATION.sub(lambda m: f"{m.group(0)} ({_ABBREVIATIONS[m.group(0).lower()]})", text)
 
 
 def demo_servers(servers: Mapping[str, Sequence[str]]) -> frozenset[str]:
@@ -129,7 +165,7 @@ def demo_servers(servers: Mapping[str, Sequence[str]]) -> frozenset[str]:
 def _fits(cap: str, has: set[str]) -> bool:
     if cap in FITS:
         return any(c in has for c in FITS[cap])
-    return not any(c in has for c in ("/write", "/delete"))
+    return not any(c in has for c in ("/write", "/delete", "/execute"))
 
 
 def step_tools(steps: Sequence[Step], vecs: np.ndarray, score: Callable[[np.ndarray, str], tuple[np.ndarray, ...]],
@@ -156,7 +192,7 @@ def step_tools(steps: Sequence[Step], vecs: np.ndarray, score: Callable[[np.ndar
                 refused = r
         if options:
             out.append(StepTool(step, options[0][0], options=tuple(options)))
-        elif refused is not None or (step.capability in FITS and _only_denied(rows, vector, dense, step, caps_of,
+        elif step.capability in FITS and (refused is not None or _only_denied(rows, vector, dense, step, caps_of,
                                                                               denied)):
             out.append(StepTool(step, None, "denied"))
         else:
@@ -170,6 +206,11 @@ def _only_denied(rows: np.ndarray, vector: np.ndarray, dense: np.ndarray, step: 
     policy took it away, so the step is the role's to refuse, not the catalog's to lack)."""
     return any(dense[i] >= DENSE_FLOOR and _fits(step.capability, caps_of(int(r))) and denied(int(r))
                for i, r in enumerate(rows.tolist()) if vector[i] >= STEP_FLOOR - 15)
+
+
+def _words(name: str) -> str:
+    """A tool name as lowercase words: ``linear_getTeams`` -> ``linear get teams``."""
+    return re.sub(r"[_\-.]+", " ", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name)).lower()
 
 
 def producers(tool: StoredTool, siblings: Sequence[tuple[int, StoredTool]]) -> list[int]:
@@ -191,9 +232,12 @@ def producers(tool: StoredTool, siblings: Sequence[tuple[int, StoredTool]]) -> l
         best: tuple[int, str, int] | None = None
         for i, st in siblings:
             name = st.tool.name
-            if st.id == tool.id or not _LOOKUP.search(name):
+            verb = _LOOKUP.match(name)
+            if st.id == tool.id or not verb:
                 continue
             in_name = stem in name.lower()
+            if verb.group("verb").lower() == "get" and not re.search(stem + r"(?:e?s|_?ids)\b", _words(name)):
+                continue  # "get" hands out identifiers when it gets many: get_lists, getTeams
             if not in_name and stem not in (st.tool.description or "").lower()[:200]:
                 continue
             key = (0 if in_name else 1, name, i)
@@ -206,11 +250,17 @@ def producers(tool: StoredTool, siblings: Sequence[tuple[int, StoredTool]]) -> l
 
 def plan(view: CatalogSnapshot, steps: Sequence[Step], embed: Callable[[list[str]], np.ndarray],
          lexical_weight: float, allowed: np.ndarray, denied: np.ndarray | None, shard: str,
-         warnings: list[str]) -> list[tuple[str, tuple[tuple[int, float], ...], dict[int, list[int]]]]:
+         warnings: list[str], slots: Mapping[str, bool]) -> list[tuple[str, tuple[tuple[int, float], ...], dict[int, list[int]]]]:
     """Per step of a task on ``view`` that some tool does: its text, its options (tool id, match)
     and, per option, the tools that produce the identifiers it needs (:func:`producers`); a step
     without a tool is a warning in ``warnings``. ``allowed``: rows in reach that the role may have; ``denied``: rows the role's
     policy denies (None: none)."""
+    for step in steps:
+        if step.by in slots and not slots[step.by]:
+            warnings.append(f"{shard}: no tool in reach can {DOES[step.capability]} for the step {step.named} "
+                            f"(no tool fills the role's {step.by} slot)")
+    # A step a skeleton slot of the role's or the policy's file tool does needs no tool of its own.
+    steps = [s for s in steps if s.by != FILE_STEP and s.by not in slots]
     if not steps or not view.rows or not view.index.has_vector.any():
         return []
     labels = view.labels["capability"]
@@ -227,20 +277,20 @@ def plan(view: CatalogSnapshot, steps: Sequence[Step], embed: Callable[[list[str
                 and not _is_demo(view, view.heads[t][0], servers))
 
     def score(vec: np.ndarray, text: str) -> tuple[np.ndarray, ...]:
-        sc = view.index.score(vec[None, :], [text], lexical_weight=lexical_weight, pool=STEP_POOL, server_share=0)
+        sc = view.index.score(vec[None, :], [spelled(text)], lexical_weight=lexical_weight, pool=STEP_POOL, server_share=0)
         return sc.rows, sc.vector, sc.dense
 
-    vecs = embed([s.text for s in steps])
+    vecs = embed([spelled(s.text) for s in steps])
     planned: list[tuple[str, tuple[tuple[int, float], ...], dict[int, list[int]]]] = []
     for found in step_tools(steps, vecs, score, caps_of, usable,
                             lambda r: denied is not None and bool(denied[r])):
         step = found.step
         if found.tool is None:
             if found.why == "denied":
-                warnings.append(f"{shard} may not {DOES[step.capability]}: the step {step.text!r} needs a tool "
+                warnings.append(f"{shard} may not {DOES[step.capability]}: the step {step.named} needs a tool "
                                 f"the policy denies to {shard}")
             elif step.implied or step.capability in CHANGES:
-                warnings.append(f"{shard}: no tool in reach can {DOES[step.capability]} for the step {step.text!r}")
+                warnings.append(f"{shard}: no tool in reach can {DOES[step.capability]} for the step {step.named}")
             continue
         options = tuple((view.rows[r], v) for r, v in found.options)
         feeds: dict[int, list[int]] = {}
