@@ -95,3 +95,14 @@ def test_a_steps_tool_keeps_its_place_in_full_past_both_caps():
     cap_full(tools, 2, 1.0, Estimates("anthropic"), warnings)
     assert [s.tier for s in tools[2:]] == [Tier.FULL] * 3
     assert [s.tier for s in tools[:2]] == [Tier.CONDENSED] * 2  # the extras make room
+
+
+def test_a_required_object_is_handed_out_by_the_tool_that_lists_it():
+    tasks = _tool(1, "tracker", "get_my_tasks", "My tasks in a workspace", ("workspace",))
+    siblings = [(2, _tool(2, "tracker", "list_workspaces", "List workspaces")),
+                (3, _tool(3, "tracker", "add_workspace_member", "Add a member")),  # no listing verb
+                (4, _tool(4, "tracker", "get_workspace", "One workspace"))]  # gets one: hands out no identifiers
+    assert producers(tasks, siblings) == [2]
+    card = _tool(5, "board", "move_card", "Move a card", ("idList",))
+    lists = [(6, _tool(6, "board", "add_card_to_list", "Add a card to a list")), (7, _tool(7, "board", "get_lists", "Lists"))]
+    assert producers(card, lists) == [7]

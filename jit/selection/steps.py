@@ -72,8 +72,9 @@ FILE_STEP = "file_step"
 #: A clause that runs a project's tests or confirms a change: a command on this machine.
 _RUN = re.compile(r"\b(?:run|rerun|re-run)\b.*\b(?:tests?|suite|specs?|pytest|jest)\b|\bconfirm\b", re.I)
 _URL = re.compile(r"\b(?:https?://|localhost[:/])\S+", re.I)
-#: A required parameter that names an identifier another tool hands out: its stem (``library``).
-_ID_PARAM = re.compile(r"^(?P<stem>[a-z]+?)_?(?:id|ids|slug|key|gid)$", re.I)
+#: A required parameter that names an identifier another tool hands out: its stem (``libraryId``,
+#: ``channel_id``, ``idList``).
+_ID_PARAM = re.compile(r"^(?:(?P<stem>[a-z]+?)_?(?:id|ids|slug|key|gid)|id_?(?P<pre>[a-z]{3,}))$", re.I)
 #: A tool name's verbs that hand out identifiers.
 _LOOKUP = re.compile(r"^(?:[a-z0-9]+[_\-.])?(?P<verb>list|search|resolve|find|lookup|get)(?=$|[_\-.A-Z])", re.I)
 #: A tool description that demonstrates the protocol rather than doing work.
@@ -224,10 +225,8 @@ def producers(tool: StoredTool, siblings: Sequence[tuple[int, StoredTool]]) -> l
     found: list[int] = []
     for param in required:
         m = _ID_PARAM.match(param)
-        if not m:
-            continue
-        stem = m.group("stem").lower()
-        if len(stem) < 3:
+        stem = ((m.group("stem") or m.group("pre")) if m else param).lower()
+        if len(stem) < (3 if m else 4):
             continue
         best: tuple[int, str, int] | None = None
         for i, st in siblings:
@@ -238,8 +237,8 @@ def producers(tool: StoredTool, siblings: Sequence[tuple[int, StoredTool]]) -> l
             in_name = stem in name.lower()
             if verb.group("verb").lower() == "get" and not re.search(stem + r"(?:e?s|_?ids)\b", _words(name)):
                 continue  # "get" hands out identifiers when it gets many: get_lists, getTeams
-            if not in_name and stem not in (st.tool.description or "").lower()[:200]:
-                continue
+            if not in_name and (not m or stem not in (st.tool.description or "").lower()[:200]):
+                continue  # a parameter that is no identifier is handed out by a tool named for it
             key = (0 if in_name else 1, name, i)
             if best is None or key < best:
                 best = key
@@ -253,8 +252,9 @@ def plan(view: CatalogSnapshot, steps: Sequence[Step], embed: Callable[[list[str
          warnings: list[str], slots: Mapping[str, bool]) -> list[tuple[str, tuple[tuple[int, float], ...], dict[int, list[int]]]]:
     """Per step of a task on ``view`` that some tool does: its text, its options (tool id, match)
     and, per option, the tools that produce the identifiers it needs (:func:`producers`); a step
-    without a tool is a warning in ``warnings``. ``allowed``: rows in reach that the role may have; ``denied``: rows the role's
-    policy denies (None: none)."""
+    without a tool is a warning in ``warnings``. ``allowed``: rows in reach that the role may
+    have; ``denied``: rows the role's policy denies (None: none); ``slots``: the role's skeleton
+    slots, each with whether a tool fills it (a step its slot names is the slot's tool's)."""
     for step in steps:
         if step.by in slots and not slots[step.by]:
             warnings.append(f"{shard}: no tool in reach can {DOES[step.capability]} for the step {step.named} "
