@@ -44,6 +44,7 @@ from jit.evaluation.evaluate import build_catalog
 from jit.models import tool_key
 from jit.selection.budget import tier_cost
 from jit.selection.compiler import Compiler
+from jit.selection.steps import DOES
 from jit.selection.task import TaskContext
 from jit.selection.tiers import Tier
 from jit.selection.tokens import EstimateCounter
@@ -95,11 +96,11 @@ def held_out(task_id: str) -> bool:
 
 
 def _named(step: Step, warnings: Sequence[str]) -> bool:
-    """Whether a warning speaks of the step: it names the step's capability (``/send``) or one
-    of its words that tells steps apart (``merge``, ``post``)."""
+    """Whether a warning speaks of the step: it names the step's capability (``/send``, or as the
+    selection's warnings say it: "send messages") or one of its words (``merge``, ``post``)."""
     words = {w for w in step.step.lower().replace("'", " ").split() if len(w) > 3}
     cap = "/" + step.capability
-    return any(cap in w or any(word in w.lower() for word in words) for w in warnings)
+    return any(cap in w or DOES.get(cap, cap) in w or any(word in w.lower() for word in words) for w in warnings)
 
 
 def score_task(task: StepTask, full: Sequence[str], warnings: Sequence[str] = (), *,

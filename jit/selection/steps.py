@@ -1,6 +1,6 @@
 """The steps of a task and the tool of each: what the Full tier holds first.
 
-A task is split into steps (:func:`task_steps`): its clauses (:func:`~jit.selection.retrieve.split_task`),
+A task is split into steps (:func:`task_steps`): its clauses (:func:`split_clauses`),
 each with the capability the offline task analyzer reads in it (``/read`` when it names none),
 a clause that tells the agent what *not* to do left out ("don't merge it"), and the steps a
 clause implies: reading the code before changing it in place, opening a page in a browser
@@ -29,11 +29,11 @@ import numpy as np
 from ..analysis.offline_analyzer import analyze_task
 from ..config import ShardConfig
 from ..models import StoredTool
-from .retrieve import split_task
+from ..text import search_tokens
 from .snapshot import CatalogSnapshot
 from .tiers import Tier
 
-__all__ = ["STEP_FLOOR", "Step", "StepTool", "demo_servers", "plan", "producers", "settle", "spelled", "step_tools", "task_steps"]
+__all__ = ["STEP_FLOOR", "Step", "StepTool", "demo_servers", "leading_capability", "plan", "split_clauses", "producers", "settle", "spelled", "step_tools", "task_steps"]
 
 #: The least retrieval score (0–100, the step's text alone) of a step's tool: below it, no
 #: tool in reach is taken to do the step.
@@ -58,6 +58,25 @@ DOES = {"/read": "read it", "/write": "change files or data", "/delete": "delete
 _NEGATED = re.compile(r"^(?:don'?t|do not|never|without|no need to|not)\b", re.I)
 #: Words of a clause that look at a page in a browser: opening it first is implied.
 _PAGE = re.compile(r"\b(?:screenshot|click|console|browser|the page|the form|viewport|headless)\b", re.I)
+#: The verb a step opens with -> its capability: what a change, a deletion, a run or a message
+#: is said with. A clause opening with none of them takes the task analyzer's reading.
+VERBS = {
+    **dict.fromkeys(("read", "check", "look", "find", "list", "show", "get", "search", "review", "compare",
+                     "inspect", "research", "count", "describe", "fetch", "see", "summarize", "summarise",
+                     "explain", "open", "screenshot", "query", "browse", "verify"), "/read"),
+    **dict.fromkeys(("fix", "change", "add", "create", "make", "put", "write", "update", "edit", "set", "rename",
+                     "move", "bump", "switch", "checkout", "commit", "push", "merge", "stash", "rebase",
+                     "cherry-pick", "tag", "log", "file", "register", "mark", "assign", "refund", "book",
+                     "schedule", "upload", "insert", "record", "save", "apply", "resolve", "close", "hop"), "/write"),
+    **dict.fromkeys(("delete", "remove", "clear", "drop", "purge", "wipe", "archive"), "/delete"),
+    **dict.fromkeys(("send", "tell", "leave", "post", "email", "mail", "reply", "comment", "notify", "message", "forward",
+                     "announce", "ping", "dm"), "/send"),
+    **dict.fromkeys(("run", "deploy", "rollback", "restart", "execute", "trigger", "roll"), "/execute"),
+}
+#: A verb addressed to the user ("tell me when it renews", "show us") is no step of its own.
+_LEADING = re.compile(r"^(?:(?:please|also|then|now|first|and|just)\s+)*([a-z\-]+)\b(?!\s+(?:me|us)\b)", re.I)
+_OPENS_RECORD = re.compile(r"\s+(?:a|an|the)?\s*(?:new\s+)?(?:\w+\s+){0,2}(?:issue|pr|pull request|merge request|"
+                           r"ticket|bug|incident|card|task)\b", re.I)
 #: A clause that asks something: it reads, whatever its verbs ("is it safe to merge?").
 _QUESTION = re.compile(r"\?\s*$|^(?:what|which|who|when|where|why|how|is|are|does|do|did|was|were|has|have|can)\b",
                        re.I)
@@ -121,19 +140,14 @@ class StepTool:
 
 def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> list[Step]:
     """The steps of a task, in order: each clause, and the steps it implies before or after it."""
-    clauses: list[str] = []
-    for clause in split_task(text) or ([text.strip()] if text.strip() else []):
-        if clauses and _CONTINUED.match(clause):
-            clauses[-1] = f"{clauses[-1]}, {clause}"  # "…, in tests/test_x.py": the clause before goes on
-        else:
-            clauses.append(clause)
+    clauses = split_clauses(text)
     steps: list[Step] = []
     for clause in clauses:
         if _NEGATED.match(clause):
             continue
         profile = analyze_task(clause, shards)
         caps = [c for c in (*profile.capabilities, *profile.implied) if c in CHANGES]
-        cap = "/read" if _QUESTION.search(clause) or not caps else caps[0]
+        cap = "/read" if _QUESTION.search(clause) else leading_capability(clause) or (caps[0] if caps else "/read")
         if profile.edits_code:
             steps.append(Step(READ_CODE, "/read", implied=True, clause=clause, by="read_file"))
         if _URL.search(clause) and _PAGE.search(text):
@@ -148,6 +162,37 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
     for s in steps:
         first.setdefault((s.text, s.capability), s)  # an implied step once, where it is first implied
     return list(first.values())
+
+
+def split_clauses(text: str) -> list[str]:
+    """A task's clauses, as :func:`~jit.selection.retrieve.split_task` splits them (sentences, then
+    ``,`` / ``and`` / ``then``), but a short piece is a clause of its own when it opens with a verb
+    (:data:`VERBS`: "… and merge it"), and a piece that opens with a preposition goes on with the
+    clause before it ("…, in tests/test_x.py")."""
+    clauses: list[str] = []
+    for sentence in re.split(r"(?<=[.!?;])\s+|\n+", text):
+        for piece in re.split(r",\s*(?:and\s+|then\s+)?|\s+(?:and then|then|and|after that|finally)\s+", sentence):
+            piece = piece.strip(" .,;:")
+            if not piece:
+                continue
+            if clauses and (_CONTINUED.match(piece) or (len(search_tokens(piece, drop_stopwords=True)) < 2
+                                                          and leading_capability(piece) is None)):
+                clauses[-1] = f"{clauses[-1]}, {piece}"
+            else:
+                clauses.append(piece)
+    return list(dict.fromkeys(clauses))
+
+
+def leading_capability(clause: str) -> str | None:
+    """The capability of the verb a clause opens with (:data:`VERBS`; "open" a page reads, "open"
+    an issue writes), None when it opens with none of them."""
+    m = _LEADING.match(clause)
+    if not m:
+        return None
+    verb = m.group(1).lower()
+    if verb == "open":
+        return "/write" if _OPENS_RECORD.match(clause[m.end():]) else "/read"
+    return VERBS.get(verb)
 
 
 def spelled(text: str) -> str:
@@ -280,6 +325,13 @@ def plan(view: CatalogSnapshot, steps: Sequence[Step], embed: Callable[[list[str
         sc = view.index.score(vec[None, :], [spelled(text)], lexical_weight=lexical_weight, pool=STEP_POOL, server_share=0)
         return sc.rows, sc.vector, sc.dense
 
+    refused = [s for s in steps if s.capability in FITS and _role_refuses(view, labels, s.capability, allowed, denied)]
+    for step in refused:  # every tool in reach that could take it is denied to the role
+        warnings.append(f"{shard} may not {DOES[step.capability]}: the step {step.named} needs a tool the policy "
+                        f"denies to {shard}")
+    steps = [s for s in steps if s not in refused]
+    if not steps:
+        return []
     vecs = embed([spelled(s.text) for s in steps])
     planned: list[tuple[str, tuple[tuple[int, float], ...], dict[int, list[int]]]] = []
     for found in step_tools(steps, vecs, score, caps_of, usable,
@@ -325,6 +377,15 @@ def settle(planned: Sequence[tuple[str, tuple[tuple[int, float], ...], dict[int,
 
 #: Tools scored per step: the step's tool is among the best few of its own text.
 STEP_POOL = 30
+
+
+def _role_refuses(view: CatalogSnapshot, labels: Mapping[str, frozenset[int]], capability: str,
+                  allowed: np.ndarray, denied: np.ndarray | None) -> bool:
+    """Whether the tools in reach with a capability that fits the step are all denied to the role."""
+    if denied is None:
+        return False
+    rows = [view.row_of[t] for c in FITS[capability] for t in labels.get(c, ()) if t in view.row_of]
+    return bool(rows) and not any(allowed[r] for r in rows) and any(denied[r] for r in rows)
 
 
 def _server_tools(view: CatalogSnapshot) -> dict[str, list[int]]:
