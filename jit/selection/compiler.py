@@ -374,7 +374,8 @@ class Compiler:
                 points=score.points, facts=view.memo.explain_facts.get(t), wanted=score.wanted, rank=rank,
                 match=match, summary=view.memo.summaries.get(t), id=t, head=view.heads[t], load=reader.load,
             ))
-        planned = settle(planned, {st.id: st.final for st in out}, view.names)
+        # A hosted system the task does not point at (system points) does no step of it.
+        planned = settle(planned, {st.id: st.final for st in out if st.points.get("system", 0) >= 0}, view.names)
         for st in out:
             if st.id in planned:
                 st.step, st.wanted, st.tier = st.step or planned[st.id], Tier.FULL, Tier.FULL

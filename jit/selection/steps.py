@@ -77,6 +77,10 @@ VERBS = {
 _LEADING = re.compile(r"^(?:(?:please|also|then|now|first|and|just)\s+)*([a-z\-]+)\b(?!\s+(?:me|us)\b)", re.I)
 _OPENS_RECORD = re.compile(r"\s+(?:a|an|the)?\s*(?:new\s+)?(?:\w+\s+){0,2}(?:issue|pr|pull request|merge request|"
                            r"ticket|bug|incident|card|task)\b", re.I)
+#: A clause that makes content ("write an overview …, save it as x.docx"): when the task names a
+#: file to write, that file is where the content goes (the policy's file tool), not another store.
+_MAKES = re.compile(r"^(?:(?:please|also|then|now|first|and|just)\s+)*(?:help me\s+)?(?:write|create|make|draft|"
+                    r"generate|compose|prepare|produce|save|export|summari[sz]e|collect|list)\b", re.I)
 #: A clause that asks something: it reads, whatever its verbs ("is it safe to merge?").
 _QUESTION = re.compile(r"\?\s*$|^(?:what|which|who|when|where|why|how|is|are|does|do|did|was|were|has|have|can)\b",
                        re.I)
@@ -141,6 +145,7 @@ class StepTool:
 def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> list[Step]:
     """The steps of a task, in order: each clause, and the steps it implies before or after it."""
     clauses = split_clauses(text)
+    writes_files = bool(clauses) and bool(analyze_task(text, shards).file_targets)
     steps: list[Step] = []
     for clause in clauses:
         if _NEGATED.match(clause):
@@ -154,7 +159,8 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
             steps.append(Step(OPEN_PAGE, "/read", implied=True, clause=clause))
         if cap == "/execute" and _RUN.search(clause):
             steps.append(Step(RUN_COMMAND, "/execute", implied=True, clause=clause, by="run_command"))
-        elif cap == "/write" and (profile.edits_code or profile.file_targets):
+        elif cap == "/write" and (profile.edits_code or profile.file_targets
+                                  or (writes_files and _MAKES.match(clause))):
             steps.append(Step(clause, cap, by=FILE_STEP))
         else:
             steps.append(Step(clause, cap))
@@ -358,7 +364,8 @@ def plan(view: CatalogSnapshot, steps: Sequence[Step], embed: Callable[[list[str
 def settle(planned: Sequence[tuple[str, tuple[tuple[int, float], ...], dict[int, list[int]]]],
            final: Mapping[int, float], names: Mapping[int, str]) -> dict[int, str]:
     """Tool id -> the step it is the tool of: per step of :func:`plan`, of its options that are
-    candidates (``final``: their final score for the whole task), the best by
+    candidates the step may take (``final``: their final score for the whole task; a hosted
+    system's tool the task does not point at is left out by the caller), the best by
     ``STEP_WEIGHT`` × its match to the step + the rest × its final score; with the producers of
     the identifiers it needs."""
     chosen: dict[int, str] = {}
