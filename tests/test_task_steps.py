@@ -12,8 +12,11 @@ from jit.selection.steps import (
     RUN_COMMAND,
     Step,
     demo_servers,
+    leading_capability,
     producers,
     settle,
+    spelled,
+    split_clauses,
     step_tools,
     task_steps,
 )
@@ -54,7 +57,8 @@ def test_a_tool_that_needs_an_identifier_brings_the_tool_that_hands_it_out():
 
 
 def test_a_demonstration_server_is_known_by_its_descriptions():
-    demo = ["Echoes back the input string", "Demonstrates how annotations can be used", "Returns the sum of two numbers",
+    demo = ["Echoes back the input string", "Demonstrates how annotations can be used",
+            "Returns the sum of two numbers",
             "Simulates a research query", "Returns a tiny MCP logo image."]
     real = ["Read a file", "Write a file", "Simulates nothing: moves a file"]
     assert demo_servers({"demo": demo, "files": real}) == frozenset({"demo"})
@@ -104,5 +108,19 @@ def test_a_required_object_is_handed_out_by_the_tool_that_lists_it():
                 (4, _tool(4, "tracker", "get_workspace", "One workspace"))]  # gets one: hands out no identifiers
     assert producers(tasks, siblings) == [2]
     card = _tool(5, "board", "move_card", "Move a card", ("idList",))
-    lists = [(6, _tool(6, "board", "add_card_to_list", "Add a card to a list")), (7, _tool(7, "board", "get_lists", "Lists"))]
+    lists = [(6, _tool(6, "board", "add_card_to_list", "Add a card to a list")),
+             (7, _tool(7, "board", "get_lists", "Lists"))]
     assert producers(card, lists) == [7]
+
+
+def test_a_steps_capability_is_its_leading_verbs_and_a_question_reads():
+    steps = task_steps("PR #77 in acme/shop looks good to me. Check that CI passed and merge it.")
+    assert [(s.text, s.capability) for s in steps][-2:] == [("Check that CI passed", "/read"), ("merge it", "/write")]
+    assert [s.capability for s in task_steps("is PR #88 in acme/payments safe to merge?")] == ["/read"]
+    assert leading_capability("open a GitHub issue describing the bug") == "/write"
+    assert leading_capability("Open http://localhost:8000/login in a headless browser") == "/read"
+    assert leading_capability("Tell the team in #qa that the run failed") == "/send"
+    assert leading_capability("tell me when it renews") is None  # addressed to the user: the analyzer reads it
+    assert split_clauses("Write tests for parse() in src/p.py, in tests/test_p.py, and run them") == [
+        "Write tests for parse() in src/p.py, in tests/test_p.py", "run them"]
+    assert spelled("open a PR") == "open a PR (pull request)"

@@ -1,10 +1,11 @@
 """The steps of a task and the tool of each: what the Full tier holds first.
 
-A task is split into steps (:func:`task_steps`): its clauses (:func:`split_clauses`),
-each with the capability the offline task analyzer reads in it (``/read`` when it names none),
-a clause that tells the agent what *not* to do left out ("don't merge it"), and the steps a
-clause implies: reading the code before changing it in place, opening a page in a browser
-before looking at it, running a command after "run the tests".
+A task is split into steps (:func:`task_steps`): its clauses (:func:`split_clauses`), each
+with the capability of the verb it opens with (:data:`VERBS`; a question reads; otherwise the
+offline task analyzer's reading, ``/read`` when it names none), a clause that tells the agent
+what *not* to do left out ("don't merge it"), and the steps a clause implies: reading the code
+before changing it in place, opening a page in a browser before looking at it, running a
+command after "run the tests" (the role's skeleton slots do the first and the last).
 
 Each step gets the tool (:func:`step_tools`) that matches its text best (the retrieval index's
 score of the step alone: dense and lexical), among the tools the role may use whose
@@ -33,7 +34,8 @@ from ..text import search_tokens
 from .snapshot import CatalogSnapshot
 from .tiers import Tier
 
-__all__ = ["STEP_FLOOR", "Step", "StepTool", "demo_servers", "leading_capability", "plan", "split_clauses", "producers", "settle", "spelled", "step_tools", "task_steps"]
+__all__ = ["STEP_FLOOR", "VERBS", "Step", "StepTool", "demo_servers", "leading_capability", "plan", "producers",
+           "settle", "spelled", "split_clauses", "step_tools", "task_steps"]
 
 #: The least retrieval score (0–100, the step's text alone) of a step's tool: below it, no
 #: tool in reach is taken to do the step.
@@ -69,8 +71,8 @@ VERBS = {
                      "cherry-pick", "tag", "log", "file", "register", "mark", "assign", "refund", "book",
                      "schedule", "upload", "insert", "record", "save", "apply", "resolve", "close", "hop"), "/write"),
     **dict.fromkeys(("delete", "remove", "clear", "drop", "purge", "wipe", "archive"), "/delete"),
-    **dict.fromkeys(("send", "tell", "leave", "post", "email", "mail", "reply", "comment", "notify", "message", "forward",
-                     "announce", "ping", "dm"), "/send"),
+    **dict.fromkeys(("send", "tell", "leave", "post", "email", "mail", "reply", "comment", "notify", "message",
+                     "forward", "announce", "ping", "dm"), "/send"),
     **dict.fromkeys(("run", "deploy", "rollback", "restart", "execute", "trigger", "roll"), "/execute"),
 }
 #: A verb addressed to the user ("tell me when it renews", "show us") is no step of its own.
@@ -128,6 +130,11 @@ class Step:
     def named(self) -> str:
         """How a warning names the step."""
         return f"{self.clause!r} ({self.text})" if self.clause else repr(self.text)
+
+
+#: A planned step (:func:`plan`): its text, its options ``(tool id, match)`` and, per option, the
+#: tools that produce the identifiers it requires.
+Planned = tuple[str, tuple[tuple[int, float], ...], dict[int, list[int]]]
 
 
 @dataclass(frozen=True)
@@ -300,7 +307,7 @@ def producers(tool: StoredTool, siblings: Sequence[tuple[int, StoredTool]]) -> l
 
 def plan(view: CatalogSnapshot, steps: Sequence[Step], embed: Callable[[list[str]], np.ndarray],
          lexical_weight: float, allowed: np.ndarray, denied: np.ndarray | None, shard: str,
-         warnings: list[str], slots: Mapping[str, bool]) -> list[tuple[str, tuple[tuple[int, float], ...], dict[int, list[int]]]]:
+         warnings: list[str], slots: Mapping[str, bool]) -> list[Planned]:
     """Per step of a task on ``view`` that some tool does: its text, its options (tool id, match)
     and, per option, the tools that produce the identifiers it needs (:func:`producers`); a step
     without a tool is a warning in ``warnings``. ``allowed``: rows in reach that the role may
@@ -328,7 +335,8 @@ def plan(view: CatalogSnapshot, steps: Sequence[Step], embed: Callable[[list[str
                 and not _is_demo(view, view.heads[t][0], servers))
 
     def score(vec: np.ndarray, text: str) -> tuple[np.ndarray, ...]:
-        sc = view.index.score(vec[None, :], [spelled(text)], lexical_weight=lexical_weight, pool=STEP_POOL, server_share=0)
+        sc = view.index.score(vec[None, :], [spelled(text)], lexical_weight=lexical_weight, pool=STEP_POOL,
+                              server_share=0)
         return sc.rows, sc.vector, sc.dense
 
     refused = [s for s in steps if s.capability in FITS and _role_refuses(view, labels, s.capability, allowed, denied)]
@@ -339,7 +347,7 @@ def plan(view: CatalogSnapshot, steps: Sequence[Step], embed: Callable[[list[str
     if not steps:
         return []
     vecs = embed([spelled(s.text) for s in steps])
-    planned: list[tuple[str, tuple[tuple[int, float], ...], dict[int, list[int]]]] = []
+    planned: list[Planned] = []
     for found in step_tools(steps, vecs, score, caps_of, usable,
                             lambda r: denied is not None and bool(denied[r])):
         step = found.step
@@ -361,8 +369,7 @@ def plan(view: CatalogSnapshot, steps: Sequence[Step], embed: Callable[[list[str
     return planned
 
 
-def settle(planned: Sequence[tuple[str, tuple[tuple[int, float], ...], dict[int, list[int]]]],
-           final: Mapping[int, float], names: Mapping[int, str]) -> dict[int, str]:
+def settle(planned: Sequence[Planned], final: Mapping[int, float], names: Mapping[int, str]) -> dict[int, str]:
     """Tool id -> the step it is the tool of: per step of :func:`plan`, of its options that are
     candidates the step may take (``final``: their final score for the whole task; a hosted
     system's tool the task does not point at is left out by the caller), the best by
