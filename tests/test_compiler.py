@@ -15,6 +15,7 @@ from jit.selection.compiler import Compiler
 from jit.selection.logic import default_rules_dir
 from jit.selection.records import StaleSnapshot
 from jit.selection.retrieve import split_task
+from jit.selection.steps import spelled, task_steps
 from jit.selection.task import TaskContext
 from jit.selection.tiers import Tier
 from jit.selection.tokens import EstimateCounter
@@ -380,14 +381,14 @@ def test_task_vectors_decides_what_the_model_embeds(env, tmp_path, embedder, tas
         single = c.compile(TaskContext(shard="coder", task="list the open issues"))
     clauses = split_task(TASK)
     assert len(clauses) == 2
-    assert recording.batches[0] == {"clauses": clauses, "whole": [TASK], "both": [TASK, *clauses]}[task_vectors]
+    queries = {"clauses": clauses, "whole": [TASK], "both": [TASK, *clauses]}[task_vectors]
+    # with the texts of the task's steps (jit.selection.steps), each once, in the same batch
+    assert recording.batches[0] == list(dict.fromkeys([*queries, *(spelled(s.text) for s in task_steps(TASK))]))
+    assert "read the contents of a text file" in recording.batches[0]  # the fix's implied read
     # "Fix ... in parser.py" changes code in place: the policy's text for that step's tool, once.
     assert recording.batches[1] == ["edit a text file by replacing lines in it"]
-    # The steps a tool of their own does, once (the fix is the edit's, its read the skeleton's): in
-    # "whole" mode the clause is new to the model; the others embedded it with the task.
-    steps = [["open a GitHub issue describing the bug"]] if task_vectors == "whole" else []
-    # one clause: the task itself, whatever the mode, and its one step is that text, embedded already
-    assert recording.batches[2:] == [*steps, ["list the open issues"]]
+    # one clause: the task itself, whatever the mode, and its one step is that text, embedded once
+    assert recording.batches[2:] == [["list the open issues"]]
     assert selection(ts)["fs__write_file"] is F  # the step's tool, whatever the mode
     assert single.tools
 
@@ -446,9 +447,8 @@ def test_shards_spawned_for_one_task_embed_it_once(env, embedder):
     task = "read the parser source, then run the failing test and search the web for the error"
     with Compiler(store, config, Counting(), token_counter=EstimateCounter()) as compiler:
         sets = [compiler.compile(TaskContext(shard=s, task=task)) for s in ("coder", "tester", "reviewer")]
-    assert calls[0] == [task]  # the task once, then its steps' texts once (jit.selection.steps)
-    texts = [t for batch in calls for t in batch]
-    assert len(texts) == len(set(texts)) and len(calls) <= 2
+    # one batch, once: the task, then the texts of its steps (jit.selection.steps)
+    assert len(calls) == 1 and calls[0][0] == task and len(calls[0]) == len(set(calls[0]))
     assert all(ts.tools for ts in sets)
 
 

@@ -65,7 +65,7 @@ def test_a_demonstration_server_is_known_by_its_descriptions():
 
 
 def _score(table: dict[str, list[tuple[int, float, float]]]):
-    def score(_vec: np.ndarray, text: str):
+    def score(_i: int, text: str):
         rows = table[text]
         return (np.array([r for r, _v, _d in rows]), np.array([v for _r, v, _d in rows], dtype=np.float32),
                 np.array([d for _r, _v, d in rows], dtype=np.float32))
@@ -80,7 +80,7 @@ def test_a_step_gets_the_best_tool_that_fits_its_capability_and_the_role_else_a_
              "read the file": [(1, 95, 0.6), (0, 90, 0.5)],  # a writer is not a read step's tool
              "post it": [(3, 90, 0.6)],
              "run it": [(4, 60, 0.2)]}  # below the floor: no tool does it
-    found = step_tools(steps, np.zeros((4, 2)), _score(table), caps.__getitem__, lambda r: r != 3, lambda r: r == 3)
+    found = step_tools(steps, _score(table), caps.__getitem__, lambda r: r != 3, lambda r: r == 3)
     assert [(f.tool, f.why) for f in found] == [(1, ""), (0, ""), (None, "denied"), (None, "none")]
     assert [r for r, _v in found[0].options] == [1, 2]
 

@@ -30,6 +30,7 @@ import numpy as np
 from ..analysis.offline_analyzer import analyze_task
 from ..config import ShardConfig
 from ..models import StoredTool
+from ..process import matrix_product
 from ..text import search_tokens
 from .snapshot import CatalogSnapshot
 from .tiers import Tier
@@ -227,15 +228,15 @@ def _fits(cap: str, has: set[str]) -> bool:
     return not any(c in has for c in ("/write", "/delete", "/execute"))
 
 
-def step_tools(steps: Sequence[Step], vecs: np.ndarray, score: Callable[[np.ndarray, str], tuple[np.ndarray, ...]],
+def step_tools(steps: Sequence[Step], score: Callable[[int, str], tuple[np.ndarray, ...]],
                caps_of: Callable[[int], set[str]], usable: Callable[[int], bool], denied: Callable[[int], bool]
                ) -> list[StepTool]:
-    """The tool of each step. ``score(vec, text)`` gives the index's ``(rows, vector, dense)`` for
-    the step alone; ``caps_of(row)`` a tool's capabilities; ``usable(row)``: in reach, the role
+    """The tool of each step. ``score(i, text)`` gives ``(rows, vector, dense)`` of the best-matching
+    rows for the ``i``-th step alone (:func:`plan`: dense and lexical, as the retrieval index scores); ``caps_of(row)`` a tool's capabilities; ``usable(row)``: in reach, the role
     may have it, not deprecated, not a demonstration; ``denied(row)``: the role may not."""
     out: list[StepTool] = []
-    for step, vec in zip(steps, vecs, strict=True):
-        rows, vector, dense = score(vec, step.text)
+    for i, step in enumerate(steps):
+        rows, vector, dense = score(i, step.text)
         order = np.argsort(-vector, kind="stable")
         options: list[tuple[int, float]] = []
         refused = None
@@ -334,10 +335,18 @@ def plan(view: CatalogSnapshot, steps: Sequence[Step], embed: Callable[[list[str
         return (bool(allowed[r]) and not penalty.get(t, 0) and view.tier_cap.get(t, Tier.FULL) is Tier.FULL
                 and not _is_demo(view, view.heads[t][0], servers))
 
-    def score(vec: np.ndarray, text: str) -> tuple[np.ndarray, ...]:
-        sc = view.index.score(vec[None, :], [spelled(text)], lexical_weight=lexical_weight, pool=STEP_POOL,
-                              server_share=0)
-        return sc.rows, sc.vector, sc.dense
+    sims = np.zeros((0, 0), dtype=np.float32)
+
+    def score(i: int, text: str) -> tuple[np.ndarray, ...]:
+        """The index's score of one query (``RetrievalIndex.score``: min-max normalised cosine and
+        BM25, mixed by ``lexical_weight``), for every row at once, the best :data:`STEP_POOL` kept."""
+        dense = sims[:, i]
+        lo, hi = float(dense.min()), float(dense.max())
+        lexical = index.lexical.scores(spelled(text))
+        hybrid = ((1 - lexical_weight) * (dense - lo) / max(hi - lo, 1e-6)
+                  + lexical_weight * lexical / max(float(lexical.max()), 1e-6))
+        top = np.argpartition(-hybrid, min(STEP_POOL, len(hybrid) - 1))[:STEP_POOL]
+        return top, np.clip(hybrid[top] * 100.0, 0, 100), dense[top]
 
     refused = [s for s in steps if s.capability in FITS and _role_refuses(view, labels, s.capability, allowed, denied)]
     for step in refused:  # every tool in reach that could take it is denied to the role
@@ -346,9 +355,13 @@ def plan(view: CatalogSnapshot, steps: Sequence[Step], embed: Callable[[list[str
     steps = [s for s in steps if s not in refused]
     if not steps:
         return []
-    vecs = embed([spelled(s.text) for s in steps])
+    index = view.index
+    # One pass over the matrix for every step; a tool without a vector takes the lowest cosine.
+    sims = matrix_product(index.matrix, embed([spelled(s.text) for s in steps]).T)
+    if not index.all_vectors:
+        sims[~index.has_vector] = sims[index.has_vector].min(axis=0)
     planned: list[Planned] = []
-    for found in step_tools(steps, vecs, score, caps_of, usable,
+    for found in step_tools(steps, score, caps_of, usable,
                             lambda r: denied is not None and bool(denied[r])):
         step = found.step
         if found.tool is None:
