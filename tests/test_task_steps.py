@@ -124,3 +124,5 @@ def test_a_steps_capability_is_its_leading_verbs_and_a_question_reads():
     assert split_clauses("Write tests for parse() in src/p.py, in tests/test_p.py, and run them") == [
         "Write tests for parse() in src/p.py, in tests/test_p.py", "run them"]
     assert spelled("open a PR") == "open a PR (pull request)"
+    # a fragment that names neither a verb nor a change is no step of its own
+    assert [s.text for s in task_steps("Read the paper webarena, mind2web and mind2web2")] == ["Read the paper webarena"]

@@ -160,7 +160,10 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
             continue
         profile = analyze_task(clause, shards)
         caps = [c for c in (*profile.capabilities, *profile.implied) if c in CHANGES]
-        cap = "/read" if _QUESTION.search(clause) else leading_capability(clause) or (caps[0] if caps else "/read")
+        verb = leading_capability(clause)
+        if verb is None and not caps and len(clause.split()) < 3:
+            continue  # a fragment ("mind2web", "upon completion"): no step of its own
+        cap = "/read" if _QUESTION.search(clause) else verb or (caps[0] if caps else "/read")
         if profile.edits_code:
             steps.append(Step(READ_CODE, "/read", implied=True, clause=clause, by="read_file"))
         if _URL.search(clause) and _PAGE.search(text):
