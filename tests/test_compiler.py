@@ -15,6 +15,7 @@ from jit.selection.compiler import Compiler
 from jit.selection.logic import default_rules_dir
 from jit.selection.records import StaleSnapshot
 from jit.selection.retrieve import split_task
+from jit.selection.steps import spelled, task_steps
 from jit.selection.task import TaskContext
 from jit.selection.tiers import Tier
 from jit.selection.tokens import EstimateCounter
@@ -47,8 +48,9 @@ GOLDEN: dict[str, dict[str, Tier]] = {
         "web__fetch": X, "web__web_search": X,
     },
     "researcher": {
-        "web__fetch": F, "web__web_search": F, "gh__read_file": F,
-        "gh__list_issues": C, "read_file": C,
+        # The fix implies reading the code first (jit.selection.steps): a read the researcher may take.
+        "web__fetch": F, "web__web_search": F, "gh__read_file": F, "read_file": F,
+        "gh__list_issues": C,
         "fs__read_file": M, "pdf__make_pdf": M, "fs__search_files": M,
     },
 }
@@ -84,7 +86,10 @@ def test_golden_selection_per_shard(env, shard):
     # The fixture leaves pdf/make_pdf and the two harness tools unanalysed: compile says so. A read-only
     # role is told which steps of the task (fix: a change; the failing test: a run) it may not take.
     denied = "every tool in reach that does it is denied to {0} (read-only role: the tool can change things)"
-    may_not = [f"{shard} may not run commands: the task asks for /execute, and {denied.format(shard)}",
+    # The step that opens an issue is named first (jit.selection.steps), then the task's capabilities.
+    may_not = [f"{shard} may not change files or data: the step 'open a GitHub issue describing the bug' needs a "
+               f"tool the policy denies to {shard}",
+               f"{shard} may not run commands: the task asks for /execute, and {denied.format(shard)}",
                f"{shard} may not change files or data: the task asks for /write, and {denied.format(shard)}"]
     assert ts.warnings == [*(may_not if shard in ("reviewer", "researcher") else []),
                            "3 of 14 tools have no analysis yet (an interrupted or unfinished `jit sync`?): their "
@@ -109,7 +114,8 @@ def test_changing_policy_changes_selection(env, tmp_path, embedder):
     with Compiler(store, config, embedder, token_counter=EstimateCounter()) as edited:
         after = edited.compile(TaskContext(shard="researcher", task=TASK))
         coder_after = edited.compile(TaskContext(shard="coder", task=TASK))
-    assert before.get("read_file").tier is Tier.CONDENSED and not before.get("read_file").skeleton
+    # Before, read_file is Full as the tool of the fix's implied read (jit.selection.steps), not as skeleton.
+    assert not before.get("read_file").skeleton and before.get("read_file").step == "read the contents of a text file"
     assert after.get("read_file").skeleton and after.get("read_file").tier is Tier.FULL
     assert coder_before.get("ci__run_pipeline").tier is Tier.CONDENSED
     assert coder_after.get("ci__run_pipeline").tier is Tier.FULL
@@ -375,10 +381,14 @@ def test_task_vectors_decides_what_the_model_embeds(env, tmp_path, embedder, tas
         single = c.compile(TaskContext(shard="coder", task="list the open issues"))
     clauses = split_task(TASK)
     assert len(clauses) == 2
-    assert recording.batches[0] == {"clauses": clauses, "whole": [TASK], "both": [TASK, *clauses]}[task_vectors]
+    queries = {"clauses": clauses, "whole": [TASK], "both": [TASK, *clauses]}[task_vectors]
+    # with the texts of the task's steps (jit.selection.steps), each once, in the same batch
+    assert recording.batches[0] == list(dict.fromkeys([*queries, *(spelled(s.text) for s in task_steps(TASK))]))
+    assert "read the contents of a text file" in recording.batches[0]  # the fix's implied read
     # "Fix ... in parser.py" changes code in place: the policy's text for that step's tool, once.
     assert recording.batches[1] == ["edit a text file by replacing lines in it"]
-    assert recording.batches[2] == ["list the open issues"]  # one clause: the task itself, whatever the mode
+    # one clause: the task itself, whatever the mode, and its one step is that text, embedded once
+    assert recording.batches[2:] == [["list the open issues"]]
     assert selection(ts)["fs__write_file"] is F  # the step's tool, whatever the mode
     assert single.tools
 
@@ -388,7 +398,10 @@ def test_max_full_tools_caps_the_full_tier(env, tmp_path, embedder):
     config = write_config(tmp_path, rules=root / "rules", max_full_tools=3)
     with Compiler(store, config, embedder, token_counter=EstimateCounter()) as c:
         ts = c.compile(TaskContext(shard="coder", task=TASK, budget=20000))
-    assert len(ts.tier(Tier.FULL)) == 3  # the three skeleton tools fill it
+    full = ts.tier(Tier.FULL)
+    assert sum(s.skeleton for s in full) == 3  # the three skeleton tools fill it
+    # beside them only the tools of the task's steps, which the cap does not take back
+    assert all(s.skeleton or s.step for s in full) and any(s.step for s in full)
     demoted = [s for s in ts.tools if any("max_full_tools=3" in r for r in s.reasons)]
     assert demoted and all(s.tier is Tier.CONDENSED for s in demoted)
 
@@ -434,7 +447,8 @@ def test_shards_spawned_for_one_task_embed_it_once(env, embedder):
     task = "read the parser source, then run the failing test and search the web for the error"
     with Compiler(store, config, Counting(), token_counter=EstimateCounter()) as compiler:
         sets = [compiler.compile(TaskContext(shard=s, task=task)) for s in ("coder", "tester", "reviewer")]
-    assert calls == [[task]]
+    # one batch, once: the task, then the texts of its steps (jit.selection.steps)
+    assert len(calls) == 1 and calls[0][0] == task and len(calls[0]) == len(set(calls[0]))
     assert all(ts.tools for ts in sets)
 
 

@@ -55,7 +55,10 @@ def test_a_local_fix_gets_local_tools_and_its_implied_edit(compiler):
     # A fix that is not about code in place (a remote pull request's description) gets no such step.
     remote = compiler.compile(TaskContext(shard="coder", task="Open a pull request on GitHub from fix/csv-upload "
                                           "into main in acme/shop and describe the fix."))
-    assert not [s for s in remote.tools if s.step]
+    assert not [s for s in remote.tools if s.step.startswith("/")]
+    # Its own step is opening the pull request (jit.selection.steps): that tool, Full.
+    assert remote.get("github__create_pull_request").tier is Tier.FULL
+    assert remote.get("github__create_pull_request").step.startswith("Open a pull request")
 
 
 def test_naming_a_system_or_its_words_points_the_task_at_it(compiler):
@@ -143,8 +146,11 @@ def test_a_file_the_task_writes_gets_a_file_writer_in_full(compiler):
     ahead of the Full cap and the budget (the step is certain: the task names the file)."""
     task = "Find out which GitHub issues in acme/shop mention flaky tests and save a list of them to notes/flaky-tests.md"
     ts = compiler.compile(TaskContext(shard="coder", task=task))
-    step = [s for s in ts.tools if s.step]
+    # The file's step (a capability); the clauses' steps are named by their text (jit.selection.steps).
+    step = [s for s in ts.tools if s.step.startswith("/")]
     assert [(s.server, s.tool_name, s.tier, s.step) for s in step] == [("filesystem", "write_file", Tier.FULL, "/write")]
+    assert any(s.server == "github" and s.tier is Tier.FULL and s.step.startswith("Find out which GitHub issues")
+               for s in ts.tools)
     assert step[0].reasons[0] == "tool of the step /write of notes/flaky-tests.md"
     assert ts.task_facts["file_target"] == ["notes/flaky-tests.md"]
     # A budget that leaves room for little: the file writer keeps Full before better-ranked tools.
@@ -154,12 +160,12 @@ def test_a_file_the_task_writes_gets_a_file_writer_in_full(compiler):
     assert [s.name for s in tight.tools if s.tier is Tier.FULL and not s.skeleton] == ["filesystem__write_file"]
     # A read-only role may not write: nothing is made Full for the step, nothing that writes is shown.
     review = compiler.compile(TaskContext(shard="reviewer", task=task))
-    assert not [s for s in review.tools if s.step]
+    assert not [s for s in review.tools if s.step.startswith("/") or s.step.startswith("save")]
     assert "filesystem/write_file" not in {f"{s.server}/{s.tool_name}" for s in review.tools
                                            if s.tier is not Tier.EXCLUDED}
     # No file named: the step is read from the verb as before, and no tool is held Full for it.
     plain = compiler.compile(TaskContext(shard="coder", task="Write a short summary of the flaky tests."))
-    assert not [s for s in plain.tools if s.step] and "file_target" not in plain.task_facts
+    assert not [s for s in plain.tools if s.step.startswith("/")] and "file_target" not in plain.task_facts
 
 
 def test_a_file_step_passes_over_a_writer_the_rules_keep_out_of_full(compiler, tmp_path):

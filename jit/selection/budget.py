@@ -46,6 +46,10 @@ def cap_full(tools: list[ScoredTool], max_tools: int, room: float, estimates: Es
     places = max(0, max_tools - len(skeleton))
     spent = sum(estimates.cost(s, Tier.FULL) for s in skeleton)
     for s in sorted((s for s in tools if not s.skeleton and s.tier is Tier.FULL), key=best_first):
+        if s.step:  # a step's tool keeps its place: the extras after it make room
+            places = max(0, places - 1)
+            spent += estimates.cost(s, Tier.FULL)
+            continue
         if places == 0:
             s.reasons.append(f"demoted full -> condensed: max_full_tools={max_tools}")
             s.tier = Tier.CONDENSED

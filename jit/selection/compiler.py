@@ -52,6 +52,7 @@ from .render import order_key, tool_summary
 from .retrieve import RetrievalIndex, split_task
 from .scored_tool import ScoredTool, best_first
 from .snapshot import CatalogSnapshot, ShardTables
+from .steps import plan, settle, spelled, task_steps
 from .task import TaskContext, task_facts
 from .tiers import Tier
 from .tokens import EstimateCounter, TokenCounter, default_counter
@@ -119,15 +120,16 @@ class Compiler:
         self.close()
 
     @contextmanager
-    def _embedding_meanwhile(self, text: str) -> Iterator[None]:
-        """While the first snapshot is built, embed the task in another thread: loading the
-        model and building the catalog view are a new process's two waits, and they overlap.
-        The vector lands in the query cache, where :meth:`_retrieve` finds it."""
+    def _embedding_meanwhile(self, text: str, texts: list[str]) -> Iterator[None]:
+        """While the first snapshot is built, embed ``texts`` (the task's queries and its steps'
+        texts) in another thread: loading the model and building the catalog view are a new
+        process's two waits, and they overlap. The vectors land in the query cache, where
+        :meth:`_retrieve` and the steps find them."""
         model = self.store.embedding_model() if text and self.catalog.published is None else None
         if model is None or model[0] != self.embedder.model_name:
             yield
             return
-        worker = threading.Thread(target=self._embed_quietly, args=(self._embedded(_queries(text)),),
+        worker = threading.Thread(target=self._embed_quietly, args=(texts,),
                                   name="jit-embed-task", daemon=True)
         worker.start()
         try:
@@ -327,7 +329,10 @@ class Compiler:
         """Every candidate of a task with its points, scores and wanted tier (no budget yet), and
         the reader of their definitions."""
         text = " ".join([ctx.task, *(os.path.basename(f) for f in ctx.files)]).strip()
-        with self._embedding_meanwhile(text):
+        steps = task_steps(ctx.task, self.config.shards)
+        # One batch of the model: the task's queries and its steps' texts (jit.selection.steps).
+        texts = list(dict.fromkeys([*self._embedded(_queries(text)), *(spelled(s.text) for s in steps)]))
+        with self._embedding_meanwhile(text, texts):
             view = self.catalog.snapshot()
         shard = self.catalog.shard_tables(view, ctx.shard)
         facts = task_facts(ctx, text, self.config.shards, self.policy.task_words(text))
@@ -342,8 +347,15 @@ class Compiler:
         for slot in self._slots(ctx.shard):
             if slot not in filled:  # the role expects it always: say that no tool can do it
                 warnings.append(f"{ctx.shard}: no tool fills the skeleton slot {slot!r}")
+        if text and view.index.has_vector.any():
+            self.embedder.embed(texts)
         file_tools = self._file_step_tools(view, facts, allowed)
-        extra = [view.row_of[t] for t in (*winners, *(t for tools in file_tools.values() for t, _ in tools))]
+        # The tool of each step of the task (jit.selection.steps): Full whatever its score.
+        planned = plan(view, steps, self.embedder.embed,
+                       self.config.tool_selection.lexical_weight, allowed, denied_rows, ctx.shard, warnings,
+                       {slot: slot in filled for slot in self._slots(ctx.shard)})
+        stepped = [t for _text, options, feeds in planned for o, _v in options for t in (o, *feeds[o])]
+        extra = [view.row_of[t] for t in (*winners, *stepped, *(t for tools in file_tools.values() for t, _ in tools))]
         found = self._retrieve(view, text, pool or self.config.tool_selection.candidate_pool, extra, allowed,
                                warnings, (ctx.shard, shard.denied))
         labels = self.catalog.labels(view)
@@ -368,6 +380,12 @@ class Compiler:
                 points=score.points, facts=view.memo.explain_facts.get(t), wanted=score.wanted, rank=rank,
                 match=match, summary=view.memo.summaries.get(t), id=t, head=view.heads[t], load=reader.load,
             ))
+        # A hosted system the task does not point at (system points) does no step of it.
+        planned = settle(planned, {st.id: st.final for st in out if st.points.get("system", 0) >= 0}, view.names)
+        for st in out:
+            if st.id in planned:
+                st.step, st.wanted, st.tier = st.step or planned[st.id], Tier.FULL, Tier.FULL
+                st.reasons.insert(0, f"tool of the step {planned[st.id]!r}")
         self.policy.step_tools(out, facts, labels["capability"], view.tier_cap, file_tools)
         # The budget measures the skeleton, then the rest best first: definitions are read in that order.
         reader.order(sorted(out, key=lambda s: (not s.skeleton, *best_first(s))))

@@ -57,9 +57,10 @@ class ScoredTool:
         #: Evidence: the best cosine of the tool's embedding to the task or one of its clauses, in
         #: percent (100 for a tool the task names); the policy's relevance_points and full_match read it.
         self.match = match
-        #: The capability of the step on a file the task names ("save it to notes/x.md") that this
-        #: tool was made Full for ("" for none): such a step is certain, not read from a verb, so
-        #: its tool keeps Full ahead of max_full_tools and of the budget's best-first order.
+        #: The step of the task this tool was made Full for ("" for none): the capability of a step
+        #: on a file the task names ("/write" for "save it to notes/x.md"; certain, not read from a
+        #: verb), or the text of a step the task states or implies (:mod:`jit.selection.steps`). A
+        #: step's tool keeps Full ahead of max_full_tools and of the budget's best-first order.
         self.step = ""
         self._tool = tool
         self._head = head if head is not None else (tool.tool.server, tool.tool.name)  # type: ignore[union-attr]
@@ -160,8 +161,8 @@ def merit(st: ScoredTool) -> tuple[int, int, str]:
     return (-st.final, st.rank or _UNRANKED, st.name)
 
 
-def best_first(st: ScoredTool) -> tuple[bool, int, int, str]:
+def best_first(st: ScoredTool) -> tuple[bool, bool, int, int, str]:
     """The order the Full tier's places and the budget's tokens are given in: the tool of a task
-    step first (Full by the policy's word), then :func:`merit`. Reversed, the order they are
-    taken back in."""
-    return (not st.step, *merit(st))
+    step first (Full by the policy's word), a file's step (named by its capability: certain)
+    before a clause's, then :func:`merit`. Reversed, the order they are taken back in."""
+    return (not st.step, not st.step.startswith("/"), *merit(st))

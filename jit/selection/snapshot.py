@@ -75,6 +75,10 @@ class SnapshotMemo:
     #: A policy ``file_step`` -> the rows of the tools that may do it, nearest to its text first
     #: (:meth:`jit.selection.compiler.Compiler._file_step_tools`; depends on labels and tier caps).
     file_steps: dict[tuple[str, str, str, str], np.ndarray] = field(default_factory=dict)
+    #: Server -> its tool ids, and server -> whether it is a demonstration server
+    #: (:func:`jit.selection.steps.demo_servers`), for the tools of a task's steps.
+    server_tools: dict[str, list[int]] | None = None
+    demo: dict[str, bool] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, eq=False)

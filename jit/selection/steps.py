@@ -1,0 +1,438 @@
+"""The steps of a task and the tool of each: what the Full tier holds first.
+
+A task is split into steps (:func:`task_steps`): its clauses (:func:`split_clauses`), each
+with the capability of the verb it opens with (:data:`VERBS`; a question reads; otherwise the
+offline task analyzer's reading, ``/read`` when it names none), a clause that tells the agent
+what *not* to do left out ("don't merge it"), and the steps a clause implies: reading the code
+before changing it in place, opening a page in a browser before looking at it, running a
+command after "run the tests" (the role's skeleton slots do the first and the last).
+
+Each step gets the tool (:func:`step_tools`) that matches its text best (the retrieval index's
+score of the step alone: dense and lexical), among the tools the role may use whose
+capability fits the step (a change needs a tool that writes, a read one that does not), that
+are neither deprecated (``penalty_points``) nor a demonstration server's (:func:`demo_servers`),
+and whose match clears :data:`STEP_FLOOR`. When a step's tool needs an identifier that another
+tool of its server lists or resolves (``libraryId`` from ``resolve-library-id``, a
+``channel_id`` from ``list_channels``), that producer is a step too (:func:`producers`).
+
+A step no tool in reach does well enough, or that only tools the role is denied do, is a
+warning that names the step and why.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..analysis.offline_analyzer import analyze_task
+from ..config import ShardConfig
+from ..models import StoredTool
+from ..process import matrix_product
+from ..text import search_tokens
+from .snapshot import CatalogSnapshot
+from .tiers import Tier
+
+__all__ = ["STEP_FLOOR", "VERBS", "Step", "StepTool", "demo_servers", "leading_capability", "plan", "producers",
+           "settle", "spelled", "split_clauses", "step_tools", "task_steps"]
+
+#: The least retrieval score (0–100, the step's text alone) of a step's tool: below it, no
+#: tool in reach is taken to do the step.
+STEP_FLOOR = 75
+#: The least cosine of a step's tool to the step's text: a tool that matches by a shared word
+#: alone (``run`` in ``firecrawl_monitor_run``) is not the step's tool.
+DENSE_FLOOR = 0.25
+#: Tools a step keeps as its options, best match first (:func:`settle` picks one).
+OPTIONS = 3
+#: In :func:`settle`, the weight of a step's own match against the whole task's final score.
+STEP_WEIGHT = 0.5
+#: Capabilities that change something; a read step's tool has none of them.
+CHANGES = ("/write", "/delete", "/send", "/execute")
+#: A step's capability -> the capabilities one of which its tool must have.
+FITS = {"/write": ("/write",), "/delete": ("/delete", "/write"), "/send": ("/send", "/write"),
+        "/execute": ("/execute",)}
+#: A step's capability as what a tool does (the warnings).
+DOES = {"/read": "read it", "/write": "change files or data", "/delete": "delete anything",
+        "/execute": "run commands", "/send": "send messages"}
+
+#: A clause that tells the agent what not to do: not a step.
+_NEGATED = re.compile(r"^(?:don'?t|do not|never|without|no need to|not)\b", re.I)
+#: Words of a clause that look at a page in a browser: opening it first is implied.
+_PAGE = re.compile(r"\b(?:screenshot|click|console|browser|the page|the form|viewport|headless)\b", re.I)
+#: The verb a step opens with -> its capability: what a change, a deletion, a run or a message
+#: is said with. A clause opening with none of them takes the task analyzer's reading.
+VERBS = {
+    **dict.fromkeys(("read", "check", "look", "find", "list", "show", "get", "search", "review", "compare",
+                     "inspect", "research", "count", "describe", "fetch", "see", "summarize", "summarise",
+                     "explain", "open", "screenshot", "query", "browse", "verify"), "/read"),
+    **dict.fromkeys(("fix", "change", "add", "create", "make", "put", "write", "update", "edit", "set", "rename",
+                     "move", "bump", "switch", "checkout", "commit", "push", "merge", "stash", "rebase",
+                     "cherry-pick", "tag", "log", "file", "register", "mark", "assign", "refund", "book",
+                     "schedule", "upload", "insert", "record", "save", "apply", "resolve", "close", "hop"), "/write"),
+    **dict.fromkeys(("delete", "remove", "clear", "drop", "purge", "wipe", "archive"), "/delete"),
+    **dict.fromkeys(("send", "tell", "leave", "post", "email", "mail", "reply", "comment", "notify", "message",
+                     "forward", "announce", "ping", "dm"), "/send"),
+    **dict.fromkeys(("run", "deploy", "rollback", "restart", "execute", "trigger", "roll"), "/execute"),
+}
+#: A verb addressed to the user ("tell me when it renews", "show us") is no step of its own.
+_LEADING = re.compile(r"^(?:(?:please|also|then|now|first|and|just)\s+)*([a-z\-]+)\b(?!\s+(?:me|us)\b)", re.I)
+_OPENS_RECORD = re.compile(r"\s+(?:a|an|the)?\s*(?:new\s+)?(?:\w+\s+){0,2}(?:issue|pr|pull request|merge request|"
+                           r"ticket|bug|incident|card|task)\b", re.I)
+#: A clause that makes content ("write an overview …, save it as x.docx"): when the task names a
+#: file to write, that file is where the content goes (the policy's file tool), not another store.
+_MAKES = re.compile(r"^(?:(?:please|also|then|now|first|and|just)\s+)*(?:help me\s+)?(?:write|create|make|draft|"
+                    r"generate|compose|prepare|produce|save|export|summari[sz]e|collect|list)\b", re.I)
+#: A clause that asks something: it reads, whatever its verbs ("is it safe to merge?").
+_QUESTION = re.compile(r"\?\s*$|^(?:what|which|who|when|where|why|how|is|are|does|do|did|was|were|has|have|can)\b",
+                       re.I)
+#: Abbreviations a tool's description spells out: a step is matched with both.
+_ABBREVIATIONS = {"pr": "pull request", "prs": "pull requests", "mr": "merge request", "repo": "repository",
+                  "db": "database", "k8s": "kubernetes", "env": "environment", "docs": "documentation"}
+_ABBREVIATION = re.compile(r"\b(" + "|".join(_ABBREVIATIONS) + r")\b", re.I)
+#: A clause that goes on with the one before it ("…, in tests/test_x.py").
+_CONTINUED = re.compile(r"^(?:in|on|at|to|into|for|from|with|by|as|under|inside)\b", re.I)
+#: :attr:`Step.by` of a write to a local file: the policy's ``file_step`` tool does it.
+FILE_STEP = "file_step"
+#: A clause that runs a project's tests or confirms a change: a command on this machine.
+_RUN = re.compile(r"\b(?:run|rerun|re-run)\b.*\b(?:tests?|suite|specs?|pytest|jest)\b|\bconfirm\b", re.I)
+_URL = re.compile(r"\b(?:https?://|localhost[:/])\S+", re.I)
+#: A required parameter that names an identifier another tool hands out: its stem (``libraryId``,
+#: ``channel_id``, ``idList``).
+_ID_PARAM = re.compile(r"^(?:(?P<stem>[a-z]+?)_?(?:id|ids|slug|key|gid)|id_?(?P<pre>[a-z]{3,}))$", re.I)
+#: A tool name's verbs that hand out identifiers.
+_LOOKUP = re.compile(r"^(?:[a-z0-9]+[_\-.])?(?P<verb>list|search|resolve|find|lookup|get)(?=$|[_\-.A-Z])", re.I)
+#: A tool description that demonstrates the protocol rather than doing work.
+_DEMO = re.compile(r"\b(?:demonstrat\w*|simulat\w*|echoes back|mcp (?:server|client|logo)s?)\b", re.I)
+
+#: Texts of the implied steps, in the words a tool's description uses.
+READ_CODE = "read the contents of a text file"
+OPEN_PAGE = "navigate the browser to a URL"
+RUN_COMMAND = "run a shell command in a terminal"
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step: its text (a clause of the task, or an implied step's), its capability, and
+    whether the task implies it rather than says it."""
+
+    text: str
+    capability: str
+    implied: bool = False
+    #: The clause an implied step comes from ("" for a clause itself): the warnings name it.
+    clause: str = ""
+    #: What does the step instead of a tool of its own: a skeleton slot of the role's
+    #: (``run_command``: the role's command runner), or :data:`FILE_STEP` (the policy's tool for
+    #: a write to a file the task names, or to the code it changes in place). "" for none.
+    by: str = ""
+
+    @property
+    def named(self) -> str:
+        """How a warning names the step."""
+        return f"{self.clause!r} ({self.text})" if self.clause else repr(self.text)
+
+
+#: A planned step (:func:`plan`): its text, its options ``(tool id, match)`` and, per option, the
+#: tools that produce the identifiers it requires.
+Planned = tuple[str, tuple[tuple[int, float], ...], dict[int, list[int]]]
+
+
+@dataclass(frozen=True)
+class StepTool:
+    """A step's tool, or why it has none (``tool`` None and ``why`` said)."""
+
+    step: Step
+    tool: int | None
+    why: str = ""
+    #: Every usable fitting tool over the floor, best match first, with its match: ``tool`` is
+    #: the first; the compile may prefer another by the whole task's score (:func:`settle`).
+    options: tuple[tuple[int, float], ...] = ()
+
+
+def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> list[Step]:
+    """The steps of a task, in order: each clause, and the steps it implies before or after it."""
+    clauses = split_clauses(text)
+    writes_files = bool(clauses) and bool(analyze_task(text, shards).file_targets)
+    steps: list[Step] = []
+    for clause in clauses:
+        if _NEGATED.match(clause):
+            continue
+        profile = analyze_task(clause, shards)
+        caps = [c for c in (*profile.capabilities, *profile.implied) if c in CHANGES]
+        verb = leading_capability(clause)
+        if verb is None and not caps and len(clause.split()) < 3:
+            continue  # a fragment ("mind2web", "upon completion"): no step of its own
+        cap = "/read" if _QUESTION.search(clause) else verb or (caps[0] if caps else "/read")
+        if profile.edits_code:
+            steps.append(Step(READ_CODE, "/read", implied=True, clause=clause, by="read_file"))
+        if _URL.search(clause) and _PAGE.search(text):
+            steps.append(Step(OPEN_PAGE, "/read", implied=True, clause=clause))
+        if cap == "/execute" and _RUN.search(clause):
+            steps.append(Step(RUN_COMMAND, "/execute", implied=True, clause=clause, by="run_command"))
+        elif cap == "/write" and (profile.edits_code or profile.file_targets
+                                  or (writes_files and _MAKES.match(clause))):
+            steps.append(Step(clause, cap, by=FILE_STEP))
+        else:
+            steps.append(Step(clause, cap))
+    first: dict[tuple[str, str], Step] = {}
+    for s in steps:
+        first.setdefault((s.text, s.capability), s)  # an implied step once, where it is first implied
+    return list(first.values())
+
+
+def split_clauses(text: str) -> list[str]:
+    """A task's clauses, as :func:`~jit.selection.retrieve.split_task` splits them (sentences, then
+    ``,`` / ``and`` / ``then``), but a short piece is a clause of its own when it opens with a verb
+    (:data:`VERBS`: "… and merge it"), and a piece that opens with a preposition goes on with the
+    clause before it ("…, in tests/test_x.py")."""
+    clauses: list[str] = []
+    for sentence in re.split(r"(?<=[.!?;])\s+|\n+", text):
+        for piece in re.split(r",\s*(?:and\s+|then\s+)?|\s+(?:and then|then|and|after that|finally)\s+", sentence):
+            piece = piece.strip(" .,;:")
+            if not piece:
+                continue
+            if clauses and (_CONTINUED.match(piece) or (len(search_tokens(piece, drop_stopwords=True)) < 2
+                                                          and leading_capability(piece) is None)):
+                clauses[-1] = f"{clauses[-1]}, {piece}"
+            else:
+                clauses.append(piece)
+    return list(dict.fromkeys(clauses))
+
+
+def leading_capability(clause: str) -> str | None:
+    """The capability of the verb a clause opens with (:data:`VERBS`; "open" a page reads, "open"
+    an issue writes), None when it opens with none of them."""
+    m = _LEADING.match(clause)
+    if not m:
+        return None
+    verb = m.group(1).lower()
+    if verb == "open":
+        return "/write" if _OPENS_RECORD.match(clause[m.end():]) else "/read"
+    return VERBS.get(verb)
+
+
+def spelled(text: str) -> str:
+    """A step's text with its abbreviations spelled out beside them ("open a PR (pull request)")."""
+    return _ABBREVIATION.sub(lambda m: f"{m.group(0)} ({_ABBREVIATIONS[m.group(0).lower()]})", text)
+
+
+def demo_servers(servers: Mapping[str, Sequence[str]]) -> frozenset[str]:
+    """Servers whose tools demonstrate the protocol (echo, a sum, their environment): half
+    their tools or more describe themselves as demonstrating or simulating something or name
+    MCP itself as their subject. ``servers``: server -> its tools' descriptions."""
+    return frozenset(s for s, texts in servers.items()
+                     if texts and 2 * sum(bool(_DEMO.search(d)) for d in texts) >= len(texts))
+
+
+def _fits(cap: str, has: set[str]) -> bool:
+    if cap in FITS:
+        return any(c in has for c in FITS[cap])
+    return not any(c in has for c in ("/write", "/delete", "/execute"))
+
+
+def step_tools(steps: Sequence[Step], score: Callable[[int, str], tuple[np.ndarray, ...]],
+               caps_of: Callable[[int], set[str]], usable: Callable[[int], bool], denied: Callable[[int], bool]
+               ) -> list[StepTool]:
+    """The tool of each step. ``score(i, text)`` gives ``(rows, vector, dense)`` of the best-matching
+    rows for the ``i``-th step alone (:func:`plan`: dense and lexical, as the retrieval index scores); ``caps_of(row)`` a tool's capabilities; ``usable(row)``: in reach, the role
+    may have it, not deprecated, not a demonstration; ``denied(row)``: the role may not."""
+    out: list[StepTool] = []
+    for i, step in enumerate(steps):
+        rows, vector, dense = score(i, step.text)
+        order = np.argsort(-vector, kind="stable")
+        options: list[tuple[int, float]] = []
+        refused = None
+        for i in order.tolist():
+            if vector[i] < STEP_FLOOR or len(options) == OPTIONS:
+                break
+            r = int(rows[i])
+            if dense[i] < DENSE_FLOOR or not _fits(step.capability, caps_of(r)):
+                continue
+            if usable(r):
+                options.append((r, float(vector[i])))
+            elif refused is None and denied(r):
+                refused = r
+        if options:
+            out.append(StepTool(step, options[0][0], options=tuple(options)))
+        elif step.capability in FITS and (refused is not None or _only_denied(rows, vector, dense, step, caps_of,
+                                                                              denied)):
+            out.append(StepTool(step, None, "denied"))
+        else:
+            out.append(StepTool(step, None, "none"))
+    return out
+
+
+def _only_denied(rows: np.ndarray, vector: np.ndarray, dense: np.ndarray, step: Step,
+                 caps_of: Callable[[int], set[str]], denied: Callable[[int], bool]) -> bool:
+    """Whether a tool the role is denied would do the step, below the floor or not (the role's
+    policy took it away, so the step is the role's to refuse, not the catalog's to lack)."""
+    return any(dense[i] >= DENSE_FLOOR and _fits(step.capability, caps_of(int(r))) and denied(int(r))
+               for i, r in enumerate(rows.tolist()) if vector[i] >= STEP_FLOOR - 15)
+
+
+def _words(name: str) -> str:
+    """A tool name as lowercase words: ``linear_getTeams`` -> ``linear get teams``."""
+    return re.sub(r"[_\-.]+", " ", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name)).lower()
+
+
+def producers(tool: StoredTool, siblings: Sequence[tuple[int, StoredTool]]) -> list[int]:
+    """The tools of ``tool``'s server that hand out an identifier it requires: for a required
+    parameter ``<stem>Id`` / ``<stem>_id`` (``libraryId``, ``channel_id``, ``team_id``), the
+    sibling whose name lists, searches, resolves or finds and holds the stem (a name that
+    holds it before one whose description does). ``siblings``: ``(id, definition)`` of the
+    server's other tools."""
+    schema = tool.tool.input_schema or {}
+    required = [p for p in schema.get("required") or () if isinstance(p, str)]
+    found: list[int] = []
+    for param in required:
+        m = _ID_PARAM.match(param)
+        stem = ((m.group("stem") or m.group("pre")) if m else param).lower()
+        if len(stem) < (3 if m else 4):
+            continue
+        best: tuple[int, str, int] | None = None
+        for i, st in siblings:
+            name = st.tool.name
+            verb = _LOOKUP.match(name)
+            if st.id == tool.id or not verb:
+                continue
+            in_name = stem in name.lower()
+            if verb.group("verb").lower() == "get" and not re.search(stem + r"(?:e?s|_?ids)\b", _words(name)):
+                continue  # "get" hands out identifiers when it gets many: get_lists, getTeams
+            if not in_name and (not m or stem not in (st.tool.description or "").lower()[:200]):
+                continue  # a parameter that is no identifier is handed out by a tool named for it
+            key = (0 if in_name else 1, name, i)
+            if best is None or key < best:
+                best = key
+        if best is not None and best[2] not in found:
+            found.append(best[2])
+    return found
+
+
+def plan(view: CatalogSnapshot, steps: Sequence[Step], embed: Callable[[list[str]], np.ndarray],
+         lexical_weight: float, allowed: np.ndarray, denied: np.ndarray | None, shard: str,
+         warnings: list[str], slots: Mapping[str, bool]) -> list[Planned]:
+    """Per step of a task on ``view`` that some tool does: its text, its options (tool id, match)
+    and, per option, the tools that produce the identifiers it needs (:func:`producers`); a step
+    without a tool is a warning in ``warnings``. ``allowed``: rows in reach that the role may
+    have; ``denied``: rows the role's policy denies (None: none); ``slots``: the role's skeleton
+    slots, each with whether a tool fills it (a step its slot names is the slot's tool's)."""
+    for step in steps:
+        if step.by in slots and not slots[step.by]:
+            warnings.append(f"{shard}: no tool in reach can {DOES[step.capability]} for the step {step.named} "
+                            f"(no tool fills the role's {step.by} slot)")
+    # A step a skeleton slot of the role's or the policy's file tool does needs no tool of its own.
+    steps = [s for s in steps if s.by != FILE_STEP and s.by not in slots]
+    if not steps or not view.rows or not view.index.has_vector.any():
+        return []
+    labels = view.labels["capability"]
+    penalty = view.points.get("penalty_points", {})
+    servers = _server_tools(view)
+
+    def caps_of(r: int) -> set[str]:
+        t = view.rows[r]
+        return {c for c, ids in labels.items() if t in ids}
+
+    def usable(r: int) -> bool:
+        t = view.rows[r]
+        return (bool(allowed[r]) and not penalty.get(t, 0) and view.tier_cap.get(t, Tier.FULL) is Tier.FULL
+                and not _is_demo(view, view.heads[t][0], servers))
+
+    sims = np.zeros((0, 0), dtype=np.float32)
+
+    def score(i: int, text: str) -> tuple[np.ndarray, ...]:
+        """The index's score of one query (``RetrievalIndex.score``: min-max normalised cosine and
+        BM25, mixed by ``lexical_weight``), for every row at once, the best :data:`STEP_POOL` kept."""
+        dense = sims[:, i]
+        lo, hi = float(dense.min()), float(dense.max())
+        lexical = index.lexical.scores(spelled(text))
+        hybrid = ((1 - lexical_weight) * (dense - lo) / max(hi - lo, 1e-6)
+                  + lexical_weight * lexical / max(float(lexical.max()), 1e-6))
+        top = np.argpartition(-hybrid, min(STEP_POOL, len(hybrid) - 1))[:STEP_POOL]
+        return top, np.clip(hybrid[top] * 100.0, 0, 100), dense[top]
+
+    refused = [s for s in steps if s.capability in FITS and _role_refuses(view, labels, s.capability, allowed, denied)]
+    for step in refused:  # every tool in reach that could take it is denied to the role
+        warnings.append(f"{shard} may not {DOES[step.capability]}: the step {step.named} needs a tool the policy "
+                        f"denies to {shard}")
+    steps = [s for s in steps if s not in refused]
+    if not steps:
+        return []
+    index = view.index
+    # One pass over the matrix for every step; a tool without a vector takes the lowest cosine.
+    sims = matrix_product(index.matrix, embed([spelled(s.text) for s in steps]).T)
+    if not index.all_vectors:
+        sims[~index.has_vector] = sims[index.has_vector].min(axis=0)
+    planned: list[Planned] = []
+    for found in step_tools(steps, score, caps_of, usable,
+                            lambda r: denied is not None and bool(denied[r])):
+        step = found.step
+        if found.tool is None:
+            if found.why == "denied":
+                warnings.append(f"{shard} may not {DOES[step.capability]}: the step {step.named} needs a tool "
+                                f"the policy denies to {shard}")
+            elif step.implied or step.capability in CHANGES:
+                warnings.append(f"{shard}: no tool in reach can {DOES[step.capability]} for the step {step.named}")
+            continue
+        options = tuple((view.rows[r], v) for r, v in found.options)
+        feeds: dict[int, list[int]] = {}
+        for t, _v in options:
+            siblings = [i for i in servers.get(view.heads[t][0], ()) if i != t]
+            view.by_id.prefetch([t, *siblings])
+            feeds[t] = [p for p in producers(view.by_id[t], [(i, view.by_id[i]) for i in siblings])
+                        if usable(view.row_of[p])]
+        planned.append((step.text, options, feeds))
+    return planned
+
+
+def settle(planned: Sequence[Planned], final: Mapping[int, float], names: Mapping[int, str]) -> dict[int, str]:
+    """Tool id -> the step it is the tool of: per step of :func:`plan`, of its options that are
+    candidates the step may take (``final``: their final score for the whole task; a hosted
+    system's tool the task does not point at is left out by the caller), the best by
+    ``STEP_WEIGHT`` × its match to the step + the rest × its final score; with the producers of
+    the identifiers it needs."""
+    chosen: dict[int, str] = {}
+    for text, options, feeds in planned:
+        ranked = [(STEP_WEIGHT * v + (1 - STEP_WEIGHT) * final[t], -i, t)
+                  for i, (t, v) in enumerate(options) if t in final]
+        if not ranked:
+            continue
+        t = max(ranked)[2]
+        chosen.setdefault(t, text)
+        for p in feeds.get(t, ()):
+            if p in final:
+                chosen.setdefault(p, f"the identifier {names[t]} needs")
+    return chosen
+
+
+#: Tools scored per step: the step's tool is among the best few of its own text.
+STEP_POOL = 30
+
+
+def _role_refuses(view: CatalogSnapshot, labels: Mapping[str, frozenset[int]], capability: str,
+                  allowed: np.ndarray, denied: np.ndarray | None) -> bool:
+    """Whether the tools in reach with a capability that fits the step are all denied to the role."""
+    if denied is None:
+        return False
+    rows = [view.row_of[t] for c in FITS[capability] for t in labels.get(c, ()) if t in view.row_of]
+    return bool(rows) and not any(allowed[r] for r in rows) and any(denied[r] for r in rows)
+
+
+def _server_tools(view: CatalogSnapshot) -> dict[str, list[int]]:
+    found = view.memo.server_tools
+    if found is None:
+        found = {}
+        for t in view.rows:
+            found.setdefault(view.heads[t][0], []).append(t)
+        view.memo.server_tools = found
+    return found
+
+
+def _is_demo(view: CatalogSnapshot, server: str, servers: Mapping[str, Sequence[int]]) -> bool:
+    known = view.memo.demo.get(server)
+    if known is None:
+        ids = list(servers.get(server, ()))
+        view.by_id.prefetch(ids)
+        known = view.memo.demo[server] = bool(demo_servers({server: [view.by_id[i].tool.description or ""
+                                                                       for i in ids]}))
+    return known

@@ -1,0 +1,128 @@
+"""The steps of a task and their tools (jit.selection.steps), and the Full tier keeping them."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from jit.models import ServerStatus, StoredTool, ToolAnalysis, ToolDef
+from jit.selection.budget import Estimates, cap_full
+from jit.selection.steps import (
+    OPEN_PAGE,
+    READ_CODE,
+    RUN_COMMAND,
+    Step,
+    demo_servers,
+    leading_capability,
+    producers,
+    settle,
+    spelled,
+    split_clauses,
+    step_tools,
+    task_steps,
+)
+from jit.selection.tiers import Tier
+from tests.test_render import scored
+
+
+def test_a_task_is_its_clauses_with_the_steps_they_imply_and_without_what_it_forbids():
+    steps = task_steps("Fix the bug in src/calc.py where divide() returns an int, then run the tests. Don't push it.")
+    texts = [s.text for s in steps]
+    assert texts[0] == READ_CODE and steps[0].implied  # the code is read before it is changed
+    assert any(s.capability == "/write" and "Fix the bug" in s.text for s in steps)
+    assert any(s.text == RUN_COMMAND and s.implied and s.clause == "run the tests" for s in steps)
+    assert not any("push" in t for t in texts)  # a clause that forbids is not a step
+
+
+def test_looking_at_a_page_implies_opening_it_first():
+    steps = task_steps("Open http://localhost:8000/login in a headless browser and look for console errors.")
+    assert steps[0].text == OPEN_PAGE and steps[0].implied and steps[0].capability == "/read"
+    assert all(s.text != OPEN_PAGE for s in task_steps("Summarise https://example.com/post for me."))
+
+
+def _tool(i: int, server: str, name: str, description: str = "", required: tuple[str, ...] = ()) -> StoredTool:
+    schema = {"type": "object", "properties": {p: {"type": "string"} for p in required}, "required": list(required)}
+    return StoredTool(id=i, tool=ToolDef(server=server, name=name, description=description, input_schema=schema),
+                      definition_hash=str(i), server_status=ServerStatus.CONNECTED, analysis=ToolAnalysis())
+
+
+def test_a_tool_that_needs_an_identifier_brings_the_tool_that_hands_it_out():
+    docs = _tool(1, "context7", "query-docs", "Query a library's docs", ("libraryId", "query"))
+    siblings = [(2, _tool(2, "context7", "resolve-library-id", "Resolve a package name to a library ID")),
+                (3, _tool(3, "context7", "get-version", "Version of the server"))]
+    assert producers(docs, siblings) == [2]
+    post = _tool(4, "chat", "post_message", "Post a message", ("channel_id", "text"))
+    chat = [(5, _tool(5, "chat", "get_users", "List users")), (6, _tool(6, "chat", "list_channels", "List channels"))]
+    assert producers(post, chat) == [6]
+    assert producers(_tool(7, "x", "get_thing", "", ("q",)), chat) == []  # no identifier: no producer
+
+
+def test_a_demonstration_server_is_known_by_its_descriptions():
+    demo = ["Echoes back the input string", "Demonstrates how annotations can be used",
+            "Returns the sum of two numbers",
+            "Simulates a research query", "Returns a tiny MCP logo image."]
+    real = ["Read a file", "Write a file", "Simulates nothing: moves a file"]
+    assert demo_servers({"demo": demo, "files": real}) == frozenset({"demo"})
+
+
+def _score(table: dict[str, list[tuple[int, float, float]]]):
+    def score(_i: int, text: str):
+        rows = table[text]
+        return (np.array([r for r, _v, _d in rows]), np.array([v for _r, v, _d in rows], dtype=np.float32),
+                np.array([d for _r, _v, d in rows], dtype=np.float32))
+    return score
+
+
+def test_a_step_gets_the_best_tool_that_fits_its_capability_and_the_role_else_a_reason():
+    caps = {0: {"/read"}, 1: {"/write"}, 2: {"/write"}, 3: {"/send"}, 4: {"/execute"}}
+    steps = [Step("change the file", "/write"), Step("read the file", "/read"), Step("post it", "/send"),
+             Step("run it", "/execute")]
+    table = {"change the file": [(0, 99, 0.6), (1, 90, 0.5), (2, 80, 0.5)],  # the reader does not change files
+             "read the file": [(1, 95, 0.6), (0, 90, 0.5)],  # a writer is not a read step's tool
+             "post it": [(3, 90, 0.6)],
+             "run it": [(4, 60, 0.2)]}  # below the floor: no tool does it
+    found = step_tools(steps, _score(table), caps.__getitem__, lambda r: r != 3, lambda r: r == 3)
+    assert [(f.tool, f.why) for f in found] == [(1, ""), (0, ""), (None, "denied"), (None, "none")]
+    assert [r for r, _v in found[0].options] == [1, 2]
+
+
+def test_of_a_steps_options_the_whole_tasks_score_settles_a_near_tie():
+    planned = [("do it", ((1, 90.0), (2, 88.0)), {1: [], 2: [3]})]
+    assert settle(planned, {1: 40, 2: 80, 3: 10}, {1: "a", 2: "b"}) == {2: "do it", 3: "the identifier b needs"}
+    assert settle(planned, {1: 40}, {1: "a"}) == {1: "do it"}  # an option that is not a candidate is not taken
+
+
+def test_a_steps_tool_keeps_its_place_in_full_past_both_caps():
+    tools = [scored("a", f"t{i}", Tier.FULL, 90 - i) for i in range(5)]
+    for s in tools[2:]:
+        s.step = f"step {s.tool_name}"  # three steps, the lowest scores, and the count has room for two
+    warnings: list[str] = []
+    cap_full(tools, 2, 1.0, Estimates("anthropic"), warnings)
+    assert [s.tier for s in tools[2:]] == [Tier.FULL] * 3
+    assert [s.tier for s in tools[:2]] == [Tier.CONDENSED] * 2  # the extras make room
+
+
+def test_a_required_object_is_handed_out_by_the_tool_that_lists_it():
+    tasks = _tool(1, "tracker", "get_my_tasks", "My tasks in a workspace", ("workspace",))
+    siblings = [(2, _tool(2, "tracker", "list_workspaces", "List workspaces")),
+                (3, _tool(3, "tracker", "add_workspace_member", "Add a member")),  # no listing verb
+                (4, _tool(4, "tracker", "get_workspace", "One workspace"))]  # gets one: hands out no identifiers
+    assert producers(tasks, siblings) == [2]
+    card = _tool(5, "board", "move_card", "Move a card", ("idList",))
+    lists = [(6, _tool(6, "board", "add_card_to_list", "Add a card to a list")),
+             (7, _tool(7, "board", "get_lists", "Lists"))]
+    assert producers(card, lists) == [7]
+
+
+def test_a_steps_capability_is_its_leading_verbs_and_a_question_reads():
+    steps = task_steps("PR #77 in acme/shop looks good to me. Check that CI passed and merge it.")
+    assert [(s.text, s.capability) for s in steps][-2:] == [("Check that CI passed", "/read"), ("merge it", "/write")]
+    assert [s.capability for s in task_steps("is PR #88 in acme/payments safe to merge?")] == ["/read"]
+    assert leading_capability("open a GitHub issue describing the bug") == "/write"
+    assert leading_capability("Open http://localhost:8000/login in a headless browser") == "/read"
+    assert leading_capability("Tell the team in #qa that the run failed") == "/send"
+    assert leading_capability("tell me when it renews") is None  # addressed to the user: the analyzer reads it
+    assert split_clauses("Write tests for parse() in src/p.py, in tests/test_p.py, and run them") == [
+        "Write tests for parse() in src/p.py, in tests/test_p.py", "run them"]
+    assert spelled("open a PR") == "open a PR (pull request)"
+    # a fragment that names neither a verb nor a change is no step of its own
+    assert [s.text for s in task_steps("Read the paper webarena, mind2web and mind2web2")] == ["Read the paper webarena"]
