@@ -36,7 +36,8 @@ from typing import Any
 
 from bench.eval_roles import RESULTS, _jsonl, _mean, load_tools, make_pool
 from jit.analysis.offline_analyzer import OfflineAnalyzer
-from jit.config import AvailableTools, Config, load_config
+from jit.config import AvailableTools, Config
+from jit.config_files import load_config
 from jit.embedding.factory import embedder_from_config
 from jit.embedding.protocol import Embedder
 from jit.evaluation.eval_report import machine_info
