@@ -13,6 +13,7 @@ from jit.selection.steps import (
     Step,
     demo_servers,
     leading_capability,
+    name_fit,
     producers,
     settle,
     spelled,
@@ -85,10 +86,38 @@ def test_a_step_gets_the_best_tool_that_fits_its_capability_and_the_role_else_a_
     assert [r for r, _v in found[0].options] == [1, 2]
 
 
-def test_of_a_steps_options_the_whole_tasks_score_settles_a_near_tie():
+def test_of_a_steps_options_the_whole_tasks_score_settles_which_comes_first_and_a_near_tie_keeps_both():
     planned = [("do it", ((1, 90.0), (2, 88.0)), {1: [], 2: [3]})]
-    assert settle(planned, {1: 40, 2: 80, 3: 10}, {1: "a", 2: "b"}) == {2: "do it", 3: "the identifier b needs"}
+    assert list(settle(planned, {1: 40, 2: 80, 3: 10}, {1: "a", 2: "b"}).items()) == [
+        (2, "do it"), (3, "the identifier b needs"), (1, "do it")]
     assert settle(planned, {1: 40}, {1: "a"}) == {1: "do it"}  # an option that is not a candidate is not taken
+    apart = [("do it", ((1, 95.0), (2, 30.0)), {})]  # the second is far behind: the step is no tie
+    assert settle(apart, {1: 60, 2: 20}, {1: "a", 2: "b"}) == {1: "do it"}
+    # Two servers' tools for the same thing are no ambiguity: the best one does the step.
+    heads = {1: ("files", "read_file"), 2: ("other", "read_file"), 3: ("other", "list")}
+    assert settle(planned, {1: 40, 2: 80, 3: 10}, {1: "a", 2: "b"}, heads) == {2: "do it",
+                                                                                3: "the identifier b needs"}
+
+
+def test_a_tools_name_that_says_the_steps_verb_and_object_fits_it_better_than_a_siblings():
+    commit = Step("commit it", "/write")
+    assert name_fit("git_commit", "git", commit) == 1.0
+    assert name_fit("git_cherry_pick", "cyanheads-git", commit) == 0.5  # a verb that writes, not this one
+    review = Step("Review PR #214 in acme/shop", "/read")  # the step's verb names no object
+    assert name_fit("get_pull_request", "github", review) > name_fit("get_pull_request_reviews", "github", review)
+    status = Step("check its status checks too", "/read")  # a word only the task says counts half
+    task = frozenset({"pull", "request", "pr", "statu", "check"})
+    assert name_fit("get_pull_request_status", "github", status, task) == 0.75
+    assert name_fit("get_pull_request_status", "github", status) == 0.5
+
+
+def test_a_steps_options_are_ranked_by_match_and_name_fit_over_the_floor():
+    caps = {0: {"/write"}, 1: {"/write"}, 2: {"/write"}}
+    table = {"commit it": [(0, 100, 0.6), (1, 94, 0.6), (2, 70, 0.6)]}  # 2 is below the floor: no option
+    fits = {0: 0.0, 1: 1.0, 2: 1.0}
+    found = step_tools([Step("commit it", "/write")], _score(table), caps.__getitem__, lambda r: True,
+                       lambda r: False, lambda r, _s: fits[r])
+    assert [r for r, _v in found[0].options] == [1, 0] and found[0].tool == 1
 
 
 def test_a_steps_tool_keeps_its_place_in_full_past_both_caps():
@@ -111,6 +140,20 @@ def test_a_required_object_is_handed_out_by_the_tool_that_lists_it():
     lists = [(6, _tool(6, "board", "add_card_to_list", "Add a card to a list")),
              (7, _tool(7, "board", "get_lists", "Lists"))]
     assert producers(card, lists) == [7]
+    # A name that adds before it lists hands out nothing; the lister of fewest words goes first.
+    more = [(8, _tool(8, "board", "add_list_to_board", "Add a list to a board")),
+            (9, _tool(9, "board", "get_lists_archived", "Archived lists")), *lists]
+    assert producers(card, more) == [7]
+    assert producers(_tool(1, "linear", "linear_createIssue", "", ("teamId",)),
+                     [(2, _tool(2, "linear", "linear_getTeams", "Teams"))]) == [2]  # after its server's name
+
+
+def test_a_producer_that_needs_an_identifier_brings_its_own_producer():
+    cards = _tool(1, "board", "get_cards_by_list_id", "Cards of a list", ("listId",))
+    siblings = [(2, _tool(2, "board", "get_lists", "Lists of a board", ("boardId",))),
+                (3, _tool(3, "board", "list_boards", "Boards"))]
+    assert producers(cards, siblings) == [2, 3]
+    assert producers(cards, siblings, depth=0) == [2]
 
 
 def test_a_steps_capability_is_its_leading_verbs_and_a_question_reads():

@@ -381,7 +381,8 @@ class Compiler:
                 match=match, summary=view.memo.summaries.get(t), id=t, head=view.heads[t], load=reader.load,
             ))
         # A hosted system the task does not point at (system points) does no step of it.
-        planned = settle(planned, {st.id: st.final for st in out if st.points.get("system", 0) >= 0}, view.names)
+        planned = settle(planned, {st.id: st.final for st in out if st.points.get("system", 0) >= 0}, view.names,
+                         view.heads)
         for st in out:
             if st.id in planned:
                 st.step, st.wanted, st.tier = st.step or planned[st.id], Tier.FULL, Tier.FULL

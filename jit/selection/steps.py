@@ -8,12 +8,14 @@ before changing it in place, opening a page in a browser before looking at it, r
 command after "run the tests" (the role's skeleton slots do the first and the last).
 
 Each step gets the tool (:func:`step_tools`) that matches its text best (the retrieval index's
-score of the step alone: dense and lexical), among the tools the role may use whose
+score of the step alone: dense and lexical, with how well the tool's name says the step's verb
+and object, :func:`name_fit`), among the tools the role may use whose
 capability fits the step (a change needs a tool that writes, a read one that does not), that
 are neither deprecated (``penalty_points``) nor a demonstration server's (:func:`demo_servers`),
 and whose match clears :data:`STEP_FLOOR`. When a step's tool needs an identifier that another
 tool of its server lists or resolves (``libraryId`` from ``resolve-library-id``, a
-``channel_id`` from ``list_channels``), that producer is a step too (:func:`producers`).
+``channel_id`` from ``list_channels``), that producer is a step too (:func:`producers`). A
+step two tools do about as well takes both (:func:`settle`).
 
 A step no tool in reach does well enough, or that only tools the role is denied do, is a
 warning that names the step and why.
@@ -35,8 +37,8 @@ from ..text import search_tokens
 from .snapshot import CatalogSnapshot
 from .tiers import Tier
 
-__all__ = ["STEP_FLOOR", "VERBS", "Step", "StepTool", "demo_servers", "leading_capability", "plan", "producers",
-           "settle", "spelled", "split_clauses", "step_tools", "task_steps"]
+__all__ = ["STEP_FLOOR", "VERBS", "Step", "StepTool", "demo_servers", "leading_capability", "name_fit", "plan",
+           "producers", "settle", "spelled", "split_clauses", "step_tools", "task_steps"]
 
 #: The least retrieval score (0–100, the step's text alone) of a step's tool: below it, no
 #: tool in reach is taken to do the step.
@@ -44,10 +46,17 @@ STEP_FLOOR = 75
 #: The least cosine of a step's tool to the step's text: a tool that matches by a shared word
 #: alone (``run`` in ``firecrawl_monitor_run``) is not the step's tool.
 DENSE_FLOOR = 0.25
-#: Tools a step keeps as its options, best match first (:func:`settle` picks one).
+#: Tools a step keeps as its options, best first (:func:`settle` picks one or two).
 OPTIONS = 3
 #: In :func:`settle`, the weight of a step's own match against the whole task's final score.
 STEP_WEIGHT = 0.5
+#: In a step's ranking, the weight of how well the tool's name says the step (:func:`name_fit`,
+#: 0–1) beside its match (0–100): of a server's siblings, the one named for the step's verb and
+#: object ("commit it": ``git_commit``, not ``git_cherry_pick``).
+NAME_WEIGHT = 80
+#: In :func:`settle`, how close (in its ranking) a step's second tool is to its first to go too:
+#: a step two tools do about as well is ambiguous, and Full holds both.
+CLOSE = 30
 #: Capabilities that change something; a read step's tool has none of them.
 CHANGES = ("/write", "/delete", "/send", "/execute")
 #: A step's capability -> the capabilities one of which its tool must have.
@@ -102,7 +111,7 @@ _URL = re.compile(r"\b(?:https?://|localhost[:/])\S+", re.I)
 #: ``channel_id``, ``idList``).
 _ID_PARAM = re.compile(r"^(?:(?P<stem>[a-z]+?)_?(?:id|ids|slug|key|gid)|id_?(?P<pre>[a-z]{3,}))$", re.I)
 #: A tool name's verbs that hand out identifiers.
-_LOOKUP = re.compile(r"^(?:[a-z0-9]+[_\-.])?(?P<verb>list|search|resolve|find|lookup|get)(?=$|[_\-.A-Z])", re.I)
+_LOOKUP = re.compile(r"(?P<verb>list|search|resolve|find|lookup|get)(?=$|[_\-.A-Z])", re.I)
 #: A tool description that demonstrates the protocol rather than doing work.
 _DEMO = re.compile(r"\b(?:demonstrat\w*|simulat\w*|echoes back|mcp (?:server|client|logo)s?)\b", re.I)
 
@@ -225,6 +234,34 @@ def demo_servers(servers: Mapping[str, Sequence[str]]) -> frozenset[str]:
                      if texts and 2 * sum(bool(_DEMO.search(d)) for d in texts) >= len(texts))
 
 
+_VERB_CAPS = {search_tokens(v)[0]: c for v, c in VERBS.items() if search_tokens(v)}
+
+
+def name_fit(name: str, server: str, step: Step, task_words: frozenset[str] = frozenset()) -> float:
+    """How well a tool's name says a step, 0–1: the share of its name's words (its server's name
+    left out) that the step says, the first one as the step's verb (the same verb, or one of the
+    same capability: ``get`` for a step that reads), the others as its object; a word only the
+    rest of the task says (``task_words``) counts half. The step's own verb names no object:
+    "review the PR" is ``get_pull_request``, not ``get_pull_request_reviews``."""
+    own = set(search_tokens(server))
+    words = [w for w in search_tokens(name, drop_stopwords=True) if w not in own]
+    if not words:
+        return 0.0
+    said = search_tokens(spelled(step.text), drop_stopwords=True)
+    m = _LEADING.match(step.text)
+    verb = search_tokens(m.group(1))[0] if m and search_tokens(m.group(1)) else ""
+    objects = set(said) - {verb}
+    got = 0.0
+    for i, w in enumerate(words):
+        if i == 0 and (w == verb or _VERB_CAPS.get(w, "") == step.capability):
+            got += 1
+        elif w in objects:
+            got += 1
+        elif w in task_words:
+            got += 0.5
+    return got / len(words)
+
+
 def _fits(cap: str, has: set[str]) -> bool:
     if cap in FITS:
         return any(c in has for c in FITS[cap])
@@ -232,25 +269,28 @@ def _fits(cap: str, has: set[str]) -> bool:
 
 
 def step_tools(steps: Sequence[Step], score: Callable[[int, str], tuple[np.ndarray, ...]],
-               caps_of: Callable[[int], set[str]], usable: Callable[[int], bool], denied: Callable[[int], bool]
-               ) -> list[StepTool]:
+               caps_of: Callable[[int], set[str]], usable: Callable[[int], bool], denied: Callable[[int], bool],
+               fit: Callable[[int, Step], float] | None = None) -> list[StepTool]:
     """The tool of each step. ``score(i, text)`` gives ``(rows, vector, dense)`` of the best-matching
     rows for the ``i``-th step alone (:func:`plan`: dense and lexical, as the retrieval index scores); ``caps_of(row)`` a tool's capabilities; ``usable(row)``: in reach, the role
-    may have it, not deprecated, not a demonstration; ``denied(row)``: the role may not."""
+    may have it, not deprecated, not a demonstration; ``denied(row)``: the role may not;
+    ``fit(row, step)``: how well the tool's name says the step (:func:`name_fit`), which ranks a
+    tool over the floor by its match + :data:`NAME_WEIGHT` × its fit."""
     out: list[StepTool] = []
     for i, step in enumerate(steps):
         rows, vector, dense = score(i, step.text)
-        order = np.argsort(-vector, kind="stable")
+        ranked = vector + (NAME_WEIGHT * np.array([fit(int(r), step) for r in rows.tolist()]) if fit else 0.0)
+        order = np.argsort(-ranked, kind="stable")
         options: list[tuple[int, float]] = []
         refused = None
         for i in order.tolist():
-            if vector[i] < STEP_FLOOR or len(options) == OPTIONS:
+            if len(options) == OPTIONS:
                 break
             r = int(rows[i])
-            if dense[i] < DENSE_FLOOR or not _fits(step.capability, caps_of(r)):
+            if vector[i] < STEP_FLOOR or dense[i] < DENSE_FLOOR or not _fits(step.capability, caps_of(r)):
                 continue
             if usable(r):
-                options.append((r, float(vector[i])))
+                options.append((r, float(ranked[i])))
             elif refused is None and denied(r):
                 refused = r
         if options:
@@ -276,12 +316,12 @@ def _words(name: str) -> str:
     return re.sub(r"[_\-.]+", " ", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name)).lower()
 
 
-def producers(tool: StoredTool, siblings: Sequence[tuple[int, StoredTool]]) -> list[int]:
+def producers(tool: StoredTool, siblings: Sequence[tuple[int, StoredTool]], depth: int = 1) -> list[int]:
     """The tools of ``tool``'s server that hand out an identifier it requires: for a required
     parameter ``<stem>Id`` / ``<stem>_id`` (``libraryId``, ``channel_id``, ``team_id``), the
     sibling whose name lists, searches, resolves or finds and holds the stem (a name that
-    holds it before one whose description does). ``siblings``: ``(id, definition)`` of the
-    server's other tools."""
+    holds it before one whose description does, then the one of fewest words), and to ``depth``
+    further the producers' own. ``siblings``: ``(id, definition)`` of the server's other tools."""
     schema = tool.tool.input_schema or {}
     required = [p for p in schema.get("required") or () if isinstance(p, str)]
     found: list[int] = []
@@ -290,22 +330,36 @@ def producers(tool: StoredTool, siblings: Sequence[tuple[int, StoredTool]]) -> l
         stem = ((m.group("stem") or m.group("pre")) if m else param).lower()
         if len(stem) < (3 if m else 4):
             continue
-        best: tuple[int, str, int] | None = None
+        best: tuple[int, int, str, int] | None = None
         for i, st in siblings:
             name = st.tool.name
-            verb = _LOOKUP.match(name)
+            verb = _lookup_verb(name, st.tool.server)
             if st.id == tool.id or not verb:
                 continue
-            in_name = stem in name.lower()
+            in_name = stem in name[verb.end("verb"):].lower()  # "list_boards" lists boards, not lists
             if verb.group("verb").lower() == "get" and not re.search(stem + r"(?:e?s|_?ids)\b", _words(name)):
                 continue  # "get" hands out identifiers when it gets many: get_lists, getTeams
             if not in_name and (not m or stem not in (st.tool.description or "").lower()[:200]):
                 continue  # a parameter that is no identifier is handed out by a tool named for it
-            key = (0 if in_name else 1, name, i)
+            key = (0 if in_name else 1, len(_words(name).split()), name, i)  # the most general first
             if best is None or key < best:
                 best = key
-        if best is not None and best[2] not in found:
-            found.append(best[2])
+        if best is not None and best[-1] not in found:
+            found.append(best[-1])
+    if depth:  # a producer that needs an identifier itself (the lists of a board): its producer too
+        by_id = dict(siblings)
+        for p in list(found):
+            found += [q for q in producers(by_id[p], siblings, depth - 1) if q != tool.id and q not in found]
+    return found
+
+
+def _lookup_verb(name: str, server: str) -> re.Match[str] | None:
+    """The verb a tool name opens with that hands out identifiers (:data:`_LOOKUP`), after its
+    server's name when it starts with it (``linear_getTeams``); ``add_list_to_board`` adds."""
+    found = _LOOKUP.match(name)
+    prefix = re.match(r"[a-z0-9]+[_\-.]", name, re.I)
+    if found is None and prefix and prefix.group(0)[:-1].lower() in {*_words(server).split(), server.lower()}:
+        found = _LOOKUP.match(name, prefix.end())
     return found
 
 
@@ -363,9 +417,11 @@ def plan(view: CatalogSnapshot, steps: Sequence[Step], embed: Callable[[list[str
     sims = matrix_product(index.matrix, embed([spelled(s.text) for s in steps]).T)
     if not index.all_vectors:
         sims[~index.has_vector] = sims[index.has_vector].min(axis=0)
+    task_words = frozenset(w for s in steps for w in search_tokens(spelled(s.clause or s.text), drop_stopwords=True))
     planned: list[Planned] = []
-    for found in step_tools(steps, score, caps_of, usable,
-                            lambda r: denied is not None and bool(denied[r])):
+    for found in step_tools(steps, score, caps_of, usable, lambda r: denied is not None and bool(denied[r]),
+                            lambda r, s: name_fit(view.heads[view.rows[r]][1], view.heads[view.rows[r]][0], s,
+                                                  task_words)):
         step = found.step
         if found.tool is None:
             if found.why == "denied":
@@ -385,23 +441,28 @@ def plan(view: CatalogSnapshot, steps: Sequence[Step], embed: Callable[[list[str
     return planned
 
 
-def settle(planned: Sequence[Planned], final: Mapping[int, float], names: Mapping[int, str]) -> dict[int, str]:
+def settle(planned: Sequence[Planned], final: Mapping[int, float], names: Mapping[int, str],
+           heads: Mapping[int, tuple[str, str]] | None = None) -> dict[int, str]:
     """Tool id -> the step it is the tool of: per step of :func:`plan`, of its options that are
     candidates the step may take (``final``: their final score for the whole task; a hosted
     system's tool the task does not point at is left out by the caller), the best by
-    ``STEP_WEIGHT`` × its match to the step + the rest × its final score; with the producers of
-    the identifiers it needs."""
+    ``STEP_WEIGHT`` × its ranking for the step (:func:`step_tools`) + the rest × its final
+    score, and the second best too when it is within :data:`CLOSE` of the best; each with the
+    producers of the identifiers it needs."""
     chosen: dict[int, str] = {}
     for text, options, feeds in planned:
         ranked = [(STEP_WEIGHT * v + (1 - STEP_WEIGHT) * final[t], -i, t)
                   for i, (t, v) in enumerate(options) if t in final]
         if not ranked:
             continue
-        t = max(ranked)[2]
-        chosen.setdefault(t, text)
-        for p in feeds.get(t, ()):
-            if p in final:
-                chosen.setdefault(p, f"the identifier {names[t]} needs")
+        ranked.sort(reverse=True)
+        for value, _i, t in ranked[:2]:
+            if value < ranked[0][0] - CLOSE or (heads is not None and heads[t][0] != heads[ranked[0][2]][0]):
+                break  # far behind, or another server's tool for the same thing: no ambiguity
+            chosen.setdefault(t, text)
+            for p in feeds.get(t, ()):
+                if p in final:
+                    chosen.setdefault(p, f"the identifier {names[t]} needs")
     return chosen
 
 
