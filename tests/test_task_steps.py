@@ -10,6 +10,7 @@ from jit.selection.steps import (
     OPEN_PAGE,
     READ_CODE,
     RUN_COMMAND,
+    SWITCH_BRANCH,
     Step,
     demo_servers,
     leading_capability,
@@ -38,6 +39,17 @@ def test_looking_at_a_page_implies_opening_it_first():
     steps = task_steps("Open http://localhost:8000/login in a headless browser and look for console errors.")
     assert steps[0].text == OPEN_PAGE and steps[0].implied and steps[0].capability == "/read"
     assert all(s.text != OPEN_PAGE for s in task_steps("Summarise https://example.com/post for me."))
+
+
+def test_a_change_on_a_branch_implies_switching_to_it_first():
+    steps = task_steps("Cherry-pick the fix a1b2c3d from main onto release/3.1 and push release/3.1.")
+    assert (steps[0].text, steps[0].capability, steps[0].implied) == (SWITCH_BRANCH, "/write", True)
+    assert [s.text for s in steps].count(SWITCH_BRANCH) == 1  # once, where it is first implied
+    assert steps[0].clause == "Cherry-pick the fix a1b2c3d from main onto release/3.1"
+    assert SWITCH_BRANCH in [s.text for s in task_steps("Put the fix on a new branch called wip, then commit it")]
+    # Reading a branch, or a repository named owner/name, switches nothing.
+    assert all(s.text != SWITCH_BRANCH for s in task_steps("Review deploy.sh on the fix/registry branch of infra/x"))
+    assert all(s.text != SWITCH_BRANCH for s in task_steps("open a PR against main in acme/shop"))
 
 
 def _tool(i: int, server: str, name: str, description: str = "", required: tuple[str, ...] = ()) -> StoredTool:
@@ -93,6 +105,10 @@ def test_of_a_steps_options_the_whole_tasks_score_settles_which_comes_first_and_
     assert settle(planned, {1: 40}, {1: "a"}) == {1: "do it"}  # an option that is not a candidate is not taken
     apart = [("do it", ((1, 95.0), (2, 30.0)), {})]  # the second is far behind: the step is no tie
     assert settle(apart, {1: 60, 2: 20}, {1: "a", 2: "b"}) == {1: "do it"}
+    # The second goes only while Full has room: here Full holds two already and has room for three.
+    assert settle(planned, {1: 40, 2: 80, 3: 10}, {1: "a", 2: "b"}, full={7, 8}, room=3) == {
+        2: "do it", 3: "the identifier b needs"}
+    assert 1 in settle(planned, {1: 40, 2: 80, 3: 10}, {1: "a", 2: "b"}, full={7}, room=4)
     # Two servers' tools for the same thing are no ambiguity: the best one does the step.
     heads = {1: ("files", "read_file"), 2: ("other", "read_file"), 3: ("other", "list")}
     assert settle(planned, {1: 40, 2: 80, 3: 10}, {1: "a", 2: "b"}, heads) == {2: "do it",

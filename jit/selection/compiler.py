@@ -382,7 +382,8 @@ class Compiler:
             ))
         # A hosted system the task does not point at (system points) does no step of it.
         planned = settle(planned, {st.id: st.final for st in out if st.points.get("system", 0) >= 0}, view.names,
-                         view.heads)
+                         view.heads, {st.id for st in out if st.tier is Tier.FULL or st.skeleton},
+                         self.config.tool_selection.max_full_tools)
         for st in out:
             if st.id in planned:
                 st.step, st.wanted, st.tier = st.step or planned[st.id], Tier.FULL, Tier.FULL

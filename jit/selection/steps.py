@@ -4,8 +4,8 @@ A task is split into steps (:func:`task_steps`): its clauses (:func:`split_claus
 with the capability of the verb it opens with (:data:`VERBS`; a question reads; otherwise the
 offline task analyzer's reading, ``/read`` when it names none), a clause that tells the agent
 what *not* to do left out ("don't merge it"), and the steps a clause implies: reading the code
-before changing it in place, opening a page in a browser before looking at it, running a
-command after "run the tests" (the role's skeleton slots do the first and the last).
+before changing it in place, opening a page in a browser before looking at it, switching to
+the branch a change goes on, running a command after "run the tests" (the role's skeleton slots do the first and the last).
 
 Each step gets the tool (:func:`step_tools`) that matches its text best (the retrieval index's
 score of the step alone: dense and lexical, with how well the tool's name says the step's verb
@@ -15,7 +15,7 @@ are neither deprecated (``penalty_points``) nor a demonstration server's (:func:
 and whose match clears :data:`STEP_FLOOR`. When a step's tool needs an identifier that another
 tool of its server lists or resolves (``libraryId`` from ``resolve-library-id``, a
 ``channel_id`` from ``list_channels``), that producer is a step too (:func:`producers`). A
-step two tools do about as well takes both (:func:`settle`).
+step two tools of one server do about as well takes both while Full has room (:func:`settle`).
 
 A step no tool in reach does well enough, or that only tools the role is denied do, is a
 warning that names the step and why.
@@ -24,7 +24,7 @@ warning that names the step and why.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -119,6 +119,11 @@ _DEMO = re.compile(r"\b(?:demonstrat\w*|simulat\w*|echoes back|mcp (?:server|cli
 READ_CODE = "read the contents of a text file"
 OPEN_PAGE = "navigate the browser to a URL"
 RUN_COMMAND = "run a shell command in a terminal"
+SWITCH_BRANCH = "switch branches: check out a branch"
+#: A branch a change goes on: one the clause calls a branch, or named by the usual kind of
+#: work (``release/3.1``, ``hotfix/1.2.1``, ``feature/search``).
+_BRANCH = re.compile(r"\bbranch\s+[\w.\-]+/?[\w.\-]*|(?<![\w/.])(?:feature|feat|fix|bugfix|hotfix|release|chore)/"
+                     r"[\w.\-]+", re.I)
 
 
 @dataclass(frozen=True)
@@ -177,6 +182,8 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
             steps.append(Step(READ_CODE, "/read", implied=True, clause=clause, by="read_file"))
         if _URL.search(clause) and _PAGE.search(text):
             steps.append(Step(OPEN_PAGE, "/read", implied=True, clause=clause))
+        if cap == "/write" and _BRANCH.search(clause):  # a change on a branch: switching to it first
+            steps.append(Step(SWITCH_BRANCH, "/write", implied=True, clause=clause))
         if cap == "/execute" and _RUN.search(clause):
             steps.append(Step(RUN_COMMAND, "/execute", implied=True, clause=clause, by="run_command"))
         elif cap == "/write" and (profile.edits_code or profile.file_targets
@@ -442,27 +449,38 @@ def plan(view: CatalogSnapshot, steps: Sequence[Step], embed: Callable[[list[str
 
 
 def settle(planned: Sequence[Planned], final: Mapping[int, float], names: Mapping[int, str],
-           heads: Mapping[int, tuple[str, str]] | None = None) -> dict[int, str]:
+           heads: Mapping[int, tuple[str, str]] | None = None, full: Collection[int] = (),
+           room: int | None = None) -> dict[int, str]:
     """Tool id -> the step it is the tool of: per step of :func:`plan`, of its options that are
     candidates the step may take (``final``: their final score for the whole task; a hosted
     system's tool the task does not point at is left out by the caller), the best by
     ``STEP_WEIGHT`` × its ranking for the step (:func:`step_tools`) + the rest × its final
-    score, and the second best too when it is within :data:`CLOSE` of the best; each with the
-    producers of the identifiers it needs."""
+    score; each with the producers of the identifiers it needs. Then, while Full has room (fewer
+    than ``room`` tools in ``full``, the tools Full holds already, and the chosen), the second
+    best of a step whose second is within :data:`CLOSE` of its best and of the same server
+    (``heads``: another server's tool for the same thing is no ambiguity)."""
     chosen: dict[int, str] = {}
+    seconds: list[tuple[int, str]] = []
+
+    def take(t: int, text: str) -> None:
+        chosen.setdefault(t, text)
+        for p in feeds.get(t, ()):
+            if p in final:
+                chosen.setdefault(p, f"the identifier {names[t]} needs")
+
     for text, options, feeds in planned:
-        ranked = [(STEP_WEIGHT * v + (1 - STEP_WEIGHT) * final[t], -i, t)
-                  for i, (t, v) in enumerate(options) if t in final]
+        ranked = sorted(((STEP_WEIGHT * v + (1 - STEP_WEIGHT) * final[t], -i, t)
+                         for i, (t, v) in enumerate(options) if t in final), reverse=True)
         if not ranked:
             continue
-        ranked.sort(reverse=True)
-        for value, _i, t in ranked[:2]:
-            if value < ranked[0][0] - CLOSE or (heads is not None and heads[t][0] != heads[ranked[0][2]][0]):
-                break  # far behind, or another server's tool for the same thing: no ambiguity
-            chosen.setdefault(t, text)
-            for p in feeds.get(t, ()):
-                if p in final:
-                    chosen.setdefault(p, f"the identifier {names[t]} needs")
+        take(ranked[0][2], text)
+        if len(ranked) > 1 and ranked[1][0] >= ranked[0][0] - CLOSE and (
+                heads is None or heads[ranked[1][2]][0] == heads[ranked[0][2]][0]):
+            seconds.append((ranked[1][2], text))
+    for text, options, feeds in planned:  # the seconds, in the steps' order, while Full has room
+        for t, of in seconds:
+            if of == text and (room is None or len(set(full) | set(chosen)) < room):
+                take(t, text)
     return chosen
 
 
