@@ -1,6 +1,6 @@
 """Every step of a task and its tool in Full (issue #21): the steps set.
 
-    HF_HUB_OFFLINE=1 python -m bench.eval_steps [--budget 4000] [--json] [--out bench/results/steps.json]
+    HF_HUB_OFFLINE=1 python -m bench.eval_steps [--budget 4000] [--json] [--dev-misses] [--out bench/results/steps.json]
 
 ``bench/data/steps/tasks.jsonl`` holds everyday tasks for the four default shards, each split
 by hand into the steps an agent takes (the implied ones included), every step with every tool
@@ -167,6 +167,19 @@ def markdown(summary: dict[str, dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def dev_misses(rows: Sequence[dict[str, Any]]) -> str:
+    """The development part's steps that have a tool and the role may take but that Full lacks,
+    per task with its Full tier; nothing of a held-out task."""
+    lines = []
+    for r in rows:
+        missed = [s for s in r["steps"] if s["scored"] and not s["covered"]]
+        if r["held_out"] or not missed:
+            continue
+        lines.append(f"{r['id']} ({r['shard']}): Full {', '.join(r['full'])}")
+        lines += [f"  missed /{s['capability']}: {s['step']}" for s in missed]
+    return "\n".join(lines)
+
+
 def groups(rows: Sequence[dict[str, Any]], shards: Iterable[str]) -> dict[str, dict[str, Any]]:
     """The summary of every task, the development part, the held-out part and each shard."""
     out = {"all": summarize(rows), "dev": summarize([r for r in rows if not r["held_out"]]),
@@ -225,6 +238,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--config", type=Path, help="config.json for weights, thresholds and shards "
                         "(default: built-in defaults); its harness tools are left out")
     parser.add_argument("--cache", type=Path, default=Path(".jit/eval/steps.db"), help="the catalog (reused)")
+    parser.add_argument("--dev-misses", action="store_true",
+                        help="also list the development part's steps Full lacks (never a held-out task's)")
     parser.add_argument("--tools", type=Path, default=CATALOGS / "tools.jsonl")
     parser.add_argument("--tasks", type=Path, default=DATA / "tasks.jsonl")
     args = parser.parse_args(argv)
@@ -246,6 +261,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"Steps set: {report['tools']} tools of {report['servers']} servers, budget {report['budget']} "
               f"tokens ({report['date']}, {report['seconds']:.0f} s)\n")
         print(markdown(report["summary"]))
+    if args.dev_misses:
+        print("\n" + dev_misses(report["tasks"]))
     return 0
 
 

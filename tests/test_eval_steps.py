@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from bench.eval_steps import Step, StepTask, held_out, load_tasks, score_task, summarize
+from dataclasses import replace
+
+from bench.eval_steps import Step, StepTask, dev_misses, held_out, load_tasks, score_task, summarize
 
 
 def _task() -> StepTask:
@@ -32,3 +34,10 @@ def test_the_held_out_part_is_every_fourth_task_and_the_set_loads():
     assert held_out("coder-04") and held_out("tester-20") and not held_out("coder-03")
     tasks = load_tasks()
     assert len(tasks) == 88 and sum(held_out(t.id) for t in tasks) == 20
+
+
+def test_the_dev_misses_list_names_the_development_parts_missed_steps_and_no_held_out_task():
+    dev = score_task(StepTask(id="reviewer-07", shard="reviewer", task="t", steps=_task().steps), ["gh/merge"])
+    out = dev_misses([score_task(_task(), []), dev, score_task(replace(_task(), id="reviewer-05"), ["gh/get_pr"])])
+    assert out.splitlines() == ["reviewer-07 (reviewer): Full gh/merge", "  missed /read: read the PR",
+                                "  missed /read: read its files"]  # held out, or missing nothing: not listed
