@@ -45,15 +45,20 @@ def _tool(i: int, server: str, name: str, description: str = "", required: tuple
                       definition_hash=str(i), server_status=ServerStatus.CONNECTED, analysis=ToolAnalysis())
 
 
+def _lines(siblings: list[tuple[int, StoredTool]]) -> list[tuple[int, str, str]]:
+    """Siblings as :func:`producers` takes them: id, name and the line the snapshot keeps."""
+    return [(i, st.tool.name, st.tool.description or "") for i, st in siblings]
+
+
 def test_a_tool_that_needs_an_identifier_brings_the_tool_that_hands_it_out():
     docs = _tool(1, "context7", "query-docs", "Query a library's docs", ("libraryId", "query"))
     siblings = [(2, _tool(2, "context7", "resolve-library-id", "Resolve a package name to a library ID")),
                 (3, _tool(3, "context7", "get-version", "Version of the server"))]
-    assert producers(docs, siblings) == [2]
+    assert producers(docs, _lines(siblings)) == [2]
     post = _tool(4, "chat", "post_message", "Post a message", ("channel_id", "text"))
     chat = [(5, _tool(5, "chat", "get_users", "List users")), (6, _tool(6, "chat", "list_channels", "List channels"))]
-    assert producers(post, chat) == [6]
-    assert producers(_tool(7, "x", "get_thing", "", ("q",)), chat) == []  # no identifier: no producer
+    assert producers(post, _lines(chat)) == [6]
+    assert producers(_tool(7, "x", "get_thing", "", ("q",)), _lines(chat)) == []  # no identifier: no producer
 
 
 def test_a_demonstration_server_is_known_by_its_descriptions():
@@ -86,9 +91,10 @@ def test_a_step_gets_the_best_tool_that_fits_its_capability_and_the_role_else_a_
 
 
 def test_of_a_steps_options_the_whole_tasks_score_settles_a_near_tie():
-    planned = [("do it", ((1, 90.0), (2, 88.0)), {1: [], 2: [3]})]
-    assert settle(planned, {1: 40, 2: 80, 3: 10}, {1: "a", 2: "b"}) == {2: "do it", 3: "the identifier b needs"}
-    assert settle(planned, {1: 40}, {1: "a"}) == {1: "do it"}  # an option that is not a candidate is not taken
+    planned = [("do it", ((1, 90.0), (2, 88.0)))]
+    feeds = {1: [], 2: [3]}.__getitem__
+    assert settle(planned, {1: 40, 2: 80, 3: 10}, {1: "a", 2: "b"}, feeds) == {2: "do it", 3: "the identifier b needs"}
+    assert settle(planned, {1: 40}, {1: "a"}, feeds) == {1: "do it"}  # an option that is not a candidate is not taken
 
 
 def test_a_steps_tool_keeps_its_place_in_full_past_both_caps():
@@ -106,11 +112,11 @@ def test_a_required_object_is_handed_out_by_the_tool_that_lists_it():
     siblings = [(2, _tool(2, "tracker", "list_workspaces", "List workspaces")),
                 (3, _tool(3, "tracker", "add_workspace_member", "Add a member")),  # no listing verb
                 (4, _tool(4, "tracker", "get_workspace", "One workspace"))]  # gets one: hands out no identifiers
-    assert producers(tasks, siblings) == [2]
+    assert producers(tasks, _lines(siblings)) == [2]
     card = _tool(5, "board", "move_card", "Move a card", ("idList",))
     lists = [(6, _tool(6, "board", "add_card_to_list", "Add a card to a list")),
              (7, _tool(7, "board", "get_lists", "Lists"))]
-    assert producers(card, lists) == [7]
+    assert producers(card, _lines(lists)) == [7]
 
 
 def test_a_steps_capability_is_its_leading_verbs_and_a_question_reads():

@@ -351,10 +351,10 @@ class Compiler:
             self.embedder.embed(texts)
         file_tools = self._file_step_tools(view, facts, allowed)
         # The tool of each step of the task (jit.selection.steps): Full whatever its score.
-        planned = plan(view, steps, self.embedder.embed,
+        planned, feeds = plan(view, steps, self.embedder.embed,
                        self.config.tool_selection.lexical_weight, allowed, denied_rows, ctx.shard, warnings,
                        {slot: slot in filled for slot in self._slots(ctx.shard)})
-        stepped = [t for _text, options, feeds in planned for o, _v in options for t in (o, *feeds[o])]
+        stepped = [o for _text, options in planned for o, _v in options]
         extra = [view.row_of[t] for t in (*winners, *stepped, *(t for tools in file_tools.values() for t, _ in tools))]
         found = self._retrieve(view, text, pool or self.config.tool_selection.candidate_pool, extra, allowed,
                                warnings, (ctx.shard, shard.denied))
@@ -381,7 +381,8 @@ class Compiler:
                 match=match, summary=view.memo.summaries.get(t), id=t, head=view.heads[t], load=reader.load,
             ))
         # A hosted system the task does not point at (system points) does no step of it.
-        planned = settle(planned, {st.id: st.final for st in out if st.points.get("system", 0) >= 0}, view.names)
+        planned = settle(planned, {st.id: st.final for st in out if st.points.get("system", 0) >= 0}, view.names,
+                         feeds)
         for st in out:
             if st.id in planned:
                 st.step, st.wanted, st.tier = st.step or planned[st.id], Tier.FULL, Tier.FULL
