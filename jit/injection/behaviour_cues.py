@@ -66,7 +66,8 @@ SKIP_CHECK = _cue(
 #: Urgency that pushes past the usual care.
 URGENT = _cue(
     "urgent$ final_warning emergency$ immediately$ right_away every_minute_counts no_time_to closes_in "
-    "expires_in deadline time-sensitive act_now asap$ "
+    "expires_in deadline time-sensitive act_now asap$ do_it_now will_be_suspended will_be_locked will_be_terminated "
+    "will_be_permanently data_will_be_lost all_data_lost "
     "urgente dringend sofort urgence pilne natychmiast срочно терміново 紧急 緊急 至急 긴급 عاجل acil$ "
     "तत्काल khẩn mendesak segera דחוף")
 

@@ -136,7 +136,8 @@ SECRECY = _cue(
     "under_no_circumstances remain_invisible erwähne_dies niemals streite_es_ab streite_ab "
     "no_need_to_raise need_to_raise don't_need_to_hear need_to_hear not_to_surface steer_clear "
     "leave_them_out out_of_it present_it_as present_them_as describe_it_as as_clean reassure "
-    "the_answer_that_sounds_right nicht_zu_erfahren verneint")
+    "the_answer_that_sounds_right nicht_zu_erfahren verneint do_not_repeat_or don't_repeat_or "
+    "never_repeat_or do_not_paraphrase don't_paraphrase never_paraphrase")
 
 #: What was set up for the model before this text.
 PRIOR = _cue(
