@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from .lexicon import cue as _cue
 
-__all__ = ["APPROVED", "ASK", "CREDENTIAL", "OBEY", "REGARDLESS", "REPLACES", "REPORT", "SKIP_CHECK", "TOOL_OUTPUT",
+__all__ = ["APPROVED", "ASK", "CREDENTIAL", "DEMOTED", "OBEY", "REGARDLESS", "REPLACES", "REPORT", "SKIP_CHECK", "TOOL_OUTPUT",
            "TRUST_SETTINGS", "URGENT", "VERDICT"]
 
 #: Someone (the user, an admin, a policy) approved it already.
@@ -155,3 +155,10 @@ OBEY = _cue(
     "gehoorzaam voer_het_uit voer_ze_uit wykonaj_je wykonaj_polecenia posłuchaj выполни_их выполните_их "
     "подчиняйся 照做 遵照执行 服从 服從 执行其中 執行其中 按其执行 従って実行 それに従 그대로_실행 따르십시오 따르세요 "
     "نفذها اتبعها")
+
+#: What the person asks, demoted below the text: advice only, not binding.
+DEMOTED = _cue(
+    "advisory_only merely_advisory only_advisory purely_advisory non-binding not_binding only_a_suggestion "
+    "just_a_suggestion mere_suggestion merely_suggestions only_suggestions carry_no_weight "
+    "solo_orientativ meramente_orientativ nur_unverbindlich unverbindlich seulement_indicati simplement_indicati "
+    "non_vincolant não_vinculativ niet_bindend niewiążąc необязательн_для рекомендательн")

@@ -49,6 +49,7 @@ from .behaviour_cues import (
     APPROVED,
     ASK,
     CREDENTIAL,
+    DEMOTED,
     OBEY,
     REGARDLESS,
     REPLACES,
@@ -139,6 +140,8 @@ INTENTS: tuple[Intent, ...] = (
     Intent(FLAG_IGNORE_PREVIOUS, (CANCEL, RULES, PRIOR), "cancels the instructions the model had before"),
     Intent(FLAG_IGNORE_PREVIOUS, (CANCEL, RULES, AGENT), "tells the model its instructions no longer hold",
            unless=NOT_OVERRIDING),
+    Intent(FLAG_IGNORE_PREVIOUS, (DEMOTED, USER), "demotes what the person asks to mere advice",
+           max_chars=_ORDER_CHARS),
     Intent(FLAG_ROLE_OVERRIDE, (ROLE, AGENT), "gives the model a new identity or takes its limits off",
            unless=NOT_OVERRIDING),
     Intent(FLAG_ROLE_OVERRIDE, (RULES, SWITCHED_OFF, AGENT), "says the model's rules are switched off"),
@@ -234,7 +237,7 @@ def _any_of(cues: Iterable[re.Pattern[str]]) -> re.Pattern[str]:
 #: Cues in the order of how often real tool texts hold them, rarest first (share of ~5,900
 #: pool tools, measured by the cue searches themselves): each intent is gated on its rarest cue.
 _RARITY = (SHARED, OWN_CONTEXT, TRUST_SETTINGS, OVERRIDE_USER, APPROVED, SKIP_CHECK, URGENT, LEAKY_URL, REPLACES,
-           REGARDLESS, OBEY, SECRECY, PRIORITY, ROLE, OPENING, SWITCHED_OFF, OTHERS, SOURCE, CREDENTIAL, CANCEL, MODIFY,
+           REGARDLESS, DEMOTED, OBEY, SECRECY, PRIORITY, ROLE, OPENING, SWITCHED_OFF, OTHERS, SOURCE, CREDENTIAL, CANCEL, MODIFY,
            FACT, VERDICT, TOOL_OUTPUT, ASK, PRIOR, SELF, ANSWER, FIRST, REPORT, SECRET, SEQUENCE, OTHER_TOOL, RULES, CONVO, USER,
            AGENT, INCLUDE, EVERY, EXTERNAL, RISKY, TURN, ACTION, VIA, SELECT, IDENT, MUST)
 
