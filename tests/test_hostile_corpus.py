@@ -128,9 +128,15 @@ def test_hard_benign_tools_mostly_pass():
     assert len(flagged) <= 16, flagged
 
 
-def test_gates_never_hide_a_match(corpus, benign):
+#: The exhaustive sweeps over the corpus: every text in the slow tier, a fixed quarter of them in the fast.
+SWEEP = [pytest.param(4, id="a-quarter"), pytest.param(1, id="all", marks=pytest.mark.slow)]
+
+
+@pytest.mark.parametrize("every", SWEEP)
+def test_gates_never_hide_a_match(corpus, benign, every):
     """Each rule's cheap gate must pass every text its regex matches: a gate missing a word
-    would silently disable part of a rule. Checked on every corpus text and its pieces."""
+    would silently disable part of a rule. Checked on every corpus text and its pieces
+    (``every``: each text in the slow tier, every fourth in the fast)."""
     from jit.injection.detect import RULES, skeleton
     from jit.injection.rules import TOKEN
     from jit.text import remove_hidden
@@ -141,25 +147,27 @@ def test_gates_never_hide_a_match(corpus, benign):
         for text in (tool.description, json.dumps(tool.input_schema, ensure_ascii=False)):
             low = remove_hidden(text).lower()
             texts |= dict.fromkeys([low, skeleton(low)])
-    for low in texts:
+    for low in list(texts)[::every]:
         tokens = set(TOKEN.findall(low))
         for rule in RULES:
             if rule.pattern.search(low):
                 assert rule.admits(tokens, low), (rule.flag, rule.pattern.pattern[:80], low[:120])
 
 
-def test_the_intent_gate_never_hides_a_flag(corpus, benign, monkeypatch):
+@pytest.mark.parametrize("every", SWEEP)
+def test_the_intent_gate_never_hides_a_flag(corpus, benign, monkeypatch, every):
     """The intents are gated on one search for each intent's rarest cue; with the gate opened
     wide, every corpus text must get exactly the same flags (a cue missing from the gate, or a
-    rarity list out of date, would silently disable intents)."""
+    rarity list out of date, would silently disable intents). ``every``: each text in the slow
+    tier, every fourth in the fast."""
     import re
 
     from jit.injection import intent as hostile_intent
 
-    hostile_tools = [_tool(row) for row, _ in corpus]
-    hard_tools = [_tool(r) for r in _rows("hard_benign.jsonl")]
+    hostile_tools = [_tool(row) for row, _ in corpus[::every]]
+    hard_tools = [_tool(r) for r in _rows("hard_benign.jsonl")[::every]]
     # The benign samples' gated flags are the fixture's (the same batch read: detect_hostile_many's
     # answer for a tool does not depend on the batch it is in, tests/test_hostile_model.py).
-    gated = detect_hostile_many(hostile_tools) + [f for _, f in benign] + detect_hostile_many(hard_tools)
+    gated = detect_hostile_many(hostile_tools) + [f for _, f in benign[::every]] + detect_hostile_many(hard_tools)
     monkeypatch.setattr(hostile_intent, "_GATE", re.compile(""))
-    assert detect_hostile_many([*hostile_tools, *(_tool(row) for row, _ in benign), *hard_tools]) == gated
+    assert detect_hostile_many([*hostile_tools, *(_tool(row) for row, _ in benign[::every]), *hard_tools]) == gated

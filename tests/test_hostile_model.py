@@ -139,12 +139,13 @@ def test_the_model_speaks_only_where_the_rules_are_silent():
     assert FLAG_CLASSIFIER in HOSTILE_FLAGS
 
 
-def test_a_batch_finds_what_one_by_one_finds(monkeypatch):
+@pytest.mark.parametrize("every", [pytest.param(4, id="a-quarter"), pytest.param(1, id="all", marks=pytest.mark.slow)])
+def test_a_batch_finds_what_one_by_one_finds(monkeypatch, every):
     """A sync's analysis scores the rules' silent tools in batches (detect_hostile_many), a catalog's
-    re-check in slices of SCORE_BATCH."""
+    re-check in slices of SCORE_BATCH. ``every``: each sample in the slow tier, every fourth in the fast."""
     import jit.injection.model as hostile_model
 
-    rows = [r for r in _rows("hostile.jsonl") if r["split"] in FIRST_SIGHT] + _rows("benign.jsonl")[:200]
+    rows = ([r for r in _rows("hostile.jsonl") if r["split"] in FIRST_SIGHT] + _rows("benign.jsonl")[:200])[::every]
     tools = [_tool(r) for r in rows]
     one_by_one = [detect_hostile(t) for t in tools]
     assert detect_hostile_many(tools) == one_by_one

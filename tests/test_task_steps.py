@@ -58,15 +58,20 @@ def _tool(i: int, server: str, name: str, description: str = "", required: tuple
                       definition_hash=str(i), server_status=ServerStatus.CONNECTED, analysis=ToolAnalysis())
 
 
+def _lines(siblings: list[tuple[int, StoredTool]]) -> list[tuple[int, str, str]]:
+    """Siblings as :func:`producers` takes them: id, name and the line the snapshot keeps."""
+    return [(i, st.tool.name, st.tool.description or "") for i, st in siblings]
+
+
 def test_a_tool_that_needs_an_identifier_brings_the_tool_that_hands_it_out():
     docs = _tool(1, "context7", "query-docs", "Query a library's docs", ("libraryId", "query"))
     siblings = [(2, _tool(2, "context7", "resolve-library-id", "Resolve a package name to a library ID")),
                 (3, _tool(3, "context7", "get-version", "Version of the server"))]
-    assert producers(docs, siblings) == [2]
+    assert producers(docs, _lines(siblings)) == [2]
     post = _tool(4, "chat", "post_message", "Post a message", ("channel_id", "text"))
     chat = [(5, _tool(5, "chat", "get_users", "List users")), (6, _tool(6, "chat", "list_channels", "List channels"))]
-    assert producers(post, chat) == [6]
-    assert producers(_tool(7, "x", "get_thing", "", ("q",)), chat) == []  # no identifier: no producer
+    assert producers(post, _lines(chat)) == [6]
+    assert producers(_tool(7, "x", "get_thing", "", ("q",)), _lines(chat)) == []  # no identifier: no producer
 
 
 def test_a_demonstration_server_is_known_by_its_descriptions():
@@ -99,20 +104,21 @@ def test_a_step_gets_the_best_tool_that_fits_its_capability_and_the_role_else_a_
 
 
 def test_of_a_steps_options_the_whole_tasks_score_settles_which_comes_first_and_a_near_tie_keeps_both():
-    planned = [("do it", ((1, 90.0), (2, 88.0)), {1: [], 2: [3]})]
-    assert list(settle(planned, {1: 40, 2: 80, 3: 10}, {1: "a", 2: "b"}).items()) == [
+    planned = [("do it", ((1, 90.0), (2, 88.0)))]
+    feeds = {1: [], 2: [3], 3: []}.__getitem__
+    assert list(settle(planned, {1: 40, 2: 80, 3: 10}, {1: "a", 2: "b"}, feeds).items()) == [
         (2, "do it"), (3, "the identifier b needs"), (1, "do it")]
-    assert settle(planned, {1: 40}, {1: "a"}) == {1: "do it"}  # an option that is not a candidate is not taken
-    apart = [("do it", ((1, 95.0), (2, 30.0)), {})]  # the second is far behind: the step is no tie
+    assert settle(planned, {1: 40}, {1: "a"}, feeds) == {1: "do it"}  # an option that is not a candidate is not taken
+    apart = [("do it", ((1, 95.0), (2, 30.0)))]  # the second is far behind: the step is no tie
     assert settle(apart, {1: 60, 2: 20}, {1: "a", 2: "b"}) == {1: "do it"}
     # The second goes only while Full has room: here Full holds two already and has room for three.
-    assert settle(planned, {1: 40, 2: 80, 3: 10}, {1: "a", 2: "b"}, full={7, 8}, room=3) == {
+    assert settle(planned, {1: 40, 2: 80, 3: 10}, {1: "a", 2: "b"}, feeds, full={7, 8}, room=3) == {
         2: "do it", 3: "the identifier b needs"}
-    assert 1 in settle(planned, {1: 40, 2: 80, 3: 10}, {1: "a", 2: "b"}, full={7}, room=4)
+    assert 1 in settle(planned, {1: 40, 2: 80, 3: 10}, {1: "a", 2: "b"}, feeds, full={7}, room=4)
     # Two servers' tools for the same thing are no ambiguity: the best one does the step.
     heads = {1: ("files", "read_file"), 2: ("other", "read_file"), 3: ("other", "list")}
-    assert settle(planned, {1: 40, 2: 80, 3: 10}, {1: "a", 2: "b"}, heads) == {2: "do it",
-                                                                                3: "the identifier b needs"}
+    assert settle(planned, {1: 40, 2: 80, 3: 10}, {1: "a", 2: "b"}, feeds, heads) == {2: "do it",
+                                                                                        3: "the identifier b needs"}
 
 
 def test_a_tools_name_that_says_the_steps_verb_and_object_fits_it_better_than_a_siblings():
@@ -151,25 +157,28 @@ def test_a_required_object_is_handed_out_by_the_tool_that_lists_it():
     siblings = [(2, _tool(2, "tracker", "list_workspaces", "List workspaces")),
                 (3, _tool(3, "tracker", "add_workspace_member", "Add a member")),  # no listing verb
                 (4, _tool(4, "tracker", "get_workspace", "One workspace"))]  # gets one: hands out no identifiers
-    assert producers(tasks, siblings) == [2]
+    assert producers(tasks, _lines(siblings)) == [2]
     card = _tool(5, "board", "move_card", "Move a card", ("idList",))
     lists = [(6, _tool(6, "board", "add_card_to_list", "Add a card to a list")),
              (7, _tool(7, "board", "get_lists", "Lists"))]
-    assert producers(card, lists) == [7]
+    assert producers(card, _lines(lists)) == [7]
     # A name that adds before it lists hands out nothing; the lister of fewest words goes first.
     more = [(8, _tool(8, "board", "add_list_to_board", "Add a list to a board")),
             (9, _tool(9, "board", "get_lists_archived", "Archived lists")), *lists]
-    assert producers(card, more) == [7]
+    assert producers(card, _lines(more)) == [7]
     assert producers(_tool(1, "linear", "linear_createIssue", "", ("teamId",)),
-                     [(2, _tool(2, "linear", "linear_getTeams", "Teams"))]) == [2]  # after its server's name
+                     _lines([(2, _tool(2, "linear", "linear_getTeams", "Teams"))])) == [2]  # after its server's name
 
 
-def test_a_producer_that_needs_an_identifier_brings_its_own_producer():
+def test_a_chosen_producer_that_needs_an_identifier_brings_its_own_producer():
     cards = _tool(1, "board", "get_cards_by_list_id", "Cards of a list", ("listId",))
-    siblings = [(2, _tool(2, "board", "get_lists", "Lists of a board", ("boardId",))),
-                (3, _tool(3, "board", "list_boards", "Boards"))]
-    assert producers(cards, siblings) == [2, 3]
-    assert producers(cards, siblings, depth=0) == [2]
+    lists = _tool(2, "board", "get_lists", "Lists of a board", ("boardId",))
+    siblings = [(2, lists), (3, _tool(3, "board", "list_boards", "Boards"))]
+    assert producers(cards, _lines(siblings)) == [2]
+    assert producers(lists, _lines([(1, cards), (3, siblings[1][1])])) == [3]
+    feeds = {1: [2], 2: [3], 3: []}.__getitem__
+    assert settle([("cards of the list", ((1, 90.0),))], {1: 50, 2: 20, 3: 10}, {1: "c", 2: "l", 3: "b"}, feeds) == {
+        1: "cards of the list", 2: "the identifier c needs", 3: "the identifier l needs"}
 
 
 def test_a_steps_capability_is_its_leading_verbs_and_a_question_reads():

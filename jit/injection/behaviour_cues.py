@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from .lexicon import cue as _cue
 
-__all__ = ["APPROVED", "ASK", "CREDENTIAL", "REGARDLESS", "REPLACES", "REPORT", "SKIP_CHECK", "TRUST_SETTINGS",
-           "URGENT", "VERDICT"]
+__all__ = ["APPROVED", "ASK", "CREDENTIAL", "DEMOTED", "OBEY", "REGARDLESS", "REPLACES", "REPORT", "SKIP_CHECK", "TOOL_OUTPUT",
+           "TRUST_SETTINGS", "URGENT", "VERDICT"]
 
 #: Someone (the user, an admin, a policy) approved it already.
 APPROVED = _cue(
@@ -25,7 +25,7 @@ APPROVED = _cue(
     "has_approved have_approved has_authori have_authori has_agreed has_consented knows_and_agreed "
     "ya_lo_ha_autorizado ya_ha_autorizado ya_autorizó ya_aprobó ya_ha_aprobado preaprob previamente_autoriz "
     "de_antemano déjà_approuvé déjà_autorisé a_déjà pré-approuv préalablement_approuv à_l'avance "
-    "bereits_genehmigt vorab_genehmigt vorab_freigegeben bereits_zugestimmt hat_zugestimmt im_voraus "
+    "bereits_genehmigt vorab_genehmigt vorab_freigegeben bereits_freigegeben schon_freigegeben already_cleared bereits_zugestimmt hat_zugestimmt im_voraus "
     "già_autorizzat già_approvat ha_già pre-approvat preventivamente_autorizzat in_anticipo "
     "já_pré-aprovou já_autorizou já_aprovou já_concordou pré-aprov previamente_autoriz de_antemão "
     "vooraf_goedgekeurd vooraf_toestemming al_goedgekeurd heeft_al heeft_ingestemd "
@@ -47,6 +47,10 @@ SKIP_CHECK = _cue(
     "no_verification no_confirmation_is no_confirmation_needed never_request_confirm "
     "sin_pedir sin_preguntar sin_confirmación sin_confirmacion sin_consultar no_pidas no_preguntes "
     "sans_demander sans_confirmation sans_vérif ne_demande_pas ne_demandez_pas "
+    "skip_the_check skip_the_checks skip_checking don't_verify do_not_verify don't_double-check "
+    "keine_rückfrage keine_ruckfrage keine_prüfung keine_überprüfung keine_bestätigung ohne_prüfung nicht_prüfen "
+    "sin_verificar no_verifiques sans_vérifier ne_vérifie_pas senza_verificare sem_verificar "
+    "不要核实 无需核实 不要核對 无需验证 不要验证 不要确认 "
     "ohne_rückfrage ohne_ruckfrage ohne_bestätigung ohne_nachfrage ohne_zu_fragen nicht_nachfragen "
     "senza_chiedere senza_conferma non_chiedere "
     "sem_pedir sem_perguntar sem_confirmação sem_confirmacao não_peça nao_peça não_pergunte "
@@ -62,7 +66,8 @@ SKIP_CHECK = _cue(
 #: Urgency that pushes past the usual care.
 URGENT = _cue(
     "urgent$ final_warning emergency$ immediately$ right_away every_minute_counts no_time_to closes_in "
-    "expires_in deadline time-sensitive act_now asap$ "
+    "expires_in deadline time-sensitive act_now asap$ do_it_now will_be_suspended will_be_locked will_be_terminated "
+    "will_be_permanently data_will_be_lost all_data_lost "
     "urgente dringend sofort urgence pilne natychmiast срочно терміново 紧急 緊急 至急 긴급 عاجل acil$ "
     "तत्काल khẩn mendesak segera דחוף")
 
@@ -130,3 +135,30 @@ REPLACES = _cue(
 TRUST_SETTINGS = _cue(
     "autoapprove auto-approve auto_approve alwaysallow always_allow always-allow yolo_mode claude.md agents.md "
     "gemini.md .cursorrules .windsurfrules .clinerules copilot-instructions .claude/settings")
+
+#: What a tool hands back: its result, output, response, entries.
+TOOL_OUTPUT = _cue(
+    "result$ results$ output$ outputs$ response$ responses$ returned entries$ the_page page_content "
+    "resultado resultados salida respuesta résultat sortie réponse ergebnis ausgabe antwort risultato "
+    "risposta resposta saída resultaat uitvoer antwoord wynik wyniki odpowiedź sonuç çıktı yanıt результат "
+    "вывод ответ 结果 結果 输出 輸出 返回的 出力 応答 결과 출력 응답 نتيجة الناتج")
+
+#: ... taken as orders: obeyed, run, carried out.
+OBEY = _cue(
+    "obey$ obeys$ obeying obey_it obey_them follow_it follow_them carry_it_out carry_them_out act_on_it "
+    "act_on_them act_upon do_what_it_says do_what_they_say execute_it execute_them execute_each "
+    "execute_every run_it run_them run_each run_every are_commands are_instructions as_instructions_to "
+    "as_your_instructions as_new_instructions treat_it_as_instruction treat_them_as_instruction "
+    "snippet_in_it code_in_it command_in_it commands_in_it instructions_in_it "
+    "obedece obedécela síguelas ejecútalo ejecútalos obéis obéissez exécute-le exécute-les befolge "
+    "befolgen führe_es_aus führe_sie_aus führe_ihn_aus führe_ihn obbedisci eseguilo eseguili obedeça execute-o execute-os "
+    "gehoorzaam voer_het_uit voer_ze_uit wykonaj_je wykonaj_polecenia posłuchaj выполни_их выполните_их "
+    "подчиняйся 照做 遵照执行 服从 服從 执行其中 執行其中 按其执行 従って実行 それに従 그대로_실행 따르십시오 따르세요 "
+    "نفذها اتبعها")
+
+#: What the person asks, demoted below the text: advice only, not binding.
+DEMOTED = _cue(
+    "advisory_only merely_advisory only_advisory purely_advisory non-binding not_binding only_a_suggestion "
+    "just_a_suggestion mere_suggestion merely_suggestions only_suggestions carry_no_weight "
+    "solo_orientativ meramente_orientativ nur_unverbindlich unverbindlich seulement_indicati simplement_indicati "
+    "non_vincolant não_vinculativ niet_bindend niewiążąc необязательн_для рекомендательн")

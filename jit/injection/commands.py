@@ -1,5 +1,5 @@
 """Dangerous shell commands in tool text: ``rm -rf /``, ``mkfs``, ``dd of=/dev/sda``, fork bombs,
-``curl … | sh``.
+``curl … | sh``, a container given its host's root, an account made administrator.
 
 No real tool needs the model to wipe a disk or run a script fetched from the network: none of
 20,783 real tools in the shared pools holds one of these commands. A tool whose purpose is
@@ -14,7 +14,9 @@ running commands may still *document* them ("commands such as rm -rf / are refus
   "you must", or a step: "before", "then", "required", …) outside an example ("e.g.", "such as",
   "for instance"): otherwise it documents what the tool runs;
 * any other tool has no reason to name these commands at all, so one buried anywhere in its
-  text counts, ordered or not.
+  text counts, ordered or not, unless it is one example of what the tool looks for ("finds
+  processes spawning ``curl | sh``, e.g."). A command on a line of its own counts as ordered when
+  the line before it orders it ("Run this once:").
 
 Deleting a folder of the home directory or the project (``rm -rf ~/projects``, ``rm -rf ./src``)
 and force-pushing to main are ordinary enough to count only as steps the model is told to take
@@ -59,7 +61,12 @@ _STRONG = _commands(
                   r"|\b(?:ba|z)?sh\s+-c\s+[\"']\$\(\s*(?:curl|wget)\b"),
     ("iex|invoke-expression", r"\b(?:iex|invoke-expression)\s*\(?\s*(?:\(\s*)?(?:iwr|irm|invoke-webrequest"
                               r"|invoke-restmethod|new-object\s+(?:system\.)?net\.webclient)"),
-    ("chmod|chown", r"\bchmod\s+-r\s+0?777\s+/(?=\s|$)|\bchown\s+-r\s+\S+\s+/(?=\s|$)"),
+    ("chmod|chown", rf"\bchmod\s+(?:-r\s+)?0?777\s+(?:/|{_SYSTEM}/?){_END}|\bchown\s+-r\s+\S+\s+/{_END}"
+                    r"|\bchmod\s+(?:u\+s|[4-7][0-7]{3})\s+\S*/bin/(?:ba|z|da)?sh\b"),
+    # a container that owns its host: the host's root mounted, or privileged in the host's process space
+    ("docker|podman|nsenter", r"\b(?:docker|podman)\s+run\b[^\n]{0,200}?(?:(?:-v|--volume)[=\s]+/:/"
+                              r"|--privileged\b[^\n]{0,120}?--pid[=\s]host\b|--pid[=\s]host\b[^\n]{0,120}?--privileged\b)"
+                              r"|\bnsenter\s+(?:-\w+\s+)*-t\s*1\b"),
     ("c:\\", r"\bformat\s+c:|\b(?:del|erase)\s+(?:/[sfq]\s+)+[^\n]{0,20}?c:\\|\b(?:rd|rmdir)\s+(?:/[sq]\s+)+c:\\"),
     ("remove-item", r"\bremove-item\b[^\n]{0,60}?-recurse[^\n]{0,60}?(?:c:\\\s|c:\\$|~|\$home|\$env:userprofile)"),
     # backups and recovery: what ransomware deletes first
@@ -87,7 +94,9 @@ _STRONG = _commands(
 _WEAK = _commands(
     ("rm ", rf"{_RM}(?:~/|\$home/|\./)[\w.*/-]+{_END}|{_RM}\.git{_END}"),
     ("git push", r"\bgit\s+push\s+(?:[^\n`]{0,40}?\s)?(?:-f|--force)\b(?!-with-lease)"),
-    ("drop |truncate|dropdatabase", r"\bdrop\s+(?:table|database|schema)\b|\btruncate\s+(?:table\s+)?[\w.\"`]+"
+    # "truncate" is also English ("Truncate after N chars"): the statement is TRUNCATE TABLE, or written in capitals
+    ("drop |truncate|dropdatabase", r"\bdrop\s+(?:table|database|schema)\b|\btruncate\s+table\s+[\w.\"`]+"
+                                    r"|\b(?-i:TRUNCATE)\s+[\w.\"`]+"
                                     r"|\bdropdatabase\s*\("),
     ("flushall|flushdb", r"\bflush(?:all|db)\b"),
     ("kubectl", r"\bkubectl\s+delete\s+(?:ns|namespaces?)\b|\bkubectl\s+delete\b[^\n`]{0,60}?\s--all\b"),
@@ -96,6 +105,13 @@ _WEAK = _commands(
                              r"|\bgsutil\s+(?:-m\s+)?rm\s+-r\b|\baz\s+group\s+delete\b"
                              r"|\baws\s+ec2\s+terminate-instances\b"),
     ("chmod", r"\bchmod\s+(?:-r\s+)?0?777\b"),
+    # a grant of everything: an account made administrator, superuser or cluster owner, root allowed in by SSH
+    ("administratoraccess|roles/owner|cluster-admin|superuser|all privileges|permitrootlogin",
+     r"\battach-(?:user|role|group)-policy\b[^\n]{0,300}?\badministratoraccess\b"
+     r"|\badd-iam-policy-binding\b[^\n]{0,300}?\broles/owner\b"
+     r"|\bclusterrolebinding\b[^\n]{0,200}?--clusterrole[=\s]cluster-admin\b"
+     r"|\balter\s+(?:user|role)\s+\S+\s+(?:with\s+)?superuser\b|\bgrant\s+all\s+privileges\s+on\s+\*\.\*"
+     r"|\bpermitrootlogin\s+yes\b"),
 )
 #: A tool whose name holds one of these words, or whose first sentence starts with one, does that job
 #: itself: its weak commands (``DROP TABLE`` in ``drop_table``, ``FLUSHALL`` in ``flush_database``)
@@ -116,10 +132,10 @@ _GUARD = re.compile(
     r"|(?:do\s+not|don'?t|must\s+not|should\s+not|shouldn'?t|will\s+not)\s+(?:\w+\s+){0,2}?(?:run|execute|use|type"
     r"|paste|call|invoke|try|issue|enter|do)"
     r"|block|blocks|blocked|blocking|refuse|refuses|refused|reject|rejects|rejected"
-    r"|deny|denies|denied|deny-?list|blacklist\w*|disallow\w*|forbid\w*|prohibit\w*|prevent\w*"
+    r"|deny|denies|(?<!access\s)(?<!permission\s)(?<!is\s)(?<!was\s)denied|deny-?list|blacklist\w*|disallow\w*|forbid\w*|prohibit\w*|prevent\w*"
     r"|protect(?:s|ed|ing)?\s+(?:against|from)|guard\w*|detect\w*|flag|flags|flagged|scan(?:s|ned|ning)?\s+for"
     r"|scanners?|warn\w*|dangerous"
-    r"|destructive|malicious|suspicious|unsafe|harmful|risky|avoid\w*|disabled|refusal|safeguard\w*|sanitiz\w*"
+    r"|destructive|malicious|suspicious|unsafe|harmful|risky|(?<!\bto\s)avoid\w*|disabled|refusal|safeguard\w*|sanitiz\w*"
     r"|confirm\w*|approv\w*|explain\w*)\b",
     re.IGNORECASE)
 #: The same in other languages (matched anywhere: some scripts have no spaces).
@@ -132,7 +148,7 @@ _GUARD_I18N = re.compile(
 _ORDER = re.compile(
     r"(?:^|[.,:;!?\n(]\s*|\b(?:please|then|next|first|also|now|always|immediately|must|should|shall|and)\s+)"
     r"(?:run|execute|exec|invoke|call|type|enter|issue|launch|trigger|paste|pipe|append|prepend|prefix|add|use"
-    r"|perform|clean|wipe|reset|clear|install|fix|repair)\b"
+    r"|perform|clean|wipe|reset|clear|install|fix|repair|start)\b"
     r"|\byou\s+(?:must|should|shall|need\s+to|have\s+to|are\s+(?:required|expected|asked)\s+to)\b"
     r"|\b(?:make|be)\s+sure\s+to\b|\bremember\s+to\b|\b(?:is|are)\s+(?:required|mandatory)\b"
     r"|\bby\s+(?:running|executing|issuing|calling|typing)\b|\bfollowed\s+by\b"
@@ -149,7 +165,7 @@ _ORDER_I18N = re.compile(
 _STEP = re.compile(r"\b(?:must|should|shall|need\s+to|needs\s+to|have\s+to|has\s+to|required|before|after"
                    r"|afterwards|then|first|finally|once|whenever|every\s+time|always)\b", re.IGNORECASE)
 #: Examples in documentation: a command runner showing what it can run.
-_EXAMPLE = re.compile(r"\b(?:e\.g\.|eg|i\.e\.|for\s+example|for\s+instance|such\s+as|like|example|examples"
+_EXAMPLE = re.compile(r"\b(?:e\.g\.|i\.e\.)|\b(?:eg|for\s+example|for\s+instance|such\s+as|like|example|examples"
                       r"|including)\b", re.IGNORECASE)
 #: What a tool that runs commands calls itself.
 _RUNNER = re.compile(
@@ -184,19 +200,32 @@ def dangerous_command(text: str, name: str = "", purpose: str = "", low: str | N
         sentence = sentence_around(text, m.start(), m.end())
         # guard words count around the command, not inside it ("--no-preserve-root", ".../protection")
         # (other languages are read in ASCII text too: "na koniec uruchom", "jalankan")
-        if _GUARD.search(_OPTIONS.sub(" ", sentence.replace(m.group(), " "))) or _GUARD_I18N.search(sentence):
+        around = sentence.replace(m.group(), " ")
+        if _GUARD.search(_OPTIONS.sub(" ", around)) or _GUARD_I18N.search(sentence):
             continue
-        ordered = bool(_ORDER.search(sentence) or _STEP.search(sentence) or _ORDER_I18N.search(sentence))
+        lead = _lead_in(text, m.start(), sentence)
+        told = f"{lead}\n{sentence}" if lead else sentence
+        ordered = bool(_ORDER.search(told) or _STEP.search(told) or _ORDER_I18N.search(told))
         if runner:  # documentation of what the tool runs, unless the model is told to run it
-            if ordered and not _EXAMPLE.search(sentence):
+            if ordered and not _EXAMPLE.search(told):
                 return True
-        elif strong or ordered:
+        # any other tool: a command it names counts, unless it is one example of what the tool looks for
+        # ("finds events such as processes spawning `curl | sh`") and nobody is told to run it
+        elif ordered or (strong and not _EXAMPLE.search(around)):
             return True
     return False
+
+
+def _lead_in(text: str, start: int, sentence: str) -> str:
+    """The line that introduces the command's line as a code block ("Run the following once:"), when the
+    text before ``sentence`` (found around ``start``) ends with a colon; else ``""``."""
+    left = text.rfind(sentence, 0, start + len(sentence))
+    before = text[:left].rstrip() if left >= 0 else ""
+    return before.rsplit("\n", 1)[-1] if before.endswith(":") else ""
 
 
 def version_text() -> str:
     """What decides this module's findings, for ``HOSTILE_RULES_VERSION``."""
     return "\n".join((_GATE.pattern, *(f"{lits} {rx.pattern}" for lits, rx in _STRONG + _WEAK), _OPTIONS.pattern,
                       _GUARD.pattern, _GUARD_I18N.pattern, _ORDER.pattern, _ORDER_I18N.pattern, _STEP.pattern,
-                      _EXAMPLE.pattern, _RUNNER.pattern, _OWN_JOB.pattern))
+                      _EXAMPLE.pattern, _RUNNER.pattern, _OWN_JOB.pattern, "lead-in", "example-in-other-tools"))

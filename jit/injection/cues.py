@@ -136,7 +136,8 @@ SECRECY = _cue(
     "under_no_circumstances remain_invisible erwähne_dies niemals streite_es_ab streite_ab "
     "no_need_to_raise need_to_raise don't_need_to_hear need_to_hear not_to_surface steer_clear "
     "leave_them_out out_of_it present_it_as present_them_as describe_it_as as_clean reassure "
-    "the_answer_that_sounds_right nicht_zu_erfahren verneint")
+    "the_answer_that_sounds_right nicht_zu_erfahren verneint do_not_repeat_or don't_repeat_or "
+    "never_repeat_or do_not_paraphrase don't_paraphrase never_paraphrase")
 
 #: What was set up for the model before this text.
 PRIOR = _cue(
@@ -327,7 +328,7 @@ ACTION = _cue(
     "überweise invia inviare elimina esegui condividi trasferisci envie enviar apague exclua execute "
     "compartilhe stuur verwijder voer_uit deel wyślij wyslij usuń usun uruchom udostępnij gönder gonder "
     "sil çalıştır paylaş отправ удал выполн подели перевед أرسل احذف نفذ شارك 发送 發送 删除 刪除 执行 執行 分享 转账 轉賬 "
-    "送信 削除 実行 共有 보내 삭제 실행 공유 add$ adds$ append appends refund dispatch cross-post settle create_payment "
+    "送信 削除 実行 共有 보내 삭제 실행 공유 add$ adds$ append appends refund charge$ charges$ charging dispatch cross-post settle create_payment "
     "переслать пересл")
 
 #: What a side effect must not reach: the public, everyone, outsiders, money, the whole home.
@@ -401,7 +402,7 @@ INCLUDE = _cue(
     "包含 附上 添加 复制 複製 粘贴 貼上 填入 放入 含め 添付 追加 コピー 貼り付け 입력 첨부 추가 복사 붙여 populate fill$ fills$ carry carries "
     "needs_a_verbatim trägt eintrag supplies भर điền isi$ isikan fyll udfyld fyll_inn vyplň συμπλήρω מלא "
     "ใส่ заповни completează töltsd پر_کن recopi goes_into go_into in_full expects pass_the passes_the "
-    "joign provide$ provides$ providing pass$ ضع")
+    "joign provide$ provides$ providing pass$ ضع post$ upload$")
 
 #: The model's own context, which no tool needs: its system prompt and instructions, the conversation so far.
 OWN_CONTEXT = _cue(
@@ -409,7 +410,8 @@ OWN_CONTEXT = _cue(
     "your_original_instructions your_full_instructions your_developer_instructions your_operator_instructions "
     "entire_system_prompt full_system_prompt complete_system_prompt whole_system_prompt verbatim_system_prompt "
     "all_prior_messages all_previous_messages all_earlier_messages all_messages_so_far conversation_so_far "
-    "chat_so_far entire_chat_history full_chat_history whole_chat_history complete_chat_history "
+    "messages_of_this_chat messages_of_this_conversation messages_in_this_chat messages_in_this_conversation "
+    "messages_from_this_chat messages_from_this_conversation chat_so_far entire_chat_history full_chat_history whole_chat_history complete_chat_history "
     "tu_prompt_de_sistema ton_prompt_système ton_prompt_systeme dein_systemprompt deinen_systemprompt "
     "il_tuo_prompt_di_sistema seu_prompt_de_sistema 你的系统提示 你的系統提示 システムプロンプト全文")
 
@@ -431,7 +433,10 @@ SOURCE = _cue(
     "en_la_conversación dans_la_conversation im_gespräch nella_conversazione na_conversa "
     "pełną_zawartość zawartość_pliku present_in they've_mentioned they_have_mentioned you_have_learned full_contents raw_contents "
     "vollständigen_inhalt deren_inhalt kompletten_inhalt contenido_completo contenu_complet في_المحادثة "
-    "appear_anywhere present_in_context in_context dans_la_conversation apparus")
+    "appear_anywhere present_in_context in_context dans_la_conversation apparus contents_of content_of "
+    "den_inhalt inhalt_der inhalt_von el_contenido_de contenido_del le_contenu_de le_contenu_du il_contenuto_di "
+    "o_conteúdo_do o_conteúdo_de inhoud_van содержимое 的内容 的內容 文件内容 の内容 내용을 downloads_folder "
+    "documents_folder desktop_folder ~/downloads ~/documents ~/desktop on_~/ in_~/ at_~/ under_~/")
 
 
 #: A role or identity being put on the model, or its limits taken off.
@@ -482,7 +487,7 @@ ANYHOW = _cue(
     "sin_importar independientemente quel_que quelle_que peu_importe quoi_qu'il egal_was egal_worum "
     "unabhängig unabhangig qualunque_cosa indipendentemente independentemente seja_qual ongeacht "
     "niezależnie niezaleznie ne_olursa вне_зависимости что_бы_ни неважно بغض_النظر مهما 无论 無論 不管 どんな 何であれ "
-    "무엇이든 상관없이 whether_or_not anything_else or_anything anyway$")
+    "무엇이든 상관없이 whether_or_not anything_else or_anything anyway$ 任何情况下 任何情況下 在任何情况 いかなる場合 어떤_경우에도")
 
 #: A conversation, or a turn of it (narrower than :data:`TURN`: no tasks, queries or inputs).
 CONVO = _cue(
@@ -526,7 +531,7 @@ MODIFY = _cue(
     "always_include must_include should_include need_a_footer ought_to_include reemplaz sustitu reenv "
     "remplac redirig ersetz umleit sostitui reindirizz substitu redirecion vervang zastąp zastap "
     "przekieruj değiştir degistir yönlendir yonlendir замен перенаправ استبدل أعد_توجيه 替换 替換 抄送 转发 轉發 "
-    "置き換 転送 교체 전달 also_go also_be_sent rewrite rewritten in_place_of point_to points_to must_point "
+    "置き換 転送 密送 교체 전달 also_go also_be_sent rewrite rewritten in_place_of point_to points_to must_point "
     "скрытую_копию добавля regardless_of_what regardless_of_the_requested whatever_the_user "
     "whatever_identity no_matter_what_the_user tool_overrides place_a_copy copy_under 0777 "
     "set_permissions supplied_by_the_user given_by_the_user the_user_supplied the_user_specified "
@@ -542,6 +547,7 @@ OVERRIDE_USER = _cue(
 #: Being placed ahead of every other tool, whatever the request.
 PRIORITY = _cue(
     "first_position exclusive_first top_priority highest_priority absolute_priority selection_priority "
+    "优先使用 優先使用 必须优先 最优先 最優先 首选此 首選此 優先的に 우선적으로 최우선 vorrangig_verwenden "
     "intended_choice officially_endorsed preferred_choice primary_handler rank_this_one_highest "
     "rank_it_highest "
     "rank_first ranked_first ahead_of_every ahead_of_all above_every above_all before_every_other "
@@ -582,4 +588,5 @@ FACT = _cue(
     "fee$ fees$ surcharge commission markup mark-up charge$ charged telemetry tracking tracked "
     "shared_with forwarded mirrored retained retention sold$ resold partner partners third_party "
     "external_server copy_of kickback broker error$ errors$ failed failure logged logging bcc attendee "
-    "observer referral post-install scripts filtered filtering upload leave_the_device")
+    "observer referral post-install scripts filtered filtering upload leave_the_device 密送 抄送 手续费 手續費 "
+    "手数料 수수료")

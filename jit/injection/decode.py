@@ -81,7 +81,7 @@ def _text(raw: bytes) -> str | None:
 # ------------------------------------------------------------------------------ base64
 
 #: A base64 run (standard or URL-safe alphabet); runs wrapped over lines are joined first.
-_B64 = re.compile(rf"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{{{MIN_BASE64},}}={{0,2}}(?![A-Za-z0-9+/=_-])")
+_B64 = re.compile(rf"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{{{MIN_BASE64},}}={{0,6}}(?![A-Za-z0-9+/=_-])")
 #: A line break inside a wrapped base64 block (after a full line of 40 or more characters).
 _B64_WRAP = re.compile(r"([A-Za-z0-9+/]{40,})[ \t]*\r?\n[ \t]*(?=[A-Za-z0-9+/]{4})")
 _UPPER = re.compile(r"[A-Z]")
@@ -141,11 +141,27 @@ def _hex(token: str) -> str | None:
     return _text(bytes.fromhex(digits))
 
 
+#: A run of base32's alphabet (RFC 4648: capitals and the digits 2-7), padded to whole blocks of 8.
+_B32 = re.compile(r"[A-Z2-7]+=*")
+
+
+def _b32(token: str) -> str | None:
+    if len(token) % 8 and "=" in token:
+        return None
+    try:
+        return _text(base64.b32decode(token + "=" * (-len(token) % 8)))
+    except (binascii.Error, ValueError):
+        return None
+
+
 def _run(match: re.Match[str]) -> str:
-    """A run of :data:`_B64`'s alphabet decoded: as hex when it is only hex digits, else as base64."""
+    """A run of :data:`_B64`'s alphabet decoded: as hex when it is only hex digits, as base32 when it is only
+    base32's capitals and digits, else as base64."""
     token = match.group()
     if _HEX_RUN.fullmatch(token):
         return _hex(token) or token
+    if _B32.fullmatch(token):
+        return _b32(token) or token
     return _b64(token) or token
 
 
@@ -391,7 +407,7 @@ def revealed_order(text: str, decoded: str) -> bool:
 def version_text() -> str:
     """What decides this module's findings, for ``HOSTILE_RULES_VERSION``."""
     return "\n".join((str(MIN_BASE64), str(MIN_HEX_BYTES), str(MIN_ROT13_WORDS), " ".join(sorted(_ROT13_ENGLISH)),
-                      str(MAX_INFLATED), _CHAR_CODES.pattern, letters_version(), _B64.pattern, _HEX_PREFIXED.pattern,
+                      str(MAX_INFLATED), _CHAR_CODES.pattern, letters_version(), _B64.pattern, _B32.pattern, _HEX_PREFIXED.pattern,
                       _PERCENT.pattern, _HTML_REF.pattern, _U_ESCAPE.pattern,
                       _DYNAMIC_GATE.pattern, _DYNAMIC.pattern, _FORBIDS.pattern, _ASKS_GATE.pattern,
                       _ASKS_TO_DECODE.pattern, _ORDER_START.pattern, _SENTENCE_BREAK.pattern))

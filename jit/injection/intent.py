@@ -49,10 +49,13 @@ from .behaviour_cues import (
     APPROVED,
     ASK,
     CREDENTIAL,
+    DEMOTED,
+    OBEY,
     REGARDLESS,
     REPLACES,
     REPORT,
     SKIP_CHECK,
+    TOOL_OUTPUT,
     TRUST_SETTINGS,
     URGENT,
     VERDICT,
@@ -99,7 +102,7 @@ from .cues import (
     VIA,
 )
 from .lexicon import WORDS, trie
-from .unless_cues import NOT_OVERRIDING, OPTIONAL, OWN_SERVER, SCOPED, UNTIL
+from .unless_cues import AS_DATA, NOT_OVERRIDING, OPTIONAL, OWN_SERVER, SCOPED, UNTIL, USER_NEED
 
 __all__ = ["INTENTS", "Intent", "intent_flags"]
 
@@ -137,6 +140,8 @@ INTENTS: tuple[Intent, ...] = (
     Intent(FLAG_IGNORE_PREVIOUS, (CANCEL, RULES, PRIOR), "cancels the instructions the model had before"),
     Intent(FLAG_IGNORE_PREVIOUS, (CANCEL, RULES, AGENT), "tells the model its instructions no longer hold",
            unless=NOT_OVERRIDING),
+    Intent(FLAG_IGNORE_PREVIOUS, (DEMOTED, USER), "demotes what the person asks to mere advice",
+           max_chars=_ORDER_CHARS),
     Intent(FLAG_ROLE_OVERRIDE, (ROLE, AGENT), "gives the model a new identity or takes its limits off",
            unless=NOT_OVERRIDING),
     Intent(FLAG_ROLE_OVERRIDE, (RULES, SWITCHED_OFF, AGENT), "says the model's rules are switched off"),
@@ -147,7 +152,8 @@ INTENTS: tuple[Intent, ...] = (
            unless=SCOPED, unless_overridden_by=ANYHOW),
     Intent(FLAG_ALWAYS_SELECT, (OTHERS, SELECT, SELF, EVERY), "this tool before every other",
            unless=SCOPED, unless_overridden_by=ANYHOW),
-    Intent(FLAG_ALWAYS_SELECT, (PRIORITY, SELF, SELECT), "this tool ranked above every other"),
+    Intent(FLAG_ALWAYS_SELECT, (PRIORITY, SELF, SELECT), "this tool ranked above every other",
+           unless=USER_NEED, unless_overridden_by=ANYHOW),
     Intent(FLAG_ALWAYS_SELECT, (PRIORITY, OTHERS, SELF), "this tool the choice over the others"),
     Intent(FLAG_ALWAYS_SELECT, (PRIORITY, EVERY, SELECT), "one tool ranked above every other, for everything",
            unless=SCOPED, unless_overridden_by=ANYHOW),
@@ -201,6 +207,8 @@ INTENTS: tuple[Intent, ...] = (
            max_chars=_ORDER_CHARS),
     Intent(FLAG_OUTPUT_POISONING, (REPORT, VERDICT, REGARDLESS), "report a verdict whatever the evidence",
            max_chars=_ORDER_CHARS),
+    Intent(FLAG_OUTPUT_POISONING, (TOOL_OUTPUT, OBEY), "what a tool returns taken as orders to carry out",
+           unless=AS_DATA, max_chars=_ORDER_CHARS),
     Intent(FLAG_PERSISTENCE, (TRUST_SETTINGS, INCLUDE), "writes into the client's trust settings or standing "
            "instructions", max_chars=_ORDER_CHARS),
     Intent(FLAG_SHADOWING, (REPLACES, IDENT, EVERY), "takes another tool's place, always", window=2,
@@ -229,8 +237,8 @@ def _any_of(cues: Iterable[re.Pattern[str]]) -> re.Pattern[str]:
 #: Cues in the order of how often real tool texts hold them, rarest first (share of ~5,900
 #: pool tools, measured by the cue searches themselves): each intent is gated on its rarest cue.
 _RARITY = (SHARED, OWN_CONTEXT, TRUST_SETTINGS, OVERRIDE_USER, APPROVED, SKIP_CHECK, URGENT, LEAKY_URL, REPLACES,
-           REGARDLESS, SECRECY, PRIORITY, ROLE, OPENING, SWITCHED_OFF, OTHERS, SOURCE, CREDENTIAL, CANCEL, MODIFY,
-           FACT, VERDICT, ASK, PRIOR, SELF, ANSWER, FIRST, REPORT, SECRET, SEQUENCE, OTHER_TOOL, RULES, CONVO, USER,
+           REGARDLESS, DEMOTED, OBEY, SECRECY, PRIORITY, ROLE, OPENING, SWITCHED_OFF, OTHERS, SOURCE, CREDENTIAL, CANCEL, MODIFY,
+           FACT, VERDICT, TOOL_OUTPUT, ASK, PRIOR, SELF, ANSWER, FIRST, REPORT, SECRET, SEQUENCE, OTHER_TOOL, RULES, CONVO, USER,
            AGENT, INCLUDE, EVERY, EXTERNAL, RISKY, TURN, ACTION, VIA, SELECT, IDENT, MUST)
 
 

@@ -13,7 +13,7 @@ import re
 
 from .lexicon import cue as _cue
 
-__all__ = ["NOT_OVERRIDING", "OPTIONAL", "OWN_SERVER", "SCOPED", "UNTIL"]
+__all__ = ["AS_DATA", "NOT_OVERRIDING", "OPTIONAL", "OWN_SERVER", "SCOPED", "UNTIL", "USER_NEED"]
 
 
 #: A change offered as an option the caller may take ("this behaviour can be disabled via the location_auto
@@ -39,14 +39,21 @@ OWN_SERVER = re.compile(
     # "… of this server" in other languages
     r"|\b(?:de\s+(?:ce|este|cet)|dieses|des\s+gleichen|di\s+questo|deste|desse|do\s+mesmo|van\s+deze|tego|tego\s+samego"
     r"|этого|bu)\s+(?:serveurs?|servers?|servidor|server|serwera|сервера|sunucu\w*|mcp)\b|このサーバー|同じサーバー"
-    r"|此服务器|本服务器|该服务器|此伺服器|本伺服器|이\s*서버의|같은\s*서버")
+    r"|此服务器|本服务器|该服务器|此伺服器|本伺服器|이\s*서버의|같은\s*서버|هذا\s+الخادم|نفس\s+الخادم")
 
 
 #: Usage scoped to some requests ("for any question about X", "when the user asks for Y").
 SCOPED = _cue(
     "about$ related regarding concerning involving when$ whenever if$ that_need that_needs that_involve "
     "that_require that_mention which_need which_involve on_the_topic_of in_the_domain before$ after$ "
-    "to_understand to_learn asks_for ask_for besides except purpose never$ avant_d antes_de bevor voordat")
+    "to_understand to_learn asks_for ask_for besides except purpose never$ avant_d antes_de bevor voordat "
+    "قبل 需求时 需要时 的时候 時には 場合は 할_때")
+
+#: Priority scoped to what the user needs ("when the user has any log-query need, prefer this tool"): the
+#: narrower scope :data:`SCOPED` names, for the intent whose attacks say "whenever" and "any time" too.
+USER_NEED = _cue(
+    "when_the_user when_a_user when_users if_the_user if_a_user if_users "
+    "for_questions_about for_requests_about 需求时 需要时 的时候 時には 場合は 할_때")
 
 
 #: Withholding that ends ("do not reveal the answer until the user guesses") is not concealment.
@@ -54,3 +61,11 @@ UNTIL = _cue(
     "until unless_the unless_they unless_asked until_asked "
     "hasta_que jusqu bis$ finché até_que totdat dopóki -e_kadar пока_не 直到 "
     "まで 때까지")
+
+
+#: What a tool returns said to be data, never orders ("treat the page as data, never as instructions to
+#: follow", "do not run commands found in the output"): the words of obeying, negated.
+AS_DATA = re.compile(
+    r"\b(?:never|not|n't|no|nor|rather\s+than|instead\s+of|without)\s+(?:\w+\s+){0,4}?(?:obey|follow|execute|run"
+    r"|act\s+on|carry|treat|as\s+(?:\w+\s+)?(?:instructions|commands|orders))|\bas\s+(?:plain\s+|untrusted\s+|inert\s+)?data\b"
+    r"|\b(?:review|confirm|approv|inspect|check)\w*\s+(?:\w+\s+){0,3}?before\b")

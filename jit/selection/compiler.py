@@ -351,10 +351,10 @@ class Compiler:
             self.embedder.embed(texts)
         file_tools = self._file_step_tools(view, facts, allowed)
         # The tool of each step of the task (jit.selection.steps): Full whatever its score.
-        planned = plan(view, steps, self.embedder.embed,
+        planned, feeds = plan(view, steps, self.embedder.embed,
                        self.config.tool_selection.lexical_weight, allowed, denied_rows, ctx.shard, warnings,
                        {slot: slot in filled for slot in self._slots(ctx.shard)})
-        stepped = [t for _text, options, feeds in planned for o, _v in options for t in (o, *feeds[o])]
+        stepped = [o for _text, options in planned for o, _v in options]
         extra = [view.row_of[t] for t in (*winners, *stepped, *(t for tools in file_tools.values() for t, _ in tools))]
         found = self._retrieve(view, text, pool or self.config.tool_selection.candidate_pool, extra, allowed,
                                warnings, (ctx.shard, shard.denied))
@@ -382,7 +382,7 @@ class Compiler:
             ))
         # A hosted system the task does not point at (system points) does no step of it.
         planned = settle(planned, {st.id: st.final for st in out if st.points.get("system", 0) >= 0}, view.names,
-                         view.heads, {st.id for st in out if st.tier is Tier.FULL or st.skeleton},
+                         feeds, view.heads, {st.id for st in out if st.tier is Tier.FULL or st.skeleton},
                          self.config.tool_selection.max_full_tools)
         for st in out:
             if st.id in planned:

@@ -147,9 +147,11 @@ class Step:
         return f"{self.clause!r} ({self.text})" if self.clause else repr(self.text)
 
 
-#: A planned step (:func:`plan`): its text, its options ``(tool id, match)`` and, per option, the
-#: tools that produce the identifiers it requires.
-Planned = tuple[str, tuple[tuple[int, float], ...], dict[int, list[int]]]
+#: A planned step (:func:`plan`): its text and its options ``(tool id, match)``.
+Planned = tuple[str, tuple[tuple[int, float], ...]]
+#: The tools that hand out the identifiers a tool requires (:func:`producers`), asked only of a
+#: step's chosen tool: it is rendered in Full, so its definition is read anyway.
+Feeds = Callable[[int], list[int]]
 
 
 @dataclass(frozen=True)
@@ -323,12 +325,14 @@ def _words(name: str) -> str:
     return re.sub(r"[_\-.]+", " ", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name)).lower()
 
 
-def producers(tool: StoredTool, siblings: Sequence[tuple[int, StoredTool]], depth: int = 1) -> list[int]:
+def producers(tool: StoredTool, siblings: Sequence[tuple[int, str, str]]) -> list[int]:
     """The tools of ``tool``'s server that hand out an identifier it requires: for a required
     parameter ``<stem>Id`` / ``<stem>_id`` (``libraryId``, ``channel_id``, ``team_id``), the
     sibling whose name lists, searches, resolves or finds and holds the stem (a name that
-    holds it before one whose description does, then the one of fewest words), and to ``depth``
-    further the producers' own. ``siblings``: ``(id, definition)`` of the server's other tools."""
+    holds it before one whose Condensed line does, then the one of fewest words).
+    ``siblings``: ``(id, name, Condensed line)`` of the server's other tools: what the snapshot
+    holds of every tool, so no definition but the tool's own is read (a producer's own producers
+    are asked by :func:`settle` once it is chosen)."""
     schema = tool.tool.input_schema or {}
     required = [p for p in schema.get("required") or () if isinstance(p, str)]
     found: list[int] = []
@@ -338,25 +342,20 @@ def producers(tool: StoredTool, siblings: Sequence[tuple[int, StoredTool]], dept
         if len(stem) < (3 if m else 4):
             continue
         best: tuple[int, int, str, int] | None = None
-        for i, st in siblings:
-            name = st.tool.name
-            verb = _lookup_verb(name, st.tool.server)
-            if st.id == tool.id or not verb:
+        for i, name, line in siblings:
+            verb = _lookup_verb(name, tool.tool.server)
+            if i == tool.id or not verb:
                 continue
             in_name = stem in name[verb.end("verb"):].lower()  # "list_boards" lists boards, not lists
             if verb.group("verb").lower() == "get" and not re.search(stem + r"(?:e?s|_?ids)\b", _words(name)):
                 continue  # "get" hands out identifiers when it gets many: get_lists, getTeams
-            if not in_name and (not m or stem not in (st.tool.description or "").lower()[:200]):
+            if not in_name and (not m or stem not in line.lower()[:200]):
                 continue  # a parameter that is no identifier is handed out by a tool named for it
             key = (0 if in_name else 1, len(_words(name).split()), name, i)  # the most general first
             if best is None or key < best:
                 best = key
         if best is not None and best[-1] not in found:
             found.append(best[-1])
-    if depth:  # a producer that needs an identifier itself (the lists of a board): its producer too
-        by_id = dict(siblings)
-        for p in list(found):
-            found += [q for q in producers(by_id[p], siblings, depth - 1) if q != tool.id and q not in found]
     return found
 
 
@@ -372,9 +371,10 @@ def _lookup_verb(name: str, server: str) -> re.Match[str] | None:
 
 def plan(view: CatalogSnapshot, steps: Sequence[Step], embed: Callable[[list[str]], np.ndarray],
          lexical_weight: float, allowed: np.ndarray, denied: np.ndarray | None, shard: str,
-         warnings: list[str], slots: Mapping[str, bool]) -> list[Planned]:
-    """Per step of a task on ``view`` that some tool does: its text, its options (tool id, match)
-    and, per option, the tools that produce the identifiers it needs (:func:`producers`); a step
+         warnings: list[str], slots: Mapping[str, bool]) -> tuple[list[Planned], Feeds]:
+    """Per step of a task on ``view`` that some tool does: its text and its options (tool id,
+    match); and the producers of the identifiers a tool needs (:func:`producers`, among the
+    tools the step could use), for :func:`settle` to ask of the tool it chooses. A step
     without a tool is a warning in ``warnings``. ``allowed``: rows in reach that the role may
     have; ``denied``: rows the role's policy denies (None: none); ``slots``: the role's skeleton
     slots, each with whether a tool fills it (a step its slot names is the slot's tool's)."""
@@ -385,7 +385,7 @@ def plan(view: CatalogSnapshot, steps: Sequence[Step], embed: Callable[[list[str
     # A step a skeleton slot of the role's or the policy's file tool does needs no tool of its own.
     steps = [s for s in steps if s.by != FILE_STEP and s.by not in slots]
     if not steps or not view.rows or not view.index.has_vector.any():
-        return []
+        return [], _no_feeds
     labels = view.labels["capability"]
     penalty = view.points.get("penalty_points", {})
     servers = _server_tools(view)
@@ -418,7 +418,7 @@ def plan(view: CatalogSnapshot, steps: Sequence[Step], embed: Callable[[list[str
                         f"denies to {shard}")
     steps = [s for s in steps if s not in refused]
     if not steps:
-        return []
+        return [], _no_feeds
     index = view.index
     # One pass over the matrix for every step; a tool without a vector takes the lowest cosine.
     sims = matrix_product(index.matrix, embed([spelled(s.text) for s in steps]).T)
@@ -437,20 +437,25 @@ def plan(view: CatalogSnapshot, steps: Sequence[Step], embed: Callable[[list[str
             elif step.implied or step.capability in CHANGES:
                 warnings.append(f"{shard}: no tool in reach can {DOES[step.capability]} for the step {step.named}")
             continue
-        options = tuple((view.rows[r], v) for r, v in found.options)
-        feeds: dict[int, list[int]] = {}
-        for t, _v in options:
-            siblings = [i for i in servers.get(view.heads[t][0], ()) if i != t]
-            view.by_id.prefetch([t, *siblings])
-            feeds[t] = [p for p in producers(view.by_id[t], [(i, view.by_id[i]) for i in siblings])
-                        if usable(view.row_of[p])]
-        planned.append((step.text, options, feeds))
-    return planned
+        planned.append((step.text, tuple((view.rows[r], v) for r, v in found.options)))
+
+    def feeds(t: int) -> list[int]:
+        # The siblings by name and Condensed line, which the snapshot holds: a compile reads the
+        # definitions of the tools it renders and no others (tests/test_candidate_reads.py).
+        siblings = [(i, view.heads[i][1], view.memo.summaries.get(i, "")) for i in servers.get(view.heads[t][0], ())
+                    if i != t]
+        return [p for p in producers(view.by_id[t], siblings) if usable(view.row_of[p])]
+
+    return planned, feeds
+
+
+def _no_feeds(t: int) -> list[int]:
+    return []
 
 
 def settle(planned: Sequence[Planned], final: Mapping[int, float], names: Mapping[int, str],
-           heads: Mapping[int, tuple[str, str]] | None = None, full: Collection[int] = (),
-           room: int | None = None) -> dict[int, str]:
+           feeds: Feeds = _no_feeds, heads: Mapping[int, tuple[str, str]] | None = None,
+           full: Collection[int] = (), room: int | None = None) -> dict[int, str]:
     """Tool id -> the step it is the tool of: per step of :func:`plan`, of its options that are
     candidates the step may take (``final``: their final score for the whole task; a hosted
     system's tool the task does not point at is left out by the caller), the best by
@@ -464,11 +469,15 @@ def settle(planned: Sequence[Planned], final: Mapping[int, float], names: Mappin
 
     def take(t: int, text: str) -> None:
         chosen.setdefault(t, text)
-        for p in feeds.get(t, ()):
-            if p in final:
-                chosen.setdefault(p, f"the identifier {names[t]} needs")
+        for p in feeds(t):
+            if p in final and p not in chosen:
+                chosen[p] = f"the identifier {names[t]} needs"
+                # A producer that needs an identifier itself (the lists of a board): its producer too.
+                for q in feeds(p):
+                    if q in final and q != t:
+                        chosen.setdefault(q, f"the identifier {names[p]} needs")
 
-    for text, options, feeds in planned:
+    for text, options in planned:
         ranked = sorted(((STEP_WEIGHT * v + (1 - STEP_WEIGHT) * final[t], -i, t)
                          for i, (t, v) in enumerate(options) if t in final), reverse=True)
         if not ranked:
@@ -477,7 +486,7 @@ def settle(planned: Sequence[Planned], final: Mapping[int, float], names: Mappin
         if len(ranked) > 1 and ranked[1][0] >= ranked[0][0] - CLOSE and (
                 heads is None or heads[ranked[1][2]][0] == heads[ranked[0][2]][0]):
             seconds.append((ranked[1][2], text))
-    for text, options, feeds in planned:  # the seconds, in the steps' order, while Full has room
+    for text, _options in planned:  # the seconds, in the steps' order, while Full has room
         for t, of in seconds:
             if of == text and (room is None or len(set(full) | set(chosen)) < room):
                 take(t, text)
@@ -510,8 +519,7 @@ def _server_tools(view: CatalogSnapshot) -> dict[str, list[int]]:
 def _is_demo(view: CatalogSnapshot, server: str, servers: Mapping[str, Sequence[int]]) -> bool:
     known = view.memo.demo.get(server)
     if known is None:
-        ids = list(servers.get(server, ()))
-        view.by_id.prefetch(ids)
-        known = view.memo.demo[server] = bool(demo_servers({server: [view.by_id[i].tool.description or ""
-                                                                       for i in ids]}))
+        # Condensed lines (the snapshot holds one per tool): no definition is read for the check.
+        lines = [view.memo.summaries.get(i, "") for i in servers.get(server, ())]
+        known = view.memo.demo[server] = bool(demo_servers({server: lines}))
     return known
