@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from bench.eval_injection_heldout import DATA, SETS, load, score
 
 
@@ -25,3 +27,21 @@ def test_a_sets_share_counts_the_flagged_rows_per_category():
     report = score(rows)
     assert (report["flagged"], report["total"], report["share"]) == (1, 2, 0.5)
     assert report["by_category"] == {"attack": [1, 1], "plain": [0, 1]}
+
+
+def test_no_held_out_text_is_in_the_corpus_the_model_trains_on():
+    """The learned model trains on tests/data/injection/ (bench/train_injection_model.py reads
+    nothing else of ours): a held-out definition found there (its description with its schema; a
+    one-line description such as "Creates a note." is common to both) would make its figures in-sample."""
+    from bench.injection_corpus import CORPUS
+
+    trained = [json.loads(line) for path in sorted(CORPUS.glob("*.jsonl"))
+               for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    def definition(r: dict) -> tuple[str, str]:
+        return r.get("description") or "", json.dumps(r.get("input_schema") or {}, sort_keys=True)
+
+    definitions = {definition(r) for r in trained}
+    for s in SETS:
+        for kind in ("hostile", "benign"):
+            rows = load(DATA / f"set{s}_{kind}.jsonl")
+            assert not [r["id"] for r in rows if definition(r) in definitions], (s, kind)
