@@ -42,7 +42,7 @@ import logging
 import statistics
 import sys
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -257,30 +257,31 @@ def markdown(summary: dict[str, dict[str, Any]]) -> str:
 # --------------------------------------------------------------------------- the run
 
 
-def run(config: Config, embedder: Embedder, *, budget: int, cache: Path,
-        tools_path: Path = DATA / "tools.jsonl", tasks_path: Path = DATA / "tasks.jsonl") -> dict[str, Any]:
-    """Build (or reuse) the catalog at ``cache``, compile every task, return the report."""
-    started = time.perf_counter()
-    tools = load_tools(tools_path)
-    tasks = load_tasks(tasks_path)
+def compile_tasks(config: Config, embedder: Embedder, tools: Sequence[ToolDef], tools_path: Path,
+                  tasks: Sequence[Any], score: Callable[[Any, ToolSet], dict[str, Any]], *, budget: int,
+                  cache: Path) -> list[dict[str, Any]]:
+    """Build (or reuse) the catalog of ``tools`` at ``cache``, compile every task (``.shard``,
+    ``.task``) for its shard, and return ``score(task, tool_set)`` of each: the loop the roles and
+    the steps sets (bench/eval_steps.py) share."""
     unknown = sorted({t.shard for t in tasks} - set(config.shards))
     if unknown:
         raise SystemExit(f"tasks name shard(s) {unknown} the config does not define ({sorted(config.shards)})")
-    pool = make_pool(tools, tools_path)
     cache.parent.mkdir(parents=True, exist_ok=True)
-    store = build_catalog(pool, cache, config, embedder, analyzer=OfflineAnalyzer(config.shards))
-    rows = []
+    store = build_catalog(make_pool(tools, tools_path), cache, config, embedder,
+                          analyzer=OfflineAnalyzer(config.shards))
     try:
         with Compiler(store, config, embedder, token_counter=EstimateCounter()) as compiler:
-            for task in tasks:
-                ts = compiler.compile(TaskContext(shard=task.shard, task=task.task, budget=budget))
-                rows.append(score_task(task, ts))
+            return [score(task, compiler.compile(TaskContext(shard=task.shard, task=task.task, budget=budget)))
+                    for task in tasks]
     finally:
         store.close()
-    shards = sorted({t.shard for t in tasks}, key=list(config.shards).index)
-    summary = {"all": summarize(rows)} | {s: summarize([r for r in rows if r["shard"] == s]) for s in shards}
+
+
+def report(name: str, config: Config, embedder: Embedder, tools: Sequence[ToolDef], *, budget: int,
+           summary: dict[str, Any], rows: list[dict[str, Any]], started: float) -> dict[str, Any]:
+    """A set's report: what was compiled, with what, the summary and the rows."""
     return {
-        "set": "roles",
+        "set": name,
         "tools": len(tools),
         "servers": len({t.server for t in tools}),
         "budget": budget,
@@ -294,33 +295,56 @@ def run(config: Config, embedder: Embedder, *, budget: int, cache: Path,
     }
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.eval_roles", description=__doc__.split("\n\n")[0])
+def run(config: Config, embedder: Embedder, *, budget: int, cache: Path,
+        tools_path: Path = DATA / "tools.jsonl", tasks_path: Path = DATA / "tasks.jsonl") -> dict[str, Any]:
+    """Build (or reuse) the catalog at ``cache``, compile every task, return the report."""
+    started = time.perf_counter()
+    tools = load_tools(tools_path)
+    tasks = load_tasks(tasks_path)
+    rows = compile_tasks(config, embedder, tools, tools_path, tasks, score_task, budget=budget, cache=cache)
+    shards = sorted({t.shard for t in tasks}, key=list(config.shards).index)
+    summary = {"all": summarize(rows)} | {s: summarize([r for r in rows if r["shard"] == s]) for s in shards}
+    return report("roles", config, embedder, tools, budget=budget, summary=summary, rows=rows, started=started)
+
+
+def parser_for(prog: str, doc: str, name: str, tools: Path, tasks: Path) -> argparse.ArgumentParser:
+    """The options the roles and the steps sets' commands share (``name``: the results file and cache)."""
+    parser = argparse.ArgumentParser(prog=prog, description=doc.split("\n\n")[0])
     parser.add_argument("--budget", type=int, default=4000, help="token budget of each compile (default: 4000)")
-    parser.add_argument("--out", type=Path, default=RESULTS / "roles.json", help="where the JSON report goes")
+    parser.add_argument("--out", type=Path, default=RESULTS / f"{name}.json", help="where the JSON report goes")
     parser.add_argument("--config", type=Path, help="config.json for weights, thresholds and shards "
                         "(default: built-in defaults); its harness tools are left out, the labels cover none")
-    parser.add_argument("--cache", type=Path, default=Path(".jit/eval/roles.db"), help="the catalog (reused)")
-    parser.add_argument("--tools", type=Path, default=DATA / "tools.jsonl")
-    parser.add_argument("--tasks", type=Path, default=DATA / "tasks.jsonl")
-    args = parser.parse_args(argv)
+    parser.add_argument("--cache", type=Path, default=Path(f".jit/eval/{name}.db"), help="the catalog (reused)")
+    parser.add_argument("--tools", type=Path, default=tools)
+    parser.add_argument("--tasks", type=Path, default=tasks)
+    return parser
+
+
+def run_from(args: argparse.Namespace, parser: argparse.ArgumentParser, run: Callable[..., dict[str, Any]],
+             level: int) -> dict[str, Any]:
+    """Check the options, log jit's messages at ``level`` to stderr, run the set, write its report."""
     if args.budget <= 0:
         parser.error("--budget must be positive")
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(message)s"))
     logging.getLogger("jit").addHandler(handler)
-    logging.getLogger("jit").setLevel(logging.INFO)
+    logging.getLogger("jit").setLevel(level)
     config = load_config(args.config) if args.config else Config.default()
     config = replace(config, available_tools=AvailableTools())
     report = run(config, embedder_from_config(config.embedding), budget=args.budget, cache=args.cache,
                  tools_path=args.tools, tasks_path=args.tasks)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return report
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = parser_for("python -m bench.eval_roles", __doc__, "roles", DATA / "tools.jsonl", DATA / "tasks.jsonl")
+    report = run_from(parser.parse_args(argv), parser, run, logging.INFO)
     print(f"Roles set: {report['tools']} tools of {report['servers']} servers, {report['summary']['all']['tasks']} "
           f"tasks, budget {report['budget']} tokens ({report['date']}, {report['seconds']:.0f} s)\n")
     print(markdown(report["summary"]))
     return 0
-
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -24,29 +24,20 @@ part and the held-out part (:func:`held_out`: tasks whose number is a multiple o
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
-import sys
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.eval_roles import RESULTS, _jsonl, _mean, load_tools, make_pool
-from jit.analysis.offline_analyzer import OfflineAnalyzer
-from jit.config import AvailableTools, Config
-from jit.config_files import load_config
-from jit.embedding.factory import embedder_from_config
+from bench.eval_roles import _jsonl, _mean, compile_tasks, load_tools, parser_for, report, run_from
+from jit.config import Config
 from jit.embedding.protocol import Embedder
-from jit.evaluation.eval_report import machine_info
-from jit.evaluation.evaluate import build_catalog
 from jit.models import tool_key
 from jit.selection.budget import tier_cost
-from jit.selection.compiler import Compiler
 from jit.selection.steps import DOES
-from jit.selection.task import TaskContext
 from jit.selection.tiers import Tier
 from jit.selection.tokens import EstimateCounter
 from jit.selection.toolset import ToolSet
@@ -197,64 +188,28 @@ def full_of(ts: ToolSet) -> tuple[list[str], int]:
 
 def run(config: Config, embedder: Embedder, *, budget: int, cache: Path,
         tools_path: Path = CATALOGS / "tools.jsonl", tasks_path: Path = DATA / "tasks.jsonl") -> dict[str, Any]:
+    """Build (or reuse) the catalog at ``cache``, compile every task, return the report."""
     started = time.perf_counter()
     tools = load_tools(tools_path)
     tasks = load_tasks(tasks_path)
-    unknown = sorted({t.shard for t in tasks} - set(config.shards))
-    if unknown:
-        raise SystemExit(f"tasks name shard(s) {unknown} the config does not define ({sorted(config.shards)})")
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    store = build_catalog(make_pool(tools, tools_path), cache, config, embedder,
-                          analyzer=OfflineAnalyzer(config.shards))
-    rows = []
-    try:
-        with Compiler(store, config, embedder, token_counter=EstimateCounter()) as compiler:
-            for task in tasks:
-                ts = compiler.compile(TaskContext(shard=task.shard, task=task.task, budget=budget))
-                full, tokens = full_of(ts)
-                rows.append(score_task(task, full, ts.warnings, full_tokens=tokens))
-    finally:
-        store.close()
+
+    def score(task: StepTask, ts: ToolSet) -> dict[str, Any]:
+        full, tokens = full_of(ts)
+        return score_task(task, full, ts.warnings, full_tokens=tokens)
+
+    rows = compile_tasks(config, embedder, tools, tools_path, tasks, score, budget=budget, cache=cache)
     shards = sorted({t.shard for t in tasks}, key=list(config.shards).index)
-    return {
-        "set": "steps",
-        "tools": len(tools),
-        "servers": len({t.server for t in tools}),
-        "budget": budget,
-        "model": embedder.model_name,
-        "summary": groups(rows, shards),
-        "tasks": rows,
-        "machine": machine_info(),
-        "date": time.strftime("%Y-%m-%d"),
-        "seconds": time.perf_counter() - started,
-    }
+    return report("steps", config, embedder, tools, budget=budget, summary=groups(rows, shards), rows=rows,
+                  started=started)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.eval_steps", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--budget", type=int, default=4000, help="token budget of each compile (default: 4000)")
-    parser.add_argument("--out", type=Path, default=RESULTS / "steps.json", help="where the JSON report goes")
+    parser = parser_for("python -m bench.eval_steps", __doc__, "steps", CATALOGS / "tools.jsonl", DATA / "tasks.jsonl")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON instead of a table")
-    parser.add_argument("--config", type=Path, help="config.json for weights, thresholds and shards "
-                        "(default: built-in defaults); its harness tools are left out")
-    parser.add_argument("--cache", type=Path, default=Path(".jit/eval/steps.db"), help="the catalog (reused)")
     parser.add_argument("--dev-misses", action="store_true",
                         help="also list the development part's steps Full lacks (never a held-out task's)")
-    parser.add_argument("--tools", type=Path, default=CATALOGS / "tools.jsonl")
-    parser.add_argument("--tasks", type=Path, default=DATA / "tasks.jsonl")
     args = parser.parse_args(argv)
-    if args.budget <= 0:
-        parser.error("--budget must be positive")
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(message)s"))
-    logging.getLogger("jit").addHandler(handler)
-    logging.getLogger("jit").setLevel(logging.WARNING)
-    config = load_config(args.config) if args.config else Config.default()
-    config = replace(config, available_tools=AvailableTools())
-    report = run(config, embedder_from_config(config.embedding), budget=args.budget, cache=args.cache,
-                 tools_path=args.tools, tasks_path=args.tasks)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    report = run_from(args, parser, run, logging.WARNING)
     if args.json:
         print(json.dumps({k: report[k] for k in ("set", "tools", "servers", "budget", "date", "summary")}, indent=1))
     else:
@@ -264,7 +219,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.dev_misses:
         print("\n" + dev_misses(report["tasks"]))
     return 0
-
 
 if __name__ == "__main__":
     raise SystemExit(main())
