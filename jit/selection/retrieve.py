@@ -27,7 +27,7 @@ import math
 import re
 from array import array
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import repeat
 
@@ -37,12 +37,22 @@ from ..models import StoredTool
 from ..process import matrix_product
 from ..text import has_camel_hump, search_tokens
 
-__all__ = ["LexicalIndex", "Mentions", "RetrievalIndex", "VectorScores", "find_mentions", "split_task"]
+__all__ = ["LexicalIndex", "Mentions", "RetrievalIndex", "VectorScores", "find_mentions", "split_task", "task_pieces"]
 
 #: A clause's retrieval score counts this much of the whole task's.
 CLAUSE_WEIGHT = 0.9
 #: Share of a server's best vector score given to its other tools.
 SERVER_SHARE = 0.15
+
+
+def task_pieces(text: str) -> Iterator[str]:
+    """A task's pieces in order: its sentences, each cut at ',', 'and', 'then', 'after that',
+    'finally' (what :func:`split_task` and the steps' clauses are made of)."""
+    for sentence in re.split(r"(?<=[.!?;])\s+|\n+|[。；！？]", text):
+        for piece in re.split(r",\s*(?:and\s+|then\s+)?|\s+(?:and then|then|and|after that|finally)\s+", sentence):
+            piece = piece.strip(" .,;:")
+            if piece:
+                yield piece
 
 
 def split_task(text: str, *, max_parts: int = 8) -> list[str]:
@@ -52,19 +62,12 @@ def split_task(text: str, *, max_parts: int = 8) -> list[str]:
     the whole task is not included (callers score it separately).
     """
     parts: list[str] = []
-    for sentence in re.split(r"(?<=[.!?;])\s+|\n+|[。；！？]", text):
-        for piece in re.split(r",\s*(?:and\s+|then\s+)?|\s+(?:and then|then|and|after that|finally)\s+", sentence):
-            piece = piece.strip(" .,;:")
-            if not piece:
-                continue
-            if len(search_tokens(piece, drop_stopwords=True)) < 2 and parts:
-                parts[-1] = f"{parts[-1]} {piece}"
-            else:
-                parts.append(piece)
-    seen: dict[str, None] = {}
-    for p in parts:
-        seen.setdefault(p, None)
-    out = list(seen)
+    for piece in task_pieces(text):
+        if len(search_tokens(piece, drop_stopwords=True)) < 2 and parts:
+            parts[-1] = f"{parts[-1]} {piece}"
+        else:
+            parts.append(piece)
+    out = list(dict.fromkeys(parts))
     if len(out) <= 1:
         return []
     return out[:max_parts]

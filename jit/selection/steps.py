@@ -34,6 +34,7 @@ from ..config import ShardConfig
 from ..models import StoredTool
 from ..process import matrix_product
 from ..text import search_tokens
+from .retrieve import task_pieces
 from .snapshot import CatalogSnapshot
 from .tiers import Tier
 
@@ -200,21 +201,17 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
 
 
 def split_clauses(text: str) -> list[str]:
-    """A task's clauses, as :func:`~jit.selection.retrieve.split_task` splits them (sentences, then
-    ``,`` / ``and`` / ``then``), but a short piece is a clause of its own when it opens with a verb
+    """A task's clauses, made of the pieces :func:`~jit.selection.retrieve.split_task` joins
+    (:func:`~jit.selection.retrieve.task_pieces`: sentences, then ``,`` / ``and`` / ``then``), but a short piece is a clause of its own when it opens with a verb
     (:data:`VERBS`: "… and merge it"), and a piece that opens with a preposition goes on with the
     clause before it ("…, in tests/test_x.py")."""
     clauses: list[str] = []
-    for sentence in re.split(r"(?<=[.!?;])\s+|\n+", text):
-        for piece in re.split(r",\s*(?:and\s+|then\s+)?|\s+(?:and then|then|and|after that|finally)\s+", sentence):
-            piece = piece.strip(" .,;:")
-            if not piece:
-                continue
-            if clauses and (_CONTINUED.match(piece) or (len(search_tokens(piece, drop_stopwords=True)) < 2
-                                                          and leading_capability(piece) is None)):
-                clauses[-1] = f"{clauses[-1]}, {piece}"
-            else:
-                clauses.append(piece)
+    for piece in task_pieces(text):
+        if clauses and (_CONTINUED.match(piece) or (len(search_tokens(piece, drop_stopwords=True)) < 2
+                                                      and leading_capability(piece) is None)):
+            clauses[-1] = f"{clauses[-1]}, {piece}"
+        else:
+            clauses.append(piece)
     return list(dict.fromkeys(clauses))
 
 
