@@ -352,8 +352,8 @@ class Compiler:
         file_tools = self._file_step_tools(view, facts, allowed)
         # The tool of each step of the task (jit.selection.steps): Full whatever its score.
         planned, feeds = plan(view, steps, self.embedder.embed,
-                       self.config.tool_selection.lexical_weight, allowed, denied_rows, ctx.shard, warnings,
-                       {slot: slot in filled for slot in self._slots(ctx.shard)})
+                              self.config.tool_selection.lexical_weight, allowed, denied_rows, ctx.shard, warnings,
+                              {slot: slot in filled for slot in self._slots(ctx.shard)})
         stepped = [o for _text, options in planned for o, _v in options]
         extra = [view.row_of[t] for t in (*winners, *stepped, *(t for tools in file_tools.values() for t, _ in tools))]
         found = self._retrieve(view, text, pool or self.config.tool_selection.candidate_pool, extra, allowed,
