@@ -8,7 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bench.eval_labels import LABEL_NAMES, LABELS, held_out, load_labels, score
+import hashlib
+
+from bench.eval_labels import LABEL_NAMES, LABELS, SPLITS, held_out, held_out_half, load_labels, score
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -32,10 +34,19 @@ def test_the_held_out_part_is_every_third_server_from_the_first():
     assert sorted(held) == servers[::3] and len(held) == 16
 
 
+def test_the_held_out_half_is_the_servers_whose_name_hashes_odd_whatever_else_is_labelled():
+    servers = sorted({s for s, _ in load_labels(LABELS)})
+    held = held_out_half(servers)
+    assert held == {s for s in servers if hashlib.sha256(s.encode()).digest()[-1] % 2}
+    assert len(held) == 22 and {"playwright", "notion", "redis"} <= held and not {"git", "azure"} & held
+    assert held_out_half(servers[:10]) == held & set(servers[:10])  # a server's side is its own
+    assert SPLITS["halves"] is held_out_half and SPLITS["thirds"] is held_out
+
+
 def test_the_script_reports_a_slice_with_numbers_that_follow_from_its_rows():
     env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1"}
     out = subprocess.run([sys.executable, "-m", "bench.eval_labels", "--json", "--server", "git",
-                          "--server", "airtable"], capture_output=True, text=True, check=True, cwd=REPO,
+                          "--server", "airtable", "--split", "thirds"], capture_output=True, text=True, check=True, cwd=REPO,
                          env=env, timeout=300)
     report = json.loads(out.stdout)
     assert report["tools"] == 12 + 16 and report["servers"] == 2
@@ -59,5 +70,18 @@ def test_the_script_reports_a_slice_with_numbers_that_follow_from_its_rows():
     for r in rows:
         effects = {c.lstrip("/") for c in r["capabilities"]} & {"write", "delete", "execute", "send"}
         assert r["analyzer"] == (sorted(effects | {"write"}) if effects else ["read"])
+    assert report["split"] == "thirds"
     git_add = next(r for r in rows if r["tool"] == "git/git_add")
     assert "write" in git_add["analyzer"] and "write" in git_add["labels"]
+
+
+def test_the_printed_misses_are_the_dev_parts_unless_another_part_is_asked_for(capsys):
+    from bench.eval_labels import main
+
+    # sqlite is on the dev side of the halves and memory held out; each has a tool the analyzer misses
+    assert main(["--server", "sqlite", "--server", "memory"]) == 0
+    dev = capsys.readouterr().out.split("## confusions")[1]
+    assert "sqlite/" in dev and "memory/" not in dev
+    assert main(["--server", "sqlite", "--server", "memory", "--misses", "held-out"]) == 0
+    held = capsys.readouterr().out.split("## confusions")[1]
+    assert "memory/" in held and "sqlite/" not in held
