@@ -140,6 +140,16 @@ _PREFIXES = _stems("api mcp browser puppeteer playwright kubectl git github gitl
 
 #: Parameter names (stemmed, underscores dropped) that carry code or a command to run.
 _EXEC_PARAMS = _stems("script code function command commands initscript javascript js sql")
+#: Parameter names, at any depth, of code to run (an action's ``script`` inside ``scrapeOptions``);
+#: "function" and "sql" only count at the top, where they are not an aggregate's function.
+_NESTED_EXEC_PARAMS = _stems("script code command commands initscript javascript js")
+#: Parameter names that start a program of the caller's choosing: a browser's launch options
+#: name its executable and arguments.
+_LAUNCH_PARAMS = _stems("launchoptions executablepath")
+#: Parameter names of a URL the tool posts to, whatever its verb: a crawl's webhook.
+_WEBHOOK_PARAMS = _stems("webhook webhookurl callbackurl")
+#: Parameter names of a lease: a message pulled is hidden from other consumers meanwhile.
+_LEASE_PARAMS = _stems("visibilitytimeout leaseduration ackdeadline ackdeadlineseconds")
 #: Parameter names that deliver: recipients, notifications, webhooks, a switch that submits.
 _SEND_PARAMS = _stems("recipients recipient to cc bcc sendupdates sendnotification notify notifyusers "
                       "webhook webhookurl sharewith submit send")
@@ -155,8 +165,12 @@ _DELETE_PARAMS = _stems("droptarget forcedelete clearvalues trashed intrash purg
 _ACTION_PARAMS = _stems("action actions operation operations mode op subcommand")
 #: Fields of an item in a list of operations that name the item's operation.
 _OPERATION_TYPES = _stems("operationtype actiontype optype")
+#: Fields of an item of an action list that name its kind (``actions: [{"type": "click"}]``).
+_KINDS = _stems("type kind")
 
 _WORD = re.compile(r"[a-z]+")
+#: A field name a description quotes in backticks ("Pass any subset of fields: `name`, `webhook`").
+_FIELDS = re.compile(r"`([A-Za-z_][A-Za-z0-9_]{1,40})`")
 _QUOTED = re.compile(r"[\"'`]([a-z][a-z_ -]{1,30})[\"'`]")
 #: An operation a description lists, one a line: "- delete: Delete a comment."
 _LISTED = re.compile(r"^[ \t]*[-*•][ \t]*([a-z][a-z_]{1,30}):", re.MULTILINE)
@@ -177,14 +191,32 @@ _TO_RUN = re.compile(r"\bto (?:run|execute)\b", re.IGNORECASE)
 #: A parameter that opens content to an audience: link sharing, publication.
 _PUBLISHES = re.compile(r"\banyone with the link\b|"
                         r"\bpublish(?:ed|es)?\b[^.]{0,40}?\b(?:visible|available|accessible)\b", re.IGNORECASE)
-_RUNS_CODE = re.compile(r"\b(?:execut|run|evaluat)\w*\s+(?:[\w-]+\s+){0,3}?(?:javascript|js|code|script|scripts|"
-                        r"sql|command|commands|shell|workflow|workflows|job|jobs)\b", re.IGNORECASE)
+#: A statement that the tool runs code, commands, queries or tests: a verb (not "evaluation
+#: workflows", a noun) and what it runs a few words on ("Execute an INSERT, UPDATE, or DELETE query").
+_RUNS_CODE = re.compile(r"\b(?:execut(?:e|es|ing)|run(?:s|ning)?|evaluat(?:e|es|ing))\s+((?:[\w-]+,?\s+){0,5}?)"
+                        r"(?:javascript|js|code|script|scripts|sql|command|commands|shell|workflow|workflows|job|jobs|"
+                        r"quer(?:y|ies)|statements?|tests?)\b", re.IGNORECASE)
+#: Words between running and what is run that keep it to reading ("Execute a SELECT query",
+#: "Run a find query", "Execute read-only GraphQL queries").
+_ONLY_READS = re.compile(r"\b(?:read|reads|read-only|readonly|select|find|search)\b", re.IGNORECASE)
 #: A statement that the tool runs whatever command or query of a system the caller writes
 #: (not "any read-only query").
 _RUNS_ANY = re.compile(r"\b(?:any|arbitrary)\s+(?:[\w-]+\s+){0,2}?(?:commands?|quer(?:y|ies)|sql|statements?)\b",
                        re.IGNORECASE)
+#: A statement that the tool writes a file of its own: "saves it to local disk", "Returns the
+#: generated report file path".
+_SAVES_FILE = re.compile(r"\b(?:saves?|writes?|stores?)\b[^.\n]{0,30}?\b(?:to|on)\s+(?:the\s+)?(?:local\s+)?"
+                         r"(?:disk|filesystem|file system)\b|"
+                         r"\breturns\s+the\s+(?:generated|saved|written|output)\s+(?:[\w-]+\s+){0,2}?file(?:'s)?\s+path\b",
+                         re.IGNORECASE)
+#: A protocol that delivers mail: a tool that runs its commands can send.
+_MAIL_PROTOCOL = re.compile(r"\bSMTP\b")
+#: "CRUD operations": creating, reading, updating and deleting, the last a deletion.
+_CRUD = re.compile(r"\bCRUD\b")
+#: An acronym a sentence was glued onto: "SMS" of "SMSThis".
+_GLUED = re.compile(r"\b([A-Z]{2,})(?=[A-Z][a-z])")
 _SENDS = re.compile(r"\b(?:send|sends|sending|forward|forwards|notif(?:y|ies))\s+(?:[\w-]+\s+){0,3}?"
-                    r"(?:e-?mails?|messages?|notifications?|sms|invitations?|replies|reply|comments?|updates?)\b|"
+                    r"(?:e-?mails?|messages?|notifications?|sms|invitations?|replies|reply|comments?|updates?|feedback)\b|"
                     r"\b(?:accept|decline)s?\s+(?:[\w-]+\s+){0,2}?invitations?\b",  # an RSVP goes to the organizer
                     re.IGNORECASE)
 
@@ -262,16 +294,17 @@ def _variants(p: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _action_values(p: dict[str, Any], tool_description: str) -> list[str]:
     """The operations an action parameter offers: its enum; the names of an object's fields
-    (``{"forward": ..., "addLabelIds": ...}``); the constant operation type of each kind of item
-    in a list of operations; else the quoted words of its description, else the operations the
+    (``{"forward": ..., "addLabelIds": ...}``); the operation type or kind of each item of a list
+    of operations (a constant, or the values its enum offers: ``{"type": "executeJavascript"}``); else the quoted words of its description, else the operations the
     tool's description lists (``- delete: Delete a comment``)."""
     items = p.get("items")
     values = p.get("enum") or (items.get("enum") if isinstance(items, dict) else None)
     if not values and isinstance(p.get("properties"), dict):
         values = list(p["properties"])
     if not values:
-        values = [f.get("const") for v in _variants(p) for k, f in v["properties"].items()
-                  if isinstance(f, dict) and _param_name(k) in _ACTION_PARAMS | _OPERATION_TYPES]
+        values = [c for v in _variants(p) for k, f in v["properties"].items()
+                  if isinstance(f, dict) and _param_name(k) in _ACTION_PARAMS | _OPERATION_TYPES | _KINDS
+                  for c in ([f.get("const")] if "const" in f else f.get("enum") or ())]
     if not values and isinstance(p.get("description"), str):
         values = _QUOTED.findall(p["description"].lower())
     if not values:
@@ -294,10 +327,21 @@ def _schema_effects(schema: Any, verb: str | None, subject: list[str], descripti
     # operation's arguments: no program of the caller's, but any change the service allows.
     router = any(_param_name(k) == stem("parameters") for k in props)
     out: set[str] = set()
+    for name, p in _nested(props):
+        if name in _NESTED_EXEC_PARAMS and p.get("type") in (None, "string") and not p.get("enum") and not stores:
+            out.add(_X)  # code inside an option object or an action list: run before the tool reads
+    if any(_param_name(k) in _WEBHOOK_PARAMS for k in props) or (
+            changes and _free_object(props) and
+            {_param_name(f) for f in _FIELDS.findall(description[:3000])} & _WEBHOOK_PARAMS):
+        out.add(_S)  # results posted to a URL the caller names, or a body that may set one
     for raw, p in list(props.items())[:60]:
         name = _param_name(raw)
         p = p if isinstance(p, dict) else {}
         desc = p.get("description") if isinstance(p.get("description"), str) else ""
+        if name in _LAUNCH_PARAMS:
+            out.add(_X)  # launch options name the program to start and its arguments
+        if name in _LEASE_PARAMS:
+            out.add(_W)  # what is read is hidden from the others that read it, for a while
         if name in _EXEC_PARAMS and p.get("type") in (None, "string", "array") and not p.get("enum"):
             if router:
                 out.add(_W)  # one of the service's operations: it may change whatever the service holds
@@ -316,6 +360,27 @@ def _schema_effects(schema: Any, verb: str | None, subject: list[str], descripti
         if name in _ACTION_PARAMS and changes:
             out |= _operation_effects(_action_values(p, description), subject)
     return out
+
+
+def _nested(props: dict[str, Any], depth: int = 3) -> Iterable[tuple[str, dict[str, Any]]]:
+    """The parameters inside object parameters and inside the items of list parameters, to
+    ``depth`` levels (the top level's own parameters excluded), as (stemmed name, schema)."""
+    if depth <= 0:
+        return
+    for p in list(props.values())[:60]:
+        if not isinstance(p, dict):
+            continue
+        for inner in (p, p.get("items")):
+            sub = inner.get("properties") if isinstance(inner, dict) else None
+            if isinstance(sub, dict):
+                yield from ((_param_name(k), v) for k, v in list(sub.items())[:60] if isinstance(v, dict))
+                yield from _nested(sub, depth - 1)
+
+
+def _free_object(props: dict[str, Any]) -> bool:
+    """Whether one parameter is an object whose fields the schema leaves open (a ``body``)."""
+    return any(isinstance(p, dict) and p.get("type") == "object" and not p.get("properties")
+               for p in props.values())
 
 
 def _operation_effects(values: Iterable[str], subject: list[str]) -> set[str]:
@@ -338,14 +403,17 @@ def _description_effects(description: str, named: bool) -> set[str]:
         verb, obj = _verb(words[:1])
         if verb is not None:
             out |= _verb_effects(verb, obj, exact=False)
-    if _RUNS_CODE.search(lead):
-        out.add(_X)
+    paragraph = _first_paragraph(description)
+    if any(not _ONLY_READS.search(m.group(1)) for m in _RUNS_CODE.finditer(paragraph)):
+        out.add(_X)  # anywhere in the first paragraph: a router's "Includes ... executing SQL queries"
     if any("read" not in m.group(0).lower() for m in _RUNS_ANY.finditer(lead)):
         out |= {_X, _D}  # any command of a system, its deleting ones among them
-    if any(not _NEGATED.search(m.string[:m.start()]) for m in _SENDS.finditer(_first_paragraph(description))):
+    if any(not _NEGATED.search(m.string[:m.start()]) for m in _SENDS.finditer(paragraph)):
         out.add(_S)
-    if any(_states_a_deletion(m) for m in _DELETES.finditer(_first_paragraph(description))):
+    if any(_states_a_deletion(m) for m in _DELETES.finditer(paragraph)) or _CRUD.search(paragraph):
         out.add(_D)
+    if _SAVES_FILE.search(paragraph):
+        out.add(_W)
     return out
 
 
@@ -359,7 +427,10 @@ def _states_a_deletion(m: re.Match[str]) -> bool:
 
 
 def _first_paragraph(description: str) -> str:
-    return re.split(r"\n\s*\n", description.strip()[:600], maxsplit=1)[0]
+    """The description up to its first blank line (600 characters at most), with a sentence glued
+    to an acronym parted from it ("supports sending SMSThis tool ..." reads "SMS This")."""
+    head = re.split(r"\n\s*\n", description.strip()[:600], maxsplit=1)[0]
+    return _GLUED.sub(r"\1 ", head)
 
 
 def _names_a_write(description: str) -> bool:
@@ -403,6 +474,8 @@ def side_effects(tool: ToolDef) -> tuple[str, ...]:
     if verb in _HANDS_FILES and ({stem(w) for w in split_identifier(tool.name)} & _BROWSERS
                                  or _ON_PAGE.search(description[:300])):
         effects.add(_S)  # local files handed to a web page, which can send them anywhere
+    if _X in effects and _MAIL_PROTOCOL.search(_first_paragraph(description)):
+        effects.add(_S)  # commands of a mail protocol the caller writes: SMTP's deliver mail
     if (stem("draft") in words or verb in _KEEPS) and verb not in _SEND_VERBS:
         effects.discard(_S)  # a draft, or a message saved to a folder, is stored, not sent
     return tuple(e for e in EFFECTS if e in effects)
