@@ -101,9 +101,15 @@ def test_removing_an_association_is_a_write_not_a_delete(offline):
         check(offline, key)
 
 
-def test_deleting_an_association_is_a_write_whatever_the_text_says(offline):
+def test_deleting_an_association_is_a_write_whatever_the_text_says_unless_the_server_calls_it_destructive():
     # "Delete an issue relation by ID": the text's deletion is the name's, of a link between issues.
-    check(offline, "linear/linear_deleteIssueRelation")
+    tool = recorded()["linear/linear_deleteIssueRelation"]
+    plain = dataclasses.replace(tool, annotations={**tool.annotations, "destructiveHint": False})
+    assert side_effects(plain) == ("/write",)
+    # As sent, with destructiveHint: true, its signals are those of memory's delete_relations, whose
+    # relations are a knowledge graph's stored facts: the more dangerous reading takes both as
+    # deletions, against Linear's hand label (write).
+    assert "/delete" in side_effects(tool) and hand_labels()["linear/linear_deleteIssueRelation"] == {"write"}
 
 
 def test_a_drop_with_no_object_is_a_drag_and_drop():

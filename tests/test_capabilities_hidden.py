@@ -85,3 +85,23 @@ def test_feedback_sent_to_a_vendor_is_sent(offline):
 
 def test_commands_of_a_mail_protocol_the_caller_writes_send(offline):
     check(offline, "email/email_command")  # "Execute IMAP or SMTP primitives"
+
+
+def test_cleaning_and_discarding_remove(offline):
+    check(offline, "cyanheads-git/git_clean")  # "Remove untracked files": the verb clean removes
+    check(offline, "cyanheads-git/git_reset")  # "discard commits (mixed), or discard all changes (hard)"
+
+
+def test_a_switch_whose_description_deletes_is_a_delete(offline):
+    check(offline, "notion/API-update-a-block")  # archived: "Set to true to archive (delete) a block"
+    check(offline, "kubernetes/kubectl_delete")
+
+
+def test_a_link_the_server_calls_destructive_to_delete_is_deleted_one_removed_is_detached(offline):
+    check(offline, "memory/delete_relations")  # a knowledge graph's relations are its stored facts
+    check(offline, "atlassian/jira_remove_issue_link")  # removed, both issues stay: a write
+
+
+def test_a_name_that_spells_an_http_request_posts_no_message(offline):
+    check(offline, "notion/API-post-page")  # POST /pages creates a page
+    check(offline, "notion/API-create-a-comment")  # a comment created is still sent

@@ -78,10 +78,10 @@ def test_the_script_reports_a_slice_with_numbers_that_follow_from_its_rows():
 def test_the_printed_misses_are_the_dev_parts_unless_another_part_is_asked_for(capsys):
     from bench.eval_labels import main
 
-    # everything is on the dev side of the halves and memory held out; each has a tool the analyzer gets wrong
-    assert main(["--server", "everything", "--server", "memory"]) == 0
+    # everything is on the dev side of the halves and playwright held out; each has tools the analyzer gets wrong
+    assert main(["--server", "everything", "--server", "playwright"]) == 0
     dev = capsys.readouterr().out.split("## confusions")[1]
-    assert "everything/" in dev and "memory/" not in dev
-    assert main(["--server", "everything", "--server", "memory", "--misses", "held-out"]) == 0
+    assert "everything/" in dev and "playwright/" not in dev
+    assert main(["--server", "everything", "--server", "playwright", "--misses", "held-out"]) == 0
     held = capsys.readouterr().out.split("## confusions")[1]
-    assert "memory/" in held and "everything/" not in held
+    assert "playwright/" in held and "everything/" not in held

@@ -66,7 +66,7 @@ _WRITE_VERBS = _stems(
     "checkout reset restore apply assign unassign mark approve reject archive unarchive upload attach import "
     "enable disable configure install deploy scale start stop restart pause resume tag label watch unwatch "
     "star unstar pin unpin lock unlock close reopen transition transfer duplicate clone sync init initialize "
-    "save store record register rollback revert cherry rebase stash clean replace upsert increment incr decr "
+    "save store record register rollback revert cherry rebase stash replace upsert increment incr decr "
     "decrement expire persist link unlink sort fill click press drag select toggle schedule "
     "reschedule mute unmute follow unfollow subscribe unsubscribe favorite complete finalize "
     "void refund pay activate deactivate rotate grant share invite publish unpublish "
@@ -79,7 +79,7 @@ _WRITE_VERBS = _stems(
 #: Verbs whose purpose is removal. ``remove`` of an association is a write (see :data:`_ASSOCIATIONS`).
 _DELETE_VERBS = _stems(
     "delete del remove drop purge clear destroy erase uninstall trash expunge flush revoke logout rem pop "
-    "trim wipe prune discard cleanup"
+    "trim wipe prune discard cleanup clean"
 )
 #: Verbs that are as often nouns: after another word they name a thing ("console_messages",
 #: "issue_comments", "project_update"), so they count as the verb only when a name starts with them.
@@ -179,7 +179,8 @@ _SAVES = re.compile(r"\b(?:save|saves|saved|saving|write|writes|written|store|st
 #: A description's statement that the tool deletes: a verb of removal in the present ("deletes",
 #: "deleting", "permanently removes"), not a past participle ("list deleted items").
 _DELETES = re.compile(r"\b(?:delet(?:e|es|ing)|purg(?:e|es|ing)|eras(?:e|es|ing)|destroy(?:s|ing)?|"
-                      r"revok(?:e|es|ing)|invalidat(?:e|es|ing)|permanently\s+remov\w*|cannot be undone|"
+                      r"revok(?:e|es|ing)|invalidat(?:e|es|ing)|discard(?:s|ing)?|"
+                      r"(?:permanently|immediately)\s+remov\w*|cannot be undone|"
                       r"(?:is|are|be|get|gets)\s+(?:deleted|purged|erased|destroyed|revoked|invalidated))\b",
                       re.IGNORECASE)
 #: Words just before an effect that deny it: "without erasing", "never deletes".
@@ -355,8 +356,9 @@ def _schema_effects(schema: Any, verb: str | None, subject: list[str], descripti
         plain = re.sub(r"[^a-z0-9]", "", str(raw).lower())
         if name in _SAVE_PARAMS or (plain.endswith(_FILE_PARAMS) and _SAVES.search(desc[:200])):
             out.add(_W)
-        if name in _DELETE_PARAMS and changes:
-            out.add(_D)
+        if changes and (name in _DELETE_PARAMS or (p.get("type") == "boolean" and any(
+                _states_a_deletion(m) for m in _DELETES.finditer(desc[:300])))):
+            out.add(_D)  # a switch that deletes: "Set to true to archive (delete) a block"
         if name in _ACTION_PARAMS and changes:
             out |= _operation_effects(_action_values(p, description), subject)
     return out
@@ -455,6 +457,8 @@ def side_effects(tool: ToolDef) -> tuple[str, ...]:
     named: set[str] = set()
     if verb is not None:
         named = _verb_effects(verb, obj)
+        if verb in _HTTP_METHODS and split_identifier(tool.name)[:1] == ["api"]:
+            named -= {_S}  # "API-post-page" spells a request: POST is its method, no message
         # Annotations first: a server's readOnlyHint outweighs a plain write verb of the name
         # ("trigger", "toggle"), not a verb that deletes, runs or sends, nor a parameter or
         # description that says what else the tool does.
@@ -469,6 +473,8 @@ def side_effects(tool: ToolDef) -> tuple[str, ...]:
     destructive = ann.get("destructiveHint") is True and ann.get("readOnlyHint") is not True
     if destructive and verb is None and stated <= {_W} and _W not in given and not _names_a_write(description):
         effects.add(_D)  # destructive, and neither the name nor the text says how: the more dangerous reading
+    if destructive and verb in _DELETE_VERBS - _DETACHES and set(_head(obj)) & _LINKS:
+        effects.add(_D)  # a link the server calls destructive to delete is stored content (a graph's relation)
     if destructive and verb in _ENDS:
         effects.add(_D)  # a destructive cancel or undo removes what it ends: it cannot be restarted
     if verb in _HANDS_FILES and ({stem(w) for w in split_identifier(tool.name)} & _BROWSERS
