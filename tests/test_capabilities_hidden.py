@@ -15,6 +15,7 @@ import pytest
 from jit.analysis.capabilities import side_effects
 from jit.analysis.offline_analyzer import OfflineAnalyzer
 from jit.config import DEFAULT_SHARDS
+from jit.models import ToolDef
 from tests.test_capabilities import check, recorded
 
 
@@ -105,3 +106,71 @@ def test_a_link_the_server_calls_destructive_to_delete_is_deleted_one_removed_is
 def test_a_name_that_spells_an_http_request_posts_no_message(offline):
     check(offline, "notion/API-post-page")  # POST /pages creates a page
     check(offline, "notion/API-create-a-comment")  # a comment created is still sent
+
+
+# --------------------------------------------------------------------------- what the rules above must not catch
+# Real definitions from public tool sets (Smithery, RapidAPI through StableToolBench, LiveMCPBench),
+# description text as the servers send it, trimmed to the part that matters.
+
+
+def _tool(name: str, description: str, properties: dict | None = None) -> ToolDef:
+    return ToolDef(server="s", name=name, description=description,
+                   input_schema={"type": "object", "properties": properties or {}})
+
+
+@pytest.mark.parametrize("name, description", [
+    # running as a noun, an instruction to the caller, a parameter's prose, a query's context
+    ("getFailuresInLastRun", "Use this tool to debug failures in the last run of the test suite on BrowserStack."),
+    ("get_logs", "Gets logs for a Supabase project by service type. Use this to help debug problems with your "
+                 "app. If the logs you are looking for are older than 1 minute, re-run your test to reproduce them."),
+    ("get-ai-context", "WHEN TO USE: - Before executing AI queries to understand available data structure - "
+                       "When needing to know the schema of datasets in a workspace"),
+    ("querySubgraph", "Execute a GraphQL query against a specified subgraph.\n\n    Args:\n        query (str): "
+                      "The GraphQL query string to execute."),
+    ("get_feature_analytics_count", "Get comprehensive feature analytics data from Velt, showing CRUD operation "
+                                    "counts for each feature."),
+])
+def test_prose_that_names_running_or_crud_without_the_tool_doing_it_is_no_effect(name, description):
+    assert side_effects(_tool(name, description)) == ()
+
+
+def test_a_statement_past_the_first_sentence_counts_as_a_listed_operation_only():
+    testrail = _tool("Add a new test result", "Add a new test result. Args: test_id: The ID of the test "
+                     "elapsed: The time it took to execute the test, e.g. '30s' or '1m 45s' (optional)")
+    assert side_effects(testrail) == ("/write",)
+    w3 = _tool("w3_space_create", "Creates a new space with a user-friendly name. NOTE: `w3 space create` cannot "
+               "be run via MCP due to interactive recovery key prompts. Please run this command manually.")
+    assert side_effects(w3) == ("/write",)
+
+
+def test_crud_the_description_names_of_a_reading_tool_deletes_nothing(offline):
+    # "This is not a workspace-wide OAuth application admin listing and does not work as generic scope CRUD."
+    assert side_effects(recorded()["linear/linear_getManagedOAuthApplications"]) == ()
+
+
+def test_kql_queries_a_router_runs_are_no_code_of_the_callers(offline):
+    check(offline, "azure/kusto")  # "executing KQL queries": only a modifying statement makes a query run code
+
+
+def test_code_nested_in_a_design_note_is_not_run_and_webhooks_listed_by_a_read_are_not_posted_to():
+    design = _tool("gamedesignthinking", "A tool for designing game mechanics.", {
+        "thought": {"type": "string"},
+        "shaders": {"type": "array", "items": {"type": "object", "properties": {
+            "type": {"type": "string", "description": "Shader type"},
+            "code": {"type": "string", "description": "Shader code"}}}}})
+    assert side_effects(design) == ()
+    listing = _tool("get_webhooks", "List webhooks", {"webhooks": {"type": "string"}, "team_id": {"type": "string"}})
+    assert side_effects(listing) == ()
+    scan = _tool("Get Scan ID", "Run a scan against a target URL and receive a scan ID. Provide an optional callback "
+                 "URL to receive scan results automatically once the scan is completed",
+                 {"target": {"type": "string"}, "callback_url": {"type": "string"}})
+    assert side_effects(scan) == ("/send",)  # results posted to the caller's URL
+
+
+def test_cleaning_content_rewrites_it_cleaning_a_cache_empties_it():
+    html = _tool("html_cleaner", "Clean HTML by removing unnecessary tags and attributes",
+                 {"inputPath": {"type": "string"}, "outputDir": {"type": "string"}})
+    assert side_effects(html) == ("/write",)
+    cache = _tool("clean_mutmut_cache", "Clean mutmut cache using the mutmut CLI (if available), otherwise "
+                  "remove .mutmut-cache file.")
+    assert side_effects(cache) == ("/delete",)

@@ -120,6 +120,9 @@ _LINKS = _stems("relation relations link links reaction reactions dependency dep
 #: subscribing to them, changes nothing lasting.
 _SESSION_OBJECTS = _stems("tab tabs page pages browser session connection dialog viewport window console "
                           "media network active channel channels pattern patterns")
+#: What a clean empties (``git_clean``, ``clean_cache``); cleaning anything else tidies content.
+_CLEANED = _stems("cache caches dir directory directories folder folders workspace file files tmp temp build "
+                  "builds log logs artifact artifacts repo repository branch branches untracked")
 #: Verbs that act on a session when their object is one of :data:`_SESSION_OBJECTS` or missing.
 _SESSION_VERBS = _stems("close open resize switch subscribe unsubscribe")
 #: Verbs that act on a session only when their object is one of :data:`_SESSION_OBJECTS`.
@@ -141,13 +144,15 @@ _PREFIXES = _stems("api mcp browser puppeteer playwright kubectl git github gitl
 #: Parameter names (stemmed, underscores dropped) that carry code or a command to run.
 _EXEC_PARAMS = _stems("script code function command commands initscript javascript js sql")
 #: Parameter names, at any depth, of code to run (an action's ``script`` inside ``scrapeOptions``);
-#: "function" and "sql" only count at the top, where they are not an aggregate's function.
-_NESTED_EXEC_PARAMS = _stems("script code command commands initscript javascript js")
+#: the looser names of :data:`_EXEC_PARAMS` ("code", "function") count only at the top, where
+#: they are not a shader's code or an aggregate's function.
+_NESTED_EXEC_PARAMS = _stems("script scripts initscript javascript js")
 #: Parameter names that start a program of the caller's choosing: a browser's launch options
 #: name its executable and arguments.
 _LAUNCH_PARAMS = _stems("launchoptions executablepath")
-#: Parameter names of a URL the tool posts to, whatever its verb: a crawl's webhook.
-_WEBHOOK_PARAMS = _stems("webhook webhookurl callbackurl")
+#: Parameter names (lower case, unstemmed: "webhooks" lists them) of a URL the tool posts to:
+#: a crawl's webhook; a callback URL, even a reading tool's (a scan's results posted there).
+_WEBHOOK_PARAMS = frozenset({"webhook", "webhookurl", "callbackurl"})
 #: Parameter names of a lease: a message pulled is hidden from other consumers meanwhile.
 _LEASE_PARAMS = _stems("visibilitytimeout leaseduration ackdeadline ackdeadlineseconds")
 #: Parameter names that deliver: recipients, notifications, webhooks, a switch that submits.
@@ -197,6 +202,8 @@ _PUBLISHES = re.compile(r"\banyone with the link\b|"
 _RUNS_CODE = re.compile(r"\b(?:execut(?:e|es|ing)|run(?:s|ning)?|evaluat(?:e|es|ing))\s+((?:[\w-]+,?\s+){0,5}?)"
                         r"(?:javascript|js|code|script|scripts|sql|command|commands|shell|workflow|workflows|job|jobs|"
                         r"quer(?:y|ies)|statements?|tests?)\b", re.IGNORECASE)
+#: SQL's statements that change: a query that names one runs a change.
+_MODIFYING = re.compile(r"\b(?:INSERT|UPDATE|DELETE|DROP|CREATE|ALTER|MERGE|UPSERT|TRUNCATE|REPLACE)\b")
 #: Words between running and what is run that keep it to reading ("Execute a SELECT query",
 #: "Run a find query", "Execute read-only GraphQL queries").
 _ONLY_READS = re.compile(r"\b(?:read|reads|read-only|readonly|select|find|search)\b", re.IGNORECASE)
@@ -267,6 +274,8 @@ def _verb_effects(verb: str, obj: list[str], *, exact: bool = True) -> set[str]:
     if verb in _DELETE_VERBS:
         if exact and (set(head) & _LINKS or (verb in _DETACHES and set(head) & _ASSOCIATIONS)):
             out.add(_W)
+        elif verb == stem("clean") and (not exact or (head and not set(head) & _CLEANED)):
+            out.add(_W)  # cleaning content ("Clean HTML by removing tags") rewrites it
         elif not (verb == stem("clear") and set(head) & _SESSION_OBJECTS) and (verb != stem("drop") or head):
             out.add(_D)  # a drop with no object is a drag and drop
     if (verb in _EXECUTE_VERBS and exact) or (verb in _STARTS and set(head) & _RUNNABLE):
@@ -280,8 +289,12 @@ def _verb_effects(verb: str, obj: list[str], *, exact: bool = True) -> set[str]:
     return out
 
 
+def _plain(raw: Any) -> str:
+    return re.sub(r"[^a-z0-9]", "", str(raw).lower())
+
+
 def _param_name(raw: Any) -> str:
-    return stem(re.sub(r"[^a-z0-9]", "", str(raw).lower()))
+    return stem(_plain(raw))
 
 
 def _variants(p: dict[str, Any]) -> list[dict[str, Any]]:
@@ -331,9 +344,9 @@ def _schema_effects(schema: Any, verb: str | None, subject: list[str], descripti
     for name, p in _nested(props):
         if name in _NESTED_EXEC_PARAMS and p.get("type") in (None, "string") and not p.get("enum") and not stores:
             out.add(_X)  # code inside an option object or an action list: run before the tool reads
-    if any(_param_name(k) in _WEBHOOK_PARAMS for k in props) or (
+    if any(_plain(k) in _WEBHOOK_PARAMS and (changes or _plain(k) == "callbackurl") for k in props) or (
             changes and _free_object(props) and
-            {_param_name(f) for f in _FIELDS.findall(description[:3000])} & _WEBHOOK_PARAMS):
+            {_plain(f) for f in _FIELDS.findall(description[:3000])} & _WEBHOOK_PARAMS):
         out.add(_S)  # results posted to a URL the caller names, or a body that may set one
     for raw, p in list(props.items())[:60]:
         name = _param_name(raw)
@@ -353,7 +366,7 @@ def _schema_effects(schema: Any, verb: str | None, subject: list[str], descripti
             # recipients, a comment the change adds ("Comment to add during the transition"),
             # content opened to an audience ("anyone with the link", "published and visible to")
             out.add(_S)
-        plain = re.sub(r"[^a-z0-9]", "", str(raw).lower())
+        plain = _plain(raw)
         if name in _SAVE_PARAMS or (plain.endswith(_FILE_PARAMS) and _SAVES.search(desc[:200])):
             out.add(_W)
         if changes and (name in _DELETE_PARAMS or (p.get("type") == "boolean" and any(
@@ -406,17 +419,32 @@ def _description_effects(description: str, named: bool) -> set[str]:
         if verb is not None:
             out |= _verb_effects(verb, obj, exact=False)
     paragraph = _first_paragraph(description)
-    if any(not _ONLY_READS.search(m.group(1)) for m in _RUNS_CODE.finditer(paragraph)):
-        out.add(_X)  # anywhere in the first paragraph: a router's "Includes ... executing SQL queries"
+    if any(_runs(m) and (m.start() < len(lead) or re.match(r"\w+ing\b", m.group(0)))
+           for m in _RUNS_CODE.finditer(paragraph)):
+        out.add(_X)  # the first sentence's verb, or an operation listed later ("Includes ... executing SQL queries")
     if any("read" not in m.group(0).lower() for m in _RUNS_ANY.finditer(lead)):
         out |= {_X, _D}  # any command of a system, its deleting ones among them
     if any(not _NEGATED.search(m.string[:m.start()]) for m in _SENDS.finditer(paragraph)):
         out.add(_S)
-    if any(_states_a_deletion(m) for m in _DELETES.finditer(paragraph)) or _CRUD.search(paragraph):
+    if any(_states_a_deletion(m) for m in _DELETES.finditer(paragraph)):
         out.add(_D)
     if _SAVES_FILE.search(paragraph):
         out.add(_W)
     return out
+
+
+def _runs(m: re.Match[str]) -> bool:
+    """Whether a running statement says the tool runs something: not "run" as a noun ("the last
+    run of the test suite") or a rerun the caller is told to do, not a query kept to reading, and a
+    query or statement only when a modifying statement is named ("an INSERT, UPDATE, or DELETE
+    query"; "AI queries", "KQL queries" and "a GraphQL query" say nothing of changing)."""
+    before = m.string[max(0, m.start() - 20):m.start()].lower()
+    if re.search(r"(?:\b(?:the|a|an|last|each|every|this|that|previous|first|next)\s+|re-?)$", before):
+        return False
+    if _ONLY_READS.search(m.group(1)):
+        return False
+    return not re.search(r"(?:quer(?:y|ies)|statements?)$", m.group(0), re.IGNORECASE) or bool(
+        _MODIFYING.search(m.group(1)))
 
 
 def _states_a_deletion(m: re.Match[str]) -> bool:
@@ -473,6 +501,8 @@ def side_effects(tool: ToolDef) -> tuple[str, ...]:
     destructive = ann.get("destructiveHint") is True and ann.get("readOnlyHint") is not True
     if destructive and verb is None and stated <= {_W} and _W not in given and not _names_a_write(description):
         effects.add(_D)  # destructive, and neither the name nor the text says how: the more dangerous reading
+    if (verb is None or verb not in _READ_VERBS) and _CRUD.search(_first_paragraph(description)):
+        effects.add(_D)  # "Includes CRUD operations": deleting among them (a read's "counts of CRUD operations" is not)
     if destructive and verb in _DELETE_VERBS - _DETACHES and set(_head(obj)) & _LINKS:
         effects.add(_D)  # a link the server calls destructive to delete is stored content (a graph's relation)
     if destructive and verb in _ENDS:
