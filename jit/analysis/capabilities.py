@@ -13,13 +13,16 @@ this module decides what it can *do*, from four signals, each read on its own:
    (``git_checkout``, ``fork_repository``, ``asana_get_tags_for_task``), and what it acts
    on (a *comment* or *review* created is sent; a *tab* or *page* closed is session state;
    a *label* removed is an association, not a deletion).
-3. **Parameters**: content to store (``body``, ``content``), code or commands to run
-   (``script``, ``code``, ``function``, ``command``), recipients and notification switches
-   (``recipients``, ``sendUpdates``, ``send_notification``, ``webhook``), a file the result is
-   saved to (``filename``, ``savePath``), and the values of an ``action``/``operation`` enum
-   (``create``, ``delete``, ``run``).
+3. **Parameters**, also inside option objects and action lists: content to store (``body``,
+   ``content``), code or commands to run (``script``, ``code``, ``function``, ``command``),
+   launch options that name a program, recipients and notification switches (``recipients``,
+   ``sendUpdates``, ``send_notification``, ``webhook``), a lease on what is read
+   (``visibilityTimeout``), a file the result is saved to (``filename``, ``savePath``), a
+   switch that deletes, and the values of an ``action``/``operation`` enum or of an action
+   list's ``type`` (``create``, ``delete``, ``executeJavascript``).
 4. **The description**: its leading verb when the name has none, and the effects it names
-   (``permanently``, "executes ... JavaScript", "send ... email").
+   (``permanently``, "executes ... JavaScript", "send ... email", "CRUD", "saves it to local
+   disk"), in its first sentence or as an operation its first paragraph lists.
 
 The signals add up: where they disagree, the more dangerous reading wins (a name that reads
 and a parameter that saves a file is a write). ``delete``, ``execute`` and ``send`` are kinds
