@@ -64,15 +64,23 @@ async def test_a_pydantic_ai_agent_reaches_a_tool_outside_full_through_jit(tmp_p
         assert result.output.startswith("Done: ") and "Greeting" in result.output
 
 
-async def test_a_denied_tool_is_neither_shown_nor_callable_and_the_tool_set_follows_the_task(tmp_path,
-                                                                                              hashing_embedder):
+async def test_a_denied_tool_is_neither_shown_nor_callable_and_the_tools_follow_a_new_task_mid_run(
+        tmp_path, hashing_embedder):
     async with environment(tmp_path, hashing_embedder) as env:
         tools = await env.tools(RESEARCHER)
+        before = [s.name for s in tools.full()]
         script = Script("tracker__search_notes", {"query": "release"}, probes=["workspace__write_file"])
-        shown: list[list[ToolSpec]] = []
-        agent = Agent(scripted(script, shown), toolsets=[JitToolset(tools)])
+        original, moved = script.move, []
 
-        result = await agent.run(RESEARCHER[1])
+        def move(shown, result):  # the harness gives the agent a new task after its first call
+            if result is not None and not moved:
+                moved.append(tools.set_task("Look through the project notes and issues about the release "
+                                            "and summarise them."))
+            return original(shown, result)
+
+        script.move = move
+        shown: list[list[ToolSpec]] = []
+        result = await Agent(scripted(script, shown), toolsets=[JitToolset(tools)]).run(RESEARCHER[1])
 
         everything = json.dumps([s.openai() for specs in shown for s in specs])
         assert "workspace__write_file" not in everything
@@ -80,12 +88,8 @@ async def test_a_denied_tool_is_neither_shown_nor_callable_and_the_tool_set_foll
         assert denied["error"] == "tool_denied" and denied["shard"] == "researcher"
         assert env.calls("workspace", "write_file") == 0  # nothing was sent
         assert "Release plan" in result.output and env.calls("tracker", "search_notes") == 1
-
-        # A new task: the next run is given the new compile's Full tier.
-        before = [s.name for s in tools.full()]
-        await tools.aset_task("List the files of the workspace and read src/app.py.")
+        # The step after the new task was given the new compile's Full tier.
         after = [s.name for s in tools.full()]
         assert after != before
-        script2, shown2 = Script(after[0], {}), []
-        await Agent(scripted(script2, shown2), toolsets=[JitToolset(tools)]).run("next")
-        assert [s.name for s in shown2[0]] == after + list(META_TOOLS)
+        assert [s.name for s in shown[0]] == before + list(META_TOOLS)
+        assert [s.name for s in shown[-1]] == after + list(META_TOOLS)
