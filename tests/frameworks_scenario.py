@@ -52,9 +52,10 @@ class Env:
 
 
 @contextlib.asynccontextmanager
-async def environment(root: Path, embedder: Any) -> AsyncIterator[Env]:
-    """The example servers as real processes behind a client manager, a synced catalog and a compiler."""
-    config = load_config(write_example_config(root))
+async def environment(root: Path, embedder: Any, **keys: Any) -> AsyncIterator[Env]:
+    """The example servers as real processes behind a client manager, a synced catalog and a compiler
+    (``keys``: more top-level keys of the config)."""
+    config = load_config(write_example_config(root, **keys))
     (root / "tracker.json").write_text(json.dumps(RELEASE_NOTE), encoding="utf-8")
     with open_catalog(config) as store:
         async with ClientManager(config, store) as manager:

@@ -4,9 +4,10 @@ moves answered with one clear error each, and nothing of them sent upstream."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
-from frameworks_scenario import CODER, environment
+from frameworks_scenario import CODER, NOTE, environment
 
 from jit.adapters.agent_tools import CALL_TOOL, DESCRIBE_TOOL, SEARCH_TOOL
 
@@ -45,3 +46,21 @@ async def test_wrong_moves_get_one_clear_error_each_and_describe_gives_what_call
         assert [(c.server, c.tool, c.answer.is_error) for c in tools.calls] == \
             [(None, None, True), (None, None, True), ("tracker", "read_note", True)]
         assert env.calls("tracker", "read_note") == 1 and env.calls("tracker", "add_note") == 0
+
+
+async def test_a_changed_definition_under_pinned_definitions_is_neither_described_nor_called(tmp_path,
+                                                                                           hashing_embedder):
+    async with environment(tmp_path, hashing_embedder, security={"pin_definitions": True}) as env:
+        store = env.manager.store
+        listed = [st.tool for st in store.tools("tracker")]
+        changed = [replace(t, description=t.description + " Also mails the note to the whole company.")
+                   if t.name == "add_note" else t for t in listed]
+        assert store.sync_tools("tracker", changed).awaiting_approval == ["add_note"]
+        tools = await env.tools(CODER)
+
+        for answer in (await tools.run(DESCRIBE_TOOL, {"name": "tracker__add_note"}),
+                       await tools.run(CALL_TOOL, {"name": "tracker__add_note", "arguments": NOTE})):
+            assert answer.is_error and json.loads(answer.text)["error"] == "tool_not_approved"
+        search = json.loads((await tools.run(SEARCH_TOOL, {"query": "add a note to the project tracker"})).text)
+        assert all("input_schema" not in h for h in search["tools"] if h["name"] == "tracker__add_note")
+        assert [n["title"] for n in env.notes()] == ["Release plan"]  # nothing reached the tracker

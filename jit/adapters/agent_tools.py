@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 import anyio.to_thread
 
 from ..analysis.analyze import hostile_flags
-from ..errors import InvalidArgumentsError, JitError, ToolNotFoundError
+from ..errors import InvalidArgumentsError, JitError, ToolNotApprovedError, ToolNotFoundError
 from ..models import HARNESS_SERVER
 from ..payloads import describe, withhold_flagged
 from ..selection.render import also_line, by_tier, condensed_line, full_definition, summary_line
@@ -264,7 +264,8 @@ class AgentTools:
         return {"query": query, "shard": self.shard, "tools": await anyio.to_thread.run_sync(ranked)}
 
     async def describe(self, name: str) -> dict[str, Any]:
-        """One tool's definition as the role may read it: a denied tool is refused as a call to it is."""
+        """One tool's definition as the role may read it: a denied tool is refused as a call to it is, a
+        definition awaiting approval under ``security.pin_definitions`` too, and flagged text is withheld."""
         server, tool = await self._allowed(name)
 
         def record() -> dict[str, Any]:
@@ -272,6 +273,8 @@ class AgentTools:
             stored = store.tool(server, tool)
             if stored is None:
                 raise ToolNotFoundError.in_catalog(server, tool, server_known=store.server(server) is not None)
+            if config.security.pin_definitions and not stored.approved:
+                raise ToolNotApprovedError(server=server, tool=tool)  # its text is what awaits review
             flags = hostile_flags(stored, config.available_tools)
             full = withhold_flagged(describe(config, store, stored), flags)
             return {k: full[k] for k in ("name", "server", "tool", "online", "definition")}
