@@ -12,11 +12,13 @@ framework hands its model are counted:
   ``jit_describe_tool`` and ``jit_call_tool``, whose description lists the Condensed and Minimal tools);
 * **direct**: every tool of the same servers as the framework's own MCP integration makes it (pydantic-ai's
   MCP toolset and ``langchain-mcp-adapters`` keep each tool's name, description and input schema;
-  the Agents SDK converts it with ``MCPUtil.to_function_tool``), named ``server__tool`` on both sides.
+  the Agents SDK converts it with ``MCPUtil.to_function_tool``; ADK's ``McpTool`` adds the output
+  schema), named ``server__tool`` on both sides.
 
 Each definition is put in the Chat Completions ``tools`` shape as the framework does (pydantic-ai: its
 ``ToolDefinition`` as is; the Agents SDK: ``ChatCmplConverter.tool_to_openai``; LangChain:
-``convert_to_openai_tool``) and counted by jit's offline estimate (``EstimateCounter``), so the numbers
+``convert_to_openai_tool``), or for Google ADK in its ``FunctionDeclaration`` (whose ``McpTool`` also
+declares a server's output schema), and counted by jit's offline estimate (``EstimateCounter``), so the numbers
 need no key. Then, per needed tool, the model turns until it is called (:func:`turns`): attached
 directly every tool is one turn away. The catalog is analyzed by the offline analyzer; the embedding
 model is the config's.
@@ -37,12 +39,14 @@ from typing import Any
 import anyio
 from agents.mcp import MCPUtil
 from agents.models.chatcmpl_converter import Converter
+from google.genai.types import FunctionDeclaration
 from langchain_core.tools import StructuredTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from mcp.types import Tool
 
 from bench.eval_roles import load_tasks, load_tools, make_pool
 from jit.adapters.agent_tools import AgentTools, ToolSpec
+from jit.adapters.google_adk import JitTool
 from jit.adapters.langchain import langchain_tools
 from jit.adapters.openai_agents import JitMCPServer
 from jit.analysis.offline_analyzer import OfflineAnalyzer
@@ -64,7 +68,7 @@ ROLES_SERVERS = ("github", "filesystem", "everything", "git", "memory", "gitlab"
                  "brave-search", "fetch", "sequential-thinking", "postgres")
 #: How many hits jit_search_tools returns (its default).
 SEARCH_LIMIT = 10
-FRAMEWORKS = ("pydantic-ai", "openai-agents", "langchain")
+FRAMEWORKS = ("pydantic-ai", "openai-agents", "langchain", "google-adk")
 
 
 def _pydantic_ai(specs: Sequence[ToolSpec], agent: AgentTools) -> list[dict[str, Any]]:
@@ -86,12 +90,24 @@ def _langchain(specs: Sequence[ToolSpec], agent: AgentTools) -> list[dict[str, A
     return [convert_to_openai_tool(t) for t in tools]
 
 
+def _google_adk(specs: Sequence[ToolSpec], agent: AgentTools) -> list[dict[str, Any]]:
+    return [JitTool(agent, s)._get_declaration().model_dump(mode="json", exclude_none=True) for s in specs]
+
+
+def _google_adk_direct(tools: Sequence[ToolDef]) -> list[dict[str, Any]]:
+    """As ADK's ``McpTool`` declares a server's tool: its input schema and its output schema, both as JSON Schema."""
+    return [FunctionDeclaration(name=namespaced(t.server, t.name), description=t.description,
+                                parameters_json_schema=t.input_schema or {"type": "object"},
+                                response_json_schema=t.output_schema).model_dump(mode="json", exclude_none=True)
+            for t in tools]
+
+
 async def _never(**_arguments: Any) -> str:
     raise AssertionError("the bench counts definitions, it calls nothing")
 
 
 CONVERT: dict[str, Callable[[Sequence[ToolSpec], AgentTools], list[dict[str, Any]]]] = {
-    "pydantic-ai": _pydantic_ai, "openai-agents": _openai_agents, "langchain": _langchain}
+    "pydantic-ai": _pydantic_ai, "openai-agents": _openai_agents, "langchain": _langchain, "google-adk": _google_adk}
 
 
 def direct(tools: Sequence[ToolDef]) -> list[ToolSpec]:
@@ -132,7 +148,8 @@ def measure(name: str, config: Config, embedder: Any, tools: Sequence[ToolDef], 
                 rows.append({"id": task.id, "shard": task.shard, "full": [s.name for s in agent.full()],
                              "tokens": {fw: count(CONVERT[fw](agent.specs(), agent)) for fw in FRAMEWORKS},
                              "turns": {need: turns(agent, *need.split("/", 1)) for need in task.needed}})
-            attached = {fw: count(CONVERT[fw](direct(tools), agent)) for fw in FRAMEWORKS}
+            attached = {fw: count(CONVERT[fw](direct(tools), agent)) for fw in FRAMEWORKS if fw != "google-adk"}
+            attached["google-adk"] = count(_google_adk_direct(tools))
     finally:
         store.close()
     reached = [t for r in rows for t in r["turns"].values()]

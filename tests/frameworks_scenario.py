@@ -18,7 +18,7 @@ from typing import Any
 
 from conftest import write_example_config
 
-from jit.adapters.agent_tools import CALL_TOOL, SEARCH_TOOL, AgentTools
+from jit.adapters.agent_tools import CALL_TOOL, META_TOOLS, SEARCH_TOOL, AgentTools, ToolSpec
 from jit.catalog.ownership import open_catalog
 from jit.client.manager import ClientManager
 from jit.config_files import load_config
@@ -30,6 +30,8 @@ CODER = ("coder", "Find where the greeting text 'hello' is defined in the code a
 RESEARCHER = ("researcher", "Look through the project notes for what was decided about the release and summarise it.")
 BUDGET = 800
 NOTE = {"title": "Greeting", "text": "The greeting moves to 'hello, world'."}
+#: The researcher's next task, given after its first call.
+NEXT_TASK = "Look through the project notes and issues about the release and summarise them."
 RELEASE_NOTE = {"notes": [{"id": 1, "title": "Release plan", "text": "Decided: ship the release on Friday.",
                            "tags": ["release"], "created_at": 0}], "next_note": 2}
 
@@ -79,12 +81,16 @@ class Script:
     results: list[str] = field(default_factory=list)
     searched: bool = False
     called: bool = False
+    #: The harness's move: after the first tool result, ``tools.set_task(task)``.
+    then: tuple[AgentTools, str] | None = None
 
     def move(self, shown: list[str], result: str | None) -> tuple[str, dict[str, Any]] | str:
         """The next tool call ``(name, arguments)``, or the final answer's text."""
         self.shown.append(list(shown))
         if result is not None:
             self.results.append(result)
+            if self.then is not None and len(self.results) == 1:
+                self.then[0].set_task(self.then[1])
         if self.probes:
             return CALL_TOOL, {"name": self.probes.pop(0), "arguments": {}}
         if self.called:
@@ -99,3 +105,35 @@ class Script:
         assert "input_schema" in hits[self.want], f"the search gave no schema for {self.want}: {hits}"
         self.called = True
         return CALL_TOOL, {"name": self.want, "arguments": dict(self.arguments)}
+
+
+class DeniedThenNewTask:
+    """The researcher's run: it probes ``workspace__write_file`` (denied to the read-only role), is given
+    :data:`NEXT_TASK` after that first call, and searches the notes; :meth:`check` what it was shown."""
+
+    def __init__(self, tools: AgentTools) -> None:
+        self.tools = tools
+        self.before = [s.name for s in tools.full()]
+        self.script = Script("tracker__search_notes", {"query": "release"}, probes=["workspace__write_file"],
+                             then=(tools, NEXT_TASK))
+
+    def check(self, env: Env, shown: list[list[ToolSpec]], answer: str) -> None:
+        """Denied: never shown, refused with ``tool_denied``, nothing sent; the answer came from the notes;
+        the first turn had the first task's Full tier, the last one the new task's."""
+        assert "workspace__write_file" not in json.dumps([s.openai() for specs in shown for s in specs])
+        denied = json.loads(self.script.results[0])
+        assert denied["error"] == "tool_denied" and denied["shard"] == "researcher"
+        assert env.calls("workspace", "write_file") == 0  # nothing was sent
+        assert "Release plan" in answer and env.calls("tracker", "search_notes") == 1
+        after = [s.name for s in self.tools.full()]
+        assert after != self.before
+        assert [s.name for s in shown[0]] == self.before + list(META_TOOLS)
+        assert [s.name for s in shown[-1]] == after + list(META_TOOLS)
+
+
+@contextlib.asynccontextmanager
+async def researcher_moving_on(root: Path, embedder: Any) -> AsyncIterator[tuple[Env, AgentTools, DeniedThenNewTask]]:
+    """:func:`environment`, the researcher's tools and :class:`DeniedThenNewTask` over them."""
+    async with environment(root, embedder) as env:
+        tools = await env.tools(RESEARCHER)
+        yield env, tools, DeniedThenNewTask(tools)

@@ -184,7 +184,7 @@ async def test_deferred_harness_runs_offline_and_loads_tools_without_rewriting_t
 #: the example servers' shared helper beside them.
 EXAMPLE_FRAMEWORKS = {"anyio", "pydantic", "mcp", "anthropic", "openai", "httpx", "httpx2", "serving",
                       # examples/frameworks/: the agent frameworks and the helper the examples share there.
-                      "pydantic_ai", "agents", "langchain_core", "langgraph", "langchain_anthropic", "jit_agent"}
+                      "pydantic_ai", "agents", "langchain_core", "langgraph", "langchain_anthropic", "google", "jit_agent"}
 
 
 def test_the_examples_import_only_jit_itself_the_standard_library_and_their_frameworks():

@@ -23,7 +23,7 @@ def run(example: str, config, cwd) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, env=env, cwd=cwd, timeout=300)
 
 
-@pytest.mark.parametrize("example", ["pydantic_ai_agent", "openai_agents_agent", "langgraph_agent"])
+@pytest.mark.parametrize("example", ["pydantic_ai_agent", "openai_agents_agent", "langgraph_agent", "adk_agent"])
 def test_a_framework_example_runs_offline_and_its_call_reaches_the_server(tmp_path, example):
     done = run(example, write_example_config(tmp_path), tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr

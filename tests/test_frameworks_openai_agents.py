@@ -4,12 +4,11 @@ example servers' real processes."""
 
 from __future__ import annotations
 
-import json
 import sys
 
 import pytest
 from conftest import REPO
-from frameworks_scenario import CODER, NOTE, RESEARCHER, Script, environment
+from frameworks_scenario import CODER, NOTE, RESEARCHER, Script, environment, researcher_moving_on
 
 pytest.importorskip("agents")
 
@@ -72,32 +71,7 @@ async def test_an_agents_sdk_agent_reaches_a_tool_outside_full_through_jit(tmp_p
 
 async def test_a_denied_tool_is_neither_shown_nor_callable_and_the_tools_follow_a_new_task_mid_run(
         tmp_path, hashing_embedder):
-    async with environment(tmp_path, hashing_embedder) as env:
-        tools = await env.tools(RESEARCHER)
-        before = [s.name for s in tools.full()]
-        script = Script("tracker__search_notes", {"query": "release"}, probes=["workspace__write_file"])
-        model = scripted(script)
-        moved = False
-
-        original = script.move
-
-        def move(shown, result):  # the harness gives the agent a new task after its first call
-            nonlocal moved
-            if result is not None and not moved:
-                moved = True
-                tools.set_task("Look through the project notes and issues about the release and summarise them.")
-            return original(shown, result)
-
-        script.move = move
+    async with researcher_moving_on(tmp_path, hashing_embedder) as (env, tools, run):
+        model = scripted(run.script)
         result = await Runner.run(agent_for(tools, model), RESEARCHER[1], run_config=OFFLINE)
-
-        everything = json.dumps([s.openai() for specs in shown(model) for s in specs])
-        assert "workspace__write_file" not in everything
-        denied = json.loads(script.results[0])
-        assert denied["error"] == "tool_denied" and env.calls("workspace", "write_file") == 0
-        assert "Release plan" in result.final_output and env.calls("tracker", "search_notes") == 1
-        # The turn after the new task was given the new compile's tools.
-        after = [s.name for s in tools.full()]
-        assert after != before
-        assert [s.name for s in shown(model)[0]] == before + list(META_TOOLS)
-        assert [s.name for s in shown(model)[-1]] == after + list(META_TOOLS)
+        run.check(env, shown(model), result.final_output)

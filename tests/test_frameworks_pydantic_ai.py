@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from frameworks_scenario import CODER, NOTE, RESEARCHER, Script, environment
+from frameworks_scenario import CODER, NOTE, RESEARCHER, Script, environment, researcher_moving_on
 
 pytest.importorskip("pydantic_ai")
 
@@ -66,30 +66,7 @@ async def test_a_pydantic_ai_agent_reaches_a_tool_outside_full_through_jit(tmp_p
 
 async def test_a_denied_tool_is_neither_shown_nor_callable_and_the_tools_follow_a_new_task_mid_run(
         tmp_path, hashing_embedder):
-    async with environment(tmp_path, hashing_embedder) as env:
-        tools = await env.tools(RESEARCHER)
-        before = [s.name for s in tools.full()]
-        script = Script("tracker__search_notes", {"query": "release"}, probes=["workspace__write_file"])
-        original, moved = script.move, []
-
-        def move(shown, result):  # the harness gives the agent a new task after its first call
-            if result is not None and not moved:
-                moved.append(tools.set_task("Look through the project notes and issues about the release "
-                                            "and summarise them."))
-            return original(shown, result)
-
-        script.move = move
+    async with researcher_moving_on(tmp_path, hashing_embedder) as (env, tools, run):
         shown: list[list[ToolSpec]] = []
-        result = await Agent(scripted(script, shown), toolsets=[JitToolset(tools)]).run(RESEARCHER[1])
-
-        everything = json.dumps([s.openai() for specs in shown for s in specs])
-        assert "workspace__write_file" not in everything
-        denied = json.loads(script.results[0])
-        assert denied["error"] == "tool_denied" and denied["shard"] == "researcher"
-        assert env.calls("workspace", "write_file") == 0  # nothing was sent
-        assert "Release plan" in result.output and env.calls("tracker", "search_notes") == 1
-        # The step after the new task was given the new compile's Full tier.
-        after = [s.name for s in tools.full()]
-        assert after != before
-        assert [s.name for s in shown[0]] == before + list(META_TOOLS)
-        assert [s.name for s in shown[-1]] == after + list(META_TOOLS)
+        result = await Agent(scripted(run.script, shown), toolsets=[JitToolset(tools)]).run(RESEARCHER[1])
+        run.check(env, shown, result.output)
