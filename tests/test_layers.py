@@ -50,6 +50,9 @@ LAYERS: dict[str, int] = {
     "jit.pipeline": 5,
     "jit.payloads": 5,
     "jit.serve": 6,
+    # Framework adapters (jit/adapters/): a compiled tool set handed to an agent framework, calls through
+    # the compiler's role check and the client manager; beside the front ends, never under them.
+    "jit.adapters": 6,
     # Answers `initialize` before anything heavy loads: it may import nothing of jit's wings
     # (test_serve_early.py checks it loads no third-party package either).
     "jit.serve.early": 0,
