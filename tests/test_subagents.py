@@ -83,6 +83,11 @@ def test_a_rerun_is_idempotent_and_removes_the_agents_of_shards_no_longer_in_the
     assert {a["action"] for a in again["agents"]} == {"unchanged"}
     assert {p.name: p.read_bytes() for p in (project / ".claude" / "agents").iterdir()} == before
 
+    # naming a shard refreshes its agent and leaves the other shards' alone
+    one = write_subagents(project, env={}, shards=["reviewer"])
+    assert [(a["name"], a["action"]) for a in one["agents"]] == [("jit-reviewer", "unchanged")]
+    assert one["removed"] == [] and len(before) == len(list((project / ".claude" / "agents").iterdir()))
+
     config_path = project / ".jit" / "config.json"
     raw = json.loads(config_path.read_text())
     raw["shards"] = {"coder": {"description": "writes code"}, "reviewer": {"description": "reviews code"}}

@@ -15,13 +15,13 @@ Two renderings of the same agents:
   (``.claude/agents/<name>.md``), which ``jit setup claude-code --subagents`` writes
   (jit/cli/claude_agents.py).
 
-Usage in a harness::
+Usage in a harness (docs/clients-setup.md, "The Claude Agent SDK")::
 
     from claude_agent_sdk import ClaudeAgentOptions
     from jit.adapters.claude_agent_sdk import agent_definitions, role_agents
 
-    agents = role_agents(config, config_file="/abs/path/config.json")
-    options = ClaudeAgentOptions(agents=agent_definitions(agents), disallowed_tools=[])
+    agents = role_agents(config, config_file="/abs/path/config.json", hidden_servers=())
+    options = ClaudeAgentOptions(agents=agent_definitions(agents))
 """
 
 from __future__ import annotations

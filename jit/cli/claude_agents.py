@@ -31,7 +31,7 @@ from typing import Any
 
 import yaml
 
-from ..adapters.claude_agent_sdk import RoleAgent, frontmatter, role_agents
+from ..adapters.claude_agent_sdk import RoleAgent, agent_name, frontmatter, role_agents
 from ..config_files import load_config
 from ..errors import ConfigError
 from ..jsonfile import read_json
@@ -56,6 +56,13 @@ def render_agent(agent: RoleAgent) -> str:
     """The text of ``agent``'s ``.claude/agents/<name>.md``: YAML front matter, then the prompt."""
     body = yaml.safe_dump(frontmatter(agent), sort_keys=False, allow_unicode=True, width=1_000_000)
     return f"---\n{_HEADER}{body}---\n\n{agent.prompt}"
+
+
+def _name_or_none(shard: str) -> str | None:
+    try:
+        return agent_name(shard)
+    except ConfigError:
+        return None
 
 
 def _record_path(root: Path) -> Path:
@@ -157,7 +164,8 @@ def write_subagents(project: str | os.PathLike[str] = ".", *, config: str | os.P
             if action != "unchanged":
                 writes.append((path, text))
         report.append({"name": agent.name, "shard": agent.shard, "path": str(path), "action": action})
-    wanted = {f"{a.name}.md" for a in agents}
+    # The agents of every shard in the config stay (``shards`` may name a few); those of shards gone go.
+    wanted = {f"{a.name}.md" for a in agents} | {f"{_name_or_none(s)}.md" for s in loaded.shards}
     removed, stale = [], []
     for name, digest in sorted(files.items()):
         if name in wanted:

@@ -176,9 +176,8 @@ def setup_claude_code_command(
     if as_json:
         _emit_json(result)
         return
-    if "subagents" in result:
+    if "restored" not in result and "moved" not in result:  # the sub-agents alone
         _print_subagents(result["subagents"], undo=undo)
-    if undo and "restored" not in result:
         return
     if undo:
         out.print(markup(f"restored {', '.join(result['restored'])}"), soft_wrap=True)
@@ -188,9 +187,9 @@ def setup_claude_code_command(
             out.print(markup(f"left {folder}"), soft_wrap=True)
         for path in result["kept"]:
             out.print(markup(f"the text it had before the undo: {path}"), soft_wrap=True)
+        if "subagents" in result:
+            _print_subagents(result["subagents"], undo=True)
         out.print("restart Claude Code (or run /mcp) to load the servers from .mcp.json again")
-        return
-    if "moved" not in result:  # jit was set up already: the sub-agents alone
         return
     verb = "would move" if dry_run else "moved"
     moved = result["moved"]
@@ -204,6 +203,8 @@ def setup_claude_code_command(
         out.print(markup(f"backup: {result['backup']} (undo: jit setup claude-code --undo)"), soft_wrap=True)
     for warning in result["warnings"]:
         err.print(f"[yellow]warning:[/] {markup(warning, layout=False)}", soft_wrap=True)
+    if "subagents" in result:
+        _print_subagents(result["subagents"], undo=False)
     if not dry_run:
         config_arg = entry["args"][-1]  # as .mcp.json gives it: relative to the project
         out.print(markup(f"next: start Claude Code in {result['project']} (it starts jit there) and approve the "
