@@ -96,19 +96,21 @@ def run(config: Config, embedder: Embedder, *, budget: int, cache: Path, tools_p
         meta = tokens(listed)
         mine = [r for r in rows if r["shard"] == shard]
         per_task = [meta + r["exposed_tokens"] for r in mine]
-        roles[shard] = {"tasks": len(mine), "meta_tools": len(listed), "meta_tokens": meta, "mean_tokens": _mean(per_task),
-                        "max_tokens": max(per_task), "mean_full_tools": _mean(len(r["full"]) for r in mine),
+        roles[shard] = {"tasks": len(mine), "meta_tools": len(listed), "meta_tokens": meta,
+                        "mean_tokens": _mean(per_task), "max_tokens": max(per_task),
+                        "mean_full_tools": _mean(len(r["full"]) for r in mine),
                         "share_of_direct": _mean(per_task) / direct}
     summary = {"direct_tokens": direct, "direct_tools": len(tools), "counter": COUNTER.name, "roles": roles}
     return report("subagents", config, embedder, tools, budget=budget, summary=summary, rows=rows, started=started)
 
 
 def markdown(summary: dict[str, Any]) -> str:
-    lines = ["| role's sub-agent | tools it sees (mean over its tasks) | tokens, mean | tokens, max | share of direct |",
-             "|---|---:|---:|---:|---:|"]
+    lines = ["| role's sub-agent | tools it sees (mean over its tasks) | tokens, mean | tokens, max "
+             "| share of direct |", "|---|---:|---:|---:|---:|"]
     for shard, r in summary["roles"].items():
-        lines.append(f"| `jit-{shard}` ({r['tasks']} tasks) | {r['mean_full_tools']:.1f} + {r['meta_tools']} meta-tools | "
-                     f"{r['mean_tokens']:,.0f} | {r['max_tokens']:,} | {100 * r['share_of_direct']:.1f} % |")
+        lines.append(f"| `jit-{shard}` ({r['tasks']} tasks) | {r['mean_full_tools']:.1f} + {r['meta_tools']} "
+                     f"meta-tools | {r['mean_tokens']:,.0f} | {r['max_tokens']:,} | "
+                     f"{100 * r['share_of_direct']:.1f} % |")
     lines.append(f"| every server attached directly | {summary['direct_tools']:,} | {summary['direct_tokens']:,} | "
                  f"{summary['direct_tokens']:,} | 100 % |")
     return "\n".join(lines)

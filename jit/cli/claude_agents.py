@@ -185,7 +185,8 @@ def write_subagents(project: str | os.PathLike[str] = ".", *, config: str | os.P
         for path, copy in copies:
             copy.parent.mkdir(parents=True, exist_ok=True)
             copy.write_bytes(path.read_bytes())
-        folder.mkdir(parents=True, exist_ok=True)
+        if writes:
+            folder.mkdir(parents=True, exist_ok=True)
         for path, text in writes:
             write_atomic(path, lambda f, data=text: f.write(data))
         for path in stale:

@@ -138,7 +138,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--call", default="")
     parser.add_argument("--call-input", default="{}")
     args = parser.parse_args(argv)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(args, threading.Lock(), {"delegated": False, "waits": 0}))
+    state = {"delegated": False, "waits": 0}
+    server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(args, threading.Lock(), state))
     print(server.server_address[1], flush=True)
     try:
         server.serve_forever()
