@@ -9,6 +9,8 @@
   key, no network): Claude Code loads the agents, delegates to the reviewer, whose requests offer
   only its own jit server's tools (not the parent's ``jit``), and whose call of a tool the role
   denies comes back ``denied`` with nothing sent to the workspace server.
+* The same through the Claude Agent SDK (``claude-agent-sdk``, and the CLI it ships): ``query()``
+  with :func:`~jit.adapters.claude_agent_sdk.agent_definitions`.
 """
 
 from __future__ import annotations
@@ -123,6 +125,26 @@ async def test_the_coder_agents_server_on_the_same_catalog_has_the_tool(generate
         assert "workspace__delete_path" in exposed | {t["name"] for t in found.structured_content["tools"]}
 
 
+class ScriptedApi:
+    """tests/servers/scripted_messages_api.py in its own process group, and the requests it logged."""
+
+    def __init__(self, log: Path, *args: str) -> None:
+        self.log = log
+        self.proc = subprocess.Popen([sys.executable, str(REPO / "tests" / "servers" / "scripted_messages_api.py"),
+                                      "--log", str(log), *args], stdout=subprocess.PIPE, text=True,
+                                     start_new_session=True)
+        self.url = f"http://127.0.0.1:{self.proc.stdout.readline().strip()}"
+
+    def close(self) -> None:
+        os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+
+    def offered(self) -> list[set[str]]:
+        """The tool names each logged request offered the model."""
+        return [{t["name"] for t in json.loads(line)["body"].get("tools") or []}
+                for line in self.log.read_text().splitlines()]
+
+
 @pytest.fixture
 def claude() -> str:
     return require("@anthropic-ai/claude-code", str(BIN / "claude") if (BIN / "claude").exists() else None)
@@ -134,17 +156,12 @@ async def test_claude_code_delegates_to_the_reviewer_agent_which_sees_only_its_r
     # Accepting the folder's trust dialog and approving the project's jit server, as a user would.
     (home / ".claude.json").write_text(json.dumps({"projects": {str(generated): {"hasTrustDialogAccepted": True}}}))
     (generated / ".claude" / "settings.local.json").write_text(json.dumps({"enabledMcpjsonServers": ["jit"]}))
-    log = tmp_path / "requests.jsonl"
     call = "mcp__jit-reviewer__call_tool"
-    api = subprocess.Popen(
-        [sys.executable, str(REPO / "tests" / "servers" / "scripted_messages_api.py"), "--log", str(log),
-         "--delegate-to", "jit-reviewer", "--call", call, "--call-input",
-         json.dumps({"server": "workspace", "tool": "delete_path", "arguments": {"path": "README.md"}})],
-        stdout=subprocess.PIPE, text=True, start_new_session=True)
+    api = ScriptedApi(tmp_path / "requests.jsonl", "--delegate-to", "jit-reviewer", "--call", call, "--call-input",
+                      json.dumps({"server": "workspace", "tool": "delete_path", "arguments": {"path": "README.md"}}))
     try:
-        port = api.stdout.readline().strip()
-        env = {**client_env(home), "PATH": role_env(generated)["PATH"],
-               "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}", "ANTHROPIC_API_KEY": "scripted-not-a-key"}
+        env = {**client_env(home), "PATH": role_env(generated)["PATH"], "ANTHROPIC_BASE_URL": api.url,
+               "ANTHROPIC_API_KEY": "scripted-not-a-key"}
         run = subprocess.Popen([claude, "-p", "Review README.md.", "--output-format", "stream-json", "--verbose",
                                 "--allowedTools", call], cwd=generated, env=env, stdin=subprocess.DEVNULL,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
@@ -156,14 +173,12 @@ async def test_claude_code_delegates_to_the_reviewer_agent_which_sees_only_its_r
             except ProcessLookupError:
                 pass
     finally:
-        os.killpg(api.pid, signal.SIGKILL)
-        api.wait()
+        api.close()
     assert run.returncode == 0, err[-2000:]
     events = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
     init = next(e for e in events if e.get("subtype") == "init")
     assert {f"jit-{s}" for s in ("coder", "tester", "reviewer", "researcher")} <= set(init["agents"])
-    requests = [json.loads(line)["body"] for line in log.read_text().splitlines()]
-    offered = [{t["name"] for t in body.get("tools") or []} for body in requests]
+    offered = api.offered()
     parent = [names for names in offered if any(n.startswith("mcp__jit__") for n in names)]
     sub = [names for names in offered if call in names]
     assert parent, "the parent's jit server was connected"
@@ -171,9 +186,54 @@ async def test_claude_code_delegates_to_the_reviewer_agent_which_sees_only_its_r
     for names in sub:  # the sub-agent sees its role's jit, never the parent's (unscoped) jit
         assert not any(n.startswith("mcp__jit__") for n in names), sorted(names)
         assert not any(n.startswith("mcp__jit-") and not n.startswith("mcp__jit-reviewer__") for n in names)
+    requests = [json.loads(line)["body"] for line in api.log.read_text().splitlines()]
     results = [part for body in requests for message in body.get("messages", [])
                if isinstance(message.get("content"), list) for part in message["content"]
                if isinstance(part, dict) and part.get("tool_use_id") == "toolu_call"]
     assert results and all(r.get("is_error") for r in results)
     assert "is denied for shard 'reviewer'" in json.dumps(results[0]["content"])
+    assert (generated / "workspace" / "README.md").exists()
+
+
+async def test_the_claude_agent_sdk_runs_the_role_agents_definitions(generated, tmp_path):
+    """``agent_definitions`` given to the SDK's ``query()``, which runs the Claude Code CLI it ships,
+    beside an unscoped jit of the session's own: the sub-agent's requests offer its role's jit server
+    (this interpreter's jit, as a harness runs it) and not the session's, and its call of a tool the
+    role denies comes back denied."""
+    try:
+        from claude_agent_sdk import ClaudeAgentOptions, ResultMessage, query
+    except ImportError:
+        require("claude-agent-sdk (pip install -e '.[claude-agent-sdk]')", None)
+    from jit.adapters.claude_agent_sdk import agent_definitions, role_agents
+
+    home = tmp_path / "sdk-home"
+    home.mkdir()
+    config = load_config(generated / ".jit" / "config.json")
+    agents = role_agents(config, shards=["reviewer"], config_file=str(generated / ".jit" / "config.json"))
+    call = agents[0].tool_prefix + "call_tool"
+    api = ScriptedApi(tmp_path / "sdk-requests.jsonl", "--delegate-to", "jit-reviewer", "--call", call,
+                      "--call-input", json.dumps({"server": "workspace", "tool": "delete_path",
+                                                  "arguments": {"path": "README.md"}}))
+    env = {**role_env(generated), "HOME": str(home), "ANTHROPIC_BASE_URL": api.url,
+           "ANTHROPIC_API_KEY": "scripted-not-a-key", "DISABLE_AUTOUPDATER": "1",
+           "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1"}
+    # The session's own jit, unscoped (no role): the sub-agent must not inherit it (hidden_servers' default).
+    unscoped = {"command": sys.executable, "args": ["-m", "jit", "serve", "--stdio", "-c",
+                                                    str(generated / ".jit" / "config.json")]}
+    options = ClaudeAgentOptions(agents=agent_definitions(agents), mcp_servers={"jit": unscoped},
+                                 allowed_tools=[call], cwd=str(tmp_path), env=env, setting_sources=[])
+    try:
+        with anyio.fail_after(TIMEOUT):
+            results = [m async for m in query(prompt="Review README.md.", options=options)
+                       if isinstance(m, ResultMessage)]
+    finally:
+        api.close()
+    assert results and not results[-1].is_error, results
+    offered = api.offered()
+    assert any(n.startswith("mcp__jit__") for names in offered for n in names), "the session's jit was connected"
+    sub = [names for names in offered if call in names]
+    assert sub, "the reviewer's sub-agent ran with its own jit server"
+    assert all(not any(n.startswith("mcp__jit__") for n in names) for names in sub)
+    logged = api.log.read_text()
+    assert "is denied for shard 'reviewer'" in logged
     assert (generated / "workspace" / "README.md").exists()
