@@ -197,3 +197,18 @@ def test_the_sdk_gets_the_same_agents_as_agent_definitions(tmp_path):
     assert by_name["jit-coder"].mcpServers == ["jit-coder"]
     options = claude_agent_sdk.ClaudeAgentOptions(agents=by_name, mcp_servers=mcp_servers(agents))
     assert options.mcp_servers["jit-coder"]["args"][-2:] == ["--expose-shard", "coder"]
+
+
+def test_a_dry_run_shows_the_sub_agents_and_writes_nothing(tmp_path, monkeypatch):
+    project = project_with_servers(tmp_path)
+    before = (project / ".mcp.json").read_bytes()
+    monkeypatch.delenv("JIT_CONFIG", raising=False)
+    done = CliRunner().invoke(app, ["setup", "claude-code", str(project), "--subagents", "--dry-run", "--json"])
+    assert done.exit_code == 0, done.output
+    result = json.loads(done.stdout)
+    # the config the setup would create does not exist yet: its default shards are shown
+    assert [(a["name"], a["action"]) for a in result["subagents"]["agents"]] == [
+        (f"jit-{s}", "written") for s in SHARDS]
+    assert result["subagents"]["dry_run"] and "does not exist yet" in result["subagents"]["warnings"][0]
+    assert sorted(p.name for p in project.iterdir()) == [".mcp.json", "workspace"]
+    assert (project / ".mcp.json").read_bytes() == before

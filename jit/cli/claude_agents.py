@@ -32,6 +32,7 @@ from typing import Any
 import yaml
 
 from ..adapters.claude_agent_sdk import RoleAgent, agent_name, frontmatter, role_agents
+from ..config import DEFAULT_SHARDS
 from ..config_files import load_config
 from ..errors import ConfigError
 from ..jsonfile import read_json
@@ -117,11 +118,15 @@ def write_subagents(project: str | os.PathLike[str] = ".", *, config: str | os.P
     if not root.is_dir():
         raise ConfigError("the project directory does not exist", path=str(root))
     target = Path(config).expanduser().resolve() if config is not None else root / PROJECT_CONFIG_FILE
-    if not target.is_file():
+    warnings: list[str] = []
+    if target.is_file():
+        shard_configs = load_config(target, env=env).shards
+    elif dry_run:  # the setup's dry run: the config it would create has the default shards
+        shard_configs = dict(DEFAULT_SHARDS)
+        warnings.append(f"{target} does not exist yet: the sub-agents shown are the default shards'")
+    else:
         raise ConfigError(f"no jit config at {target}: run `jit setup claude-code` first (or name one with -c)",
                           path=str(target))
-    loaded = load_config(target, env=env)
-    warnings: list[str] = []
     if target.is_relative_to(root):
         shown = target.relative_to(root).as_posix()
     else:
@@ -129,7 +134,7 @@ def write_subagents(project: str | os.PathLike[str] = ".", *, config: str | os.P
         warnings.append(f"jit's config {target} is outside the project: the agent files name it by this absolute "
                         f"path, which holds only on this machine")
     hidden = list(hidden_servers) if hidden_servers is not None else _project_servers(root)
-    agents = role_agents(loaded, shards=shards, command=["jit"], config_file=shown, hidden_servers=hidden)
+    agents = role_agents(shard_configs, shards=shards, command=["jit"], config_file=shown, hidden_servers=hidden)
 
     record = _read_record(root)
     files: dict[str, str] = dict(record["files"])
@@ -165,7 +170,7 @@ def write_subagents(project: str | os.PathLike[str] = ".", *, config: str | os.P
                 writes.append((path, text))
         report.append({"name": agent.name, "shard": agent.shard, "path": str(path), "action": action})
     # The agents of every shard in the config stay (``shards`` may name a few); those of shards gone go.
-    wanted = {f"{a.name}.md" for a in agents} | {f"{_name_or_none(s)}.md" for s in loaded.shards}
+    wanted = {f"{a.name}.md" for a in agents} | {f"{_name_or_none(s)}.md" for s in shard_configs}
     removed, stale = [], []
     for name, digest in sorted(files.items()):
         if name in wanted:

@@ -220,9 +220,6 @@ def _setup_with_subagents(ctx: typer.Context, project: Path, config_file: Path |
         return {"subagents": write_subagents(project, config=chosen, shards=shards, force=force, dry_run=dry_run)}
     result = setup_claude_code(project, config=chosen, name=name, dry_run=dry_run)
     if subagents:
-        if dry_run and not Path(result["config"]).is_file():
-            raise ConfigError("--dry-run --subagents needs jit's config to exist: run the setup first",
-                              path=result["config"])
         result["subagents"] = write_subagents(project, config=result["config"], shards=shards,
                                               hidden_servers=list(result["server"]), force=force, dry_run=dry_run)
     return result
