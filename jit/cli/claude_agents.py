@@ -108,7 +108,9 @@ def write_subagents(project: str | os.PathLike[str] = ".", *, config: str | os.P
     """Write ``PROJECT/.claude/agents/jit-<shard>.md`` for each shard of jit's config (or those named).
 
     ``config`` is jit's config (default ``PROJECT/.jit/config.json``), which the agents' servers read
-    by its path in the project. ``hidden_servers`` are the MCP servers the sub-agents must not inherit
+    by its path in the project (in a dry run before the setup has created it, the default shards).
+    ``shards`` names the ones to write (default: all); the agents of shards no longer in the config
+    are removed, those of the others left. ``hidden_servers`` are the MCP servers the sub-agents must not inherit
     (default: every server of ``PROJECT/.mcp.json``). ``force`` replaces files jit did not write (or
     edited since), after copying them into ``.jit-setup/``. Returns ``{"project", "agents": [{"name",
     "shard", "path", "action"}], "removed", "warnings", "dry_run"}``, ``action`` one of ``written``,
