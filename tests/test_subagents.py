@@ -19,7 +19,7 @@ from conftest import write_example_config
 from test_clients_thirdparty import require
 from typer.testing import CliRunner
 
-from jit.adapters.claude_agent_sdk import agent_definitions, agent_name, mcp_servers, role_agents
+from jit.adapters.claude_agent_sdk import agent_definitions, agent_name, frontmatter, mcp_servers, role_agents
 from jit.cli import app
 from jit.cli.claude_agents import undo_subagents, write_subagents
 from jit.cli.claude_code import setup_claude_code
@@ -212,3 +212,11 @@ def test_a_dry_run_shows_the_sub_agents_and_writes_nothing(tmp_path, monkeypatch
     assert result["subagents"]["dry_run"] and "does not exist yet" in result["subagents"]["warnings"][0]
     assert sorted(p.name for p in project.iterdir()) == [".mcp.json", "workspace"]
     assert (project / ".mcp.json").read_bytes() == before
+
+
+def test_without_the_sdk_agent_definitions_says_which_extra_and_the_rest_works(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "claude_agent_sdk", None)  # as if the extra were not installed
+    agents = role_agents(load_config(write_example_config(tmp_path)), shards=["tester"])
+    with pytest.raises(ConfigError, match=r"pip install -e '\.\[claude-agent-sdk\]'"):
+        agent_definitions(agents)
+    assert frontmatter(agents[0])["mcpServers"][0]["jit-tester"]["args"][-2:] == ["--expose-shard", "tester"]

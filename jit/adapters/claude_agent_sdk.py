@@ -153,12 +153,12 @@ def agent_definitions(agents: Iterable[RoleAgent], *, inline: bool = True,
     ``inline`` declares each agent's server in its definition (connected for that sub-agent only);
     without it the definition names the server, which :func:`mcp_servers` registers for the session.
     ``model`` is the SDK's model alias or id for every agent (default: the parent's). Needs the
-    ``claude-agent-sdk`` extra (``pip install 'jit[claude-agent-sdk]'``)."""
+    ``claude-agent-sdk`` extra (``pip install -e '.[claude-agent-sdk]'`` in jit's clone)."""
     try:
         from claude_agent_sdk import AgentDefinition
     except ImportError:
-        raise ConfigError("agent_definitions needs the Claude Agent SDK: pip install 'jit[claude-agent-sdk]' "
-                          "(frontmatter() needs nothing)") from None
+        raise ConfigError("agent_definitions needs the Claude Agent SDK: pip install -e '.[claude-agent-sdk]' in "
+                          "jit's clone (role_agents() and frontmatter() need nothing)") from None
     return {a.name: AgentDefinition(
         description=a.description, prompt=a.prompt, model=model,
         mcpServers=[{a.server_name: dict(a.server)}] if inline else [a.server_name],
