@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Set up .venv with the test extras, install the third-party MCP servers the
+# Set up .venv with the test extras (and the optional ones whose adapters have tests), install the third-party MCP servers the
 # tests talk to, and run the whole test suite. Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/setup.sh test
+./scripts/setup.sh test,claude-agent-sdk
 ./scripts/install-test-servers.sh
 # The PostgreSQL catalog's tests start a throwaway cluster from Debian's server binaries
 # (tests/pgcluster.py). Where they are absent and apt-get is usable (CI runs as root on

@@ -57,6 +57,8 @@ LAYERS: dict[str, int] = {
     # (test_serve_early.py checks it loads no third-party package either).
     "jit.serve.early": 0,
     "jit.evaluation": 6,
+    # What agent frameworks and harnesses are given: jit's tools and sub-agents scoped by role.
+    "jit.adapters": 6,
     "jit.cli": 7,
     "jit.__main__": 7,
 }

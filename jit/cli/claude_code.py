@@ -54,7 +54,7 @@ from ..jsonfile import read_json
 from ..paths import DEFAULT_CONFIG_FILE, FALLBACK_CONFIG_FILE, PROJECT_CONFIG_FILE, write_atomic
 from ..servers_config import parse_mcp_servers
 
-__all__ = ["BACKUP_DIR", "JIT_PROGRAM", "jit_command", "setup_claude_code", "undo_setup"]
+__all__ = ["BACKUP_DIR", "JIT_PROGRAM", "is_set_up", "jit_command", "setup_claude_code", "undo_setup"]
 
 #: The project folder holding one backup per setup, ``<UTC time>/`` (``-undone`` once undone).
 BACKUP_DIR = ".jit-setup"
@@ -97,6 +97,12 @@ def _is_jit(entry: Any) -> bool:
     program = Path(entry["command"]).name.lower().removesuffix(".exe")
     runs_jit = program == "jit" or any(a == "-m" and b == "jit" for a, b in itertools.pairwise(args))
     return runs_jit and "serve" in args
+
+
+def is_set_up(project: str | os.PathLike[str]) -> bool:
+    """Whether ``project/.mcp.json`` already has a server that runs ``jit serve``."""
+    path = Path(project).expanduser().resolve() / FALLBACK_CONFIG_FILE
+    return path.is_file() and any(_is_jit(e) for e in _mcp_servers(path).values())
 
 
 def _mcp_servers(path: Path) -> dict[str, Any]:

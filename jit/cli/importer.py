@@ -16,7 +16,8 @@ from ..errors import ConfigError
 from ..jsonfile import read_json
 from ..paths import DEFAULT_CONFIG_FILE, PROJECT_CONFIG_FILE
 from ..servers_config import parse_mcp_servers, shown_target
-from .claude_code import check_merged, placeholders, setup_claude_code, undo_setup, unset_vars
+from .claude_agents import undo_subagents, write_subagents
+from .claude_code import check_merged, is_set_up, placeholders, setup_claude_code, undo_setup, unset_vars
 from .shared import (
     ConfigOption,
     JsonOption,
@@ -137,7 +138,13 @@ def setup_claude_code_command(
     undo: Annotated[bool, typer.Option("--undo", help="Restore .mcp.json and the config from the last setup's "
                                        "backup.")] = False,
     force: Annotated[bool, typer.Option("--force", help="With --undo: restore even files changed since the setup "
-                                        "(their current text is kept beside the backup).")] = False,
+                                        "(their current text is kept beside the backup). With --subagents: replace "
+                                        "agent files jit did not write (their text kept in .jit-setup/).")] = False,
+    subagents: Annotated[bool, typer.Option("--subagents", help="Also write one Claude Code sub-agent per shard "
+                                            "(.claude/agents/jit-SHARD.md), each seeing only its role's tools "
+                                            "through jit; with --undo, remove only those.")] = False,
+    shard: Annotated[list[str] | None, typer.Option("--shard", help="With --subagents: only this shard "
+                                                    "(repeatable; default: every shard of jit's config).")] = None,
     name: Annotated[str, typer.Option("--name", help="jit's server name in .mcp.json.")] = "jit",
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would be done; change nothing.")] = False,
     config_file: Annotated[Path | None, typer.Option(
@@ -153,14 +160,24 @@ def setup_claude_code_command(
     can commit it. Both files are copied to PROJECT/.jit-setup/<time>/ first. --undo puts them
     back, and refuses when either changed since the setup.
     """
+    if shard and not subagents:
+        err.print("--shard needs --subagents")
+        raise typer.Exit(2)
     with _errors(as_json):
-        if undo:
+        if undo and subagents:
+            result = {"subagents": undo_subagents(project)}
+        elif undo:
             result = undo_setup(project, force=force)
+            if (project / ".jit-setup" / "subagents.json").is_file():
+                result["subagents"] = undo_subagents(project)
         else:
-            chosen = _config_path(ctx, config_file)
-            result = setup_claude_code(project, config=chosen, name=name, dry_run=dry_run)
+            result = _setup_with_subagents(ctx, project, config_file, name=name, dry_run=dry_run,
+                                           subagents=subagents, shards=shard, force=force)
     if as_json:
         _emit_json(result)
+        return
+    if "restored" not in result and "moved" not in result:  # the sub-agents alone
+        _print_subagents(result["subagents"], undo=undo)
         return
     if undo:
         out.print(markup(f"restored {', '.join(result['restored'])}"), soft_wrap=True)
@@ -170,6 +187,8 @@ def setup_claude_code_command(
             out.print(markup(f"left {folder}"), soft_wrap=True)
         for path in result["kept"]:
             out.print(markup(f"the text it had before the undo: {path}"), soft_wrap=True)
+        if "subagents" in result:
+            _print_subagents(result["subagents"], undo=True)
         out.print("restart Claude Code (or run /mcp) to load the servers from .mcp.json again")
         return
     verb = "would move" if dry_run else "moved"
@@ -184,8 +203,40 @@ def setup_claude_code_command(
         out.print(markup(f"backup: {result['backup']} (undo: jit setup claude-code --undo)"), soft_wrap=True)
     for warning in result["warnings"]:
         err.print(f"[yellow]warning:[/] {markup(warning, layout=False)}", soft_wrap=True)
+    if "subagents" in result:
+        _print_subagents(result["subagents"], undo=False)
     if not dry_run:
         config_arg = entry["args"][-1]  # as .mcp.json gives it: relative to the project
         out.print(markup(f"next: start Claude Code in {result['project']} (it starts jit there) and approve the "
                          f"project server; `jit sync -c {config_arg}` there first makes the first start faster"),
                   soft_wrap=True)
+
+
+def _setup_with_subagents(ctx: typer.Context, project: Path, config_file: Path | None, *, name: str, dry_run: bool,
+                          subagents: bool, shards: list[str] | None, force: bool) -> dict[str, Any]:
+    """The setup, then (``subagents``) the sub-agents; a project jit serves already gets the sub-agents alone."""
+    chosen = _config_path(ctx, config_file)
+    if subagents and is_set_up(project):
+        return {"subagents": write_subagents(project, config=chosen, shards=shards, force=force, dry_run=dry_run)}
+    result = setup_claude_code(project, config=chosen, name=name, dry_run=dry_run)
+    if subagents:
+        result["subagents"] = write_subagents(project, config=result["config"], shards=shards,
+                                              hidden_servers=list(result["server"]), force=force, dry_run=dry_run)
+    return result
+
+
+def _print_subagents(result: dict[str, Any], *, undo: bool) -> None:
+    if undo:
+        for path in result["removed"]:
+            out.print(markup(f"removed {path}"), soft_wrap=True)
+        for why in result["left"]:
+            out.print(markup(f"left {why}"), soft_wrap=True)
+        return
+    prefix = "would be " if result["dry_run"] else ""
+    for agent in result["agents"]:
+        out.print(markup(f"sub-agent {agent['name']} ({agent['shard']} role): {prefix}{agent['action']} "
+                         f"{agent['path']}"), soft_wrap=True)
+    for path in result["removed"]:
+        out.print(markup(f"{prefix}removed {path} (its shard is no longer wanted)"), soft_wrap=True)
+    for warning in result["warnings"]:
+        err.print(f"[yellow]warning:[/] {markup(warning, layout=False)}", soft_wrap=True)
