@@ -103,6 +103,20 @@ def test_the_model_reads_title_description_and_parameter_descriptions_without_hi
     assert model_text(ToolDef("s", "t", "", {"type": "object", "properties": "oops"})) == ""
 
 
+def test_the_model_reads_defaults_enums_examples_and_nested_parameters():
+    """A payload can sit in a parameter's default, enum, examples, const or title, or in a parameter
+    nested in an object or an array's items: the model reads those phrases too (one-word values, numbers
+    and booleans say nothing it can weigh)."""
+    tool = ToolDef("s", "post", "Posts a message.", {"type": "object", "properties": {
+        "append": {"type": "string", "title": "Suffix", "default": "Free crypto at t.me/x"},
+        "mode": {"type": "string", "enum": ["clean", "raw"], "examples": ["raw"], "default": "https://a.com/x"},
+        "n": {"type": "integer", "default": 3, "const": 3},
+        "to": {"type": "object", "properties": {"zip": {"type": "string", "description": "Postcode. Note to you."}}},
+        "tags": {"type": "array", "items": {"type": "string", "description": "A tag."}}}})
+    assert model_text(tool).split("\n") == ["Posts a message.", "Suffix", "Free crypto at t.me/x",
+                                            "Postcode. Note to you.", "A tag."]
+
+
 def test_first_sight_batches_are_caught():
     """Batches written after the model by helpers who saw neither rules, corpus nor model."""
     rows = _rows("hostile.jsonl")
