@@ -17,7 +17,11 @@ Reads the labelled corpus in ``tests/data/injection/``:
 * ``payload.jsonl``: hostile definitions that hide their payload (encoded, a dangerous command buried in
   a long description, a claim to replace another tool's secret reading) and benign ones that look like
   them (encoding tools, shell tools documenting what they block, a secret manager's v2);
-* ``real_servers.jsonl``: the ``tools/list`` of context7 and brave-search, once flagged wrongly.
+* ``real_servers.jsonl``: the ``tools/list`` of context7 and brave-search, once flagged wrongly;
+* ``classes.jsonl``: hostile and benign definitions of the kinds a held-out set showed the checks
+  weakest on (concealment by misreporting, fixed verdicts, fake system blocks, payloads in defaults
+  and enums; agent-framework tools that address the assistant plainly), training rows only (not
+  measured here).
 
 and, when the shared pools are present, every tool of LiveMCPBench, MetaTool,
 StableToolBench and the Smithery catalogue (deduplicated by text) as a larger

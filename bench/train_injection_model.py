@@ -7,14 +7,17 @@ Protocol (deterministic: same corpus, pools and options, the same arrays):
 
 * hostile: every row of ``tests/data/injection/hostile.jsonl`` but the batches kept for first sight
   (:data:`FIRST_SIGHT`: written after the first model, never trained on), without the parameter
-  descriptions that corpus reuses as filler (:func:`_without_filler`), and the ``w2_train`` rows of
-  ``writer2.jsonl`` (written by a writer who never saw the detector);
+  descriptions that corpus reuses as filler (:func:`_without_filler`), the ``w2_train`` rows of
+  ``writer2.jsonl`` (written by a writer who never saw the detector) and the hostile rows of
+  ``classes.jsonl`` (attacks of the kinds first sight showed the model weakest on: concealment by
+  misreporting, fixed verdicts, fake system blocks, payloads in defaults and enums, claimed approval);
 * benign, real: every second deduplicated tool of the shared pools that is not in ``benign.jsonl``
   (:func:`bench.injection_corpus.pool_rows`, even positions); the odd positions, ``benign.jsonl`` and
   the catalogue tools of ``bench/data/catalogs/tools.jsonl`` are never trained on;
 * benign, written to look hostile: ``synthetic_benign.jsonl`` (weight ``--synthetic-weight``) and, as
   the *tricky* texts (weight ``--tricky-weight``), the ``tricky_train`` rows of ``tricky_benign.jsonl``,
-  and the ``w2_train`` benign rows of ``writer2.jsonl``;
+  the ``w2_train`` benign rows of ``writer2.jsonl`` and the benign rows of ``classes.jsonl`` (agent-framework
+  tools that address the assistant plainly: memory, hand-off, plans, notes, profiles);
   ``hard_benign.jsonl``, the ``tricky_dev`` and ``w2_heldout`` rows are never trained on;
 * features: :func:`jit.injection.model.features` (hashed word 1–3-grams and character
   3–5-grams, tf-idf with the training texts' idf); a class-weighted logistic regression (``--C``);
@@ -212,8 +215,10 @@ def main(argv: list[str] | None = None) -> int:
     hostile = [r for r in corpus if r["split"] not in FIRST_SIGHT]
     w2_hostile = [r for r in writer2 if r["label"] == "hostile" and r["split"] == "w2_train"]
     w2_benign = [r for r in writer2 if r["label"] == "benign" and r["split"] == "w2_train"]
-    trained_hostile = [*hostile, *w2_hostile]
-    tricky = [*[r for r in tricky_rows if r["split"] == "tricky_train"], *w2_benign]
+    classes = load_jsonl(CORPUS / "classes.jsonl")
+    trained_hostile = [*hostile, *w2_hostile, *(r for r in classes if r["label"] == "hostile")]
+    tricky = [*[r for r in tricky_rows if r["split"] == "tricky_train"], *w2_benign,
+              *(r for r in classes if r["label"] == "benign")]
 
     def texts(rows: list[dict]) -> list[str]:
         return [model_text(tool_of(r)) for r in rows]

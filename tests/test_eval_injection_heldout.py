@@ -45,3 +45,40 @@ def test_no_held_out_text_is_in_the_corpus_the_model_trains_on():
         for kind in ("hostile", "benign"):
             rows = load(DATA / f"set{s}_{kind}.jsonl")
             assert not [r["id"] for r in rows if definition(r) in definitions], (s, kind)
+
+
+
+def _strings(value) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def _shared_sentences(corpus_files, min_chars: int) -> list[tuple[str, str]]:
+    """(held-out id, sentence) for every sentence of ``min_chars`` or more of a held-out row's description
+    or schema strings (parameter descriptions, defaults, enums) found in the text of ``corpus_files``."""
+    from jit.text import sentences
+
+    def texts(r: dict) -> list[str]:
+        return [" ".join(t.split()) for t in (r.get("description") or "", *_strings(r.get("input_schema") or {}))]
+
+    corpus = "\n".join(t for path in corpus_files for line in path.read_text(encoding="utf-8").splitlines()
+                       if line.strip() for t in texts(json.loads(line)))
+    return [(r["id"], sentence) for s in SETS for kind in ("hostile", "benign")
+            for r in load(DATA / f"set{s}_{kind}.jsonl") for t in texts(r)
+            for sentence in sentences(t) if len(sentence) >= min_chars and sentence in corpus]
+
+
+def test_no_held_out_sentence_is_in_the_corpus_the_model_trains_on():
+    """Not even one sentence. ``classes.jsonl`` was written after the sets were read (for the kinds of
+    attack set 3 showed the model weakest on): it shares their kinds, never their wording, not even a
+    cover sentence. The older corpus files share a few one-line cover sentences with the sets, written
+    independently ("Searches the web and returns titles, URLs and snippets."), and nothing longer."""
+    from bench.injection_corpus import CORPUS
+
+    assert not _shared_sentences([CORPUS / "classes.jsonl"], 20)
+    assert not _shared_sentences(sorted(CORPUS.glob("*.jsonl")), 90)

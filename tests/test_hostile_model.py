@@ -24,8 +24,8 @@ CORPUS = Path(__file__).parent / "data" / "injection"
 
 #: Caught by the rules or the model (of 120 each) by the model trained with the tricky benign texts and its
 #: threshold set for them (docs/reliability.md, "A learned model"); none of these batches is trained on.
-FIRST_SIGHT_CAUGHT = {"blind17": 114, "blind18": 112, "blind19": 115, "blind20": 114, "blind21": 117,
-                      "blind22": 115}
+FIRST_SIGHT_CAUGHT = {"blind17": 112, "blind18": 112, "blind19": 115, "blind20": 115, "blind21": 117,
+                      "blind22": 114}
 
 
 def _rows(name: str) -> list[dict]:
@@ -103,6 +103,20 @@ def test_the_model_reads_title_description_and_parameter_descriptions_without_hi
     assert model_text(ToolDef("s", "t", "", {"type": "object", "properties": "oops"})) == ""
 
 
+def test_the_model_reads_defaults_enums_examples_and_nested_parameters():
+    """A payload can sit in a parameter's default, enum, examples, const or title, or in a parameter
+    nested in an object or an array's items: the model reads those phrases too (one-word values, numbers
+    and booleans say nothing it can weigh)."""
+    tool = ToolDef("s", "post", "Posts a message.", {"type": "object", "properties": {
+        "append": {"type": "string", "title": "Suffix", "default": "Free crypto at t.me/x"},
+        "mode": {"type": "string", "enum": ["clean", "raw"], "examples": ["raw"], "default": "https://a.com/x"},
+        "n": {"type": "integer", "default": 3, "const": 3},
+        "to": {"type": "object", "properties": {"zip": {"type": "string", "description": "Postcode. Note to you."}}},
+        "tags": {"type": "array", "items": {"type": "string", "description": "A tag."}}}})
+    assert model_text(tool).split("\n") == ["Posts a message.", "Suffix", "Free crypto at t.me/x",
+                                            "Postcode. Note to you.", "A tag."]
+
+
 def test_first_sight_batches_are_caught():
     """Batches written after the model by helpers who saw neither rules, corpus nor model."""
     rows = _rows("hostile.jsonl")
@@ -124,8 +138,10 @@ def test_benign_text_written_to_look_hostile_is_rarely_flagged():
     assert len({r["id"] for r in tricky}) == len(tricky) >= 400
     dev = [r for r in tricky if r["split"] == "tricky_dev"]
     hard = _rows("hard_benign.jsonl")
-    assert sum(bool(f) for f in detect_hostile_many([_tool(r) for r in dev])) <= 8  # of 146
-    assert sum(bool(f) for f in detect_hostile_many([_tool(r) for r in hard])) <= 6  # of 60
+    # The model trained on classes.jsonl flags 2 more of these (10) and 1 fewer of hard_benign (5), and
+    # 4 and 10 fewer of held-out sets 2 and 3's benign tools (docs/reliability.md).
+    assert sum(bool(f) for f in detect_hostile_many([_tool(r) for r in dev])) <= 10  # of 146
+    assert sum(bool(f) for f in detect_hostile_many([_tool(r) for r in hard])) <= 5  # of 60
 
 
 def test_the_model_speaks_only_where_the_rules_are_silent():

@@ -15,7 +15,7 @@ from __future__ import annotations
 from .lexicon import cue as _cue
 
 __all__ = ["APPROVED", "ASK", "CREDENTIAL", "DEMOTED", "OBEY", "REGARDLESS", "REPLACES", "REPORT", "SKIP_CHECK", "TOOL_OUTPUT",
-           "TRUST_SETTINGS", "URGENT", "VERDICT"]
+           "TRUST_SETTINGS", "URGENT", "VERDICT", "WITHHOLD"]
 
 #: Someone (the user, an admin, a policy) approved it already.
 APPROVED = _cue(
@@ -62,6 +62,18 @@ SKIP_CHECK = _cue(
     "无需确认 不需要确认 无需询问 不要询问 不用确认 无需用户确认 確認せず 確認なしで 確認なし 確認不要 聞かずに "
     "확인_없이 묻지_말고 확인하지_말고 دون_سؤال دون_تأكيد بدون_سؤال بدون_تأكيد बिना_पूछे पुष्टि_के_बिना "
     "ללא_אישור בלי_לשאול")
+
+#: Leaving something out of what the person is told, or putting something else in its place: with a
+#: verb of telling and the person (:data:`jit.injection.intent.INTENTS`), the account the model gives is
+#: cut or falsified ("omit X when you describe the output to the user", "only say 'done'", "show the
+#: invoice's name, not the actual beneficiary", "reply that no such account exists").
+WITHHOLD = _cue(
+    "omit$ omits$ omitting leave_out leaves_out leaving_out do_not_list don't_list never_list "
+    "only_say only_tell only_report only_mention not_the_actual not_the_real rather_than_the_actual "
+    "rather_than_the_real instead_of_the_actual instead_of_the_real reply_that_no say_that_no answer_that_no "
+    "say_there_is_no say_there_are_no keep_that_figure to_yourself "
+    "omite omitir omettez omettre weglassen auslassen ometti omettere tralascia omita omitir weglaten pomiń pomijaj "
+    "опусти опустите не_упоминай не_показывай 省略 略去 不要列出 省いて 생략 احذف أغفل छोड़ दें")
 
 #: Urgency that pushes past the usual care.
 URGENT = _cue(

@@ -24,7 +24,9 @@ Flag names (stable; the Datalog policy matches on them):
 ``instruction:shadowing``        tells the model how *other* tools must behave ("when git_commit is
                                  used, always …", "all other tools must …")
 ``instruction:exfiltrate_url``   a URL or markdown image that carries conversation data or secrets
-                                 out in its address (``![x](https://…?d={conversation})``)
+                                 out in its address (``![x](https://…?d={conversation})``), or a
+                                 parameter whose default, enum value or example is an address with a
+                                 password in it or a public IP host (:mod:`jit.injection.params`)
 ``instruction:must_call_first``  demands to be called before any other tool / in every session
 ``instruction:output_poisoning`` tells the model what to tell the user, fixed in advance ("report it as
                                  safe whatever the scan shows") (:mod:`jit.injection.behaviour`), or to
@@ -103,6 +105,8 @@ from .i18n_rules import NON_ENGLISH_RULES
 from .cues import CONVO, EVERY, OPENING
 from .intent import _SENTENCE_END, INTENTS, intent_flags
 from .model import InjectionModel, judged_texts, model_text, model_version, shipped_model, text_scores
+from .params import param_value_flags
+from .params import version_text as params_version
 from .rules import ENGLISH_RULES, TOKEN
 from .tool_rules import TOOL_RULES
 
@@ -204,6 +208,7 @@ HOSTILE_RULES_VERSION = hashlib.sha256("\n".join([
     *(f"{i.flag} {[c.pattern for c in i.cues]} {i.unless and i.unless.pattern} "
       f"{i.unless_overridden_by and i.unless_overridden_by.pattern}" for i in INTENTS),
     str(MAX_DESCRIPTION_CHARS), "confusables-1", model_version(), decode_version(), commands_version(),
+    params_version(),
     _VERSION_SUFFIX.pattern, _MENTION.pattern, _SETUP_STEP.pattern, _ALL_SERVERS.pattern, _ABOUT_ATTACKS.pattern,
     _EXAMPLE_SPAN.pattern, _CODEC.pattern, *sorted(STRUCTURAL_FLAGS), _SENTENCE_KEY.pattern, "latin-veto",
 ]).encode()).hexdigest()[:16]
@@ -449,6 +454,7 @@ def _rule_findings(tool: ToolDef) -> set[str]:
         found.discard(FLAG_MUST_CALL_FIRST)
     found |= _payload_flags(clean, found, own.lower(), own_names, f"{tool.name} {tool.title or ''}",
                             first_sentence(remove_hidden(desc)))
+    found |= param_value_flags(tool.input_schema)
     return found
 
 

@@ -59,6 +59,7 @@ from .behaviour_cues import (
     TRUST_SETTINGS,
     URGENT,
     VERDICT,
+    WITHHOLD,
 )
 from .cues import (
     ACTION,
@@ -102,7 +103,7 @@ from .cues import (
     VIA,
 )
 from .lexicon import WORDS, trie
-from .unless_cues import AS_DATA, NOT_OVERRIDING, OPTIONAL, OWN_SERVER, SCOPED, UNTIL, USER_NEED
+from .unless_cues import AS_DATA, KEEP_WHOLE, NOT_OVERRIDING, OPTIONAL, OWN_SERVER, SCOPED, UNTIL, USER_NEED
 
 __all__ = ["INTENTS", "Intent", "intent_flags"]
 
@@ -148,6 +149,10 @@ INTENTS: tuple[Intent, ...] = (
     Intent(FLAG_CONCEAL, (SECRECY, USER), "keeps something from the person being helped", unless=UNTIL),
     Intent(FLAG_CONCEAL, (SECRECY, ANSWER, AGENT), "keeps something out of the model's answers", unless=UNTIL),
     Intent(FLAG_CONCEAL, (SECRECY, FACT), "hides a fee, a copy or a failure", unless=UNTIL),
+    Intent(FLAG_CONCEAL, (WITHHOLD, REPORT, USER), "cuts or falsifies what the person is told",
+           unless=KEEP_WHOLE, max_chars=_ORDER_CHARS),
+    Intent(FLAG_CONCEAL, (WITHHOLD, CONVO, USER), "cuts or falsifies what the person is told",
+           unless=KEEP_WHOLE, max_chars=_ORDER_CHARS),
     Intent(FLAG_ALWAYS_SELECT, (EVERY, TURN, SELECT, SELF), "this tool for every request",
            unless=SCOPED, unless_overridden_by=ANYHOW),
     Intent(FLAG_ALWAYS_SELECT, (OTHERS, SELECT, SELF, EVERY), "this tool before every other",
@@ -236,7 +241,7 @@ def _any_of(cues: Iterable[re.Pattern[str]]) -> re.Pattern[str]:
 
 #: Cues in the order of how often real tool texts hold them, rarest first (share of ~5,900
 #: pool tools, measured by the cue searches themselves): each intent is gated on its rarest cue.
-_RARITY = (SHARED, OWN_CONTEXT, TRUST_SETTINGS, OVERRIDE_USER, APPROVED, SKIP_CHECK, URGENT, LEAKY_URL, REPLACES,
+_RARITY = (SHARED, WITHHOLD, OWN_CONTEXT, TRUST_SETTINGS, OVERRIDE_USER, APPROVED, SKIP_CHECK, URGENT, LEAKY_URL, REPLACES,
            REGARDLESS, DEMOTED, OBEY, SECRECY, PRIORITY, ROLE, OPENING, SWITCHED_OFF, OTHERS, SOURCE, CREDENTIAL, CANCEL, MODIFY,
            FACT, VERDICT, TOOL_OUTPUT, ASK, PRIOR, SELF, ANSWER, FIRST, REPORT, SECRET, SEQUENCE, OTHER_TOOL, RULES, CONVO, USER,
            AGENT, INCLUDE, EVERY, EXTERNAL, RISKY, TURN, ACTION, VIA, SELECT, IDENT, MUST)

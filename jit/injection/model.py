@@ -46,6 +46,7 @@ import numpy as np
 from ..jsonrpc import scrub
 from ..models import ToolDef
 from ..text import remove_hidden
+from .params import offered_values, schema_nodes
 
 if TYPE_CHECKING:  # pragma: no cover
     import scipy.sparse
@@ -76,16 +77,28 @@ MIN_MODEL_CHARS = 100
 _RESERVED_TLD = re.compile(r"(?<=[A-Za-z0-9-])\.(?:example|test|invalid)\b(?![.-]?[A-Za-z0-9])", re.IGNORECASE)
 
 
+#: The words of a parameter the model reads: what it is called and said to be (title, description) and
+#: the values it offers (:data:`jit.injection.params.OFFERED`) that are phrases. An attack placed in a
+#: parameter is written in one of them; a one-word value ("raw", "INBOX", a URL) says nothing the model can
+#: weigh, and real tools' long enums of such words would drown their descriptions (``params`` reads URLs).
+_PARAM_TEXT = ("title", "description")
+
+
+def _param_texts(schema: Any) -> list[str]:
+    out: list[str] = []
+    for node in schema_nodes(schema):
+        out.extend(v for v in (node.get(k) for k in _PARAM_TEXT) if isinstance(v, str) and v.strip())
+        out.extend(v for v in offered_values(node) if len(v.split()) > 1)
+    return out
+
+
 def model_text(tool: ToolDef) -> str:
-    """What the model reads of a tool: title, description and every parameter description,
+    """What the model reads of a tool: title, description and, for the input schema and every
+    parameter in it (nested ones too), its title, description and the string values it offers (default, enum, examples, const),
     one per line, hidden characters removed (``hidden_unicode`` is the rules' finding) and host
     names under the documentation domains read as ``.com`` (:data:`_RESERVED_TLD`)."""
     parts = [tool.title or "", tool.description or ""]
-    props = (tool.input_schema or {}).get("properties") if isinstance(tool.input_schema, dict) else None
-    if isinstance(props, dict):
-        for spec in props.values():
-            if isinstance(spec, dict) and isinstance(spec.get("description"), str):
-                parts.append(spec["description"])
+    parts += _param_texts(tool.input_schema)
     return _RESERVED_TLD.sub(".com", remove_hidden("\n".join(p for p in parts if p)))[:MAX_MODEL_CHARS]
 
 

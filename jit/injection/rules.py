@@ -319,6 +319,13 @@ _ROLE = (
       r"</?\s*(?:system|im_start|im_end)\s*>|<\|\s*(?:im_start|im_end|system|endoftext|start_header_id|eot_id|user"
       r"|assistant)\s*\|>",
       r"\[\s*(?:system|inst|admin|developer)\b[^\]\n]{0,20}\]"),
+    # A conversation's roles written into tool text: a Llama or fenced system block, a line said to come
+    # "from the system", or a made-up exchange (a user's turn answered by the assistant's) the model is
+    # to continue.
+    R(FLAG_ROLE_OVERRIDE, "<<sys <</sys ```system", r"<<\s*/?sys\s*>>|```\s*system\b"),
+    R(FLAG_ROLE_OVERRIDE, "system & from", r"\bfrom\s+the\s+system\s*:"),
+    R(FLAG_ROLE_OVERRIDE, "user human & assistant ai",
+      r"(?:^|[\n.:]\s*)(?:user|human)\s*:\s[^\n]{3,200}?(?:\n|\s)(?:assistant|ai)\s*:\s"),
     R(FLAG_ROLE_OVERRIDE, "act & as",
       r"\bact\s+as\s+(?:an?\s+)?(?:unrestricted|different|new|unfiltered|jailbroken|uncensored|evil|dan)\b",
       r"\b(?:you\s+will|you\s+must|you\s+shall)\s+(?:now\s+)?act\s+as\b"),

@@ -13,7 +13,7 @@ import re
 
 from .lexicon import cue as _cue
 
-__all__ = ["AS_DATA", "NOT_OVERRIDING", "OPTIONAL", "OWN_SERVER", "SCOPED", "UNTIL", "USER_NEED"]
+__all__ = ["AS_DATA", "KEEP_WHOLE", "NOT_OVERRIDING", "OPTIONAL", "OWN_SERVER", "SCOPED", "UNTIL", "USER_NEED"]
 
 
 #: A change offered as an option the caller may take ("this behaviour can be disabled via the location_auto
@@ -57,6 +57,15 @@ USER_NEED = _cue(
 
 
 #: Withholding that ends ("do not reveal the answer until the user guesses") is not concealment.
+#: Leaving out forbidden, not ordered ("never omit or hide the legacy group"), a parameter left out for a
+#: default ("omit the query to list everyone"), or something held back only until the person asks: the
+#: account stays whole.
+KEEP_WHOLE = re.compile(r"\b(?:never|not|n't|nor|without|avoid)\s+(?:omit|omitting|leav(?:e|ing)\s+out|hid(?:e|ing))\b"
+                        r"|\b(?:omit|leave\s+out)\b[^.;\n]{0,40}?\bto\s+(?:get|use|list|return|answer|fetch|include"
+                        r"|search|see|apply|receive|select|show|keep|let)\b"
+                        r"|\bunless\s+(?:the\s+user|they|asked)|\buntil\b")
+
+
 UNTIL = _cue(
     "until unless_the unless_they unless_asked until_asked "
     "hasta_que jusqu bis$ finché até_que totdat dopóki -e_kadar пока_не 直到 "
