@@ -2,7 +2,7 @@
 tool definitions flagged and of benign ones written to look hostile that are flagged, per set and
 per category.
 
-    python -m bench.eval_injection_heldout [--set 2|3] [--json]
+    python -m bench.eval_injection_heldout [--set 2|3|4] [--json]
 
 The detector sees each row's ``name``, ``description`` and ``input_schema`` only (the ``category``
 and ``note`` fields give the answer away). The sets and how they were written:
@@ -20,7 +20,7 @@ from jit.injection.detect import detect_hostile_many
 from jit.models import ToolDef
 
 DATA = Path(__file__).parent / "data" / "injection_heldout"
-SETS = ("2", "3")
+SETS = ("2", "3", "4")
 
 
 def load(path: Path) -> list[dict]:
