@@ -649,3 +649,25 @@ def test_an_unfilled_skeleton_slot_is_a_warning(env, tmp_path, embedder):
     untouched = Compiler(store, config, embedder, token_counter=EstimateCounter())
     with untouched:
         assert not any("skeleton slot" in w for w in untouched.compile(TaskContext(shard="tester", task=TASK)).warnings)
+
+
+def test_a_compile_reads_the_tool_matrix_once_for_the_task_and_its_steps(env, monkeypatch):
+    """Retrieval and the steps share one pass over the matrix: a (n, q) product with a column per
+    query and per step, not one product each."""
+    import jit.selection.retrieve as retrieve
+    from jit.selection.compiler import _queries
+
+    _, _, _, compiler = env
+    products: list[tuple[int, int]] = []
+    real = retrieve.matrix_product
+
+    def counted(matrix, right):
+        products.append(right.shape)
+        return real(matrix, right)
+
+    monkeypatch.setattr(retrieve, "matrix_product", counted)
+    ts = compiler.compile(TaskContext(shard="coder", task=TASK))
+    steps = task_steps(TASK)
+    assert len(steps) >= 2 and any(s.step for s in ts.tools)
+    assert len(products) == 1
+    assert products[0][1] == len(compiler._query_vectors(_queries(TASK))) + len(steps)

@@ -32,7 +32,6 @@ import numpy as np
 from ..analysis.offline_analyzer import analyze_task
 from ..config import ShardConfig
 from ..models import StoredTool
-from ..process import matrix_product
 from ..text import search_tokens
 from .retrieve import task_pieces
 from .snapshot import CatalogSnapshot
@@ -366,15 +365,19 @@ def _lookup_verb(name: str, server: str) -> re.Match[str] | None:
     return found
 
 
-def plan(view: CatalogSnapshot, steps: Sequence[Step], embed: Callable[[list[str]], np.ndarray],
+def plan(view: CatalogSnapshot, steps: Sequence[Step], sims: np.ndarray,
          lexical_weight: float, allowed: np.ndarray, denied: np.ndarray | None, shard: str,
          warnings: list[str], slots: Mapping[str, bool]) -> tuple[list[Planned], Feeds]:
     """Per step of a task on ``view`` that some tool does: its text and its options (tool id,
     match); and the producers of the identifiers a tool needs (:func:`producers`, among the
     tools the step could use), for :func:`settle` to ask of the tool it chooses. A step
-    without a tool is a warning in ``warnings``. ``allowed``: rows in reach that the role may
-    have; ``denied``: rows the role's policy denies (None: none); ``slots``: the role's skeleton
-    slots, each with whether a tool fills it (a step its slot names is the slot's tool's)."""
+    without a tool is a warning in ``warnings``. ``sims``: the cosine of every row with each
+    step's :func:`spelled` text (column ``j`` for ``steps[j]``; the compile's one pass over the
+    matrix, :meth:`~jit.selection.retrieve.RetrievalIndex.similarities`). ``allowed``: rows in
+    reach that the role may have; ``denied``: rows the role's policy denies (None: none);
+    ``slots``: the role's skeleton slots, each with whether a tool fills it (a step its slot
+    names is the slot's tool's)."""
+    column = {id(s): j for j, s in enumerate(steps)}
     for step in steps:
         if step.by in slots and not slots[step.by]:
             warnings.append(f"{shard}: no tool in reach can {DOES[step.capability]} for the step {step.named} "
@@ -396,12 +399,10 @@ def plan(view: CatalogSnapshot, steps: Sequence[Step], embed: Callable[[list[str
         return (bool(allowed[r]) and not penalty.get(t, 0) and view.tier_cap.get(t, Tier.FULL) is Tier.FULL
                 and not _is_demo(view, view.heads[t][0], servers))
 
-    sims = np.zeros((0, 0), dtype=np.float32)
-
     def score(i: int, text: str) -> tuple[np.ndarray, ...]:
         """The index's score of one query (``RetrievalIndex.score``: min-max normalised cosine and
         BM25, mixed by ``lexical_weight``), for every row at once, the best :data:`STEP_POOL` kept."""
-        dense = sims[:, i]
+        dense = sims[:, column[id(steps[i])]]
         lo, hi = float(dense.min()), float(dense.max())
         lexical = index.lexical.scores(spelled(text))
         hybrid = ((1 - lexical_weight) * (dense - lo) / max(hi - lo, 1e-6)
@@ -417,10 +418,6 @@ def plan(view: CatalogSnapshot, steps: Sequence[Step], embed: Callable[[list[str
     if not steps:
         return [], _no_feeds
     index = view.index
-    # One pass over the matrix for every step; a tool without a vector takes the lowest cosine.
-    sims = matrix_product(index.matrix, embed([spelled(s.text) for s in steps]).T)
-    if not index.all_vectors:
-        sims[~index.has_vector] = sims[index.has_vector].min(axis=0)
     task_words = frozenset(w for s in steps for w in search_tokens(spelled(s.clause or s.text), drop_stopwords=True))
     planned: list[Planned] = []
     for found in step_tools(steps, score, caps_of, usable, lambda r: denied is not None and bool(denied[r]),
