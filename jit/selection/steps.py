@@ -37,8 +37,8 @@ from .retrieve import task_pieces
 from .snapshot import CatalogSnapshot
 from .tiers import Tier
 
-__all__ = ["STEP_FLOOR", "VERBS", "Step", "StepTool", "demo_servers", "leading_capability", "name_fit", "plan",
-           "producers", "settle", "spelled", "split_clauses", "step_tools", "task_steps"]
+__all__ = ["STEP_FLOOR", "VERBS", "Step", "StepTool", "action_free", "demo_servers", "leading_capability", "name_fit",
+           "noun_uses", "plan", "producers", "settle", "spelled", "split_clauses", "step_tools", "task_steps"]
 
 #: The least retrieval score (0–100, the step's text alone) of a step's tool: below it, no
 #: tool in reach is taken to do the step.
@@ -96,6 +96,9 @@ _MAKES = re.compile(r"^(?:(?:please|also|then|now|first|and|just)\s+)*(?:help me
 #: A clause that asks something: it reads, whatever its verbs ("is it safe to merge?").
 _QUESTION = re.compile(r"\?\s*$|^(?:what|which|who|when|where|why|how|is|are|does|do|did|was|were|has|have|can)\b",
                        re.I)
+#: A clause that opens with an article, a pronoun or a preposition says how things are, not what
+#: to do ("a submit button", "In the test MongoDB", "We need to test the webhook"): it reads.
+_STATEMENT = re.compile(r"^(?:a|an|the|in|on|at|from|for|with|i|we|you|it|its|my|our|this|that|there|here)\b", re.I)
 #: Abbreviations a tool's description spells out: a step is matched with both.
 _ABBREVIATIONS = {"pr": "pull request", "prs": "pull requests", "mr": "merge request", "repo": "repository",
                   "db": "database", "k8s": "kubernetes", "env": "environment", "docs": "documentation"}
@@ -119,7 +122,7 @@ _DEMO = re.compile(r"\b(?:demonstrat\w*|simulat\w*|echoes back|mcp (?:server|cli
 READ_CODE = "read the contents of a text file"
 OPEN_PAGE = "navigate the browser to a URL"
 RUN_COMMAND = "run a shell command in a terminal"
-SWITCH_BRANCH = "switch branches: check out a branch"
+SWITCH_BRANCH = "checkout a branch: switch branches"
 #: A branch a change goes on: one the clause calls a branch, or named by the usual kind of
 #: work (``release/3.1``, ``hotfix/1.2.1``, ``feature/search``).
 _BRANCH = re.compile(r"\bbranch\s+[\w.\-]+/?[\w.\-]*|(?<![\w/.])(?:feature|feat|fix|bugfix|hotfix|release|chore)/"
@@ -179,7 +182,7 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
         verb = leading_capability(clause)
         if verb is None and not caps and len(clause.split()) < 3:
             continue  # a fragment ("mind2web", "upon completion"): no step of its own
-        cap = "/read" if _QUESTION.search(clause) else verb or (caps[0] if caps else "/read")
+        cap = "/read" if _QUESTION.search(clause) or _STATEMENT.match(clause) else verb or (caps[0] if caps else "/read")
         if profile.edits_code:
             steps.append(Step(READ_CODE, "/read", implied=True, clause=clause, by="read_file"))
         if _URL.search(clause) and _PAGE.search(text):
@@ -240,14 +243,72 @@ def demo_servers(servers: Mapping[str, Sequence[str]]) -> frozenset[str]:
 
 
 _VERB_CAPS = {search_tokens(v)[0]: c for v, c in VERBS.items() if search_tokens(v)}
+#: Words after which a word names a thing, not the action: a determiner, a possessive, a
+#: preposition ("the login page", "my local checkout", "goes to staging").
+_NOUN_AFTER = frozenset("a an the my our your their its his her this that these those in on at to into from of for "
+                        "with by via".split())
+#: A word joined to others by ``.``, ``/``, ``@`` or ``:``: part of an address, a path or a host.
+_ADDRESS = re.compile(r"[\w\-]+(?:[./@:][\w\-]+)+")
+_WORD = re.compile(r"[\w\-]+")
+
+
+def noun_uses(text: str) -> frozenset[str]:
+    """The search tokens of the words a text uses as a name rather than as its action: a word of
+    an address, a path or a host (``staging.acme.dev``, ``src/login.py``), and a word at most two
+    words after a determiner, a possessive or a preposition ("my local checkout", "the login page",
+    "a TypeError in checkout"), unless the text also says it as its leading verb. A tool name's
+    verb that the text says only this way is not the text's action (:func:`name_fit`,
+    :func:`action_free`)."""
+    found: set[str] = set()
+    for m in _ADDRESS.finditer(text):
+        found.update(search_tokens(m.group(0)))
+    rest = _ADDRESS.sub(" ", text)
+    words = _WORD.findall(rest)
+    after = 3  # words since the last determiner or preposition
+    for w in words:
+        low = w.lower()
+        if low in _NOUN_AFTER:
+            after = 0
+            continue
+        after += 1
+        if after <= 2:
+            found.update(search_tokens(w))
+    m = _LEADING.match(text)
+    if m:
+        found.difference_update(search_tokens(m.group(1)))
+    return frozenset(found)
+
+
+def action_free(text: str, keep: Collection[str] = ()) -> str:
+    """A step's text for lexical matching without what it says only as names of things: an
+    address, a path or a host (the data a tool is given, not what the tool is: the words of
+    ``https://github.com/acme/web/pull/512`` do not ask for a GitHub tool), and an action word
+    (:data:`VERBS`) it uses as a noun or a modifier (:func:`noun_uses`: "the fix in my local
+    checkout" does not match ``git_checkout`` by its name's verb). ``keep``: search tokens kept
+    wherever they are (the servers' names: "the board in monday.com" still points at monday)."""
+    nouns = {w for w in noun_uses(text) if w in _VERB_CAPS}
+
+    def word(m: re.Match[str]) -> str:
+        toks = set(search_tokens(m.group(0)))
+        return m.group(0) if toks & set(keep) or not toks & nouns else " "
+
+    def address(m: re.Match[str]) -> str:
+        kept = [w for w in search_tokens(m.group(0)) if w in keep]
+        return f" {' '.join(kept)} "
+
+    return _WORD.sub(word, _ADDRESS.sub(address, text))
 
 
 def name_fit(name: str, server: str, step: Step, task_words: frozenset[str] = frozenset()) -> float:
     """How well a tool's name says a step, 0–1: the share of its name's words (its server's name
-    left out) that the step says, the first one as the step's verb (the same verb, or one of the
-    same capability: ``get`` for a step that reads), the others as its object; a word only the
-    rest of the task says (``task_words``) counts half. The step's own verb names no object:
-    "review the PR" is ``get_pull_request``, not ``get_pull_request_reviews``."""
+    left out) that the step says, the first one as the step's verb, the others as its object; a
+    word only the rest of the task says (``task_words``) counts half. The step's verb counts
+    as the name's first or second word (``add_comment`` for "comment on it"); another verb of the step's
+    capability as the name's first word counts whole for a read (``get`` or ``search`` for "find
+    …": ways of reading are near alike), half for a change when the step says a verb of its own
+    (``git_merge`` for "commit it": changes differ), whole when it says none. The step's own verb names no object ("review the PR" is ``get_pull_request``, not
+    ``get_pull_request_reviews``), and a word the step says only as a name (:func:`noun_uses`:
+    "in my local checkout") is no verb of a tool's name."""
     own = set(search_tokens(server))
     words = [w for w in search_tokens(name, drop_stopwords=True) if w not in own]
     if not words:
@@ -255,11 +316,16 @@ def name_fit(name: str, server: str, step: Step, task_words: frozenset[str] = fr
     said = search_tokens(spelled(step.text), drop_stopwords=True)
     m = _LEADING.match(step.text)
     verb = search_tokens(m.group(1))[0] if m and search_tokens(m.group(1)) else ""
+    names = noun_uses(step.text)
     objects = set(said) - {verb}
     got = 0.0
     for i, w in enumerate(words):
-        if i == 0 and (w == verb or _VERB_CAPS.get(w, "") == step.capability):
+        if w == verb and i <= 1:
             got += 1
+        elif i == 0 and w in _VERB_CAPS and w in names:
+            continue  # the tool's verb, which the step says as a name
+        elif i == 0 and _VERB_CAPS.get(w, "") == step.capability:
+            got += 0.5 if verb in _VERB_CAPS and step.capability in CHANGES else 1
         elif w in objects:
             got += 1
         elif w in task_words:
@@ -404,7 +470,7 @@ def plan(view: CatalogSnapshot, steps: Sequence[Step], sims: np.ndarray,
         BM25, mixed by ``lexical_weight``), for every row at once, the best :data:`STEP_POOL` kept."""
         dense = sims[:, column[id(steps[i])]]
         lo, hi = float(dense.min()), float(dense.max())
-        lexical = index.lexical.scores(spelled(text))
+        lexical = index.lexical.scores(spelled(action_free(text, servers_said)))
         hybrid = ((1 - lexical_weight) * (dense - lo) / max(hi - lo, 1e-6)
                   + lexical_weight * lexical / max(float(lexical.max()), 1e-6))
         top = np.argpartition(-hybrid, min(STEP_POOL, len(hybrid) - 1))[:STEP_POOL]
@@ -418,6 +484,7 @@ def plan(view: CatalogSnapshot, steps: Sequence[Step], sims: np.ndarray,
     if not steps:
         return [], _no_feeds
     index = view.index
+    servers_said = frozenset(w for name in index.server_names for w in search_tokens(name))
     task_words = frozenset(w for s in steps for w in search_tokens(spelled(s.clause or s.text), drop_stopwords=True))
     planned: list[Planned] = []
     for found in step_tools(steps, score, caps_of, usable, lambda r: denied is not None and bool(denied[r]),
