@@ -13,6 +13,7 @@ from jit.selection.steps import (
     SWITCH_BRANCH,
     Step,
     action_free,
+    asked,
     demo_servers,
     leading_capability,
     name_fit,
@@ -226,3 +227,11 @@ def test_a_clause_that_says_how_things_are_reads():
     assert all(s.capability == "/read" for s in steps)
     steps = task_steps("Open the login page, check the form has email, password and a submit button.")
     assert [s.capability for s in steps if s.text == "a submit button"] == ["/read"]
+
+
+def test_retrieval_leaves_out_what_the_task_forbids():
+    task = "Commit it and open a PR against main. Don't merge it, Dana reviews first."
+    assert asked(task) == "Commit it and open a PR against main. Dana reviews first."
+    assert asked("Find a slot next week. Just give me options, don't book anything.") == (
+        "Find a slot next week. Just give me options.")
+    assert asked("Don't do anything") == "Don't do anything"  # nothing else is left: the task itself

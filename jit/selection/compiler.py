@@ -52,7 +52,7 @@ from .render import order_key, tool_summary
 from .retrieve import RetrievalIndex, split_task
 from .scored_tool import ScoredTool, best_first
 from .snapshot import CatalogSnapshot, ShardTables
-from .steps import Step, plan, settle, spelled, task_steps
+from .steps import Step, asked, plan, settle, spelled, task_steps
 from .task import TaskContext, task_facts
 from .tiers import Tier
 from .tokens import EstimateCounter, TokenCounter, default_counter
@@ -346,10 +346,11 @@ class Compiler:
         """Every candidate of a task with its points, scores and wanted tier (no budget yet), and
         the reader of their definitions."""
         text = " ".join([ctx.task, *(os.path.basename(f) for f in ctx.files)]).strip()
+        query = asked(text)  # what retrieval scores: not the clauses that forbid something
         steps = task_steps(ctx.task, self.config.shards)
         # One batch of the model: the task's queries and its steps' texts (jit.selection.steps).
-        texts = list(dict.fromkeys([*self._embedded(_queries(text)), *(spelled(s.text) for s in steps)]))
-        with self._embedding_meanwhile(text, texts):
+        texts = list(dict.fromkeys([*self._embedded(_queries(query)), *(spelled(s.text) for s in steps)]))
+        with self._embedding_meanwhile(query, texts):
             view = self.catalog.snapshot()
         shard = self.catalog.shard_tables(view, ctx.shard)
         facts = task_facts(ctx, text, self.config.shards, self.policy.task_words(text))
@@ -366,7 +367,7 @@ class Compiler:
                 warnings.append(f"{ctx.shard}: no tool fills the skeleton slot {slot!r}")
         if text and view.index.has_vector.any():
             self.embedder.embed(texts)  # one batch; the queries' and the steps' vectors are then cached
-        vecs, sims = self._similarities(view, text, steps)
+        vecs, sims = self._similarities(view, query, steps)
         file_tools = self._file_step_tools(view, facts, allowed)
         # The tool of each step of the task (jit.selection.steps): Full whatever its score.
         planned, feeds = plan(view, steps, sims[:, len(vecs):],
@@ -374,7 +375,7 @@ class Compiler:
                               {slot: slot in filled for slot in self._slots(ctx.shard)})
         stepped = [o for _text, options in planned for o, _v in options]
         extra = [view.row_of[t] for t in (*winners, *stepped, *(t for tools in file_tools.values() for t, _ in tools))]
-        found = self._retrieve(view, text, pool or self.config.tool_selection.candidate_pool, extra, allowed,
+        found = self._retrieve(view, query, pool or self.config.tool_selection.candidate_pool, extra, allowed,
                                warnings, (ctx.shard, shard.denied), (vecs, sims[:, :len(vecs)]))
         labels = self.catalog.labels(view)
         # A step no tool in reach can take, or only tools the role is denied: a warning either way.

@@ -37,7 +37,7 @@ from .retrieve import task_pieces
 from .snapshot import CatalogSnapshot
 from .tiers import Tier
 
-__all__ = ["STEP_FLOOR", "VERBS", "Step", "StepTool", "action_free", "demo_servers", "leading_capability", "name_fit",
+__all__ = ["STEP_FLOOR", "VERBS", "Step", "StepTool", "action_free", "asked", "demo_servers", "leading_capability", "name_fit",
            "noun_uses", "plan", "producers", "settle", "spelled", "split_clauses", "step_tools", "task_steps"]
 
 #: The least retrieval score (0–100, the step's text alone) of a step's tool: below it, no
@@ -200,6 +200,18 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
     for s in steps:
         first.setdefault((s.text, s.capability), s)  # an implied step once, where it is first implied
     return list(first.values())
+
+
+def asked(text: str) -> str:
+    """A task without the clauses that tell the agent what not to do ("Don't merge it, Dana
+    reviews first"): what retrieval scores it by, so the words of what the task forbids do not
+    lift the tools that would do it. The task itself when nothing else is left."""
+    out = text
+    for piece in task_pieces(text):
+        if _NEGATED.match(piece):
+            out = out.replace(piece, " ")
+    out = re.sub(r"\s*,\s*(?=[.;!?])|(?<=[.;!?])(?:\s*,)+", "", re.sub(r"\s+", " ", out))
+    return out.strip(" ,;") or text
 
 
 def split_clauses(text: str) -> list[str]:
