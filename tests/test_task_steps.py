@@ -235,3 +235,17 @@ def test_retrieval_leaves_out_what_the_task_forbids():
     assert asked("Find a slot next week. Just give me options, don't book anything.") == (
         "Find a slot next week. Just give me options.")
     assert asked("Don't do anything") == "Don't do anything"  # nothing else is left: the task itself
+
+
+def test_a_thing_read_by_its_title_is_searched_for_first_and_a_thing_found_is_read_next():
+    steps = task_steps("Review the 'Q3 launch plan' Google Doc and leave a comment about the risks section.")
+    assert (steps[0].text, steps[0].capability, steps[0].implied) == (
+        "search by title for the Google Doc", "/read", True)
+    steps = task_steps("Find the signed Contoso contract in Drive and tell me when it renews.")
+    assert [(s.text, s.implied) for s in steps][:2] == [
+        ("Find the signed Contoso contract in Drive", False),
+        ("read the content of the signed Contoso contract in Drive", True)]
+    # a title to make is no thing to find; a possessive's apostrophe is no quote; "find out" finds nothing
+    assert not any(s.implied for s in task_steps('Open a Linear issue titled "Rate limiter drops requests" now'))
+    assert not any(s.implied for s in task_steps("Read Dana's notes and Bob's review of the doc"))
+    assert not any(s.implied for s in task_steps("Find out why the pods restart"))

@@ -5,7 +5,12 @@ with the capability of the verb it opens with (:data:`VERBS`; a question reads; 
 offline task analyzer's reading, ``/read`` when it names none), a clause that tells the agent
 what *not* to do left out ("don't merge it"), and the steps a clause implies: reading the code
 before changing it in place, opening a page in a browser before looking at it, switching to
-the branch a change goes on, running a command after "run the tests" (the role's skeleton slots do the first and the last).
+the branch a change goes on, searching by its title for a thing read by one ("the 'Q3 launch
+plan' Google Doc"), reading what a clause finds ("find the signed contract in Drive"), running
+a command after "run the tests" (the role's skeleton slots do the first and the last). A clause
+that opens with an article, a pronoun or a preposition says how things are, and reads. The
+words a step says only as names (:func:`noun_uses`: "in my local checkout", an address) are not
+its action; the clauses that forbid something are left out of retrieval too (:func:`asked`).
 
 Each step gets the tool (:func:`step_tools`) that matches its text best (the retrieval index's
 score of the step alone: dense and lexical, with how well the tool's name says the step's verb
@@ -118,6 +123,12 @@ _LOOKUP = re.compile(r"(?P<verb>list|search|resolve|find|lookup|get)(?=$|[_\-.A-
 #: A tool description that demonstrates the protocol rather than doing work.
 _DEMO = re.compile(r"\b(?:demonstrat\w*|simulat\w*|echoes back|mcp (?:server|client|logo)s?)\b", re.I)
 
+#: A thing a clause names by its title in quotes, and what follows it ("the 'Q3 launch plan'
+#: Google Doc", "the 'Launch tracker' board in monday.com"): reading it is finding it by that title first.
+_TITLED = re.compile(r"(?<!\w)['\"\u201c\u2018][^'\"\u201c\u201d\u2018\u2019]{3,80}['\"\u201d\u2019](?!\w)(?P<kind>(?:\s+[^\s,;]+){1,8})")
+#: A clause that finds a given thing ("find the signed contract in Drive"): reading it comes next.
+_FINDS = re.compile(r"^(?:(?:please|also|then|now|first|and|just)\s+)*(?:find|search\s+for|look\s+up|locate)\s+"
+                    r"(?P<what>(?:the|my|our|its|their|that)\s+.{3,})", re.I)
 #: Texts of the implied steps, in the words a tool's description uses.
 READ_CODE = "read the contents of a text file"
 OPEN_PAGE = "navigate the browser to a URL"
@@ -189,6 +200,11 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
             steps.append(Step(OPEN_PAGE, "/read", implied=True, clause=clause))
         if cap == "/write" and _BRANCH.search(clause):  # a change on a branch: switching to it first
             steps.append(Step(SWITCH_BRANCH, "/write", implied=True, clause=clause))
+        titled = _TITLED.search(clause) if cap == "/read" else None
+        if titled and titled.group("kind").strip(" ?.!"):  # a thing read by its title: found by it first
+            steps.append(Step(f"search by title for the {titled.group('kind').strip(' ?.!')}", "/read", implied=True,
+                              clause=clause))
+        found = _FINDS.match(clause) if cap == "/read" else None
         if cap == "/execute" and _RUN.search(clause):
             steps.append(Step(RUN_COMMAND, "/execute", implied=True, clause=clause, by="run_command"))
         elif cap == "/write" and (profile.edits_code or profile.file_targets
@@ -196,6 +212,8 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
             steps.append(Step(clause, cap, by=FILE_STEP))
         else:
             steps.append(Step(clause, cap))
+        if found:  # a thing found is read next
+            steps.append(Step(f"read the content of {found.group('what')}", "/read", implied=True, clause=clause))
     first: dict[tuple[str, str], Step] = {}
     for s in steps:
         first.setdefault((s.text, s.capability), s)  # an implied step once, where it is first implied
