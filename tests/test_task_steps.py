@@ -7,6 +7,7 @@ import numpy as np
 from jit.models import ServerStatus, StoredTool, ToolAnalysis, ToolDef
 from jit.selection.budget import Estimates, cap_full
 from jit.selection.steps import (
+    CURRENT_TIME,
     OPEN_PAGE,
     READ_CODE,
     RUN_COMMAND,
@@ -220,6 +221,9 @@ def test_a_word_the_task_says_as_a_name_is_not_its_action():
     assert action_free("stage the fix").split() == ["stage", "the"]
     kept = action_free("comment the PR link https://github.com/acme/web/pull/512 on it", {"github"}).split()
     assert "github" in kept and "acme" not in kept and "pull" not in kept
+    # a title in quotes is the thing's name, not what a tool does
+    kept = action_free("Log this bug in our QA Airtable base: 'Export button does nothing', severity high")
+    assert "Export" not in kept and "Airtable" in kept and "severity" in kept
 
 
 def test_a_clause_that_says_how_things_are_reads():
@@ -249,3 +253,10 @@ def test_a_thing_read_by_its_title_is_searched_for_first_and_a_thing_found_is_re
     assert not any(s.implied for s in task_steps('Open a Linear issue titled "Rate limiter drops requests" now'))
     assert not any(s.implied for s in task_steps("Read Dana's notes and Bob's review of the doc"))
     assert not any(s.implied for s in task_steps("Find out why the pods restart"))
+
+
+def test_a_day_still_to_come_needs_todays_date_first():
+    steps = task_steps("Put 'Cache design sync' on my calendar for Thursday at 10:00 with ana@acme.dev.")
+    assert (steps[0].text, steps[0].capability, steps[0].implied) == (CURRENT_TIME, "/read", True)
+    assert CURRENT_TIME in [s.text for s in task_steps("Find a 30 minute slot next week when we are both free")]
+    assert all(s.text != CURRENT_TIME for s in task_steps("Summarise the meeting notes in notes.md"))

@@ -5,7 +5,8 @@ with the capability of the verb it opens with (:data:`VERBS`; a question reads; 
 offline task analyzer's reading, ``/read`` when it names none), a clause that tells the agent
 what *not* to do left out ("don't merge it"), and the steps a clause implies: reading the code
 before changing it in place, opening a page in a browser before looking at it, switching to
-the branch a change goes on, searching by its title for a thing read by one ("the 'Q3 launch
+the branch a change goes on, today's date for a day still to come ("next week", "on
+Thursday"), searching by its title for a thing read by one ("the 'Q3 launch
 plan' Google Doc"), reading what a clause finds ("find the signed contract in Drive"), running
 a command after "run the tests" (the role's skeleton slots do the first and the last). A clause
 that opens with an article, a pronoun or a preposition says how things are, and reads. The
@@ -123,13 +124,21 @@ _LOOKUP = re.compile(r"(?P<verb>list|search|resolve|find|lookup|get)(?=$|[_\-.A-
 #: A tool description that demonstrates the protocol rather than doing work.
 _DEMO = re.compile(r"\b(?:demonstrat\w*|simulat\w*|echoes back|mcp (?:server|client|logo)s?)\b", re.I)
 
+#: A title or a text in quotes.
+_QUOTED = re.compile(r"(?<!\w)['\"\u201c\u2018][^'\"\u201c\u201d\u2018\u2019]{3,80}['\"\u201d\u2019](?!\w)")
 #: A thing a clause names by its title in quotes, and what follows it ("the 'Q3 launch plan'
 #: Google Doc", "the 'Launch tracker' board in monday.com"): reading it is finding it by that title first.
-_TITLED = re.compile(r"(?<!\w)['\"\u201c\u2018][^'\"\u201c\u201d\u2018\u2019]{3,80}['\"\u201d\u2019](?!\w)(?P<kind>(?:\s+[^\s,;]+){1,8})")
+_TITLED = re.compile(_QUOTED.pattern + r"(?P<kind>(?:\s+[^\s,;]+){1,8})")
 #: A clause that finds a given thing ("find the signed contract in Drive"): reading it comes next.
 _FINDS = re.compile(r"^(?:(?:please|also|then|now|first|and|just)\s+)*(?:find|search\s+for|look\s+up|locate)\s+"
                     r"(?P<what>(?:the|my|our|its|their|that)\s+.{3,})", re.I)
+#: A day or time said relative to now that is still to come ("next week", "on Thursday",
+#: "tomorrow at 10"): which date it is needs today's first.
+_AHEAD = re.compile(r"\b(?:tomorrow|tonight|next\s+(?:week|month|year|monday|tuesday|wednesday|thursday|friday|"
+                    r"saturday|sunday)|this\s+(?:week|weekend)|(?:on\s+|by\s+|this\s+)?(?:monday|tuesday|wednesday|"
+                    r"thursday|friday|saturday|sunday)|in\s+\d+\s+(?:days|weeks))\b", re.I)
 #: Texts of the implied steps, in the words a tool's description uses.
+CURRENT_TIME = "get the current date and time"
 READ_CODE = "read the contents of a text file"
 OPEN_PAGE = "navigate the browser to a URL"
 RUN_COMMAND = "run a shell command in a terminal"
@@ -200,6 +209,8 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
             steps.append(Step(OPEN_PAGE, "/read", implied=True, clause=clause))
         if cap == "/write" and _BRANCH.search(clause):  # a change on a branch: switching to it first
             steps.append(Step(SWITCH_BRANCH, "/write", implied=True, clause=clause))
+        if _AHEAD.search(clause):  # a day to come: today's date first
+            steps.append(Step(CURRENT_TIME, "/read", implied=True, clause=clause))
         titled = _TITLED.search(clause) if cap == "/read" else None
         if titled and titled.group("kind").strip(" ?.!"):  # a thing read by its title: found by it first
             steps.append(Step(f"search by title for the {titled.group('kind').strip(' ?.!')}", "/read", implied=True,
@@ -312,7 +323,8 @@ def noun_uses(text: str) -> frozenset[str]:
 def action_free(text: str, keep: Collection[str] = ()) -> str:
     """A step's text for lexical matching without what it says only as names of things: an
     address, a path or a host (the data a tool is given, not what the tool is: the words of
-    ``https://github.com/acme/web/pull/512`` do not ask for a GitHub tool), and an action word
+    ``https://github.com/acme/web/pull/512`` do not ask for a GitHub tool), a title or a text in
+    quotes ("the 'Q3 launch plan' Google Doc" asks for no planning tool), and an action word
     (:data:`VERBS`) it uses as a noun or a modifier (:func:`noun_uses`: "the fix in my local
     checkout" does not match ``git_checkout`` by its name's verb). ``keep``: search tokens kept
     wherever they are (the servers' names: "the board in monday.com" still points at monday)."""
@@ -326,7 +338,7 @@ def action_free(text: str, keep: Collection[str] = ()) -> str:
         kept = [w for w in search_tokens(m.group(0)) if w in keep]
         return f" {' '.join(kept)} "
 
-    return _WORD.sub(word, _ADDRESS.sub(address, text))
+    return _WORD.sub(word, _ADDRESS.sub(address, _QUOTED.sub(address, text)))
 
 
 def name_fit(name: str, server: str, step: Step, task_words: frozenset[str] = frozenset()) -> float:
