@@ -5,7 +5,7 @@ with the capability of the verb it opens with (:data:`VERBS`; a question reads; 
 offline task analyzer's reading, ``/read`` when it names none), a clause that tells the agent
 what *not* to do left out ("don't merge it"), and the steps a clause implies: reading the code
 before changing it in place, opening a page in a browser before looking at it, switching to
-the branch a change goes on, today's date for a day still to come ("next week", "on
+the branch a change goes on, today's date for a day still to come ("tomorrow", "on
 Thursday"), searching by its title for a thing read by one ("the 'Q3 launch
 plan' Google Doc"), reading what a clause finds ("find the signed contract in Drive"), running
 a command after "run the tests" (the role's skeleton slots do the first and the last). A clause
@@ -132,7 +132,7 @@ _TITLED = re.compile(_QUOTED.pattern + r"(?P<kind>(?:\s+[^\s,;]+){1,8})")
 #: A clause that finds a given thing ("find the signed contract in Drive"): reading it comes next.
 _FINDS = re.compile(r"^(?:(?:please|also|then|now|first|and|just)\s+)*(?:find|search\s+for|look\s+up|locate)\s+"
                     r"(?P<what>(?:the|my|our|its|their|that)\s+.{3,})", re.I)
-#: A day or time said relative to now that is still to come ("next week", "on Thursday",
+#: A day or time said relative to now that is still to come ("the coming month", "on Thursday",
 #: "tomorrow at 10"): which date it is needs today's first.
 _AHEAD = re.compile(r"\b(?:tomorrow|tonight|next\s+(?:week|month|year|monday|tuesday|wednesday|thursday|friday|"
                     r"saturday|sunday)|this\s+(?:week|weekend)|(?:on\s+|by\s+|this\s+)?(?:monday|tuesday|wednesday|"
