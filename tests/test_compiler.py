@@ -15,7 +15,8 @@ from jit.selection.compiler import Compiler
 from jit.selection.logic import default_rules_dir
 from jit.selection.records import StaleSnapshot
 from jit.selection.retrieve import split_task
-from jit.selection.steps import spelled, task_steps
+from jit.selection.step_words import spelled
+from jit.selection.steps import task_steps
 from jit.selection.task import TaskContext
 from jit.selection.tiers import Tier
 from jit.selection.tokens import EstimateCounter

@@ -6,6 +6,7 @@ import numpy as np
 
 from jit.models import ServerStatus, StoredTool, ToolAnalysis, ToolDef
 from jit.selection.budget import Estimates, cap_full
+from jit.selection.step_words import action_free, leading_capability, name_fit, noun_uses, spelled
 from jit.selection.steps import (
     CURRENT_TIME,
     OPEN_PAGE,
@@ -13,15 +14,10 @@ from jit.selection.steps import (
     RUN_COMMAND,
     SWITCH_BRANCH,
     Step,
-    action_free,
     asked,
     demo_servers,
-    leading_capability,
-    name_fit,
-    noun_uses,
     producers,
     settle,
-    spelled,
     split_clauses,
     step_tools,
     task_steps,

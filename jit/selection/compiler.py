@@ -52,7 +52,8 @@ from .render import order_key, tool_summary
 from .retrieve import RetrievalIndex, split_task
 from .scored_tool import ScoredTool, best_first
 from .snapshot import CatalogSnapshot, ShardTables
-from .steps import Step, asked, plan, settle, spelled, task_steps
+from .step_words import spelled
+from .steps import Step, asked, plan, settle, task_steps
 from .task import TaskContext, task_facts
 from .tiers import Tier
 from .tokens import EstimateCounter, TokenCounter, default_counter

@@ -1,7 +1,7 @@
 """The steps of a task and the tool of each: what the Full tier holds first.
 
 A task is split into steps (:func:`task_steps`): its clauses (:func:`split_clauses`), each
-with the capability of the verb it opens with (:data:`VERBS`; a question reads; otherwise the
+with the capability of the verb it opens with (:data:`~jit.selection.step_words.VERBS`; a question reads; otherwise the
 offline task analyzer's reading, ``/read`` when it names none), a clause that tells the agent
 what *not* to do left out ("don't merge it"), and the steps a clause implies: reading the code
 before changing it in place, opening a page in a browser before looking at it, switching to
@@ -10,12 +10,12 @@ Thursday"), searching by its title for a thing read by one ("the 'Q3 launch
 plan' Google Doc"), reading what a clause finds ("find the signed contract in Drive"), running
 a command after "run the tests" (the role's skeleton slots do the first and the last). A clause
 that opens with an article, a pronoun or a preposition says how things are, and reads. The
-words a step says only as names (:func:`noun_uses`: "in my local checkout", an address) are not
+words a step says only as names (:func:`~jit.selection.step_words.noun_uses`: "in my local checkout", an address) are not
 its action; the clauses that forbid something are left out of retrieval too (:func:`asked`).
 
 Each step gets the tool (:func:`step_tools`) that matches its text best (the retrieval index's
 score of the step alone: dense and lexical, with how well the tool's name says the step's verb
-and object, :func:`name_fit`), among the tools the role may use whose
+and object, :func:`~jit.selection.step_words.name_fit`), among the tools the role may use whose
 capability fits the step (a change needs a tool that writes, a read one that does not), that
 are neither deprecated (``penalty_points``) nor a demonstration server's (:func:`demo_servers`),
 and whose match clears :data:`STEP_FLOOR`. When a step's tool needs an identifier that another
@@ -41,10 +41,11 @@ from ..models import StoredTool
 from ..text import search_tokens
 from .retrieve import task_pieces
 from .snapshot import CatalogSnapshot
+from .step_words import QUOTED, action_free, leading_capability, name_fit, spelled
 from .tiers import Tier
 
-__all__ = ["STEP_FLOOR", "VERBS", "Step", "StepTool", "action_free", "asked", "demo_servers", "leading_capability", "name_fit",
-           "noun_uses", "plan", "producers", "settle", "spelled", "split_clauses", "step_tools", "task_steps"]
+__all__ = ["STEP_FLOOR", "Step", "StepTool", "asked", "demo_servers", "plan", "producers", "settle", "split_clauses",
+           "step_tools", "task_steps"]
 
 #: The least retrieval score (0–100, the step's text alone) of a step's tool: below it, no
 #: tool in reach is taken to do the step.
@@ -56,7 +57,7 @@ DENSE_FLOOR = 0.25
 OPTIONS = 3
 #: In :func:`settle`, the weight of a step's own match against the whole task's final score.
 STEP_WEIGHT = 0.5
-#: In a step's ranking, the weight of how well the tool's name says the step (:func:`name_fit`,
+#: In a step's ranking, the weight of how well the tool's name says the step (:func:`~jit.selection.step_words.name_fit`,
 #: 0–1) beside its match (0–100): of a server's siblings, the one named for the step's verb and
 #: object ("commit it": ``git_commit``, not ``git_cherry_pick``).
 NAME_WEIGHT = 80
@@ -76,25 +77,6 @@ DOES = {"/read": "read it", "/write": "change files or data", "/delete": "delete
 _NEGATED = re.compile(r"^(?:don'?t|do not|never|without|no need to|not)\b", re.I)
 #: Words of a clause that look at a page in a browser: opening it first is implied.
 _PAGE = re.compile(r"\b(?:screenshot|click|console|browser|the page|the form|viewport|headless)\b", re.I)
-#: The verb a step opens with -> its capability: what a change, a deletion, a run or a message
-#: is said with. A clause opening with none of them takes the task analyzer's reading.
-VERBS = {
-    **dict.fromkeys(("read", "check", "look", "find", "list", "show", "get", "search", "review", "compare",
-                     "inspect", "research", "count", "describe", "fetch", "see", "summarize", "summarise",
-                     "explain", "open", "screenshot", "query", "browse", "verify"), "/read"),
-    **dict.fromkeys(("fix", "change", "add", "create", "make", "put", "write", "update", "edit", "set", "rename",
-                     "move", "bump", "switch", "checkout", "commit", "push", "merge", "stash", "rebase",
-                     "cherry-pick", "tag", "log", "file", "register", "mark", "assign", "refund", "book",
-                     "schedule", "upload", "insert", "record", "save", "apply", "resolve", "close", "hop"), "/write"),
-    **dict.fromkeys(("delete", "remove", "clear", "drop", "purge", "wipe", "archive"), "/delete"),
-    **dict.fromkeys(("send", "tell", "leave", "post", "email", "mail", "reply", "comment", "notify", "message",
-                     "forward", "announce", "ping", "dm"), "/send"),
-    **dict.fromkeys(("run", "deploy", "rollback", "restart", "execute", "trigger", "roll"), "/execute"),
-}
-#: A verb addressed to the user ("tell me when it renews", "show us") is no step of its own.
-_LEADING = re.compile(r"^(?:(?:please|also|then|now|first|and|just)\s+)*([a-z\-]+)\b(?!\s+(?:me|us)\b)", re.I)
-_OPENS_RECORD = re.compile(r"\s+(?:a|an|the)?\s*(?:new\s+)?(?:\w+\s+){0,2}(?:issue|pr|pull request|merge request|"
-                           r"ticket|bug|incident|card|task)\b", re.I)
 #: A clause that makes content ("write an overview …, save it as x.docx"): when the task names a
 #: file to write, that file is where the content goes (the policy's file tool), not another store.
 _MAKES = re.compile(r"^(?:(?:please|also|then|now|first|and|just)\s+)*(?:help me\s+)?(?:write|create|make|draft|"
@@ -105,10 +87,6 @@ _QUESTION = re.compile(r"\?\s*$|^(?:what|which|who|when|where|why|how|is|are|doe
 #: A clause that opens with an article, a pronoun or a preposition says how things are, not what
 #: to do ("a submit button", "In the test MongoDB", "We need to test the webhook"): it reads.
 _STATEMENT = re.compile(r"^(?:a|an|the|in|on|at|from|for|with|i|we|you|it|its|my|our|this|that|there|here)\b", re.I)
-#: Abbreviations a tool's description spells out: a step is matched with both.
-_ABBREVIATIONS = {"pr": "pull request", "prs": "pull requests", "mr": "merge request", "repo": "repository",
-                  "db": "database", "k8s": "kubernetes", "env": "environment", "docs": "documentation"}
-_ABBREVIATION = re.compile(r"\b(" + "|".join(_ABBREVIATIONS) + r")\b", re.I)
 #: A clause that goes on with the one before it ("…, in tests/test_x.py").
 _CONTINUED = re.compile(r"^(?:in|on|at|to|into|for|from|with|by|as|under|inside)\b", re.I)
 #: :attr:`Step.by` of a write to a local file: the policy's ``file_step`` tool does it.
@@ -124,11 +102,9 @@ _LOOKUP = re.compile(r"(?P<verb>list|search|resolve|find|lookup|get)(?=$|[_\-.A-
 #: A tool description that demonstrates the protocol rather than doing work.
 _DEMO = re.compile(r"\b(?:demonstrat\w*|simulat\w*|echoes back|mcp (?:server|client|logo)s?)\b", re.I)
 
-#: A title or a text in quotes.
-_QUOTED = re.compile(r"(?<!\w)['\"\u201c\u2018][^'\"\u201c\u201d\u2018\u2019]{3,80}['\"\u201d\u2019](?!\w)")
 #: A thing a clause names by its title in quotes, and what follows it ("the 'Q3 launch plan'
 #: Google Doc", "the 'Launch tracker' board in monday.com"): reading it is finding it by that title first.
-_TITLED = re.compile(_QUOTED.pattern + r"(?P<kind>(?:\s+[^\s,;]+){1,8})")
+_TITLED = re.compile(QUOTED.pattern + r"(?P<kind>(?:\s+[^\s,;]+){1,8})")
 #: A clause that finds a given thing ("find the signed contract in Drive"): reading it comes next.
 _FINDS = re.compile(r"^(?:(?:please|also|then|now|first|and|just)\s+)*(?:find|search\s+for|look\s+up|locate)\s+"
                     r"(?P<what>(?:the|my|our|its|their|that)\s+.{3,})", re.I)
@@ -246,7 +222,7 @@ def asked(text: str) -> str:
 def split_clauses(text: str) -> list[str]:
     """A task's clauses, made of the pieces :func:`~jit.selection.retrieve.split_task` joins
     (:func:`~jit.selection.retrieve.task_pieces`: sentences, then ``,`` / ``and`` / ``then``), but a short piece is a clause of its own when it opens with a verb
-    (:data:`VERBS`: "… and merge it"), and a piece that opens with a preposition goes on with the
+    (:data:`~jit.selection.step_words.VERBS`: "… and merge it"), and a piece that opens with a preposition goes on with the
     clause before it ("…, in tests/test_x.py")."""
     clauses: list[str] = []
     for piece in task_pieces(text):
@@ -258,121 +234,12 @@ def split_clauses(text: str) -> list[str]:
     return list(dict.fromkeys(clauses))
 
 
-def leading_capability(clause: str) -> str | None:
-    """The capability of the verb a clause opens with (:data:`VERBS`; "open" a page reads, "open"
-    an issue writes), None when it opens with none of them."""
-    m = _LEADING.match(clause)
-    if not m:
-        return None
-    verb = m.group(1).lower()
-    if verb == "open":
-        return "/write" if _OPENS_RECORD.match(clause[m.end():]) else "/read"
-    return VERBS.get(verb)
-
-
-def spelled(text: str) -> str:
-    """A step's text with its abbreviations spelled out beside them ("open a PR (pull request)")."""
-    return _ABBREVIATION.sub(lambda m: f"{m.group(0)} ({_ABBREVIATIONS[m.group(0).lower()]})", text)
-
-
 def demo_servers(servers: Mapping[str, Sequence[str]]) -> frozenset[str]:
     """Servers whose tools demonstrate the protocol (echo, a sum, their environment): half
     their tools or more describe themselves as demonstrating or simulating something or name
     MCP itself as their subject. ``servers``: server -> its tools' descriptions."""
     return frozenset(s for s, texts in servers.items()
                      if texts and 2 * sum(bool(_DEMO.search(d)) for d in texts) >= len(texts))
-
-
-_VERB_CAPS = {search_tokens(v)[0]: c for v, c in VERBS.items() if search_tokens(v)}
-#: Words after which a word names a thing, not the action: a determiner, a possessive, a
-#: preposition ("the login page", "my local checkout", "goes to staging").
-_NOUN_AFTER = frozenset("a an the my our your their its his her this that these those in on at to into from of for "
-                        "with by via".split())
-#: A word joined to others by ``.``, ``/``, ``@`` or ``:``: part of an address, a path or a host.
-_ADDRESS = re.compile(r"[\w\-]+(?:[./@:][\w\-]+)+")
-_WORD = re.compile(r"[\w\-]+")
-
-
-def noun_uses(text: str) -> frozenset[str]:
-    """The search tokens of the words a text uses as a name rather than as its action: a word of
-    an address, a path or a host (``staging.acme.dev``, ``src/login.py``), and a word at most two
-    words after a determiner, a possessive or a preposition ("my local checkout", "the login page",
-    "a TypeError in checkout"), unless the text also says it as its leading verb. A tool name's
-    verb that the text says only this way is not the text's action (:func:`name_fit`,
-    :func:`action_free`)."""
-    found: set[str] = set()
-    for m in _ADDRESS.finditer(text):
-        found.update(search_tokens(m.group(0)))
-    rest = _ADDRESS.sub(" ", text)
-    words = _WORD.findall(rest)
-    after = 3  # words since the last determiner or preposition
-    for w in words:
-        low = w.lower()
-        if low in _NOUN_AFTER:
-            after = 0
-            continue
-        after += 1
-        if after <= 2:
-            found.update(search_tokens(w))
-    m = _LEADING.match(text)
-    if m:
-        found.difference_update(search_tokens(m.group(1)))
-    return frozenset(found)
-
-
-def action_free(text: str, keep: Collection[str] = ()) -> str:
-    """A step's text for lexical matching without what it says only as names of things: an
-    address, a path or a host (the data a tool is given, not what the tool is: the words of
-    ``https://github.com/acme/web/pull/512`` do not ask for a GitHub tool), a title or a text in
-    quotes ("the 'Q3 launch plan' Google Doc" asks for no planning tool), and an action word
-    (:data:`VERBS`) it uses as a noun or a modifier (:func:`noun_uses`: "the fix in my local
-    checkout" does not match ``git_checkout`` by its name's verb). ``keep``: search tokens kept
-    wherever they are (the servers' names: "the board in monday.com" still points at monday)."""
-    nouns = {w for w in noun_uses(text) if w in _VERB_CAPS}
-
-    def word(m: re.Match[str]) -> str:
-        toks = set(search_tokens(m.group(0)))
-        return m.group(0) if toks & set(keep) or not toks & nouns else " "
-
-    def address(m: re.Match[str]) -> str:
-        kept = [w for w in search_tokens(m.group(0)) if w in keep]
-        return f" {' '.join(kept)} "
-
-    return _WORD.sub(word, _ADDRESS.sub(address, _QUOTED.sub(address, text)))
-
-
-def name_fit(name: str, server: str, step: Step, task_words: frozenset[str] = frozenset()) -> float:
-    """How well a tool's name says a step, 0–1: the share of its name's words (its server's name
-    left out) that the step says, the first one as the step's verb, the others as its object; a
-    word only the rest of the task says (``task_words``) counts half. The step's verb counts
-    as the name's first or second word (``add_comment`` for "comment on it"); another verb of the step's
-    capability as the name's first word counts whole for a read (``get`` or ``search`` for "find
-    …": ways of reading are near alike), half for a change when the step says a verb of its own
-    (``git_merge`` for "commit it": changes differ), whole when it says none. The step's own verb names no object ("review the PR" is ``get_pull_request``, not
-    ``get_pull_request_reviews``), and a word the step says only as a name (:func:`noun_uses`:
-    "in my local checkout") is no verb of a tool's name."""
-    own = set(search_tokens(server))
-    words = [w for w in search_tokens(name, drop_stopwords=True) if w not in own]
-    if not words:
-        return 0.0
-    said = search_tokens(spelled(step.text), drop_stopwords=True)
-    m = _LEADING.match(step.text)
-    verb = search_tokens(m.group(1))[0] if m and search_tokens(m.group(1)) else ""
-    names = noun_uses(step.text)
-    objects = set(said) - {verb}
-    got = 0.0
-    for i, w in enumerate(words):
-        if w == verb and i <= 1:
-            got += 1
-        elif i == 0 and w in _VERB_CAPS and w in names:
-            continue  # the tool's verb, which the step says as a name
-        elif i == 0 and _VERB_CAPS.get(w, "") == step.capability:
-            got += 0.5 if verb in _VERB_CAPS and step.capability in CHANGES else 1
-        elif w in objects:
-            got += 1
-        elif w in task_words:
-            got += 0.5
-    return got / len(words)
 
 
 def _fits(cap: str, has: set[str]) -> bool:
@@ -387,7 +254,7 @@ def step_tools(steps: Sequence[Step], score: Callable[[int, str], tuple[np.ndarr
     """The tool of each step. ``score(i, text)`` gives ``(rows, vector, dense)`` of the best-matching
     rows for the ``i``-th step alone (:func:`plan`: dense and lexical, as the retrieval index scores); ``caps_of(row)`` a tool's capabilities; ``usable(row)``: in reach, the role
     may have it, not deprecated, not a demonstration; ``denied(row)``: the role may not;
-    ``fit(row, step)``: how well the tool's name says the step (:func:`name_fit`), which ranks a
+    ``fit(row, step)``: how well the tool's name says the step (:func:`~jit.selection.step_words.name_fit`), which ranks a
     tool over the floor by its match + :data:`NAME_WEIGHT` × its fit."""
     out: list[StepTool] = []
     for i, step in enumerate(steps):
@@ -480,7 +347,7 @@ def plan(view: CatalogSnapshot, steps: Sequence[Step], sims: np.ndarray,
     match); and the producers of the identifiers a tool needs (:func:`producers`, among the
     tools the step could use), for :func:`settle` to ask of the tool it chooses. A step
     without a tool is a warning in ``warnings``. ``sims``: the cosine of every row with each
-    step's :func:`spelled` text (column ``j`` for ``steps[j]``; the compile's one pass over the
+    step's :func:`~jit.selection.step_words.spelled` text (column ``j`` for ``steps[j]``; the compile's one pass over the
     matrix, :meth:`~jit.selection.retrieve.RetrievalIndex.similarities`). ``allowed``: rows in
     reach that the role may have; ``denied``: rows the role's policy denies (None: none);
     ``slots``: the role's skeleton slots, each with whether a tool fills it (a step its slot
