@@ -672,3 +672,13 @@ def test_a_compile_reads_the_tool_matrix_once_for_the_task_and_its_steps(env, mo
     assert len(steps) >= 2 and any(s.step for s in ts.tools)
     assert len(products) == 1
     assert products[0][1] == len(compiler._query_vectors(_queries(TASK))) + len(steps)
+
+
+def test_retrieval_scores_a_task_without_the_clause_that_forbids_something(env):
+    """"Don't delete the repo" lifts no deleting tool: every candidate's retrieval score is the one
+    of the task without that clause."""
+    _, _, _, compiler = env
+    told = compiler.compile(TaskContext(shard="coder", task="List the open issues of acme/shop. Don't delete the repo."))
+    plain = compiler.compile(TaskContext(shard="coder", task="List the open issues of acme/shop."))
+    vector = {s.name: s.vector for s in plain.tools}
+    assert {s.name: s.vector for s in told.tools if s.name in vector} == vector

@@ -234,6 +234,7 @@ def test_retrieval_leaves_out_what_the_task_forbids():
     assert asked(task) == "Commit it and open a PR against main. Dana reviews first."
     assert asked("Find a slot next week. Just give me options, don't book anything.") == (
         "Find a slot next week. Just give me options.")
+    assert asked("List the open issues. Don't delete the repo.") == "List the open issues."
     assert asked("Don't do anything") == "Don't do anything"  # nothing else is left: the task itself
 
 

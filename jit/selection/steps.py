@@ -215,7 +215,8 @@ def asked(text: str) -> str:
     for piece in task_pieces(text):
         if _NEGATED.match(piece):
             out = out.replace(piece, " ")
-    out = re.sub(r"\s*,\s*(?=[.;!?])|(?<=[.;!?])(?:\s*,)+", "", re.sub(r"\s+", " ", out))
+    out = re.sub(r"\s*,\s*(?=[.;!?])", "", re.sub(r"\s+", " ", out))  # "options, ." -> "options."
+    out = re.sub(r"([.;!?])(?:\s*[.,;!?])+", r"\1", out)  # "shop. ." and "main. ," -> "shop." and "main."
     return out.strip(" ,;") or text
 
 
