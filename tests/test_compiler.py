@@ -15,7 +15,8 @@ from jit.selection.compiler import Compiler
 from jit.selection.logic import default_rules_dir
 from jit.selection.records import StaleSnapshot
 from jit.selection.retrieve import split_task
-from jit.selection.steps import spelled, task_steps
+from jit.selection.step_words import spelled
+from jit.selection.steps import task_steps
 from jit.selection.task import TaskContext
 from jit.selection.tiers import Tier
 from jit.selection.tokens import EstimateCounter
@@ -649,3 +650,35 @@ def test_an_unfilled_skeleton_slot_is_a_warning(env, tmp_path, embedder):
     untouched = Compiler(store, config, embedder, token_counter=EstimateCounter())
     with untouched:
         assert not any("skeleton slot" in w for w in untouched.compile(TaskContext(shard="tester", task=TASK)).warnings)
+
+
+def test_a_compile_reads_the_tool_matrix_once_for_the_task_and_its_steps(env, monkeypatch):
+    """Retrieval and the steps share one pass over the matrix: a (n, q) product with a column per
+    query and per step, not one product each."""
+    import jit.selection.retrieve as retrieve
+    from jit.selection.compiler import _queries
+
+    _, _, _, compiler = env
+    products: list[tuple[int, int]] = []
+    real = retrieve.matrix_product
+
+    def counted(matrix, right):
+        products.append(right.shape)
+        return real(matrix, right)
+
+    monkeypatch.setattr(retrieve, "matrix_product", counted)
+    ts = compiler.compile(TaskContext(shard="coder", task=TASK))
+    steps = task_steps(TASK)
+    assert len(steps) >= 2 and any(s.step for s in ts.tools)
+    assert len(products) == 1
+    assert products[0][1] == len(compiler._query_vectors(_queries(TASK))) + len(steps)
+
+
+def test_retrieval_scores_a_task_without_the_clause_that_forbids_something(env):
+    """"Don't delete the repo" lifts no deleting tool: every candidate's retrieval score is the one
+    of the task without that clause."""
+    _, _, _, compiler = env
+    told = compiler.compile(TaskContext(shard="coder", task="List the open issues of acme/shop. Don't delete the repo."))
+    plain = compiler.compile(TaskContext(shard="coder", task="List the open issues of acme/shop."))
+    vector = {s.name: s.vector for s in plain.tools}
+    assert {s.name: s.vector for s in told.tools if s.name in vector} == vector

@@ -6,18 +6,18 @@ import numpy as np
 
 from jit.models import ServerStatus, StoredTool, ToolAnalysis, ToolDef
 from jit.selection.budget import Estimates, cap_full
+from jit.selection.step_words import action_free, leading_capability, name_fit, noun_uses, spelled
 from jit.selection.steps import (
+    CURRENT_TIME,
     OPEN_PAGE,
     READ_CODE,
     RUN_COMMAND,
     SWITCH_BRANCH,
     Step,
+    asked,
     demo_servers,
-    leading_capability,
-    name_fit,
     producers,
     settle,
-    spelled,
     split_clauses,
     step_tools,
     task_steps,
@@ -124,7 +124,14 @@ def test_of_a_steps_options_the_whole_tasks_score_settles_which_comes_first_and_
 def test_a_tools_name_that_says_the_steps_verb_and_object_fits_it_better_than_a_siblings():
     commit = Step("commit it", "/write")
     assert name_fit("git_commit", "git", commit) == 1.0
-    assert name_fit("git_cherry_pick", "cyanheads-git", commit) == 0.5  # a verb that writes, not this one
+    # another change's verb counts half: merging is not committing
+    assert name_fit("git_merge", "git", commit) == 0.5
+    assert name_fit("git_cherry_pick", "cyanheads-git", commit) == 0.25
+    find = Step("Find the signed contract in Drive", "/read")  # ways of reading are near alike
+    assert name_fit("search_drive_files", "google-workspace", find) > name_fit("check_drive_file_public_access",
+                                                                               "google-workspace", find)
+    # the step's verb counts as the name's second word too: adding a comment is commenting
+    assert name_fit("add_comment", "trello", Step("comment the PR link on it", "/send")) == 0.5
     review = Step("Review PR #214 in acme/shop", "/read")  # the step's verb names no object
     assert name_fit("get_pull_request", "github", review) > name_fit("get_pull_request_reviews", "github", review)
     status = Step("check its status checks too", "/read")  # a word only the task says counts half
@@ -194,3 +201,59 @@ def test_a_steps_capability_is_its_leading_verbs_and_a_question_reads():
     assert spelled("open a PR") == "open a PR (pull request)"
     # a fragment that names neither a verb nor a change is no step of its own
     assert [s.text for s in task_steps("Read the paper webarena, mind2web and mind2web2")] == ["Read the paper webarena"]
+
+
+def test_a_word_the_task_says_as_a_name_is_not_its_action():
+    # "checkout" after a possessive, "staging" in a host, "login" after an article: names of things
+    assert {"checkout", "local"} <= noun_uses("fix the bug in my local checkout")
+    assert "stag" in noun_uses("check the link goes to staging.acme.dev")
+    assert "login" in noun_uses("check the login page")
+    assert "commit" not in noun_uses("commit it")  # the leading verb is the action
+    fix = Step("fix the bug in my local checkout", "/write")
+    assert name_fit("git_checkout", "git", fix) == 0.0
+    assert name_fit("git_checkout", "git", Step("checkout the release branch", "/write")) == 1.0
+    # lexical matching leaves out the action words said as names, and addresses but a server's name
+    assert "checkout" not in action_free("fix the bug in my local checkout")
+    assert action_free("stage the fix").split() == ["stage", "the"]
+    kept = action_free("comment the PR link https://github.com/acme/web/pull/512 on it", {"github"}).split()
+    assert "github" in kept and "acme" not in kept and "pull" not in kept
+    # a title in quotes is the thing's name, not what a tool does
+    kept = action_free("Log this bug in our QA Airtable base: 'Export button does nothing', severity high")
+    assert "Export" not in kept and "Airtable" in kept and "severity" in kept
+
+
+def test_a_clause_that_says_how_things_are_reads():
+    steps = task_steps("In the test MongoDB, how many users have no email field?")
+    assert all(s.capability == "/read" for s in steps)
+    steps = task_steps("Open the login page, check the form has email, password and a submit button.")
+    assert [s.capability for s in steps if s.text == "a submit button"] == ["/read"]
+
+
+def test_retrieval_leaves_out_what_the_task_forbids():
+    task = "Commit it and open a PR against main. Don't merge it, Dana reviews first."
+    assert asked(task) == "Commit it and open a PR against main. Dana reviews first."
+    assert asked("Find a slot next week. Just give me options, don't book anything.") == (
+        "Find a slot next week. Just give me options.")
+    assert asked("List the open issues. Don't delete the repo.") == "List the open issues."
+    assert asked("Don't do anything") == "Don't do anything"  # nothing else is left: the task itself
+
+
+def test_a_thing_read_by_its_title_is_searched_for_first_and_a_thing_found_is_read_next():
+    steps = task_steps("Review the 'Q3 launch plan' Google Doc and leave a comment about the risks section.")
+    assert (steps[0].text, steps[0].capability, steps[0].implied) == (
+        "search by title for the Google Doc", "/read", True)
+    steps = task_steps("Find the signed Contoso contract in Drive and tell me when it renews.")
+    assert [(s.text, s.implied) for s in steps][:2] == [
+        ("Find the signed Contoso contract in Drive", False),
+        ("read the content of the signed Contoso contract in Drive", True)]
+    # a title to make is no thing to find; a possessive's apostrophe is no quote; "find out" finds nothing
+    assert not any(s.implied for s in task_steps('Open a Linear issue titled "Rate limiter drops requests" now'))
+    assert not any(s.implied for s in task_steps("Read Dana's notes and Bob's review of the doc"))
+    assert not any(s.implied for s in task_steps("Find out why the pods restart"))
+
+
+def test_a_day_still_to_come_needs_todays_date_first():
+    steps = task_steps("Put 'Cache design sync' on my calendar for Thursday at 10:00 with ana@acme.dev.")
+    assert (steps[0].text, steps[0].capability, steps[0].implied) == (CURRENT_TIME, "/read", True)
+    assert CURRENT_TIME in [s.text for s in task_steps("Find a 30 minute slot next week when we are both free")]
+    assert all(s.text != CURRENT_TIME for s in task_steps("Summarise the meeting notes in notes.md"))

@@ -52,7 +52,8 @@ from .render import order_key, tool_summary
 from .retrieve import RetrievalIndex, split_task
 from .scored_tool import ScoredTool, best_first
 from .snapshot import CatalogSnapshot, ShardTables
-from .steps import plan, settle, spelled, task_steps
+from .step_words import spelled
+from .steps import Step, asked, plan, settle, task_steps
 from .task import TaskContext, task_facts
 from .tiers import Tier
 from .tokens import EstimateCounter, TokenCounter, default_counter
@@ -194,11 +195,25 @@ class Compiler:
             ok &= keep[view.index.server_of]
         return ok
 
+    def _similarities(self, view: CatalogSnapshot, text: str, steps: Sequence[Step]) -> tuple[np.ndarray, np.ndarray]:
+        """The task's query vectors (:meth:`_query_vectors`) and the cosine of every tool with
+        each of them and then with each step's text: one pass over the matrix per compile
+        (:meth:`~jit.selection.retrieve.RetrievalIndex.similarities`), which retrieval and the
+        steps share. No vectors (none in the catalog, or no task): no columns."""
+        queries = _queries(text)
+        if not queries or not view.rows or not view.index.has_vector.any():
+            return np.zeros((0, 0), dtype=np.float32), np.zeros((len(view.rows), 0), dtype=np.float32)
+        vecs = self._query_vectors(queries)
+        both = np.vstack([vecs, self.embedder.embed([spelled(s.text) for s in steps])]) if steps else vecs
+        return vecs, view.index.similarities(both)
+
     def _retrieve(self, view: CatalogSnapshot, text: str, pool: int, extra: Sequence[int], allowed: np.ndarray,
-                  warnings: list[str], denied: tuple[str, Mapping[int, tuple[str, ...]]] | None = None
-                  ) -> _Retrieved:
+                  warnings: list[str], denied: tuple[str, Mapping[int, tuple[str, ...]]] | None = None,
+                  dense: tuple[np.ndarray, np.ndarray] | None = None) -> _Retrieved:
         """The candidates of a task (:class:`_Retrieved`).
-        ``denied``: ``(shard, tool -> reasons)``; a named tool it holds is a warning."""
+        ``denied``: ``(shard, tool -> reasons)``; a named tool it holds is a warning. ``dense``:
+        the task's query vectors and their similarities when the compile has them
+        (:meth:`_similarities`), else they are computed here."""
         sel = self.config.tool_selection
         queries = _queries(text)
         mentions = view.index.mentions(text)
@@ -211,14 +226,17 @@ class Compiler:
         if not queries or not view.rows:
             ids = sorted({view.rows[r] for r in extra if allowed[r]}, key=lambda i: view.names[i])
             return _Retrieved(ids, dict.fromkeys(ids, 0.0), dict.fromkeys(ids, 0), set(), frozenset())
-        if view.index.has_vector.any():
+        sims = None
+        if dense is not None:
+            vecs, sims = dense
+        elif view.index.has_vector.any():
             vecs = self._query_vectors(queries)
         else:
             vecs = np.zeros((0, 0), dtype=np.float32)  # compile() warns (_embedding_warning)
         named = set(mentions.tools)
         scores = view.index.score(
             vecs, queries, lexical_weight=sel.lexical_weight, pool=pool,
-            extra_rows=sorted(set(extra) | named | set(mentions.servers)),
+            extra_rows=sorted(set(extra) | named | set(mentions.servers)), sims=sims,
         )
         vector: dict[int, float] = {}
         match: dict[int, int] = {}
@@ -329,10 +347,11 @@ class Compiler:
         """Every candidate of a task with its points, scores and wanted tier (no budget yet), and
         the reader of their definitions."""
         text = " ".join([ctx.task, *(os.path.basename(f) for f in ctx.files)]).strip()
+        query = asked(text)  # what retrieval scores: not the clauses that forbid something
         steps = task_steps(ctx.task, self.config.shards)
         # One batch of the model: the task's queries and its steps' texts (jit.selection.steps).
-        texts = list(dict.fromkeys([*self._embedded(_queries(text)), *(spelled(s.text) for s in steps)]))
-        with self._embedding_meanwhile(text, texts):
+        texts = list(dict.fromkeys([*self._embedded(_queries(query)), *(spelled(s.text) for s in steps)]))
+        with self._embedding_meanwhile(query, texts):
             view = self.catalog.snapshot()
         shard = self.catalog.shard_tables(view, ctx.shard)
         facts = task_facts(ctx, text, self.config.shards, self.policy.task_words(text))
@@ -348,16 +367,17 @@ class Compiler:
             if slot not in filled:  # the role expects it always: say that no tool can do it
                 warnings.append(f"{ctx.shard}: no tool fills the skeleton slot {slot!r}")
         if text and view.index.has_vector.any():
-            self.embedder.embed(texts)
+            self.embedder.embed(texts)  # one batch; the queries' and the steps' vectors are then cached
+        vecs, sims = self._similarities(view, query, steps)
         file_tools = self._file_step_tools(view, facts, allowed)
         # The tool of each step of the task (jit.selection.steps): Full whatever its score.
-        planned, feeds = plan(view, steps, self.embedder.embed,
+        planned, feeds = plan(view, steps, sims[:, len(vecs):],
                               self.config.tool_selection.lexical_weight, allowed, denied_rows, ctx.shard, warnings,
                               {slot: slot in filled for slot in self._slots(ctx.shard)})
         stepped = [o for _text, options in planned for o, _v in options]
         extra = [view.row_of[t] for t in (*winners, *stepped, *(t for tools in file_tools.values() for t, _ in tools))]
-        found = self._retrieve(view, text, pool or self.config.tool_selection.candidate_pool, extra, allowed,
-                               warnings, (ctx.shard, shard.denied))
+        found = self._retrieve(view, query, pool or self.config.tool_selection.candidate_pool, extra, allowed,
+                               warnings, (ctx.shard, shard.denied), (vecs, sims[:, :len(vecs)]))
         labels = self.catalog.labels(view)
         # A step no tool in reach can take, or only tools the role is denied: a warning either way.
         self.policy.missing_steps(view.row_of, ctx.shard, facts, labels["capability"], allowed, denied_rows,

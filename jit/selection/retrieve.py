@@ -330,6 +330,18 @@ class RetrievalIndex:
                 at = word.find(sep, at + 1)
         return found
 
+    def similarities(self, vecs: np.ndarray) -> np.ndarray:
+        """The cosine of every tool (rows) with each of ``vecs`` (columns): one pass over the
+        matrix for all of them, split over jit's threads when tuned (jit.process). A tool without
+        a vector takes its column's lowest cosine. A compile asks it once, for the task's queries
+        and its steps' texts together (:meth:`score` takes the queries' columns, the steps theirs)."""
+        if not self.vector_count or not len(vecs):
+            return np.zeros((self.n, len(vecs)), dtype=np.float32)
+        sims = matrix_product(self.matrix, vecs.T)
+        if not self.all_vectors:
+            sims[~self.has_vector] = sims[self.has_vector].min(axis=0)
+        return sims
+
     def score(
         self,
         query_vecs: np.ndarray,
@@ -340,6 +352,7 @@ class RetrievalIndex:
         clause_weight: float = CLAUSE_WEIGHT,
         server_share: float = SERVER_SHARE,
         extra_rows: Sequence[int] = (),
+        sims: np.ndarray | None = None,
     ) -> VectorScores:
         """Score the union of the top ``pool`` rows by dense and by lexical relevance
         (plus ``extra_rows``). ``queries[0]`` is the whole task, the rest its clauses,
@@ -347,7 +360,8 @@ class RetrievalIndex:
 
         ``query_vecs`` holds a vector for the first queries, at least the whole
         task's; a clause without one is matched lexically and takes the whole
-        task's dense similarity.
+        task's dense similarity. ``sims``: their :meth:`similarities` when the caller
+        has them already (columns in ``query_vecs``' order), so the matrix is not read again.
         """
         if self.n == 0:
             z = np.zeros(0, dtype=np.float32)
@@ -357,10 +371,7 @@ class RetrievalIndex:
         weights[0] = 1.0
         dense_q = min(len(query_vecs), q) if query_vecs.size else 0
         if self.vector_count and dense_q:
-            # (n, dense_q): one pass over the matrix, split over jit's threads when tuned (jit.process)
-            sims = matrix_product(self.matrix, query_vecs[:dense_q].T)
-            if not self.all_vectors:
-                sims[~self.has_vector] = sims[self.has_vector].min(axis=0)
+            sims = self.similarities(query_vecs[:dense_q]) if sims is None else sims[:, :dense_q]
             lo, hi = sims.min(axis=0), sims.max(axis=0)
             dense_norm = (sims - lo) / np.maximum(hi - lo, 1e-6)
         else:

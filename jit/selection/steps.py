@@ -1,15 +1,21 @@
 """The steps of a task and the tool of each: what the Full tier holds first.
 
 A task is split into steps (:func:`task_steps`): its clauses (:func:`split_clauses`), each
-with the capability of the verb it opens with (:data:`VERBS`; a question reads; otherwise the
+with the capability of the verb it opens with (:data:`~jit.selection.step_words.VERBS`; a question reads; otherwise the
 offline task analyzer's reading, ``/read`` when it names none), a clause that tells the agent
 what *not* to do left out ("don't merge it"), and the steps a clause implies: reading the code
 before changing it in place, opening a page in a browser before looking at it, switching to
-the branch a change goes on, running a command after "run the tests" (the role's skeleton slots do the first and the last).
+the branch a change goes on, today's date for a day still to come ("tomorrow", "on
+Thursday"), searching by its title for a thing read by one ("the 'Q3 launch
+plan' Google Doc"), reading what a clause finds ("find the signed contract in Drive"), running
+a command after "run the tests" (the role's skeleton slots do the first and the last). A clause
+that opens with an article, a pronoun or a preposition says how things are, and reads. The
+words a step says only as names (:func:`~jit.selection.step_words.noun_uses`: "in my local checkout", an address) are not
+its action; the clauses that forbid something are left out of retrieval too (:func:`asked`).
 
 Each step gets the tool (:func:`step_tools`) that matches its text best (the retrieval index's
 score of the step alone: dense and lexical, with how well the tool's name says the step's verb
-and object, :func:`name_fit`), among the tools the role may use whose
+and object, :func:`~jit.selection.step_words.name_fit`), among the tools the role may use whose
 capability fits the step (a change needs a tool that writes, a read one that does not), that
 are neither deprecated (``penalty_points``) nor a demonstration server's (:func:`demo_servers`),
 and whose match clears :data:`STEP_FLOOR`. When a step's tool needs an identifier that another
@@ -32,14 +38,14 @@ import numpy as np
 from ..analysis.offline_analyzer import analyze_task
 from ..config import ShardConfig
 from ..models import StoredTool
-from ..process import matrix_product
 from ..text import search_tokens
 from .retrieve import task_pieces
 from .snapshot import CatalogSnapshot
+from .step_words import QUOTED, action_free, leading_capability, name_fit, spelled
 from .tiers import Tier
 
-__all__ = ["STEP_FLOOR", "VERBS", "Step", "StepTool", "demo_servers", "leading_capability", "name_fit", "plan",
-           "producers", "settle", "spelled", "split_clauses", "step_tools", "task_steps"]
+__all__ = ["STEP_FLOOR", "Step", "StepTool", "asked", "demo_servers", "plan", "producers", "settle", "split_clauses",
+           "step_tools", "task_steps"]
 
 #: The least retrieval score (0–100, the step's text alone) of a step's tool: below it, no
 #: tool in reach is taken to do the step.
@@ -51,7 +57,7 @@ DENSE_FLOOR = 0.25
 OPTIONS = 3
 #: In :func:`settle`, the weight of a step's own match against the whole task's final score.
 STEP_WEIGHT = 0.5
-#: In a step's ranking, the weight of how well the tool's name says the step (:func:`name_fit`,
+#: In a step's ranking, the weight of how well the tool's name says the step (:func:`~jit.selection.step_words.name_fit`,
 #: 0–1) beside its match (0–100): of a server's siblings, the one named for the step's verb and
 #: object ("commit it": ``git_commit``, not ``git_cherry_pick``).
 NAME_WEIGHT = 80
@@ -71,25 +77,6 @@ DOES = {"/read": "read it", "/write": "change files or data", "/delete": "delete
 _NEGATED = re.compile(r"^(?:don'?t|do not|never|without|no need to|not)\b", re.I)
 #: Words of a clause that look at a page in a browser: opening it first is implied.
 _PAGE = re.compile(r"\b(?:screenshot|click|console|browser|the page|the form|viewport|headless)\b", re.I)
-#: The verb a step opens with -> its capability: what a change, a deletion, a run or a message
-#: is said with. A clause opening with none of them takes the task analyzer's reading.
-VERBS = {
-    **dict.fromkeys(("read", "check", "look", "find", "list", "show", "get", "search", "review", "compare",
-                     "inspect", "research", "count", "describe", "fetch", "see", "summarize", "summarise",
-                     "explain", "open", "screenshot", "query", "browse", "verify"), "/read"),
-    **dict.fromkeys(("fix", "change", "add", "create", "make", "put", "write", "update", "edit", "set", "rename",
-                     "move", "bump", "switch", "checkout", "commit", "push", "merge", "stash", "rebase",
-                     "cherry-pick", "tag", "log", "file", "register", "mark", "assign", "refund", "book",
-                     "schedule", "upload", "insert", "record", "save", "apply", "resolve", "close", "hop"), "/write"),
-    **dict.fromkeys(("delete", "remove", "clear", "drop", "purge", "wipe", "archive"), "/delete"),
-    **dict.fromkeys(("send", "tell", "leave", "post", "email", "mail", "reply", "comment", "notify", "message",
-                     "forward", "announce", "ping", "dm"), "/send"),
-    **dict.fromkeys(("run", "deploy", "rollback", "restart", "execute", "trigger", "roll"), "/execute"),
-}
-#: A verb addressed to the user ("tell me when it renews", "show us") is no step of its own.
-_LEADING = re.compile(r"^(?:(?:please|also|then|now|first|and|just)\s+)*([a-z\-]+)\b(?!\s+(?:me|us)\b)", re.I)
-_OPENS_RECORD = re.compile(r"\s+(?:a|an|the)?\s*(?:new\s+)?(?:\w+\s+){0,2}(?:issue|pr|pull request|merge request|"
-                           r"ticket|bug|incident|card|task)\b", re.I)
 #: A clause that makes content ("write an overview …, save it as x.docx"): when the task names a
 #: file to write, that file is where the content goes (the policy's file tool), not another store.
 _MAKES = re.compile(r"^(?:(?:please|also|then|now|first|and|just)\s+)*(?:help me\s+)?(?:write|create|make|draft|"
@@ -97,10 +84,9 @@ _MAKES = re.compile(r"^(?:(?:please|also|then|now|first|and|just)\s+)*(?:help me
 #: A clause that asks something: it reads, whatever its verbs ("is it safe to merge?").
 _QUESTION = re.compile(r"\?\s*$|^(?:what|which|who|when|where|why|how|is|are|does|do|did|was|were|has|have|can)\b",
                        re.I)
-#: Abbreviations a tool's description spells out: a step is matched with both.
-_ABBREVIATIONS = {"pr": "pull request", "prs": "pull requests", "mr": "merge request", "repo": "repository",
-                  "db": "database", "k8s": "kubernetes", "env": "environment", "docs": "documentation"}
-_ABBREVIATION = re.compile(r"\b(" + "|".join(_ABBREVIATIONS) + r")\b", re.I)
+#: A clause that opens with an article, a pronoun or a preposition says how things are, not what
+#: to do ("a submit button", "In the test MongoDB", "We need to test the webhook"): it reads.
+_STATEMENT = re.compile(r"^(?:a|an|the|in|on|at|from|for|with|i|we|you|it|its|my|our|this|that|there|here)\b", re.I)
 #: A clause that goes on with the one before it ("…, in tests/test_x.py").
 _CONTINUED = re.compile(r"^(?:in|on|at|to|into|for|from|with|by|as|under|inside)\b", re.I)
 #: :attr:`Step.by` of a write to a local file: the policy's ``file_step`` tool does it.
@@ -116,11 +102,23 @@ _LOOKUP = re.compile(r"(?P<verb>list|search|resolve|find|lookup|get)(?=$|[_\-.A-
 #: A tool description that demonstrates the protocol rather than doing work.
 _DEMO = re.compile(r"\b(?:demonstrat\w*|simulat\w*|echoes back|mcp (?:server|client|logo)s?)\b", re.I)
 
+#: A thing a clause names by its title in quotes, and what follows it ("the 'Q3 launch plan'
+#: Google Doc", "the 'Launch tracker' board in monday.com"): reading it is finding it by that title first.
+_TITLED = re.compile(QUOTED.pattern + r"(?P<kind>(?:\s+[^\s,;]+){1,8})")
+#: A clause that finds a given thing ("find the signed contract in Drive"): reading it comes next.
+_FINDS = re.compile(r"^(?:(?:please|also|then|now|first|and|just)\s+)*(?:find|search\s+for|look\s+up|locate)\s+"
+                    r"(?P<what>(?:the|my|our|its|their|that)\s+.{3,})", re.I)
+#: A day or time said relative to now that is still to come ("the coming month", "on Thursday",
+#: "tomorrow at 10"): which date it is needs today's first.
+_AHEAD = re.compile(r"\b(?:tomorrow|tonight|next\s+(?:week|month|year|monday|tuesday|wednesday|thursday|friday|"
+                    r"saturday|sunday)|this\s+(?:week|weekend)|(?:on\s+|by\s+|this\s+)?(?:monday|tuesday|wednesday|"
+                    r"thursday|friday|saturday|sunday)|in\s+\d+\s+(?:days|weeks))\b", re.I)
 #: Texts of the implied steps, in the words a tool's description uses.
+CURRENT_TIME = "get the current date and time"
 READ_CODE = "read the contents of a text file"
 OPEN_PAGE = "navigate the browser to a URL"
 RUN_COMMAND = "run a shell command in a terminal"
-SWITCH_BRANCH = "switch branches: check out a branch"
+SWITCH_BRANCH = "checkout a branch: switch branches"
 #: A branch a change goes on: one the clause calls a branch, or named by the usual kind of
 #: work (``release/3.1``, ``hotfix/1.2.1``, ``feature/search``).
 _BRANCH = re.compile(r"\bbranch\s+[\w.\-]+/?[\w.\-]*|(?<![\w/.])(?:feature|feat|fix|bugfix|hotfix|release|chore)/"
@@ -180,13 +178,20 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
         verb = leading_capability(clause)
         if verb is None and not caps and len(clause.split()) < 3:
             continue  # a fragment ("mind2web", "upon completion"): no step of its own
-        cap = "/read" if _QUESTION.search(clause) else verb or (caps[0] if caps else "/read")
+        cap = "/read" if _QUESTION.search(clause) or _STATEMENT.match(clause) else verb or (caps[0] if caps else "/read")
         if profile.edits_code:
             steps.append(Step(READ_CODE, "/read", implied=True, clause=clause, by="read_file"))
         if _URL.search(clause) and _PAGE.search(text):
             steps.append(Step(OPEN_PAGE, "/read", implied=True, clause=clause))
         if cap == "/write" and _BRANCH.search(clause):  # a change on a branch: switching to it first
             steps.append(Step(SWITCH_BRANCH, "/write", implied=True, clause=clause))
+        if _AHEAD.search(clause):  # a day to come: today's date first
+            steps.append(Step(CURRENT_TIME, "/read", implied=True, clause=clause))
+        titled = _TITLED.search(clause) if cap == "/read" else None
+        if titled and titled.group("kind").strip(" ?.!"):  # a thing read by its title: found by it first
+            steps.append(Step(f"search by title for the {titled.group('kind').strip(' ?.!')}", "/read", implied=True,
+                              clause=clause))
+        found = _FINDS.match(clause) if cap == "/read" else None
         if cap == "/execute" and _RUN.search(clause):
             steps.append(Step(RUN_COMMAND, "/execute", implied=True, clause=clause, by="run_command"))
         elif cap == "/write" and (profile.edits_code or profile.file_targets
@@ -194,16 +199,31 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
             steps.append(Step(clause, cap, by=FILE_STEP))
         else:
             steps.append(Step(clause, cap))
+        if found:  # a thing found is read next
+            steps.append(Step(f"read the content of {found.group('what')}", "/read", implied=True, clause=clause))
     first: dict[tuple[str, str], Step] = {}
     for s in steps:
         first.setdefault((s.text, s.capability), s)  # an implied step once, where it is first implied
     return list(first.values())
 
 
+def asked(text: str) -> str:
+    """A task without the clauses that tell the agent what not to do ("Don't merge it, Dana
+    reviews first"): what retrieval scores it by, so the words of what the task forbids do not
+    lift the tools that would do it. The task itself when nothing else is left."""
+    out = text
+    for piece in task_pieces(text):
+        if _NEGATED.match(piece):
+            out = out.replace(piece, " ")
+    out = re.sub(r"\s*,\s*(?=[.;!?])", "", re.sub(r"\s+", " ", out))  # "options, ." -> "options."
+    out = re.sub(r"([.;!?])(?:\s*[.,;!?])+", r"\1", out)  # "shop. ." and "main. ," -> "shop." and "main."
+    return out.strip(" ,;") or text
+
+
 def split_clauses(text: str) -> list[str]:
     """A task's clauses, made of the pieces :func:`~jit.selection.retrieve.split_task` joins
     (:func:`~jit.selection.retrieve.task_pieces`: sentences, then ``,`` / ``and`` / ``then``), but a short piece is a clause of its own when it opens with a verb
-    (:data:`VERBS`: "… and merge it"), and a piece that opens with a preposition goes on with the
+    (:data:`~jit.selection.step_words.VERBS`: "… and merge it"), and a piece that opens with a preposition goes on with the
     clause before it ("…, in tests/test_x.py")."""
     clauses: list[str] = []
     for piece in task_pieces(text):
@@ -215,57 +235,12 @@ def split_clauses(text: str) -> list[str]:
     return list(dict.fromkeys(clauses))
 
 
-def leading_capability(clause: str) -> str | None:
-    """The capability of the verb a clause opens with (:data:`VERBS`; "open" a page reads, "open"
-    an issue writes), None when it opens with none of them."""
-    m = _LEADING.match(clause)
-    if not m:
-        return None
-    verb = m.group(1).lower()
-    if verb == "open":
-        return "/write" if _OPENS_RECORD.match(clause[m.end():]) else "/read"
-    return VERBS.get(verb)
-
-
-def spelled(text: str) -> str:
-    """A step's text with its abbreviations spelled out beside them ("open a PR (pull request)")."""
-    return _ABBREVIATION.sub(lambda m: f"{m.group(0)} ({_ABBREVIATIONS[m.group(0).lower()]})", text)
-
-
 def demo_servers(servers: Mapping[str, Sequence[str]]) -> frozenset[str]:
     """Servers whose tools demonstrate the protocol (echo, a sum, their environment): half
     their tools or more describe themselves as demonstrating or simulating something or name
     MCP itself as their subject. ``servers``: server -> its tools' descriptions."""
     return frozenset(s for s, texts in servers.items()
                      if texts and 2 * sum(bool(_DEMO.search(d)) for d in texts) >= len(texts))
-
-
-_VERB_CAPS = {search_tokens(v)[0]: c for v, c in VERBS.items() if search_tokens(v)}
-
-
-def name_fit(name: str, server: str, step: Step, task_words: frozenset[str] = frozenset()) -> float:
-    """How well a tool's name says a step, 0–1: the share of its name's words (its server's name
-    left out) that the step says, the first one as the step's verb (the same verb, or one of the
-    same capability: ``get`` for a step that reads), the others as its object; a word only the
-    rest of the task says (``task_words``) counts half. The step's own verb names no object:
-    "review the PR" is ``get_pull_request``, not ``get_pull_request_reviews``."""
-    own = set(search_tokens(server))
-    words = [w for w in search_tokens(name, drop_stopwords=True) if w not in own]
-    if not words:
-        return 0.0
-    said = search_tokens(spelled(step.text), drop_stopwords=True)
-    m = _LEADING.match(step.text)
-    verb = search_tokens(m.group(1))[0] if m and search_tokens(m.group(1)) else ""
-    objects = set(said) - {verb}
-    got = 0.0
-    for i, w in enumerate(words):
-        if i == 0 and (w == verb or _VERB_CAPS.get(w, "") == step.capability):
-            got += 1
-        elif w in objects:
-            got += 1
-        elif w in task_words:
-            got += 0.5
-    return got / len(words)
 
 
 def _fits(cap: str, has: set[str]) -> bool:
@@ -280,7 +255,7 @@ def step_tools(steps: Sequence[Step], score: Callable[[int, str], tuple[np.ndarr
     """The tool of each step. ``score(i, text)`` gives ``(rows, vector, dense)`` of the best-matching
     rows for the ``i``-th step alone (:func:`plan`: dense and lexical, as the retrieval index scores); ``caps_of(row)`` a tool's capabilities; ``usable(row)``: in reach, the role
     may have it, not deprecated, not a demonstration; ``denied(row)``: the role may not;
-    ``fit(row, step)``: how well the tool's name says the step (:func:`name_fit`), which ranks a
+    ``fit(row, step)``: how well the tool's name says the step (:func:`~jit.selection.step_words.name_fit`), which ranks a
     tool over the floor by its match + :data:`NAME_WEIGHT` × its fit."""
     out: list[StepTool] = []
     for i, step in enumerate(steps):
@@ -366,15 +341,19 @@ def _lookup_verb(name: str, server: str) -> re.Match[str] | None:
     return found
 
 
-def plan(view: CatalogSnapshot, steps: Sequence[Step], embed: Callable[[list[str]], np.ndarray],
+def plan(view: CatalogSnapshot, steps: Sequence[Step], sims: np.ndarray,
          lexical_weight: float, allowed: np.ndarray, denied: np.ndarray | None, shard: str,
          warnings: list[str], slots: Mapping[str, bool]) -> tuple[list[Planned], Feeds]:
     """Per step of a task on ``view`` that some tool does: its text and its options (tool id,
     match); and the producers of the identifiers a tool needs (:func:`producers`, among the
     tools the step could use), for :func:`settle` to ask of the tool it chooses. A step
-    without a tool is a warning in ``warnings``. ``allowed``: rows in reach that the role may
-    have; ``denied``: rows the role's policy denies (None: none); ``slots``: the role's skeleton
-    slots, each with whether a tool fills it (a step its slot names is the slot's tool's)."""
+    without a tool is a warning in ``warnings``. ``sims``: the cosine of every row with each
+    step's :func:`~jit.selection.step_words.spelled` text (column ``j`` for ``steps[j]``; the compile's one pass over the
+    matrix, :meth:`~jit.selection.retrieve.RetrievalIndex.similarities`). ``allowed``: rows in
+    reach that the role may have; ``denied``: rows the role's policy denies (None: none);
+    ``slots``: the role's skeleton slots, each with whether a tool fills it (a step its slot
+    names is the slot's tool's)."""
+    column = {id(s): j for j, s in enumerate(steps)}
     for step in steps:
         if step.by in slots and not slots[step.by]:
             warnings.append(f"{shard}: no tool in reach can {DOES[step.capability]} for the step {step.named} "
@@ -396,14 +375,12 @@ def plan(view: CatalogSnapshot, steps: Sequence[Step], embed: Callable[[list[str
         return (bool(allowed[r]) and not penalty.get(t, 0) and view.tier_cap.get(t, Tier.FULL) is Tier.FULL
                 and not _is_demo(view, view.heads[t][0], servers))
 
-    sims = np.zeros((0, 0), dtype=np.float32)
-
     def score(i: int, text: str) -> tuple[np.ndarray, ...]:
         """The index's score of one query (``RetrievalIndex.score``: min-max normalised cosine and
         BM25, mixed by ``lexical_weight``), for every row at once, the best :data:`STEP_POOL` kept."""
-        dense = sims[:, i]
+        dense = sims[:, column[id(steps[i])]]
         lo, hi = float(dense.min()), float(dense.max())
-        lexical = index.lexical.scores(spelled(text))
+        lexical = index.lexical.scores(spelled(action_free(text, servers_said)))
         hybrid = ((1 - lexical_weight) * (dense - lo) / max(hi - lo, 1e-6)
                   + lexical_weight * lexical / max(float(lexical.max()), 1e-6))
         top = np.argpartition(-hybrid, min(STEP_POOL, len(hybrid) - 1))[:STEP_POOL]
@@ -417,10 +394,7 @@ def plan(view: CatalogSnapshot, steps: Sequence[Step], embed: Callable[[list[str
     if not steps:
         return [], _no_feeds
     index = view.index
-    # One pass over the matrix for every step; a tool without a vector takes the lowest cosine.
-    sims = matrix_product(index.matrix, embed([spelled(s.text) for s in steps]).T)
-    if not index.all_vectors:
-        sims[~index.has_vector] = sims[index.has_vector].min(axis=0)
+    servers_said = frozenset(w for name in index.server_names for w in search_tokens(name))
     task_words = frozenset(w for s in steps for w in search_tokens(spelled(s.clause or s.text), drop_stopwords=True))
     planned: list[Planned] = []
     for found in step_tools(steps, score, caps_of, usable, lambda r: denied is not None and bool(denied[r]),

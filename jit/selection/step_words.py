@@ -1,0 +1,159 @@
+"""How a step's words are read: the verb a clause opens with and its capability (:data:`VERBS`, :func:`leading_capability`), its abbreviations spelled out
+(:func:`spelled`), the words it says only as names of things (:func:`noun_uses`,
+:func:`action_free`: "my local checkout" is no ``git_checkout``), and how well a tool's name
+says it (:func:`name_fit`)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from typing import Protocol
+
+from ..text import search_tokens
+
+__all__ = ["QUOTED", "VERBS", "Said", "action_free", "leading_capability", "name_fit", "noun_uses", "spelled"]
+
+
+class Said(Protocol):
+    """What :func:`name_fit` reads of a step (:class:`~jit.selection.steps.Step`)."""
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def capability(self) -> str: ...
+
+#: The verb a step opens with -> its capability: what a change, a deletion, a run or a message
+#: is said with. A clause opening with none of them takes the task analyzer's reading.
+VERBS = {
+    **dict.fromkeys(("read", "check", "look", "find", "list", "show", "get", "search", "review", "compare",
+                     "inspect", "research", "count", "describe", "fetch", "see", "summarize", "summarise",
+                     "explain", "open", "screenshot", "query", "browse", "verify"), "/read"),
+    **dict.fromkeys(("fix", "change", "add", "create", "make", "put", "write", "update", "edit", "set", "rename",
+                     "move", "bump", "switch", "checkout", "commit", "push", "merge", "stash", "rebase",
+                     "cherry-pick", "tag", "log", "file", "register", "mark", "assign", "refund", "book",
+                     "schedule", "upload", "insert", "record", "save", "apply", "resolve", "close", "hop"), "/write"),
+    **dict.fromkeys(("delete", "remove", "clear", "drop", "purge", "wipe", "archive"), "/delete"),
+    **dict.fromkeys(("send", "tell", "leave", "post", "email", "mail", "reply", "comment", "notify", "message",
+                     "forward", "announce", "ping", "dm"), "/send"),
+    **dict.fromkeys(("run", "deploy", "rollback", "restart", "execute", "trigger", "roll"), "/execute"),
+}
+#: A verb addressed to the user ("tell me when it renews", "show us") is no step of its own.
+_LEADING = re.compile(r"^(?:(?:please|also|then|now|first|and|just)\s+)*([a-z\-]+)\b(?!\s+(?:me|us)\b)", re.I)
+_OPENS_RECORD = re.compile(r"\s+(?:a|an|the)?\s*(?:new\s+)?(?:\w+\s+){0,2}(?:issue|pr|pull request|merge request|"
+                           r"ticket|bug|incident|card|task)\b", re.I)
+#: Abbreviations a tool's description spells out: a step is matched with both.
+_ABBREVIATIONS = {"pr": "pull request", "prs": "pull requests", "mr": "merge request", "repo": "repository",
+                  "db": "database", "k8s": "kubernetes", "env": "environment", "docs": "documentation"}
+_ABBREVIATION = re.compile(r"\b(" + "|".join(_ABBREVIATIONS) + r")\b", re.I)
+#: A title or a text in quotes.
+QUOTED = re.compile(r"(?<!\w)['\"\u201c\u2018][^'\"\u201c\u201d\u2018\u2019]{3,80}['\"\u201d\u2019](?!\w)")
+
+
+def leading_capability(clause: str) -> str | None:
+    """The capability of the verb a clause opens with (:data:`VERBS`; "open" a page reads, "open"
+    an issue writes), None when it opens with none of them."""
+    m = _LEADING.match(clause)
+    if not m:
+        return None
+    verb = m.group(1).lower()
+    if verb == "open":
+        return "/write" if _OPENS_RECORD.match(clause[m.end():]) else "/read"
+    return VERBS.get(verb)
+
+
+def spelled(text: str) -> str:
+    """A step's text with its abbreviations spelled out beside them ("open a PR (pull request)")."""
+    return _ABBREVIATION.sub(lambda m: f"{m.group(0)} ({_ABBREVIATIONS[m.group(0).lower()]})", text)
+
+
+_VERB_CAPS = {search_tokens(v)[0]: c for v, c in VERBS.items() if search_tokens(v)}
+#: Words after which a word names a thing, not the action: a determiner, a possessive, a
+#: preposition ("the login page", "my local checkout", "goes to staging").
+_NOUN_AFTER = frozenset("a an the my our your their its his her this that these those in on at to into from of for "
+                        "with by via".split())
+#: A word joined to others by ``.``, ``/``, ``@`` or ``:``: part of an address, a path or a host.
+_ADDRESS = re.compile(r"[\w\-]+(?:[./@:][\w\-]+)+")
+_WORD = re.compile(r"[\w\-]+")
+
+
+def noun_uses(text: str) -> frozenset[str]:
+    """The search tokens of the words a text uses as a name rather than as its action: a word of
+    an address, a path or a host (``staging.acme.dev``, ``src/login.py``), and a word at most two
+    words after a determiner, a possessive or a preposition ("my local checkout", "the login page",
+    "a TypeError in checkout"), unless the text also says it as its leading verb. A tool name's
+    verb that the text says only this way is not the text's action (:func:`name_fit`,
+    :func:`action_free`)."""
+    found: set[str] = set()
+    for m in _ADDRESS.finditer(text):
+        found.update(search_tokens(m.group(0)))
+    rest = _ADDRESS.sub(" ", text)
+    words = _WORD.findall(rest)
+    after = 3  # words since the last determiner or preposition
+    for w in words:
+        low = w.lower()
+        if low in _NOUN_AFTER:
+            after = 0
+            continue
+        after += 1
+        if after <= 2:
+            found.update(search_tokens(w))
+    m = _LEADING.match(text)
+    if m:
+        found.difference_update(search_tokens(m.group(1)))
+    return frozenset(found)
+
+
+def action_free(text: str, keep: Collection[str] = ()) -> str:
+    """A step's text for lexical matching without what it says only as names of things: an
+    address, a path or a host (the data a tool is given, not what the tool is: the words of
+    ``https://github.com/acme/web/pull/512`` do not ask for a GitHub tool), a title or a text in
+    quotes ("the 'Q3 launch plan' Google Doc" asks for no planning tool), and an action word
+    (:data:`VERBS`) it uses as a noun or a modifier (:func:`noun_uses`: "the fix in my local
+    checkout" does not match ``git_checkout`` by its name's verb). ``keep``: search tokens kept
+    wherever they are (the servers' names: "the board in monday.com" still points at monday)."""
+    nouns = {w for w in noun_uses(text) if w in _VERB_CAPS}
+
+    def word(m: re.Match[str]) -> str:
+        toks = set(search_tokens(m.group(0)))
+        return m.group(0) if toks & set(keep) or not toks & nouns else " "
+
+    def address(m: re.Match[str]) -> str:
+        kept = [w for w in search_tokens(m.group(0)) if w in keep]
+        return f" {' '.join(kept)} "
+
+    return _WORD.sub(word, _ADDRESS.sub(address, QUOTED.sub(address, text)))
+
+
+def name_fit(name: str, server: str, step: Said, task_words: frozenset[str] = frozenset()) -> float:
+    """How well a tool's name says a step, 0–1: the share of its name's words (its server's name
+    left out) that the step says, the first one as the step's verb, the others as its object; a
+    word only the rest of the task says (``task_words``) counts half. The step's verb counts
+    as the name's first or second word (``add_comment`` for "comment on it"); another verb of the step's
+    capability as the name's first word counts whole for a read (``get`` or ``search`` for "find
+    …": ways of reading are near alike), half for a change when the step says a verb of its own
+    (``git_merge`` for "commit it": changes differ), whole when it says none. The step's own verb names no object ("review the PR" is ``get_pull_request``, not
+    ``get_pull_request_reviews``), and a word the step says only as a name (:func:`noun_uses`:
+    "in my local checkout") is no verb of a tool's name."""
+    own = set(search_tokens(server))
+    words = [w for w in search_tokens(name, drop_stopwords=True) if w not in own]
+    if not words:
+        return 0.0
+    said = search_tokens(spelled(step.text), drop_stopwords=True)
+    m = _LEADING.match(step.text)
+    verb = search_tokens(m.group(1))[0] if m and search_tokens(m.group(1)) else ""
+    names = noun_uses(step.text)
+    objects = set(said) - {verb}
+    got = 0.0
+    for i, w in enumerate(words):
+        if w == verb and i <= 1:
+            got += 1
+        elif i == 0 and w in _VERB_CAPS and w in names:
+            continue  # the tool's verb, which the step says as a name
+        elif i == 0 and _VERB_CAPS.get(w, "") == step.capability:
+            got += 0.5 if verb in _VERB_CAPS and step.capability != "/read" else 1
+        elif w in objects:
+            got += 1
+        elif w in task_words:
+            got += 0.5
+    return got / len(words)
