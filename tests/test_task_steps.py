@@ -257,3 +257,21 @@ def test_a_day_still_to_come_needs_todays_date_first():
     assert (steps[0].text, steps[0].capability, steps[0].implied) == (CURRENT_TIME, "/read", True)
     assert CURRENT_TIME in [s.text for s in task_steps("Find a 30 minute slot next week when we are both free")]
     assert all(s.text != CURRENT_TIME for s in task_steps("Summarise the meeting notes in notes.md"))
+
+
+def test_a_read_step_takes_a_tool_that_also_changes_things_only_when_none_reads_and_the_role_may_have_it():
+    # Every browser's navigate has a side effect (its launch options name an executable, its server
+    # says readOnlyHint false): "open the page" still gets one for a role that may use it.
+    caps = {0: {"/read", "/execute"}, 1: {"/read", "/write"}, 2: {"/read"}}
+    open_page = Step("open the page", "/read")
+    table = {"open the page": [(0, 95, 0.6), (1, 90, 0.6)]}
+    found = step_tools([open_page], _score(table), caps.__getitem__, lambda r: True, lambda r: False)
+    assert (found[0].tool, [r for r, _v in found[0].options]) == (0, [0, 1])
+    # a tool that only reads comes first, however it ranks
+    table = {"open the page": [(0, 95, 0.6), (2, 85, 0.6)]}
+    found = step_tools([open_page], _score(table), caps.__getitem__, lambda r: True, lambda r: False)
+    assert [r for r, _v in found[0].options] == [2]
+    # a role that may not have it (a read-only role) is not given it as a read step's tool
+    table = {"open the page": [(0, 95, 0.6)]}
+    found = step_tools([open_page], _score(table), caps.__getitem__, lambda r: False, lambda r: True)
+    assert (found[0].tool, found[0].why) == (None, "none")

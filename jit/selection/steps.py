@@ -263,17 +263,26 @@ def step_tools(steps: Sequence[Step], score: Callable[[int, str], tuple[np.ndarr
         ranked = vector + (NAME_WEIGHT * np.array([fit(int(r), step) for r in rows.tolist()]) if fit else 0.0)
         order = np.argsort(-ranked, kind="stable")
         options: list[tuple[int, float]] = []
+        # A read step's tool that also changes things (a browser's navigate that can launch an
+        # executable): taken only when no tool reads without changing anything, and only where the
+        # role may have it (``usable``), so a read-only role never gets it this way.
+        changing: list[tuple[int, float]] = []
         refused = None
         for i in order.tolist():
             if len(options) == OPTIONS:
                 break
             r = int(rows[i])
-            if vector[i] < STEP_FLOOR or dense[i] < DENSE_FLOOR or not _fits(step.capability, caps_of(r)):
+            if vector[i] < STEP_FLOOR or dense[i] < DENSE_FLOOR:
+                continue
+            if not _fits(step.capability, caps_of(r)):
+                if step.capability not in FITS and usable(r) and len(changing) < OPTIONS:
+                    changing.append((r, float(ranked[i])))
                 continue
             if usable(r):
                 options.append((r, float(ranked[i])))
             elif refused is None and denied(r):
                 refused = r
+        options = options or changing
         if options:
             out.append(StepTool(step, options[0][0], options=tuple(options)))
         elif step.capability in FITS and (refused is not None or _only_denied(rows, vector, dense, step, caps_of,
