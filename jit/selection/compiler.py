@@ -581,7 +581,7 @@ def _learned_reasons(e: Evidence, points: Mapping[str, int]) -> list[str]:
     if e.tasks and points.get("learned"):
         out.append(f"called for {e.tasks} similar task{'s' if e.tasks != 1 else ''} (evidence {e.weight})")
     if e.unused and points.get("unused"):
-        out.append(f"shown in Full for {e.unused} similar tasks and never called")
+        out.append(f"shown in Full for {e.unused} similar task{'s' if e.unused != 1 else ''} and never called")
     return out
 
 

@@ -9,7 +9,8 @@ answers as a policy:
   The derived predicates a catalog view asks (:data:`DERIVED`) and the task tables a
   compile asks (:data:`TASK_TABLES`) follow from it. **A new points signal** is a
   ``derive`` line in rules/schema.dl, its rules in rules/policy.dl and one row here.
-- :class:`Scoring`: a candidate's points by part, logic = their sum clamped to 0–100,
+- :class:`Scoring`: a candidate's points by part, logic = their sum clamped to 0–100 (the parts
+  learned from calls added after that clamp, and clamped again),
   final = ``logic_weight`` × logic + ``vector_weight`` × vector, the tier the thresholds
   give, and **Full needs evidence** (``full_match``, or points of a part marked
   ``evidence``); then the skeleton's Full and the rules' tier caps.
@@ -79,14 +80,17 @@ class Points:
     sign: int = 1
     #: Points of this part are evidence enough for Full, whatever the tool's match (``full_match``).
     evidence: bool = False
+    #: Added after the other parts' sum is clamped to 0-100 (then clamped again): what agents called
+    #: can lift a tool to the top or take a saturated one down, where inside the sum it would be lost.
+    after_clamp: bool = False
 
 
 #: The parts of the logic score, in the order reasons and explanations list them.
 POINTS = (
     Points("shard", "shard_points", PER_SHARD),
     Points("usage", "usage_points", PER_TOOL),
-    Points("learned", "learned_points", BY_EVIDENCE, evidence=True),
-    Points("unused", "unused_points", BY_EVIDENCE, sign=-1),
+    Points("learned", "learned_points", BY_EVIDENCE, evidence=True, after_clamp=True),
+    Points("unused", "unused_points", BY_EVIDENCE, sign=-1, after_clamp=True),
     Points("capability", "capability_points", BY_LABEL, label="capability", evidence=True),
     Points("category", "category_points", BY_LABEL, label="category", evidence=True),
     Points("domain", "domain_points", BY_LABEL, label="domain"),
@@ -187,6 +191,7 @@ class Scoring:
         self._policy = policy
         self._parts = {p.part: p for p, _column in parts}
         self._columns = [(p.part, p.sign, column) for p, column in parts]
+        self._after = frozenset(p.part for p, _column in parts if p.after_clamp)
         self._evidence = tuple(p.part for p, _column in parts if p.evidence)
         self._sel = sel
         self._full_match = policy.constants().full_match
@@ -199,7 +204,10 @@ class Scoring:
         rules' tier cap."""
         sel, policy = self._sel, self._policy
         points = {part: sign * column.get(t, 0) for part, sign, column in self._columns}
-        logic = int(min(100, max(0, sum(points.values()))))
+        logic = int(min(100, max(0, sum(n for part, n in points.items() if part not in self._after))))
+        late = sum(points[part] for part in self._after)
+        if late:
+            logic = int(min(100, max(0, logic + late)))
         vec = int(round(vector))
         final = int(round(sel.logic_weight * logic + sel.vector_weight * vec))
         wanted = (Tier.FULL if final >= sel.full_threshold else Tier.CONDENSED if final >= sel.condensed_threshold
