@@ -419,8 +419,9 @@ class Compiler:
         out: dict[int, Evidence] = {}
         for (server, name), e in found.items():
             t = self.catalog.tool_id(view, server, name)
-            if (t is None or t in denied or not allowed[view.row_of[t]] or not view.states[t].approved
-                    or view.tier_cap.get(t, Tier.FULL) is not Tier.FULL):
+            # The rules' tier cap keeps a flagged tool, one whose server is in error and one awaiting
+            # approval below Full (with security.pin_definitions the last is blocked outright).
+            if t is None or t in denied or not allowed[view.row_of[t]] or view.tier_cap.get(t, Tier.FULL) is not Tier.FULL:
                 continue
             out[t] = e
         return out
