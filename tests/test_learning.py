@@ -218,3 +218,42 @@ def test_learning_off_records_nothing(tmp_path: Path, embedder):
     with build_store(tmp_path / "catalog.db", config, embedder) as store, Compiler(store, config, embedder) as c:
         assert c.compile(TaskContext(shard="coder", task=TASKS[0])).record_call("pdf__make_pdf", ok=True) is False
         assert store.learned_task_count() == 0
+
+
+# --------------------------------------------------------------------------- jit usage
+
+
+def test_jit_usage_shows_what_was_learned_and_forget_clears_it(tmp_path: Path):
+    import json
+
+    from conftest import write_example_config
+    from typer.testing import CliRunner
+
+    from jit.cli import app
+    from jit.config_files import load_config
+
+    path = write_example_config(tmp_path)
+    with Store(load_config(path).store_path) as store:
+        for v in (_unit(1), _unit(0, 1)):
+            task = _task(v)
+            store.record_task_call(task, "tracker", "add_note", ok=True)
+            store.record_task_call(task, "workspace", "read_file", ok=False)
+    runner = CliRunner()
+
+    def run(*args: str):
+        result = runner.invoke(app, [*args, "--config", str(path)], env={"COLUMNS": "200"})
+        return result.exit_code, result.stdout, result.stderr
+
+    code, out, _ = run("usage", "--json")
+    shown = json.loads(out)
+    assert code == 0 and shown["tasks"] == 2
+    assert {(r["server"], r["tool"], r["ok_tasks"], r["failed_tasks"]) for r in shown["tools"]} == {
+        ("tracker", "add_note", 2, 0), ("workspace", "read_file", 0, 2)}
+    code, out, _ = run("usage")
+    assert code == 0 and "add_note" in out and "learned from 2 recorded tasks" in out
+    code, _, err = run("usage", "forget")
+    assert code == 2 and "say what to forget" in err
+    code, out, _ = run("usage", "forget", "--server", "workspace", "--json")
+    assert code == 0 and json.loads(out) == {"forgotten_calls": 2}
+    code, out, _ = run("usage", "--json")
+    assert [r["tool"] for r in json.loads(out)["tools"]] == ["add_note"]
