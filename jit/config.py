@@ -47,6 +47,7 @@ __all__ = [
     "Config",
     "ConfigFile",
     "ConnectionConfig",
+    "LearningConfig",
     "SecurityConfig",
     "ServeConfig",
     "DEFAULT_SHARDS",
@@ -271,6 +272,21 @@ class SecurityConfig(_Strict):
     pin_definitions: bool = False
 
 
+class LearningConfig(_Strict):
+    """Selection that learns from what agents call (jit/catalog/store_learning.py, jit/selection/learning.py)."""
+
+    #: Record the calls made after a compile (through ``ToolSet.record_call`` and ``jit serve``) and let
+    #: tools called successfully for similar past tasks of the shard gain (rules/policy.dl, ``learned_points``).
+    enabled: bool = True
+    #: Evidence halves with every this many days of age: what agents called a year ago counts little.
+    half_life_days: float = Field(30.0, gt=0, le=36_500)
+    #: The past tasks of the shard a new task is compared with: its nearest this many, by cosine.
+    neighbours: int = Field(20, ge=1, le=1000)
+    #: Keep each recorded task's text beside its vector. Off by default, a privacy choice: the vector
+    #: is what learning needs, and a catalog a team shares would otherwise hold every host's prompts.
+    keep_task_text: bool = False
+
+
 class ServeConfig(_Strict):
     """What ``jit serve``'s meta-tools answer (jit/serve/metatools.py)."""
 
@@ -299,6 +315,7 @@ class ConfigFile(_Strict):
     connection: ConnectionConfig = Field(default_factory=ConnectionConfig)
     security: SecurityConfig = Field(default_factory=SecurityConfig)
     serve: ServeConfig = Field(default_factory=ServeConfig)
+    learning: LearningConfig = Field(default_factory=LearningConfig)
     catalog: CatalogConfig = Field(default_factory=CatalogConfig)
     store: str = Field(".jit/catalog.db", min_length=1)
     #: Datalog rules directory; unset: ``rules/`` beside the config file if there is one,
@@ -442,6 +459,7 @@ class Config:
     available_tools: AvailableTools
     security: SecurityConfig = field(default_factory=SecurityConfig)
     serve: ServeConfig = field(default_factory=ServeConfig)
+    learning: LearningConfig = field(default_factory=LearningConfig)
     catalog: CatalogConfig = field(default_factory=CatalogConfig)
     #: The ``store`` setting when it is a ``postgresql://`` URL (may hold a password: never print it).
     store_url: str | None = field(default=None, repr=False)
@@ -531,6 +549,7 @@ def build_config(parsed: ConfigFile, base: Path, path: Path | None, servers: dic
         connection=parsed.connection,
         security=parsed.security,
         serve=parsed.serve,
+        learning=parsed.learning,
         catalog=parsed.catalog,
         store_path=resolve(LOCAL_FILES_OF_SHARED_STORE if is_postgres_url(parsed.store) else parsed.store),
         store_url=parsed.store if is_postgres_url(parsed.store) else None,

@@ -13,7 +13,8 @@ was edited afterwards is refused at open, since the catalog no longer matches it
 the engine's errors become :class:`~jit.errors.StoreError`, migrations, meta and the version
 counters. What it stores lives in its mixins: tools and analyses in
 :class:`~jit.catalog.store_tools.ToolCatalog`, call counts in
-:class:`~jit.catalog.store_usage.CallUsage`, server rows (with resources and prompts) in
+:class:`~jit.catalog.store_usage.CallUsage`, what agents called for each task in
+:class:`~jit.catalog.store_learning.LearnedCalls`, server rows (with resources and prompts) in
 :class:`~jit.catalog.store_servers.ServerCatalog`, definition history and approvals in
 :class:`~jit.catalog.store_history.DefinitionHistory`, the embedding model and vectors in
 :class:`~jit.catalog.store_vectors.VectorStore`.
@@ -42,6 +43,7 @@ from ..paths import is_postgres_url
 from .backend import Backend, SqliteBackend, is_busy, is_damaged, is_full, quick_check, redact
 from .migrations import Migration, Migrations, default_migrations_dir
 from .store_history import DefinitionHistory
+from .store_learning import LearnedCalls, TaskRecord
 from .store_servers import ServerCatalog
 from .store_tools import ToolCatalog
 from .store_usage import CallUsage
@@ -57,7 +59,7 @@ _FULL_HINT = (": the disk holding the catalog is full; nothing of this write was
               " command again")
 
 
-class Store(ToolCatalog, CallUsage, DefinitionHistory, ServerCatalog, VectorStore):
+class Store(ToolCatalog, CallUsage, LearnedCalls, DefinitionHistory, ServerCatalog, VectorStore):
     """The catalog. Use as a context manager or call :meth:`close`.
 
     ``Store(location)`` opens (creating if needed), checks that the migrations it ran
@@ -92,6 +94,8 @@ class Store(ToolCatalog, CallUsage, DefinitionHistory, ServerCatalog, VectorStor
         #: Calls not yet written (the catalog was unreachable): (server, tool) -> [calls, errors,
         #: total latency, last called at, last error]; see :meth:`record_call`.
         self._unrecorded: dict[tuple[str, str], list[Any]] = {}
+        #: Calls of learned tasks not yet written; see :meth:`record_task_call`.
+        self._unlearned: list[tuple[TaskRecord, str, str, bool, float]] = []
         with self._errors("open"):
             self._backend = open_backend(location, connect_timeout=connect_timeout,
                                          statement_timeout=statement_timeout)
@@ -125,6 +129,12 @@ class Store(ToolCatalog, CallUsage, DefinitionHistory, ServerCatalog, VectorStor
                         log.warning("%d calls could not be counted in the catalog %s: it was unreachable"
                                     " until this process ended", sum(e[0] for e in self._unrecorded.values()),
                                     self.location)
+                if self._unlearned:
+                    try:
+                        self._write_learned()
+                    except StoreError as exc:
+                        log.warning("%d calls of recorded tasks could not be learned: %s", len(self._unlearned),
+                                    exc.message)
                 self._backend.close()
 
     def wait_for_change(self, timeout: float, *, usage: bool = True) -> bool:

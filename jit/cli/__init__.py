@@ -49,7 +49,7 @@ _LAZY = {"app": "shared", "EXIT_CODES": "shared", "exit_code": "shared", "import
 
 def _commands() -> None:
     """Import the command modules: each registers its commands on ``app``, in the order of ``jit --help``."""
-    from . import catalog, definitions, selection, importer, frontends, doctor  # noqa: F401  # isort: skip
+    from . import catalog, definitions, selection, usage, importer, frontends, doctor  # noqa: F401  # isort: skip
 
 
 def __getattr__(name: str) -> Any:

@@ -77,8 +77,9 @@ from .datasets import (
     load_queries,
 )
 from .eval_report import EvalReport, machine_info
+from .replay import CURVE, replay, replay_markdown
 
-__all__ = ["build_catalog", "main", "run_evaluation", "write_quality_doc"]
+__all__ = ["build_catalog", "main", "run_evaluation", "run_replay", "write_quality_doc"]
 
 # Named explicitly: under `python -m jit.evaluation.evaluate` __name__ is "__main__".
 log = logging.getLogger("jit.evaluation.evaluate")
@@ -173,6 +174,61 @@ UNSCOPED_GRANTS = ("capability:/write", "capability:/delete", "capability:/send"
                    "annotation:destructiveHint")
 
 
+def unscoped_config() -> Config:
+    """Every default, no harness tools (the pool is the benchmark's tools only), and every shard
+    granted what the read-only policy withholds (:data:`UNSCOPED_GRANTS`)."""
+    default = Config.default()
+    return replace(default, available_tools=AvailableTools(),
+                   shards={name: sc.model_copy(update={"allow": [*sc.allow, *UNSCOPED_GRANTS]})
+                           for name, sc in default.shards.items()})
+
+
+def _dataset(dataset: str | DatasetSpec, data_dir: Path | None) -> tuple[DatasetSpec, Path]:
+    """The set named (or given) and its data directory, its files checked."""
+    spec = dataset if isinstance(dataset, DatasetSpec) else DATASETS.get(dataset)
+    if spec is None:
+        raise EvaluationError(f"unknown dataset {dataset!r}; known: {', '.join(DATASETS)}")
+    data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
+    check_data(spec, data_dir)
+    return spec, data_dir
+
+
+def run_replay(dataset: str | DatasetSpec, *, data_dir: Path | None = None, out_dir: Path | None = None,
+               config: Config | None = None, sample: int | None = None, shards: Sequence[str] = DEFAULT_SHARDS,
+               embedder: Embedder | None = None, cache_dir: Path | None = None, folds: int = 4,
+               progress: ProgressCallback | None = None) -> dict[str, Any]:
+    """The learning curve of one set (:mod:`jit.evaluation.replay`) per shard, on the set's cached
+    catalog; written to ``<out_dir>/<name>-replay.json`` and ``.md`` when ``out_dir`` is given."""
+    spec, data_dir = _dataset(dataset, data_dir)
+    config = config or unscoped_config()
+    pool = load_pool([_resolve(data_dir, f) for f in spec.tools])
+    queries, _skipped, _kind = load_queries(_resolve(data_dir, spec.queries), pool,
+                                            sample=sample if sample is not None else spec.sample)
+    embedder = embedder or embedder_from_config(config.embedding)
+    cache = Path(cache_dir) if cache_dir is not None else config.store_path.parent / "eval"
+    store = build_catalog(pool, cache / f"{spec.name}.db", config, embedder,
+                          analyzer=OfflineAnalyzer(config.shards), progress=progress)
+    started = time.perf_counter()
+    result: dict[str, Any] = {"dataset": spec.name, "folds": folds, "queries": len(queries), "curves": {}}
+    try:
+        for shard in shards:
+            with Step(progress, "eval.replay", f"replay for shard {shard}", len(queries) * len(CURVE),
+                      unit="queries") as step:
+                result["curves"][shard] = replay(store, config, embedder, pool, queries, shard=shard, folds=folds,
+                                                 advance=step.advance)
+    finally:
+        store.close()
+    result["seconds"] = time.perf_counter() - started
+    result["machine"] = machine_info()
+    result["markdown"] = "\n\n".join(replay_markdown(spec.name, shard, folds, rows)
+                                      for shard, rows in result["curves"].items())
+    if out_dir is not None:
+        Path(out_dir).mkdir(parents=True, exist_ok=True)
+        (Path(out_dir) / f"{spec.name}-replay.json").write_text(json.dumps(result, indent=1), encoding="utf-8")
+        (Path(out_dir) / f"{spec.name}-replay.md").write_text(result["markdown"] + "\n", encoding="utf-8")
+    return result
+
+
 def run_evaluation(
     dataset: str | DatasetSpec,
     *,
@@ -197,17 +253,8 @@ def run_evaluation(
     embedding, then per query each baseline (``eval.baseline``), jit's ranking
     (``eval.rank``) and compile() per shard (``eval.compile``).
     """
-    spec = dataset if isinstance(dataset, DatasetSpec) else DATASETS.get(dataset)
-    if spec is None:
-        raise EvaluationError(f"unknown dataset {dataset!r}; known: {', '.join(DATASETS)}")
-    data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
-    check_data(spec, data_dir)
-    if config is None:
-        # The pool is the benchmark's tools only: no harness tools from a local available_tools.json.
-        default = Config.default()
-        config = replace(default, available_tools=AvailableTools(),
-                         shards={name: sc.model_copy(update={"allow": [*sc.allow, *UNSCOPED_GRANTS]})
-                                 for name, sc in default.shards.items()})
+    spec, data_dir = _dataset(dataset, data_dir)
+    config = config or unscoped_config()
     unknown = [s for s in shards if s not in config.shards]
     if unknown:
         raise EvaluationError(f"unknown shard(s) {unknown}; the config defines {sorted(config.shards)}")
@@ -434,6 +481,10 @@ def main(argv: Sequence[str] | None = None, *, raise_errors: bool = False,
                         f"(default: {', '.join(DEFAULT_SHARDS)})")
     parser.add_argument("--cache-dir", type=Path, help="where catalogs are cached (default: .jit/eval)")
     parser.add_argument("--baselines-only", action="store_true", help="skip jit's ranking and compile()")
+    parser.add_argument("--replay", action="store_true",
+                        help="measure learning instead: record the gold tools of a share of the queries as calls, "
+                             "measure on the others (0, 10%%, 25%%, 50%% recorded; --folds)")
+    parser.add_argument("--folds", type=int, default=4, help="--replay: the number of folds (default 4)")
     parser.add_argument("--quality", type=Path, help="also collect every result in --out into this Markdown file")
     parser.add_argument("-q", "--quiet", action="store_true",
                         help="no progress on stderr (a bar on a terminal, a line every few seconds otherwise)")
@@ -442,6 +493,8 @@ def main(argv: Sequence[str] | None = None, *, raise_errors: bool = False,
     # (`jit eval` documents 2 as bad usage; an error reading data or the model stays a jit error).
     if args.sample is not None and args.sample < 1:
         parser.error("--sample must be a positive number of queries")
+    if args.folds < 2:
+        parser.error("--folds must be at least 2")
     if bool(args.tools) != bool(args.queries) or (args.queries and len(args.datasets) != 1):
         parser.error("your own set needs --tools (one or more), --queries and exactly one DATASET name")
     unknown = [d for d in args.datasets if d != "all" and d not in DATASETS]
@@ -478,6 +531,13 @@ def main(argv: Sequence[str] | None = None, *, raise_errors: bool = False,
         # One model load for all datasets.
         embedder = embedder_from_config((config or Config.default()).embedding)
         for name in names:
+            if args.replay:
+                with progress_display(console, prefix="jit eval", quiet=args.quiet) as progress:
+                    found = run_replay(name, data_dir=args.data_dir, out_dir=args.out, config=config,
+                                       sample=args.sample, shards=args.shards or DEFAULT_SHARDS, embedder=embedder,
+                                       cache_dir=args.cache_dir, folds=args.folds, progress=progress)
+                print(found["markdown"])
+                continue
             with progress_display(console, prefix="jit eval", quiet=args.quiet) as progress:
                 report = run_evaluation(name, data_dir=args.data_dir, out_dir=args.out, config=config,
                                         sample=args.sample, shards=args.shards or DEFAULT_SHARDS, embedder=embedder,

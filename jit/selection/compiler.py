@@ -36,6 +36,7 @@ from typing import Any, NamedTuple, TypeVar
 import numpy as np
 
 from ..catalog.store import Store
+from ..catalog.store_learning import TaskRecord
 from ..config import Config
 from ..embedding.protocol import Embedder
 from ..embedding.query_cache import QueryVectorCache
@@ -45,6 +46,7 @@ from ..text import remove_hidden
 from .budget import Estimates, cap_full, fit_budget
 from .catalog_view import CatalogView
 from .explain import RuleCitations, explained_facts
+from .learning import Evidence, Experience, evidence_columns
 from .logic import Fact, RuleSet
 from .policy import Policy
 from .records import CandidateReader, StaleSnapshot
@@ -102,6 +104,8 @@ class Compiler:
         #: A snapshot and, per shard, its skeleton winners and losers (:meth:`_skeleton`).
         self._skeletons: tuple[Callable[[], CatalogSnapshot | None],
                                dict[str, tuple[dict[int, list[str]], dict[int, int]]]] = (lambda: None, {})
+        #: What agents called for past tasks (jit.selection.learning), when learning is on.
+        self.experience = Experience(store, config.learning) if config.learning.enabled else None
 
     def close(self) -> None:
         """Stop the Datalog engine's thread and let go of the catalog snapshot."""
@@ -343,9 +347,9 @@ class Compiler:
         reader.seal(unread, view.analyses, complete)
 
     def _score(self, ctx: TaskContext, warnings: list[str], *, pool: int | None = None
-               ) -> tuple[CatalogSnapshot, list[ScoredTool], dict[str, list[str]], CandidateReader]:
-        """Every candidate of a task with its points, scores and wanted tier (no budget yet), and
-        the reader of their definitions."""
+               ) -> tuple[CatalogSnapshot, list[ScoredTool], dict[str, list[str]], CandidateReader, np.ndarray | None]:
+        """Every candidate of a task with its points, scores and wanted tier (no budget yet), the
+        reader of their definitions, and the task's vector (None: no text, or no tool vectors)."""
         text = " ".join([ctx.task, *(os.path.basename(f) for f in ctx.files)]).strip()
         query = asked(text)  # what retrieval scores: not the clauses that forbid something
         steps = task_steps(ctx.task, self.config.shards)
@@ -375,7 +379,10 @@ class Compiler:
                               self.config.tool_selection.lexical_weight, allowed, denied_rows, ctx.shard, warnings,
                               {slot: slot in filled for slot in self._slots(ctx.shard)})
         stepped = [o for _text, options in planned for o, _v in options]
-        extra = [view.row_of[t] for t in (*winners, *stepped, *(t for tools in file_tools.values() for t, _ in tools))]
+        task_vector = vecs[0] if len(vecs) else None
+        learned = self._learned(view, ctx.shard, task_vector, shard.denied, allowed)
+        extra = [view.row_of[t] for t in (*winners, *stepped, *(t for tools in file_tools.values() for t, _ in tools),
+                                          *(t for t, e in learned.items() if e.weight))]
         found = self._retrieve(view, query, pool or self.config.tool_selection.candidate_pool, extra, allowed,
                                warnings, (ctx.shard, shard.denied), (vecs, sims[:, :len(vecs)]))
         labels = self.catalog.labels(view)
@@ -383,7 +390,7 @@ class Compiler:
         self.policy.missing_steps(view.row_of, ctx.shard, facts, labels["capability"], allowed, denied_rows,
                                   shard.denied, warnings)
         parts = self.policy.parts(found.ids, tables, view.points, shard.points, labels, found.vector, view.heads,
-                                  found.servers)
+                                  found.servers, evidence_columns(learned) if learned else None)
         scoring = self.policy.scoring(parts, self.config.tool_selection, ctx.shard)
         # Definitions are read when first needed (CandidateReader): most candidates are not rendered.
         reader = self._reader(view)
@@ -394,6 +401,8 @@ class Compiler:
                                   cap=view.tier_cap.get(t))
             if t in losers:
                 score.reasons.append(f"not skeleton: {view.names[losers[t]]} fills the same slot")
+            if t in learned:
+                score.reasons.extend(_learned_reasons(learned[t], score.points))
             out.append(ScoredTool(
                 tool=None, name=view.names[t], tier=score.tier, skeleton=t in winners, logic=score.logic,
                 vector=score.vector, final=score.final, offline=t in view.offline, tokens=0, reasons=score.reasons,
@@ -414,7 +423,28 @@ class Compiler:
         shown: dict[str, list[str]] = {}
         for f in facts:
             shown.setdefault(f[0].removeprefix("task_"), []).append(str(f[1]))
-        return view, out, shown, reader
+        return view, out, shown, reader, task_vector
+
+    def _learned(self, view: CatalogSnapshot, shard: str, query: np.ndarray | None,
+                 denied: Mapping[int, tuple[str, ...]], allowed: np.ndarray) -> dict[int, Evidence]:
+        """Tool id -> what similar past tasks of ``shard`` say of it (jit.selection.learning), for the
+        tools that may gain from it: in reach, not denied to the role, not flagged or otherwise kept
+        below Full by the rules, not awaiting approval. Empty when nothing was ever recorded."""
+        if self.experience is None or query is None:
+            return {}
+        min_match = self.policy.constants().learned_match
+        if min_match is None:
+            return {}
+        found = self.experience.evidence(shard, self.embedder.model_name, query, min_match)
+        out: dict[int, Evidence] = {}
+        for (server, name), e in found.items():
+            t = self.catalog.tool_id(view, server, name)
+            # The rules' tier cap keeps a flagged tool, one whose server is in error and one awaiting
+            # approval below Full (with security.pin_definitions the last is blocked outright).
+            if t is None or t in denied or not allowed[view.row_of[t]] or view.tier_cap.get(t, Tier.FULL) is not Tier.FULL:
+                continue
+            out[t] = e
+        return out
 
     @staticmethod
     def _explain_facts(view: CatalogSnapshot, st: StoredTool, a: Callable[[StoredTool], ToolAnalysis | None]
@@ -454,7 +484,7 @@ class Compiler:
         sel = self.config.tool_selection
         warnings: list[str] = []
         budget = ctx.budget if ctx.budget is not None else sel.token_budget
-        view, tools, task_facts, reader = self._score(ctx, warnings)
+        view, tools, task_facts, reader, query = self._score(ctx, warnings)
         missing = _embedding_warning(view.index)
         if missing:
             warnings.append(missing)
@@ -476,11 +506,17 @@ class Compiler:
                 s.reasons.append(f"offline: server {s.server!r} is {s.tool.server_status.value}")
         tools.sort(key=order_key)
         self._seal(reader, view, tools)
+        record = None
+        if self.experience is not None and query is not None and ctx.task:
+            record = TaskRecord(ctx.shard, self.embedder.model_name, query,
+                                tuple((s.server, s.tool_name) for s in tools if s.tier is Tier.FULL),
+                                ctx.task if self.config.learning.keep_task_text else None)
         return ToolSet(
             shard=ctx.shard, task=ctx.task, budget=budget, tokens_used=used, warnings=warnings, tools=tools,
             budget_format=fmt, token_counter=self.counter.name, catalog_version=view.version,
             usage_version=view.usage_version,
             rules=self.rules.fingerprint, task_facts=task_facts, denial=self._denial, citations=self.citations,
+            learning=record, recorder=self.store.record_task_call if record is not None else None,
         )
 
     def denied(self, shard: str, server: str, tool: str) -> tuple[str, ...]:
@@ -531,7 +567,7 @@ class Compiler:
             self._check(ctx)
 
             def by_final() -> list[tuple[StoredTool, float, str]]:
-                _view, tools, _facts, reader = self._score(ctx, [], pool=pool)
+                _view, tools, _facts, reader, _query = self._score(ctx, [], pool=pool)
                 ranked = sorted(tools, key=lambda s: (-s.final, -s.vector, s.name))[:k]
                 reader.fetch(ranked)
                 return [(s.tool, s.final / 100.0, s.name) for s in ranked]  # the snapshot's rendered name
@@ -558,6 +594,16 @@ class _Retrieved(NamedTuple):
     match: dict[int, int]
     named: set[int]
     servers: frozenset[str]
+
+
+def _learned_reasons(e: Evidence, points: Mapping[str, int]) -> list[str]:
+    """What ``--explain`` says of a tool's learned evidence, beside the points it gave."""
+    out = []
+    if e.tasks and points.get("learned"):
+        out.append(f"called for {e.tasks} similar task{'s' if e.tasks != 1 else ''} (evidence {e.weight})")
+    if e.unused and points.get("unused"):
+        out.append(f"shown in Full for {e.unused} similar task{'s' if e.unused != 1 else ''} and never called")
+    return out
 
 
 def _embedding_warning(index: RetrievalIndex) -> str | None:

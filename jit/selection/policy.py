@@ -9,7 +9,8 @@ answers as a policy:
   The derived predicates a catalog view asks (:data:`DERIVED`) and the task tables a
   compile asks (:data:`TASK_TABLES`) follow from it. **A new points signal** is a
   ``derive`` line in rules/schema.dl, its rules in rules/policy.dl and one row here.
-- :class:`Scoring`: a candidate's points by part, logic = their sum clamped to 0–100,
+- :class:`Scoring`: a candidate's points by part, logic = their sum clamped to 0–100 (the parts
+  learned from calls added after that clamp, and clamped again),
   final = ``logic_weight`` × logic + ``vector_weight`` × vector, the tier the thresholds
   give, and **Full needs evidence** (``full_match``, or points of a part marked
   ``evidence``); then the skeleton's Full and the rules' tier caps.
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -39,7 +40,7 @@ from .scored_tool import ScoredTool
 from .task import CODE_EDIT, COMPILER_FACTS, FILE_TARGET, IMPLIED
 from .tiers import Tier
 
-__all__ = ["BY_LABEL", "BY_RANK", "BY_SYSTEM", "DERIVED", "PER_SHARD", "PER_TOOL", "POINTS", "SHARD_POINTS",
+__all__ = ["BY_EVIDENCE", "BY_LABEL", "BY_RANK", "BY_SYSTEM", "DERIVED", "EVIDENCE_TABLES", "PER_SHARD", "PER_TOOL", "POINTS", "SHARD_POINTS",
            "SHARD_PREDICATES", "TASK_TABLES", "TOOL_POINTS", "TOOL_PREDICATES", "Points", "Policy",
            "PolicyConstants", "Score", "Scoring", "check_points", "label_points", "merge_points", "words"]
 
@@ -57,6 +58,10 @@ BY_RANK = "rank"
 #: ``Name(System, Points)``: a task table; the tools of a server whose name holds a hosted
 #: System get its Points (the lowest of them), unless the task names the server.
 BY_SYSTEM = "system"
+#: ``Name(MinEvidence, Points)``: a table of the policy; a tool whose evidence of the part (an integer
+#: the compiler measures from what agents called for similar past tasks: jit.selection.learning)
+#: is at least MinEvidence gets the largest such Points.
+BY_EVIDENCE = "evidence"
 
 
 @dataclass(frozen=True)
@@ -75,12 +80,17 @@ class Points:
     sign: int = 1
     #: Points of this part are evidence enough for Full, whatever the tool's match (``full_match``).
     evidence: bool = False
+    #: Added after the other parts' sum is clamped to 0-100 (then clamped again): what agents called
+    #: can lift a tool to the top or take a saturated one down, where inside the sum it would be lost.
+    after_clamp: bool = False
 
 
 #: The parts of the logic score, in the order reasons and explanations list them.
 POINTS = (
     Points("shard", "shard_points", PER_SHARD),
     Points("usage", "usage_points", PER_TOOL),
+    Points("learned", "learned_points", BY_EVIDENCE, evidence=True, after_clamp=True),
+    Points("unused", "unused_points", BY_EVIDENCE, sign=-1, after_clamp=True),
     Points("capability", "capability_points", BY_LABEL, label="capability", evidence=True),
     Points("category", "category_points", BY_LABEL, label="category", evidence=True),
     Points("domain", "domain_points", BY_LABEL, label="domain"),
@@ -98,6 +108,8 @@ SHARD_PREDICATES = (*SHARD_POINTS, "skeleton", "denied")
 DERIVED = TOOL_PREDICATES + SHARD_PREDICATES
 #: Read per compile from the task facts: tables keyed by labels, ranks or systems, never by tool.
 TASK_TABLES = tuple(p.predicate for p in POINTS if p.source in (BY_LABEL, BY_RANK, BY_SYSTEM))
+#: Read once per compiler: the tables that turn learned evidence into points.
+EVIDENCE_TABLES = tuple(p.predicate for p in POINTS if p.source == BY_EVIDENCE)
 
 
 def check_points(rules: RuleSet) -> None:
@@ -145,6 +157,17 @@ def _ranked(table: Mapping[tuple[int, int], int], candidates: Sequence[int], vec
     return out
 
 
+def _evidenced(table: Mapping[int, int], evidence: Mapping[int, int]) -> dict[int, int]:
+    """:data:`BY_EVIDENCE` points: per tool with evidence, the largest points of the rows
+    ``min evidence -> points`` it meets."""
+    out: dict[int, int] = {}
+    for t, e in evidence.items():
+        met = [p for floor, p in table.items() if e >= floor]
+        if met and max(met):
+            out[t] = max(met)
+    return out
+
+
 class Score(NamedTuple):
     """What placed one candidate: its points by part, its scores, its tiers and why."""
 
@@ -168,6 +191,7 @@ class Scoring:
         self._policy = policy
         self._parts = {p.part: p for p, _column in parts}
         self._columns = [(p.part, p.sign, column) for p, column in parts]
+        self._after = frozenset(p.part for p, _column in parts if p.after_clamp)
         self._evidence = tuple(p.part for p, _column in parts if p.evidence)
         self._sel = sel
         self._full_match = policy.constants().full_match
@@ -180,7 +204,10 @@ class Scoring:
         rules' tier cap."""
         sel, policy = self._sel, self._policy
         points = {part: sign * column.get(t, 0) for part, sign, column in self._columns}
-        logic = int(min(100, max(0, sum(points.values()))))
+        logic = int(min(100, max(0, sum(n for part, n in points.items() if part not in self._after))))
+        late = sum(points[part] for part in self._after)
+        if late:
+            logic = int(min(100, max(0, logic + late)))
         vec = int(round(vector))
         final = int(round(sel.logic_weight * logic + sel.vector_weight * vec))
         wanted = (Tier.FULL if final >= sel.full_threshold else Tier.CONDENSED if final >= sel.condensed_threshold
@@ -231,6 +258,11 @@ class PolicyConstants:
     #: names, done by the tool of ``category`` alone nearest to ``text`` (rules/policy.dl,
     #: ``file_step``; formats: :func:`~jit.analysis.offline_analyzer.target_format`).
     file_steps: tuple[tuple[str, str, str, str], ...] = ()
+    #: The least cosine (in percent) a past task needs to the new one for what was called for it
+    #: to count (``learned_match``; none: learning gives no points).
+    learned_match: int | None = None
+    #: :data:`EVIDENCE_TABLES`: predicate -> ``min evidence -> points``.
+    evidence: Mapping[str, Mapping[int, int]] = field(default_factory=dict)
 
 
 class Policy:
@@ -249,17 +281,23 @@ class Policy:
 
     def constants(self) -> PolicyConstants:
         if self._constants is None:
-            hosted, system_words, full, steps, file_steps, text_steps = self._engine.query_many([
+            hosted, system_words, full, steps, file_steps, text_steps, learned, *tables = self._engine.query_many([
                 ("hosted_system", (None,)), ("system_word", (None, None)), ("full_match", (None,)),
                 ("step_capability", (None,)), ("file_step", (None, None, None, None)),
-                ("file_step", (None, None, None))])
+                ("file_step", (None, None, None)), ("learned_match", (None,)),
+                *((name, (None, None)) for name in EVIDENCE_TABLES)])
+            evidence: dict[str, dict[int, int]] = {}
+            for name, rows in zip(EVIDENCE_TABLES, tables, strict=True):
+                merge_points(evidence.setdefault(name, {}), [(int(r[0]), r[1]) for r in rows])
             # A policy written before file formats (file_step(Capability, Category, Text)) names text files.
             rows = {tuple(str(v) for v in r) for r in file_steps} | {("text", *(str(v) for v in r)) for r in text_steps}
             systems = frozenset(str(r[0]) for r in hosted)
             self._constants = PolicyConstants(hosted=systems, words=systems | {str(r[1]) for r in system_words},
                                               full_match=min((int(r[0]) for r in full), default=0),
                                               steps=tuple(sorted(str(r[0]) for r in steps)),
-                                              file_steps=tuple(sorted(rows)))
+                                              file_steps=tuple(sorted(rows)),
+                                              learned_match=min((int(r[0]) for r in learned), default=None),
+                                              evidence=evidence)
         return self._constants
 
     # ------------------------------------------------------------------ points
@@ -280,12 +318,12 @@ class Policy:
     def parts(self, candidates: Sequence[int], tables: Mapping[str, Mapping[Any, int]],
               tool_points: Mapping[str, Mapping[int, int]], shard_points: Mapping[str, Mapping[int, int]],
               labels: Mapping[str, Mapping[str, frozenset[int]]], vector: Mapping[int, float],
-              heads: Mapping[int, tuple[str, str]], named_servers: frozenset[str]
-              ) -> list[tuple[Points, Mapping[int, int]]]:
+              heads: Mapping[int, tuple[str, str]], named_servers: frozenset[str],
+              evidence: Mapping[str, Mapping[int, int]] | None = None) -> list[tuple[Points, Mapping[int, int]]]:
         """Per part of :data:`POINTS`, the points the rules give each of ``candidates`` (in rank order,
         best first, with their ``vector`` scores), from the snapshot's per-tool tables, the shard's
         and the task's (``tables``). ``named_servers``: the servers the task names, whose tools lose
-        no system points."""
+        no system points. ``evidence``: per :data:`BY_EVIDENCE` predicate, tool -> its evidence."""
         pool = set(candidates)
         out: list[tuple[Points, Mapping[int, int]]] = []
         for p in POINTS:
@@ -297,6 +335,9 @@ class Policy:
                 column = label_points(tables[p.predicate], labels.get(p.label, {}), pool)
             elif p.source == BY_RANK:
                 column = _ranked(tables[p.predicate], candidates, vector)
+            elif p.source == BY_EVIDENCE:
+                found = (evidence or {}).get(p.predicate, {})
+                column = _evidenced(self.constants().evidence.get(p.predicate, {}), found) if found else {}
             else:
                 column = self._hosted(tables[p.predicate], candidates, heads, named_servers)
             out.append((p, column))

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..catalog.store_learning import TaskRecord
 from ..errors import SelectionError, ToolDeniedError, ToolNotFoundError
 from .deferred import DEFERRED_FORMATS, DeferredTools, render_deferred
 from .explain import Citation, RuleCitations
@@ -46,6 +47,11 @@ class ToolSet:
     denial: Callable[[str, str], ToolDeniedError | None] | None = field(default=None, repr=False, compare=False)
     #: What made the reasons' rule citations (set by compile()): :meth:`legend` reads it.
     citations: RuleCitations | None = field(default=None, repr=False, compare=False)
+    #: The task as learning keeps it (its vector, shard and the tools put in Full; None: learning is
+    #: off, or the compile had no task or no vectors): what :meth:`record_call` reports against.
+    learning: TaskRecord | None = field(default=None, repr=False, compare=False)
+    #: Where :meth:`record_call` writes (set by compile(): the catalog's ``record_task_call``).
+    recorder: Callable[..., None] | None = field(default=None, repr=False, compare=False)
     _by_name: dict[str, ScoredTool] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -91,6 +97,21 @@ class ToolSet:
                 raise denied
             raise ToolNotFoundError.not_in_toolset(namespaced)
         return st.server, st.tool_name
+
+    def record_call(self, name: str, *, ok: bool, server: str | None = None) -> bool:
+        """Report that the agent called a tool for this tool set's task, and whether the call succeeded,
+        so later compiles of similar tasks learn from it (docs/selection.md, "Learning from calls").
+        ``name`` is a rendered name (or, with ``server``, the tool's own name on that server: a tool
+        the agent reached outside this set, through a search). A harness that calls tools itself
+        reports each call here; ``jit serve`` reports its own. Returns False when nothing is kept
+        (learning is off, or the compile had no task). A name the set cannot resolve raises
+        :class:`~jit.errors.ToolNotFoundError` (or the role's denial)."""
+        if server is None:
+            server, name = self.resolve(name)
+        if self.learning is None or self.recorder is None:
+            return False
+        self.recorder(self.learning, server, name, ok=ok)
+        return True
 
     def get(self, namespaced: str) -> ScoredTool | None:
         return self._by_name.get(namespaced)

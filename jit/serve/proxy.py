@@ -13,7 +13,10 @@ A ``tools/call`` reaches an upstream tool three ways: the stdio lane's short pat
    client whose call it is (jit/serve/passthrough.py);
 3. the call, through :meth:`~jit.client.manager.ClientManager.call_tool` (timeouts, the
    offline error, ``security.pin_definitions``, result validation);
-4. the usage record, handed back to run once the client has its answer.
+4. the usage record, handed back to run once the client has its answer: the tool's call counts,
+   and the call as one made for the task of the session's latest selection (the exposed one,
+   else the last ``compile_tools``), which later compiles of similar tasks learn from
+   (:meth:`ToolSet.record_call <jit.selection.toolset.ToolSet.record_call>`).
 
 ``describe_tool`` and the ``jit://tools/{server}/{tool}`` resource go through the same
 role check (:meth:`ServeState.describe <jit.serve.state.ServeState.describe>`): a tool the
@@ -50,13 +53,16 @@ async def proxied_call(state: ServeState, relay: Relay, server: str, tool: str, 
     manager = state.manager
     with relay.calling(server, link):
         call = await manager.call_tool(server, tool, arguments, record=False, on_progress=on_progress)
-    return call, functools.partial(_record, manager, call)
+    return call, functools.partial(_record, manager, call, state.selection)
 
 
-def _record(manager: ClientManager, call: CallResult) -> None:
-    """Count ``call`` in the catalog's usage; a catalog refusing the write (read-only, unreachable)
-    costs one log line, never the answer to a call that ran."""
+def _record(manager: ClientManager, call: CallResult, selection: Any) -> None:
+    """Count ``call`` in the catalog's usage, and as a call made for ``selection``'s task (the
+    session's latest compile, None before one); a catalog refusing the write (read-only,
+    unreachable) costs one log line, never the answer to a call that ran."""
     try:
         manager.record(call)
+        if selection is not None:
+            selection.record_call(call.tool, server=call.server, ok=not call.is_error)
     except JitError as exc:
         log.warning("recording a proxied call to %s/%s failed: %s", call.server, call.tool, exc.message)
