@@ -309,6 +309,8 @@ class RetrievalIndex:
         self.lexical = lexical
         servers = sorted({server for server, _name in heads})
         self.server_names = servers
+        #: The search tokens of every server's name (a step's lexical text keeps them wherever they are).
+        self.server_words = frozenset(w for name in servers for w in search_tokens(name))
         index = {s: i for i, s in enumerate(servers)}
         self.server_of = np.fromiter((index[server] for server, _name in heads), dtype=np.int64, count=self.n)
         self._by_name: dict[str, list[int]] = defaultdict(list)

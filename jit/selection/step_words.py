@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection
+from functools import lru_cache
 from typing import Protocol
 
 from ..text import search_tokens
@@ -125,6 +126,15 @@ def action_free(text: str, keep: Collection[str] = ()) -> str:
     return _WORD.sub(word, _ADDRESS.sub(address, QUOTED.sub(address, text)))
 
 
+@lru_cache(maxsize=1024)
+def _reading(text: str) -> tuple[str, frozenset[str], frozenset[str]]:
+    """A step's text as :func:`name_fit` reads it against every candidate's name: its leading
+    verb's token, the words it says only as names (:func:`noun_uses`), and its other words."""
+    m = _LEADING.match(text)
+    verb = search_tokens(m.group(1))[0] if m and search_tokens(m.group(1)) else ""
+    return verb, noun_uses(text), frozenset(search_tokens(spelled(text), drop_stopwords=True)) - {verb}
+
+
 def name_fit(name: str, server: str, step: Said, task_words: frozenset[str] = frozenset()) -> float:
     """How well a tool's name says a step, 0–1: the share of its name's words (its server's name
     left out) that the step says, the first one as the step's verb, the others as its object; a
@@ -139,11 +149,7 @@ def name_fit(name: str, server: str, step: Said, task_words: frozenset[str] = fr
     words = [w for w in search_tokens(name, drop_stopwords=True) if w not in own]
     if not words:
         return 0.0
-    said = search_tokens(spelled(step.text), drop_stopwords=True)
-    m = _LEADING.match(step.text)
-    verb = search_tokens(m.group(1))[0] if m and search_tokens(m.group(1)) else ""
-    names = noun_uses(step.text)
-    objects = set(said) - {verb}
+    verb, names, objects = _reading(step.text)
     got = 0.0
     for i, w in enumerate(words):
         if w == verb and i <= 1:

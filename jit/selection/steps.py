@@ -403,7 +403,7 @@ def plan(view: CatalogSnapshot, steps: Sequence[Step], sims: np.ndarray,
     if not steps:
         return [], _no_feeds
     index = view.index
-    servers_said = frozenset(w for name in index.server_names for w in search_tokens(name))
+    servers_said = index.server_words
     task_words = frozenset(w for s in steps for w in search_tokens(spelled(s.clause or s.text), drop_stopwords=True))
     planned: list[Planned] = []
     for found in step_tools(steps, score, caps_of, usable, lambda r: denied is not None and bool(denied[r]),
