@@ -8,8 +8,8 @@ the vectors say). The learning record is ``--calls`` successful calls over ``--c
 recorded tasks of the coder shard (four tools each), whose vectors are the LiveMCPBench
 queries' plus noise, so a new task finds neighbours. Timed, model warm, each task new to the
 compiler (end to end: the task's embedding included): compile() p50/p95 for the coder shard with nothing recorded and with the record
-(``learned`` share: ``Experience.evidence`` alone), and right after a call was recorded (the
-shard's record read again); and ``ToolSet.record_call`` (one call
+(``learned`` share: ``Experience.evidence`` alone), and right after a call was recorded (only
+what the call changed read from the catalog); and ``ToolSet.record_call`` (one call
 written to the SQLite catalog, its own transaction) p50/p95. Built under .jit/bench/,
 written to bench/results/learning.json.
 """
@@ -124,7 +124,7 @@ def main() -> None:
             ms.append(1000 * (time.perf_counter() - t))
         out["record_call_p50_ms"], out["record_call_p95_ms"] = statistics.median(ms), p(ms, 95)
         print("record_call", out["record_call_p50_ms"], out["record_call_p95_ms"])
-        # A compile right after a call was recorded: the shard's record is read again.
+        # A compile right after a call was recorded: what the call changed is read.
         after = []
         for text in texts[1:11]:
             ts.record_call(name, ok=True)

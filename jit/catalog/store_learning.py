@@ -134,10 +134,12 @@ class LearnedCalls:
         """The recorded tasks of ``shard`` (``model``'s vectors) with a call recorded or changed after
         ``learning_version`` was ``version``, each with those calls only; and the highest version
         among them (``version`` if none)."""
+        # The calls first, by their seq's index (SQLite keeps a CROSS JOIN's order): starting from the
+        # shard's tasks would read all of them to find the few calls recorded since.
         rows = self._query(  # type: ignore[attr-defined]
-            "SELECT t.id, t.vector, t.created_at, t.shown, c.server, c.tool, c.ok, c.seq FROM learned_tasks t"
-            " JOIN learned_calls c ON c.task_id = t.id WHERE t.shard = ? AND t.model = ? AND c.seq > ?"
-            " ORDER BY t.id", (shard, model, int(version)))
+            "SELECT t.id, t.vector, t.created_at, t.shown, c.server, c.tool, c.ok, c.seq FROM learned_calls c"
+            " CROSS JOIN learned_tasks t WHERE c.seq > ? AND c.task_id = t.id AND t.shard = ? AND t.model = ?"
+            " ORDER BY t.id", (int(version), shard, model))
         out: list[LearnedTask] = []
         for r in rows:
             if not out or out[-1].id != r[0]:

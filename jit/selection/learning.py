@@ -102,28 +102,36 @@ class _Memory:
 
     def add(self, tasks: list[LearnedTask]) -> None:
         """Take in tasks read from the catalog: new ones, and calls newly made for known ones."""
+        vectors: list[np.ndarray] = []
+        created: list[float] = []
+        shown: list[tuple[int, int]] = []
         ok: list[tuple[int, int]] = []
+        called: list[tuple[int, int]] = []
         for t in tasks:
             if len(t.vector) != self.dim:
                 continue  # another model of the same name (re-exported at another dimension)
             row = self.rows.get(t.id)
             if row is None:
-                row = self.rows[t.id] = self.matrix.size
-                self.matrix.append(t.vector[None, :])
-                self.created.append([t.created_at])
-                cols = [self._column(tool) for tool in t.shown]
-                self._shown.update({(row, c): self.shown_task.size + i for i, c in enumerate(cols)})
-                self.shown_task.append([row] * len(cols))
-                self.shown_tool.append(cols)
-                self.shown_called.append([False] * len(cols))
+                row = self.rows[t.id] = self.matrix.size + len(vectors)
+                vectors.append(t.vector)
+                created.append(t.created_at)
+                shown.extend((row, self._column(tool)) for tool in t.shown)
             for tool, succeeded in t.called.items():
                 key = (row, self._column(tool))
-                at = self._shown.get(key)
-                if at is not None:
-                    self.shown_called.values[at] = True
+                called.append(key)
                 if succeeded and key not in self._ok:
                     self._ok.add(key)
                     ok.append(key)
+        if vectors:
+            self.matrix.append(np.stack(vectors))
+            self.created.append(created)
+        if shown:
+            self._shown.update((key, self.shown_task.size + i) for i, key in enumerate(shown))
+            self.shown_task.append([r for r, _ in shown])
+            self.shown_tool.append([c for _, c in shown])
+            self.shown_called.append(np.zeros(len(shown), dtype=bool))
+        at = [i for i in map(self._shown.get, called) if i is not None]
+        self.shown_called.values[at] = True
         if ok:
             self.ok_task.append([r for r, _ in ok])
             self.ok_tool.append([c for _, c in ok])
