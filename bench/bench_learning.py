@@ -10,7 +10,8 @@ queries' plus noise, so a new task finds neighbours. Timed, model warm, each tas
 compiler (end to end: the task's embedding included): compile() p50/p95 for the coder shard with nothing
 recorded and with the record (two copies of the catalog, their compiles alternating task by task;
 ``learned`` share: ``Experience.evidence`` alone), and right after a call was recorded (only
-what the call changed read from the catalog); and ``ToolSet.record_call`` (one call
+what the call changed read from the catalog), and the first read of the whole record (a
+compiler's first compile of the shard); and ``ToolSet.record_call`` (one call
 written to the SQLite catalog, its own transaction) p50/p95. Built under .jit/bench/,
 written to bench/results/learning.json.
 """
@@ -37,6 +38,7 @@ from jit.evaluation.replay import forget_all
 from jit.models import ServerStatus
 from jit.process import tuned
 from jit.selection.compiler import Compiler
+from jit.selection.learning import Experience
 from jit.selection.task import TaskContext
 
 RESULTS = Path(__file__).parent / "results"
@@ -104,6 +106,11 @@ def main() -> None:
     forget_all(store)
     recorded = copy(store, CACHE / f"learning_{args.tools}_recorded.db")
     out["record_seconds"] = record(recorded, args.calls, vectors, embedder.model_name)
+    # A compiler's first compile of the shard reads the whole record into memory.
+    t = time.perf_counter()
+    Experience(recorded, config.learning).evidence("coder", embedder.model_name, vectors[0], 45)
+    out["first_read_ms"] = 1000 * (time.perf_counter() - t)
+    print("first read of the record", out["first_read_ms"])
     # The two catalogs' compiles alternate, task by task, so that what else runs on the machine
     # weighs on both alike; each compiler embeds each task itself (its own query cache).
     times: dict[str, list[float]] = {"nothing recorded": [], "recorded": []}
