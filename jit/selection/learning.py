@@ -180,37 +180,32 @@ class Experience:
         self._forgotten = -1
         self._memory: dict[tuple[str, str, int], _Memory] = {}
 
-    def _of(self, shard: str, model: str, dim: int) -> _Memory | None:
-        version, forgotten = self.store.learning_versions()
-        if not version:
-            return None  # nothing was ever recorded: the common case costs one read
-        with self._lock:
-            if forgotten != self._forgotten:
-                self._memory, self._forgotten = {}, forgotten
-            memory = self._memory.get((shard, model, dim))
-            if memory is None:
-                memory = self._memory[(shard, model, dim)] = _Memory(dim)
-            if version > memory.seen:
-                # Every call up to ``version`` is committed (store_learning's docstring): from
-                # there on only calls recorded later are read.
-                tasks, last = self.store.learned_since(shard, model, memory.seen)
-                memory.add(tasks)
-                memory.seen = max(version, last)
-            elif version < memory.seen:  # the record was replaced (a catalog restored): read it all
-                memory = self._memory[(shard, model, dim)] = _Memory(dim)
-                tasks, memory.seen = self.store.learned_since(shard, model, -1)
-                memory.add(tasks)
-            return memory
+    def _of(self, shard: str, model: str, dim: int, version: int, forgotten: int) -> _Memory:
+        """The memory of ``shard``'s tasks, brought to ``version`` (the caller holds the lock)."""
+        if forgotten != self._forgotten:
+            self._memory, self._forgotten = {}, forgotten
+        memory = self._memory.get((shard, model, dim))
+        if memory is None or version < memory.seen:  # new, or the record was replaced (a catalog restored)
+            memory = self._memory[(shard, model, dim)] = _Memory(dim)
+        if version > memory.seen:
+            # Every call up to ``version`` is committed (store_learning's docstring): from there
+            # on only calls recorded later are read.
+            tasks, last = self.store.learned_since(shard, model, memory.seen)
+            memory.add(tasks)
+            memory.seen = max(version, last)
+        return memory
 
     def evidence(self, shard: str, model: str, query: np.ndarray, min_match: int,
                  now: float | None = None) -> dict[tuple[str, str], Evidence]:
         """``(server, tool) -> Evidence`` for a task of ``shard`` whose unit vector is ``query``;
         past tasks less than ``min_match`` percent alike do not count."""
-        memory = self._of(shard, model, len(query))
-        if memory is None:
-            return {}
-        return memory.evidence(query, self.config.neighbours, min_match, self.config.half_life_days,
-                               time.time() if now is None else now)
+        version, forgotten = self.store.learning_versions()
+        if not version:
+            return {}  # nothing was ever recorded: the common case costs one read
+        with self._lock:  # a memory is read and grown under it
+            memory = self._of(shard, model, len(query), version, forgotten)
+            return memory.evidence(query, self.config.neighbours, min_match, self.config.half_life_days,
+                                   time.time() if now is None else now)
 
 
 def evidence_columns(found: Mapping[int, Evidence]) -> dict[str, dict[int, int]]:
