@@ -11,7 +11,13 @@ task (``ok`` is 1 once one of them succeeded): an agent looping on a tool counts
 and a call reported again (a retry after an outage, a second host) is still one row.
 
 Writes move ``learning_version`` (a ``meta`` counter), neither the catalog version nor
-``usage_version``: the compiler's memory of past tasks (:mod:`jit.selection.learning`) watches it.
+``usage_version``, and each call's row keeps the value it moved to (``seq``): the compiler's
+memory of past tasks (:mod:`jit.selection.learning`) reads only the calls whose ``seq`` is past
+the version it last saw (:meth:`LearnedCalls.learned_since`). The version is moved first in the
+writing transaction, which holds the counter's row until it commits, so writers (of this host or
+another on a shared PostgreSQL catalog) commit in the order of their ``seq``: a reader that sees
+version N sees every call up to N. A forget also moves ``learning_forgotten``, which makes a
+reader drop what it holds.
 """
 
 from __future__ import annotations
@@ -89,6 +95,8 @@ class LearnedCalls:
 
     def _write_learned(self) -> None:
         with self.transaction() as c:  # type: ignore[attr-defined]
+            # First: the rows below carry the version this moves to (see the module docstring).
+            self._bump(c, "learning_version", len(self._unlearned))  # type: ignore[attr-defined]
             written: set[str] = set()
             for task, server, tool, ok, at in self._unlearned:
                 if task.id not in written:
@@ -99,25 +107,39 @@ class LearnedCalls:
                         (task.id, task.shard, task.model, np.asarray(task.vector, dtype=np.float32).tobytes(),
                          json.dumps([list(s) for s in task.shown]), task.text, host(), task.created_at))
                 c.execute(
-                    "INSERT INTO learned_calls(task_id, server, tool, ok, calls, called_at) VALUES (?, ?, ?, ?, 1, ?)"
+                    "INSERT INTO learned_calls(task_id, server, tool, ok, calls, called_at, seq) VALUES (?, ?, ?, ?, 1, ?,"
+                    " (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'learning_version'))"
                     " ON CONFLICT(task_id, server, tool) DO UPDATE SET"
                     " ok = CASE WHEN excluded.ok > learned_calls.ok THEN excluded.ok ELSE learned_calls.ok END,"
-                    " calls = learned_calls.calls + 1, called_at = excluded.called_at",
+                    " calls = learned_calls.calls + 1, called_at = excluded.called_at, seq = excluded.seq",
                     (task.id, server, tool, int(ok), at))
-            self._bump(c, "learning_version", len(self._unlearned))  # type: ignore[attr-defined]
         self._unlearned = []
 
     def learning_version(self) -> int:
         """A counter every recorded call moves."""
-        rows = self._query("SELECT value FROM meta WHERE key = 'learning_version'")  # type: ignore[attr-defined]
-        return int(rows[0][0]) if rows else 0
+        return self.learning_versions()[0]
+
+    def learning_versions(self) -> tuple[int, int]:
+        """``(learning_version, learning_forgotten)`` in one read: the second moves with every forget."""
+        rows = self._query(  # type: ignore[attr-defined]
+            "SELECT key, value FROM meta WHERE key IN ('learning_version', 'learning_forgotten')")
+        found = {str(k): int(v) for k, v in rows}
+        return found.get("learning_version", 0), found.get("learning_forgotten", 0)
 
     def learned_tasks(self, shard: str, model: str) -> list[LearnedTask]:
         """The recorded tasks of ``shard`` whose vectors are ``model``'s, each with its calls."""
+        return self.learned_since(shard, model, -1)[0]
+
+    def learned_since(self, shard: str, model: str, version: int) -> tuple[list[LearnedTask], int]:
+        """The recorded tasks of ``shard`` (``model``'s vectors) with a call recorded or changed after
+        ``learning_version`` was ``version``, each with those calls only; and the highest version
+        among them (``version`` if none)."""
+        # The calls first, by their seq's index (SQLite keeps a CROSS JOIN's order): starting from the
+        # shard's tasks would read all of them to find the few calls recorded since.
         rows = self._query(  # type: ignore[attr-defined]
-            "SELECT t.id, t.vector, t.created_at, t.shown, c.server, c.tool, c.ok FROM learned_tasks t"
-            " JOIN learned_calls c ON c.task_id = t.id WHERE t.shard = ? AND t.model = ? ORDER BY t.id",
-            (shard, model))
+            "SELECT t.id, t.vector, t.created_at, t.shown, c.server, c.tool, c.ok, c.seq FROM learned_calls c"
+            " CROSS JOIN learned_tasks t WHERE c.seq > ? AND c.task_id = t.id AND t.shard = ? AND t.model = ?"
+            " ORDER BY t.id", (int(version), shard, model))
         out: list[LearnedTask] = []
         for r in rows:
             if not out or out[-1].id != r[0]:
@@ -125,7 +147,7 @@ class LearnedCalls:
                 out.append(LearnedTask(str(r[0]), np.frombuffer(bytes(r[1]), dtype=np.float32), float(r[2]),
                                        shown, {}))
             out[-1].called[(str(r[4]), str(r[5]))] = int(r[6])
-        return out
+        return out, max((int(r[7]) for r in rows), default=int(version))
 
     def learned_summary(self, shard: str | None = None) -> list[dict[str, Any]]:
         """What was learned, per shard and tool: the tasks it was called for successfully, the tasks
@@ -165,4 +187,5 @@ class LearnedCalls:
             c.execute("DELETE FROM learned_tasks WHERE NOT EXISTS"
                       " (SELECT 1 FROM learned_calls c WHERE c.task_id = learned_tasks.id)")
             self._bump(c, "learning_version", 1)  # type: ignore[attr-defined]
+            self._bump(c, "learning_forgotten", 1)  # type: ignore[attr-defined]
         return int(n or 0)

@@ -14,8 +14,10 @@ policy's ``learned_match`` alike) and measures, per tool:
 
 A task counts once per tool however many calls its session made, and a failed call counts
 for nothing. Which tools may gain at all (not flagged, not awaiting approval, not denied) is
-the compiler's to say: it knows the snapshot. The shard's tasks are read into memory once per
-``learning_version`` of the catalog: a compile with nothing new recorded reads one counter.
+the compiler's to say: it knows the snapshot. The shard's tasks are read into memory once, and
+then only what the catalog recorded since (a compile with nothing new recorded reads two
+counters). The nearest tasks are one float32 matrix-vector product over the shard's task
+vectors, and the evidence is summed per tool with numpy over the calls of those tasks.
 """
 
 from __future__ import annotations
@@ -28,7 +30,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..catalog.store import Store
+from ..catalog.store_learning import LearnedTask
 from ..config import LearningConfig
+from ..process import matrix_product
 
 __all__ = ["Evidence", "Experience", "SECONDS_PER_DAY"]
 
@@ -44,71 +48,164 @@ class Evidence:
     unused: int = 0
 
 
-class _Memory:
-    """One shard's recorded tasks, in the shape the evidence is computed on."""
+class _Grown:
+    """A numpy array that grows at its end (capacity doubled): rows appended in amortised O(1)."""
 
-    def __init__(self, tasks: list) -> None:
-        dims = {len(t.vector) for t in tasks}
-        # Vectors of another dimension than the most common (a model re-exported) are left out.
-        dim = max(dims, key=lambda d: sum(len(t.vector) == d for t in tasks)) if dims else 0
-        kept = [t for t in tasks if len(t.vector) == dim]
-        self.matrix = np.stack([t.vector for t in kept]).astype(np.float32) if kept else np.zeros((0, 0), np.float32)
-        self.created = np.array([t.created_at for t in kept], dtype=np.float64)
-        self.ok = [[tool for tool, ok in t.called.items() if ok] for t in kept]
-        self.unused = [[tool for tool in t.shown if tool not in t.called] for t in kept]
+    def __init__(self, dtype: type, width: int = 0) -> None:
+        self._data = np.zeros((16, width) if width else 16, dtype=dtype)
+        self.size = 0
+
+    def append(self, values: np.ndarray | list) -> None:
+        values = np.asarray(values, dtype=self._data.dtype)
+        end = self.size + len(values)
+        if end > len(self._data):
+            grown = np.zeros((max(end, 2 * len(self._data)), *self._data.shape[1:]), dtype=self._data.dtype)
+            grown[: self.size] = self._data[: self.size]
+            self._data = grown
+        self._data[self.size:end] = values
+        self.size = end
+
+    @property
+    def values(self) -> np.ndarray:
+        return self._data[: self.size]
+
+
+class _Memory:
+    """One shard's recorded tasks of one vector dimension, in the shape the evidence is computed
+    on, grown by what the catalog recorded since it last read (:meth:`add`):
+
+    - ``matrix``: the tasks' unit vectors (float32), one row each, in the order first read;
+    - per successful ``(task, tool)``: the task's row and the tool's column (``ok_task``, ``ok_tool``);
+    - per ``(task, tool)`` the task's compile showed in Full: the same, and whether it was called.
+    """
+
+    def __init__(self, dim: int) -> None:
+        self.dim = dim
+        self.seen = -1  # the learning_version read up to
+        self.rows: dict[str, int] = {}
+        self.matrix = _Grown(np.float32, dim)
+        self.created = _Grown(np.float64)
+        self.columns: dict[tuple[str, str], int] = {}
+        self.tools: list[tuple[str, str]] = []
+        self.ok_task, self.ok_tool = _Grown(np.int64), _Grown(np.int64)
+        self._ok: set[tuple[int, int]] = set()
+        self.shown_task, self.shown_tool = _Grown(np.int64), _Grown(np.int64)
+        self.shown_called = _Grown(np.bool_)
+        self._shown: dict[tuple[int, int], int] = {}
+
+    def _column(self, tool: tuple[str, str]) -> int:
+        col = self.columns.get(tool)
+        if col is None:
+            col = self.columns[tool] = len(self.tools)
+            self.tools.append(tool)
+        return col
+
+    def add(self, tasks: list[LearnedTask]) -> None:
+        """Take in tasks read from the catalog: new ones, and calls newly made for known ones."""
+        vectors: list[np.ndarray] = []
+        created: list[float] = []
+        shown: list[tuple[int, int]] = []
+        ok: list[tuple[int, int]] = []
+        called: list[tuple[int, int]] = []
+        for t in tasks:
+            if len(t.vector) != self.dim:
+                continue  # another model of the same name (re-exported at another dimension)
+            row = self.rows.get(t.id)
+            if row is None:
+                row = self.rows[t.id] = self.matrix.size + len(vectors)
+                vectors.append(t.vector)
+                created.append(t.created_at)
+                shown.extend((row, self._column(tool)) for tool in t.shown)
+            for tool, succeeded in t.called.items():
+                key = (row, self._column(tool))
+                called.append(key)
+                if succeeded and key not in self._ok:
+                    self._ok.add(key)
+                    ok.append(key)
+        if vectors:
+            self.matrix.append(np.stack(vectors))
+            self.created.append(created)
+        if shown:
+            self._shown.update((key, self.shown_task.size + i) for i, key in enumerate(shown))
+            self.shown_task.append([r for r, _ in shown])
+            self.shown_tool.append([c for _, c in shown])
+            self.shown_called.append(np.zeros(len(shown), dtype=bool))
+        at = [i for i in map(self._shown.get, called) if i is not None]
+        self.shown_called.values[at] = True
+        if ok:
+            self.ok_task.append([r for r, _ in ok])
+            self.ok_tool.append([c for _, c in ok])
+
+    def evidence(self, query: np.ndarray, neighbours: int, min_match: int, half_life_days: float,
+                 now: float) -> dict[tuple[str, str], Evidence]:
+        n = self.matrix.size
+        if not n:
+            return {}
+        sims = matrix_product(self.matrix.values, np.asarray(query, dtype=np.float32)[:, None])[:, 0]
+        k = min(neighbours, n)
+        nearest = np.argpartition(sims, n - k)[n - k:] if k < n else np.arange(n)
+        nearest = nearest[sims[nearest] * 100 >= min_match]
+        if not len(nearest):
+            return {}
+        age_days = np.maximum(0.0, now - self.created.values[nearest]) / SECONDS_PER_DAY
+        # Per task: its similarity times its decay (what a successful call of it weighs), and its decay.
+        decay = np.zeros(n)
+        decay[nearest] = 0.5 ** (age_days / half_life_days)
+        weight = np.zeros(n)
+        weight[nearest] = sims[nearest].astype(np.float64) * decay[nearest]
+        near = np.zeros(n, dtype=bool)
+        near[nearest] = True
+        width = len(self.tools)
+        ok = near[self.ok_task.values]
+        ok_task, ok_tool = self.ok_task.values[ok], self.ok_tool.values[ok]
+        tasks = np.bincount(ok_tool, minlength=width)
+        weights = np.bincount(ok_tool, weights=weight[ok_task], minlength=width)
+        idle = near[self.shown_task.values] & ~self.shown_called.values
+        idle_task, idle_tool = self.shown_task.values[idle], self.shown_tool.values[idle]
+        shown = np.bincount(idle_tool, minlength=width)
+        unused = np.bincount(idle_tool, weights=decay[idle_task], minlength=width)
+        return {self.tools[c]: Evidence(int(round(100 * weights[c])), int(tasks[c]), int(round(unused[c])))
+                for c in np.flatnonzero(tasks + shown).tolist()}
 
 
 class Experience:
-    """The compiler's memory of recorded tasks: per (shard, model), reread when the catalog's
-    ``learning_version`` moves. Thread-safe."""
+    """The compiler's memory of recorded tasks, per (shard, model, dimension): it reads what the
+    catalog recorded since it last read whenever the catalog's ``learning_version`` moves, and
+    drops what it holds when ``learning_forgotten`` does (a forget, by any host). Thread-safe."""
 
     def __init__(self, store: Store, config: LearningConfig) -> None:
         self.store = store
         self.config = config
         self._lock = threading.Lock()
-        self._version = -1
-        self._memory: dict[tuple[str, str], _Memory] = {}
+        self._forgotten = -1
+        self._memory: dict[tuple[str, str, int], _Memory] = {}
 
-    def _of(self, shard: str, model: str) -> _Memory | None:
-        version = self.store.learning_version()
-        if not version:
-            return None  # nothing was ever recorded: the common case costs one read
-        with self._lock:
-            if version != self._version:
-                self._memory, self._version = {}, version
-            memory = self._memory.get((shard, model))
-            if memory is None:
-                memory = self._memory[(shard, model)] = _Memory(self.store.learned_tasks(shard, model))
-            return memory
+    def _of(self, shard: str, model: str, dim: int, version: int, forgotten: int) -> _Memory:
+        """The memory of ``shard``'s tasks, brought to ``version`` (the caller holds the lock)."""
+        if forgotten != self._forgotten:
+            self._memory, self._forgotten = {}, forgotten
+        memory = self._memory.get((shard, model, dim))
+        if memory is None or version < memory.seen:  # new, or the record was replaced (a catalog restored)
+            memory = self._memory[(shard, model, dim)] = _Memory(dim)
+        if version > memory.seen:
+            # Every call up to ``version`` is committed (store_learning's docstring): from there
+            # on only calls recorded later are read.
+            tasks, last = self.store.learned_since(shard, model, memory.seen)
+            memory.add(tasks)
+            memory.seen = max(version, last)
+        return memory
 
     def evidence(self, shard: str, model: str, query: np.ndarray, min_match: int,
                  now: float | None = None) -> dict[tuple[str, str], Evidence]:
         """``(server, tool) -> Evidence`` for a task of ``shard`` whose unit vector is ``query``;
         past tasks less than ``min_match`` percent alike do not count."""
-        memory = self._of(shard, model)
-        if memory is None or not len(memory.matrix) or memory.matrix.shape[1] != len(query):
-            return {}
-        sims = memory.matrix @ np.asarray(query, dtype=np.float32)
-        k = min(self.config.neighbours, len(sims))
-        nearest = np.argpartition(-sims, k - 1)[:k] if k < len(sims) else np.arange(len(sims))
-        nearest = nearest[sims[nearest] * 100 >= min_match]
-        if not len(nearest):
-            return {}
-        age_days = np.maximum(0.0, (time.time() if now is None else now) - memory.created[nearest]) / SECONDS_PER_DAY
-        decay = 0.5 ** (age_days / self.config.half_life_days)
-        weight: dict[tuple[str, str], float] = {}
-        tasks: dict[tuple[str, str], int] = {}
-        unused: dict[tuple[str, str], float] = {}
-        for i, d in zip(nearest.tolist(), decay.tolist(), strict=True):
-            w = float(sims[i]) * d
-            for tool in memory.ok[i]:
-                weight[tool] = weight.get(tool, 0.0) + w
-                tasks[tool] = tasks.get(tool, 0) + 1
-            for tool in memory.unused[i]:
-                unused[tool] = unused.get(tool, 0.0) + d
-        return {tool: Evidence(int(round(100 * weight.get(tool, 0.0))), tasks.get(tool, 0),
-                               int(round(unused.get(tool, 0.0))))
-                for tool in weight.keys() | unused.keys()}
+        version, forgotten = self.store.learning_versions()
+        if not version:
+            return {}  # nothing was ever recorded: the common case costs one read
+        with self._lock:  # a memory is read and grown under it
+            memory = self._of(shard, model, len(query), version, forgotten)
+            return memory.evidence(query, self.config.neighbours, min_match, self.config.half_life_days,
+                                   time.time() if now is None else now)
 
 
 def evidence_columns(found: Mapping[int, Evidence]) -> dict[str, dict[int, int]]:
