@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import DATA
+from conftest import DATA, HashingEmbedder
 
 from jit.errors import EvaluationError
 from jit.evaluation.baselines import (
@@ -320,3 +320,40 @@ def test_small_end_to_end_run_writes_tables_json_and_chart(tmp_path: Path, embed
     assert text.rstrip().endswith("Outro.")
     assert "\nold\n" not in text and "### slice" in text and "Machine:" in text
     assert "![recall against tokens, slice](out/slice.png)" in text
+
+
+def test_a_compared_model_is_measured_in_the_same_run_over_a_catalog_of_its_own(tmp_path: Path) -> None:
+    spec = _slice(tmp_path)
+    first, second = HashingEmbedder(), HashingEmbedder(dimension=256, model_name="other-model")
+    report = run_evaluation(spec, data_dir=tmp_path / "data", out_dir=tmp_path / "out", embedder=first,
+                            compare=second, cache_dir=tmp_path / "cache", shards=["researcher"])
+
+    names = [m["method"] for m in report.methods]
+    assert names == ["climpt", "bm25", "dense", "jit rank", "dense [other-model]", "jit rank [other-model]"]
+    assert [c["shard"] for c in report.compile] == ["researcher", "researcher [other-model]"]
+    assert report.notes == ["embedding model test-hashing-384; rows marked [other-model] use other-model"]
+    # Each model embedded the pool in its own catalog, the vectors of one never read as the other's.
+    assert (tmp_path / "cache" / "slice.db").is_file() and (tmp_path / "cache" / "slice.other-model.db").is_file()
+    assert first.texts_embedded >= 30 and second.texts_embedded >= 30
+    assert set(report.per_query[0]["first_ranks"]) == set(names)
+    md = (tmp_path / "out" / "slice.md").read_text("utf-8")
+    assert "| jit rank [other-model] (top" in md and "| researcher [other-model] |" in md
+
+
+def test_compare_model_must_be_another_model(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["livemcpbench", "--data-dir", str(DATA), "--compare-model", "all-MiniLM-L6-v2", "-q"])
+    assert exited.value.code == 2
+    assert "--compare-model all-MiniLM-L6-v2 is the model the run measures already" in capsys.readouterr().err
+
+
+def test_compare_model_takes_a_model_directory_or_a_name(tmp_path: Path) -> None:
+    from jit.config import EmbeddingConfig
+    from jit.evaluation.evaluate import compared_model
+
+    trained = tmp_path / "tools-minilm"
+    trained.mkdir()
+    local = compared_model(EmbeddingConfig(), str(trained))
+    assert (local.model, local.path) == ("tools-minilm", str(trained))  # its vectors keyed by the directory's name
+    named = compared_model(EmbeddingConfig(path=str(tmp_path)), "all-MiniLM-L12-v2")
+    assert (named.model, named.path) == ("all-MiniLM-L12-v2", None)

@@ -41,7 +41,7 @@ from ..analysis.offline_analyzer import OfflineAnalyzer
 from ..catalog.embedding_pass import embed_pending, embed_through_cache
 from ..catalog.store import Store
 from ..catalog.store_tools import text_hash
-from ..config import AvailableTools, Config
+from ..config import AvailableTools, Config, EmbeddingConfig
 from ..config_files import load_config
 from ..embedding.factory import embedder_from_config
 from ..embedding.protocol import Embedder
@@ -79,7 +79,7 @@ from .datasets import (
 from .eval_report import EvalReport, machine_info
 from .replay import CURVE, replay, replay_markdown
 
-__all__ = ["build_catalog", "main", "run_evaluation", "run_replay", "write_quality_doc"]
+__all__ = ["build_catalog", "compared_model", "main", "run_evaluation", "run_replay", "write_quality_doc"]
 
 # Named explicitly: under `python -m jit.evaluation.evaluate` __name__ is "__main__".
 log = logging.getLogger("jit.evaluation.evaluate")
@@ -241,6 +241,7 @@ def run_evaluation(
     cache_dir: Path | None = None,
     include_jit: bool = True,
     progress: ProgressCallback | None = None,
+    compare: Embedder | None = None,
 ) -> EvalReport:
     """Evaluate jit and the baselines on one dataset; write ``<out_dir>/<name>.{md,json,png}``.
 
@@ -251,7 +252,9 @@ def run_evaluation(
     ``include_jit=False`` measures the baselines only. ``progress`` (:mod:`jit.progress`)
     hears of each long step: the catalog's embedding and analysis, the baseline texts'
     embedding, then per query each baseline (``eval.baseline``), jit's ranking
-    (``eval.rank``) and compile() per shard (``eval.compile``).
+    (``eval.rank``) and compile() per shard (``eval.compile``). ``compare``: a second embedding
+    model measured in the same run (its own catalog, ``<name>.<model>.db``): the dense baseline,
+    jit's ranking and compile() again, their rows marked ``[<model>]``.
     """
     spec, data_dir = _dataset(dataset, data_dir)
     config = config or unscoped_config()
@@ -274,34 +277,29 @@ def run_evaluation(
     if include_jit:
         # The offline analyzer, whatever the config says: results must not depend on an API key.
         analyzer = OfflineAnalyzer(config.shards)
-    store = build_catalog(pool, cache / f"{spec.name}.db", config, embedder, analyzer=analyzer, progress=progress)
-    compiler = None
-    try:
-        base = [base_text(t) for t in pool.tools]
-        rankers: list[Ranker] = [ClimptRanker(base), BM25Ranker(base),
-                                 DenseRanker(base_vectors(store, embedder, base, progress=progress), embedder)]
-        tiebreak = TieBreak(len(pool.tools))
-        methods: list[MethodResult] = []
-        for ranker in rankers:
-            result = MethodResult(ranker.name, "baseline")
-            t0 = time.perf_counter()
-            with Step(progress, "eval.baseline", f"baseline {ranker.name}", len(queries), unit="queries") as step:
-                for q, scores in zip(queries, ranker.scores(texts), strict=True):
-                    order = tiebreak.order(scores)
-                    result.add(order.tolist(), q.groups, def_chars[order], budget)
-                    step.advance()
-            result.seconds = time.perf_counter() - t0
-            methods.append(result)
-        compiles: list[dict[str, Any]] = []
-        if include_jit:
-            compiler = Compiler(store, config, embedder)
-            methods.append(_run_rank(compiler, queries, pool, def_chars, budget, progress))
-            for shard in shards:
-                compiles.append(_run_compile(compiler, shard, queries, pool, progress))
-    finally:
-        if compiler is not None:
-            compiler.close()
-        store.close()
+    tiebreak = TieBreak(len(pool.tools))
+    base = [base_text(t) for t in pool.tools]
+    methods = [_run_baseline(ranker, queries, texts, tiebreak, def_chars, budget, progress)
+               for ranker in (ClimptRanker(base), BM25Ranker(base))]
+    compiles: list[dict[str, Any]] = []
+    runs = [(embedder, cache / f"{spec.name}.db", "")]
+    if compare is not None:
+        # Its own catalog: a catalog's vectors are one model's (a change of model re-embeds it).
+        runs.append((compare, cache / f"{spec.name}.{compare.model_name}.db", f" [{compare.model_name}]"))
+    for model, db, label in runs:
+        store = build_catalog(pool, db, config, model, analyzer=analyzer, progress=progress)
+        compiler = None
+        try:
+            dense = DenseRanker(base_vectors(store, model, base, progress=progress), model)
+            methods.append(_run_baseline(dense, queries, texts, tiebreak, def_chars, budget, progress, label))
+            if include_jit:
+                compiler = Compiler(store, config, model)
+                methods.append(_run_rank(compiler, queries, pool, def_chars, budget, progress, label))
+                compiles += [_run_compile(compiler, shard, queries, pool, progress, label) for shard in shards]
+        finally:
+            if compiler is not None:
+                compiler.close()
+            store.close()
 
     report = EvalReport(
         dataset=spec.name,
@@ -315,7 +313,9 @@ def run_evaluation(
         methods=[m.summary() for m in methods],
         compile=compiles,
         selection=config.tool_selection.model_dump(),
-        notes=[] if include_jit else ["baselines only: jit's ranking and compile() were not run"],
+        notes=([] if include_jit else ["baselines only: jit's ranking and compile() were not run"])
+        + ([f"embedding model {embedder.model_name}; rows marked [{compare.model_name}] use {compare.model_name}"]
+           if compare is not None else []),
         per_query=_per_query(queries, methods, compiles),
         machine=machine_info(),
         seconds=time.perf_counter() - started,
@@ -332,11 +332,26 @@ def _display(path: str, data_dir: Path) -> str:
         return str(path)
 
 
+def _run_baseline(ranker: Ranker, queries: Sequence[EvalQuery], texts: Sequence[str], tiebreak: TieBreak,
+                  def_chars: np.ndarray, budget: int, progress: ProgressCallback | None = None,
+                  label: str = "") -> MethodResult:
+    """One baseline's ranking of every query (``label`` marks a compared model's rows)."""
+    result = MethodResult(ranker.name + label, "baseline")
+    t0 = time.perf_counter()
+    with Step(progress, "eval.baseline", f"baseline {ranker.name}{label}", len(queries), unit="queries") as step:
+        for q, scores in zip(queries, ranker.scores(texts), strict=True):
+            order = tiebreak.order(scores)
+            result.add(order.tolist(), q.groups, def_chars[order], budget)
+            step.advance()
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
 def _run_rank(compiler: Any, queries: Sequence[EvalQuery], pool: Pool, def_chars: np.ndarray,
-              budget: int, progress: ProgressCallback | None = None) -> MethodResult:
+              budget: int, progress: ProgressCallback | None = None, label: str = "") -> MethodResult:
     """jit's retrieval ranking (``Compiler.rank``) to the deepest curve depth."""
     depth = min(max(CURVE_KS), len(pool.tools))
-    result = MethodResult("jit rank", "jit", depth=depth)
+    result = MethodResult("jit rank" + label, "jit", depth=depth)
     t0 = time.perf_counter()
     step = Step(progress, "eval.rank", "jit rank", len(queries), unit="queries")
     for q in queries:
@@ -354,14 +369,14 @@ def _run_rank(compiler: Any, queries: Sequence[EvalQuery], pool: Pool, def_chars
 
 
 def _run_compile(compiler: Any, shard: str, queries: Sequence[EvalQuery], pool: Pool,
-                 progress: ProgressCallback | None = None) -> dict[str, Any]:
+                 progress: ProgressCallback | None = None, label: str = "") -> dict[str, Any]:
     """compile() once per query: the best tier each gold group reaches, and the cost."""
     sent = (Tier.FULL, Tier.CONDENSED, Tier.MINIMAL)
     tiers_per_query: list[list[str | None]] = []
     tokens_used, render_tokens, ms = [], [], []
     counts: dict[str, list[int]] = {t.value: [] for t in sent}
     budget = None
-    step = Step(progress, "eval.compile", f"compile() for shard {shard}", len(queries), unit="queries")
+    step = Step(progress, "eval.compile", f"compile() for shard {shard}{label}", len(queries), unit="queries")
     for q in queries:
         t0 = time.perf_counter()
         ts = compiler.compile(TaskContext(shard=shard, task=q.text))
@@ -385,7 +400,7 @@ def _run_compile(compiler: Any, shard: str, queries: Sequence[EvalQuery], pool: 
         return statistics.fmean(sum(t in names for t in tiers) / len(tiers) for tiers in tiers_per_query)
 
     return {
-        "shard": shard,
+        "shard": shard + label,
         "budget": budget,
         "recall_full": recalled("full"),
         "recall_full_condensed": recalled("full", "condensed"),
@@ -457,6 +472,15 @@ def write_quality_doc(path: Path, results_dir: Path) -> Path:
     return path
 
 
+def compared_model(embedding: EmbeddingConfig, model: str) -> EmbeddingConfig:
+    """The embedding settings of ``--compare-model``: ``model`` is a sentence-transformers model
+    directory (a model ``bench.train_retriever`` wrote, named by its directory), else a name as
+    ``embedding.model`` takes."""
+    local = Path(model)
+    named = {"model": local.name, "path": str(local)} if local.is_dir() else {"model": model, "path": None}
+    return embedding.model_copy(update=named)
+
+
 def main(argv: Sequence[str] | None = None, *, raise_errors: bool = False,
          prog: str = "python -m jit.evaluation.evaluate") -> int:
     """``python -m jit.evaluation.evaluate DATASET... [options]``; ``all`` runs every dataset.
@@ -485,6 +509,9 @@ def main(argv: Sequence[str] | None = None, *, raise_errors: bool = False,
                         help="measure learning instead: record the gold tools of a share of the queries as calls, "
                              "measure on the others (0, 10%%, 25%%, 50%% recorded; --folds)")
     parser.add_argument("--folds", type=int, default=4, help="--replay: the number of folds (default 4)")
+    parser.add_argument("--compare-model", metavar="MODEL",
+                        help="also measure this embedding model in the same run: a name as embedding.model takes, "
+                             "or a sentence-transformers model directory")
     parser.add_argument("--quality", type=Path, help="also collect every result in --out into this Markdown file")
     parser.add_argument("-q", "--quiet", action="store_true",
                         help="no progress on stderr (a bar on a terminal, a line every few seconds otherwise)")
@@ -529,7 +556,13 @@ def main(argv: Sequence[str] | None = None, *, raise_errors: bool = False,
             if spec is not None:
                 check_data(spec, args.data_dir if args.data_dir is not None else default_data_dir())
         # One model load for all datasets.
-        embedder = embedder_from_config((config or Config.default()).embedding)
+        embedding = (config or Config.default()).embedding
+        embedder = embedder_from_config(embedding)
+        compare = None
+        if args.compare_model:
+            if args.compare_model == embedding.model and embedding.path is None:
+                parser.error(f"--compare-model {args.compare_model} is the model the run measures already")
+            compare = embedder_from_config(compared_model(embedding, args.compare_model))
         for name in names:
             if args.replay:
                 with progress_display(console, prefix="jit eval", quiet=args.quiet) as progress:
@@ -542,7 +575,7 @@ def main(argv: Sequence[str] | None = None, *, raise_errors: bool = False,
                 report = run_evaluation(name, data_dir=args.data_dir, out_dir=args.out, config=config,
                                         sample=args.sample, shards=args.shards or DEFAULT_SHARDS, embedder=embedder,
                                         cache_dir=args.cache_dir, include_jit=not args.baselines_only,
-                                        progress=progress)
+                                        progress=progress, compare=compare)
             print(report.markdown())
             for note in report.skipped:  # an optional part missing: one line, the results are written
                 print(f"{report.dataset}: {note}", file=sys.stderr)
