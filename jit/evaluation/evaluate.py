@@ -279,8 +279,7 @@ def run_evaluation(
         analyzer = OfflineAnalyzer(config.shards)
     tiebreak = TieBreak(len(pool.tools))
     base = [base_text(t) for t in pool.tools]
-    methods = [_run_baseline(ranker, queries, texts, tiebreak, def_chars, budget, progress)
-               for ranker in (ClimptRanker(base), BM25Ranker(base))]
+    methods: list[MethodResult] = []
     compiles: list[dict[str, Any]] = []
     runs = [(embedder, cache / f"{spec.name}.db", "")]
     if compare is not None:
@@ -291,6 +290,9 @@ def run_evaluation(
         compiler = None
         try:
             dense = DenseRanker(base_vectors(store, model, base, progress=progress), model)
+            if not methods:  # the lexical baselines once, after the first catalog is ready
+                methods += [_run_baseline(ranker, queries, texts, tiebreak, def_chars, budget, progress)
+                            for ranker in (ClimptRanker(base), BM25Ranker(base))]
             methods.append(_run_baseline(dense, queries, texts, tiebreak, def_chars, budget, progress, label))
             if include_jit:
                 compiler = Compiler(store, config, model)
