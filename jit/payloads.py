@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 from .analysis.analyze import effective_analysis, hostile_flags
 from .catalog.approval import change_report
-from .config import Config
+from .config import Config, ServeConfig
 from .models import HARNESS_SERVER, ServerRecord, ServerStatus, StoredTool
 
 if TYPE_CHECKING:
     from .catalog.store import Store
     from .selection.toolset import ToolSet
 
-__all__ = ["analysis_of", "describe", "iso_utc", "server_rows", "summarize", "tool_counts", "withhold_flagged"]
+__all__ = ["add_search_schemas", "analysis_of", "describe", "iso_utc", "server_rows", "summarize", "tool_counts", "withhold_flagged"]
 
 
 def tool_counts(store: Store) -> dict[str, int]:
@@ -182,3 +182,32 @@ def summarize(toolset: ToolSet) -> dict[str, Any]:
         ],
         "excluded": sum(1 for s in toolset.tools if s.tier.value == "excluded"),
     }
+
+
+def add_search_schemas(hits: list[dict[str, Any]], tools: Sequence[StoredTool], flags: Sequence[tuple[str, ...]],
+                       bounds: ServeConfig) -> None:
+    """Give a tool search's first hits their ``input_schema`` (as ``describe_tool`` gives it), in rank order, while
+    at most ``bounds.search_schemas`` hits and ``bounds.search_schema_tokens`` tokens of schema are
+    given; a schema that would pass the token bound is skipped, a smaller one after it may fit.
+
+    With the schema in hand the model calls the tool next (``call_tool`` in ``jit serve``), without a ``describe_tool`` turn.
+    No schema is given for text flagged as hostile (``flags``, per tool: the analyzer's, or for a
+    tool not analysed yet what :func:`~jit.analysis.analyze.hostile_flags` finds now), nor for a
+    definition awaiting approval: those are withheld from the summary too, and ``describe_tool``
+    shows them with why."""
+    from .selection.tokens import EstimateCounter, compact_json
+
+    count = EstimateCounter().count_text
+    given = spent = 0
+    for hit, st, flagged in zip(hits, tools, flags, strict=True):
+        if given >= bounds.search_schemas:
+            return
+        if not st.approved or flagged:
+            continue
+        schema = st.tool.input_schema or {"type": "object", "properties": {}}
+        tokens = count(compact_json(schema))
+        if spent + tokens > bounds.search_schema_tokens:
+            continue
+        hit["input_schema"] = schema
+        given += 1
+        spent += tokens

@@ -43,10 +43,10 @@ import anyio.to_thread
 from ..analysis.analyze import hostile_flags
 from ..errors import InvalidArgumentsError, JitError, ToolNotApprovedError, ToolNotFoundError
 from ..models import HARNESS_SERVER
-from ..payloads import describe, withhold_flagged
+from ..payloads import add_search_schemas, describe, withhold_flagged
 from ..selection.render import also_line, by_tier, condensed_line, full_definition, summary_line
 from ..selection.task import TaskContext
-from ..selection.tokens import EstimateCounter, compact_json
+from ..selection.tokens import EstimateCounter
 
 if TYPE_CHECKING:
     from ..client.manager import ClientManager
@@ -59,9 +59,6 @@ SEARCH_TOOL = "jit_search_tools"
 DESCRIBE_TOOL = "jit_describe_tool"
 CALL_TOOL = "jit_call_tool"
 META_TOOLS = (SEARCH_TOOL, DESCRIBE_TOOL, CALL_TOOL)
-#: How many search hits carry their input schema, and how many tokens of schema they may carry in all.
-SEARCH_SCHEMAS = 3
-SEARCH_SCHEMA_TOKENS = 1500
 
 
 @dataclass(frozen=True)
@@ -243,22 +240,14 @@ class AgentTools:
     async def search(self, query: str, limit: int = 10) -> dict[str, Any]:
         """The catalog ranked for ``query`` and the role (denied tools are not ranked); flagged text withheld."""
         def ranked() -> list[dict[str, Any]]:
-            available = self.compiler.config.available_tools
-            hits, given, spent = [], 0, 0
-            count = EstimateCounter().count_text
-            for st, score, name in self.compiler.rank_named(query, limit, shard=self.shard):
-                if st.tool.server == HARNESS_SERVER:
-                    continue
-                flags = hostile_flags(st, available)
-                hit = {"name": name, "score": round(float(score), 4), "online": st.online,
-                       "summary": summary_line(st.tool.description, st.analysis.condensed if st.analysis else "",
-                                               flags)}
-                schema = st.tool.input_schema or {"type": "object", "properties": {}}
-                tokens = count(compact_json(schema))
-                if st.approved and not flags and given < SEARCH_SCHEMAS and spent + tokens <= SEARCH_SCHEMA_TOKENS:
-                    hit["input_schema"] = schema
-                    given, spent = given + 1, spent + tokens
-                hits.append(hit)
+            config = self.compiler.config
+            found = [(st, score, name) for st, score, name in self.compiler.rank_named(query, limit, shard=self.shard)
+                     if st.tool.server != HARNESS_SERVER]
+            flags = [hostile_flags(st, config.available_tools) for st, _score, _name in found]
+            hits = [{"name": name, "score": round(float(score), 4), "online": st.online,
+                     "summary": summary_line(st.tool.description, st.analysis.condensed if st.analysis else "", f)}
+                    for (st, score, name), f in zip(found, flags, strict=True)]
+            add_search_schemas(hits, [st for st, _score, _name in found], flags, config.serve)
             return hits
 
         return {"query": query, "shard": self.shard, "tools": await anyio.to_thread.run_sync(ranked)}

@@ -109,34 +109,6 @@ def _reporting_errors(fn: Callable[..., Awaitable[CallToolResult]]) -> Callable[
     return wrapper
 
 
-def _add_schemas(hits: list[dict[str, Any]], tools: list[Any], flags: list[tuple[str, ...]], bounds: Any) -> None:
-    """Give the first hits their ``input_schema`` (as ``describe_tool`` gives it), in rank order, while
-    at most ``bounds.search_schemas`` hits and ``bounds.search_schema_tokens`` tokens of schema are
-    given; a schema that would pass the token bound is skipped, a smaller one after it may fit.
-
-    With the schema in hand the model calls ``call_tool`` next, without a ``describe_tool`` turn.
-    No schema is given for text flagged as hostile (``flags``, per tool: the analyzer's, or for a
-    tool not analysed yet what :func:`~jit.analysis.analyze.hostile_flags` finds now), nor for a
-    definition awaiting approval: those are withheld from the summary too, and ``describe_tool``
-    shows them with why."""
-    from ..selection.tokens import EstimateCounter, compact_json
-
-    count = EstimateCounter().count_text
-    given = spent = 0
-    for hit, st, flagged in zip(hits, tools, flags, strict=True):
-        if given >= bounds.search_schemas:
-            return
-        if not st.approved or flagged:
-            continue
-        schema = st.tool.input_schema or {"type": "object", "properties": {}}
-        tokens = count(compact_json(schema))
-        if spent + tokens > bounds.search_schema_tokens:
-            continue
-        hit["input_schema"] = schema
-        given += 1
-        spent += tokens
-
-
 def register_meta_tools(app: Any) -> None:
     """Declare the meta-tools on ``app``, the :class:`~jit.serve.server.JitServer`."""
 
@@ -153,6 +125,7 @@ def register_meta_tools(app: Any) -> None:
         """Find tools across every server jit knows, ranked by relevance (score 0-1, best first).
         The best results carry their input_schema: call one with call_tool right away."""
         from ..analysis.analyze import hostile_flags
+        from ..payloads import add_search_schemas
         from ..selection.render import summary_line
 
         state = _state(ctx)
@@ -173,7 +146,7 @@ def register_meta_tools(app: Any) -> None:
             }
             for (st, score, name), f in zip(ranked, flags, strict=True)
         ]
-        _add_schemas(hits, [st for st, _score, _name in ranked], flags, state.config.serve)
+        add_search_schemas(hits, [st for st, _score, _name in ranked], flags, state.config.serve)
         return _result({"query": query, "shard": shard, "tools": hits})
 
     @app.tool(annotations=READ_ONLY, meta={**ALWAYS_LOAD})
