@@ -15,13 +15,14 @@ from typing import TYPE_CHECKING, Any
 from .analysis.analyze import effective_analysis, hostile_flags
 from .catalog.approval import change_report
 from .config import Config, ServeConfig
+from .errors import ToolNotApprovedError
 from .models import HARNESS_SERVER, ServerRecord, ServerStatus, StoredTool
 
 if TYPE_CHECKING:
     from .catalog.store import Store
     from .selection.toolset import ToolSet
 
-__all__ = ["add_search_schemas", "analysis_of", "describe", "iso_utc", "server_rows", "summarize", "tool_counts", "withhold_flagged"]
+__all__ = ["add_search_schemas", "analysis_of", "describe", "described_for_model", "iso_utc", "server_rows", "summarize", "tool_counts", "withhold_flagged"]
 
 
 def tool_counts(store: Store) -> dict[str, int]:
@@ -154,6 +155,17 @@ def withhold_flagged(record: dict[str, Any], flags: Sequence[str]) -> dict[str, 
                   f'"overrides": {{"{record["server"]}/{record["tool"]}": {{"trust_flags": {json.dumps(sorted(flags))}}}}}'),
     }
     return out
+
+
+def described_for_model(config: Config, store: Store, stored: StoredTool) -> dict[str, Any]:
+    """A tool's :func:`describe` record as a model may read it, once its role may have the tool
+    (``jit serve``'s ``describe_tool`` and ``jit://tools/…``, an agent framework's
+    ``jit_describe_tool``): a definition awaiting approval under ``security.pin_definitions`` is
+    refused (its text is what awaits review), and flagged text is withheld (:func:`withhold_flagged`;
+    a tool not analysed yet has its text checked now, ~1 ms)."""
+    if config.security.pin_definitions and not stored.approved:
+        raise ToolNotApprovedError(server=stored.tool.server, tool=stored.tool.name)
+    return withhold_flagged(describe(config, store, stored), hostile_flags(stored, config.available_tools))
 
 
 def summarize(toolset: ToolSet) -> dict[str, Any]:

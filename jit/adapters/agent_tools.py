@@ -41,9 +41,9 @@ from typing import TYPE_CHECKING, Any
 import anyio.to_thread
 
 from ..analysis.analyze import hostile_flags
-from ..errors import InvalidArgumentsError, JitError, ToolNotApprovedError, ToolNotFoundError
+from ..errors import InvalidArgumentsError, JitError, ToolNotFoundError
 from ..models import HARNESS_SERVER
-from ..payloads import add_search_schemas, describe, withhold_flagged
+from ..payloads import add_search_schemas, described_for_model
 from ..selection.render import also_line, by_tier, condensed_line, full_definition, summary_line
 from ..selection.task import TaskContext
 from ..selection.tokens import EstimateCounter
@@ -262,10 +262,7 @@ class AgentTools:
             stored = store.tool(server, tool)
             if stored is None:
                 raise ToolNotFoundError.in_catalog(server, tool, server_known=store.server(server) is not None)
-            if config.security.pin_definitions and not stored.approved:
-                raise ToolNotApprovedError(server=server, tool=tool)  # its text is what awaits review
-            flags = hostile_flags(stored, config.available_tools)
-            full = withhold_flagged(describe(config, store, stored), flags)
+            full = described_for_model(config, store, stored)
             return {k: full[k] for k in ("name", "server", "tool", "online", "definition")}
 
         return await anyio.to_thread.run_sync(record)

@@ -42,7 +42,6 @@ from ..errors import (
     JitError,
     SelectionError,
     StoreError,
-    ToolNotApprovedError,
     ToolNotFoundError,
     approve_hint,
     jit_error_in,
@@ -495,15 +494,10 @@ class ServeState:
         the session's role may not have is refused as a call to it is (:meth:`check_allowed`), and a
         flagged tool's text is withheld (:func:`~jit.payloads.withhold_flagged`); unknown ones raise
         ToolNotFoundError."""
-        from ..analysis.analyze import hostile_flags
-        from ..payloads import describe, withhold_flagged
+        from ..payloads import described_for_model
 
         stored = self.store.tool(server, tool)
         if stored is None:
             raise ToolNotFoundError.in_catalog(server, tool, server_known=self.store.server(server) is not None)
         await self.check_allowed(server, tool)
-        if self.config.security.pin_definitions and not stored.approved:
-            raise ToolNotApprovedError(server=server, tool=tool)  # its text is what awaits review
-        # A tool not analysed yet has its text checked now (~1 ms): off the event loop.
-        flags = await self.blocking(hostile_flags, stored, self.config.available_tools)
-        return withhold_flagged(describe(self.config, self.store, stored), flags)
+        return await self.blocking(described_for_model, self.config, self.store, stored)  # off the event loop
