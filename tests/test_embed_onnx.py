@@ -70,6 +70,30 @@ def test_onnx_vectors_are_torch_vectors(onnx_embedder, embedder):
     assert small.embed([]).shape == (0, 384)
 
 
+@pytest.mark.slow
+def test_texts_of_unlike_length_run_apart(onnx_embedder, monkeypatch):
+    """A compile embeds its task with its steps' short texts: they are not padded to the task's
+    length (each batch stops where more padding costs more than another call), and every vector
+    is the one the text gets alone, bit for bit."""
+    model = onnx_embedder._load()
+    task = ("Find the open pull requests in the jit repository that touch the retrieval index, "
+            "review each of them and leave a comment on the ones that break the benchmark")
+    steps = ["review each of them", "leave a comment", "find the open pull requests"]
+    shapes: list[tuple[int, int]] = []
+    infer = model._infer
+
+    def counted(feeds):
+        shapes.append(feeds["input_ids"].shape)
+        return infer(feeds)
+
+    monkeypatch.setattr(model, "_infer", counted)
+    together = model.run([task, *steps])
+    widths = [len(model.tokenizer.encode(t).ids) for t in [task, *steps]]
+    assert sorted(shapes) == [(1, widths[0]), (3, max(widths[1:]))]
+    alone = np.concatenate([model.run([t]) for t in [task, *steps]])
+    assert np.array_equal(together, alone)
+
+
 def _meta_files(cache: Path) -> list[Path]:
     """The metadata of the fp32 graph the embedder runs, the fused one (the plain export an int8
     model is quantized from, made by another test, has no ``variant``; an int8 model has a ``scheme``)."""

@@ -72,14 +72,19 @@ def ensure_int8(layout: ModelLayout, *, threads: int | None = None) -> OnnxModel
     """The model's int8 export loaded, quantizing the fp32 export first when the cache has none.
 
     A quantized model that does not match the fp32 export on the probes is refused
-    (:class:`UnsupportedModel`) and nothing is cached.
+    (:class:`UnsupportedModel`) and nothing is cached. Its batches are packed as full as they fit
+    (no :attr:`~jit.embedding.onnx_runtime.ExportedModel.run_cost`): dynamic quantization scales a
+    batch's activations as a whole, so a text's vector depends on its batch, and how texts are
+    batched stays what the catalog's vectors were made with.
     """
     require_runtime()
     fp = fingerprint(layout)
     meta_path = meta_path_of(layout, fp, SCHEME)
     with export_lock:
         model = load_cached(meta_path, fp, threads=threads, rebuild="quantizing it again", scheme=SCHEME)
-        return model if model is not None else _quantize(layout, fp, meta_path, threads=threads)
+        model = model if model is not None else _quantize(layout, fp, meta_path, threads=threads)
+    model.run_cost = None
+    return model
 
 
 def _quantize(layout: ModelLayout, fp: str, meta_path: Path, *, threads: int | None) -> OnnxModel:

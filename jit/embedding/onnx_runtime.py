@@ -69,6 +69,12 @@ PROBE_TEXTS: tuple[str, ...] = (
 
 #: Padded tokens per model call at most (see :class:`ExportedModel`).
 TOKENS_PER_RUN = 1024
+#: What one more onnxruntime call costs beyond its tokens, in tokens: a batch takes a longer text
+#: only if the padding that adds to the batch's texts is at most this (or an eighth of the batch).
+#: A compile embeds its task (~40 word pieces) with its steps' short texts (~10): padded to the
+#: task in one batch, its texts cost the model 1.5 times the CPU they do in batches of like length
+#: (docs/benchmarks.md, "A compile's texts run in batches of like length").
+RUN_COST_TOKENS = 8
 
 
 class UnsupportedModel(EmbeddingError):
@@ -96,7 +102,12 @@ class ExportedModel:
     batches gain nothing and their activations fall out of cache (batches of 16
     ran ~15% faster than 64 on 2 cores). :class:`OnnxModel` runs the graph on
     onnxruntime, :class:`jit.embedding.openvino_bulk.OpenVinoModel` on OpenVINO.
+    With :attr:`run_cost` set, a batch also stops where its next text would add more padding
+    than another call costs (:data:`RUN_COST_TOKENS`).
     """
+
+    #: One more call's cost in tokens (:data:`RUN_COST_TOKENS`); None: batches as full as fit.
+    run_cost: int | None = None
 
     def __init__(self, export: Export) -> None:
         from tokenizers import Tokenizer
@@ -136,11 +147,19 @@ class ExportedModel:
             # Sorted ascending, so the batch's last text is its longest: grow while it fits.
             end = start + 1
             while end < len(order) and end - start < batch_size and \
-                    (end - start + 1) * lengths[order[end]] <= TOKENS_PER_RUN:
+                    (end - start + 1) * lengths[order[end]] <= TOKENS_PER_RUN and \
+                    not self._wasteful(end - start, int(lengths[order[end - 1]]), int(lengths[order[end]])):
                 end += 1
             rows = order[start:end]
             yield (rows, *self._feeds([encodings[i] for i in rows], int(lengths[rows[-1]])))
             start = end
+
+    def _wasteful(self, count: int, width: int, longer: int) -> bool:
+        """Whether a batch of ``count`` texts padded to ``width`` had better stop before a text of
+        ``longer`` tokens than pad them all to it (:attr:`run_cost`)."""
+        if self.run_cost is None:
+            return False
+        return count * (longer - width) > max(self.run_cost, count * width // 8)
 
     def _feeds(self, encodings: list[Any], width: int) -> tuple[dict[str, np.ndarray], np.ndarray]:
         n = len(encodings)
@@ -161,7 +180,12 @@ class ExportedModel:
 
 
 class OnnxModel(ExportedModel):
-    """An exported model loaded into onnxruntime. ``run`` is thread-safe (onnxruntime sessions are)."""
+    """An exported model loaded into onnxruntime. ``run`` is thread-safe (onnxruntime sessions are).
+
+    Its batches stop where padding costs more than a call (:attr:`~ExportedModel.run_cost`): a
+    text's vector is the same bit for bit in any batch (tests/test_onnx_embedder.py)."""
+
+    run_cost = RUN_COST_TOKENS
 
     def __init__(self, export: Export, *, threads: int | None = None) -> None:
         import onnxruntime as ort
