@@ -15,6 +15,7 @@ from jit.selection.compiler import Compiler
 from jit.selection.logic import default_rules_dir
 from jit.selection.records import StaleSnapshot
 from jit.selection.retrieve import split_task
+from jit.selection.snapshot import label_rows
 from jit.selection.step_words import spelled
 from jit.selection.steps import task_steps
 from jit.selection.task import TaskContext
@@ -451,6 +452,20 @@ def test_shards_spawned_for_one_task_embed_it_once(env, embedder):
     # one batch, once: the task, then the texts of its steps (jit.selection.steps)
     assert len(calls) == 1 and calls[0][0] == task and len(calls[0]) == len(set(calls[0]))
     assert all(ts.tools for ts in sets)
+
+
+def test_a_labels_rows_are_those_of_its_tools_kept_in_the_snapshot(env):
+    """The rows of a capability's tools, which the steps' checks ask a mask over at once: those of
+    the snapshot's labels, ascending, computed once per snapshot."""
+    _, _, _, compiler = env
+    compiler.compile(TaskContext(shard="coder", task=TASK))
+    view = compiler.catalog.snapshot()
+    assert view.labels["capability"]
+    for cap, ids in view.labels["capability"].items():
+        rows = label_rows(view, "capability", cap)
+        assert rows.tolist() == sorted(view.row_of[t] for t in ids if t in view.row_of) and len(rows)
+        assert label_rows(view, "capability", cap) is rows
+    assert label_rows(view, "capability", "/no-such-capability").tolist() == []
 
 
 def test_a_changed_tool_reloads_only_itself(env, tmp_path, embedder, monkeypatch):

@@ -53,7 +53,7 @@ from .records import CandidateReader, StaleSnapshot
 from .render import order_key, tool_summary
 from .retrieve import RetrievalIndex, split_task
 from .scored_tool import ScoredTool, best_first
-from .snapshot import CatalogSnapshot, ShardTables
+from .snapshot import CatalogSnapshot, ShardTables, label_rows
 from .step_words import spelled
 from .steps import Step, asked, plan, settle, task_steps
 from .task import TaskContext, task_facts
@@ -387,8 +387,8 @@ class Compiler:
                                warnings, (ctx.shard, shard.denied), (vecs, sims[:, :len(vecs)]))
         labels = self.catalog.labels(view)
         # A step no tool in reach can take, or only tools the role is denied: a warning either way.
-        self.policy.missing_steps(view.row_of, ctx.shard, facts, labels["capability"], allowed, denied_rows,
-                                  shard.denied, warnings)
+        self.policy.missing_steps(ctx.shard, facts, lambda cap: label_rows(view, "capability", cap),
+                                  view.rows, allowed, denied_rows, shard.denied, warnings)
         parts = self.policy.parts(found.ids, tables, view.points, shard.points, labels, found.vector, view.heads,
                                   found.servers, evidence_columns(learned) if learned else None)
         scoring = self.policy.scoring(parts, self.config.tool_selection, ctx.shard)

@@ -24,7 +24,7 @@ answers as a policy:
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -431,23 +431,24 @@ class Policy:
         return list(dict.fromkeys(str(f[1]) for f in facts
                                   if f[0] in ("task_capability", IMPLIED) and f[1] in steps))
 
-    def missing_steps(self, row_of: Mapping[int, int], shard: str, facts: list[Fact],
-                      holders: Mapping[str, frozenset[int]], allowed: np.ndarray, denied: np.ndarray | None,
-                      reasons: Mapping[int, tuple[str, ...]], warnings: list[str]) -> None:
+    def missing_steps(self, shard: str, facts: list[Fact], holders: Callable[[str], np.ndarray], tools: Sequence[int],
+                      allowed: np.ndarray, denied: np.ndarray | None, reasons: Mapping[int, tuple[str, ...]],
+                      warnings: list[str]) -> None:
         """A warning for each step of the task (a ``step_capability`` it states or implies: it asks
         to change, run, delete or send) that the role cannot take: no tool in reach has it at all
         (not in the catalog, blocked, or filtered out by the servers the task allows), or every
         tool that has it is denied to the role (``reasons``: the policy's, per tool), which the
-        warning says, so the agent is not left to find out. ``row_of``: tool -> its row in
-        ``allowed`` and ``denied``."""
+        warning says, so the agent is not left to find out. ``holders(capability)``: the rows of
+        the tools with it, in ``allowed``, ``denied`` and ``tools`` (row -> tool id)."""
         steps = self.steps(facts)
         if not steps:
             return  # most tasks: no mask to build
         for cap in steps:
-            rows = [(t, row_of[t]) for t in holders.get(cap, ()) if t in row_of]
-            if any(allowed[r] for _t, r in rows):
+            rows = holders(cap)
+            if allowed[rows].any():
                 continue
-            refused = sorted({why for t, r in rows if denied is not None and denied[r] for why in reasons.get(t, ())})
+            refused = sorted({why for r in (rows[denied[rows]].tolist() if denied is not None else ())
+                              for why in reasons.get(tools[r], ())})
             if refused:
                 warnings.append(f"{shard} may not {_STEP_WORDS.get(cap, f'do {cap}')}: the task asks for {cap}, "
                                 f"and every tool in reach that does it is denied to {shard} ({'; '.join(refused)})")

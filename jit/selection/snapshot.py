@@ -28,8 +28,8 @@ from .render import rendered_names, tool_summary
 from .retrieve import RetrievalIndex
 from .tiers import Tier
 
-__all__ = ["LABEL_KINDS", "CatalogSnapshot", "Derived", "Kept", "ShardTables", "SnapshotMemo", "merged_labels",
-           "model_names", "unanalyzed"]
+__all__ = ["LABEL_KINDS", "CatalogSnapshot", "Derived", "Kept", "ShardTables", "SnapshotMemo", "label_rows",
+           "merged_labels", "model_names", "unanalyzed"]
 
 LABEL_KINDS = ("capability", "category", "domain")
 
@@ -79,6 +79,8 @@ class SnapshotMemo:
     #: (:func:`jit.selection.steps.demo_servers`), for the tools of a task's steps.
     server_tools: dict[str, list[int]] | None = None
     demo: dict[str, bool] = field(default_factory=dict)
+    #: ``(kind, label)`` -> the rows of the tools with it (:func:`label_rows`).
+    label_rows: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, eq=False)
@@ -180,3 +182,16 @@ def model_names(heads: dict[int, tuple[str, str]], rows: list[int]) -> dict[int,
 def unanalyzed(states: dict[int, ToolState]) -> int:
     """How many of ``states`` have no analysis yet."""
     return sum(1 for state in states.values() if state.analyzed_at is None)
+
+
+def label_rows(snap: CatalogSnapshot, kind: str, label: str) -> np.ndarray:
+    """The rows of ``snap``'s tools with ``label`` of ``kind`` (``snap.labels``), ascending, kept in
+    its memo: a mask over the rows is asked of them at once (a 100k catalog has ~30k tools that write)."""
+    key = (kind, label)
+    found = snap.memo.label_rows.get(key)
+    if found is None:
+        row_of = snap.row_of
+        found = np.array(sorted(row_of[t] for t in snap.labels.get(kind, {}).get(label, ()) if t in row_of),
+                         dtype=np.int64)
+        snap.memo.label_rows[key] = found
+    return found

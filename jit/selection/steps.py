@@ -40,7 +40,7 @@ from ..config import ShardConfig
 from ..models import StoredTool
 from ..text import search_tokens
 from .retrieve import task_pieces
-from .snapshot import CatalogSnapshot
+from .snapshot import CatalogSnapshot, label_rows
 from .step_words import QUOTED, action_free, leading_capability, name_fit, spelled
 from .tiers import Tier
 
@@ -395,7 +395,7 @@ def plan(view: CatalogSnapshot, steps: Sequence[Step], sims: np.ndarray,
         top = np.argpartition(-hybrid, min(STEP_POOL, len(hybrid) - 1))[:STEP_POOL]
         return top, np.clip(hybrid[top] * 100.0, 0, 100), dense[top]
 
-    refused = [s for s in steps if s.capability in FITS and _role_refuses(view, labels, s.capability, allowed, denied)]
+    refused = [s for s in steps if s.capability in FITS and _role_refuses(view, s.capability, allowed, denied)]
     for step in refused:  # every tool in reach that could take it is denied to the role
         warnings.append(f"{shard} may not {DOES[step.capability]}: the step {step.named} needs a tool the policy "
                         f"denies to {shard}")
@@ -477,13 +477,12 @@ def settle(planned: Sequence[Planned], final: Mapping[int, float], names: Mappin
 STEP_POOL = 30
 
 
-def _role_refuses(view: CatalogSnapshot, labels: Mapping[str, frozenset[int]], capability: str,
-                  allowed: np.ndarray, denied: np.ndarray | None) -> bool:
+def _role_refuses(view: CatalogSnapshot, capability: str, allowed: np.ndarray, denied: np.ndarray | None) -> bool:
     """Whether the tools in reach with a capability that fits the step are all denied to the role."""
     if denied is None:
         return False
-    rows = [view.row_of[t] for c in FITS[capability] for t in labels.get(c, ()) if t in view.row_of]
-    return bool(rows) and not any(allowed[r] for r in rows) and any(denied[r] for r in rows)
+    rows = np.concatenate([label_rows(view, "capability", c) for c in FITS[capability]])
+    return bool(len(rows)) and not allowed[rows].any() and bool(denied[rows].any())
 
 
 def _server_tools(view: CatalogSnapshot) -> dict[str, list[int]]:
