@@ -72,6 +72,27 @@ def test_a_new_compiler_loads_the_view_and_selects_the_same(tmp_path, embedder, 
         store.close()
 
 
+def test_a_view_says_whether_a_file_of_its_catalog_config_and_rules_is_kept(tmp_path, embedder):
+    """``view_file_kept``: the benchmark's first compiles load the view when it holds, and build it
+    from the catalog when not (after a change of the rules or of a setting the view depends on, the
+    file of the one before is another's)."""
+    config = write_config(tmp_path)
+    store = build_store(tmp_path / "own.db", config, embedder)
+    try:
+        with Compiler(store, config, embedder, token_counter=EstimateCounter()) as compiler:
+            assert not compiler.catalog.view_file_kept
+            compiler.prepare()
+            assert compiler.catalog.view_file_kept
+        with Compiler(store, config, embedder, token_counter=EstimateCounter()) as compiler:
+            assert compiler.catalog.view_file_kept
+        pinned = not config.security.pin_definitions  # a setting the view depends on
+        other = replace(config, security=config.security.model_copy(update={"pin_definitions": pinned}))
+        with Compiler(store, other, embedder, token_counter=EstimateCounter()) as compiler:
+            assert not compiler.catalog.view_file_kept
+    finally:
+        store.close()
+
+
 def test_the_view_file_keeps_every_condensed_line_so_the_budget_reads_no_definition_for_one(
         tmp_path, embedder, monkeypatch):
     """The build derives each tool's Condensed line while it has the definition; the file keeps it,

@@ -104,6 +104,13 @@ class CatalogView:
         process.snapshot_released()
 
     @property
+    def view_file_kept(self) -> bool:
+        """Whether a view file of this catalog, config and rules is on disk: the first snapshot
+        then loads it (:meth:`_load_saved`) rather than building the view from the catalog."""
+        path = self._view_files.path(self._view_key)
+        return path is not None and path.is_file()
+
+    @property
     def published(self) -> CatalogSnapshot | None:
         """The newest snapshot built, if any (None: the next :meth:`snapshot` builds one from scratch)."""
         return self._published

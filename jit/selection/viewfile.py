@@ -173,11 +173,12 @@ class ViewFiles:
     def __init__(self, catalog_path: str) -> None:
         self.directory = None if catalog_path == ":memory:" else Path(f"{catalog_path}.index")
 
-    def _path(self, key: str) -> Path | None:
+    def path(self, key: str) -> Path | None:
+        """The file of the view ``key`` names (None for an in-memory catalog), whether or not it exists."""
         return None if self.directory is None else self.directory / f"{key}.view"
 
     def load(self, key: str) -> SavedView | None:
-        path = self._path(key)
+        path = self.path(key)
         if path is None:
             return None
         try:
@@ -204,7 +205,7 @@ class ViewFiles:
     def save(self, key: str, view: SavedView) -> None:
         """Write ``view`` under ``key`` (atomically) and prune the least recently used files. A
         directory that cannot be written to costs the next process a build, nothing more."""
-        path = self._path(key)
+        path = self.path(key)
         if path is None:
             return
         ids = view.ids.tolist()
