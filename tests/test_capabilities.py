@@ -95,6 +95,18 @@ def test_a_sent_object_makes_creating_it_a_send(offline):
         check(offline, key)
 
 
+def test_what_passes_mail_or_a_bill_on_to_people_sends(offline):
+    # A mailbox filter's action may forward what arrives, and a finalized invoice is emailed to
+    # its customer: both deliver to people though no verb of the name says send.
+    for key in ("google-workspace/manage_gmail_filter", "stripe/finalize_invoice"):
+        assert "/send" in offline.analyze_one(recorded()[key]).capabilities, key
+        check(offline, key)
+    # A port forward passes no mail, and a plain invoice is only a record until it is finalized.
+    for key in ("kubernetes/stop_port_forward", "stripe/create_invoice"):
+        assert "/send" not in offline.analyze_one(recorded()[key]).capabilities, key
+        check(offline, key)
+
+
 def test_removing_an_association_is_a_write_not_a_delete(offline):
     for key in ("asana/asana_remove_tag_from_task", "atlassian/jira_remove_watcher",
                 "linear/linear_removeUserFromTeam", "trello/remove_member_from_card"):

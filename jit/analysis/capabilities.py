@@ -109,6 +109,14 @@ _SEND_VERBS = _stems(
 #: review, a status update, a form submission.
 _SENT_OBJECTS = _stems("comment comments reply review story message messages post invitation invite "
                        "notification webhook update updates feedback status submission")
+#: A bill to a customer: issued or finalized, it is delivered to them (a finalized invoice is emailed).
+_BILLS = _stems("invoice invoices receipt receipts bill bills quote quotes")
+#: Verbs that issue a bill (:data:`_BILLS`) to its customer.
+_ISSUES = _stems("finalize finalise issue")
+#: Objects whose setting passes mail on to other people: a mailbox's filter (its action may forward
+#: what arrives) or its forwarding itself.
+_PASSES_MAIL = _stems("forward forwarding autoforward autoforwarding")
+_MAILBOX = _stems("mail email gmail inbox mailbox outlook")
 #: Objects a removal (:data:`_DETACHES`) takes away from another object while both stay (the guideline: a write).
 _ASSOCIATIONS = _stems("label labels tag tags watcher watchers member members assignee assignees link links "
                        "relation relations reaction reactions dependency dependencies dependent dependents "
@@ -285,6 +293,12 @@ def _verb_effects(verb: str, obj: list[str], *, exact: bool = True) -> set[str]:
         out.add(_X)
     if verb in _SEND_VERBS and (verb != stem("forward") or head):
         out.add(_S)
+    if verb in _ISSUES and set(head) & _BILLS:
+        out.add(_S)  # an invoice finalized or issued goes to the customer
+    if exact and verb in _WRITE_VERBS and (
+            (set(head) & _PASSES_MAIL and stem("port") not in head)  # a port forward passes no mail
+            or (stem("filter") in head and set(obj) & _MAILBOX)):
+        out.add(_S)  # a mail filter's action or a forwarding setting sends mail on
     if verb in _WRITE_VERBS and not out:
         out.add(_W)
         if verb in _stems("create add write post make") and head[-1:] and head[-1] in _SENT_OBJECTS:

@@ -54,8 +54,7 @@ from .render import order_key, tool_summary
 from .retrieve import RetrievalIndex, split_task
 from .scored_tool import ScoredTool, best_first
 from .snapshot import CatalogSnapshot, ShardTables, label_rows
-from .step_words import spelled
-from .steps import Step, asked, plan, settle, task_steps
+from .steps import Step, asked, named_servers, plan, settle, task_steps
 from .task import TaskContext, task_facts
 from .tiers import Tier
 from .tokens import EstimateCounter, TokenCounter, default_counter
@@ -208,7 +207,7 @@ class Compiler:
         if not queries or not view.rows or not view.index.has_vector.any():
             return np.zeros((0, 0), dtype=np.float32), np.zeros((len(view.rows), 0), dtype=np.float32)
         vecs = self._query_vectors(queries)
-        both = np.vstack([vecs, self.embedder.embed([spelled(s.text) for s in steps])]) if steps else vecs
+        both = np.vstack([vecs, self.embedder.embed([s.query for s in steps])]) if steps else vecs
         return vecs, view.index.similarities(both)
 
     def _retrieve(self, view: CatalogSnapshot, text: str, pool: int, extra: Sequence[int], allowed: np.ndarray,
@@ -354,7 +353,7 @@ class Compiler:
         query = asked(text)  # what retrieval scores: not the clauses that forbid something
         steps = task_steps(ctx.task, self.config.shards)
         # One batch of the model: the task's queries and its steps' texts (jit.selection.steps).
-        texts = list(dict.fromkeys([*self._embedded(_queries(query)), *(spelled(s.text) for s in steps)]))
+        texts = list(dict.fromkeys([*self._embedded(_queries(query)), *(s.query for s in steps)]))
         with self._embedding_meanwhile(query, texts):
             view = self.catalog.snapshot()
         shard = self.catalog.shard_tables(view, ctx.shard)
@@ -411,12 +410,14 @@ class Compiler:
             ))
         # A hosted system the task does not point at (system points) does no step of it.
         planned = settle(planned, {st.id: st.final for st in out if st.points.get("system", 0) >= 0}, view.names,
-                         feeds, view.heads, {st.id for st in out if st.tier is Tier.FULL or st.skeleton},
-                         self.config.tool_selection.max_full_tools)
+                         feeds, view.heads, {st.id for st in out if st.skeleton},
+                         self.config.tool_selection.max_full_tools, self.config.tool_selection.full_threshold)
         for st in out:
             if st.id in planned:
                 st.step, st.wanted, st.tier = st.step or planned[st.id], Tier.FULL, Tier.FULL
                 st.reasons.insert(0, f"tool of the step {planned[st.id]!r}")
+        # A probe of a server (its health, a job's status) the task does not point at fills no Full place.
+        self.policy.probes(out, named_servers(ctx.task, view.index.server_names))
         self.policy.step_tools(out, facts, labels["capability"], view.tier_cap, file_tools)
         # The budget measures the skeleton, then the rest best first: definitions are read in that order.
         reader.order(sorted(out, key=lambda s: (not s.skeleton, *best_first(s))))

@@ -235,6 +235,8 @@ class Scoring:
 #: What the reasons call the target of a step on the code a task changes in place.
 CODE_EDIT_TARGET = "the code the task changes"
 _WORD = re.compile(r"[a-z0-9]+")
+#: Where a camelCase name's words meet (``getRateLimitStatus``).
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 #: A step's capability as what a role may not do (the warning of :meth:`Policy.missing_steps`).
 _STEP_WORDS = {"/write": "change files or data", "/delete": "delete anything", "/execute": "run commands",
                "/send": "send messages"}
@@ -258,6 +260,10 @@ class PolicyConstants:
     #: names, done by the tool of ``category`` alone nearest to ``text`` (rules/policy.dl,
     #: ``file_step``; formats: :func:`~jit.analysis.offline_analyzer.target_format`).
     file_steps: tuple[tuple[str, str, str, str], ...] = ()
+    #: Words of a tool's name and of its Condensed line that make it a probe of its server
+    #: (``probe_word``: status, health; ``probe_subject``: server, job).
+    probe_words: frozenset[str] = frozenset()
+    probe_subjects: frozenset[str] = frozenset()
     #: The least cosine (in percent) a past task needs to the new one for what was called for it
     #: to count (``learned_match``; none: learning gives no points).
     learned_match: int | None = None
@@ -281,11 +287,13 @@ class Policy:
 
     def constants(self) -> PolicyConstants:
         if self._constants is None:
-            hosted, system_words, full, steps, file_steps, text_steps, learned, *tables = self._engine.query_many([
-                ("hosted_system", (None,)), ("system_word", (None, None)), ("full_match", (None,)),
-                ("step_capability", (None,)), ("file_step", (None, None, None, None)),
-                ("file_step", (None, None, None)), ("learned_match", (None,)),
-                *((name, (None, None)) for name in EVIDENCE_TABLES)])
+            hosted, system_words, full, steps, file_steps, text_steps, learned, probes, subjects, *tables = \
+                self._engine.query_many([
+                    ("hosted_system", (None,)), ("system_word", (None, None)), ("full_match", (None,)),
+                    ("step_capability", (None,)), ("file_step", (None, None, None, None)),
+                    ("file_step", (None, None, None)), ("learned_match", (None,)), ("probe_word", (None,)),
+                    ("probe_subject", (None,)),
+                    *((name, (None, None)) for name in EVIDENCE_TABLES)])
             evidence: dict[str, dict[int, int]] = {}
             for name, rows in zip(EVIDENCE_TABLES, tables, strict=True):
                 merge_points(evidence.setdefault(name, {}), [(int(r[0]), r[1]) for r in rows])
@@ -297,6 +305,8 @@ class Policy:
                                               steps=tuple(sorted(str(r[0]) for r in steps)),
                                               file_steps=tuple(sorted(rows)),
                                               learned_match=min((int(r[0]) for r in learned), default=None),
+                                              probe_words=frozenset(str(r[0]) for r in probes),
+                                              probe_subjects=frozenset(str(r[0]) for r in subjects),
                                               evidence=evidence)
         return self._constants
 
@@ -483,6 +493,31 @@ class Policy:
             best = min(able, key=lambda s: (-s.final, s.rank))
             best.wanted = best.tier = Tier.FULL
             best.reasons.insert(0, f"tool of the step {cap} the task implies")
+
+    def probes(self, out: list[ScoredTool], named: Collection[str]) -> None:
+        """A probe of its server (a ``probe_word`` among its name's words and a ``probe_subject``
+        among its Condensed line's: ``get_health``, ``linear_getRateLimitStatus``, a job's
+        ``check_crawl_status``; not ``git_status``, the working tree's) that its score made Full,
+        not a step's, the skeleton's or named in the task, is Condensed unless the task points at
+        its server: names it (``named``) or, for a hosted system, points at it (no system points
+        taken off)."""
+        probe, subjects = self.constants().probe_words, self.constants().probe_subjects
+        if not probe:
+            return
+        for st in out:
+            if st.tier is not Tier.FULL or st.step or st.skeleton or "named in the task" in st.reasons:
+                continue
+            server, name = st.server, st.tool_name
+            found = probe.intersection(words(_CAMEL.sub(" ", name))) - set(words(server))
+            if not found or not subjects.intersection(words(st.summary)):
+                continue
+            pointed = server in named or (bool(self.server_systems(server)) and st.points.get("system", 0) >= 0)
+            if pointed:
+                continue
+            st.tier = st.wanted = Tier.CONDENSED
+            st.reasons.append(self.citations.reason(
+                f"condensed: a probe of {server} ({', '.join(sorted(found))}), a server the task does not point at",
+                "probe_word", sorted(found)[0]))
 
     def file_steps(self, facts: list[Fact]) -> list[tuple[tuple[str, str, str, str], tuple[str, ...]]]:
         """The policy's ``file_step`` rows for the steps of a task that names local files to write,

@@ -41,11 +41,11 @@ from ..models import StoredTool
 from ..text import search_tokens
 from .retrieve import task_pieces
 from .snapshot import CatalogSnapshot, label_rows
-from .step_words import QUOTED, action_free, leading_capability, name_fit, spelled
+from .step_words import QUOTED, VERBS, action_free, leading_capability, name_fit, spelled
 from .tiers import Tier
 
-__all__ = ["STEP_FLOOR", "Step", "StepTool", "asked", "demo_servers", "plan", "producers", "settle", "split_clauses",
-           "step_tools", "task_steps"]
+__all__ = ["STEP_FLOOR", "Step", "StepTool", "asked", "demo_servers", "named_servers", "plan", "producers", "settle",
+           "split_clauses", "step_tools", "task_steps"]
 
 #: The least retrieval score (0–100, the step's text alone) of a step's tool: below it, no
 #: tool in reach is taken to do the step.
@@ -53,6 +53,13 @@ STEP_FLOOR = 75
 #: The least cosine of a step's tool to the step's text: a tool that matches by a shared word
 #: alone (``run`` in ``firecrawl_monitor_run``) is not the step's tool.
 DENSE_FLOOR = 0.25
+#: The least retrieval score and cosine of a step's tool whose server the task names as a product
+#: (:func:`named_servers`: "search Notion", "the Web board in Trello"): the task has said where the
+#: step is done, so a tool there that matches less is still the step's.
+NAMED_FLOOR = 50
+NAMED_DENSE = 0.10
+#: In a step's ranking, what a tool gains when the step's own clause names its server.
+NAMED_WEIGHT = 40
 #: Tools a step keeps as its options, best first (:func:`settle` picks one or two).
 OPTIONS = 3
 #: In :func:`settle`, the weight of a step's own match against the whole task's final score.
@@ -139,6 +146,15 @@ class Step:
     #: (``run_command``: the role's command runner), or :data:`FILE_STEP` (the policy's tool for
     #: a write to a file the task names, or to the code it changes in place). "" for none.
     by: str = ""
+
+    @property
+    def query(self) -> str:
+        """The text the step's tool is embedded against: its abbreviations spelled out, and for a
+        change, a title or a text in quotes left out, unless nothing else is left: what a change
+        writes is content (the 'Rate limiter drops requests' of an issue to open says what the
+        issue is about, not which tool opens it), while what a read quotes is what it looks for."""
+        bare = re.sub(r"\s+", " ", QUOTED.sub(" ", self.text)).strip(" ,:;")
+        return spelled(bare if self.capability in CHANGES and len(bare.split()) >= 2 else self.text)
 
     @property
     def named(self) -> str:
@@ -243,6 +259,33 @@ def demo_servers(servers: Mapping[str, Sequence[str]]) -> frozenset[str]:
                      if texts and 2 * sum(bool(_DEMO.search(d)) for d in texts) >= len(texts))
 
 
+#: Names of days and months: said capitalised, they name no product ("on Monday").
+_CALENDAR = frozenset("monday tuesday wednesday thursday friday saturday sunday january february march april may "
+                      "june july august september october november december".split())
+
+
+def named_servers(text: str, servers: Collection[str]) -> frozenset[str]:
+    """The servers ``text`` names as products: a server's name (its words in order, ``google-calendar``
+    as "Google Calendar") said as a proper noun, capitalised ("search Notion", "Sentry issue WEB-3F2")
+    but not as the verb a sentence or a clause opens with ("Fetch the page"), or spelled as no
+    ordinary word is, with a digit or an inner capital ("Context7", "MongoDB"); a day or a month is
+    no product. A server whose name is an ordinary word said in lower case ("fetch the page", "the
+    time") is not named."""
+    found: set[str] = set()
+    for server in servers:
+        words = [w for w in re.split(r"[-_\s.]+", server) if w]
+        if not words or words[0].lower() in _CALENDAR:
+            continue
+        pattern = r"(?<![\w@/.])" + r"[\s\-_.]?".join(re.escape(w) for w in words) + r"(?![\w@])"
+        for m in re.finditer(pattern, text, re.I):
+            said = m.group(0)
+            start = not text[:m.start()].strip() or re.search(r"[.;:!?,(]\s*$", text[:m.start()]) is not None
+            if re.search(r"\d|[a-z][A-Z]", said) or (said[0].isupper() and not (start and said.lower() in VERBS)):
+                found.add(server)
+                break
+    return frozenset(found)
+
+
 def _fits(cap: str, has: set[str]) -> bool:
     if cap in FITS:
         return any(c in has for c in FITS[cap])
@@ -251,17 +294,36 @@ def _fits(cap: str, has: set[str]) -> bool:
 
 def step_tools(steps: Sequence[Step], score: Callable[[int, str], tuple[np.ndarray, ...]],
                caps_of: Callable[[int], set[str]], usable: Callable[[int], bool], denied: Callable[[int], bool],
-               fit: Callable[[int, Step], float] | None = None) -> list[StepTool]:
+               fit: Callable[[int, Step], float] | None = None,
+               named: Callable[[int, Step], int] | None = None,
+               server_of: Callable[[int], str] | None = None) -> list[StepTool]:
     """The tool of each step. ``score(i, text)`` gives ``(rows, vector, dense)`` of the best-matching
     rows for the ``i``-th step alone (:func:`plan`: dense and lexical, as the retrieval index scores); ``caps_of(row)`` a tool's capabilities; ``usable(row)``: in reach, the role
     may have it, not deprecated, not a demonstration; ``denied(row)``: the role may not;
     ``fit(row, step)``: how well the tool's name says the step (:func:`~jit.selection.step_words.name_fit`), which ranks a
-    tool over the floor by its match + :data:`NAME_WEIGHT` × its fit."""
+    tool over the floor by its match + :data:`NAME_WEIGHT` × its fit. ``named(row, step)``: 2 when the
+    step's own text names the tool's server as a product (:func:`named_servers`), which adds
+    :data:`NAMED_WEIGHT` to its ranking, 1 when the rest of the task does; either way the tool
+    needs only :data:`NAMED_FLOOR` and :data:`NAMED_DENSE`. ``server_of(row)``: a tool's server;
+    the siblings of the step's best tool over the floor need only those too (of "read the pull
+    request", ``get_pull_request`` matches less than ``get_pull_request_reviews`` but says the step
+    better)."""
     out: list[StepTool] = []
     for i, step in enumerate(steps):
         rows, vector, dense = score(i, step.text)
+        said = np.array([named(int(r), step) for r in rows.tolist()]) if named else np.zeros(len(rows), dtype=int)
         ranked = vector + (NAME_WEIGHT * np.array([fit(int(r), step) for r in rows.tolist()]) if fit else 0.0)
+        ranked = ranked + NAMED_WEIGHT * (said == 2)
         order = np.argsort(-ranked, kind="stable")
+        over = (vector >= STEP_FLOOR) & (dense >= DENSE_FLOOR)
+        soft = said > 0
+        if server_of is not None:
+            lead = next((j for j in order.tolist() if over[j] and usable(int(rows[j]))
+                         and _fits(step.capability, caps_of(int(rows[j])))), None)
+            if lead is not None:
+                home = server_of(int(rows[lead]))
+                soft = soft | np.array([server_of(int(r)) == home for r in rows.tolist()], dtype=bool)
+        over = over | (soft & (vector >= NAMED_FLOOR) & (dense >= NAMED_DENSE))
         options: list[tuple[int, float]] = []
         # A read step's tool that also changes things (a browser's navigate that can launch an
         # executable): taken only when no tool reads without changing anything, and only where the
@@ -272,7 +334,7 @@ def step_tools(steps: Sequence[Step], score: Callable[[int, str], tuple[np.ndarr
             if len(options) == OPTIONS:
                 break
             r = int(rows[i])
-            if vector[i] < STEP_FLOOR or dense[i] < DENSE_FLOOR:
+            if not over[i]:
                 continue
             if not _fits(step.capability, caps_of(r)):
                 if step.capability not in FITS and usable(r) and len(changing) < OPTIONS:
@@ -386,13 +448,18 @@ def plan(view: CatalogSnapshot, steps: Sequence[Step], sims: np.ndarray,
 
     def score(i: int, text: str) -> tuple[np.ndarray, ...]:
         """The index's score of one query (``RetrievalIndex.score``: min-max normalised cosine and
-        BM25, mixed by ``lexical_weight``), for every row at once, the best :data:`STEP_POOL` kept."""
+        BM25, mixed by ``lexical_weight``), for every row at once, the best :data:`STEP_POOL` kept
+        and the tools of the servers the step names (:func:`named_servers`): those it has said
+        where it is done are scored whatever their rank."""
         dense = sims[:, column[id(steps[i])]]
         lo, hi = float(dense.min()), float(dense.max())
         lexical = index.lexical.scores(spelled(action_free(text, servers_said)))
         hybrid = ((1 - lexical_weight) * (dense - lo) / max(hi - lo, 1e-6)
                   + lexical_weight * lexical / max(float(lexical.max()), 1e-6))
         top = np.argpartition(-hybrid, min(STEP_POOL, len(hybrid) - 1))[:STEP_POOL]
+        said = [r for server in in_step[id(steps[i])] for r in rows_of[server]]
+        if said:
+            top = np.union1d(top, np.array(said, dtype=top.dtype))
         return top, np.clip(hybrid[top] * 100.0, 0, 100), dense[top]
 
     refused = [s for s in steps if s.capability in FITS and _role_refuses(view, s.capability, allowed, denied)]
@@ -405,10 +472,18 @@ def plan(view: CatalogSnapshot, steps: Sequence[Step], sims: np.ndarray,
     index = view.index
     servers_said = index.server_words
     task_words = frozenset(w for s in steps for w in search_tokens(spelled(s.clause or s.text), drop_stopwords=True))
+    in_task = named_servers(" ".join(dict.fromkeys(s.clause or s.text for s in steps)), view.index.server_names)
+    in_step = {id(s): named_servers(s.clause or s.text, in_task) for s in steps}
+    rows_of = {server: [view.row_of[t] for t in servers.get(server, ())] for server in in_task}
+
+    def named(r: int, s: Step) -> int:
+        server = view.heads[view.rows[r]][0]
+        return 2 if server in in_step[id(s)] else 1 if server in in_task else 0
+
     planned: list[Planned] = []
     for found in step_tools(steps, score, caps_of, usable, lambda r: denied is not None and bool(denied[r]),
                             lambda r, s: name_fit(view.heads[view.rows[r]][1], view.heads[view.rows[r]][0], s,
-                                                  task_words)):
+                                                  task_words), named, lambda r: view.heads[view.rows[r]][0]):
         step = found.step
         if found.tool is None:
             if found.why == "denied":
@@ -435,7 +510,7 @@ def _no_feeds(t: int) -> list[int]:
 
 def settle(planned: Sequence[Planned], final: Mapping[int, float], names: Mapping[int, str],
            feeds: Feeds = _no_feeds, heads: Mapping[int, tuple[str, str]] | None = None,
-           full: Collection[int] = (), room: int | None = None) -> dict[int, str]:
+           full: Collection[int] = (), room: int | None = None, least: float = 0) -> dict[int, str]:
     """Tool id -> the step it is the tool of: per step of :func:`plan`, of its options that are
     candidates the step may take (``final``: their final score for the whole task; a hosted
     system's tool the task does not point at is left out by the caller), the best by
@@ -443,7 +518,8 @@ def settle(planned: Sequence[Planned], final: Mapping[int, float], names: Mappin
     score; each with the producers of the identifiers it needs. Then, while Full has room (fewer
     than ``room`` tools in ``full``, the tools Full holds already, and the chosen), the second
     best of a step whose second is within :data:`CLOSE` of its best and of the same server
-    (``heads``: another server's tool for the same thing is no ambiguity)."""
+    (``heads``: another server's tool for the same thing is no ambiguity), and whose final score
+    is at least ``least`` (a second the whole task does not want in Full is no ambiguity either)."""
     chosen: dict[int, str] = {}
     seconds: list[tuple[int, str]] = []
 
@@ -463,7 +539,7 @@ def settle(planned: Sequence[Planned], final: Mapping[int, float], names: Mappin
         if not ranked:
             continue
         take(ranked[0][2], text)
-        if len(ranked) > 1 and ranked[1][0] >= ranked[0][0] - CLOSE and (
+        if len(ranked) > 1 and ranked[1][0] >= ranked[0][0] - CLOSE and final[ranked[1][2]] >= least and (
                 heads is None or heads[ranked[1][2]][0] == heads[ranked[0][2]][0]):
             seconds.append((ranked[1][2], text))
     for text, _options in planned:  # the seconds, in the steps' order, while Full has room

@@ -1,0 +1,121 @@
+"""Which tool a step takes, and what else may fill Full (jit.selection.steps, rules/policy.dl's probes).
+
+A task that names a product ("search Notion", "the Web board in Trello") has said where a step is
+done; a sibling of the step's best tool is judged beside it; a title in quotes says what a thing
+is about, not which tool acts on it; and a probe of a server (its health, a job's status) does
+not fill Full for a task that never points at that server.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from jit.selection.explain import RuleCitations
+from jit.selection.logic import LogicEngine, RuleSet
+from jit.selection.policy import Policy
+from jit.selection.steps import NAMED_FLOOR, STEP_FLOOR, Step, named_servers, settle, step_tools
+from jit.selection.tiers import Tier
+from tests.test_render import scored
+from tests.test_task_steps import _score
+
+SERVERS = ("notion", "trello", "context7", "mongodb", "fetch", "time", "monday", "google-calendar", "linear",
+           "sentry", "github", "email")
+
+
+def test_a_server_is_named_as_a_product_not_as_an_ordinary_word():
+    assert named_servers("What does our Notion wiki say about the on-call rotation?", SERVERS) == {"notion"}
+    assert named_servers("Sentry issue WEB-3F2 is a TypeError in checkout", SERVERS) == {"sentry"}
+    assert named_servers("find httpx's library id in context7, then search MongoDB", SERVERS) == {
+        "context7", "mongodb"}  # a digit or an inner capital is no ordinary word, in any case
+    assert named_servers("book it in Google Calendar", SERVERS) == {"google-calendar"}
+    # An ordinary word in lower case, a verb a clause opens with, a day: no product.
+    assert named_servers("Fetch the page and tell me the time", SERVERS) == frozenset()
+    assert named_servers("Email Dana on Monday about the linear scan", SERVERS) == frozenset()
+    # An address names no product: its words are the data a tool is given.
+    assert named_servers("comment https://github.com/acme/web/pull/512 on the card", SERVERS) == frozenset()
+
+
+def test_a_step_takes_the_tool_of_the_server_the_task_names_though_it_matches_less():
+    caps = {0: {"/write"}, 1: {"/write"}, 2: {"/write"}}
+    step = Step("Open a Linear issue for the Backend team", "/write")
+    # 0: the named server's tool, under the usual floor; 1: another tracker's, over it.
+    table = {step.text: [(0, NAMED_FLOOR + 5, 0.13), (1, STEP_FLOOR + 5, 0.3), (2, NAMED_FLOOR - 5, 0.3)]}
+    server = {0: "linear", 1: "jira", 2: "linear"}
+    unnamed = step_tools([step], _score(table), caps.__getitem__, lambda r: True, lambda r: False)
+    assert unnamed[0].tool == 1  # without the name, the usual floor holds
+    said = step_tools([step], _score(table), caps.__getitem__, lambda r: True, lambda r: False,
+                      named=lambda r, _s: 2 if server[r] == "linear" else 0)
+    assert said[0].tool == 0  # the step names Linear: its tool passes a softer floor and ranks first
+    assert [r for r, _v in said[0].options] == [0, 1]  # 2 is under even the softer floor
+    elsewhere = step_tools([step], _score(table), caps.__getitem__, lambda r: True, lambda r: False,
+                           named=lambda r, _s: 1 if server[r] == "linear" else 0)
+    assert [r for r, _v in elsewhere[0].options] == [1, 0]  # named elsewhere in the task: an option, no lift
+
+
+def test_the_siblings_of_a_steps_best_tool_are_judged_beside_it():
+    caps = {0: {"/read"}, 1: {"/read"}, 2: {"/read"}}
+    step = Step("Review PR #214 in acme/shop", "/read")
+    # get_pull_request_reviews matches best; get_pull_request, its sibling, says the step better
+    # but is under the usual floor; another server's tool is as far under it.
+    table = {step.text: [(0, 100, 0.47), (1, STEP_FLOOR - 1, 0.36), (2, STEP_FLOOR - 1, 0.36)]}
+    fits = {0: 0.5, 1: 1.0, 2: 1.0}
+    server = {0: "github", 1: "github", 2: "gitlab"}
+    alone = step_tools([step], _score(table), caps.__getitem__, lambda r: True, lambda r: False,
+                       lambda r, _s: fits[r])
+    assert [r for r, _v in alone[0].options] == [0]
+    beside = step_tools([step], _score(table), caps.__getitem__, lambda r: True, lambda r: False,
+                        lambda r, _s: fits[r], server_of=server.__getitem__)
+    assert [r for r, _v in beside[0].options] == [1, 0]
+
+
+def test_a_title_in_quotes_is_not_what_a_changes_tool_is_found_by():
+    step = Step('Open a Linear issue for the Backend team: "Rate limiter drops requests at exactly the limit"',
+                "/write")
+    assert step.query == "Open a Linear issue for the Backend team"
+    assert Step("open a PR titled 'Fix it'", "/write").query == "open a PR (pull request) titled"
+    assert Step("'Launch tracker'", "/write").query == "'Launch tracker'"  # nothing else: the text itself
+    read = Step("I am writing an article on 'Causes of the Fall of Rome'", "/read")
+    assert read.query == read.text  # what a read quotes is what it looks for
+
+
+@pytest.fixture(scope="module")
+def policy():
+    rules = RuleSet.load()
+    with LogicEngine(rules) as engine:
+        yield Policy(engine, RuleCitations(rules))
+
+
+def test_a_probe_of_a_server_the_task_does_not_point_at_fills_no_full_place(policy):
+    def tool(server: str, name: str, line: str, final: int, system: int = -30):
+        st = scored(server, name, Tier.FULL, final, description=line)
+        st.points = {"system": system}  # -30: a hosted system the task does not point at
+        return st
+
+    health = tool("trello", "get_health", "Get quick system health status for monitoring and load balancing", 80)
+    job = tool("firecrawl", "firecrawl_agent_status", "Check the status of an agent job and retrieve results.", 92, 0)
+    limits = tool("linear", "linear_getRateLimitStatus", "Get the shared MCP-side Linear rate-limit cooldown.", 91)
+    checks = tool("github", "get_pull_request_status", "Get the combined status of all status checks for a pull "
+                  "request", 85, 0)
+    tree = tool("git", "git_status", "Shows the working tree status", 84, 0)  # the task's own things: no probe
+    stepped = tool("trello", "get_health_detailed", "Get comprehensive system health diagnostic.", 76)
+    stepped.step = "request the health endpoint"
+    cards = tool("trello", "get_cards_by_list_id", "Fetch cards from a specific Trello list", 75)
+    out = [health, job, limits, checks, tree, stepped, cards]
+    policy.probes(out, named={"linear"})
+    assert [s.tier for s in out] == [Tier.CONDENSED, Tier.CONDENSED] + [Tier.FULL] * 5
+    assert health.reasons[-1].startswith("condensed: a probe of trello (health), a server the task does not point at")
+    assert "policy.dl" in health.reasons[-1]  # the rule that says it is cited
+    # A hosted system's probe goes Full when the task points at the system, and not otherwise.
+    server = tool("linear", "linear_getServerStatus", "Get MCP Linear server runtime status and counts.", 86, 0)
+    unpointed = tool("linear", "linear_getServerStatus", "Get MCP Linear server runtime status and counts.", 86)
+    policy.probes([server, unpointed], named=set())
+    assert (server.tier, unpointed.tier) == (Tier.FULL, Tier.CONDENSED)
+
+
+def test_a_steps_second_tool_goes_to_full_only_when_the_whole_task_wants_it_there():
+    planned = [("find the board", ((1, 150.0), (2, 140.0)))]
+    names = {1: "a", 2: "b"}
+    # Both close for the step: the second goes along while its final score reaches Full's threshold.
+    assert settle(planned, {1: 90, 2: 75}, names, least=70) == {1: "find the board", 2: "find the board"}
+    # A second the task scores low ("one for the title" matching an encyclopedia) is no ambiguity.
+    assert settle(planned, {1: 90, 2: 55}, names, least=70) == {1: "find the board"}
