@@ -89,6 +89,9 @@ class ToolSelectionConfig(_Strict):
     #: words), ``clauses`` (each clause of a multi-step task, in one batch; the whole task's
     #: vector is their mean) or ``both`` (the task and each clause: a second pass of the model).
     task_vectors: Literal["whole", "clauses", "both"] = "whole"
+    #: The second stage over retrieval's best candidates (jit.selection.rerank): ``model`` reorders
+    #: them by the shipped logistic model, ``off`` keeps the first stage's order.
+    rerank: Literal["off", "model"] = "off"
     #: The rendering the token budget is measured on (the format the harness sends).
     budget_format: Literal["anthropic", "openai", "markdown", "json"] = "anthropic"
 

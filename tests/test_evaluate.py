@@ -340,6 +340,20 @@ def test_a_compared_model_is_measured_in_the_same_run_over_a_catalog_of_its_own(
     assert "| jit rank [other-model] (top" in md and "| researcher [other-model] |" in md
 
 
+def test_the_second_stage_is_measured_the_other_way_in_the_same_run_over_the_same_catalog(tmp_path: Path) -> None:
+    spec = _slice(tmp_path)
+    embedder = HashingEmbedder()
+    report = run_evaluation(spec, data_dir=tmp_path / "data", out_dir=tmp_path / "out", embedder=embedder,
+                            compare_rerank=True, cache_dir=tmp_path / "cache", shards=["researcher"])
+
+    names = [m["method"] for m in report.methods]
+    assert names == ["climpt", "bm25", "dense", "jit rank", "jit rank [rerank model]"]
+    assert [c["shard"] for c in report.compile] == ["researcher", "researcher [rerank model]"]
+    assert sorted(p.name for p in (tmp_path / "cache").glob("*.db")) == ["slice.db"]
+    md = (tmp_path / "out" / "slice.md").read_text("utf-8")
+    assert "| jit rank [rerank model] (top" in md and "| researcher [rerank model] |" in md
+
+
 def test_compare_model_must_be_another_model(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exited:
         main(["livemcpbench", "--data-dir", str(DATA), "--compare-model", "all-MiniLM-L6-v2", "-q"])

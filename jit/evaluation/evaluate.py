@@ -242,6 +242,7 @@ def run_evaluation(
     include_jit: bool = True,
     progress: ProgressCallback | None = None,
     compare: Embedder | None = None,
+    compare_rerank: bool = False,
 ) -> EvalReport:
     """Evaluate jit and the baselines on one dataset; write ``<out_dir>/<name>.{md,json,png}``.
 
@@ -254,7 +255,9 @@ def run_evaluation(
     embedding, then per query each baseline (``eval.baseline``), jit's ranking
     (``eval.rank``) and compile() per shard (``eval.compile``). ``compare``: a second embedding
     model measured in the same run (its own catalog, ``<name>.<model>.db``): the dense baseline,
-    jit's ranking and compile() again, their rows marked ``[<model>]``.
+    jit's ranking and compile() again, their rows marked ``[<model>]``. ``compare_rerank``: jit's
+    ranking and compile() also with ``tool_selection.rerank`` the other way (the first model's
+    catalog), their rows marked ``[rerank model]`` or ``[rerank off]``.
     """
     spec, data_dir = _dataset(dataset, data_dir)
     config = config or unscoped_config()
@@ -298,6 +301,14 @@ def run_evaluation(
                 compiler = Compiler(store, config, model)
                 methods.append(_run_rank(compiler, queries, pool, def_chars, budget, progress, label))
                 compiles += [_run_compile(compiler, shard, queries, pool, progress, label) for shard in shards]
+                if compare_rerank and not label:
+                    compiler.close()
+                    other = "off" if config.tool_selection.rerank == "model" else "model"
+                    flipped = replace(config, tool_selection=config.tool_selection.model_copy(update={"rerank": other}))
+                    compiler = Compiler(store, flipped, model)
+                    methods.append(_run_rank(compiler, queries, pool, def_chars, budget, progress, f" [rerank {other}]"))
+                    compiles += [_run_compile(compiler, shard, queries, pool, progress, f" [rerank {other}]")
+                                 for shard in shards]
         finally:
             if compiler is not None:
                 compiler.close()
@@ -514,6 +525,8 @@ def main(argv: Sequence[str] | None = None, *, raise_errors: bool = False,
     parser.add_argument("--compare-model", metavar="MODEL",
                         help="also measure this embedding model in the same run: a name as embedding.model takes, "
                              "or a sentence-transformers model directory")
+    parser.add_argument("--compare-rerank", action="store_true",
+                        help="also measure jit's ranking and compile() with tool_selection.rerank the other way")
     parser.add_argument("--quality", type=Path, help="also collect every result in --out into this Markdown file")
     parser.add_argument("-q", "--quiet", action="store_true",
                         help="no progress on stderr (a bar on a terminal, a line every few seconds otherwise)")
@@ -577,7 +590,7 @@ def main(argv: Sequence[str] | None = None, *, raise_errors: bool = False,
                 report = run_evaluation(name, data_dir=args.data_dir, out_dir=args.out, config=config,
                                         sample=args.sample, shards=args.shards or DEFAULT_SHARDS, embedder=embedder,
                                         cache_dir=args.cache_dir, include_jit=not args.baselines_only,
-                                        progress=progress, compare=compare)
+                                        progress=progress, compare=compare, compare_rerank=args.compare_rerank)
             print(report.markdown())
             for note in report.skipped:  # an optional part missing: one line, the results are written
                 print(f"{report.dataset}: {note}", file=sys.stderr)

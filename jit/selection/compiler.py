@@ -51,6 +51,7 @@ from .logic import Fact, RuleSet
 from .policy import Policy
 from .records import CandidateReader, StaleSnapshot
 from .render import order_key, tool_summary
+from .rerank import load_reranker
 from .retrieve import RetrievalIndex, split_task
 from .scored_tool import ScoredTool, best_first
 from .snapshot import CatalogSnapshot, ShardTables, label_rows
@@ -241,6 +242,8 @@ class Compiler:
             vecs, queries, lexical_weight=sel.lexical_weight, pool=pool,
             extra_rows=sorted(set(extra) | named | set(mentions.servers)), sims=sims,
         )
+        if sel.rerank == "model":
+            scores = load_reranker().apply(scores, view.index)
         vector: dict[int, float] = {}
         match: dict[int, int] = {}
         rows, has_vector = scores.rows, view.index.has_vector

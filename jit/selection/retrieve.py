@@ -220,6 +220,8 @@ class VectorScores:
     dense: np.ndarray  # float32, best raw cosine over the queries
     lexical: np.ndarray  # float32, best normalised BM25 over the queries (0..1)
     queries: list[str]
+    dense_task: np.ndarray  # float32, raw cosine with the whole task (queries[0])
+    lexical_task: np.ndarray  # float32, normalised BM25 of the whole task (0..1)
 
 
 #: Matrix rows copied at a time when an index is patched (:meth:`RetrievalIndex.patched`): 12 MB.
@@ -301,6 +303,8 @@ class RetrievalIndex:
     def _set(self, heads: Sequence[tuple[str, str]], matrix: np.ndarray, has_vector: np.ndarray,
              lexical: LexicalIndex) -> None:
         self.n = len(heads)
+        #: ``(server, name)`` of every row (the second stage reads the names: jit.selection.rerank).
+        self.heads = heads
         self.matrix = matrix
         self.has_vector = has_vector
         #: How many tools have a vector (counted once per index, not per compile).
@@ -367,7 +371,7 @@ class RetrievalIndex:
         """
         if self.n == 0:
             z = np.zeros(0, dtype=np.float32)
-            return VectorScores(np.zeros(0, dtype=np.int64), z, z, z, list(queries))
+            return VectorScores(np.zeros(0, dtype=np.int64), z, z, z, list(queries), z, z)
         q = len(queries)
         weights = np.full(q, clause_weight, dtype=np.float32)
         weights[0] = 1.0
@@ -413,6 +417,8 @@ class RetrievalIndex:
             dense=sims[rows].max(axis=1).astype(np.float32),
             lexical=lex_best[rows].astype(np.float32),
             queries=list(queries),
+            dense_task=sims[rows, 0].astype(np.float32),
+            lexical_task=lex_cols[0][rows].astype(np.float32),
         )
 
     def mentions(self, text: str) -> Mentions:
