@@ -599,8 +599,9 @@ class _Retrieved(NamedTuple):
 def _learned_reasons(e: Evidence, points: Mapping[str, int]) -> list[str]:
     """What ``--explain`` says of a tool's learned evidence, beside the points it gave."""
     out = []
-    if e.tasks and points.get("learned"):
-        out.append(f"called for {e.tasks} similar task{'s' if e.tasks != 1 else ''} (evidence {e.weight})")
+    if e.weight and points.get("learned"):
+        out.append(f"called for {e.tasks} similar task{'s' if e.tasks != 1 else ''} of {e.called} "
+                   f"(usage {e.weight} % like this task)")
     if e.unused and points.get("unused"):
         out.append(f"shown in Full for {e.unused} similar task{'s' if e.unused != 1 else ''} and never called")
     return out
