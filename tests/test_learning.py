@@ -120,6 +120,15 @@ def test_a_usage_vector_counts_tasks_that_are_each_unlike_the_new_one_but_alike_
     assert e.tasks == 0 and e.called == 2 and e.weight == 67
 
 
+def test_a_weight_below_the_rules_smallest_row_is_none_and_its_tool_is_left_out(store):
+    """Once many tools were called, most have some usage likeness: only those the rules would give
+    points are evidence (and candidates of the compile)."""
+    store.record_task_call(_task(_unit(1)), "gh", "create_issue", ok=True)  # one task: a third, 33
+    experience = Experience(store, LearningConfig())
+    assert experience.evidence("coder", "m", _unit(1), 55)[("gh", "create_issue")].weight == 33
+    assert experience.evidence("coder", "m", _unit(1), 101, min_weight=34) == {}
+
+
 def test_an_apis_other_endpoints_called_for_the_same_tasks_gain_nothing(store):
     """gh's list_issues was called beside create_issue for one of its tasks: the usage vector of
     create_issue is the one more like the new task, so only it gains."""

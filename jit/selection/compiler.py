@@ -432,10 +432,13 @@ class Compiler:
         below Full by the rules, not awaiting approval. Empty when nothing was ever recorded."""
         if self.experience is None or query is None:
             return {}
-        min_match = self.policy.constants().learned_match
-        if min_match is None:
+        constants = self.policy.constants()
+        if constants.learned_match is None:
             return {}
-        found = self.experience.evidence(shard, self.embedder.model_name, query, min_match)
+        # Evidence below the rules' smallest learned_points row gives nothing, and its tool is not
+        # made a candidate for it (once many tools were called, most have some usage likeness).
+        found = self.experience.evidence(shard, self.embedder.model_name, query, constants.learned_match,
+                                         min_weight=min(constants.evidence.get("learned_points", {}) or [1]))
         out: dict[int, Evidence] = {}
         for (server, name), e in found.items():
             t = self.catalog.tool_id(view, server, name)

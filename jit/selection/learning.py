@@ -182,7 +182,7 @@ class _Memory:
         return matrix_product(self._unit, np.asarray(query, dtype=np.float32)[:, None])[:, 0]
 
     def evidence(self, query: np.ndarray, neighbours: int, min_match: int, half_life_days: float,
-                 now: float) -> dict[tuple[str, str], Evidence]:
+                 now: float, min_weight: int) -> dict[tuple[str, str], Evidence]:
         n = self.matrix.size
         if not n:
             return {}
@@ -200,6 +200,7 @@ class _Memory:
         np.maximum.at(best, server[called > 0], like[called > 0])
         strength = np.minimum(1.0, np.bincount(ok_tool, weights=decay[ok_task], minlength=width) / TASKS_FOR_FULL_WEIGHT)
         weight = np.where((called > 0) & (like >= best[server] - 1e-6), np.rint(100 * like * strength), 0)
+        weight[weight < min_weight] = 0
         # The shard's nearest past tasks, at least ``min_match`` alike: which of them called each tool
         # (what --explain counts), and which showed it in Full and never called it (unused).
         sims = matrix_product(self.matrix.values, np.asarray(query, dtype=np.float32)[:, None])[:, 0]
@@ -243,16 +244,17 @@ class Experience:
         return memory
 
     def evidence(self, shard: str, model: str, query: np.ndarray, min_match: int,
-                 now: float | None = None) -> dict[tuple[str, str], Evidence]:
+                 now: float | None = None, min_weight: int = 1) -> dict[tuple[str, str], Evidence]:
         """``(server, tool) -> Evidence`` for a task of ``shard`` whose unit vector is ``query``;
-        past tasks less than ``min_match`` percent alike do not count."""
+        past tasks less than ``min_match`` percent alike are not its similar tasks, and a weight
+        below ``min_weight`` is none (a tool with no other evidence is left out)."""
         version, forgotten = self.store.learning_versions()
         if not version:
             return {}  # nothing was ever recorded: the common case costs one read
         with self._lock:  # a memory is read and grown under it
             memory = self._of(shard, model, len(query), version, forgotten)
             return memory.evidence(query, self.config.neighbours, min_match, self.config.half_life_days,
-                                   time.time() if now is None else now)
+                                   time.time() if now is None else now, min_weight)
 
 
 def evidence_columns(found: Mapping[int, Evidence]) -> dict[str, dict[int, int]]:
