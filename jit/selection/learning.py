@@ -49,6 +49,8 @@ SECONDS_PER_DAY = 86_400.0
 #: A tool's usage likeness counts in full once this many tasks (decayed) are behind it, and in
 #: proportion below: one session's task, however many calls it made, gives a third of it.
 TASKS_FOR_FULL_WEIGHT = 3.0
+#: Calls summed into the usage vectors at a time, when the record is read.
+_CHUNK = 4096
 
 
 @dataclass(frozen=True)
@@ -113,15 +115,14 @@ class _Memory:
         self.usage = _Grown(np.float64, dim)
         self.server = _Grown(np.int64)
         self._servers: dict[str, int] = {}
-        self._unit: np.ndarray | None = None  # ``usage`` as unit rows (float32), made when first needed
+        self.ok_weight = _Grown(np.float64)  # per successful (task, tool): the task's weight in that sum
+        self._norm: np.ndarray | None = None  # the sums' lengths, made when first needed after a change
 
     def _column(self, tool: tuple[str, str]) -> int:
         col = self.columns.get(tool)
         if col is None:
             col = self.columns[tool] = len(self.tools)
             self.tools.append(tool)
-            self.usage.append(np.zeros((1, self.dim)))
-            self.server.append([self._servers.setdefault(tool[0], len(self._servers))])
         return col
 
     def add(self, tasks: list[LearnedTask]) -> None:
@@ -158,6 +159,10 @@ class _Memory:
             self.shown_called.append(np.zeros(len(shown), dtype=bool))
         at = [i for i in map(self._shown.get, called) if i is not None]
         self.shown_called.values[at] = True
+        if len(self.tools) > self.server.size:  # tools first seen: their usage sums start at zero
+            fresh = self.tools[self.server.size:]
+            self.usage.append(np.zeros((len(fresh), self.dim)))
+            self.server.append([self._servers.setdefault(server, len(self._servers)) for server, _ in fresh])
         if ok:
             rows, cols = np.array([r for r, _ in ok]), np.array([c for _, c in ok])
             self.ok_task.append(rows)
@@ -168,18 +173,27 @@ class _Memory:
             if ahead.max() > 512:  # keep the weights finite: measure them from a later origin
                 later = float(self.created.values[rows][ahead.argmax()])
                 self.usage.values[:] *= np.exp2((self.origin - later) / self.half_life)
+                self.ok_weight.values[:] *= np.exp2((self.origin - later) / self.half_life)
                 self.origin, ahead = later, (self.created.values[rows] - later) / self.half_life
-            weight = np.exp2(ahead)
-            np.add.at(self.usage.values, cols, weight[:, None] * self.matrix.values[rows])
-            self._unit = None
+            self.ok_weight.append(np.exp2(ahead))
+            weight = np.exp2(ahead).astype(np.float32)
+            for at in range(0, len(rows), _CHUNK):  # per chunk: a modest temporary (rows x dim)
+                r, c, w = rows[at:at + _CHUNK], cols[at:at + _CHUNK], weight[at:at + _CHUNK]
+                order = np.argsort(c, kind="stable")
+                c, first = np.unique(c[order], return_index=True)
+                self.usage.values[c] += np.add.reduceat(w[order, None] * self.matrix.values[r[order]], first, axis=0)
+            self._norm = None
 
-    def likeness(self, query: np.ndarray) -> np.ndarray:
-        """Per tool (column): the cosine of its usage vector (the decayed mean of the tasks it was
-        called for successfully) to ``query``; 0 for a tool never called successfully."""
-        if self._unit is None:
-            norms = np.linalg.norm(self.usage.values, axis=1, keepdims=True)
-            self._unit = (self.usage.values / np.where(norms > 0, norms, 1.0)).astype(np.float32)
-        return matrix_product(self._unit, np.asarray(query, dtype=np.float32)[:, None])[:, 0]
+    def likeness(self, sims: np.ndarray) -> np.ndarray:
+        """Per tool (column): the cosine of its usage vector to the task whose cosine to each
+        recorded task is ``sims``; 0 for a tool never called successfully. The usage vector is a
+        weighted sum of task vectors, so its dot product with the task is the same weighted sum
+        of ``sims``: no second product over the vectors."""
+        if self._norm is None:
+            self._norm = np.linalg.norm(self.usage.values, axis=1)
+        dot = np.bincount(self.ok_tool.values, weights=self.ok_weight.values * sims[self.ok_task.values],
+                          minlength=len(self.tools))
+        return np.divide(dot, self._norm, out=np.zeros(len(self.tools)), where=self._norm > 0)
 
     def evidence(self, query: np.ndarray, neighbours: int, min_match: int, half_life_days: float,
                  now: float, min_weight: int) -> dict[tuple[str, str], Evidence]:
@@ -194,16 +208,16 @@ class _Memory:
         # it up to TASKS_FOR_FULL_WEIGHT (one task, or old calls, weigh little), and only for the tool of its server most
         # like the task: the other tools of an API called for the same tasks share its vector, and
         # are no evidence that this task wants them rather than the tool its words point at.
-        like = np.maximum(self.likeness(query), 0.0) if len(ok_tool) else np.zeros(width, dtype=np.float32)
+        sims = matrix_product(self.matrix.values, np.asarray(query, dtype=np.float32)[:, None])[:, 0]
+        like = np.maximum(self.likeness(sims), 0.0)
         server = self.server.values
-        best = np.full(len(self._servers), -1.0, dtype=np.float32)
+        best = np.full(len(self._servers), -1.0)
         np.maximum.at(best, server[called > 0], like[called > 0])
         strength = np.minimum(1.0, np.bincount(ok_tool, weights=decay[ok_task], minlength=width) / TASKS_FOR_FULL_WEIGHT)
         weight = np.where((called > 0) & (like >= best[server] - 1e-6), np.rint(100 * like * strength), 0)
         weight[weight < min_weight] = 0
         # The shard's nearest past tasks, at least ``min_match`` alike: which of them called each tool
         # (what --explain counts), and which showed it in Full and never called it (unused).
-        sims = matrix_product(self.matrix.values, np.asarray(query, dtype=np.float32)[:, None])[:, 0]
         k = min(neighbours, n)
         nearest = np.argpartition(sims, n - k)[n - k:] if k < n else np.arange(n)
         near = np.zeros(n, dtype=bool)
