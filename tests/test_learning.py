@@ -18,7 +18,7 @@ from jit.catalog.store_learning import TaskRecord
 from jit.config import LearningConfig
 from jit.errors import StoreError
 from jit.selection.compiler import Compiler
-from jit.selection.learning import SECONDS_PER_DAY, Experience
+from jit.selection.learning import MOST_LIFTED, SECONDS_PER_DAY, Experience
 from jit.selection.task import TaskContext
 from jit.selection.tiers import Tier
 
@@ -127,6 +127,20 @@ def test_a_weight_below_the_rules_smallest_row_is_none_and_its_tool_is_left_out(
     experience = Experience(store, LearningConfig())
     assert experience.evidence("coder", "m", _unit(1), 55)[("gh", "create_issue")].weight == 33
     assert experience.evidence("coder", "m", _unit(1), 101, min_weight=34) == {}
+
+
+def test_only_the_strongest_evidence_lifts_a_tool(store):
+    """Thirty tools of thirty servers, each called for the same three tasks, the first ones' also
+    for tasks more like the new one: only MOST_LIFTED of them gain, the likest first."""
+    tasks = [_task(_unit(1, 0.5)) for _ in range(3)]
+    for i in range(30):
+        for t in tasks:
+            store.record_task_call(t, f"s{i}", "tool", ok=True)
+        if i < 5:
+            store.record_task_call(_task(_unit(1)), f"s{i}", "tool", ok=True)
+    found = Experience(store, LearningConfig()).evidence("coder", "m", _unit(1), 55)
+    lifted = {server for (server, _), e in found.items() if e.weight}
+    assert len(lifted) == MOST_LIFTED and {f"s{i}" for i in range(5)} <= lifted
 
 
 def test_an_apis_other_endpoints_called_for_the_same_tasks_gain_nothing(store):

@@ -11,7 +11,8 @@ learning.half_life_days)``): what the tool is used for, in the words of the task
   old calls, weigh little), and 0 unless the tool
   is the one of its server whose usage vector is most like the task (the other endpoints of an
   API called for the same tasks share that vector: they are no evidence that this task wants
-  them): the integer the rules' ``learned_points`` table reads;
+  them), and 0 past the :data:`MOST_LIFTED` strongest: the integer the rules'
+  ``learned_points`` table reads;
 - ``called``: how many of the shard's past tasks it was called for;
 - of the shard's nearest past tasks by cosine (``learning.neighbours`` of them, each at least the
   policy's ``learned_match`` alike): ``tasks``, how many it was called for (what ``--explain``
@@ -43,12 +44,16 @@ from ..catalog.store_learning import LearnedTask
 from ..config import LearningConfig
 from ..process import matrix_product
 
-__all__ = ["Evidence", "Experience", "SECONDS_PER_DAY", "TASKS_FOR_FULL_WEIGHT"]
+__all__ = ["Evidence", "Experience", "MOST_LIFTED", "SECONDS_PER_DAY", "TASKS_FOR_FULL_WEIGHT"]
 
 SECONDS_PER_DAY = 86_400.0
 #: A tool's usage likeness counts in full once this many tasks (decayed) are behind it, and in
 #: proportion below: one session's task, however many calls it made, gives a third of it.
 TASKS_FOR_FULL_WEIGHT = 3.0
+#: At most this many tools gain from learning for one task, the strongest evidence first: once many
+#: tools were called, many have some likeness to any task, and each tool with evidence joins the
+#: compile's candidates.
+MOST_LIFTED = 20
 #: Calls summed into the usage vectors at a time, when the record is read.
 _CHUNK = 4096
 
@@ -216,6 +221,8 @@ class _Memory:
         strength = np.minimum(1.0, np.bincount(ok_tool, weights=decay[ok_task], minlength=width) / TASKS_FOR_FULL_WEIGHT)
         weight = np.where((called > 0) & (like >= best[server] - 1e-6), np.rint(100 * like * strength), 0)
         weight[weight < min_weight] = 0
+        if np.count_nonzero(weight) > MOST_LIFTED:  # only the strongest: each is a candidate the compile scores
+            weight[np.argsort(-(weight + like), kind="stable")[MOST_LIFTED:]] = 0
         # The shard's nearest past tasks, at least ``min_match`` alike: which of them called each tool
         # (what --explain counts), and which showed it in Full and never called it (unused).
         k = min(neighbours, n)
