@@ -25,9 +25,9 @@ A task counts once per tool however many calls its session made, and a failed ca
 for nothing. Which tools may gain at all (not flagged, not awaiting approval, not denied) is
 the compiler's to say: it knows the snapshot. The shard's tasks are read into memory once, and
 then only what the catalog recorded since (a compile with nothing new recorded reads two
-counters). The usage vectors are summed as calls are read; a compile does two float32
-matrix-vector products (over the tools' usage vectors and the shard's task vectors) and sums
-per tool with numpy.
+counters). The usage vectors are summed as calls are read; a compile does one float32
+matrix-vector product over the shard's task vectors, and the usage likeness and the rest are
+sums per tool with numpy over the calls.
 """
 
 from __future__ import annotations
