@@ -1,6 +1,12 @@
 """Roles and least privilege on a real mixed catalog (issue #15): what each role is offered.
 
     HF_HUB_OFFLINE=1 python -m bench.eval_roles [--budget 4000] [--out bench/results/roles.json]
+    HF_HUB_OFFLINE=1 python -m bench.eval_roles --replay [--folds 4]
+
+``--replay`` measures instead what selection gains from the calls agents make
+(``jit.evaluation.replay``, as ``jit eval SET --replay``): each task's needed tools are the
+calls recorded for it, each task is compiled and measured for its own shard, and the curve is
+printed and written to ``bench/results/roles-replay.json``.
 
 The public sets (``jit.evaluation.evaluate``) score whether the gold tool is *somewhere*
 in the selection for a general task. They cannot say whether the Full tier, what a model
@@ -52,9 +58,10 @@ from jit.config import AvailableTools, Config
 from jit.config_files import load_config
 from jit.embedding.factory import embedder_from_config
 from jit.embedding.protocol import Embedder
-from jit.evaluation.datasets import Pool
+from jit.evaluation.datasets import EvalQuery, Pool
 from jit.evaluation.eval_report import machine_info
 from jit.evaluation.evaluate import build_catalog
+from jit.evaluation.replay import replay, replay_markdown
 from jit.models import ToolDef, tool_key
 from jit.selection.compiler import Compiler
 from jit.selection.scored_tool import ScoredTool
@@ -307,6 +314,26 @@ def run(config: Config, embedder: Embedder, *, budget: int, cache: Path,
     return report("roles", config, embedder, tools, budget=budget, summary=summary, rows=rows, started=started)
 
 
+def run_replay(config: Config, embedder: Embedder, *, cache: Path, folds: int = 4,
+               tools_path: Path = DATA / "tools.jsonl", tasks_path: Path = DATA / "tasks.jsonl") -> dict[str, Any]:
+    """The roles set's learning curve: each task's needed tools (one gold group each) are what its
+    agent called; every task learns from and is measured in its own shard."""
+    started = time.perf_counter()
+    tools = load_tools(tools_path)
+    tasks = [t for t in load_tasks(tasks_path) if t.needed]
+    pool = make_pool(tools, tools_path)
+    queries = [EvalQuery(t.id, t.task, tuple((pool.index[tuple(k.split("/", 1))],) for k in t.needed)) for t in tasks]
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    store = build_catalog(pool, cache, config, embedder, analyzer=OfflineAnalyzer(config.shards))
+    try:
+        rows = replay(store, config, embedder, pool, queries, shard=[t.shard for t in tasks], folds=folds)
+    finally:
+        store.close()
+    return {"set": "roles", "tasks": len(tasks), "folds": folds, "curve": rows, "machine": machine_info(),
+            "date": time.strftime("%Y-%m-%d"), "seconds": time.perf_counter() - started,
+            "markdown": replay_markdown("roles", "of each task", folds, rows)}
+
+
 def parser_for(prog: str, doc: str, name: str, tools: Path, tasks: Path) -> argparse.ArgumentParser:
     """The options the roles and the steps sets' commands share (``name``: the results file and cache)."""
     parser = argparse.ArgumentParser(prog=prog, description=doc.split("\n\n")[0])
@@ -340,7 +367,17 @@ def run_from(args: argparse.Namespace, parser: argparse.ArgumentParser, run: Cal
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = parser_for("python -m bench.eval_roles", __doc__, "roles", DATA / "tools.jsonl", DATA / "tasks.jsonl")
-    report = run_from(parser.parse_args(argv), parser, run, logging.INFO)
+    parser.add_argument("--replay", action="store_true", help="measure the learning curve (calls replayed) instead")
+    parser.add_argument("--folds", type=int, default=4, help="--replay: the number of folds (default 4)")
+    args = parser.parse_args(argv)
+    if args.replay:
+        if args.out == RESULTS / "roles.json":
+            args.out = RESULTS / "roles-replay.json"
+        found = run_from(args, parser, lambda config, embedder, *, budget, cache, tools_path, tasks_path: run_replay(
+            config, embedder, cache=cache, folds=args.folds, tools_path=tools_path, tasks_path=tasks_path), logging.INFO)
+        print(found["markdown"])
+        return 0
+    report = run_from(args, parser, run, logging.INFO)
     print(f"Roles set: {report['tools']} tools of {report['servers']} servers, {report['summary']['all']['tasks']} "
           f"tasks, budget {report['budget']} tokens ({report['date']}, {report['seconds']:.0f} s)\n")
     print(markdown(report["summary"]))

@@ -18,7 +18,7 @@ from jit.catalog.store_learning import TaskRecord
 from jit.config import LearningConfig
 from jit.errors import StoreError
 from jit.selection.compiler import Compiler
-from jit.selection.learning import SECONDS_PER_DAY, Experience
+from jit.selection.learning import MOST_LIFTED, SECONDS_PER_DAY, Experience
 from jit.selection.task import TaskContext
 from jit.selection.tiers import Tier
 
@@ -107,12 +107,60 @@ def test_evidence_grows_with_similar_tasks_and_ignores_unlike_ones_and_failures(
     found = Experience(store, LearningConfig()).evidence("coder", "m", _unit(1), 55)
     assert set(found) == {("gh", "create_issue")}
     e = found[("gh", "create_issue")]
-    assert e.tasks == 3 and 290 <= e.weight <= 300  # three tasks about 0.98 alike, today
+    # The usage vector (the mean of three tasks about 0.98 alike) is 0.99 alike; all three are similar.
+    assert e.called == e.tasks == 3 and 98 <= e.weight <= 100
+
+
+def test_a_usage_vector_counts_tasks_that_are_each_unlike_the_new_one_but_alike_in_what_they_share(store):
+    """Tool2Vec: two tasks each only 0.45 alike to the new one, below the match a single similar
+    task needs, whose mean is the new task: their tool gains; two tasks give two thirds."""
+    for v in (_unit(1, 2), _unit(1, -2)):
+        store.record_task_call(_task(v), "gh", "create_issue", ok=True)
+    e = Experience(store, LearningConfig()).evidence("coder", "m", _unit(1), 55)[("gh", "create_issue")]
+    assert e.tasks == 0 and e.called == 2 and e.weight == 67
+
+
+def test_a_weight_below_the_rules_smallest_row_is_none_and_its_tool_is_left_out(store):
+    """Once many tools were called, most have some usage likeness: only those the rules would give
+    points are evidence (and candidates of the compile)."""
+    store.record_task_call(_task(_unit(1)), "gh", "create_issue", ok=True)  # one task: a third, 33
+    experience = Experience(store, LearningConfig())
+    assert experience.evidence("coder", "m", _unit(1), 55)[("gh", "create_issue")].weight == 33
+    assert experience.evidence("coder", "m", _unit(1), 101, min_weight=34) == {}
+
+
+def test_only_the_strongest_evidence_lifts_a_tool(store):
+    """Thirty tools of thirty servers, each called for the same three tasks, the first ones' also
+    for tasks more like the new one: only MOST_LIFTED of them gain, the likest first."""
+    tasks = [_task(_unit(1, 0.5)) for _ in range(3)]
+    for i in range(30):
+        for t in tasks:
+            store.record_task_call(t, f"s{i}", "tool", ok=True)
+        if i < 5:
+            store.record_task_call(_task(_unit(1)), f"s{i}", "tool", ok=True)
+    found = Experience(store, LearningConfig()).evidence("coder", "m", _unit(1), 55)
+    lifted = {server for (server, _), e in found.items() if e.weight}
+    assert len(lifted) == MOST_LIFTED and {f"s{i}" for i in range(5)} <= lifted
+
+
+def test_an_apis_other_endpoints_called_for_the_same_tasks_gain_nothing(store):
+    """gh's list_issues was called beside create_issue for one of its tasks: the usage vector of
+    create_issue is the one more like the new task, so only it gains."""
+    for v in (_unit(1, 0.3), _unit(1, -0.3), _unit(1, 0.2)):
+        store.record_task_call(t := _task(v), "gh", "create_issue", ok=True)
+        if v[1] > 0.25:
+            store.record_task_call(t, "gh", "list_issues", ok=True)
+    store.record_task_call(_task(_unit(1, 0.3)), "pdf", "make_pdf", ok=True)  # another server's: gains
+    found = Experience(store, LearningConfig()).evidence("coder", "m", _unit(1), 55)
+    assert found[("gh", "create_issue")].weight > 90
+    assert found[("gh", "list_issues")].weight == 0 and found[("gh", "list_issues")].called == 1
+    assert found[("pdf", "make_pdf")].weight > 0
 
 
 def test_evidence_decays_with_the_configured_half_life(store):
     now = time.time()
-    store.record_task_call(_task(_unit(1), created_at=now - 10 * SECONDS_PER_DAY), "gh", "create_issue", ok=True)
+    for _ in range(3):  # three tasks: the likeness counts in full (learning.TASKS_FOR_FULL_WEIGHT) but for decay
+        store.record_task_call(_task(_unit(1), created_at=now - 10 * SECONDS_PER_DAY), "gh", "create_issue", ok=True)
     weights = {days: Experience(store, LearningConfig(half_life_days=days)).evidence("coder", "m", _unit(1), 55, now)
                for days in (10, 30)}
     assert weights[10][("gh", "create_issue")].weight == 50  # one half-life old: half
@@ -162,7 +210,7 @@ def test_a_tool_called_for_similar_tasks_gains_and_the_explanation_names_the_evi
     assert after.points["learned"] > 0 and after.logic > before.logic
     assert after.tier is Tier.FULL and before.tier is not Tier.FULL
     [said] = [r for r in after.reasons if r.startswith("called for ")]
-    assert re.fullmatch(r"called for [3-8] similar tasks \(evidence \d+\)", said)
+    assert re.fullmatch(r"called for [0-8] similar tasks? of 8 \(usage \d+ % like this task\)", said)
     assert any(r.startswith("learned +") and "policy.dl" in r for r in after.reasons)
 
 

@@ -73,13 +73,18 @@ def _measure(compiler: Compiler, shard: str, q: EvalQuery, pool: Pool, point: Re
 
 
 def replay(store: Store, config: Config, embedder: Any, pool: Pool, queries: Sequence[EvalQuery], *,
-           shard: str, folds: int = 4, curve: Sequence[float] = CURVE, seed: int = 0,
+           shard: str | Sequence[str], folds: int = 4, curve: Sequence[float] = CURVE, seed: int = 0,
            advance: Callable[[], None] | None = None) -> list[dict[str, Any]]:
-    """The learning curve of one set for ``shard`` (see the module docstring): one summary per point."""
+    """The learning curve of one set for ``shard`` (see the module docstring): one summary per point.
+    ``shard`` is one shard for every query, or one per query (a set whose tasks are of several
+    roles: each learns from its own shard's recorded tasks)."""
     if folds < 2:
         raise EvaluationError(f"replay needs at least 2 folds, got {folds}")
     if any(not 0 <= c < 1 for c in curve) or list(curve) != sorted(curve):
         raise EvaluationError(f"the curve's shares must rise from 0 and stay below 1, got {list(curve)}")
+    shard_of = [shard] * len(queries) if isinstance(shard, str) else list(shard)
+    if len(shard_of) != len(queries):
+        raise EvaluationError(f"replay needs one shard per query: {len(shard_of)} for {len(queries)} queries")
     if not config.learning.enabled:
         raise EvaluationError("replay measures learning: learning.enabled is off in this config")
     order = list(range(len(queries)))
@@ -97,12 +102,12 @@ def replay(store: Store, config: Config, embedder: Any, pool: Pool, queries: Seq
                 want = min(len(train), int(round(point.recorded * len(queries))))
                 for i in train[done:want]:  # the agent's tasks, one compile each, its gold tools called
                     q = queries[i]
-                    ts = compiler.compile(TaskContext(shard=shard, task=q.text))
+                    ts = compiler.compile(TaskContext(shard=shard_of[i], task=q.text))
                     for tool in _gold_called(q, pool):
                         point.calls += ts.record_call(tool.name, server=tool.server, ok=True)
                 done = want
                 for i in test:
-                    _measure(compiler, shard, queries[i], pool, point)
+                    _measure(compiler, shard_of[i], queries[i], pool, point)
                     if advance is not None:
                         advance()
     finally:

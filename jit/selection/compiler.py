@@ -436,10 +436,13 @@ class Compiler:
         below Full by the rules, not awaiting approval. Empty when nothing was ever recorded."""
         if self.experience is None or query is None:
             return {}
-        min_match = self.policy.constants().learned_match
-        if min_match is None:
+        constants = self.policy.constants()
+        if constants.learned_match is None:
             return {}
-        found = self.experience.evidence(shard, self.embedder.model_name, query, min_match)
+        # Evidence below the rules' smallest learned_points row gives nothing, and its tool is not
+        # made a candidate for it (once many tools were called, most have some usage likeness).
+        found = self.experience.evidence(shard, self.embedder.model_name, query, constants.learned_match,
+                                         min_weight=min(constants.evidence.get("learned_points", {}) or [1]))
         out: dict[int, Evidence] = {}
         for (server, name), e in found.items():
             t = self.catalog.tool_id(view, server, name)
@@ -603,8 +606,9 @@ class _Retrieved(NamedTuple):
 def _learned_reasons(e: Evidence, points: Mapping[str, int]) -> list[str]:
     """What ``--explain`` says of a tool's learned evidence, beside the points it gave."""
     out = []
-    if e.tasks and points.get("learned"):
-        out.append(f"called for {e.tasks} similar task{'s' if e.tasks != 1 else ''} (evidence {e.weight})")
+    if e.weight and points.get("learned"):
+        out.append(f"called for {e.tasks} similar task{'s' if e.tasks != 1 else ''} of {e.called} "
+                   f"(usage {e.weight} % like this task)")
     if e.unused and points.get("unused"):
         out.append(f"shown in Full for {e.unused} similar task{'s' if e.unused != 1 else ''} and never called")
     return out

@@ -1,23 +1,33 @@
 """What selection learns from what agents called: evidence per tool from similar past tasks.
 
 The catalog keeps, per recorded task, its vector and the tools called for it
-(:mod:`jit.catalog.store_learning`). For a new task of a shard, :class:`Experience` finds the
-shard's nearest past tasks by cosine (``learning.neighbours`` of them, each at least the
-policy's ``learned_match`` alike) and measures, per tool:
+(:mod:`jit.catalog.store_learning`). Per tool, its *usage vector* is the mean of the vectors of
+the shard's tasks it was called for successfully, each weighed by its decay (``0.5 ** (age /
+learning.half_life_days)``): what the tool is used for, in the words of the tasks that used it
+(Tool2Vec). For a new task of the shard, :class:`Experience` measures per tool:
 
-- ``weight``: 100 × the sum over those tasks it was called for successfully of their similarity
-  times their decay (``0.5 ** (age / learning.half_life_days)``): the integer the rules'
+- ``weight``: 100 × the cosine of its usage vector to the task, times the decayed number of
+  tasks behind it over :data:`TASKS_FOR_FULL_WEIGHT` while that is below one (one task, or
+  old calls, weigh little), and 0 unless the tool
+  is the one of its server whose usage vector is most like the task (the other endpoints of an
+  API called for the same tasks share that vector: they are no evidence that this task wants
+  them), and 0 past the :data:`MOST_LIFTED` strongest: the integer the rules'
   ``learned_points`` table reads;
-- ``tasks``: how many of them (what ``--explain`` says: "called for 7 similar tasks");
-- ``unused``: those tasks, weighed by their decay, that showed it in Full and never called it
-  (``unused_points``).
+- ``called``: how many of the shard's past tasks it was called for;
+- of the shard's nearest past tasks by cosine (``learning.neighbours`` of them, each at least the
+  policy's ``learned_match`` alike): ``tasks``, how many it was called for (what ``--explain``
+  says: "called for 7 similar tasks"), and ``unused``, those tasks, weighed by their decay, that
+  showed it in Full and never called it (``unused_points``).
 
+A usage vector is much steadier than single neighbours when the wording of tasks varies: a new
+task need not be close to any one past task, only to what the tool's tasks have in common.
 A task counts once per tool however many calls its session made, and a failed call counts
 for nothing. Which tools may gain at all (not flagged, not awaiting approval, not denied) is
 the compiler's to say: it knows the snapshot. The shard's tasks are read into memory once, and
 then only what the catalog recorded since (a compile with nothing new recorded reads two
-counters). The nearest tasks are one float32 matrix-vector product over the shard's task
-vectors, and the evidence is summed per tool with numpy over the calls of those tasks.
+counters). The usage vectors are summed as calls are read; a compile does one float32
+matrix-vector product over the shard's task vectors, and the usage likeness and the rest are
+sums per tool with numpy over the calls.
 """
 
 from __future__ import annotations
@@ -34,9 +44,18 @@ from ..catalog.store_learning import LearnedTask
 from ..config import LearningConfig
 from ..process import matrix_product
 
-__all__ = ["Evidence", "Experience", "SECONDS_PER_DAY"]
+__all__ = ["Evidence", "Experience", "MOST_LIFTED", "SECONDS_PER_DAY", "TASKS_FOR_FULL_WEIGHT"]
 
 SECONDS_PER_DAY = 86_400.0
+#: A tool's usage likeness counts in full once this many tasks (decayed) are behind it, and in
+#: proportion below: one session's task, however many calls it made, gives a third of it.
+TASKS_FOR_FULL_WEIGHT = 3.0
+#: At most this many tools gain from learning for one task, the strongest evidence first: once many
+#: tools were called, many have some likeness to any task, and each tool with evidence joins the
+#: compile's candidates.
+MOST_LIFTED = 20
+#: Calls summed into the usage vectors at a time, when the record is read.
+_CHUNK = 4096
 
 
 @dataclass(frozen=True)
@@ -46,6 +65,8 @@ class Evidence:
     weight: int = 0
     tasks: int = 0
     unused: int = 0
+    #: How many past tasks of the shard it was called for successfully, like this one or not.
+    called: int = 0
 
 
 class _Grown:
@@ -79,8 +100,10 @@ class _Memory:
     - per ``(task, tool)`` the task's compile showed in Full: the same, and whether it was called.
     """
 
-    def __init__(self, dim: int) -> None:
+    def __init__(self, dim: int, half_life_days: float) -> None:
         self.dim = dim
+        self.half_life = half_life_days * SECONDS_PER_DAY
+        self.origin: float | None = None  # the first task's time: the usage sums' weights are relative to it
         self.seen = -1  # the learning_version read up to
         self.rows: dict[str, int] = {}
         self.matrix = _Grown(np.float32, dim)
@@ -92,6 +115,13 @@ class _Memory:
         self.shown_task, self.shown_tool = _Grown(np.int64), _Grown(np.int64)
         self.shown_called = _Grown(np.bool_)
         self._shown: dict[tuple[int, int], int] = {}
+        # Per tool (column): the sum of the vectors of the tasks it was called for successfully, each
+        # weighed by 2 ** (its age relative to ``origin`` in half-lives), and its server's number.
+        self.usage = _Grown(np.float64, dim)
+        self.server = _Grown(np.int64)
+        self._servers: dict[str, int] = {}
+        self.ok_weight = _Grown(np.float64)  # per successful (task, tool): the task's weight in that sum
+        self._norm: np.ndarray | None = None  # the sums' lengths, made when first needed after a change
 
     def _column(self, tool: tuple[str, str]) -> int:
         col = self.columns.get(tool)
@@ -125,6 +155,8 @@ class _Memory:
         if vectors:
             self.matrix.append(np.stack(vectors))
             self.created.append(created)
+            if self.origin is None:
+                self.origin = created[0]
         if shown:
             self._shown.update((key, self.shown_task.size + i) for i, key in enumerate(shown))
             self.shown_task.append([r for r, _ in shown])
@@ -132,40 +164,77 @@ class _Memory:
             self.shown_called.append(np.zeros(len(shown), dtype=bool))
         at = [i for i in map(self._shown.get, called) if i is not None]
         self.shown_called.values[at] = True
+        if len(self.tools) > self.server.size:  # tools first seen: their usage sums start at zero
+            fresh = self.tools[self.server.size:]
+            self.usage.append(np.zeros((len(fresh), self.dim)))
+            self.server.append([self._servers.setdefault(server, len(self._servers)) for server, _ in fresh])
         if ok:
-            self.ok_task.append([r for r, _ in ok])
-            self.ok_tool.append([c for _, c in ok])
+            rows, cols = np.array([r for r, _ in ok]), np.array([c for _, c in ok])
+            self.ok_task.append(rows)
+            self.ok_tool.append(cols)
+            # A later task weighs more: the same ratio as their decays at any time, so the direction
+            # of a tool's sum is that of its decayed mean whenever it is read.
+            ahead = (self.created.values[rows] - self.origin) / self.half_life
+            if ahead.max() > 512:  # keep the weights finite: measure them from a later origin
+                later = float(self.created.values[rows][ahead.argmax()])
+                self.usage.values[:] *= np.exp2((self.origin - later) / self.half_life)
+                self.ok_weight.values[:] *= np.exp2((self.origin - later) / self.half_life)
+                self.origin, ahead = later, (self.created.values[rows] - later) / self.half_life
+            self.ok_weight.append(np.exp2(ahead))
+            weight = np.exp2(ahead).astype(np.float32)
+            for at in range(0, len(rows), _CHUNK):  # per chunk: a modest temporary (rows x dim)
+                r, c, w = rows[at:at + _CHUNK], cols[at:at + _CHUNK], weight[at:at + _CHUNK]
+                order = np.argsort(c, kind="stable")
+                c, first = np.unique(c[order], return_index=True)
+                self.usage.values[c] += np.add.reduceat(w[order, None] * self.matrix.values[r[order]], first, axis=0)
+            self._norm = None
+
+    def likeness(self, sims: np.ndarray) -> np.ndarray:
+        """Per tool (column): the cosine of its usage vector to the task whose cosine to each
+        recorded task is ``sims``; 0 for a tool never called successfully. The usage vector is a
+        weighted sum of task vectors, so its dot product with the task is the same weighted sum
+        of ``sims``: no second product over the vectors."""
+        if self._norm is None:
+            self._norm = np.linalg.norm(self.usage.values, axis=1)
+        dot = np.bincount(self.ok_tool.values, weights=self.ok_weight.values * sims[self.ok_task.values],
+                          minlength=len(self.tools))
+        return np.divide(dot, self._norm, out=np.zeros(len(self.tools)), where=self._norm > 0)
 
     def evidence(self, query: np.ndarray, neighbours: int, min_match: int, half_life_days: float,
-                 now: float) -> dict[tuple[str, str], Evidence]:
+                 now: float, min_weight: int) -> dict[tuple[str, str], Evidence]:
         n = self.matrix.size
         if not n:
             return {}
+        width = len(self.tools)
+        decay = 0.5 ** (np.maximum(0.0, now - self.created.values) / SECONDS_PER_DAY / half_life_days)
+        ok_task, ok_tool = self.ok_task.values, self.ok_tool.values
+        called = np.bincount(ok_tool, minlength=width)
+        # The usage vector's likeness to the task, in proportion to the decayed number of tasks behind
+        # it up to TASKS_FOR_FULL_WEIGHT (one task, or old calls, weigh little), and only for the tool of its server most
+        # like the task: the other tools of an API called for the same tasks share its vector, and
+        # are no evidence that this task wants them rather than the tool its words point at.
         sims = matrix_product(self.matrix.values, np.asarray(query, dtype=np.float32)[:, None])[:, 0]
+        like = np.maximum(self.likeness(sims), 0.0)
+        server = self.server.values
+        best = np.full(len(self._servers), -1.0)
+        np.maximum.at(best, server[called > 0], like[called > 0])
+        strength = np.minimum(1.0, np.bincount(ok_tool, weights=decay[ok_task], minlength=width) / TASKS_FOR_FULL_WEIGHT)
+        weight = np.where((called > 0) & (like >= best[server] - 1e-6), np.rint(100 * like * strength), 0)
+        weight[weight < min_weight] = 0
+        if np.count_nonzero(weight) > MOST_LIFTED:  # only the strongest: each is a candidate the compile scores
+            weight[np.argsort(-(weight + like), kind="stable")[MOST_LIFTED:]] = 0
+        # The shard's nearest past tasks, at least ``min_match`` alike: which of them called each tool
+        # (what --explain counts), and which showed it in Full and never called it (unused).
         k = min(neighbours, n)
         nearest = np.argpartition(sims, n - k)[n - k:] if k < n else np.arange(n)
-        nearest = nearest[sims[nearest] * 100 >= min_match]
-        if not len(nearest):
-            return {}
-        age_days = np.maximum(0.0, now - self.created.values[nearest]) / SECONDS_PER_DAY
-        # Per task: its similarity times its decay (what a successful call of it weighs), and its decay.
-        decay = np.zeros(n)
-        decay[nearest] = 0.5 ** (age_days / half_life_days)
-        weight = np.zeros(n)
-        weight[nearest] = sims[nearest].astype(np.float64) * decay[nearest]
         near = np.zeros(n, dtype=bool)
-        near[nearest] = True
-        width = len(self.tools)
-        ok = near[self.ok_task.values]
-        ok_task, ok_tool = self.ok_task.values[ok], self.ok_tool.values[ok]
-        tasks = np.bincount(ok_tool, minlength=width)
-        weights = np.bincount(ok_tool, weights=weight[ok_task], minlength=width)
+        near[nearest[sims[nearest] * 100 >= min_match]] = True
+        tasks = np.bincount(ok_tool[near[ok_task]], minlength=width)
         idle = near[self.shown_task.values] & ~self.shown_called.values
         idle_task, idle_tool = self.shown_task.values[idle], self.shown_tool.values[idle]
-        shown = np.bincount(idle_tool, minlength=width)
         unused = np.bincount(idle_tool, weights=decay[idle_task], minlength=width)
-        return {self.tools[c]: Evidence(int(round(100 * weights[c])), int(tasks[c]), int(round(unused[c])))
-                for c in np.flatnonzero(tasks + shown).tolist()}
+        return {self.tools[c]: Evidence(int(weight[c]), int(tasks[c]), int(round(unused[c])), int(called[c]))
+                for c in np.flatnonzero(weight + tasks + np.rint(unused)).tolist()}
 
 
 class Experience:
@@ -186,7 +255,7 @@ class Experience:
             self._memory, self._forgotten = {}, forgotten
         memory = self._memory.get((shard, model, dim))
         if memory is None or version < memory.seen:  # new, or the record was replaced (a catalog restored)
-            memory = self._memory[(shard, model, dim)] = _Memory(dim)
+            memory = self._memory[(shard, model, dim)] = _Memory(dim, self.config.half_life_days)
         if version > memory.seen:
             # Every call up to ``version`` is committed (store_learning's docstring): from there
             # on only calls recorded later are read.
@@ -196,16 +265,17 @@ class Experience:
         return memory
 
     def evidence(self, shard: str, model: str, query: np.ndarray, min_match: int,
-                 now: float | None = None) -> dict[tuple[str, str], Evidence]:
+                 now: float | None = None, min_weight: int = 1) -> dict[tuple[str, str], Evidence]:
         """``(server, tool) -> Evidence`` for a task of ``shard`` whose unit vector is ``query``;
-        past tasks less than ``min_match`` percent alike do not count."""
+        past tasks less than ``min_match`` percent alike are not its similar tasks, and a weight
+        below ``min_weight`` is none (a tool with no other evidence is left out)."""
         version, forgotten = self.store.learning_versions()
         if not version:
             return {}  # nothing was ever recorded: the common case costs one read
         with self._lock:  # a memory is read and grown under it
             memory = self._of(shard, model, len(query), version, forgotten)
             return memory.evidence(query, self.config.neighbours, min_match, self.config.half_life_days,
-                                   time.time() if now is None else now)
+                                   time.time() if now is None else now, min_weight)
 
 
 def evidence_columns(found: Mapping[int, Evidence]) -> dict[str, dict[int, int]]:
