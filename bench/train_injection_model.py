@@ -1,23 +1,28 @@
 """Train (and measure) the injection model jit ships: ``jit/injection/injection_model.npz``.
 
-    python -m bench.train_injection_model [--shared ../shared/data] [--write]
-        [--leave-out blind16 blind15 ...] [--test more.jsonl ...] [--json out.json]
+    python -m bench.train_injection_model [--shared ../shared/data] [--write] [--sets 2 3 4]
+        [--leave-out blind16 blind15 ...] [--leave-set-out] [--test more.jsonl ...] [--json out.json]
 
 Protocol (deterministic: same corpus, pools and options, the same arrays):
 
 * hostile: every row of ``tests/data/injection/hostile.jsonl`` but the batches kept for first sight
   (:data:`FIRST_SIGHT`: written after the first model, never trained on), without the parameter
   descriptions that corpus reuses as filler (:func:`_without_filler`), the ``w2_train`` rows of
-  ``writer2.jsonl`` (written by a writer who never saw the detector) and the hostile rows of
+  ``writer2.jsonl`` (written by a writer who never saw the detector), the hostile rows of
   ``classes.jsonl`` (attacks of the kinds first sight showed the model weakest on: concealment by
-  misreporting, fixed verdicts, fake system blocks, payloads in defaults and enums, claimed approval);
+  misreporting, fixed verdicts, fake system blocks, payloads in defaults and enums, claimed approval)
+  and the hostile rows (weight ``--sets-hostile-weight``) of the spent held-out sets ``--sets`` (:data:`DEV_SETS`,
+  ``bench/data/injection_heldout/``: each was run once unseen, then became development data);
 * benign, real: every second deduplicated tool of the shared pools that is not in ``benign.jsonl``
   (:func:`bench.injection_corpus.pool_rows`, even positions); the odd positions, ``benign.jsonl`` and
   the catalogue tools of ``bench/data/catalogs/tools.jsonl`` are never trained on;
 * benign, written to look hostile: ``synthetic_benign.jsonl`` (weight ``--synthetic-weight``) and, as
   the *tricky* texts (weight ``--tricky-weight``), the ``tricky_train`` rows of ``tricky_benign.jsonl``,
-  the ``w2_train`` benign rows of ``writer2.jsonl`` and the benign rows of ``classes.jsonl`` (agent-framework
-  tools that address the assistant plainly: memory, hand-off, plans, notes, profiles);
+  the ``w2_train`` benign rows of ``writer2.jsonl``, the benign rows of ``classes.jsonl`` (agent-framework
+  tools that address the assistant plainly: memory, hand-off, plans, notes, profiles); the benign rows of the
+  spent held-out sets are weighted like the written benign texts (``--sets-benign-weight``) and, like them,
+  do not set the threshold (weighted as tricky texts, 620 rows at 30, they pushed the real tools' scores up:
+  33 of the 9,710 real tools never trained on flagged, against 12);
   ``hard_benign.jsonl``, the ``tricky_dev`` and ``w2_heldout`` rows are never trained on;
 * features: :func:`jit.injection.model.features` (hashed word 1–3-grams and character
   3–5-grams, tf-idf with the training texts' idf); a class-weighted logistic regression (``--C``);
@@ -32,6 +37,8 @@ Protocol (deterministic: same corpus, pools and options, the same arrays):
 
 The measure (:func:`measure`) reads every sample as users get it: the rules' findings weighed by the
 model just trained. ``--leave-out S`` trains once more without split S of ``hostile.jsonl`` and scores S.
+``--leave-set-out`` trains once per spent held-out set without that set (both halves) and scores it: the
+estimate, on text the model never read, of what the next unseen set scores.
 ``--test FILE`` scores a JSONL of hostile rows the model never saw. ``--write`` saves the model;
 without it nothing is written.
 """
@@ -68,12 +75,24 @@ FP = 0.005
 TRICKY_FP = 0.07
 CORROBORATION_QUANTILE = 0.01
 SYNTHETIC_WEIGHT = 3.0
+SETS_HOSTILE_WEIGHT = 1.0
+SETS_BENIGN_WEIGHT = 3.0
 TRICKY_WEIGHT = 30.0
 #: A parameter description repeated in this many hostile rows is the corpus's filler.
 FILLER_ROWS = 3
 #: Hostile batches of ``hostile.jsonl`` written after the first model and never trained on: its first-sight
 #: measure (tests/test_hostile_model.py holds it).
 FIRST_SIGHT = ("blind17", "blind18", "blind19", "blind20", "blind21", "blind22")
+#: The held-out sets of ``bench/data/injection_heldout/`` that are spent (run once unseen, since development
+#: data): the shipped model trains on them. A set not yet run is never listed here.
+DEV_SETS = ("2", "3", "4")
+
+
+def heldout_rows(s: str, kind: str) -> list[dict]:
+    """Set ``s``'s ``hostile`` or ``benign`` rows as corpus rows (``split`` ``set<s>``, ``kind`` its category)."""
+    from bench.eval_injection_heldout import DATA, load
+
+    return [{**r, "split": f"set{s}", "kind": r["category"]} for r in load(DATA / f"set{s}_{kind}.jsonl")]
 
 
 def _without_filler(rows: list[dict]) -> list[dict]:
@@ -199,6 +218,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--synthetic-weight", type=float, default=SYNTHETIC_WEIGHT)
     ap.add_argument("--tricky-weight", type=float, default=TRICKY_WEIGHT)
     ap.add_argument("--leave-out", nargs="*", default=[], help="hostile.jsonl splits to measure at first sight")
+    ap.add_argument("--sets", nargs="*", choices=DEV_SETS, default=list(DEV_SETS),
+                    help="spent held-out sets to train on")
+    ap.add_argument("--sets-hostile-weight", type=float, default=SETS_HOSTILE_WEIGHT,
+                    help="sample weight of the spent sets' hostile rows (0: their benign rows only)")
+    ap.add_argument("--sets-benign-weight", type=float, default=SETS_BENIGN_WEIGHT,
+                    help="sample weight of the spent sets' benign rows (0: their hostile rows only)")
+    ap.add_argument("--leave-set-out", action="store_true",
+                    help="per set of --sets: train without it, score its hostile and benign rows")
     ap.add_argument("--test", nargs="*", type=Path, default=[], help="JSONL files of unseen hostile rows")
     ap.add_argument("--write", action="store_true", help=f"save the model to {MODEL_FILE}")
     ap.add_argument("--json", type=Path, default=None)
@@ -216,6 +243,8 @@ def main(argv: list[str] | None = None) -> int:
     w2_hostile = [r for r in writer2 if r["label"] == "hostile" and r["split"] == "w2_train"]
     w2_benign = [r for r in writer2 if r["label"] == "benign" and r["split"] == "w2_train"]
     classes = load_jsonl(CORPUS / "classes.jsonl")
+    sets_hostile = [r for s in args.sets for r in heldout_rows(s, "hostile")]
+    sets_benign = [r for s in args.sets for r in heldout_rows(s, "benign")]
     trained_hostile = [*hostile, *w2_hostile, *(r for r in classes if r["label"] == "hostile")]
     tricky = [*[r for r in tricky_rows if r["split"] == "tricky_train"], *w2_benign,
               *(r for r in classes if r["label"] == "benign")]
@@ -223,8 +252,13 @@ def main(argv: list[str] | None = None) -> int:
     def texts(rows: list[dict]) -> list[str]:
         return [model_text(tool_of(r)) for r in rows]
 
-    def groups(attacks: list[dict]) -> list[Group]:
+    def groups(attacks: list[dict], set_attacks: list[dict] = sets_hostile,
+               set_benign: list[dict] = sets_benign) -> list[Group]:
         return [Group(texts(_without_filler(attacks)), 1, 1.0, "hostile", wording_only(attacks)),
+                *([Group(texts(set_attacks), 1, args.sets_hostile_weight, "hostile", wording_only(set_attacks))]
+                  if args.sets_hostile_weight > 0 and set_attacks else []),
+                *([Group(texts(set_benign), 0, args.sets_benign_weight, "synthetic")]
+                  if args.sets_benign_weight > 0 and set_benign else []),
                 Group(texts(train_pool), 0, 1.0, "real"),
                 Group(texts(load_jsonl(CORPUS / "synthetic_benign.jsonl")), 0, args.synthetic_weight, "synthetic"),
                 Group(texts(tricky), 0, args.tricky_weight, "tricky")]
@@ -256,7 +290,13 @@ def main(argv: list[str] | None = None) -> int:
     for split in args.leave_out:
         model = train(groups([r for r in trained_hostile if r.get("split") != split]), **opts)
         report(model, Sample(f"left out: {split}", [r for r in corpus if r["split"] == split], True))
-    if args.test or args.write or not args.leave_out:
+    if args.leave_set_out:
+        for s in args.sets:
+            model = train(groups(trained_hostile, [r for r in sets_hostile if r["split"] != f"set{s}"],
+                                 [r for r in sets_benign if r["split"] != f"set{s}"]), **opts)
+            for kind in ("hostile", "benign"):
+                report(model, Sample(f"left out: set {s} {kind}", heldout_rows(s, kind), kind == "hostile"))
+    if args.test or args.write or not (args.leave_out or args.leave_set_out):
         model = train(groups(trained_hostile), **opts)
         print(f"threshold {model.threshold:.4f}, corroboration {model.corroboration:.4f}", flush=True)
         for sample in samples:

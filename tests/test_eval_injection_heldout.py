@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from bench.eval_injection_heldout import DATA, SETS, load, score
+from bench.eval_injection_heldout import DATA, SETS, half, load, score
 
 
 def test_every_held_out_set_has_both_halves_with_what_the_detector_reads():
@@ -30,9 +30,10 @@ def test_a_sets_share_counts_the_flagged_rows_per_category():
 
 
 def test_no_held_out_text_is_in_the_corpus_the_model_trains_on():
-    """The learned model trains on tests/data/injection/ (bench/train_injection_model.py reads
-    nothing else of ours): a held-out definition found there (its description with its schema; a
-    one-line description such as "Creates a note." is common to both) would make its figures in-sample."""
+    """The learned model trains on tests/data/injection/ and on the spent sets it names (DEV_SETS of
+    bench/train_injection_model.py), read from here: a held-out definition copied into the corpus (its
+    description with its schema; a one-line description such as "Creates a note." is common to both) would
+    be trained on whatever DEV_SETS says, and a leave-one-set-out figure would be in-sample."""
     from bench.injection_corpus import CORPUS
 
     trained = [json.loads(line) for path in sorted(CORPUS.glob("*.jsonl"))
@@ -82,3 +83,19 @@ def test_no_held_out_sentence_is_in_the_corpus_the_model_trains_on():
 
     assert not _shared_sentences([CORPUS / "classes.jsonl"], 20)
     assert not _shared_sentences(sorted(CORPUS.glob("*.jsonl")), 90)
+
+
+def test_a_half_of_a_set_is_its_even_or_odd_ids_and_the_halves_split_it():
+    rows = load(DATA / "set4_hostile.jsonl")
+    even, odd = half(rows, "even"), half(rows, "odd")
+    assert len(even) + len(odd) == len(rows) and not {r["id"] for r in even} & {r["id"] for r in odd}
+    assert [r["id"] for r in half([{"id": "h2-014"}, {"id": "b2-017"}, {"id": "h100"}], "even")] == ["h2-014", "h100"]
+
+
+def test_the_trainer_reads_only_spent_sets_and_can_leave_each_out():
+    from bench.train_injection_model import DEV_SETS, heldout_rows
+
+    assert set(DEV_SETS) <= set(SETS)
+    rows = heldout_rows("4", "benign")
+    assert len(rows) == len(load(DATA / "set4_benign.jsonl"))
+    assert {r["split"] for r in rows} == {"set4"} and all(r["kind"] == r["category"] for r in rows)

@@ -23,9 +23,10 @@ from jit.models import ToolDef
 CORPUS = Path(__file__).parent / "data" / "injection"
 
 #: Caught by the rules or the model (of 120 each) by the model trained with the tricky benign texts and its
-#: threshold set for them (docs/reliability.md, "A learned model"); none of these batches is trained on.
-FIRST_SIGHT_CAUGHT = {"blind17": 112, "blind18": 112, "blind19": 115, "blind20": 115, "blind21": 117,
-                      "blind22": 114}
+#: threshold set for them, and with the spent held-out sets (docs/reliability.md, "A learned model"); none
+#: of these batches is trained on.
+FIRST_SIGHT_CAUGHT = {"blind17": 113, "blind18": 114, "blind19": 116, "blind20": 113, "blind21": 118,
+                      "blind22": 117}
 
 
 def _rows(name: str) -> list[dict]:
@@ -138,10 +139,10 @@ def test_benign_text_written_to_look_hostile_is_rarely_flagged():
     assert len({r["id"] for r in tricky}) == len(tricky) >= 400
     dev = [r for r in tricky if r["split"] == "tricky_dev"]
     hard = _rows("hard_benign.jsonl")
-    # The model trained on classes.jsonl flags 2 more of these (10) and 1 fewer of hard_benign (5), and
-    # 4 and 10 fewer of held-out sets 2 and 3's benign tools (docs/reliability.md).
-    assert sum(bool(f) for f in detect_hostile_many([_tool(r) for r in dev])) <= 10  # of 146
-    assert sum(bool(f) for f in detect_hostile_many([_tool(r) for r in hard])) <= 5  # of 60
+    # The model trained on the spent held-out sets' benign tools flags 4 fewer of these (6) and 1 more of
+    # hard_benign (6) than the one before it (docs/analyzer.md, "Measured").
+    assert sum(bool(f) for f in detect_hostile_many([_tool(r) for r in dev])) <= 6  # of 146
+    assert sum(bool(f) for f in detect_hostile_many([_tool(r) for r in hard])) <= 6  # of 60
 
 
 def test_the_model_speaks_only_where_the_rules_are_silent():

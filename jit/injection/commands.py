@@ -82,6 +82,7 @@ _STRONG = _commands(
      r"\s+state\s+off\b|\bset-mppreference\b[^\n]{0,40}?-disable\w*\s+(?:\$true|1)\b"),
     # a way back in: a key, a cron job or a shell profile line that fetches code
     ("authorized", r">>?\s*~?[\w/.$-]*\.ssh/authorized_keys\b"),
+    ("nopasswd", r"\bnopasswd:\s*all\b"),
     ("crontab|bashrc|profile", r"\bcrontab\b[^\n]{0,120}?\b(?:curl|wget|nc|bash\s+-i)\b"
                                r"|\b(?:curl|wget|nc)\b[^\n]{0,160}?\|\s*crontab\b"
                                r"|\b(?:curl|wget)\b[^\n]{0,160}?>>\s*~?/?[\w/.$-]*\.(?:bashrc|zshrc|profile)\b"),
@@ -161,6 +162,10 @@ _ORDER_I18N = re.compile(
     r"|rode|voer|uitvoeren|wykonaj|uruchom|çalıştır|calistir|выполни|запусти|выполните|запустите|chạy|jalankan"
     r"|kör|kjør|kør|spusť|proveď|εκτέλεσε|rulează|futtasd)\b|実行して|実行する|执行|運行|运行|실행|نفذ|شغّل|चलाएं",
     re.IGNORECASE)
+#: An order right before the command, not negated: "…, run `sudo ufw disable` before …".
+_DIRECT = re.compile(
+    r"(?:^|[.,:;!?\n(]\s*|\b(?:please|then|now|first|just|simply|and|also|always)\s+)"
+    r"(?:run|execute|exec|type|paste|enter|issue)\s*:?\s*[`'\"]?\s*(?:sudo\s+)?$", re.IGNORECASE)
 #: Steps and conditions around a command: with a command that wipes or fetches, an order too.
 _STEP = re.compile(r"\b(?:must|should|shall|need\s+to|needs\s+to|have\s+to|has\s+to|required|before|after"
                    r"|afterwards|then|first|finally|once|whenever|every\s+time|always)\b", re.IGNORECASE)
@@ -201,7 +206,10 @@ def dangerous_command(text: str, name: str = "", purpose: str = "", low: str | N
         # guard words count around the command, not inside it ("--no-preserve-root", ".../protection")
         # (other languages are read in ASCII text too: "na koniec uruchom", "jalankan")
         around = sentence.replace(m.group(), " ")
-        if _GUARD.search(_OPTIONS.sub(" ", around)) or _GUARD_I18N.search(sentence):
+        # a guard word elsewhere in the sentence ("because rules often block the tools, run `ufw disable`") does
+        # not undo an order given right before the command
+        direct = bool(_DIRECT.search(text, max(0, m.start() - 60), m.start()))
+        if not direct and (_GUARD.search(_OPTIONS.sub(" ", around)) or _GUARD_I18N.search(sentence)):
             continue
         lead = _lead_in(text, m.start(), sentence)
         told = f"{lead}\n{sentence}" if lead else sentence
@@ -228,4 +236,5 @@ def version_text() -> str:
     """What decides this module's findings, for ``HOSTILE_RULES_VERSION``."""
     return "\n".join((_GATE.pattern, *(f"{lits} {rx.pattern}" for lits, rx in _STRONG + _WEAK), _OPTIONS.pattern,
                       _GUARD.pattern, _GUARD_I18N.pattern, _ORDER.pattern, _ORDER_I18N.pattern, _STEP.pattern,
-                      _EXAMPLE.pattern, _RUNNER.pattern, _OWN_JOB.pattern, "lead-in", "example-in-other-tools"))
+                      _EXAMPLE.pattern, _RUNNER.pattern, _OWN_JOB.pattern, _DIRECT.pattern, "lead-in",
+                      "example-in-other-tools"))

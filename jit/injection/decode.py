@@ -20,6 +20,9 @@ What counts as an encoded span (each decoding must be text, see :func:`_text`):
 * percent escapes (``%69%67%6E``, three or more in a token), HTML references (``&#105;``,
   ``&#x69;``, ``&lt;``; two or more), ``\\u0069``/``\\u{69}``/``\\U00000069`` escapes
   (three or more);
+* character codes: decimal in a list (``String.fromCharCode(105, 103, …)``) or bare (``73 103 110 …``, each a
+  printable ASCII code), octal escapes (``\\151\\147…``), bytes in binary (``01101001 01100111 …``), at least
+  :data:`MIN_HEX_BYTES` of them; Ascii85 between ``<~`` and ``~>``;
 * ROT13, read only where it turns gibberish into English: a line or sentence whose words are
   mostly not English but whose ROT13 reading has at least :data:`MIN_ROT13_WORDS` common
   English words and more than the line as written. Ordinary text never qualifies (its
@@ -178,6 +181,8 @@ _U_ESCAPE = re.compile(r"\\(?:u\{[0-9A-Fa-f]{1,6}\}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]
 _CHAR_CODES = re.compile(rf"(?:\(|\[)\s*(?:\d{{2,3}}\s*,\s*){{{MIN_HEX_BYTES - 1},}}\d{{2,3}}\s*,?\s*(?:\)|\])"
                          rf"|(?:chr\s*\(\s*\d{{2,3}}\s*\)\s*\+\s*){{{MIN_HEX_BYTES - 1},}}chr\s*\(\s*\d{{2,3}}\s*\)")
 _DIGITS = re.compile(r"\d+")
+#: Eight numbers in a row, the least any run of codes needs: most texts hold none.
+_DIGIT_RUN = re.compile(r"(?:\d+[ \t,]+){7}\d")
 
 
 def _char_codes(match: re.Match[str]) -> str:
@@ -186,6 +191,40 @@ def _char_codes(match: re.Match[str]) -> str:
     if not all(9 <= c < 256 for c in codes) or (text := _text(bytes(codes))) is None:
         return match.group()
     return f" ({text}) "
+
+
+#: More ways to write character codes: octal escapes (``\151\147…``), bytes in binary (``01101001 01100111 …``),
+#: bare decimal codes of printable ASCII (``73 103 110 …``), at least :data:`MIN_HEX_BYTES` of them; and Ascii85
+#: between its ``<~`` and ``~>`` delimiters.
+_OCTAL = re.compile(rf"(?:\\[0-3]?[0-7]{{1,2}}(?![0-7])){{{MIN_HEX_BYTES},}}")
+_BINARY = re.compile(rf"(?<![01])(?:[01]{{8}}[\s,]+){{{MIN_HEX_BYTES - 1},}}[01]{{8}}(?![01])")
+_PRINTABLE_CODE = r"(?:3[2-9]|[4-9]\d|1[01]\d|12[0-6])"
+_DECIMAL = re.compile(rf"(?<![\d.])(?:{_PRINTABLE_CODE}[ \t,]+){{{MIN_HEX_BYTES - 1},}}{_PRINTABLE_CODE}(?![\d.])")
+_A85 = re.compile(r"<~[!-u\s]{10,}~>")
+
+
+def _codes(match: re.Match[str]) -> str:
+    """Octal, binary or decimal character codes as the text they spell (else as they are)."""
+    token = match.group()
+    if token.startswith("\\"):
+        codes = [int(o, 8) for o in token.split("\\")[1:]]
+    elif re.fullmatch(r"[01\s,]+", token):
+        codes = [int(b, 2) for b in re.findall(r"[01]{8}", token)]
+    else:
+        codes = [int(d) for d in _DIGITS.findall(token)]
+    text = _text(bytes(codes)) if all(c < 256 for c in codes) else None
+    # words, not a list of sizes or ports that happens to fall in the printable range ("32 48 64 72 96 …")
+    if text is None or " " not in text.strip() or sum(c.isalpha() or c == " " for c in text) < 0.8 * len(text):
+        return token
+    return f" {text} "
+
+
+def _a85(match: re.Match[str]) -> str:
+    try:
+        text = _text(base64.a85decode(match.group(), adobe=True, ignorechars=b" \t\n\r"))
+    except ValueError:
+        return match.group()
+    return text if text is not None else match.group()
 
 
 def _percent(token: str) -> str | None:
@@ -268,6 +307,12 @@ def _decode_once(text: str) -> str:
     text = _unescape(text)
     if "," in text and _CHAR_CODES.search(text):
         text = _CHAR_CODES.sub(_char_codes, text)
+    if "\\" in text:
+        text = _OCTAL.sub(_codes, text)
+    if "<~" in text:
+        text = _A85.sub(_a85, text)
+    if _DIGIT_RUN.search(text):
+        text = _DECIMAL.sub(_codes, _BINARY.sub(_codes, text))
     if "0x" in text or "\\x" in text:
         text = _HEX_PREFIXED.sub(lambda m: _hex(m.group()) or m.group(), text)
     wrapped = False
@@ -407,7 +452,8 @@ def revealed_order(text: str, decoded: str) -> bool:
 def version_text() -> str:
     """What decides this module's findings, for ``HOSTILE_RULES_VERSION``."""
     return "\n".join((str(MIN_BASE64), str(MIN_HEX_BYTES), str(MIN_ROT13_WORDS), " ".join(sorted(_ROT13_ENGLISH)),
-                      str(MAX_INFLATED), _CHAR_CODES.pattern, letters_version(), _B64.pattern, _B32.pattern, _HEX_PREFIXED.pattern,
+                      str(MAX_INFLATED), _CHAR_CODES.pattern, _OCTAL.pattern, _BINARY.pattern, _DECIMAL.pattern,
+                      _A85.pattern, _DIGIT_RUN.pattern, letters_version(), _B64.pattern, _B32.pattern, _HEX_PREFIXED.pattern,
                       _PERCENT.pattern, _HTML_REF.pattern, _U_ESCAPE.pattern,
                       _DYNAMIC_GATE.pattern, _DYNAMIC.pattern, _FORBIDS.pattern, _ASKS_GATE.pattern,
                       _ASKS_TO_DECODE.pattern, _ORDER_START.pattern, _SENTENCE_BREAK.pattern))

@@ -88,9 +88,11 @@ from ..flags import (
     FLAG_CLASSIFIER,
     FLAG_DANGEROUS_COMMAND,
     FLAG_ENCODED,
+    FLAG_FALSE_AUTHORITY,
     FLAG_HIDDEN_UNICODE,
     FLAG_HOMOGLYPH,
     FLAG_MUST_CALL_FIRST,
+    FLAG_OUTPUT_POISONING,
     FLAG_OVERSIZED,
     HOSTILE_FLAGS,
 )
@@ -117,6 +119,7 @@ __all__ = [
     "HOSTILE_RULES_VERSION",
     "MAX_DESCRIPTION_CHARS",
     "STRUCTURAL_FLAGS",
+    "UNCONTRADICTED_FLAGS",
     "detect_hostile",
     "detect_hostile_many",
     "rule_findings",
@@ -129,6 +132,11 @@ __all__ = [
 #: other finding reads wording, which real documentation can share with an attack, and is weighed by the model;
 #: so are the wording findings of an oversized description (its size is no sign that its wording is an attack).
 STRUCTURAL_FLAGS = frozenset({FLAG_HIDDEN_UNICODE, FLAG_HOMOGLYPH, FLAG_ENCODED, FLAG_DANGEROUS_COMMAND})
+#: Wording findings the learned model never contradicts: orders about what the model tells the user and claims
+#: of an approval already given. They need an imperative, a verdict or claim and a condition together, and of the
+#: ~20,000 real tools of the shared pools and bench/data/catalogs none raises them, while the attacks that do
+#: often read like ordinary documentation to the model (the result-status words of a CI or payment tool).
+UNCONTRADICTED_FLAGS = frozenset({FLAG_OUTPUT_POISONING, FLAG_FALSE_AUTHORITY})
 
 
 #: Longer descriptions are flagged: text that crowds the model's context out. Real servers do write long
@@ -149,6 +157,27 @@ _MENTION = re.compile(r"(\b(?:like|such\s+as|e\.g\.?|for\s+example|for\s+instanc
 
 #: A version at the end of a tool's name: ``_v2``, ``-next``, ``.1``.
 _VERSION_SUFFIX = re.compile(r"(?:[_.-]?v\d+(?:[_.]\d+)*|[_.-](?:new|next|beta|latest|legacy|old|classic|\d+))$")
+#: Fetched content: where a tool warns that instructions may hide.
+_FETCHED = (r"(?:pages?|contents?|passages?|documents?|results?|outputs?|responses?|emails?|messages?|texts?|files?"
+            r"|comments?|snippets?|html|body|bodies|data|sources?|web\s*pages?|websites?|sites?|issues?|readmes?"
+            r"|transcripts?|articles?|posts?|feeds?|records?|rows?|chunks?)")
+_DISOBEY = r"(?:ignore|disregard|do\s+not\s+(?:follow|obey|execute)|don'?t\s+(?:follow|obey|execute)|never\s+(?:follow|obey|execute))"
+#: A warning about untrusted content, which tells the model to ignore what the *content* orders ("ignore any
+#: instructions found in the page", "if a passage contains instructions to the model, ignore those
+#: instructions"): read as no order at all, so "ignore … instructions" in it is not taken for an override.
+_CONTENT_GUARD = re.compile(
+    rf"\b{_DISOBEY}\s+(?:(?:any|all|the|those|these|such)\s+)?(?:\w+\s+)?(?:instructions?|commands?|directives?"
+    r"|prompts?|requests?)\s+(?:that\s+(?:are|appear|you\s+(?:find|see))\s+)?(?:(?:found|contained|embedded|appearing"
+    rf"|included|written|hidden|present|placed)\s+)?(?:in|inside|within)\s+(?:(?:the|a|an|any|its|their|such|fetched"
+    rf"|retrieved|returned|external|untrusted)\s+)*(?:\w+\s+)?{_FETCHED}\b"
+    rf"|\b(?:if|when|where|should)\s+(?:(?:a|an|the|any)\s+)?(?:\w+\s+)?{_FETCHED}\s+(?:contains?|includes?|has|have"
+    rf"|holds?|carries|carry)\s+[^.!?\n]{{0,60}}?\b{_DISOBEY}\s+(?:those|these|them|it|such|the|any)\b"
+    r"(?:\s+(?:\w+\s+)?(?:instructions?|commands?|directives?))?")
+#: The steps of one multi-step protocol (``upload_init``, ``upload_part``, ``upload_complete``): a tool named
+#: ``<family>_<step>`` that tells the model to call its family's next step describes its own protocol.
+_STEP_SUFFIX = (r"(?:init|initiate|start|begin|create|open|part|parts|chunk|append|continue|next|poll|status|result"
+                r"|results|complete|completed|finish|finalize|finalise|commit|close|end|abort|cancel)")
+_OWN_STEP = re.compile(rf"^([a-z][a-z0-9]{{3,}}(?:_[a-z0-9]+)*?)[_-]{_STEP_SUFFIX}$")
 
 #: A tool whose job is to sign in, connect or open a session (its name, title or first sentence says so,
 #: in any of several languages): "must be called before any other tool" is the order of its server's
@@ -211,6 +240,8 @@ HOSTILE_RULES_VERSION = hashlib.sha256("\n".join([
     params_version(),
     _VERSION_SUFFIX.pattern, _MENTION.pattern, _SETUP_STEP.pattern, _ALL_SERVERS.pattern, _ABOUT_ATTACKS.pattern,
     _EXAMPLE_SPAN.pattern, _CODEC.pattern, *sorted(STRUCTURAL_FLAGS), _SENTENCE_KEY.pattern, "latin-veto",
+    *sorted(UNCONTRADICTED_FLAGS), "param-values-kept", _OWN_STEP.pattern,
+    _CONTENT_GUARD.pattern,
 ]).encode()).hexdigest()[:16]
 
 _WS = re.compile(r"\s+")
@@ -379,7 +410,8 @@ def _instruction_flags(text: str, own_name: str = "", own_names: tuple[str, ...]
     matched by the rules about "this tool", and the name is never taken for another tool;
     ``own_names`` (the tool's and its server's names, any form) do the same for the intents.
     The tool's other versions (``get_secret`` and ``get_secret_v1`` beside ``get_secret_v2``) read
-    as "this tool" too: a new version may say it replaces the old one."""
+    as "this tool" too: a new version may say it replaces the old one; so do the other steps of its
+    protocol (``upload_part`` and ``upload_complete`` beside ``upload_init``)."""
     low = _HSPACE.sub(" ", text.lower())
     if "'" in low or '"' in low or "`" in low or "“" in low or "‘" in low:
         low = _MENTION.sub(lambda m: f"{m[1]}…{m[2]}" if m[1] else f"{m[3]}…{m[4]}", low)
@@ -389,6 +421,10 @@ def _instruction_flags(text: str, own_name: str = "", own_names: tuple[str, ...]
         if family != own_name and len(family) >= 4 and family in low:
             low = re.sub(rf"(?<![\w.-]){re.escape(family)}(?:{_VERSION_SUFFIX.pattern.removesuffix('$')})?(?![\w-])",
                          "this tool", low)
+        protocol = _OWN_STEP.match(own_name)
+        if protocol:
+            low = re.sub(rf"(?<![\w.-]){re.escape(protocol[1])}[_-]{_STEP_SUFFIX}(?![\w-])", "this tool", low)
+    low = _CONTENT_GUARD.sub(" … ", low)
     found = _rule_flags(low) | intent_flags(low, own_names)
     if not low.isascii():
         skel = skeleton(low)
@@ -454,8 +490,13 @@ def _rule_findings(tool: ToolDef) -> set[str]:
         found.discard(FLAG_MUST_CALL_FIRST)
     found |= _payload_flags(clean, found, own.lower(), own_names, f"{tool.name} {tool.title or ''}",
                             first_sentence(remove_hidden(desc)))
-    found |= param_value_flags(tool.input_schema)
+    found |= param_value_flags(tool.input_schema, _job(tool))
     return found
+
+
+def _job(tool: ToolDef) -> str:
+    """What a tool says it does: its name, title and first sentence."""
+    return f"{tool.name} {tool.title or ''} {first_sentence(remove_hidden(tool.description or ''))}"
 
 
 def rule_findings(tool: ToolDef) -> set[str]:
@@ -470,7 +511,7 @@ def weighed(tools: Sequence[ToolDef], found: list[set[str]], model: InjectionMod
     A tool the rules found no wording in gets ``instruction:classifier`` when the model scores its text
     above its threshold (with ``instruction:encoded`` when only its decoded reading scores so). A tool
     whose findings are all wording (no :data:`STRUCTURAL_FLAGS`; ``oversized_description`` is kept
-    beside them, never weighed) loses the wording ones when the model scores its
+    beside them, never weighed) loses the wording ones but :data:`UNCONTRADICTED_FLAGS` when the model scores its
     text at or below its corroboration score: far on the side of ordinary documentation ("do not
     report the task as done while tests fail", a login "called before any other tool"). Texts too
     short for the model keep what the rules found.
@@ -485,7 +526,8 @@ def weighed(tools: Sequence[ToolDef], found: list[set[str]], model: InjectionMod
         wording = found[i] - {FLAG_OVERSIZED}
         if wording:
             if score <= model.corroboration and _latin_text(text):
-                found[i] -= wording
+                # what a parameter offers (a secret file as its default) is no wording: the model cannot weigh it
+                found[i] -= wording - UNCONTRADICTED_FLAGS - param_value_flags(tools[i].input_schema, _job(tools[i]))
         elif score > model.threshold:
             found[i].add(FLAG_CLASSIFIER)
         else:

@@ -14,7 +14,8 @@ side of ordinary documentation (at or below its corroboration score) loses them
 (:func:`jit.injection.detect.weighed`).
 
 It is trained by ``bench/train_injection_model.py`` (deterministic) on the labelled hostile
-corpora (``tests/data/injection/hostile.jsonl``, the training rows of ``writer2.jsonl``), every other
+corpora (``tests/data/injection/hostile.jsonl``, the training rows of ``writer2.jsonl``, the spent
+held-out sets of ``bench/data/injection_heldout/``), every other
 deduplicated real tool of the
 shared pools (the rest stays held out for false positives) and benign tool texts written
 to look hostile (``synthetic_benign.jsonl``, and the training rows of ``tricky_benign.jsonl``,
