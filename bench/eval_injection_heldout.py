@@ -25,7 +25,7 @@ from jit.injection.detect import detect_hostile_many
 from jit.models import ToolDef
 
 DATA = Path(__file__).parent / "data" / "injection_heldout"
-SETS = ("2", "3", "4")
+SETS = ("2", "3", "4", "5")
 
 
 def load(path: Path) -> list[dict]:
