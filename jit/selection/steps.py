@@ -32,6 +32,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -264,6 +265,17 @@ _CALENDAR = frozenset("monday tuesday wednesday thursday friday saturday sunday 
                       "june july august september october november december".split())
 
 
+@lru_cache(maxsize=16384)
+def _server_pattern(server: str) -> tuple[str, re.Pattern[str]] | None:
+    """How a text says a server's name (:func:`named_servers`): its first word, lowercase, and the
+    pattern of its words in order; None for a name no text says as a product (a day, a month)."""
+    words = [w for w in re.split(r"[-_\s.]+", server) if w]
+    if not words or words[0].lower() in _CALENDAR:
+        return None
+    pattern = r"(?<![\w@/.])" + r"[\s\-_.]?".join(re.escape(w) for w in words) + r"(?![\w@])"
+    return words[0].lower(), re.compile(pattern, re.I)
+
+
 def named_servers(text: str, servers: Collection[str]) -> frozenset[str]:
     """The servers ``text`` names as products: a server's name (its words in order, ``google-calendar``
     as "Google Calendar") said as a proper noun, capitalised ("search Notion", "Sentry issue WEB-3F2")
@@ -272,12 +284,14 @@ def named_servers(text: str, servers: Collection[str]) -> frozenset[str]:
     no product. A server whose name is an ordinary word said in lower case ("fetch the page", "the
     time") is not named."""
     found: set[str] = set()
+    lowered = text.lower()
     for server in servers:
-        words = [w for w in re.split(r"[-_\s.]+", server) if w]
-        if not words or words[0].lower() in _CALENDAR:
+        said_as = _server_pattern(server)
+        # The pattern needs the server's first word somewhere in the text: most servers are not, and
+        # are passed over without running it (a catalog holds thousands of servers).
+        if said_as is None or said_as[0] not in lowered:
             continue
-        pattern = r"(?<![\w@/.])" + r"[\s\-_.]?".join(re.escape(w) for w in words) + r"(?![\w@])"
-        for m in re.finditer(pattern, text, re.I):
+        for m in said_as[1].finditer(text):
             said = m.group(0)
             start = not text[:m.start()].strip() or re.search(r"[.;:!?,(]\s*$", text[:m.start()]) is not None
             if re.search(r"\d|[a-z][A-Z]", said) or (said[0].isupper() and not (start and said.lower() in VERBS)):
