@@ -119,3 +119,26 @@ def test_a_steps_second_tool_goes_to_full_only_when_the_whole_task_wants_it_ther
     assert settle(planned, {1: 90, 2: 75}, names, least=70) == {1: "find the board", 2: "find the board"}
     # A second the task scores low ("one for the title" matching an encyclopedia) is no ambiguity.
     assert settle(planned, {1: 90, 2: 55}, names, least=70) == {1: "find the board"}
+
+
+def test_a_step_whose_best_tool_another_step_took_takes_its_next_option_of_that_server():
+    # "Find the contract in Drive and read it": the search is the find's; the read takes the reader.
+    planned = [("find the contract", ((1, 140.0), (2, 130.0))),
+               ("read the contract", ((1, 135.0), (3, 150.0), (4, 145.0)))]
+    names = {1: "search_files", 2: "list_items", 3: "get_file_content", 4: "other_read"}
+    heads = {1: ("drive", "search_files"), 2: ("drive", "list_items"), 3: ("drive", "get_file_content"),
+             4: ("elsewhere", "read")}
+    final = {1: 95, 2: 60, 3: 65, 4: 60}
+    assert settle(planned, final, names, heads=heads, least=70) == {1: "find the contract", 3: "read the contract"}
+    # Another server's tool is no stand-in: the step keeps the taken tool when its server has none near.
+    far = [planned[0], ("read the contract", ((1, 135.0), (4, 145.0), (3, 60.0)))]
+    assert settle(far, final, names, heads=heads, least=70) == {1: "find the contract"}
+
+
+def test_the_words_of_a_clusters_objects_point_at_kubernetes(policy):
+    """A task about pods and namespaces is a Kubernetes task though it never says "Kubernetes":
+    its tools keep their place (no system_points), while a task that says none of it does not."""
+    pods = policy.task_words("payments-api pods in the prod namespace keep restarting since the deploy")
+    assert "kubernetes" not in policy.task_tables(pods)["system_points"]
+    plain = policy.task_words("the payments api keeps failing since the deploy")
+    assert policy.task_tables(plain)["system_points"]["kubernetes"] == -30
