@@ -10,6 +10,8 @@ from jit.selection.step_words import action_free, leading_capability, name_fit, 
 from jit.selection.steps import (
     CURRENT_TIME,
     OPEN_PAGE,
+    READ_CHANGE,
+    READ_CHANGED_FILES,
     READ_CODE,
     RUN_COMMAND,
     SWITCH_BRANCH,
@@ -39,6 +41,17 @@ def test_looking_at_a_page_implies_opening_it_first():
     steps = task_steps("Open http://localhost:8000/login in a headless browser and look for console errors.")
     assert steps[0].text == OPEN_PAGE and steps[0].implied and steps[0].capability == "/read"
     assert all(s.text != OPEN_PAGE for s in task_steps("Summarise https://example.com/post for me."))
+
+
+def test_reviewing_a_pull_request_implies_reading_it_and_the_files_it_changes():
+    for task in ("Review PR #214 in acme/shop and leave your comments on it as a review.",
+                 "is PR #88 in acme/payments safe to merge? check its status checks too"):
+        implied = [(s.text, s.capability) for s in task_steps(task) if s.implied]
+        assert implied == [(READ_CHANGE, "/read"), (READ_CHANGED_FILES, "/read")], task
+    # A page under review is no pull request, and opening one is a change, not a review.
+    for task in ("Review the 'Payments v2 architecture' page on Confluence and list the open questions.",
+                 "Open a PR against main in acme/shop."):
+        assert not any(s.text in (READ_CHANGE, READ_CHANGED_FILES) for s in task_steps(task)), task
 
 
 def test_a_change_on_a_branch_implies_switching_to_it_first():
@@ -191,7 +204,8 @@ def test_a_chosen_producer_that_needs_an_identifier_brings_its_own_producer():
 def test_a_steps_capability_is_its_leading_verbs_and_a_question_reads():
     steps = task_steps("PR #77 in acme/shop looks good to me. Check that CI passed and merge it.")
     assert [(s.text, s.capability) for s in steps][-2:] == [("Check that CI passed", "/read"), ("merge it", "/write")]
-    assert [s.capability for s in task_steps("is PR #88 in acme/payments safe to merge?")] == ["/read"]
+    assert [s.capability for s in task_steps("is PR #88 in acme/payments safe to merge?") if not s.implied] == [
+        "/read"]
     assert leading_capability("open a GitHub issue describing the bug") == "/write"
     assert leading_capability("Open http://localhost:8000/login in a headless browser") == "/read"
     assert leading_capability("Tell the team in #qa that the run failed") == "/send"

@@ -5,7 +5,8 @@ with the capability of the verb it opens with (:data:`~jit.selection.step_words.
 offline task analyzer's reading, ``/read`` when it names none), a clause that tells the agent
 what *not* to do left out ("don't merge it"), and the steps a clause implies: reading the code
 before changing it in place, opening a page in a browser before looking at it, switching to
-the branch a change goes on, today's date for a day still to come ("tomorrow", "on
+the branch a change goes on, reading a pull request and its files before reviewing it,
+today's date for a day still to come ("tomorrow", "on
 Thursday"), searching by its title for a thing read by one ("the 'Q3 launch
 plan' Google Doc"), reading what a clause finds ("find the signed contract in Drive"), running
 a command after "run the tests" (the role's skeleton slots do the first and the last). A clause
@@ -127,6 +128,13 @@ READ_CODE = "read the contents of a text file"
 OPEN_PAGE = "navigate the browser to a URL"
 RUN_COMMAND = "run a shell command in a terminal"
 SWITCH_BRANCH = "checkout a branch: switch branches"
+READ_CHANGE = "get the details of a pull request"
+READ_CHANGED_FILES = "list the files changed in a pull request"
+#: A clause that reviews a proposed change or asks whether it may go in ("review PR #214", "is PR
+#: #88 safe to merge?"): reading the change and the files it changes comes first.
+_REVIEWS = re.compile(r"\b(?:review|safe to merge|ready to merge|look over|go over)\b.*\b(?:prs?|pull requests?|"
+                      r"merge requests?|mrs?)\b|\b(?:prs?|pull requests?|merge requests?|mrs?)\b.*\b(?:safe|ready) "
+                      r"to merge\b", re.I)
 #: A branch a change goes on: one the clause calls a branch, or named by the usual kind of
 #: work (``release/3.1``, ``hotfix/1.2.1``, ``feature/search``).
 _BRANCH = re.compile(r"\bbranch\s+[\w.\-]+/?[\w.\-]*|(?<![\w/.])(?:feature|feat|fix|bugfix|hotfix|release|chore)/"
@@ -200,6 +208,9 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
             steps.append(Step(READ_CODE, "/read", implied=True, clause=clause, by="read_file"))
         if _URL.search(clause) and _PAGE.search(text):
             steps.append(Step(OPEN_PAGE, "/read", implied=True, clause=clause))
+        if cap == "/read" and _REVIEWS.search(clause):  # a change reviewed: it and its files read first
+            steps += [Step(READ_CHANGE, "/read", implied=True, clause=clause),
+                      Step(READ_CHANGED_FILES, "/read", implied=True, clause=clause)]
         if cap == "/write" and _BRANCH.search(clause):  # a change on a branch: switching to it first
             steps.append(Step(SWITCH_BRANCH, "/write", implied=True, clause=clause))
         if _AHEAD.search(clause):  # a day to come: today's date first
