@@ -121,7 +121,7 @@ def test_a_steps_second_tool_goes_to_full_only_when_the_whole_task_wants_it_ther
     assert settle(planned, {1: 90, 2: 55}, names, least=70) == {1: "find the board"}
 
 
-def test_a_step_whose_best_tool_another_step_took_takes_its_next_option_of_that_server():
+def test_a_step_whose_best_tool_another_step_took_takes_a_sibling_it_ranks_higher():
     # "Find the contract in Drive and read it": the search is the find's; the read takes the reader.
     planned = [("find the contract", ((1, 140.0), (2, 130.0))),
                ("read the contract", ((1, 135.0), (3, 150.0), (4, 145.0)))]
@@ -133,6 +133,9 @@ def test_a_step_whose_best_tool_another_step_took_takes_its_next_option_of_that_
     # Another server's tool is no stand-in: the step keeps the taken tool when its server has none near.
     far = [planned[0], ("read the contract", ((1, 135.0), (4, 145.0), (3, 60.0)))]
     assert settle(far, final, names, heads=heads, least=70) == {1: "find the contract"}
+    # Nor is a sibling the step itself ranks below the taken tool: the step is that tool's too.
+    same = [planned[0], ("read the contract", ((1, 135.0), (2, 125.0)))]
+    assert settle(same, final, names, heads=heads, least=70) == {1: "find the contract"}
 
 
 def test_the_words_of_a_clusters_objects_point_at_kubernetes(policy):

@@ -540,8 +540,8 @@ def settle(planned: Sequence[Planned], final: Mapping[int, float], names: Mappin
     candidates the step may take (``final``: their final score for the whole task; a hosted
     system's tool the task does not point at is left out by the caller), the best by
     ``STEP_WEIGHT`` × its ranking for the step (:func:`step_tools`) + the rest × its final
-    score, or, when another step has taken that one, its next option of the same server within
-    :data:`CLOSE` of it; each with the producers of the identifiers it needs. Then, while Full has room (fewer
+    score, or, when another step has taken that one, an option of the same server within
+    :data:`CLOSE` of it that the step's own ranking puts higher; each with the producers of the identifiers it needs. Then, while Full has room (fewer
     than ``room`` tools in ``full``, the tools Full holds already, and the chosen), the second
     best of a step whose second is within :data:`CLOSE` of its best and of the same server
     (``heads``: another server's tool for the same thing is no ambiguity), and whose final score
@@ -564,9 +564,12 @@ def settle(planned: Sequence[Planned], final: Mapping[int, float], names: Mappin
                          for i, (t, v) in enumerate(options) if t in final), reverse=True)
         if not ranked:
             continue
-        # Two steps said apart are rarely one call: a step whose best tool another step has taken
-        # takes its next option of the same server when that one does it about as well.
-        other = next((r for r in ranked[1:] if r[2] not in chosen and r[0] >= ranked[0][0] - CLOSE and (
+        # Two steps said apart are rarely one call: a step whose best tool another step has taken,
+        # and that another tool of the same server matches better by the step's own ranking (the
+        # whole task's score put the taken one first), takes that one when it is near (CLOSE).
+        own = dict(options)
+        other = next((r for r in ranked[1:] if r[2] not in chosen and r[0] >= ranked[0][0] - CLOSE
+                      and own[r[2]] > own[ranked[0][2]] and (
             heads is None or heads[r[2]][0] == heads[ranked[0][2]][0])), None) if ranked[0][2] in chosen else None
         if other is not None:
             ranked.remove(other)
