@@ -290,6 +290,8 @@ def test_catalog_changes_update_only_what_changed(env, tmp_path, embedder):
     new_view = compiler.catalog.snapshot()
     assert new_view.by_id[after.get("gh__create_issue").tool.id] is view.by_id[after.get("gh__create_issue").tool.id]
     assert new_view.index is view.index  # no definition changed: the retrieval index is kept
+    # and so are the tables of the servers (the ones a task names, each server's tools)
+    assert view.memo.server_names is not None and new_view.memo.server_names is view.memo.server_names
     # A definition change after calls rebuilds from the catalog, usage included.
     store.set_server_status("gh", ServerStatus.DISCONNECTED, error="gone")
     offline = compiler.compile(TaskContext(shard="coder", task="list the GitHub issues"))

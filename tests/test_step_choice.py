@@ -13,7 +13,7 @@ import pytest
 from jit.selection.explain import RuleCitations
 from jit.selection.logic import LogicEngine, RuleSet
 from jit.selection.policy import Policy
-from jit.selection.steps import NAMED_FLOOR, STEP_FLOOR, Step, named_servers, settle, step_tools
+from jit.selection.steps import NAMED_FLOOR, STEP_FLOOR, ServerNames, Step, named_servers, settle, step_tools
 from jit.selection.tiers import Tier
 from tests.test_render import scored
 from tests.test_task_steps import _score
@@ -33,6 +33,18 @@ def test_a_server_is_named_as_a_product_not_as_an_ordinary_word():
     assert named_servers("Email Dana on Monday about the linear scan", SERVERS) == frozenset()
     # An address names no product: its words are the data a tool is given.
     assert named_servers("comment https://github.com/acme/web/pull/512 on the card", SERVERS) == frozenset()
+
+
+def test_a_catalogs_server_names_name_the_same_servers_as_its_list():
+    # ServerNames (built once per catalog) keeps the servers that share a first word apart.
+    servers = (*SERVERS, "google-drive", "google", "Monday", "sentry-c1")
+    catalog = ServerNames(servers)
+    assert {s for s, _pattern in catalog.by_word["google"]} == {"google", "google-calendar", "google-drive"}
+    for text in ("book it in Google Calendar, then open the Google Drive folder", "ask Google",
+                 "Sentry issue WEB-3F2 and sentry-c1", "Email Dana on Monday", "search MongoDB and Notion"):
+        assert named_servers(text, catalog) == named_servers(text, servers)
+    assert named_servers("book it in Google Calendar, then open the Google Drive folder", catalog) == {
+        "google", "google-calendar", "google-drive"}
 
 
 def test_a_step_takes_the_tool_of_the_server_the_task_names_though_it_matches_less():

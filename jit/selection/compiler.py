@@ -55,7 +55,7 @@ from .rerank import load_reranker
 from .retrieve import RetrievalIndex, split_task
 from .scored_tool import ScoredTool, best_first
 from .snapshot import CatalogSnapshot, ShardTables, label_rows
-from .steps import Step, asked, named_servers, plan, settle, task_steps
+from .steps import Step, asked, named_servers, plan, server_names, settle, task_steps
 from .task import TaskContext, task_facts
 from .tiers import Tier
 from .tokens import EstimateCounter, TokenCounter, default_counter
@@ -420,7 +420,7 @@ class Compiler:
                 st.step, st.wanted, st.tier = st.step or planned[st.id], Tier.FULL, Tier.FULL
                 st.reasons.insert(0, f"tool of the step {planned[st.id]!r}")
         # A probe of a server (its health, a job's status) the task does not point at fills no Full place.
-        self.policy.probes(out, named_servers(ctx.task, view.index.server_names))
+        self.policy.probes(out, named_servers(ctx.task, server_names(view)))
         self.policy.step_tools(out, facts, labels["capability"], view.tier_cap, file_tools)
         # The budget measures the skeleton, then the rest best first: definitions are read in that order.
         reader.order(sorted(out, key=lambda s: (not s.skeleton, *best_first(s))))

@@ -189,9 +189,10 @@ class Scoring:
     def __init__(self, policy: Policy, parts: Sequence[tuple[Points, Mapping[int, int]]], sel: ToolSelectionConfig,
                  shard: str) -> None:
         self._policy = policy
-        self._parts = {p.part: p for p, _column in parts}
-        self._columns = [(p.part, p.sign, column) for p, column in parts]
-        self._after = frozenset(p.part for p, _column in parts if p.after_clamp)
+        #: Every part at 0, in order: a candidate's points start from it, and only the parts whose
+        #: column holds anything are looked up (most columns are empty for most candidates).
+        self._zero = {p.part: 0 for p, _column in parts}
+        self._columns = [(p, column) for p, column in parts if column]
         self._evidence = tuple(p.part for p, _column in parts if p.evidence)
         self._sel = sel
         self._full_match = policy.constants().full_match
@@ -203,19 +204,32 @@ class Scoring:
         in percent), the task naming it or not; ``slots``: the skeleton slots it wins; ``cap``: the
         rules' tier cap."""
         sel, policy = self._sel, self._policy
-        points = {part: sign * column.get(t, 0) for part, sign, column in self._columns}
-        logic = int(min(100, max(0, sum(n for part, n in points.items() if part not in self._after))))
-        late = sum(points[part] for part in self._after)
+        points = self._zero.copy()
+        reasons: list[str] = []
+        total = late = 0
+        evidenced = False
+        for p, column in self._columns:
+            n = column.get(t)
+            if not n:
+                continue
+            n *= p.sign
+            points[p.part] = n
+            reasons.append(policy.reason(p, n))
+            if p.after_clamp:
+                late += n
+            else:
+                total += n
+            evidenced = evidenced or p.evidence
+        logic = int(min(100, max(0, total)))
         if late:
             logic = int(min(100, max(0, logic + late)))
         vec = int(round(vector))
         final = int(round(sel.logic_weight * logic + sel.vector_weight * vec))
         wanted = (Tier.FULL if final >= sel.full_threshold else Tier.CONDENSED if final >= sel.condensed_threshold
                   else Tier.MINIMAL if final >= sel.minimal_threshold else Tier.EXCLUDED)
-        reasons = [policy.reason(self._parts[part], n) for part, n in points.items() if n]
         if named:
             reasons.insert(0, "named in the task")
-        if wanted is Tier.FULL and match < self._full_match and not any(points[p] for p in self._evidence):
+        if wanted is Tier.FULL and match < self._full_match and not evidenced:
             # no evidence of its own: neither its match (named tools have 100) nor the task's labels
             wanted = Tier.CONDENSED
             reasons.append(f"condensed: match {match} is below full_match {self._full_match} and no "

@@ -79,6 +79,9 @@ class SnapshotMemo:
     #: (:func:`jit.selection.steps.demo_servers`), for the tools of a task's steps.
     server_tools: dict[str, list[int]] | None = None
     demo: dict[str, bool] = field(default_factory=dict)
+    #: The servers by the first word of their name, for the servers a task names: a
+    #: :class:`jit.selection.steps.ServerNames` (:func:`jit.selection.steps.server_names`).
+    server_names: Any = None
     #: ``(kind, label)`` -> the rows of the tools with it (:func:`label_rows`).
     label_rows: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
 

@@ -114,13 +114,14 @@ def action_free(text: str, keep: Collection[str] = ()) -> str:
     checkout" does not match ``git_checkout`` by its name's verb). ``keep``: search tokens kept
     wherever they are (the servers' names: "the board in monday.com" still points at monday)."""
     nouns = {w for w in noun_uses(text) if w in _VERB_CAPS}
+    keep_set = keep if isinstance(keep, (set, frozenset)) else frozenset(keep)  # thousands: not copied per word
 
     def word(m: re.Match[str]) -> str:
         toks = set(search_tokens(m.group(0)))
-        return m.group(0) if toks & set(keep) or not toks & nouns else " "
+        return m.group(0) if toks & keep_set or not toks & nouns else " "
 
     def address(m: re.Match[str]) -> str:
-        kept = [w for w in search_tokens(m.group(0)) if w in keep]
+        kept = [w for w in search_tokens(m.group(0)) if w in keep_set]
         return f" {' '.join(kept)} "
 
     return _WORD.sub(word, _ADDRESS.sub(address, QUOTED.sub(address, text)))
@@ -135,6 +136,14 @@ def _reading(text: str) -> tuple[str, frozenset[str], frozenset[str]]:
     return verb, noun_uses(text), frozenset(search_tokens(spelled(text), drop_stopwords=True)) - {verb}
 
 
+@lru_cache(maxsize=1 << 14)
+def _name_words(name: str, server: str) -> tuple[str, ...]:
+    """A tool name's search tokens, its server's left out (:func:`name_fit`, asked of the same
+    candidates by every step)."""
+    own = set(search_tokens(server))
+    return tuple(w for w in search_tokens(name, drop_stopwords=True) if w not in own)
+
+
 def name_fit(name: str, server: str, step: Said, task_words: frozenset[str] = frozenset()) -> float:
     """How well a tool's name says a step, 0–1: the share of its name's words (its server's name
     left out) that the step says, the first one as the step's verb, the others as its object; a
@@ -145,8 +154,7 @@ def name_fit(name: str, server: str, step: Said, task_words: frozenset[str] = fr
     (``git_merge`` for "commit it": changes differ), whole when it says none. The step's own verb names no object ("review the PR" is ``get_pull_request``, not
     ``get_pull_request_reviews``), and a word the step says only as a name (:func:`noun_uses`:
     "in my local checkout") is no verb of a tool's name."""
-    own = set(search_tokens(server))
-    words = [w for w in search_tokens(name, drop_stopwords=True) if w not in own]
+    words = _name_words(name, server)
     if not words:
         return 0.0
     verb, names, objects = _reading(step.text)

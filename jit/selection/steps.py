@@ -31,7 +31,7 @@ warning that names the step and why.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -46,8 +46,8 @@ from .snapshot import CatalogSnapshot, label_rows
 from .step_words import QUOTED, VERBS, action_free, leading_capability, name_fit, spelled
 from .tiers import Tier
 
-__all__ = ["STEP_FLOOR", "Step", "StepTool", "asked", "demo_servers", "named_servers", "plan", "producers", "settle",
-           "split_clauses", "step_tools", "task_steps"]
+__all__ = ["STEP_FLOOR", "ServerNames", "Step", "StepTool", "asked", "demo_servers", "named_servers", "plan",
+           "producers", "server_names", "settle", "split_clauses", "step_tools", "task_steps"]
 
 #: The least retrieval score (0–100, the step's text alone) of a step's tool: below it, no
 #: tool in reach is taken to do the step.
@@ -287,27 +287,52 @@ def _server_pattern(server: str) -> tuple[str, re.Pattern[str]] | None:
     return words[0].lower(), re.compile(pattern, re.I)
 
 
-def named_servers(text: str, servers: Collection[str]) -> frozenset[str]:
+class ServerNames:
+    """Servers as a text may name them (:func:`named_servers`), by the first word of their name,
+    lowercase: a text holds few of those words, so the others' patterns are passed over at one test
+    per word (a 100,000-tool catalog holds ~13,000 servers and ~1,200 first words). Built once per
+    catalog (:func:`server_names`)."""
+
+    def __init__(self, servers: Iterable[str]) -> None:
+        self.by_word: dict[str, list[tuple[str, re.Pattern[str]]]] = {}
+        for server in servers:
+            said_as = _server_pattern(server)
+            if said_as is not None:
+                self.by_word.setdefault(said_as[0], []).append((server, said_as[1]))
+
+
+def server_names(view: CatalogSnapshot) -> ServerNames:
+    """The catalog's servers as :class:`ServerNames`, kept in the snapshot's memo."""
+    found = view.memo.server_names
+    if found is None:
+        found = view.memo.server_names = ServerNames(view.index.server_names)
+    return found
+
+
+def named_servers(text: str, servers: Collection[str] | ServerNames) -> frozenset[str]:
     """The servers ``text`` names as products: a server's name (its words in order, ``google-calendar``
     as "Google Calendar") said as a proper noun, capitalised ("search Notion", "Sentry issue WEB-3F2")
     but not as the verb a sentence or a clause opens with ("Fetch the page"), or spelled as no
     ordinary word is, with a digit or an inner capital ("Context7", "MongoDB"); a day or a month is
     no product. A server whose name is an ordinary word said in lower case ("fetch the page", "the
-    time") is not named."""
+    time") is not named. ``servers``: names, or the catalog's :class:`ServerNames`."""
+    if not isinstance(servers, ServerNames):
+        servers = ServerNames(servers)
     found: set[str] = set()
     lowered = text.lower()
-    for server in servers:
-        said_as = _server_pattern(server)
-        # The pattern needs the server's first word somewhere in the text: most servers are not, and
-        # are passed over without running it (a catalog holds thousands of servers).
-        if said_as is None or said_as[0] not in lowered:
+    for first, said in servers.by_word.items():
+        # The pattern needs the server's first word somewhere in the text: most servers' is not, and
+        # they are passed over without running it (a catalog holds thousands of servers).
+        if first not in lowered:
             continue
-        for m in said_as[1].finditer(text):
-            said = m.group(0)
-            start = not text[:m.start()].strip() or re.search(r"[.;:!?,(]\s*$", text[:m.start()]) is not None
-            if re.search(r"\d|[a-z][A-Z]", said) or (said[0].isupper() and not (start and said.lower() in VERBS)):
-                found.add(server)
-                break
+        for server, pattern in said:
+            for m in pattern.finditer(text):
+                said_as = m.group(0)
+                start = not text[:m.start()].strip() or re.search(r"[.;:!?,(]\s*$", text[:m.start()]) is not None
+                if re.search(r"\d|[a-z][A-Z]", said_as) or (said_as[0].isupper()
+                                                            and not (start and said_as.lower() in VERBS)):
+                    found.add(server)
+                    break
     return frozenset(found)
 
 
@@ -497,7 +522,7 @@ def plan(view: CatalogSnapshot, steps: Sequence[Step], sims: np.ndarray,
     index = view.index
     servers_said = index.server_words
     task_words = frozenset(w for s in steps for w in search_tokens(spelled(s.clause or s.text), drop_stopwords=True))
-    in_task = named_servers(" ".join(dict.fromkeys(s.clause or s.text for s in steps)), view.index.server_names)
+    in_task = named_servers(" ".join(dict.fromkeys(s.clause or s.text for s in steps)), server_names(view))
     in_step = {id(s): named_servers(s.clause or s.text, in_task) for s in steps}
     rows_of = {server: [view.row_of[t] for t in servers.get(server, ())] for server in in_task}
 
