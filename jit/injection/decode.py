@@ -85,8 +85,11 @@ def _text(raw: bytes) -> str | None:
 
 #: A base64 run (standard or URL-safe alphabet); runs wrapped over lines are joined first.
 _B64 = re.compile(rf"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{{{MIN_BASE64},}}={{0,6}}(?![A-Za-z0-9+/=_-])")
-#: A line break inside a wrapped base64 block (after a full line of 40 or more characters).
-_B64_WRAP = re.compile(r"([A-Za-z0-9+/]{40,})[ \t]*\r?\n[ \t]*(?=[A-Za-z0-9+/]{4})")
+#: A line break inside a wrapped base64 block (after a full line of 40 or more characters). The line
+#: starts where a run starts: tried from every position inside a long run, the pattern took time in
+#: the square of its length (a 16 KiB description of one run: seconds), and a match from inside a run
+#: is one from its start anyway.
+_B64_WRAP = re.compile(r"(?<![A-Za-z0-9+/])([A-Za-z0-9+/]{40,})[ \t]*\r?\n[ \t]*(?=[A-Za-z0-9+/]{4})")
 _UPPER = re.compile(r"[A-Z]")
 _LOWER = re.compile(r"[a-z]")
 
