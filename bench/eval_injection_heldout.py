@@ -27,7 +27,8 @@ from jit.models import ToolDef
 DATA = Path(__file__).parent / "data" / "injection_heldout"
 #: The sets, by the files of the directory (``set<N>_hostile.jsonl``): a new set is measured once it is added.
 _SET_FILE = re.compile(r"set(\d+)_hostile\.jsonl")
-SETS = tuple(sorted((m.group(1) for p in DATA.glob("set*_hostile.jsonl") if (m := _SET_FILE.fullmatch(p.name))), key=int))
+SETS = tuple(sorted((m.group(1) for p in DATA.glob("set*_hostile.jsonl") if (m := _SET_FILE.fullmatch(p.name))),
+                    key=int))
 
 
 def load(path: Path) -> list[dict]:
