@@ -134,6 +134,22 @@ def test_of_a_steps_options_the_whole_tasks_score_settles_which_comes_first_and_
                                                                                         3: "the identifier b needs"}
 
 
+def test_an_implied_steps_tool_is_its_own_best_of_the_server_the_whole_task_prefers():
+    # "Review PR #214": the task scores the reviews (2) far over the pull request itself (1), which
+    # the implied step "get the details of a pull request" ranks first; another host's (3) is behind.
+    planned = [("get the details of a pull request", ((1, 180.0), (2, 156.0), (3, 150.0)))]
+    final = {1: 60, 2: 96, 3: 40}
+    heads = {1: ("github", "get_pull_request"), 2: ("github", "get_pull_request_reviews"),
+             3: ("gitlab", "get_merge_request")}
+    assert next(iter(settle(planned, final, {}, heads=heads, room=0))) == 2  # a step the task says
+    assert next(iter(settle(planned, final, {}, heads=heads, room=0,
+                            implied={"get the details of a pull request"}))) == 1
+    # The server is still the whole task's: one it prefers wins over the step's best elsewhere.
+    elsewhere = [("get the details of a pull request", ((3, 180.0), (1, 150.0), (2, 140.0)))]
+    assert next(iter(settle(elsewhere, {1: 60, 2: 96, 3: 10}, {}, heads=heads, room=0,
+                            implied={"get the details of a pull request"}))) == 1
+
+
 def test_a_tools_name_that_says_the_steps_verb_and_object_fits_it_better_than_a_siblings():
     commit = Step("commit it", "/write")
     assert name_fit("git_commit", "git", commit) == 1.0

@@ -560,13 +560,16 @@ def _no_feeds(t: int) -> list[int]:
 
 def settle(planned: Sequence[Planned], final: Mapping[int, float], names: Mapping[int, str],
            feeds: Feeds = _no_feeds, heads: Mapping[int, tuple[str, str]] | None = None,
-           full: Collection[int] = (), room: int | None = None, least: float = 0) -> dict[int, str]:
+           full: Collection[int] = (), room: int | None = None, least: float = 0,
+           implied: Collection[str] = ()) -> dict[int, str]:
     """Tool id -> the step it is the tool of: per step of :func:`plan`, of its options that are
     candidates the step may take (``final``: their final score for the whole task; a hosted
     system's tool the task does not point at is left out by the caller), the best by
     ``STEP_WEIGHT`` × its ranking for the step (:func:`step_tools`) + the rest × its final
     score, or, when another step has taken that one, an option of the same server within
-    :data:`CLOSE` of it that the step's own ranking puts higher; each with the producers of the identifiers it needs. Then, while Full has room (fewer
+    :data:`CLOSE` of it that the step's own ranking puts higher; for a step the task implies (its
+    text in ``implied``), that best's server's option the step's own ranking puts first; each with
+    the producers of the identifiers it needs. Then, while Full has room (fewer
     than ``room`` tools in ``full``, the tools Full holds already, and the chosen), the second
     best of a step whose second is within :data:`CLOSE` of its best and of the same server
     (``heads``: another server's tool for the same thing is no ambiguity), and whose final score
@@ -589,10 +592,18 @@ def settle(planned: Sequence[Planned], final: Mapping[int, float], names: Mappin
                          for i, (t, v) in enumerate(options) if t in final), reverse=True)
         if not ranked:
             continue
+        own = dict(options)
+        if text in implied and heads is not None:
+            # An implied step's text is jit's, in the words of the tool that does it ("get the
+            # details of a pull request"); the whole task, which does not say it, scores higher the
+            # tools of what it does say ("review PR #214": the reviews). The task chooses the server,
+            # the step's own ranking the tool of it.
+            lead = heads[ranked[0][2]][0]
+            same = sorted((r for r in ranked if heads[r[2]][0] == lead), key=lambda r: -own[r[2]])
+            ranked = same + [r for r in ranked if heads[r[2]][0] != lead]
         # Two steps said apart are rarely one call: a step whose best tool another step has taken,
         # and that another tool of the same server matches better by the step's own ranking (the
         # whole task's score put the taken one first), takes that one when it is near (CLOSE).
-        own = dict(options)
         other = next((r for r in ranked[1:] if r[2] not in chosen and r[0] >= ranked[0][0] - CLOSE
                       and own[r[2]] > own[ranked[0][2]] and (
             heads is None or heads[r[2]][0] == heads[ranked[0][2]][0])), None) if ranked[0][2] in chosen else None
