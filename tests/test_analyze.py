@@ -264,6 +264,8 @@ def test_task_profile_of_chinese_and_empty_text():
     ("Add a .gitignore that ignores node_modules/, dist/ and .env, then commit it.", (".gitignore",)),
     ("Create README.md with a short intro, then make a new docs/index.html", ("README.md", "docs/index.html")),
     ("Read config.json and add a field for the proxy", ()),
+    # A file said to be new, without a verb of its own.
+    ('Add a health endpoint: new file src/routes/health.py returning {"status": "ok"}', ("src/routes/health.py",)),
     # Read, not written; a PDF (made by converting or printing, no one kind of tool); a directory;
     # no write verb.
     ("Read the data under /root/excel/people.xlsx and tell me Sophia's BMI", ()),
@@ -296,9 +298,21 @@ def test_task_file_targets_are_the_files_the_task_writes(task, targets):
     ("please refactor getUserName to take an id", True),  # a camelCase identifier is
     # a file named to write is that file's step, not an edit of the code
     ("Fix the typo and save the result to notes/todo.md", False),
+    # a verb that puts something into the code of a file the clause names, whatever it writes elsewhere
+    ("Check httpx's docs for timeouts, then give the client in src/http_client.py a 10 second timeout.", True),
+    ("registered in src/app.py next to the other routes", True),
+    ("Wire the new retry helper into src/net/client.py", True),
+    # ... but not with no file beside it, to the user, or of a URL's page
+    ("Add a comment on PR #5 about the bug", False),
+    ("Give me the list of functions in src/app.py", False),
+    ("Add the link https://acme.dev/docs/index.html to the Trello card", False),
+    ("Give the design review a thumbs up, then read docs/review.md", False),  # another clause's file
 ])
 def test_a_task_that_changes_code_in_place_edits_a_file(task, edits):
-    assert analyze_task(task, DEFAULT_SHARDS).edits_code is edits
+    p = analyze_task(task, DEFAULT_SHARDS)
+    assert p.edits_code is edits
+    # An edit is a /write step, stated or implied: the policy's file_step('edit') needs it.
+    assert edits <= ("/write" in p.capabilities or "/write" in p.implied)
 
 
 @pytest.mark.parametrize(("path", "fmt"), [

@@ -9,6 +9,7 @@ from jit.selection.budget import Estimates, cap_full
 from jit.selection.step_words import action_free, leading_capability, name_fit, noun_uses, spelled
 from jit.selection.steps import (
     CURRENT_TIME,
+    FILE_STEP,
     OPEN_PAGE,
     READ_CHANGE,
     READ_CHANGED_FILES,
@@ -35,6 +36,17 @@ def test_a_task_is_its_clauses_with_the_steps_they_imply_and_without_what_it_for
     assert any(s.capability == "/write" and "Fix the bug" in s.text for s in steps)
     assert any(s.text == RUN_COMMAND and s.implied and s.clause == "run the tests" for s in steps)
     assert not any("push" in t for t in texts)  # a clause that forbids is not a step
+
+
+def test_putting_something_into_a_named_source_file_is_an_edit_of_it_read_first():
+    steps = task_steps("Check httpx's docs for how per-request timeouts work, then give the client in "
+                       "src/http_client.py a 10 second timeout.")
+    edit = next(s for s in steps if s.text.startswith("give the client"))
+    assert (edit.capability, edit.by) == ("/write", FILE_STEP)  # the policy's file editor does it
+    assert any(s.text == READ_CODE and s.clause == edit.text for s in steps)
+    steps = task_steps('Add a health endpoint: new file src/routes/health.py returning {"status": "ok"}, '
+                       "registered in src/app.py next to the other routes.")
+    assert [s.by for s in steps if s.capability == "/write"] == [FILE_STEP, FILE_STEP]
 
 
 def test_looking_at_a_page_implies_opening_it_first():

@@ -31,6 +31,7 @@ from .vocab import (
     STOPWORDS,
     TASK_STEP_VERBS,
     CODE_CHANGE_WORDS,
+    CODE_EDIT_WORDS,
     Evidence,
     cjk_terms,
     name_tokens,
@@ -436,6 +437,9 @@ def analyze_task(text: str, shards: Mapping[str, ShardConfig] | None = None) -> 
     targets = file_targets(clean)
     if targets and "/write" not in caps and "/write" not in implied:
         implied += ("/write",)  # "generate a report in notes/x.md": the file is written
+    edits = not targets and ((("/write" in caps or "/write" in implied) and edits_code(clean)) or puts_into_code(clean))
+    if edits and "/write" not in caps and "/write" not in implied:
+        implied += ("/write",)  # "give the client in src/http.py a timeout": the file is edited
     doms = _select(dom_scores, minimum=2.0, ratio=0.5, limit=2) or ["/general"]
     return TaskProfile(
         categories=tuple(cats),
@@ -445,7 +449,7 @@ def analyze_task(text: str, shards: Mapping[str, ShardConfig] | None = None) -> 
         capability_scores={c: clamp_score(100 * min(1.0, cap_scores[c] / 4.0)) for c in caps},
         implied=implied,
         file_targets=targets,
-        edits_code=not targets and ("/write" in caps or "/write" in implied) and edits_code(clean),
+        edits_code=edits,
     )
 
 
@@ -478,10 +482,12 @@ _TARGET_PATH = (rf"((?:[A-Za-z]:\\|~/|\.{{1,2}}/|/)?(?:[\w.\-]+[/\\])*[\w\-]*\.(
 _FILE_TARGET = re.compile(
     rf"\b(?:to|in|at|into|as|on|under)\s+(?:the\s+(?:file\s+)?)?[`'\"“]?{_TARGET_PATH}", re.IGNORECASE)
 _WRITE_VERB = re.compile(rf"\b(?:{_WRITE_VERBS})\b", re.IGNORECASE)
-#: ... or the file is the object of a verb that makes it: "add a .gitignore", "create README.md".
+#: ... or the file is the object of a verb that makes it: "add a .gitignore", "create README.md",
+#: or said to be new ("new file src/routes/health.py").
 _FILE_OBJECT = re.compile(
-    r"\b(?:create|creates|created|add|adds|added|write|writes|generate|generates|draft|drafts|make|makes|produce"
-    rf"|produces)\s+(?:(?:a|an|the)\s+)?(?:new\s+|empty\s+)?[`'\"“]?{_TARGET_PATH}", re.IGNORECASE)
+    r"(?:\b(?:create|creates|created|add|adds|added|write|writes|generate|generates|draft|drafts|make|makes|produce"
+    r"|produces)\s+(?:(?:a|an|the)\s+)?(?:new\s+|empty\s+)?|\bnew\s+file\s+(?:called\s+|named\s+)?)"
+    rf"[`'\"“]?{_TARGET_PATH}", re.IGNORECASE)
 #: How far before the path its write verb may be (within the same clause).
 _VERB_REACH = 160
 
@@ -505,11 +511,28 @@ _CODE_SIGN = re.compile(
     r"|endpoint|null\s*pointer|off-by-one|segfault|typo)\b")
 
 
+#: A verb that puts something into code (vocab.CODE_EDIT_WORDS, any inflection) said as an
+#: instruction, then within its clause (no comma between) a local source or config file's name (not a URL's).
+_CODE_EDIT = re.compile(
+    r"(?:^|[.;:!?,]\s*|\b(?:and|then|please|to|also|now|just)\s+)(?:" + "|".join(CODE_EDIT_WORDS)
+    + rf")(?:s|es|ed|d|ing)?\b(?![/-])(?!\s+(?:me|us)\b)[^,.;!?\n]*?(?<![\w/.:@\-])(?:[\w.\-]+/)*[\w\-]+\.(?:{_TEXT_EXTENSIONS})\b(?![/\w])",
+    re.IGNORECASE)
+_URL = re.compile(r"\b(?:https?|ftp)://\S+", re.IGNORECASE)
+
+
 def edits_code(text: str) -> bool:
     """Whether ``text`` asks to change code or a config in place: a code-change verb and a sign
     of code (a source file's name, an identifier, a programming word). "Switch the lights off"
-    and "change 100 USD to EUR" have the verb but no sign of code."""
+    and "change 100 USD to EUR" have the verb but no sign of code. See also :func:`puts_into_code`."""
     return bool(_CODE_CHANGE_VERB.search(text)) and bool(_CODE_SIGN.search(text))
+
+
+def puts_into_code(text: str) -> bool:
+    """Whether ``text`` asks to put something into a source or config file it names: a verb of
+    vocab.CODE_EDIT_WORDS and the file in the same clause ("then give the client in
+    src/http_client.py a 10 second timeout", "registered in src/app.py"). A code edit whatever the
+    capabilities read: "give" is no write of a tool's, but given a file of code, it edits it."""
+    return bool(_CODE_EDIT.search(_URL.sub(" ", text)))
 
 
 def target_format(path: str) -> str:

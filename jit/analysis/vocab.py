@@ -38,6 +38,7 @@ __all__ = [
     "STOPWORDS",
     "TASK_STEP_VERBS",
     "CODE_CHANGE_WORDS",
+    "CODE_EDIT_WORDS",
     "Evidence",
     "cjk_terms",
     "name_tokens",
@@ -294,6 +295,12 @@ TASK_STEP_VERBS: dict[str, dict[str, float]] = _compile_lexicon(_TASK_STEP_WORDS
 #: git's index, not a file (jit.analysis.offline_analyzer.edits_code).
 CODE_CHANGE_WORDS: tuple[str, ...] = tuple(
     w.rstrip("!") for w in _TASK_STEP_WORDS["/write"].split() if w.rstrip("!") not in ("stage", "unstage"))
+
+#: Verbs that change code when they put something into a source file the clause names ("give the
+#: client in src/http_client.py a timeout", "registered in src/app.py", "add a retry to
+#: src/net.py"): a code edit only with the file beside them (jit.analysis.offline_analyzer.edits_code),
+#: as "add a comment" or "give me the list" change no code.
+CODE_EDIT_WORDS: tuple[str, ...] = ("add", "give", "register", "insert", "replace", "wire")
 
 _DOMAIN_WORDS: dict[str, str] = {
     "/python": "python! pip! pypi! django! flask! fastapi! pandas! numpy! jupyter! pytest! conda! poetry! "

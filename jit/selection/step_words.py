@@ -33,7 +33,7 @@ VERBS = {
     **dict.fromkeys(("fix", "change", "add", "create", "make", "put", "write", "update", "edit", "set", "rename",
                      "move", "bump", "switch", "checkout", "commit", "push", "merge", "stash", "rebase",
                      "cherry-pick", "tag", "log", "file", "register", "mark", "assign", "refund", "book",
-                     "schedule", "upload", "insert", "record", "save", "apply", "resolve", "close", "hop"), "/write"),
+                     "schedule", "upload", "insert", "record", "save", "apply", "resolve", "close", "hop", "give"), "/write"),
     **dict.fromkeys(("delete", "remove", "clear", "drop", "purge", "wipe", "archive"), "/delete"),
     **dict.fromkeys(("send", "tell", "leave", "post", "email", "mail", "reply", "comment", "notify", "message",
                      "forward", "announce", "ping", "dm"), "/send"),
