@@ -6,6 +6,7 @@ import numpy as np
 
 from jit.models import ServerStatus, StoredTool, ToolAnalysis, ToolDef
 from jit.selection.budget import Estimates, cap_full
+from jit.selection.compiler import _fed
 from jit.selection.step_words import action_free, leading_capability, name_fit, noun_uses, spelled
 from jit.selection.steps import (
     CURRENT_TIME,
@@ -216,6 +217,28 @@ def test_a_required_object_is_handed_out_by_the_tool_that_lists_it():
     assert producers(card, _lines(more)) == [7]
     assert producers(_tool(1, "linear", "linear_createIssue", "", ("teamId",)),
                      _lines([(2, _tool(2, "linear", "linear_getTeams", "Teams"))])) == [2]  # after its server's name
+
+
+def test_a_tool_full_by_its_score_brings_the_tool_that_hands_out_its_identifier():
+    docs = _tool(1, "context7", "query-docs", "Query a library's docs", ("libraryId", "query"))
+    resolve = _tool(2, "context7", "resolve-library-id", "Resolve a package name to a library ID")
+    files = _tool(3, "forge", "get_file", "A file of a repository", ("repo", "path"))
+    repos = _tool(4, "forge", "search_repos", "Search repositories")
+    assert producers(files, _lines([(4, repos)])) == [4]
+    assert producers(files, _lines([(4, repos)]), ids_only=True) == []  # a repository is said, not looked up
+    assert producers(docs, _lines([(2, resolve)]), ids_only=True) == [2]
+    feeds = {1: [2], 3: [], 5: [6], 7: [8]}
+    tools = [scored("context7", "query-docs", Tier.FULL, 90),
+             scored("context7", "resolve-library-id", Tier.CONDENSED, 50),
+             scored("chat", "reply", Tier.FULL, 45), scored("chat", "list_channels", Tier.CONDENSED, 40),
+             scored("maps", "details", Tier.FULL, 80), scored("maps", "search", Tier.EXCLUDED, 10)]
+    for i, s in enumerate(tools, 1):
+        s.id = i
+    tools[2].id, tools[3].id, tools[4].id, tools[5].id = 5, 6, 7, 8
+    _fed(tools, lambda t, ids_only=False: feeds.get(t, []) if ids_only else [], 70)
+    assert tools[1].tier is Tier.FULL and tools[1].step == "the identifier context7__query-docs needs"
+    assert tools[3].tier is Tier.CONDENSED  # its consumer is Full below full_threshold, not by its score
+    assert tools[5].tier is Tier.EXCLUDED  # a producer the compile does not render stays out
 
 
 def test_a_chosen_producer_that_needs_an_identifier_brings_its_own_producer():

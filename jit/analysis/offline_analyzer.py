@@ -512,10 +512,12 @@ _CODE_SIGN = re.compile(
 
 
 #: A verb that puts something into code (vocab.CODE_EDIT_WORDS, any inflection) said as an
-#: instruction, then within its clause (no comma between) a local source or config file's name (not a URL's).
+#: instruction, then within its clause (no comma between) a local source or config file's name
+#: (not a URL's).
 _CODE_EDIT = re.compile(
     r"(?:^|[.;:!?,]\s*|\b(?:and|then|please|to|also|now|just)\s+)(?:" + "|".join(CODE_EDIT_WORDS)
-    + rf")(?:s|es|ed|d|ing)?\b(?![/-])(?!\s+(?:me|us)\b)[^,.;!?\n]*?(?<![\w/.:@\-])(?:[\w.\-]+/)*[\w\-]+\.(?:{_TEXT_EXTENSIONS})\b(?![/\w])",
+    + r")(?:s|es|ed|d|ing)?\b(?![/-])(?!\s+(?:me|us)\b)[^,.;!?\n]*?"
+    + rf"(?<![\w/.:@\-])(?:[\w.\-]+/)*[\w\-]+\.(?:{_TEXT_EXTENSIONS})\b(?![/\w])",
     re.IGNORECASE)
 _URL = re.compile(r"\b(?:https?|ftp)://\S+", re.IGNORECASE)
 

@@ -55,7 +55,7 @@ from .rerank import load_reranker
 from .retrieve import RetrievalIndex, split_task
 from .scored_tool import ScoredTool, best_first
 from .snapshot import CatalogSnapshot, ShardTables, label_rows
-from .steps import Step, asked, named_servers, plan, server_names, settle, task_steps
+from .steps import Feeds, Step, asked, named_servers, plan, server_names, settle, task_steps
 from .task import TaskContext, task_facts
 from .tiers import Tier
 from .tokens import EstimateCounter, TokenCounter, default_counter
@@ -349,9 +349,11 @@ class Compiler:
         reader.seal(unread, view.analyses, complete)
 
     def _score(self, ctx: TaskContext, warnings: list[str], *, pool: int | None = None
-               ) -> tuple[CatalogSnapshot, list[ScoredTool], dict[str, list[str]], CandidateReader, np.ndarray | None]:
+               ) -> tuple[CatalogSnapshot, list[ScoredTool], dict[str, list[str]], CandidateReader, np.ndarray | None,
+                          Feeds]:
         """Every candidate of a task with its points, scores and wanted tier (no budget yet), the
-        reader of their definitions, and the task's vector (None: no text, or no tool vectors)."""
+        reader of their definitions, the task's vector (None: no text, or no tool vectors), and
+        the producers of the identifiers a tool requires (:func:`~jit.selection.steps.producers`)."""
         text = " ".join([ctx.task, *(os.path.basename(f) for f in ctx.files)]).strip()
         query = asked(text)  # what retrieval scores: not the clauses that forbid something
         steps = task_steps(ctx.task, self.config.shards)
@@ -428,7 +430,7 @@ class Compiler:
         shown: dict[str, list[str]] = {}
         for f in facts:
             shown.setdefault(f[0].removeprefix("task_"), []).append(str(f[1]))
-        return view, out, shown, reader, task_vector
+        return view, out, shown, reader, task_vector, feeds
 
     def _learned(self, view: CatalogSnapshot, shard: str, query: np.ndarray | None,
                  denied: Mapping[int, tuple[str, ...]], allowed: np.ndarray) -> dict[int, Evidence]:
@@ -492,7 +494,7 @@ class Compiler:
         sel = self.config.tool_selection
         warnings: list[str] = []
         budget = ctx.budget if ctx.budget is not None else sel.token_budget
-        view, tools, task_facts, reader, query = self._score(ctx, warnings)
+        view, tools, task_facts, reader, query, feeds = self._score(ctx, warnings)
         missing = _embedding_warning(view.index)
         if missing:
             warnings.append(missing)
@@ -502,6 +504,7 @@ class Compiler:
         # Token estimates are kept in the snapshot's memo: the next compile's candidates overlap.
         estimates = Estimates(fmt, self._estimate, view.memo.costs)
         cap_full(tools, sel.max_full_tools, sel.max_full_share * budget, estimates, warnings)
+        _fed(tools, feeds, sel.full_threshold)
         used, budget_warnings = fit_budget(tools, budget, fmt, self.counter, estimates=estimates, shard=ctx.shard)
         warnings += budget_warnings
         if getattr(self.counter, "last_error", None):
@@ -575,7 +578,7 @@ class Compiler:
             self._check(ctx)
 
             def by_final() -> list[tuple[StoredTool, float, str]]:
-                _view, tools, _facts, reader, _query = self._score(ctx, [], pool=pool)
+                _view, tools, _facts, reader, _query, _feeds = self._score(ctx, [], pool=pool)
                 ranked = sorted(tools, key=lambda s: (-s.final, -s.vector, s.name))[:k]
                 reader.fetch(ranked)
                 return [(s.tool, s.final / 100.0, s.name) for s in ranked]  # the snapshot's rendered name
@@ -613,6 +616,21 @@ def _learned_reasons(e: Evidence, points: Mapping[str, int]) -> list[str]:
     if e.unused and points.get("unused"):
         out.append(f"shown in Full for {e.unused} similar task{'s' if e.unused != 1 else ''} and never called")
     return out
+
+
+def _fed(tools: Sequence[ScoredTool], feeds: Feeds, least: float) -> None:
+    """A tool Full by its score (at least ``least``, ``full_threshold``) that requires an
+    identifier, a parameter named as one, that another rendered candidate of its server hands out
+    (``query-docs`` the ``libraryId`` of ``resolve-library-id``): that producer is Full too, as a
+    step's tool is (it keeps its place past the caps), since the Full tool cannot be called
+    without it. A step's tools brought theirs already (:func:`~jit.selection.steps.settle`)."""
+    by_id = {s.id: s for s in tools}
+    for s in [s for s in tools if s.tier is Tier.FULL and not s.step and not s.skeleton and s.final >= least]:
+        for p in feeds(s.id, True):
+            fed = by_id.get(p)
+            if fed is not None and fed.tier in (Tier.CONDENSED, Tier.MINIMAL):
+                fed.step, fed.wanted, fed.tier = f"the identifier {s.name} needs", Tier.FULL, Tier.FULL
+                fed.reasons.insert(0, f"tool of the step {fed.step!r}")
 
 
 def _embedding_warning(index: RetrievalIndex) -> str | None:

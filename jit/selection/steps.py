@@ -173,9 +173,10 @@ class Step:
 
 #: A planned step (:func:`plan`): its text and its options ``(tool id, match)``.
 Planned = tuple[str, tuple[tuple[int, float], ...]]
-#: The tools that hand out the identifiers a tool requires (:func:`producers`), asked only of a
-#: step's chosen tool: it is rendered in Full, so its definition is read anyway.
-Feeds = Callable[[int], list[int]]
+#: The tools that hand out the identifiers a tool requires (:func:`producers`, its ``ids_only``
+#: second), asked only of a tool rendered in Full (a step's chosen tool, a tool Full by its
+#: score), whose definition is read anyway.
+Feeds = Callable[[int, bool], list[int]]
 
 
 @dataclass(frozen=True)
@@ -418,19 +419,22 @@ def _words(name: str) -> str:
     return re.sub(r"[_\-.]+", " ", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name)).lower()
 
 
-def producers(tool: StoredTool, siblings: Sequence[tuple[int, str, str]]) -> list[int]:
+def producers(tool: StoredTool, siblings: Sequence[tuple[int, str, str]], ids_only: bool = False) -> list[int]:
     """The tools of ``tool``'s server that hand out an identifier it requires: for a required
     parameter ``<stem>Id`` / ``<stem>_id`` (``libraryId``, ``channel_id``, ``team_id``), the
     sibling whose name lists, searches, resolves or finds and holds the stem (a name that
     holds it before one whose Condensed line does, then the one of fewest words).
     ``siblings``: ``(id, name, Condensed line)`` of the server's other tools: what the snapshot
     holds of every tool, so no definition but the tool's own is read (a producer's own producers
-    are asked by :func:`settle` once it is chosen)."""
+    are asked by :func:`settle` once it is chosen). ``ids_only``: only for the parameters named
+    as identifiers (``libraryId``, not ``repo``, which a task usually says)."""
     schema = tool.tool.input_schema or {}
     required = [p for p in schema.get("required") or () if isinstance(p, str)]
     found: list[int] = []
     for param in required:
         m = _ID_PARAM.match(param)
+        if ids_only and not m:
+            continue
         stem = ((m.group("stem") or m.group("pre")) if m else param).lower()
         if len(stem) < (3 if m else 4):
             continue
@@ -544,17 +548,17 @@ def plan(view: CatalogSnapshot, steps: Sequence[Step], sims: np.ndarray,
             continue
         planned.append((step.text, tuple((view.rows[r], v) for r, v in found.options)))
 
-    def feeds(t: int) -> list[int]:
+    def feeds(t: int, ids_only: bool = False) -> list[int]:
         # The siblings by name and Condensed line, which the snapshot holds: a compile reads the
         # definitions of the tools it renders and no others (tests/test_candidate_reads.py).
         siblings = [(i, view.heads[i][1], view.memo.summaries.get(i, "")) for i in servers.get(view.heads[t][0], ())
                     if i != t]
-        return [p for p in producers(view.by_id[t], siblings) if usable(view.row_of[p])]
+        return [p for p in producers(view.by_id[t], siblings, ids_only) if usable(view.row_of[p])]
 
     return planned, feeds
 
 
-def _no_feeds(t: int) -> list[int]:
+def _no_feeds(t: int, ids_only: bool = False) -> list[int]:
     return []
 
 
