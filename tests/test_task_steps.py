@@ -266,6 +266,11 @@ def test_a_steps_capability_is_its_leading_verbs_and_a_question_reads():
     assert spelled("open a PR") == "open a PR (pull request)"
     # a fragment that names neither a verb nor a change is no step of its own
     assert [s.text for s in task_steps("Read the paper webarena, mind2web and mind2web2")] == ["Read the paper webarena"]
+    # the verbs of what a clause asks about are not its step's: thinking whether to move, saying what one adds
+    assert [s.capability for s in task_steps("Think through whether our services should move from REST to gRPC")] == [
+        "/read"]
+    assert task_steps("List the PRs merged this week and say what each one adds")[-1].capability == "/read"
+    assert task_steps("Move the card to Done")[-1].capability == "/write"  # a verb of its own
 
 
 def test_a_word_the_task_says_as_a_name_is_not_its_action():
