@@ -54,6 +54,10 @@ def test_looking_at_a_page_implies_opening_it_first():
     steps = task_steps("Open http://localhost:8000/login in a headless browser and look for console errors.")
     assert steps[0].text == OPEN_PAGE and steps[0].implied and steps[0].capability == "/read"
     assert all(s.text != OPEN_PAGE for s in task_steps("Summarise https://example.com/post for me."))
+    # an address on this machine is a local app's page or endpoint: the task names it to look at it
+    steps = task_steps("Is the API on my machine up? http://localhost:8080/health should say ok.")
+    assert [s.text for s in steps if s.implied] == [OPEN_PAGE]
+    assert all(s.text != OPEN_PAGE for s in task_steps("Comment the PR link https://github.com/acme/web/pull/5 on it"))
 
 
 def test_reviewing_a_pull_request_implies_reading_it_and_the_files_it_changes():
