@@ -85,7 +85,7 @@ FILLER_ROWS = 3
 FIRST_SIGHT = ("blind17", "blind18", "blind19", "blind20", "blind21", "blind22")
 #: The held-out sets of ``bench/data/injection_heldout/`` that are spent (run once unseen, since development
 #: data): the shipped model trains on them. A set not yet run is never listed here.
-DEV_SETS = ("2", "3", "4")
+DEV_SETS = ("2", "3", "4", "5")
 
 
 def heldout_rows(s: str, kind: str) -> list[dict]:
@@ -203,7 +203,9 @@ def measure(model: InjectionModel, sample: Sample) -> dict:
     missed = Counter(r.get("kind") or r.get("class") for r, f in zip(sample.rows, final) if bool(f) != sample.hostile)
     return {"sample": sample.name, "n": len(sample.rows), "hostile": sample.hostile, "trained_on": sample.trained,
             "rules": rules, "flagged": caught, "rate": round(caught / max(1, len(sample.rows)), 4),
-            "wrong_by_kind": dict(sorted(missed.items(), key=lambda kv: str(kv[0])))}
+            "wrong_by_kind": dict(sorted(missed.items(), key=lambda kv: str(kv[0]))),
+            "wrong": [r.get("id") or r.get("source") or r.get("name") for r, f in zip(sample.rows, final)
+                      if bool(f) != sample.hostile]}
 
 
 def main(argv: list[str] | None = None) -> int:
