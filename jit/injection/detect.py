@@ -104,10 +104,10 @@ from .commands import version_text as commands_version
 from .decode import asks_to_decode, decoded_reading, dynamic_code, revealed_order
 from .decode import version_text as decode_version
 from .i18n_rules import NON_ENGLISH_RULES
-from .cues import CONVO, EVERY, OPENING
+from .cues import CONVO, EVERY, OPENING, SECRET
 from .intent import _SENTENCE_END, INTENTS, intent_flags
 from .model import InjectionModel, judged_texts, model_text, model_version, shipped_model, text_scores
-from .params import param_value_flags
+from .params import offered_values, param_value_flags, schema_nodes
 from .params import version_text as params_version
 from .rules import ENGLISH_RULES, TOKEN
 from .tool_rules import TOOL_RULES
@@ -241,7 +241,7 @@ HOSTILE_RULES_VERSION = hashlib.sha256("\n".join([
     _VERSION_SUFFIX.pattern, _MENTION.pattern, _SETUP_STEP.pattern, _ALL_SERVERS.pattern, _ABOUT_ATTACKS.pattern,
     _EXAMPLE_SPAN.pattern, _CODEC.pattern, *sorted(STRUCTURAL_FLAGS), _SENTENCE_KEY.pattern, "latin-veto",
     *sorted(UNCONTRADICTED_FLAGS), "param-values-kept", _OWN_STEP.pattern,
-    _CONTENT_GUARD.pattern,
+    _CONTENT_GUARD.pattern, "own-fields-are-values",
 ]).encode()).hexdigest()[:16]
 
 _WS = re.compile(r"\s+")
@@ -437,10 +437,11 @@ def _instruction_flags(text: str, own_name: str = "", own_names: tuple[str, ...]
 
 
 def _payload_flags(text: str, found: set[str], own_name: str, own_names: tuple[str, ...], name: str = "",
-                   purpose: str = "") -> set[str]:
+                   purpose: str = "", fields: re.Pattern[str] | None = None) -> set[str]:
     """What ``text`` (de-hidden, as written) hides or orders beyond its wording: a dangerous command,
     code that runs an encoded blob, and what its decoded reading says that ``found`` (the flags
-    of the text as written) lacks, with ``instruction:encoded``."""
+    of the text as written) lacks, with ``instruction:encoded``; the tool's own ``fields`` (:func:`_own_fields`)
+    read in it as they are in the text as written."""
     out: set[str] = set()
     low = text.lower()
     if dangerous_command(text, name, purpose, low):
@@ -449,7 +450,8 @@ def _payload_flags(text: str, found: set[str], own_name: str, own_names: tuple[s
         out.add(FLAG_ENCODED)
     decoded = decoded_reading(text)
     if decoded is not None:
-        extra = _instruction_flags(decoded, own_name, own_names) - found - out
+        extra = _instruction_flags(fields.sub("this value", decoded) if fields else decoded, own_name,
+                                   own_names) - found - out
         if dangerous_command(decoded, name, purpose) and FLAG_DANGEROUS_COMMAND not in found | out:
             extra.add(FLAG_DANGEROUS_COMMAND)
         if dynamic_code(decoded):
@@ -485,13 +487,41 @@ def _rule_findings(tool: ToolDef) -> set[str]:
         found.add(FLAG_OVERSIZED)
     own = tool.name if len(tool.name) >= 5 and _IDENTIFIER.fullmatch(tool.name) else ""
     own_names = (tool.name.lower(), tool.server.lower())
-    found.update(_instruction_flags(read, own.lower(), own_names))
+    fields = _own_fields(tool.input_schema)
+    found.update(_instruction_flags(fields.sub("this value", read) if fields else read, own.lower(), own_names))
     if FLAG_MUST_CALL_FIRST in found and _SETUP_STEP.search(purpose) and not _every_turn(clean.lower()):
         found.discard(FLAG_MUST_CALL_FIRST)
     found |= _payload_flags(clean, found, own.lower(), own_names, f"{tool.name} {tool.title or ''}",
-                            first_sentence(remove_hidden(desc)))
+                            first_sentence(remove_hidden(desc)), fields)
     found |= param_value_flags(tool.input_schema, _job(tool))
     return found
+
+
+#: Identifiers of the tool's own schema read as the value they are, not as another tool: at most this many.
+_MAX_FIELDS = 200
+
+
+def _own_fields(schema: Any) -> re.Pattern[str] | None:
+    """The tool's own parameter names and offered values that read as identifiers (``replace_content``, an
+    enum value; ``page_id``, a property), but those named for a secret: a sentence that names one ("provide when type is
+    `replace_content`") names a value of this tool, not another tool to call or replace. None when there are
+    none."""
+    names: set[str] = set()
+    for node in schema_nodes(schema):
+        props = node.get("properties")
+        if isinstance(props, dict):
+            names.update(k for k in props if isinstance(k, str))
+        names.update(offered_values(node))
+    # a field named for a secret (``api_key``, ``session_token``) keeps its name: a sentence naming it may be after it
+    idents = sorted((n.lower() for n in names if _FIELD_IDENT.fullmatch(n) and not SECRET.search(n.lower())),
+                    key=len, reverse=True)[:_MAX_FIELDS]
+    if not idents:
+        return None
+    return re.compile(rf"(?<![\w.-])(?:{'|'.join(map(re.escape, idents))})(?![\w-])", re.IGNORECASE)
+
+
+#: An identifier of words joined by ``_`` (``replace_content``, ``page_id``): the shape of a tool's name.
+_FIELD_IDENT = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:__?[A-Za-z0-9]+)+")
 
 
 def _job(tool: ToolDef) -> str:
