@@ -88,6 +88,7 @@ from ..flags import (
     FLAG_CLASSIFIER,
     FLAG_DANGEROUS_COMMAND,
     FLAG_ENCODED,
+    FLAG_EXFILTRATE,
     FLAG_FALSE_AUTHORITY,
     FLAG_HIDDEN_UNICODE,
     FLAG_HOMOGLYPH,
@@ -110,6 +111,8 @@ from .model import InjectionModel, judged_texts, model_text, model_version, ship
 from .params import offered_values, param_value_flags, schema_nodes
 from .params import version_text as params_version
 from .rules import ENGLISH_RULES, TOKEN
+from .slots import routed_into_slot
+from .slots import version_text as slots_version
 from .tool_rules import TOOL_RULES
 
 #: Every phrase rule, English first.
@@ -237,7 +240,7 @@ HOSTILE_RULES_VERSION = hashlib.sha256("\n".join([
     *(f"{i.flag} {[c.pattern for c in i.cues]} {i.unless and i.unless.pattern} "
       f"{i.unless_overridden_by and i.unless_overridden_by.pattern}" for i in INTENTS),
     str(MAX_DESCRIPTION_CHARS), "confusables-1", model_version(), decode_version(), commands_version(),
-    params_version(),
+    params_version(), slots_version(),
     _VERSION_SUFFIX.pattern, _MENTION.pattern, _SETUP_STEP.pattern, _ALL_SERVERS.pattern, _ABOUT_ATTACKS.pattern,
     _EXAMPLE_SPAN.pattern, _CODEC.pattern, *sorted(STRUCTURAL_FLAGS), _SENTENCE_KEY.pattern, "latin-veto",
     *sorted(UNCONTRADICTED_FLAGS), "param-values-kept", _OWN_STEP.pattern,
@@ -494,6 +497,8 @@ def _rule_findings(tool: ToolDef) -> set[str]:
     found |= _payload_flags(clean, found, own.lower(), own_names, f"{tool.name} {tool.title or ''}",
                             first_sentence(remove_hidden(desc)), fields)
     found |= param_value_flags(tool.input_schema, _job(tool))
+    if FLAG_EXFILTRATE not in found and routed_into_slot(read.lower(), tool.input_schema):
+        found.add(FLAG_EXFILTRATE)
     return found
 
 
@@ -517,7 +522,8 @@ def _own_fields(schema: Any) -> re.Pattern[str] | None:
                     key=len, reverse=True)[:_MAX_FIELDS]
     if not idents:
         return None
-    return re.compile(rf"(?<![\w.-])(?:{'|'.join(map(re.escape, idents))})(?![\w-])", re.IGNORECASE)
+    # not in a template's slot or a URL's query (``?src={source_text}``): there a field is data the address carries
+    return re.compile(rf"(?<![\w.{{=/$<%-])(?:{'|'.join(map(re.escape, idents))})(?![\w}}>%-])", re.IGNORECASE)
 
 
 #: An identifier of words joined by ``_`` (``replace_content``, ``page_id``): the shape of a tool's name.
