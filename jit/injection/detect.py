@@ -105,13 +105,13 @@ from .commands import version_text as commands_version
 from .decode import asks_to_decode, decoded_reading, dynamic_code, revealed_order
 from .decode import version_text as decode_version
 from .i18n_rules import NON_ENGLISH_RULES
-from .cues import CONVO, EVERY, OPENING, SECRET
+from .cues import CONVO, EVERY, OPENING
 from .intent import _SENTENCE_END, INTENTS, intent_flags
 from .model import InjectionModel, judged_texts, model_text, model_version, shipped_model, text_scores
 from .params import offered_values, param_value_flags, schema_nodes
 from .params import version_text as params_version
 from .rules import ENGLISH_RULES, TOKEN
-from .slots import routed_into_slot
+from .slots import routed_into_slot, secret_name
 from .slots import version_text as slots_version
 from .tool_rules import TOOL_RULES
 
@@ -490,7 +490,7 @@ def _rule_findings(tool: ToolDef) -> set[str]:
         found.add(FLAG_OVERSIZED)
     own = tool.name if len(tool.name) >= 5 and _IDENTIFIER.fullmatch(tool.name) else ""
     own_names = (tool.name.lower(), tool.server.lower())
-    fields = _own_fields(tool.input_schema)
+    fields = _own_fields(tool.input_schema, read.lower())
     found.update(_instruction_flags(fields.sub("this value", read) if fields else read, own.lower(), own_names))
     if FLAG_MUST_CALL_FIRST in found and _SETUP_STEP.search(purpose) and not _every_turn(clean.lower()):
         found.discard(FLAG_MUST_CALL_FIRST)
@@ -506,11 +506,11 @@ def _rule_findings(tool: ToolDef) -> set[str]:
 _MAX_FIELDS = 200
 
 
-def _own_fields(schema: Any) -> re.Pattern[str] | None:
+def _own_fields(schema: Any, text: str) -> re.Pattern[str] | None:
     """The tool's own parameter names and offered values that read as identifiers (``replace_content``, an
     enum value; ``page_id``, a property), but those named for a secret: a sentence that names one ("provide when type is
-    `replace_content`") names a value of this tool, not another tool to call or replace. None when there are
-    none."""
+    `replace_content`") names a value of this tool, not another tool to call or replace. Only those ``text``
+    (lower-cased) holds; None when it holds none."""
     names: set[str] = set()
     for node in schema_nodes(schema):
         props = node.get("properties")
@@ -518,10 +518,13 @@ def _own_fields(schema: Any) -> re.Pattern[str] | None:
             names.update(k for k in props if isinstance(k, str))
         names.update(offered_values(node))
     # a field named for a secret (``api_key``, ``session_token``) keeps its name: a sentence naming it may be after it
-    idents = sorted((n.lower() for n in names if _FIELD_IDENT.fullmatch(n) and not SECRET.search(n.lower())),
-                    key=len, reverse=True)[:_MAX_FIELDS]
-    if not idents:
-        return None
+    idents = sorted({low for n in names if _FIELD_IDENT.fullmatch(n) and (low := n.lower()) in text
+                     and not secret_name(n)}, key=len, reverse=True)[:_MAX_FIELDS]
+    return _fields_pattern(tuple(idents)) if idents else None
+
+
+@lru_cache(maxsize=1024)
+def _fields_pattern(idents: tuple[str, ...]) -> re.Pattern[str]:
     # not in a template's slot or a URL's query (``?src={source_text}``): there a field is data the address carries
     return re.compile(rf"(?<![\w.{{=/$<%-])(?:{'|'.join(map(re.escape, idents))})(?![\w}}>%-])", re.IGNORECASE)
 

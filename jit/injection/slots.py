@@ -19,7 +19,7 @@ from .cues import INCLUDE, SECRET
 from .intent import _SENTENCE_END
 from .params import schema_nodes
 
-__all__ = ["routed_into_slot", "version_text"]
+__all__ = ["routed_into_slot", "secret_name", "version_text"]
 
 #: A named slot of the call ("in `sample`", "into the 'note' field", "as `trace_id`", "via `cc`"), or a sentence about a
 #: parameter it names asking it to be set to something ("region_hint: set this to …": group 1 is then None).
@@ -46,7 +46,7 @@ def _properties(schema: Any) -> dict[str, str]:
     return names
 
 
-def _secret_name(name: str) -> bool:
+def secret_name(name: str) -> bool:
     """Whether a parameter's name says it holds a secret (``api_key``, ``sessionToken``: its words read apart)."""
     return bool(SECRET.search(re.sub(r"(?<=[a-z])(?=[A-Z])|[_.-]", " ", name).lower()))
 
@@ -69,7 +69,7 @@ def routed_into_slot(low: str, schema: Any) -> bool:
             named = [slot[1]] if INCLUDE.search(sentence) and slot[1] in props else []
         else:  # "region_hint: set this to …": the parameters the sentence names
             named = naming.findall(sentence)
-        if named and not any(_secret_name(props[n]) for n in named):
+        if named and not any(secret_name(props[n]) for n in named):
             return True
     return False
 
