@@ -1,7 +1,7 @@
 """Train (and measure) the injection model jit ships: ``jit/injection/injection_model.npz``.
 
-    python -m bench.train_injection_model [--shared ../shared/data] [--write] [--sets 2 3 4]
-        [--leave-out blind16 blind15 ...] [--leave-set-out] [--test more.jsonl ...] [--json out.json]
+    python -m bench.train_injection_model [--shared ../shared/data] [--write] [--sets 2 3 4 5]
+        [--leave-out blind16 blind15 ...] [--leave-set-out] [--group-folds] [--test more.jsonl ...] [--json out.json]
 
 Protocol (deterministic: same corpus, pools and options, the same arrays):
 
