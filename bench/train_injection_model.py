@@ -1,7 +1,7 @@
 """Train (and measure) the injection model jit ships: ``jit/injection/injection_model.npz``.
 
-    python -m bench.train_injection_model [--shared ../shared/data] [--write] [--sets 2 3 4]
-        [--leave-out blind16 blind15 ...] [--leave-set-out] [--test more.jsonl ...] [--json out.json]
+    python -m bench.train_injection_model [--shared ../shared/data] [--write] [--sets 2 3 4 5]
+        [--leave-out blind16 blind15 ...] [--leave-set-out] [--group-folds] [--test more.jsonl ...] [--json out.json]
 
 Protocol (deterministic: same corpus, pools and options, the same arrays):
 
@@ -85,7 +85,7 @@ FILLER_ROWS = 3
 FIRST_SIGHT = ("blind17", "blind18", "blind19", "blind20", "blind21", "blind22")
 #: The held-out sets of ``bench/data/injection_heldout/`` that are spent (run once unseen, since development
 #: data): the shipped model trains on them. A set not yet run is never listed here.
-DEV_SETS = ("2", "3", "4")
+DEV_SETS = ("2", "3", "4", "5")
 
 
 def heldout_rows(s: str, kind: str) -> list[dict]:
@@ -132,6 +132,17 @@ class Group:
     weight: float
     role: str
     wording: list[bool] = field(default_factory=list)
+    #: The batch each text was written in (:func:`batch_of`); with ``group_folds`` a batch is never split between
+    #: the folds that set the threshold. Empty: each text its own batch.
+    batches: list[str] = field(default_factory=list)
+
+
+def batch_of(rows: list[dict]) -> list[str]:
+    """The batch each row was written in: a held-out set whole (``set5``), else its split (a helper's batch)
+    and its kind or server (one writer wrote many of each in one split); a real tool (``source``) is its own."""
+    return [r["source"] if "source" in r and "split" not in r
+            else r["split"] if r.get("split", "").startswith("set")
+            else f'{r.get("split")}/{r.get("kind") or r.get("server") or ""}' for r in rows]
 
 
 def wording_only(rows: list[dict]) -> list[bool]:
@@ -140,10 +151,10 @@ def wording_only(rows: list[dict]) -> list[bool]:
 
 
 def train(groups: list[Group], *, c: float = C, fp: float = FP, tricky_fp: float = TRICKY_FP,
-          corroboration_quantile: float = CORROBORATION_QUANTILE, bits: int = BITS,
+          corroboration_quantile: float = CORROBORATION_QUANTILE, bits: int = BITS, group_folds: bool = False,
           info: dict | None = None) -> InjectionModel:
     from sklearn.linear_model import LogisticRegression
-    from sklearn.model_selection import StratifiedKFold
+    from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
 
     docs = [t for g in groups for t in g.texts]
     y = np.concatenate([np.full(len(g.texts), g.label, dtype=float) for g in groups])
@@ -159,7 +170,12 @@ def train(groups: list[Group], *, c: float = C, fp: float = FP, tricky_fp: float
             x[rows], y[rows], sample_weight=weight[rows])
 
     oof = np.zeros(len(y))
-    for a, b in StratifiedKFold(5, shuffle=True, random_state=SEED).split(x, y):
+    if group_folds:
+        batch = [b for g in groups for b in (g.batches or [f"{g.role}:{i}" for i in range(len(g.texts))])]
+        folds = StratifiedGroupKFold(5, shuffle=True, random_state=SEED).split(x, y, batch)
+    else:
+        folds = StratifiedKFold(5, shuffle=True, random_state=SEED).split(x, y)
+    for a, b in folds:
         oof[b] = fit(a).decision_function(x[b])
     # The threshold is set on the texts the model will be asked about (long enough, see MIN_MODEL_CHARS): at most
     # fp of the real tools and tricky_fp of the tricky texts above it, out of fold.
@@ -175,7 +191,7 @@ def train(groups: list[Group], *, c: float = C, fp: float = FP, tricky_fp: float
         sizes[g.role] += len(g.texts)
     return InjectionModel(bits=bits, idf_word=idf_w, idf_char=idf_c, coef=model.coef_[0].astype(np.float32),
                           intercept=float(model.intercept_[0]), threshold=threshold, corroboration=corroboration,
-                          info={"word_ngrams": list(WORD_NGRAMS), "char_ngrams": list(CHAR_NGRAMS), "C": c,
+                          info={"group_folds": group_folds, "word_ngrams": list(WORD_NGRAMS), "char_ngrams": list(CHAR_NGRAMS), "C": c,
                                 "fp_target": fp, "tricky_fp_target": tricky_fp,
                                 "corroboration_quantile": corroboration_quantile, **sizes, **(info or {})})
 
@@ -203,7 +219,9 @@ def measure(model: InjectionModel, sample: Sample) -> dict:
     missed = Counter(r.get("kind") or r.get("class") for r, f in zip(sample.rows, final) if bool(f) != sample.hostile)
     return {"sample": sample.name, "n": len(sample.rows), "hostile": sample.hostile, "trained_on": sample.trained,
             "rules": rules, "flagged": caught, "rate": round(caught / max(1, len(sample.rows)), 4),
-            "wrong_by_kind": dict(sorted(missed.items(), key=lambda kv: str(kv[0])))}
+            "wrong_by_kind": dict(sorted(missed.items(), key=lambda kv: str(kv[0]))),
+            "wrong": [r.get("id") or r.get("source") or r.get("name") for r, f in zip(sample.rows, final)
+                      if bool(f) != sample.hostile]}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -227,6 +245,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--leave-set-out", action="store_true",
                     help="per set of --sets: train without it, score its hostile and benign rows")
     ap.add_argument("--test", nargs="*", type=Path, default=[], help="JSONL files of unseen hostile rows")
+    ap.add_argument("--group-folds", action="store_true",
+                    help="the threshold's folds keep each batch a text was written in whole (bench.train_injection_model"
+                         ".batch_of)")
     ap.add_argument("--write", action="store_true", help=f"save the model to {MODEL_FILE}")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args(argv)
@@ -249,22 +270,25 @@ def main(argv: list[str] | None = None) -> int:
     tricky = [*[r for r in tricky_rows if r["split"] == "tricky_train"], *w2_benign,
               *(r for r in classes if r["label"] == "benign")]
 
+    synthetic = load_jsonl(CORPUS / "synthetic_benign.jsonl")
+
     def texts(rows: list[dict]) -> list[str]:
         return [model_text(tool_of(r)) for r in rows]
 
     def groups(attacks: list[dict], set_attacks: list[dict] = sets_hostile,
                set_benign: list[dict] = sets_benign) -> list[Group]:
-        return [Group(texts(_without_filler(attacks)), 1, 1.0, "hostile", wording_only(attacks)),
-                *([Group(texts(set_attacks), 1, args.sets_hostile_weight, "hostile", wording_only(set_attacks))]
+        return [Group(texts(_without_filler(attacks)), 1, 1.0, "hostile", wording_only(attacks), batch_of(attacks)),
+                *([Group(texts(set_attacks), 1, args.sets_hostile_weight, "hostile", wording_only(set_attacks),
+                         batch_of(set_attacks))]
                   if args.sets_hostile_weight > 0 and set_attacks else []),
-                *([Group(texts(set_benign), 0, args.sets_benign_weight, "synthetic")]
+                *([Group(texts(set_benign), 0, args.sets_benign_weight, "synthetic", batches=batch_of(set_benign))]
                   if args.sets_benign_weight > 0 and set_benign else []),
                 Group(texts(train_pool), 0, 1.0, "real"),
-                Group(texts(load_jsonl(CORPUS / "synthetic_benign.jsonl")), 0, args.synthetic_weight, "synthetic"),
-                Group(texts(tricky), 0, args.tricky_weight, "tricky")]
+                Group(texts(synthetic), 0, args.synthetic_weight, "synthetic", batches=batch_of(synthetic)),
+                Group(texts(tricky), 0, args.tricky_weight, "tricky", batches=batch_of(tricky))]
 
     opts = {"c": args.C, "fp": args.fp, "tricky_fp": args.tricky_fp,
-            "corroboration_quantile": args.corroboration_quantile}
+            "corroboration_quantile": args.corroboration_quantile, "group_folds": args.group_folds}
     catalogs = [{**r, "source": f"catalogs:{i}"} for i, r in enumerate(load_jsonl(CATALOGS))]
     samples = [
         Sample("writer2 held-out hostile", [r for r in writer2 if r["label"] == "hostile"

@@ -286,14 +286,16 @@ def test_the_model_flags_what_the_rules_found_nothing_in():
 
 def test_real_catalogue_tools_the_rules_misread_are_clean_as_users_get_them():
     """Tools of current servers' catalogues (never trained on) whose usage notes the rules misread:
-    "each entry must include column_id", "never omit or hide legacyAutomations", "use this instead of
-    search_tasks"."""
+    "never omit or hide legacyAutomations", "use this instead of search_tasks"; and two whose notes name
+    the tool's own fields ("each entry must include column_id", a value of its own enum), which the rules
+    read as values of the tool, not as other tools."""
     rows = [json.loads(line) for line in CATALOGS.read_text(encoding="utf-8").splitlines()]
-    names = {"manage_object_schema_columns", "list_automations", "asana_get_tasks_for_project", "update_doc",
-             "confluence_set_page_restrictions", "create_update"}
-    picked = [r for r in rows if r["name"] in names]
-    assert {r["name"] for r in picked} == names
+    misread = {"list_automations", "asana_get_tasks_for_project", "confluence_set_page_restrictions", "create_update"}
+    own_fields = {"manage_object_schema_columns", "update_doc"}
+    picked = [r for r in rows if r["name"] in misread | own_fields]
+    assert {r["name"] for r in picked} == misread | own_fields
     for r in picked:
         tool = ToolDef(r["server"], r["name"], r.get("description") or "", r.get("input_schema") or {})
-        assert rule_findings(tool), r["name"]  # the rules alone misread them...
-        assert detect_hostile(tool) == (), r["name"]  # ...the model reads them as documentation
+        # the rules alone misread the first ones, and read the others right
+        assert bool(rule_findings(tool)) == (r["name"] in misread), r["name"]
+        assert detect_hostile(tool) == (), r["name"]  # ...and the model reads them as documentation

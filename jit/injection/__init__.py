@@ -17,8 +17,8 @@ How a text is read, in :mod:`~jit.injection.detect`'s order:
 * intents: a sentence holding every cue of one intent, in 29 languages (``intent``; the cues are
   ``cues``, ``behaviour_cues`` and what takes an intent back, ``unless_cues``, built by ``lexicon``);
 * what hides beneath the wording: encodings and letter games read decoded (``decode``,
-  ``obfuscation``), dangerous commands (``commands``) and the destinations a parameter offers as its
-  default or enum (``params``);
+  ``obfuscation``), dangerous commands (``commands``), the destinations a parameter offers as its
+  default or enum (``params``) and private data put into a parameter that does not ask for it (``slots``);
 * the learned model (``model``, its arrays ``injection_model.npz``, trained by
   ``python -m bench.train_injection_model``), which flags what the rules miss and weighs their
   wording findings.

@@ -284,6 +284,8 @@ FIRST = _cue(
     "전에 처음 precedes precede at_the_opening सबसे_पहले trước_tiên đầu_tiên terlebih_dahulu först først "
     "nejprve najprv πρώτα קודם_כל לפני спочатку першим mai_întâi először ابتدا প্রথমে beforehand "
     "without_having without_first")
+#: A word of FIRST that opens a hyphenated compound is another word: "first-party", "start-up", "before-tax".
+FIRST = re.compile(rf"(?:{FIRST.pattern})(?![-‐]\w)")
 
 #: Obligation.
 MUST = _cue(

@@ -88,6 +88,7 @@ from ..flags import (
     FLAG_CLASSIFIER,
     FLAG_DANGEROUS_COMMAND,
     FLAG_ENCODED,
+    FLAG_EXFILTRATE,
     FLAG_FALSE_AUTHORITY,
     FLAG_HIDDEN_UNICODE,
     FLAG_HOMOGLYPH,
@@ -107,9 +108,11 @@ from .i18n_rules import NON_ENGLISH_RULES
 from .cues import CONVO, EVERY, OPENING
 from .intent import _SENTENCE_END, INTENTS, intent_flags
 from .model import InjectionModel, judged_texts, model_text, model_version, shipped_model, text_scores
-from .params import param_value_flags
+from .params import offered_values, param_value_flags, schema_nodes
 from .params import version_text as params_version
 from .rules import ENGLISH_RULES, TOKEN
+from .slots import routed_into_slot, secret_name
+from .slots import version_text as slots_version
 from .tool_rules import TOOL_RULES
 
 #: Every phrase rule, English first.
@@ -237,11 +240,11 @@ HOSTILE_RULES_VERSION = hashlib.sha256("\n".join([
     *(f"{i.flag} {[c.pattern for c in i.cues]} {i.unless and i.unless.pattern} "
       f"{i.unless_overridden_by and i.unless_overridden_by.pattern}" for i in INTENTS),
     str(MAX_DESCRIPTION_CHARS), "confusables-1", model_version(), decode_version(), commands_version(),
-    params_version(),
+    params_version(), slots_version(),
     _VERSION_SUFFIX.pattern, _MENTION.pattern, _SETUP_STEP.pattern, _ALL_SERVERS.pattern, _ABOUT_ATTACKS.pattern,
     _EXAMPLE_SPAN.pattern, _CODEC.pattern, *sorted(STRUCTURAL_FLAGS), _SENTENCE_KEY.pattern, "latin-veto",
     *sorted(UNCONTRADICTED_FLAGS), "param-values-kept", _OWN_STEP.pattern,
-    _CONTENT_GUARD.pattern,
+    _CONTENT_GUARD.pattern, "own-fields-are-values",
 ]).encode()).hexdigest()[:16]
 
 _WS = re.compile(r"\s+")
@@ -437,10 +440,11 @@ def _instruction_flags(text: str, own_name: str = "", own_names: tuple[str, ...]
 
 
 def _payload_flags(text: str, found: set[str], own_name: str, own_names: tuple[str, ...], name: str = "",
-                   purpose: str = "") -> set[str]:
+                   purpose: str = "", fields: re.Pattern[str] | None = None) -> set[str]:
     """What ``text`` (de-hidden, as written) hides or orders beyond its wording: a dangerous command,
     code that runs an encoded blob, and what its decoded reading says that ``found`` (the flags
-    of the text as written) lacks, with ``instruction:encoded``."""
+    of the text as written) lacks, with ``instruction:encoded``; the tool's own ``fields`` (:func:`_own_fields`)
+    read in it as they are in the text as written."""
     out: set[str] = set()
     low = text.lower()
     if dangerous_command(text, name, purpose, low):
@@ -449,7 +453,8 @@ def _payload_flags(text: str, found: set[str], own_name: str, own_names: tuple[s
         out.add(FLAG_ENCODED)
     decoded = decoded_reading(text)
     if decoded is not None:
-        extra = _instruction_flags(decoded, own_name, own_names) - found - out
+        extra = _instruction_flags(fields.sub("this value", decoded) if fields else decoded, own_name,
+                                   own_names) - found - out
         if dangerous_command(decoded, name, purpose) and FLAG_DANGEROUS_COMMAND not in found | out:
             extra.add(FLAG_DANGEROUS_COMMAND)
         if dynamic_code(decoded):
@@ -485,13 +490,47 @@ def _rule_findings(tool: ToolDef) -> set[str]:
         found.add(FLAG_OVERSIZED)
     own = tool.name if len(tool.name) >= 5 and _IDENTIFIER.fullmatch(tool.name) else ""
     own_names = (tool.name.lower(), tool.server.lower())
-    found.update(_instruction_flags(read, own.lower(), own_names))
+    fields = _own_fields(tool.input_schema, read.lower())
+    found.update(_instruction_flags(fields.sub("this value", read) if fields else read, own.lower(), own_names))
     if FLAG_MUST_CALL_FIRST in found and _SETUP_STEP.search(purpose) and not _every_turn(clean.lower()):
         found.discard(FLAG_MUST_CALL_FIRST)
     found |= _payload_flags(clean, found, own.lower(), own_names, f"{tool.name} {tool.title or ''}",
-                            first_sentence(remove_hidden(desc)))
+                            first_sentence(remove_hidden(desc)), fields)
     found |= param_value_flags(tool.input_schema, _job(tool))
+    if FLAG_EXFILTRATE not in found and routed_into_slot(read.lower(), tool.input_schema):
+        found.add(FLAG_EXFILTRATE)
     return found
+
+
+#: Identifiers of the tool's own schema read as the value they are, not as another tool: at most this many.
+_MAX_FIELDS = 200
+
+
+def _own_fields(schema: Any, text: str) -> re.Pattern[str] | None:
+    """The tool's own parameter names and offered values that read as identifiers (``replace_content``, an
+    enum value; ``page_id``, a property), but those named for a secret: a sentence that names one ("provide when type is
+    `replace_content`") names a value of this tool, not another tool to call or replace. Only those ``text``
+    (lower-cased) holds; None when it holds none."""
+    names: set[str] = set()
+    for node in schema_nodes(schema):
+        props = node.get("properties")
+        if isinstance(props, dict):
+            names.update(k for k in props if isinstance(k, str))
+        names.update(offered_values(node))
+    # a field named for a secret (``api_key``, ``session_token``) keeps its name: a sentence naming it may be after it
+    idents = sorted({low for n in names if _FIELD_IDENT.fullmatch(n) and (low := n.lower()) in text
+                     and not secret_name(n)}, key=len, reverse=True)[:_MAX_FIELDS]
+    return _fields_pattern(tuple(idents)) if idents else None
+
+
+@lru_cache(maxsize=1024)
+def _fields_pattern(idents: tuple[str, ...]) -> re.Pattern[str]:
+    # not in a template's slot or a URL's query (``?src={source_text}``): there a field is data the address carries
+    return re.compile(rf"(?<![\w.{{=/$<%-])(?:{'|'.join(map(re.escape, idents))})(?![\w}}>%-])", re.IGNORECASE)
+
+
+#: An identifier of words joined by ``_`` (``replace_content``, ``page_id``): the shape of a tool's name.
+_FIELD_IDENT = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:__?[A-Za-z0-9]+)+")
 
 
 def _job(tool: ToolDef) -> str:
