@@ -214,6 +214,39 @@ def test_a_tool_called_for_similar_tasks_gains_and_the_explanation_names_the_evi
     assert any(r.startswith("learned +") and "policy.dl" in r for r in after.reasons)
 
 
+def test_two_similar_tasks_lift_a_tool_less_than_the_bound_and_more_tasks_up_to_it(learning_compiler):
+    """The rules' rows rise with the evidence: two tasks (two thirds of a usage likeness) are not
+    the evidence of many, and do not give what learning can give at most (the largest row), nor
+    what eight tasks much like the new one give, whatever their likeness."""
+    c = learning_compiler
+    rows = c.policy.constants().evidence["learned_points"]
+    two_at_most = max(p for floor, p in rows.items() if floor <= round(100 * 2 / 3))
+    for text in TASKS[:2]:
+        c.compile(TaskContext(shard="coder", task=text)).record_call("fs__write_file", ok=True)
+    two = c.compile(NEW).get("fs__write_file").points["learned"]
+    for text in TASKS[2:]:
+        c.compile(TaskContext(shard="coder", task=text)).record_call("fs__write_file", ok=True)
+    eight = c.compile(NEW).get("fs__write_file").points["learned"]
+    assert 0 < two < two_at_most < eight == max(rows.values())
+
+
+def test_learning_orders_candidates_whose_other_points_already_reach_100(learning_compiler):
+    """fs/read_file's other points pass 100 for a task that opens a file, and the harness's
+    read_file ranks first by its words; once fs/read_file was called for tasks like it, it comes
+    first: what it learned is not swallowed by the clamp of its logic score."""
+    c = learning_compiler
+    new = "open the settings file and show what it holds"
+    before = c.compile(TaskContext(shard="coder", task=new)).get("fs__read_file")
+    assert before.logic == 100 and c.rank(new, k=1, shard="coder")[0][0].tool.server != "fs"
+    for text in ("open the config file and show what it holds", "open the readme file and show what it says",
+                 "open the env file and show its contents", "open the log file and show the last lines"):
+        c.compile(TaskContext(shard="coder", task=text)).record_call("fs__read_file", ok=True)
+    after = c.compile(TaskContext(shard="coder", task=new)).get("fs__read_file")
+    assert after.points["learned"] > 0 and after.final > before.final
+    [(first, _score)] = c.rank(new, k=1, shard="coder")
+    assert (first.tool.server, first.tool.name) == ("fs", "read_file")
+
+
 def test_failed_calls_teach_nothing(learning_compiler):
     c = learning_compiler
     for text in TASKS:

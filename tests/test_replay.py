@@ -10,7 +10,7 @@ from compiler_fixtures import build_store, write_config
 
 from jit.errors import EvaluationError
 from jit.evaluation.datasets import EvalQuery, Pool
-from jit.evaluation.replay import replay
+from jit.evaluation.replay import replay, replay_folds
 
 #: Tasks of two roles; each is answered by writing a report file (fs/write_file).
 TASKS = [("coder", "report the crash we saw in staging"), ("tester", "report the failing test of last night"),
@@ -54,3 +54,15 @@ def test_one_shard_per_query_is_required(setup):
     store, config, embedder, pool, queries = setup
     with pytest.raises(EvaluationError, match="one shard per query: 2 for 8 queries"):
         replay(store, config, embedder, pool, queries, shard=["coder", "tester"], folds=2)
+
+
+def test_each_query_is_held_out_once_and_the_others_are_recorded_in_one_shared_order():
+    """bench/learning_ceiling.py reads the folds replay measures: the same held-out queries, and the
+    recorded ones in the order replay records them (one shuffled order, the same for every fold)."""
+    folds = replay_folds(10, 4)
+    assert sorted(i for _train, test in folds for i in test) == list(range(10))
+    order = [folds[k % 4][1][k // 4] for k in range(10)]  # fold f holds out order[f::4]
+    assert order != list(range(10))  # shuffled
+    for train, test in folds:
+        assert train == [i for i in order if i not in test]
+    assert replay_folds(10, 4) == folds and replay_folds(10, 4, seed=1) != folds

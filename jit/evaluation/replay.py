@@ -31,7 +31,7 @@ from ..selection.task import TaskContext
 from ..selection.tiers import Tier
 from .datasets import EvalQuery, Pool
 
-__all__ = ["CURVE", "ReplayPoint", "forget_all", "replay", "replay_markdown"]
+__all__ = ["CURVE", "ReplayPoint", "forget_all", "replay", "replay_folds", "replay_markdown"]
 
 #: The shares of a set recorded, in order (cumulative within a fold).
 CURVE = (0.0, 0.10, 0.25, 0.50)
@@ -57,6 +57,19 @@ class ReplayPoint:
 def forget_all(store: Store) -> None:
     """Clear the learning record (every task recorded until now)."""
     store.forget_learned(before=time.time() + 1)
+
+
+def replay_folds(n: int, folds: int, seed: int = 0) -> list[tuple[list[int], list[int]]]:
+    """Per fold held out: the other queries in the order they are recorded, and the held-out ones
+    (indices into the set's ``n`` queries)."""
+    order = list(range(n))
+    random.Random(seed).shuffle(order)
+    out = []
+    for fold in range(folds):
+        test = order[fold::folds]
+        held = set(test)
+        out.append(([i for i in order if i not in held], test))
+    return out
 
 
 def _gold_called(q: EvalQuery, pool: Pool) -> list[ToolDef]:
@@ -87,16 +100,11 @@ def replay(store: Store, config: Config, embedder: Any, pool: Pool, queries: Seq
         raise EvaluationError(f"replay needs one shard per query: {len(shard_of)} for {len(queries)} queries")
     if not config.learning.enabled:
         raise EvaluationError("replay measures learning: learning.enabled is off in this config")
-    order = list(range(len(queries)))
-    random.Random(seed).shuffle(order)
-    held = [order[i::folds] for i in range(folds)]
     points = [ReplayPoint(c) for c in curve]
     compiler = Compiler(store, config, embedder)
     try:
-        for test in held:
+        for train, test in replay_folds(len(queries), folds, seed):
             forget_all(store)
-            out = set(test)
-            train = [i for i in order if i not in out]
             done = 0
             for point in points:
                 want = min(len(train), int(round(point.recorded * len(queries))))

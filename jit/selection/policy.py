@@ -11,7 +11,9 @@ answers as a policy:
   ``derive`` line in rules/schema.dl, its rules in rules/policy.dl and one row here.
 - :class:`Scoring`: a candidate's points by part, logic = their sum clamped to 0–100 (the parts
   learned from calls added after that clamp, and clamped again),
-  final = ``logic_weight`` × logic + ``vector_weight`` × vector, the tier the thresholds
+  final = ``logic_weight`` × logic + ``vector_weight`` × vector (the learned parts weighed in
+  past the logic's clamp: ``logic_weight`` × (clamped sum + learned) + ``vector_weight`` ×
+  vector, clamped to 0–100), the tier the thresholds
   give, and **Full needs evidence** (``full_match``, or points of a part marked
   ``evidence``); then the skeleton's Full and the rules' tier caps.
 - :class:`Policy`: the policy's constants (``hosted_system``, ``system_word``,
@@ -80,8 +82,10 @@ class Points:
     sign: int = 1
     #: Points of this part are evidence enough for Full, whatever the tool's match (``full_match``).
     evidence: bool = False
-    #: Added after the other parts' sum is clamped to 0-100 (then clamped again): what agents called
-    #: can lift a tool to the top or take a saturated one down, where inside the sum it would be lost.
+    #: Added after the other parts' sum is clamped to 0-100 (the logic then clamped again), and into
+    #: the final score past that second clamp: what agents called can lift a tool to the top, order
+    #: tools whose other points all reach 100, or take a saturated one down, where inside the sum it
+    #: would be lost.
     after_clamp: bool = False
 
 
@@ -221,10 +225,13 @@ class Scoring:
                 total += n
             evidenced = evidenced or p.evidence
         logic = int(min(100, max(0, total)))
-        if late:
-            logic = int(min(100, max(0, logic + late)))
         vec = int(round(vector))
         final = int(round(sel.logic_weight * logic + sel.vector_weight * vec))
+        if late:
+            # Into the final score past the logic's clamp: among candidates whose other points
+            # all reach 100, learning still decides the order.
+            final = int(min(100, max(0, round(sel.logic_weight * (logic + late) + sel.vector_weight * vec))))
+            logic = int(min(100, max(0, logic + late)))
         wanted = (Tier.FULL if final >= sel.full_threshold else Tier.CONDENSED if final >= sel.condensed_threshold
                   else Tier.MINIMAL if final >= sel.minimal_threshold else Tier.EXCLUDED)
         if named:
