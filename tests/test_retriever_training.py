@@ -8,8 +8,11 @@ import json
 import random
 from pathlib import Path
 
+import numpy as np
 
 from bench import check_retriever_overlap as overlap
+from bench.compose_tasks import compose, join
+from bench.train_adapter import Data, adapted, fit, scores
 from bench.build_retriever_data import OUT, _write_gz
 from bench.train_retriever import batches, tool_text, triplets
 
@@ -114,3 +117,86 @@ def test_a_hard_negative_is_an_offered_candidate_else_a_same_server_tool_never_t
     assert rows[0][2] in (text["s/w/alerts"], text["s/w/radar"])
     assert rows[1] == ("convert money", text["s/m/convert"], text["s/w/radar"])
     assert text["s/w/forecast"] == "w forecast: weather forecast | parameters: city"
+
+
+def test_a_composed_task_joins_its_parts_in_order_and_keeps_their_capitals_where_they_are_names() -> None:
+    for seed in range(20):
+        text = join(["Retrieve the weather in Paris.", "NASA images of Mars?", "I'm done with the list!"],
+                    random.Random(seed))
+        assert text.endswith("list.") and "NASA images of Mars" in text and "I'm done" in text
+        assert text.index("eather in Paris") < text.index("NASA") < text.index("I'm")
+        assert "Retrieve" in text or text.startswith("First retrieve")
+        assert "?" not in text and "!" not in text and ". ." not in text
+    assert join(["Get a", "Put b"], random.Random(0)) != join(["Get a", "Put b"], random.Random(3))
+
+
+def test_composed_tasks_need_the_union_of_their_parts_tools_and_join_no_two_parts_of_the_same_tools() -> None:
+    def tool(tid: str, server: str) -> dict:
+        return {"id": tid, "source": "s", "server": server, "name": tid.rsplit("/", 1)[-1], "description": tid,
+                "params": {}}
+
+    tools = {t["id"]: t for t in (tool("s/w/forecast", "w"), tool("s/w/alerts", "w"), tool("s/m/convert", "m"),
+                                  tool("s/m/rates", "m"))}
+    pairs = [{"source": "s", "query": f"query {i}", "tools": [sorted(tools)[i % 4]]} for i in range(12)]
+    pairs.append({"source": "s", "query": "x" * 400, "tools": ["s/w/alerts"]})  # too long to join
+    tasks = compose(pairs, tools, seed=5)
+    by_query = {p["query"]: p for p in pairs}
+    assert len(tasks) > 6 and tasks == compose(pairs, tools, seed=5)
+    assert len({tuple(sorted(t["parts"])) for t in tasks}) == len(tasks)
+    for t in tasks:
+        parts = [by_query[q] for q in t["parts"]]
+        assert 2 <= len(parts) <= 3 and "x" * 400 not in t["parts"]
+        assert t["tools"] == sorted({g for p in parts for g in p["tools"]})
+        assert len({tuple(p["tools"]) for p in parts}) == len(parts)
+        assert t["servers"] == sorted({tools[g]["server"] for g in t["tools"]})
+    # Most join queries of one server; some join across the source's servers.
+    one_server = sum(len(t["servers"]) == 1 for t in tasks)
+    assert 0 < one_server < len(tasks)
+
+
+def test_no_composed_task_equals_a_text_of_the_repositorys_evaluation_sets() -> None:
+    evals = {overlap.normalise(t) for t in overlap.eval_texts(overlap.eval_files(Path("/nonexistent")))}
+    tools = {t["id"]: t for t in _rows("tools.jsonl.gz")}
+    tasks = compose(_rows("pairs.jsonl.gz"), tools)
+    assert len(tasks) > 2000
+    assert not [t["query"] for t in tasks if overlap.normalise(t["query"]) in evals]
+
+
+def _toy_data(rng: np.random.Generator) -> Data:
+    """Two servers of three tools each; a query is its tool's vector turned by a fixed rotation
+    and blurred, so the base model ranks a query's tool low and the adapter can learn the turn."""
+    d = Data.__new__(Data)
+    d.tool_ids = [f"s/{srv}/t{i}" for srv in "ab" for i in range(3)]
+    d.tools = {t: {"source": "seal-tools", "server": t.split("/")[1]} for t in d.tool_ids}
+    d.index = {t: i for i, t in enumerate(d.tool_ids)}
+    d.tool_vecs = np.linalg.qr(rng.normal(size=(16, 16)))[0][:6].astype(np.float32)
+    turn = np.linalg.qr(rng.normal(size=(16, 16)))[0].astype(np.float32)
+    gold = [i % 6 for i in range(120)]
+    vecs = d.tool_vecs[gold] @ turn.T + 0.05 * rng.normal(size=(120, 16))
+    d.row_vecs = (vecs / np.linalg.norm(vecs, axis=1, keepdims=True)).astype(np.float32)
+    d.rows = [{"source": "seal-tools", "kind": "query", "tools": [d.tool_ids[g]]} for g in gold]
+    d.gold = [[g] for g in gold]
+    d.siblings = [[0, 1, 2] if i < 3 else [3, 4, 5] for i in range(6)]
+    d.source_tools = {"seal-tools": np.arange(6), "toolalpaca": np.arange(0), "bfcl": np.arange(0)}
+    return d
+
+
+def test_a_needed_tools_hard_negatives_are_its_siblings_the_task_does_not_need() -> None:
+    d = _toy_data(np.random.default_rng(0))
+    d.gold[0] = [0, 1]
+    negs = d.hard_negatives([0, 1], near=2)
+    assert negs[(0, 0)] == [2] and negs[(0, 1)] == [2]
+    assert negs[(1, 1)] == [0, 2]
+    d.siblings[1] = [1]  # a tool alone on its server: the nearest tools of the source it is not
+    assert len(negs := d.hard_negatives([1], near=2)[(1, 1)]) == 2 and 1 not in negs
+
+
+def test_the_adapter_starts_as_the_base_model_and_learns_what_the_base_model_misses() -> None:
+    x = np.random.default_rng(0).normal(size=(5, 8)).astype(np.float32)
+    unit = x / np.linalg.norm(x, axis=1, keepdims=True)
+    assert np.allclose(adapted(None, x), unit) and np.allclose(adapted(np.zeros((8, 8), np.float32), x), unit)
+    d = _toy_data(np.random.default_rng(1))
+    train, test = list(range(60)), list(range(60, 120))  # every tool in both halves
+    base = scores(d, test, None, "query")["query Hit@1"]
+    a = fit(d, train, side="query", epochs=30, lr=0.05, l2=0.0, scale=20.0, batch=16, near=2, tasks=True, seed=0)
+    assert base < 0.5 < scores(d, test, a, "query")["query Hit@1"]
