@@ -40,7 +40,8 @@ JOINERS = (
     "{a}. Then {b}",
     "{a}; afterwards {b}",
 )
-#: The longest composed task, in characters (a part longer than this is never joined).
+#: The longest the parts of a composed task may be together, in characters, joiners not counted (a
+#: query of half this length or more is never a part).
 MAX_CHARS = 600
 #: The share of tasks joined across the servers of one source rather than within one server.
 CROSS_SERVER = 0.3

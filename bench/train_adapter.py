@@ -89,7 +89,8 @@ class Data:
             close = [int(t) for t in ranked if t not in gold][:near]
             for g in self.gold[r]:
                 sib = [s for s in self.siblings[g] if s not in gold]
-                out[(r, g)] = sib or close
+                if sib or close:  # a source whose every tool the row needs offers no negative
+                    out[(r, g)] = sib or close
         return out
 
 
@@ -201,12 +202,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--per-pair", type=float, default=1.0, help="composed tasks per query of a source")
     parser.add_argument("--variants", nargs="*", help="the variants run (default: all)")
     parser.add_argument("--hold-out", nargs="*", default=list(SOURCES), help="the sources held out in turn")
-    parser.add_argument("--final", help="train this variant on every source and write --out")
+    parser.add_argument("--final", choices=sorted(VARIANTS), help="train this variant (one that maps both sides) on every source and write --out")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     d = Data(args.data, args.cache, args.seed, args.per_pair)
     if args.final:
+        if args.out is None:
+            parser.error("--final writes a model: give --out DIR")
         settings = {**DEFAULTS, **VARIANTS[args.final]}
+        if settings["side"] != "both":
+            # jit embeds tasks and tools through one model, so a written model maps both sides.
+            parser.error(f"--final {args.final}: a query-side variant cannot be written as one model")
         a = fit(d, list(range(len(d.rows))), seed=args.seed, **settings)
         save_model(a, args.out, {"variant": args.final, "settings": settings, "rows": len(d.rows)})
         print(f"wrote {args.out}")
