@@ -275,6 +275,16 @@ def test_a_steps_capability_is_its_leading_verbs_and_a_question_reads():
         "/read"]
     assert task_steps("List the PRs merged this week and say what each one adds")[-1].capability == "/read"
     assert task_steps("Move the card to Done")[-1].capability == "/write"  # a verb of its own
+    # a condition ("if", "when") or a clause opening with what it asks keeps the change it says
+    assert [s.capability for s in task_steps("If the build is green merge PR #12")] == ["/execute"]
+    assert [s.capability for s in task_steps("If the tests pass merge PR #12 into main")] == ["/write"]
+    assert [s.capability for s in task_steps("Let me know if you can delete the old branch")] == ["/delete"]
+    # "give" says no change of its own: an overview reads, feedback sends, a summary of a document reads
+    assert [(s.capability, s.by) for s in task_steps("Give an overview of the open issues in acme/web")] == [
+        ("/read", "")]
+    assert [s.capability for s in task_steps("Give feedback on PR #12")] == ["/send"]
+    assert [(s.text, s.capability, s.by) for s in task_steps("Give a short summary of README.md")] == [
+        ("Give a short summary of README.md", "/read", "")]
 
 
 def test_a_word_the_task_says_as_a_name_is_not_its_action():

@@ -95,8 +95,9 @@ _MAKES = re.compile(r"^(?:(?:please|also|then|now|first|and|just)\s+)*(?:help me
 _QUESTION = re.compile(r"\?\s*$|^(?:what|which|who|when|where|why|how|is|are|does|do|did|was|were|has|have|can)\b",
                        re.I)
 #: A word that opens what a clause asks or tells about ("think through whether we should move",
-#: "say what each one adds"): the verbs after it are the subject's, not the step's.
-_ASKS = re.compile(r"\b(?:whether|if|how|why|what|which|when|where|who)\b", re.I)
+#: "say what each one adds"): the verbs after it are the subject's, not the step's. Not "if" or
+#: "when": they open a condition ("if the build is green merge PR #12"), whose step comes after it.
+_ASKS = re.compile(r"\b(?:whether|how|why|what|which|where|who)\b", re.I)
 #: A clause that opens with an article, a pronoun or a preposition says how things are, not what
 #: to do ("a submit button", "In the test MongoDB", "We need to test the webhook"): it reads.
 _STATEMENT = re.compile(r"^(?:a|an|the|in|on|at|from|for|with|i|we|you|it|its|my|our|this|that|there|here)\b", re.I)
@@ -210,7 +211,8 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
         caps = [c for c in (*profile.capabilities, *profile.implied) if c in CHANGES]
         verb = leading_capability(clause)
         asks = _ASKS.search(clause)
-        if verb is None and caps and asks:  # "Think through whether … should move": what it asks about
+        if verb is None and caps and asks and clause[:asks.start()].strip():
+            # "Think through whether … should move": what it asks about, when a subject opens it
             main = analyze_task(clause[:asks.start()], shards)
             caps = [c for c in (*main.capabilities, *main.implied) if c in CHANGES]
         if verb is None and not caps and len(clause.split()) < 3:
