@@ -57,6 +57,11 @@ def test_looking_at_a_page_implies_opening_it_first():
     # an address on this machine is a local app's page or endpoint: the task names it to look at it
     steps = task_steps("Is the API on my machine up? http://localhost:8080/health should say ok.")
     assert [s.text for s in steps if s.implied] == [OPEN_PAGE]
+    # a bare address with a port is one too; a database's, or one the clause points a client at, is no page
+    assert [s.text for s in task_steps("Check that 127.0.0.1:3000 loads") if s.implied] == [OPEN_PAGE]
+    for task in ("Point the API client at http://localhost:8000", "Back up the users table at localhost:5432",
+                 "Query postgres://app@localhost/shop for the open orders"):
+        assert all(s.text != OPEN_PAGE for s in task_steps(task)), task
     assert all(s.text != OPEN_PAGE for s in task_steps("Comment the PR link https://github.com/acme/web/pull/5 on it"))
 
 

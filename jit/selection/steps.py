@@ -5,7 +5,7 @@ with the capability of the verb it opens with (:data:`~jit.selection.step_words.
 offline task analyzer's reading, ``/read`` when it names none), a clause that tells the agent
 what *not* to do left out ("don't merge it"), and the steps a clause implies: reading the code
 before changing it in place, opening a page in a browser before looking at it (or a local
-address at all), switching to
+address, not a database's, that no clause points something at), switching to
 the branch a change goes on, reading a pull request and its files before reviewing it,
 today's date for a day still to come ("tomorrow", "on
 Thursday"), searching by its title for a thing read by one ("the 'Q3 launch
@@ -107,10 +107,15 @@ _CONTINUED = re.compile(r"^(?:in|on|at|to|into|for|from|with|by|as|under|inside)
 FILE_STEP = "file_step"
 #: A clause that runs a project's tests or confirms a change: a command on this machine.
 _RUN = re.compile(r"\b(?:run|rerun|re-run)\b.*\b(?:tests?|suite|specs?|pytest|jest)\b|\bconfirm\b", re.I)
-_URL = re.compile(r"\b(?:https?://|localhost[:/])\S+", re.I)
+_URL = re.compile(r"\b(?:https?://|(?:localhost|127\.0\.0\.1|0\.0\.0\.0)[:/])\S+", re.I)
 #: An address on this machine ("http://localhost:8080/health", "127.0.0.1:3000"): a local app's
-#: page or endpoint, which a task names to look at it (there is nothing else to do with it).
-_LOCAL = re.compile(r"(?:\bhttps?://)?\b(?:localhost|127\.0\.0\.1|0\.0\.0\.0)[:/]\S*", re.I)
+#: page or endpoint, which a task names to look at it ...
+_LOCAL = re.compile(r"\b(?:localhost|127\.0\.0\.1|0\.0\.0\.0)[:/]\S*", re.I)
+#: ... unless it is a database's (its usual port, its scheme) or the clause points something at
+#: it ("point the API client at http://localhost:5432", "connect the app to localhost:6379").
+_NO_PAGE = re.compile(r"\b(?:point|points|pointed|pointing|aim|aims|aimed|connect|connects|connected|connecting)\b"
+                      r"[^.;!?]*\b(?:at|to)\b|:(?:5432|3306|6379|27017|11211|9042)\b|"
+                      r"\b(?:postgres(?:ql)?|mysql|mariadb|redis|mongodb)://", re.I)
 #: A required parameter that names an identifier another tool hands out: its stem (``libraryId``,
 #: ``channel_id``, ``idList``).
 _ID_PARAM = re.compile(r"^(?:(?P<stem>[a-z]+?)_?(?:id|ids|slug|key|gid)|id_?(?P<pre>[a-z]{3,}))$", re.I)
@@ -220,7 +225,8 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
         cap = "/read" if _QUESTION.search(clause) or _STATEMENT.match(clause) else verb or (caps[0] if caps else "/read")
         if profile.edits_code:
             steps.append(Step(READ_CODE, "/read", implied=True, clause=clause, by="read_file"))
-        if _URL.search(clause) and (_PAGE.search(text) or _LOCAL.search(clause)):
+        local_page = bool(_LOCAL.search(clause)) and not _NO_PAGE.search(clause)
+        if _URL.search(clause) and (_PAGE.search(text) or local_page):
             steps.append(Step(OPEN_PAGE, "/read", implied=True, clause=clause))
         if cap == "/read" and _REVIEWS.search(clause):  # a change reviewed: it and its files read first
             steps += [Step(READ_CHANGE, "/read", implied=True, clause=clause),
