@@ -53,7 +53,7 @@ from .records import CandidateReader, StaleSnapshot
 from .render import order_key, tool_summary
 from .rerank import load_reranker
 from .retrieve import RetrievalIndex, split_task
-from .scored_tool import ScoredTool, best_first
+from .scored_tool import ScoredTool, best_first, learned
 from .snapshot import CatalogSnapshot, ShardTables, label_rows
 from .steps import Feeds, Step, asked, named_servers, plan, server_names, settle, task_steps
 from .task import TaskContext, task_facts
@@ -579,7 +579,7 @@ class Compiler:
 
             def by_final() -> list[tuple[StoredTool, float, str]]:
                 _view, tools, _facts, reader, _query, _feeds = self._score(ctx, [], pool=pool)
-                ranked = sorted(tools, key=lambda s: (-s.final, -s.vector, s.name))[:k]
+                ranked = sorted(tools, key=lambda s: (-s.final, -learned(s), -s.vector, s.name))[:k]
                 reader.fetch(ranked)
                 return [(s.tool, s.final / 100.0, s.name) for s in ranked]  # the snapshot's rendered name
 
