@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from jit.models import ServerStatus, StoredTool, ToolAnalysis, ToolDef
-from jit.selection.budget import Estimates, cap_full
-from jit.selection.compiler import _fed
+from jit.selection.budget import Estimates, cap_full, fit_budget
+from jit.selection.compiler import _fed, _unfed
 from jit.selection.step_words import action_free, leading_capability, name_fit, noun_uses, spelled
 from jit.selection.steps import (
     CURRENT_TIME,
@@ -27,6 +27,7 @@ from jit.selection.steps import (
     task_steps,
 )
 from jit.selection.tiers import Tier
+from jit.selection.tokens import EstimateCounter
 from tests.test_render import scored
 
 
@@ -248,6 +249,29 @@ def test_a_tool_full_by_its_score_brings_the_tool_that_hands_out_its_identifier(
     assert tools[1].tier is Tier.FULL and tools[1].step == "the identifier context7__query-docs needs"
     assert tools[3].tier is Tier.CONDENSED  # its consumer is Full below full_threshold, not by its score
     assert tools[5].tier is Tier.EXCLUDED  # a producer the compile does not render stays out
+
+
+def test_a_producer_made_full_for_a_tool_the_budget_takes_out_of_full_goes_back_to_its_tier():
+    """On a budget too tight for both definitions, the producer (a step's tool, first in line)
+    keeps Full and the tool it feeds is Condensed: the producer goes back to Condensed then, and
+    the rendering still fits."""
+    long = "Query a library's docs. " + "It reads every page of the docs and answers from them. " * 40
+    docs = scored("context7", "query-docs", Tier.FULL, 90, description=long)
+    resolve = scored("context7", "resolve-library-id", Tier.CONDENSED, 50, description=long)
+    docs.id, resolve.id, resolve.wanted = 1, 2, Tier.CONDENSED
+    est, counter = Estimates("anthropic", EstimateCounter()), EstimateCounter()
+    promoted = _fed([docs, resolve], lambda t, ids_only=False: [2] if t == 1 and ids_only else [], 70)
+    assert resolve.tier is Tier.FULL
+    budget = est.cost(docs, Tier.FULL) + est.cost(resolve, Tier.CONDENSED) + est.meta_overhead() - 1
+    fit_budget([docs, resolve], budget, "anthropic", counter, estimates=est)
+    assert docs.tier is not Tier.FULL
+    assert _unfed(promoted, est.cost) == [resolve]
+    assert (resolve.tier, resolve.wanted, resolve.step) == (Tier.CONDENSED, Tier.CONDENSED, "")
+    assert est.measure([docs, resolve], counter) <= budget
+    # a producer whose consumer kept Full keeps Full
+    docs.tier = Tier.FULL
+    promoted = _fed([docs, resolve], lambda t, ids_only=False: [2] if t == 1 and ids_only else [], 70)
+    assert _unfed(promoted, est.cost) == [] and resolve.tier is Tier.FULL
 
 
 def test_a_chosen_producer_that_needs_an_identifier_brings_its_own_producer():
