@@ -35,6 +35,7 @@ import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Protocol
 
 import numpy as np
 
@@ -47,7 +48,7 @@ from .snapshot import CatalogSnapshot, label_rows
 from .step_words import QUOTED, VERBS, action_free, leading_capability, name_fit, spelled
 from .tiers import Tier
 
-__all__ = ["STEP_FLOOR", "ServerNames", "Step", "StepTool", "asked", "demo_servers", "named_servers", "plan",
+__all__ = ["STEP_FLOOR", "Feeds", "ServerNames", "Step", "StepTool", "asked", "demo_servers", "named_servers", "plan",
            "producers", "server_names", "settle", "split_clauses", "step_tools", "task_steps"]
 
 #: The least retrieval score (0–100, the step's text alone) of a step's tool: below it, no
@@ -186,10 +187,12 @@ class Step:
 
 #: A planned step (:func:`plan`): its text and its options ``(tool id, match)``.
 Planned = tuple[str, tuple[tuple[int, float], ...]]
-#: The tools that hand out the identifiers a tool requires (:func:`producers`, its ``ids_only``
-#: second), asked only of a tool rendered in Full (a step's chosen tool, a tool Full by its
-#: score), whose definition is read anyway.
-Feeds = Callable[[int, bool], list[int]]
+class Feeds(Protocol):
+    """The tools that hand out the identifiers tool ``t`` requires (:func:`producers`; ``ids_only``:
+    only for the parameters named as identifiers), asked only of a tool rendered in Full (a step's
+    chosen tool, a tool Full by its score), whose definition is read anyway."""
+
+    def __call__(self, t: int, ids_only: bool = False) -> list[int]: ...
 
 
 @dataclass(frozen=True)
