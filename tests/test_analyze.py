@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -307,12 +309,31 @@ def test_task_file_targets_are_the_files_the_task_writes(task, targets):
     ("Give me the list of functions in src/app.py", False),
     ("Add the link https://acme.dev/docs/index.html to the Trello card", False),
     ("Give the design review a thumbs up, then read docs/review.md", False),  # another clause's file
+    # every form of the verb; a file after "in", "into" or "to", and one of code or config
+    ("then wiring the retry helper into src/net/client.py", True),
+    ("Replacing the sleep in src/poll.py with a backoff", True),
+    ("gave the client in src/http_client.py a timeout", True),
+    ("Give a short summary of README.md", False),
+    ("Register the new hire in staff.csv", False),
+    ("Insert the stack trace into notes.txt", False),
 ])
 def test_a_task_that_changes_code_in_place_edits_a_file(task, edits):
     p = analyze_task(task, DEFAULT_SHARDS)
     assert p.edits_code is edits
     # An edit is a /write step, stated or implied: the policy's file_step('edit') needs it.
     assert edits <= ("/write" in p.capabilities or "/write" in p.implied)
+
+
+def test_a_long_run_of_verbs_with_no_file_is_read_in_linear_time():
+    """A verb that puts something into code looks for its file within its clause's next 160
+    characters only: looked for to the clause's end from every verb, a 16 KiB task of "to add "
+    took seconds. Three such tasks of 64 KiB, with no stop or comma: a bounded wait, which the
+    unbounded reach (minutes) cannot meet."""
+    code = ("from jit.analysis.offline_analyzer import puts_into_code; from jit.selection.steps import task_steps; "
+            "assert puts_into_code('to add ' * 9000 + 'to add it to src/x.py'); "
+            "assert not puts_into_code('and add ' * 8192); task_steps('to add ' * 9362); "
+            "task_steps('Please give ' * 5400)")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
 
 
 @pytest.mark.parametrize(("path", "fmt"), [

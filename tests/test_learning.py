@@ -247,6 +247,21 @@ def test_learning_orders_candidates_whose_other_points_already_reach_100(learnin
     assert (first.tool.server, first.tool.name) == ("fs", "read_file")
 
 
+def test_of_two_tools_whose_final_score_reaches_100_the_learned_one_comes_first():
+    """The final score is clamped at 100 too: a tool with logic 100, vector 93 and +60 learned
+    ties there with the task's best-ranked tool, and its learned points decide the order, before
+    the ranking does (which still decides between tools that learned nothing)."""
+    from tests.test_render import scored
+
+    from jit.selection.scored_tool import best_first, merit
+
+    top, called, other = (scored("gh", n, Tier.FULL, 100) for n in ("search_code", "get_file", "list_files"))
+    top.rank, called.rank, other.rank = 1, 4, 2
+    called.points = {"learned": 60}
+    assert [s.name for s in sorted([top, other, called], key=merit)] == [called.name, top.name, other.name]
+    assert sorted([top, other, called], key=best_first)[0] is called
+
+
 def test_failed_calls_teach_nothing(learning_compiler):
     c = learning_compiler
     for text in TASKS:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from jit.models import ServerStatus, StoredTool, ToolAnalysis, ToolDef
-from jit.selection.budget import Estimates, cap_full
-from jit.selection.compiler import _fed
+from jit.selection.budget import Estimates, cap_full, fit_budget
+from jit.selection.compiler import _fed, _unfed
 from jit.selection.step_words import action_free, leading_capability, name_fit, noun_uses, spelled
 from jit.selection.steps import (
     CURRENT_TIME,
@@ -27,6 +27,7 @@ from jit.selection.steps import (
     task_steps,
 )
 from jit.selection.tiers import Tier
+from jit.selection.tokens import EstimateCounter
 from tests.test_render import scored
 
 
@@ -57,6 +58,11 @@ def test_looking_at_a_page_implies_opening_it_first():
     # an address on this machine is a local app's page or endpoint: the task names it to look at it
     steps = task_steps("Is the API on my machine up? http://localhost:8080/health should say ok.")
     assert [s.text for s in steps if s.implied] == [OPEN_PAGE]
+    # a bare address with a port is one too; a database's, or one the clause points a client at, is no page
+    assert [s.text for s in task_steps("Check that 127.0.0.1:3000 loads") if s.implied] == [OPEN_PAGE]
+    for task in ("Point the API client at http://localhost:8000", "Back up the users table at localhost:5432",
+                 "Query postgres://app@localhost/shop for the open orders"):
+        assert all(s.text != OPEN_PAGE for s in task_steps(task)), task
     assert all(s.text != OPEN_PAGE for s in task_steps("Comment the PR link https://github.com/acme/web/pull/5 on it"))
 
 
@@ -245,6 +251,29 @@ def test_a_tool_full_by_its_score_brings_the_tool_that_hands_out_its_identifier(
     assert tools[5].tier is Tier.EXCLUDED  # a producer the compile does not render stays out
 
 
+def test_a_producer_made_full_for_a_tool_the_budget_takes_out_of_full_goes_back_to_its_tier():
+    """On a budget too tight for both definitions, the producer (a step's tool, first in line)
+    keeps Full and the tool it feeds is Condensed: the producer goes back to Condensed then, and
+    the rendering still fits."""
+    long = "Query a library's docs. " + "It reads every page of the docs and answers from them. " * 40
+    docs = scored("context7", "query-docs", Tier.FULL, 90, description=long)
+    resolve = scored("context7", "resolve-library-id", Tier.CONDENSED, 50, description=long)
+    docs.id, resolve.id, resolve.wanted = 1, 2, Tier.CONDENSED
+    est, counter = Estimates("anthropic", EstimateCounter()), EstimateCounter()
+    promoted = _fed([docs, resolve], lambda t, ids_only=False: [2] if t == 1 and ids_only else [], 70)
+    assert resolve.tier is Tier.FULL
+    budget = est.cost(docs, Tier.FULL) + est.cost(resolve, Tier.CONDENSED) + est.meta_overhead() - 1
+    fit_budget([docs, resolve], budget, "anthropic", counter, estimates=est)
+    assert docs.tier is not Tier.FULL
+    assert _unfed(promoted, est.cost) == [resolve]
+    assert (resolve.tier, resolve.wanted, resolve.step) == (Tier.CONDENSED, Tier.CONDENSED, "")
+    assert est.measure([docs, resolve], counter) <= budget
+    # a producer whose consumer kept Full keeps Full
+    docs.tier = Tier.FULL
+    promoted = _fed([docs, resolve], lambda t, ids_only=False: [2] if t == 1 and ids_only else [], 70)
+    assert _unfed(promoted, est.cost) == [] and resolve.tier is Tier.FULL
+
+
 def test_a_chosen_producer_that_needs_an_identifier_brings_its_own_producer():
     cards = _tool(1, "board", "get_cards_by_list_id", "Cards of a list", ("listId",))
     lists = _tool(2, "board", "get_lists", "Lists of a board", ("boardId",))
@@ -275,6 +304,16 @@ def test_a_steps_capability_is_its_leading_verbs_and_a_question_reads():
         "/read"]
     assert task_steps("List the PRs merged this week and say what each one adds")[-1].capability == "/read"
     assert task_steps("Move the card to Done")[-1].capability == "/write"  # a verb of its own
+    # a condition ("if", "when") or a clause opening with what it asks keeps the change it says
+    assert [s.capability for s in task_steps("If the build is green merge PR #12")] == ["/execute"]
+    assert [s.capability for s in task_steps("If the tests pass merge PR #12 into main")] == ["/write"]
+    assert [s.capability for s in task_steps("Let me know if you can delete the old branch")] == ["/delete"]
+    # "give" says no change of its own: an overview reads, feedback sends, a summary of a document reads
+    assert [(s.capability, s.by) for s in task_steps("Give an overview of the open issues in acme/web")] == [
+        ("/read", "")]
+    assert [s.capability for s in task_steps("Give feedback on PR #12")] == ["/send"]
+    assert [(s.text, s.capability, s.by) for s in task_steps("Give a short summary of README.md")] == [
+        ("Give a short summary of README.md", "/read", "")]
 
 
 def test_a_word_the_task_says_as_a_name_is_not_its_action():

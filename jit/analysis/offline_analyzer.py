@@ -511,13 +511,29 @@ _CODE_SIGN = re.compile(
     r"|endpoint|null\s*pointer|off-by-one|segfault|typo)\b")
 
 
-#: A verb that puts something into code (vocab.CODE_EDIT_WORDS, any inflection) said as an
-#: instruction, then within its clause (no comma between) a local source or config file's name
-#: (not a URL's).
+#: The source and config files of a project (of :data:`_TEXT_EXTENSIONS`: no prose, data or log).
+_CODE_EXTENSIONS = (
+    "html?|css|scss|js|mjs|cjs|jsx|ts|tsx|vue|svelte|py|ipynb|rb|go|rs|java|kt|swift|c|cc|cpp|h|hpp|cs|php|sh|"
+    "bash|zsh|ps1|sql|json|ya?ml|toml|ini|cfg|conf|env|xml|dockerfile|gitignore"
+)
+#: Irregular forms of vocab.CODE_EDIT_WORDS.
+_IRREGULAR = {"give": ("gave", "given")}
+
+
+def _inflected(word: str) -> str:
+    """A pattern of ``word``'s forms: "add", "adds", "added", "adding"; "wire", "wires", "wired",
+    "wiring"; and its irregular ones ("gave", "given")."""
+    regular = word[:-1] + "(?:e|es|ed|ing)" if word.endswith("e") else word + "(?:s|es|ed|ing)?"
+    return "|".join((regular, *_IRREGULAR.get(word, ())))
+
+
+#: A verb that puts something into code (vocab.CODE_EDIT_WORDS, in each of its forms) said as an
+#: instruction, then within its clause (no comma between, at most :data:`_VERB_REACH` characters)
+#: "in", "into" or "to" and a local source or config file's name (not a URL's, not a document's).
 _CODE_EDIT = re.compile(
-    r"(?:^|[.;:!?,]\s*|\b(?:and|then|please|to|also|now|just)\s+)(?:" + "|".join(CODE_EDIT_WORDS)
-    + r")(?:s|es|ed|d|ing)?\b(?![/-])(?!\s+(?:me|us)\b)[^,.;!?\n]*?"
-    + rf"(?<![\w/.:@\-])(?:[\w.\-]+/)*[\w\-]+\.(?:{_TEXT_EXTENSIONS})\b(?![/\w])",
+    r"(?:^|[.;:!?,]\s*|\b(?:and|then|please|to|also|now|just)\s+)(?:" + "|".join(map(_inflected, CODE_EDIT_WORDS))
+    + rf")\b(?![/-])(?!\s+(?:me|us)\b)[^,.;!?\n]{{0,{_VERB_REACH}}}?\b(?:in|into|to)\s+[`'\"\u201c]?"
+    + rf"(?<![\w/.:@\-])(?:[\w.\-]+/)*[\w\-]+\.(?:{_CODE_EXTENSIONS})\b(?![/\w])",
     re.IGNORECASE)
 _URL = re.compile(r"\b(?:https?|ftp)://\S+", re.IGNORECASE)
 

@@ -298,7 +298,7 @@ CODE_CHANGE_WORDS: tuple[str, ...] = tuple(
 
 #: Verbs that change code when they put something into a source file the clause names ("give the
 #: client in src/http_client.py a timeout", "registered in src/app.py", "add a retry to
-#: src/net.py"): a code edit only with the file beside them (jit.analysis.offline_analyzer.edits_code),
+#: src/net.py"): a code edit only with the file beside them (jit.analysis.offline_analyzer.puts_into_code),
 #: as "add a comment" or "give me the list" change no code.
 CODE_EDIT_WORDS: tuple[str, ...] = ("add", "give", "register", "insert", "replace", "wire")
 

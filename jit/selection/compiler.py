@@ -53,7 +53,7 @@ from .records import CandidateReader, StaleSnapshot
 from .render import order_key, tool_summary
 from .rerank import load_reranker
 from .retrieve import RetrievalIndex, split_task
-from .scored_tool import ScoredTool, best_first
+from .scored_tool import ScoredTool, best_first, learned
 from .snapshot import CatalogSnapshot, ShardTables, label_rows
 from .steps import Feeds, Step, asked, named_servers, plan, server_names, settle, task_steps
 from .task import TaskContext, task_facts
@@ -504,8 +504,16 @@ class Compiler:
         # Token estimates are kept in the snapshot's memo: the next compile's candidates overlap.
         estimates = Estimates(fmt, self._estimate, view.memo.costs)
         cap_full(tools, sel.max_full_tools, sel.max_full_share * budget, estimates, warnings)
-        _fed(tools, feeds, sel.full_threshold)
+        promoted = _fed(tools, feeds, sel.full_threshold)
         used, budget_warnings = fit_budget(tools, budget, fmt, self.counter, estimates=estimates, shard=ctx.shard)
+        back = _unfed(promoted, estimates.cost)
+        if back:
+            used = estimates.measure(tools, self.counter, shard=ctx.shard)
+            if used > budget:  # Condensed again, the meta-tool's overhead came back: out instead
+                for s in back:
+                    s.reasons.append("demoted -> excluded: token budget (measured)")
+                    s.tier, s.tokens = Tier.EXCLUDED, 0
+                used = estimates.measure(tools, self.counter, shard=ctx.shard)
         warnings += budget_warnings
         if getattr(self.counter, "last_error", None):
             warnings.append(f"exact token count failed ({self.counter.last_error}); the estimate was used")
@@ -579,7 +587,7 @@ class Compiler:
 
             def by_final() -> list[tuple[StoredTool, float, str]]:
                 _view, tools, _facts, reader, _query, _feeds = self._score(ctx, [], pool=pool)
-                ranked = sorted(tools, key=lambda s: (-s.final, -s.vector, s.name))[:k]
+                ranked = sorted(tools, key=lambda s: (-s.final, -learned(s), -s.vector, s.name))[:k]
                 reader.fetch(ranked)
                 return [(s.tool, s.final / 100.0, s.name) for s in ranked]  # the snapshot's rendered name
 
@@ -618,19 +626,42 @@ def _learned_reasons(e: Evidence, points: Mapping[str, int]) -> list[str]:
     return out
 
 
-def _fed(tools: Sequence[ScoredTool], feeds: Feeds, least: float) -> None:
+#: A producer :func:`_fed` made Full: it, the Full tool it feeds, and its tier and wanted tier before.
+Fed = tuple[ScoredTool, ScoredTool, Tier, Tier]
+
+
+def _fed(tools: Sequence[ScoredTool], feeds: Feeds, least: float) -> list[Fed]:
     """A tool Full by its score (at least ``least``, ``full_threshold``) that requires an
     identifier, a parameter named as one, that another rendered candidate of its server hands out
     (``query-docs`` the ``libraryId`` of ``resolve-library-id``): that producer is Full too, as a
     step's tool is (it keeps its place past the caps), since the Full tool cannot be called
-    without it. A step's tools brought theirs already (:func:`~jit.selection.steps.settle`)."""
+    without it. A step's tools brought theirs already (:func:`~jit.selection.steps.settle`).
+    Returns the producers made Full, for :func:`_unfed` once the budget has had its say."""
     by_id = {s.id: s for s in tools}
+    promoted: list[Fed] = []
     for s in [s for s in tools if s.tier is Tier.FULL and not s.step and not s.skeleton and s.final >= least]:
         for p in feeds(s.id, True):
             fed = by_id.get(p)
             if fed is not None and fed.tier in (Tier.CONDENSED, Tier.MINIMAL):
+                promoted.append((fed, s, fed.tier, fed.wanted))
                 fed.step, fed.wanted, fed.tier = f"the identifier {s.name} needs", Tier.FULL, Tier.FULL
                 fed.reasons.insert(0, f"tool of the step {fed.step!r}")
+    return promoted
+
+
+def _unfed(promoted: Sequence[Fed], cost: Callable[[ScoredTool, Tier], int]) -> list[ScoredTool]:
+    """A producer :func:`_fed` made Full whose consumer the budget took out of Full: the producer
+    goes back to the tier it had (a Full definition for a tool that is no longer Full would take
+    the place of a better one's). Returns those moved back (``cost``: a tool's tokens at a tier)."""
+    back = []
+    for fed, consumer, tier, wanted in promoted:
+        if consumer.tier is not Tier.FULL and fed.tier is Tier.FULL:
+            fed.reasons.remove(f"tool of the step {fed.step!r}")
+            fed.reasons.append(f"demoted full -> {tier.value}: {consumer.name}, whose identifier it hands out, "
+                               "is no longer Full")
+            fed.step, fed.wanted, fed.tier, fed.tokens = "", wanted, tier, cost(fed, tier)
+            back.append(fed)
+    return back
 
 
 def _embedding_warning(index: RetrievalIndex) -> str | None:

@@ -13,7 +13,7 @@ from typing import Any
 from ..models import StoredTool
 from .tiers import Tier
 
-__all__ = ["ScoredTool", "best_first", "merit"]
+__all__ = ["ScoredTool", "best_first", "learned", "merit"]
 
 
 class ScoredTool:
@@ -152,16 +152,23 @@ class ScoredTool:
 _UNRANKED = 1 << 30
 
 
-def merit(st: ScoredTool) -> tuple[int, int, str]:
-    """Best first: the final score, then the task's retrieval ranking, then the name.
-
-    Final scores are whole numbers and tie often at the top (logic saturates at 100), so the
-    order among equals decides who takes the Full tier's last places and the budget's last
-    tokens. The ranking (the task's match) decides it, not the alphabet."""
-    return (-st.final, st.rank or _UNRANKED, st.name)
+def learned(st: ScoredTool) -> int:
+    """The points a tool learned from the calls agents made (0 with nothing recorded)."""
+    return st.points.get("learned", 0)
 
 
-def best_first(st: ScoredTool) -> tuple[bool, bool, int, int, str]:
+def merit(st: ScoredTool) -> tuple[int, int, int, str]:
+    """Best first: the final score, then the points learned from calls, then the task's retrieval
+    ranking, then the name.
+
+    Final scores are whole numbers and tie often at the top (logic saturates at 100, and the
+    final score too), so the order among equals decides who takes the Full tier's last places and
+    the budget's last tokens. Of two tools at 100, the one called for tasks like this one comes
+    first, then the task's match decides it, not the alphabet."""
+    return (-st.final, -learned(st), st.rank or _UNRANKED, st.name)
+
+
+def best_first(st: ScoredTool) -> tuple[bool, bool, int, int, int, str]:
     """The order the Full tier's places and the budget's tokens are given in: the tool of a task
     step first (Full by the policy's word), a file's step (named by its capability: certain)
     before a clause's, then :func:`merit`. Reversed, the order they are taken back in."""

@@ -5,7 +5,7 @@ with the capability of the verb it opens with (:data:`~jit.selection.step_words.
 offline task analyzer's reading, ``/read`` when it names none), a clause that tells the agent
 what *not* to do left out ("don't merge it"), and the steps a clause implies: reading the code
 before changing it in place, opening a page in a browser before looking at it (or a local
-address at all), switching to
+address, not a database's, that no clause points something at), switching to
 the branch a change goes on, reading a pull request and its files before reviewing it,
 today's date for a day still to come ("tomorrow", "on
 Thursday"), searching by its title for a thing read by one ("the 'Q3 launch
@@ -35,6 +35,7 @@ import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Protocol
 
 import numpy as np
 
@@ -47,7 +48,7 @@ from .snapshot import CatalogSnapshot, label_rows
 from .step_words import QUOTED, VERBS, action_free, leading_capability, name_fit, spelled
 from .tiers import Tier
 
-__all__ = ["STEP_FLOOR", "ServerNames", "Step", "StepTool", "asked", "demo_servers", "named_servers", "plan",
+__all__ = ["STEP_FLOOR", "Feeds", "ServerNames", "Step", "StepTool", "asked", "demo_servers", "named_servers", "plan",
            "producers", "server_names", "settle", "split_clauses", "step_tools", "task_steps"]
 
 #: The least retrieval score (0–100, the step's text alone) of a step's tool: below it, no
@@ -95,8 +96,9 @@ _MAKES = re.compile(r"^(?:(?:please|also|then|now|first|and|just)\s+)*(?:help me
 _QUESTION = re.compile(r"\?\s*$|^(?:what|which|who|when|where|why|how|is|are|does|do|did|was|were|has|have|can)\b",
                        re.I)
 #: A word that opens what a clause asks or tells about ("think through whether we should move",
-#: "say what each one adds"): the verbs after it are the subject's, not the step's.
-_ASKS = re.compile(r"\b(?:whether|if|how|why|what|which|when|where|who)\b", re.I)
+#: "say what each one adds"): the verbs after it are the subject's, not the step's. Not "if" or
+#: "when": they open a condition ("if the build is green merge PR #12"), whose step comes after it.
+_ASKS = re.compile(r"\b(?:whether|how|why|what|which|where|who)\b", re.I)
 #: A clause that opens with an article, a pronoun or a preposition says how things are, not what
 #: to do ("a submit button", "In the test MongoDB", "We need to test the webhook"): it reads.
 _STATEMENT = re.compile(r"^(?:a|an|the|in|on|at|from|for|with|i|we|you|it|its|my|our|this|that|there|here)\b", re.I)
@@ -106,10 +108,15 @@ _CONTINUED = re.compile(r"^(?:in|on|at|to|into|for|from|with|by|as|under|inside)
 FILE_STEP = "file_step"
 #: A clause that runs a project's tests or confirms a change: a command on this machine.
 _RUN = re.compile(r"\b(?:run|rerun|re-run)\b.*\b(?:tests?|suite|specs?|pytest|jest)\b|\bconfirm\b", re.I)
-_URL = re.compile(r"\b(?:https?://|localhost[:/])\S+", re.I)
+_URL = re.compile(r"\b(?:https?://|(?:localhost|127\.0\.0\.1|0\.0\.0\.0)[:/])\S+", re.I)
 #: An address on this machine ("http://localhost:8080/health", "127.0.0.1:3000"): a local app's
-#: page or endpoint, which a task names to look at it (there is nothing else to do with it).
-_LOCAL = re.compile(r"(?:\bhttps?://)?\b(?:localhost|127\.0\.0\.1|0\.0\.0\.0)[:/]\S*", re.I)
+#: page or endpoint, which a task names to look at it ...
+_LOCAL = re.compile(r"\b(?:localhost|127\.0\.0\.1|0\.0\.0\.0)[:/]\S*", re.I)
+#: ... unless it is a database's (its usual port, its scheme) or the clause points something at
+#: it ("point the API client at http://localhost:5432", "connect the app to localhost:6379").
+_NO_PAGE = re.compile(r"\b(?:point|points|pointed|pointing|aim|aims|aimed|connect|connects|connected|connecting)\b"
+                      r"[^.;!?]*\b(?:at|to)\b|:(?:5432|3306|6379|27017|11211|9042)\b|"
+                      r"\b(?:postgres(?:ql)?|mysql|mariadb|redis|mongodb)://", re.I)
 #: A required parameter that names an identifier another tool hands out: its stem (``libraryId``,
 #: ``channel_id``, ``idList``).
 _ID_PARAM = re.compile(r"^(?:(?P<stem>[a-z]+?)_?(?:id|ids|slug|key|gid)|id_?(?P<pre>[a-z]{3,}))$", re.I)
@@ -180,10 +187,12 @@ class Step:
 
 #: A planned step (:func:`plan`): its text and its options ``(tool id, match)``.
 Planned = tuple[str, tuple[tuple[int, float], ...]]
-#: The tools that hand out the identifiers a tool requires (:func:`producers`, its ``ids_only``
-#: second), asked only of a tool rendered in Full (a step's chosen tool, a tool Full by its
-#: score), whose definition is read anyway.
-Feeds = Callable[[int, bool], list[int]]
+class Feeds(Protocol):
+    """The tools that hand out the identifiers tool ``t`` requires (:func:`producers`; ``ids_only``:
+    only for the parameters named as identifiers), asked only of a tool rendered in Full (a step's
+    chosen tool, a tool Full by its score), whose definition is read anyway."""
+
+    def __call__(self, t: int, ids_only: bool = False) -> list[int]: ...
 
 
 @dataclass(frozen=True)
@@ -210,7 +219,8 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
         caps = [c for c in (*profile.capabilities, *profile.implied) if c in CHANGES]
         verb = leading_capability(clause)
         asks = _ASKS.search(clause)
-        if verb is None and caps and asks:  # "Think through whether … should move": what it asks about
+        if verb is None and caps and asks and clause[:asks.start()].strip():
+            # "Think through whether … should move": what it asks about, when a subject opens it
             main = analyze_task(clause[:asks.start()], shards)
             caps = [c for c in (*main.capabilities, *main.implied) if c in CHANGES]
         if verb is None and not caps and len(clause.split()) < 3:
@@ -218,7 +228,8 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
         cap = "/read" if _QUESTION.search(clause) or _STATEMENT.match(clause) else verb or (caps[0] if caps else "/read")
         if profile.edits_code:
             steps.append(Step(READ_CODE, "/read", implied=True, clause=clause, by="read_file"))
-        if _URL.search(clause) and (_PAGE.search(text) or _LOCAL.search(clause)):
+        local_page = bool(_LOCAL.search(clause)) and not _NO_PAGE.search(clause)
+        if _URL.search(clause) and (_PAGE.search(text) or local_page):
             steps.append(Step(OPEN_PAGE, "/read", implied=True, clause=clause))
         if cap == "/read" and _REVIEWS.search(clause):  # a change reviewed: it and its files read first
             steps += [Step(READ_CHANGE, "/read", implied=True, clause=clause),
