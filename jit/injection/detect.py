@@ -234,6 +234,14 @@ _CODEC = re.compile(r"\b(?:encod\w*|decod\w*|base\s?(?:64|32|58)\w*|b64|hex\w*|r
 _SENTENCE_KEY = re.compile(r"(?m)^[^\W_]+(?:[_-][^\W_]+){4,}$")
 
 
+#: A name right after a verb of calling or replacing ("call `send_email`", "replaces send_email", "instead of
+#: the send_email"): a tool, whatever the schema says; but for a name assigned ("use opt_out_by_default=true").
+_AS_TOOL = re.compile(r"\b(?:call|calls|calling|invoke|invokes|invoking|run|runs|running|use|uses|using|replace"
+                      r"|replaces|replacing|supersedes?|overrides?|instead\s+of|rather\s+than|over)\s+(?:the\s+)?"
+                      r"[`'\"]?\Z")
+_ASSIGNED = re.compile(r"[`'\"]?\s*[-+*/!<>=]?=")
+
+
 #: Changes whenever a rule, a flag or a limit changes: ``analyze_pending`` then re-checks the
 #: cached analyses once, so a tool analysed by older rules does not keep a clean bill.
 HOSTILE_RULES_VERSION = hashlib.sha256("\n".join([
@@ -246,7 +254,7 @@ HOSTILE_RULES_VERSION = hashlib.sha256("\n".join([
     _VERSION_SUFFIX.pattern, _MENTION.pattern, _SETUP_STEP.pattern, _ALL_SERVERS.pattern, _ABOUT_ATTACKS.pattern,
     _EXAMPLE_SPAN.pattern, _CODEC.pattern, *sorted(STRUCTURAL_FLAGS), _SENTENCE_KEY.pattern, "latin-veto",
     *sorted(UNCONTRADICTED_FLAGS), "param-values-kept", _OWN_STEP.pattern,
-    _CONTENT_GUARD.pattern, "own-fields-take-back-shadowing",
+    _CONTENT_GUARD.pattern, "own-fields-take-back-shadowing", _AS_TOOL.pattern, _ASSIGNED.pattern,
 ]).encode()).hexdigest()[:16]
 
 _WS = re.compile(r"\s+")
@@ -506,11 +514,14 @@ def _rule_findings(tool: ToolDef) -> set[str]:
 def _reading_flags(text: str, fields: re.Pattern[str] | None, own_name: str, own_names: tuple[str, ...]) -> set[str]:
     """The flags of ``text``, its tool's own ``fields`` (:func:`_own_fields`) read as values of the tool. A schema is
     written by whoever wrote the text: reading its names as values takes back only one tool taking another's
-    place ("use when update_block is not supported"), never an order to call another tool or any other finding."""
+    place ("use when update_block is not supported"), never an order to call another tool or any other finding,
+    and not where a name is called or replaced (:data:`_AS_TOOL`)."""
     found = _instruction_flags(text, own_name, own_names)
     if fields is None:
         return found
-    return _instruction_flags(fields.sub("this value", text), own_name, own_names) | (found - {FLAG_SHADOWING})
+    as_values = fields.sub(lambda m: m[0] if _AS_TOOL.search(text, max(0, m.start() - 40), m.start())
+                           and not _ASSIGNED.match(text, m.end()) else "this value", text)
+    return _instruction_flags(as_values, own_name, own_names) | (found - {FLAG_SHADOWING})
 
 
 #: Identifiers of the tool's own schema read as the value they are, not as another tool: at most this many.
