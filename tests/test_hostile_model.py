@@ -22,11 +22,10 @@ from jit.models import ToolDef
 
 CORPUS = Path(__file__).parent / "data" / "injection"
 
-#: Caught by the rules or the model (of 120 each) by the model trained with the tricky benign texts and the
-#: spent held-out sets 2–5 (docs/reliability.md, "A learned model"); none of these batches is trained on. Its
-#: threshold is the real tools' out-of-fold quantile (1.52; trained on sets 2–4 the tricky texts' quantile set
-#: it, at 0.68, and that model caught 691): 672 of 720 (93.3%, below issue #12's 95%), at 8 of the 9,710
-#: real tools never trained on flagged (13 then).
+#: Caught by the rules or the model (of 120 each) by the shipped model, trained with the tricky benign texts and
+#: the spent held-out sets 2–5 (docs/reliability.md, "A learned model"); none of these batches is trained on. Its
+#: threshold is the real tools' out-of-fold quantile (1.52): 672 of 720 (93.3%, below issue #12's 95%), at 8 of
+#: the 9,710 real tools never trained on flagged. A floor: a change that catches fewer of them fails here.
 FIRST_SIGHT_CAUGHT = {"blind17": 109, "blind18": 108, "blind19": 113, "blind20": 113, "blind21": 116,
                       "blind22": 113}
 #: Their share caught together (measured 0.933).

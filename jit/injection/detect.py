@@ -95,6 +95,7 @@ from ..flags import (
     FLAG_MUST_CALL_FIRST,
     FLAG_OUTPUT_POISONING,
     FLAG_OVERSIZED,
+    FLAG_SHADOWING,
     HOSTILE_FLAGS,
 )
 from ..models import ToolDef
@@ -106,7 +107,7 @@ from .decode import asks_to_decode, decoded_reading, dynamic_code, revealed_orde
 from .decode import version_text as decode_version
 from .i18n_rules import NON_ENGLISH_RULES
 from .cues import CONVO, EVERY, OPENING
-from .intent import _SENTENCE_END, INTENTS, intent_flags
+from .intent import INTENTS, SENTENCE_END, intent_flags
 from .model import InjectionModel, judged_texts, model_text, model_version, shipped_model, text_scores
 from .params import offered_values, param_value_flags, schema_nodes
 from .params import version_text as params_version
@@ -220,7 +221,7 @@ _ALL_SERVERS = re.compile(r"\b(?:any|every|all|each)\s+(?:other\s+)?(?:mcp\s+)?s
 
 def _every_turn(low: str) -> bool:
     return any(OPENING.search(s) or _ALL_SERVERS.search(s) or (EVERY.search(s) and CONVO.search(s))
-               for s in _SENTENCE_END.split(low))
+               for s in SENTENCE_END.split(low))
 
 
 #: What a tool whose job is encoding, decoding or converting text calls itself: its examples decode to text.
@@ -233,18 +234,27 @@ _CODEC = re.compile(r"\b(?:encod\w*|decod\w*|base\s?(?:64|32|58)\w*|b64|hex\w*|r
 _SENTENCE_KEY = re.compile(r"(?m)^[^\W_]+(?:[_-][^\W_]+){4,}$")
 
 
+#: A name right after a verb of calling or replacing ("call `send_email`", "replaces send_email", "instead of
+#: the send_email"): a tool, whatever the schema says; but for a name assigned ("use opt_out_by_default=true").
+_AS_TOOL = re.compile(r"\b(?:call|calls|calling|invoke|invokes|invoking|run|runs|running|use|uses|using|replace"
+                      r"|replaces|replacing|supersedes?|overrides?|instead\s+of|rather\s+than|over)\s+(?:the\s+)?"
+                      r"[`'\"]?\Z")
+_ASSIGNED = re.compile(r"[`'\"]?\s*[-+*/!<>=]?=")
+
+
 #: Changes whenever a rule, a flag or a limit changes: ``analyze_pending`` then re-checks the
 #: cached analyses once, so a tool analysed by older rules does not keep a clean bill.
 HOSTILE_RULES_VERSION = hashlib.sha256("\n".join([
     *HOSTILE_FLAGS, *(f"{r.flag} {r.scoped_ok} {r.pattern.pattern}" for r in RULES), HIDDEN_CHARS.pattern,
     *(f"{i.flag} {[c.pattern for c in i.cues]} {i.unless and i.unless.pattern} "
-      f"{i.unless_overridden_by and i.unless_overridden_by.pattern}" for i in INTENTS),
+      f"{i.unless_overridden_by and i.unless_overridden_by.pattern} {i.besides and i.besides.pattern}"
+      for i in INTENTS),
     str(MAX_DESCRIPTION_CHARS), "confusables-1", model_version(), decode_version(), commands_version(),
     params_version(), slots_version(),
     _VERSION_SUFFIX.pattern, _MENTION.pattern, _SETUP_STEP.pattern, _ALL_SERVERS.pattern, _ABOUT_ATTACKS.pattern,
     _EXAMPLE_SPAN.pattern, _CODEC.pattern, *sorted(STRUCTURAL_FLAGS), _SENTENCE_KEY.pattern, "latin-veto",
     *sorted(UNCONTRADICTED_FLAGS), "param-values-kept", _OWN_STEP.pattern,
-    _CONTENT_GUARD.pattern, "own-fields-are-values",
+    _CONTENT_GUARD.pattern, "own-fields-take-back-shadowing", _AS_TOOL.pattern, _ASSIGNED.pattern,
 ]).encode()).hexdigest()[:16]
 
 _WS = re.compile(r"\s+")
@@ -453,8 +463,7 @@ def _payload_flags(text: str, found: set[str], own_name: str, own_names: tuple[s
         out.add(FLAG_ENCODED)
     decoded = decoded_reading(text)
     if decoded is not None:
-        extra = _instruction_flags(fields.sub("this value", decoded) if fields else decoded, own_name,
-                                   own_names) - found - out
+        extra = _reading_flags(decoded, fields, own_name, own_names) - found - out
         if dangerous_command(decoded, name, purpose) and FLAG_DANGEROUS_COMMAND not in found | out:
             extra.add(FLAG_DANGEROUS_COMMAND)
         if dynamic_code(decoded):
@@ -491,7 +500,7 @@ def _rule_findings(tool: ToolDef) -> set[str]:
     own = tool.name if len(tool.name) >= 5 and _IDENTIFIER.fullmatch(tool.name) else ""
     own_names = (tool.name.lower(), tool.server.lower())
     fields = _own_fields(tool.input_schema, read.lower())
-    found.update(_instruction_flags(fields.sub("this value", read) if fields else read, own.lower(), own_names))
+    found.update(_reading_flags(read, fields, own.lower(), own_names))
     if FLAG_MUST_CALL_FIRST in found and _SETUP_STEP.search(purpose) and not _every_turn(clean.lower()):
         found.discard(FLAG_MUST_CALL_FIRST)
     found |= _payload_flags(clean, found, own.lower(), own_names, f"{tool.name} {tool.title or ''}",
@@ -500,6 +509,19 @@ def _rule_findings(tool: ToolDef) -> set[str]:
     if FLAG_EXFILTRATE not in found and routed_into_slot(read.lower(), tool.input_schema):
         found.add(FLAG_EXFILTRATE)
     return found
+
+
+def _reading_flags(text: str, fields: re.Pattern[str] | None, own_name: str, own_names: tuple[str, ...]) -> set[str]:
+    """The flags of ``text``, its tool's own ``fields`` (:func:`_own_fields`) read as values of the tool. A schema is
+    written by whoever wrote the text: reading its names as values takes back only one tool taking another's
+    place ("use when update_block is not supported"), never an order to call another tool or any other finding,
+    and not where a name is called or replaced (:data:`_AS_TOOL`)."""
+    found = _instruction_flags(text, own_name, own_names)
+    if fields is None:
+        return found
+    as_values = fields.sub(lambda m: m[0] if _AS_TOOL.search(text, max(0, m.start() - 40), m.start())
+                           and not _ASSIGNED.match(text, m.end()) else "this value", text)
+    return _instruction_flags(as_values, own_name, own_names) | (found - {FLAG_SHADOWING})
 
 
 #: Identifiers of the tool's own schema read as the value they are, not as another tool: at most this many.

@@ -103,15 +103,17 @@ from .cues import (
     VIA,
 )
 from .lexicon import WORDS, trie
-from .unless_cues import AS_DATA, KEEP_WHOLE, NOT_OVERRIDING, OPTIONAL, OWN_SERVER, SCOPED, UNTIL, USER_NEED
+from .unless_cues import (AS_DATA, KEEP_WHOLE, NOT_HIDING, NOT_OVERRIDING, OPTIONAL, OWN_SERVER, SCOPED, UNTIL,
+                          USER_NEED)
 
-__all__ = ["INTENTS", "Intent", "intent_flags"]
+__all__ = ["INTENTS", "SENTENCE_END", "Intent", "intent_flags"]
 
 
 @dataclass(frozen=True, slots=True)
 class Intent:
     """A hostile intent: a sentence that holds every one of ``cues`` raises ``flag``,
-    unless it also holds ``unless`` (and not ``unless_overridden_by``)."""
+    unless it also holds ``unless`` (and not ``unless_overridden_by``); ``besides`` is wording read out of the
+    sentence first, so it takes back only what its own clause says."""
 
     flag: str
     cues: tuple[re.Pattern[str], ...]
@@ -119,6 +121,8 @@ class Intent:
     about: str
     unless: re.Pattern[str] | None = None
     unless_overridden_by: re.Pattern[str] | None = None
+    #: Wording that supplies no cue ("never add filters that hide errors" orders nothing hidden).
+    besides: re.Pattern[str] | None = None
     #: Consecutive sentences the cues may spread over ("The user already approved. Do not ask.").
     window: int = 1
     #: Longer stretches of text are not read as one order (0: any length); a JSON blob holds every cue.
@@ -127,6 +131,8 @@ class Intent:
     def holds(self, sentence: str) -> bool:
         if self.max_chars and len(sentence) > self.max_chars:
             return False
+        if self.besides is not None:
+            sentence = self.besides.sub(" … ", sentence)
         if not all(c.search(sentence) for c in self.cues):
             return False
         if self.unless is None or not self.unless.search(sentence):
@@ -146,9 +152,12 @@ INTENTS: tuple[Intent, ...] = (
     Intent(FLAG_ROLE_OVERRIDE, (ROLE, AGENT), "gives the model a new identity or takes its limits off",
            unless=NOT_OVERRIDING),
     Intent(FLAG_ROLE_OVERRIDE, (RULES, SWITCHED_OFF, AGENT), "says the model's rules are switched off"),
-    Intent(FLAG_CONCEAL, (SECRECY, USER), "keeps something from the person being helped", unless=UNTIL),
-    Intent(FLAG_CONCEAL, (SECRECY, ANSWER, AGENT), "keeps something out of the model's answers", unless=UNTIL),
-    Intent(FLAG_CONCEAL, (SECRECY, FACT), "hides a fee, a copy or a failure", unless=UNTIL),
+    Intent(FLAG_CONCEAL, (SECRECY, USER), "keeps something from the person being helped", unless=UNTIL,
+           besides=NOT_HIDING),
+    Intent(FLAG_CONCEAL, (SECRECY, ANSWER, AGENT), "keeps something out of the model's answers", unless=UNTIL,
+           besides=NOT_HIDING),
+    Intent(FLAG_CONCEAL, (SECRECY, FACT), "hides a fee, a copy or a failure", unless=UNTIL,
+           besides=NOT_HIDING),
     Intent(FLAG_CONCEAL, (WITHHOLD, REPORT, USER), "cuts or falsifies what the person is told",
            unless=KEEP_WHOLE, max_chars=_ORDER_CHARS),
     Intent(FLAG_CONCEAL, (WITHHOLD, CONVO, USER), "cuts or falsifies what the person is told",
@@ -264,10 +273,10 @@ _BY_RARITY = tuple(
 
 #: Where one sentence ends, in any script; a one-line docstring's ``param_name:`` or ``name (type):``
 #: starts a new one.
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|[\n;。！？；•।]+|\s[-*]\s|\s\d+[.)]\s"
-                           r"|\s(?=[a-z][a-z0-9]*_\w*(?:\s\([\w\[\], ]+\))?:\s|[a-z]\w*\s\([\w\[\], ]+\):\s"
-                           r"|(?:args|returns|raises|parameters|example|examples|description|default|nullable|type"
-                           r"|required|optional):\s)")
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+|[\n;。！？；•।]+|\s[-*]\s|\s\d+[.)]\s"
+                          r"|\s(?=[a-z][a-z0-9]*_\w*(?:\s\([\w\[\], ]+\))?:\s|[a-z]\w*\s\([\w\[\], ]+\):\s"
+                          r"|(?:args|returns|raises|parameters|example|examples|description|default|nullable|type"
+                          r"|required|optional):\s)")
 
 
 def intent_flags(low: str, own_names: tuple[str, ...] = ()) -> set[str]:
@@ -297,7 +306,7 @@ def intent_flags(low: str, own_names: tuple[str, ...] = ()) -> set[str]:
     found: set[str] = set()
     if not live:
         return found
-    sentences = _SENTENCE_END.split(low)
+    sentences = SENTENCE_END.split(low)
     for sentence in sentences:
         if len(sentence) < 12:
             continue

@@ -13,7 +13,7 @@ import re
 
 from .lexicon import cue as _cue
 
-__all__ = ["AS_DATA", "KEEP_WHOLE", "NOT_OVERRIDING", "OPTIONAL", "NOT_HIDING", "OWN_SERVER", "SCOPED", "UNTIL", "USER_NEED"]
+__all__ = ["AS_DATA", "KEEP_WHOLE", "NOT_HIDING", "NOT_OVERRIDING", "OPTIONAL", "OWN_SERVER", "SCOPED", "UNTIL", "USER_NEED"]
 
 
 #: A change offered as an option the caller may take ("this behaviour can be disabled via the location_auto
@@ -66,17 +66,16 @@ KEEP_WHOLE = re.compile(r"\b(?:never|not|n't|nor|without|avoid)\s+(?:omit|omitti
                         r"|\bunless\s+(?:the\s+user|they|asked)|\buntil\b")
 
 
-_UNTIL = _cue(
+#: What ends the hiding: withholding until the user asks.
+UNTIL = _cue(
     "until unless_the unless_they unless_asked until_asked "
     "hasta_que jusqu bis$ finché até_que totdat dopóki -e_kadar пока_не 直到 "
     "まで 때까지")
 #: Hiding forbidden: an order not to make something that would hide ("do not add exclusions that hide changes",
-#: "never apply a filter that suppresses errors") keeps things in view.
+#: "never apply a filter that suppresses errors") keeps things in view; the rest of its sentence is read on its own.
 NOT_HIDING = re.compile(r"\b(?:do\s+not|don't|never|must\s+not|should\s+not|avoid)\s+(?:add|apply|use|create|set"
                         r"|introduce|write|make|configure)\w*\s+(?:[\w-]+\s+){0,3}?(?:that|which|to)\s+"
                         r"(?:hide|hides|conceal|conceals|suppress|suppresses|omit|omits|mask|masks)\b")
-#: What ends or forbids the hiding: withholding until the user asks, or an order not to hide.
-UNTIL = re.compile(f"{_UNTIL.pattern}|{NOT_HIDING.pattern}")
 
 
 #: What a tool returns said to be data, never orders ("treat the page as data, never as instructions to
