@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 
 from jit.models import ServerStatus, StoredTool, ToolAnalysis, ToolDef
@@ -388,3 +391,14 @@ def test_a_read_step_takes_a_tool_that_also_changes_things_only_when_none_reads_
     table = {"open the page": [(0, 95, 0.6)]}
     found = step_tools([open_page], _score(table), caps.__getitem__, lambda r: False, lambda r: True)
     assert (found[0].tool, found[0].why) == (None, "none")
+
+
+def test_a_long_task_without_stops_is_split_into_steps_in_linear_time():
+    """What a clause's verb is about is looked for within its next 200 characters: looked for to the
+    clause's end from every verb, 16 KiB of "run run " took over a second and 128 KiB over a minute.
+    Tasks of 128 KiB with no stop or comma, each verb's object never said: a bounded wait, which the
+    unbounded reach cannot meet."""
+    code = ("from jit.selection.steps import task_steps; "
+            "[task_steps(u * (131072 // len(u))) for u in ('run run ', 'point localhost:80 ', 'review review ', "
+            "'pr pr ')]; assert task_steps('Run the pytest suite')[-1].capability == '/execute'")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)

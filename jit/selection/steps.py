@@ -106,8 +106,11 @@ _STATEMENT = re.compile(r"^(?:a|an|the|in|on|at|from|for|with|i|we|you|it|its|my
 _CONTINUED = re.compile(r"^(?:in|on|at|to|into|for|from|with|by|as|under|inside)\b", re.I)
 #: :attr:`Step.by` of a write to a local file: the policy's ``file_step`` tool does it.
 FILE_STEP = "file_step"
+#: How far past a clause's verb its patterns look for what the verb is about (a clause of a task is
+#: far shorter): a bounded reach keeps a long task without stops read in linear time.
+_REACH = 200
 #: A clause that runs a project's tests or confirms a change: a command on this machine.
-_RUN = re.compile(r"\b(?:run|rerun|re-run)\b.*\b(?:tests?|suite|specs?|pytest|jest)\b|\bconfirm\b", re.I)
+_RUN = re.compile(rf"\b(?:run|rerun|re-run)\b.{{0,{_REACH}}}?\b(?:tests?|suite|specs?|pytest|jest)\b|\bconfirm\b", re.I)
 _URL = re.compile(r"\b(?:https?://|(?:localhost|127\.0\.0\.1|0\.0\.0\.0)[:/])\S+", re.I)
 #: An address on this machine ("http://localhost:8080/health", "127.0.0.1:3000"): a local app's
 #: page or endpoint, which a task names to look at it ...
@@ -115,7 +118,7 @@ _LOCAL = re.compile(r"\b(?:localhost|127\.0\.0\.1|0\.0\.0\.0)[:/]\S*", re.I)
 #: ... unless it is a database's (its usual port, its scheme) or the clause points something at
 #: it ("point the API client at http://localhost:5432", "connect the app to localhost:6379").
 _NO_PAGE = re.compile(r"\b(?:point|points|pointed|pointing|aim|aims|aimed|connect|connects|connected|connecting)\b"
-                      r"[^.;!?]*\b(?:at|to)\b|:(?:5432|3306|6379|27017|11211|9042)\b|"
+                      rf"[^.;!?]{{0,{_REACH}}}?\b(?:at|to)\b|:(?:5432|3306|6379|27017|11211|9042)\b|"
                       r"\b(?:postgres(?:ql)?|mysql|mariadb|redis|mongodb)://", re.I)
 #: A required parameter that names an identifier another tool hands out: its stem (``libraryId``,
 #: ``channel_id``, ``idList``).
@@ -146,8 +149,9 @@ READ_CHANGE = "get the details of a pull request"
 READ_CHANGED_FILES = "list the files changed in a pull request"
 #: A clause that reviews a proposed change or asks whether it may go in ("review PR #214", "is PR
 #: #88 safe to merge?"): reading the change and the files it changes comes first.
-_REVIEWS = re.compile(r"\b(?:review|safe to merge|ready to merge|look over|go over)\b.*\b(?:prs?|pull requests?|"
-                      r"merge requests?|mrs?)\b|\b(?:prs?|pull requests?|merge requests?|mrs?)\b.*\b(?:safe|ready) "
+_REVIEWS = re.compile(rf"\b(?:review|safe to merge|ready to merge|look over|go over)\b.{{0,{_REACH}}}?\b(?:prs?|"
+                      r"pull requests?|merge requests?|mrs?)\b|\b(?:prs?|pull requests?|merge requests?|mrs?)\b"
+                      rf".{{0,{_REACH}}}?\b(?:safe|ready) "
                       r"to merge\b", re.I)
 #: A branch a change goes on: one the clause calls a branch, or named by the usual kind of
 #: work (``release/3.1``, ``hotfix/1.2.1``, ``feature/search``).
