@@ -529,13 +529,13 @@ def _inflected(word: str) -> str:
 
 #: A verb that puts something into code (vocab.CODE_EDIT_WORDS, in each of its forms) said as an
 #: instruction, then within its clause (no comma between, at most :data:`_VERB_REACH` characters)
-#: "in", "into" or "to" and a local source or config file's name (not a URL's, not a document's).
+#: "in", "into" or "to" and a local source or config file's name right after it (so never a URL's path:
+#: its scheme comes first), not a document's.
 _CODE_EDIT = re.compile(
     r"(?:^|[.;:!?,]\s*|\b(?:and|then|please|to|also|now|just)\s+)(?:" + "|".join(map(_inflected, CODE_EDIT_WORDS))
     + rf")\b(?![/-])(?!\s+(?:me|us)\b)[^,.;!?\n]{{0,{_VERB_REACH}}}?\b(?:in|into|to)\s+[`'\"\u201c]?"
     + rf"(?<![\w/.:@\-])(?:[\w.\-]+/)*[\w\-]+\.(?:{_CODE_EXTENSIONS})\b(?![/\w])",
     re.IGNORECASE)
-_URL = re.compile(r"\b(?:https?|ftp)://\S+", re.IGNORECASE)
 
 
 def edits_code(text: str) -> bool:
@@ -550,7 +550,7 @@ def puts_into_code(text: str) -> bool:
     vocab.CODE_EDIT_WORDS and the file in the same clause ("then give the client in
     src/http_client.py a 10 second timeout", "registered in src/app.py"). A code edit whatever the
     capabilities read: "give" is no write of a tool's, but given a file of code, it edits it."""
-    return bool(_CODE_EDIT.search(_URL.sub(" ", text)))
+    return bool(_CODE_EDIT.search(text))
 
 
 def target_format(path: str) -> str:
