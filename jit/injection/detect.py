@@ -109,7 +109,7 @@ from .i18n_rules import NON_ENGLISH_RULES
 from .cues import CONVO, EVERY, OPENING
 from .intent import INTENTS, SENTENCE_END, intent_flags
 from .model import InjectionModel, judged_texts, model_text, model_version, shipped_model, text_scores
-from .params import offered_values, param_value_flags, schema_nodes
+from .params import offered_values, param_names, param_value_flags, schema_nodes
 from .params import version_text as params_version
 from .rules import ENGLISH_RULES, TOKEN
 from .slots import routed_into_slot, secret_name
@@ -499,14 +499,15 @@ def _rule_findings(tool: ToolDef) -> set[str]:
         found.add(FLAG_OVERSIZED)
     own = tool.name if len(tool.name) >= 5 and _IDENTIFIER.fullmatch(tool.name) else ""
     own_names = (tool.name.lower(), tool.server.lower())
-    fields = _own_fields(tool.input_schema, read.lower())
+    read_low = read.lower()
+    fields = _own_fields(tool.input_schema, read_low)
     found.update(_reading_flags(read, fields, own.lower(), own_names))
     if FLAG_MUST_CALL_FIRST in found and _SETUP_STEP.search(purpose) and not _every_turn(clean.lower()):
         found.discard(FLAG_MUST_CALL_FIRST)
     found |= _payload_flags(clean, found, own.lower(), own_names, f"{tool.name} {tool.title or ''}",
                             first_sentence(remove_hidden(desc)), fields)
     found |= param_value_flags(tool.input_schema, _job(tool))
-    if FLAG_EXFILTRATE not in found and routed_into_slot(read.lower(), tool.input_schema):
+    if FLAG_EXFILTRATE not in found and routed_into_slot(read_low, tool.input_schema):
         found.add(FLAG_EXFILTRATE)
     return found
 
@@ -517,11 +518,11 @@ def _reading_flags(text: str, fields: re.Pattern[str] | None, own_name: str, own
     place ("use when update_block is not supported"), never an order to call another tool or any other finding,
     and not where a name is called or replaced (:data:`_AS_TOOL`)."""
     found = _instruction_flags(text, own_name, own_names)
-    if fields is None:
+    if fields is None or FLAG_SHADOWING not in found:
         return found
     as_values = fields.sub(lambda m: m[0] if _AS_TOOL.search(text, max(0, m.start() - 40), m.start())
                            and not _ASSIGNED.match(text, m.end()) else "this value", text)
-    return _instruction_flags(as_values, own_name, own_names) | (found - {FLAG_SHADOWING})
+    return found if FLAG_SHADOWING in _instruction_flags(as_values, own_name, own_names) else found - {FLAG_SHADOWING}
 
 
 #: Identifiers of the tool's own schema read as the value they are, not as another tool: at most this many.
@@ -533,12 +534,7 @@ def _own_fields(schema: Any, text: str) -> re.Pattern[str] | None:
     enum value; ``page_id``, a property), but those named for a secret: a sentence that names one ("provide when type is
     `replace_content`") names a value of this tool, not another tool to call or replace. Only those ``text``
     (lower-cased) holds; None when it holds none."""
-    names: set[str] = set()
-    for node in schema_nodes(schema):
-        props = node.get("properties")
-        if isinstance(props, dict):
-            names.update(k for k in props if isinstance(k, str))
-        names.update(offered_values(node))
+    names = {*param_names(schema), *(v for node in schema_nodes(schema) for v in offered_values(node))}
     # a field named for a secret (``api_key``, ``session_token``) keeps its name: a sentence naming it may be after it
     idents = sorted({low for n in names if _FIELD_IDENT.fullmatch(n) and (low := n.lower()) in text
                      and not secret_name(n)}, key=len, reverse=True)[:_MAX_FIELDS]

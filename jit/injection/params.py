@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 
 from ..flags import FLAG_EXFILTRATE, FLAG_EXFILTRATE_URL
 
-__all__ = ["OFFERED", "offered_values", "param_value_flags", "schema_nodes", "version_text"]
+__all__ = ["OFFERED", "offered_values", "param_names", "param_value_flags", "schema_nodes", "version_text"]
 
 #: The keys of a parameter's schema whose strings the model may pass as they are.
 OFFERED = ("default", "enum", "examples", "const")
@@ -63,6 +63,12 @@ def schema_nodes(spec: Any, depth: int = 0) -> Iterator[dict]:
                 yield from schema_nodes(child, depth + 1)
         else:
             yield from schema_nodes(nested, depth + 1)
+
+
+def param_names(schema: Any) -> list[str]:
+    """The names of a schema's parameters, nested ones too, in document order."""
+    return [k for node in schema_nodes(schema) if isinstance(props := node.get("properties"), dict)
+            for k in props if isinstance(k, str)]
 
 
 def offered_values(node: dict) -> list[str]:

@@ -17,7 +17,7 @@ from typing import Any
 
 from .cues import INCLUDE, SECRET
 from .intent import SENTENCE_END
-from .params import schema_nodes
+from .params import param_names
 
 __all__ = ["routed_into_slot", "secret_name", "version_text"]
 
@@ -39,16 +39,6 @@ _HOLDS = {"email": {"recipient", "to", "cc", "bcc", "address", "mail"}, "contact
           "environment": {"env", "variable", "var"}, "dm": {"message"}, "message": {"dm", "msg"}}
 #: The sentence forbids it.
 _NEGATED = re.compile(r"\b(?:do\s+not|don't|never|must\s+not|should\s+not|shouldn't|avoid|no)\b")
-
-
-def _properties(schema: Any) -> dict[str, str]:
-    """The schema's parameter names (nested ones too), lower-cased, each to its name as written."""
-    names: dict[str, str] = {}
-    for node in schema_nodes(schema):
-        props = node.get("properties")
-        if isinstance(props, dict):
-            names.update((k.lower(), k) for k in props if isinstance(k, str))
-    return names
 
 
 def secret_name(name: str) -> bool:
@@ -73,7 +63,7 @@ def routed_into_slot(low: str, schema: Any) -> bool:
     a parameter of ``schema`` whose name does not say it holds one."""
     if not (_SLOT.search(low) and (SECRET.search(low) or _PRIVATE.search(low))):
         return False
-    props = _properties(schema)
+    props = {k.lower(): k for k in param_names(schema)}  # lower-cased, each to its name as written
     if not props:
         return False
     # one search a sentence for every parameter it names, longest names first
