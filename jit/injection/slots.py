@@ -48,7 +48,8 @@ def secret_name(name: str) -> bool:
 
 def _words(name: str) -> set[str]:
     """A name's words (``sampleFiles``, ``env_vars``: camel case and separators read apart), each without a plural s."""
-    return {w.removesuffix("s") for w in re.split(r"[^a-z0-9]+", re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name).lower()) if w}
+    apart = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name).lower()
+    return {w.removesuffix("s") for w in re.split(r"[^a-z0-9]+", apart) if w}
 
 
 def _holds_it(name: str, data: set[str]) -> bool:

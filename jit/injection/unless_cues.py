@@ -13,7 +13,8 @@ import re
 
 from .lexicon import cue as _cue
 
-__all__ = ["AS_DATA", "KEEP_WHOLE", "NOT_HIDING", "NOT_OVERRIDING", "OPTIONAL", "OWN_SERVER", "SCOPED", "UNTIL", "USER_NEED"]
+__all__ = ["AS_DATA", "KEEP_WHOLE", "NOT_HIDING", "NOT_OVERRIDING", "OPTIONAL", "OWN_SERVER", "SCOPED", "UNTIL",
+           "USER_NEED"]
 
 
 #: A change offered as an option the caller may take ("this behaviour can be disabled via the location_auto
