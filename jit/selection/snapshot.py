@@ -28,7 +28,8 @@ from .render import rendered_names, tool_summary
 from .retrieve import RetrievalIndex
 from .tiers import Tier
 
-__all__ = ["LABEL_KINDS", "CatalogSnapshot", "Derived", "Kept", "ShardTables", "SnapshotMemo", "label_rows",
+__all__ = ["LABEL_KINDS", "SCANS_KEPT", "CatalogSnapshot", "Derived", "Kept", "Scan", "ShardTables", "SnapshotMemo",
+           "label_rows",
            "merged_labels", "model_names", "unanalyzed"]
 
 LABEL_KINDS = ("capability", "category", "domain")
@@ -43,6 +44,21 @@ class ShardTables(NamedTuple):
     skeleton: dict[int, tuple[str, ...]]
     #: Tool -> why the shard may not have it (``denied``); a tool not here is not denied.
     denied: dict[int, tuple[str, ...]]
+
+
+#: Scans (:class:`Scan`) a snapshot keeps: those of the last few tasks.
+SCANS_KEPT = 8
+
+
+class Scan(NamedTuple):
+    """One pass over a snapshot's vectors for a task's texts (read-only arrays): the task's query
+    vectors, every tool's cosine with each of them and with each step's text, and what retrieval
+    and the steps made of those columns whatever the role (:meth:`RetrievalIndex.score`,
+    :func:`jit.selection.steps.plan`), kept for the next shard of the task."""
+
+    vecs: np.ndarray
+    sims: np.ndarray
+    kept: dict[tuple, tuple[Any, ...]]
 
 
 @dataclass
@@ -84,6 +100,12 @@ class SnapshotMemo:
     server_names: Any = None
     #: ``(kind, label)`` -> the rows of the tools with it (:func:`label_rows`).
     label_rows: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
+    #: A task's texts (its queries, then its steps') -> their :class:`Scan`, for the shards spawned
+    #: for it; the newest :data:`SCANS_KEPT`.
+    scans: dict[tuple[tuple[str, ...], tuple[str, ...]], Scan] = field(default_factory=dict)
+    #: ``(tool id, ids_only)`` -> the tools of its server that hand out the identifiers it requires
+    #: (:func:`jit.selection.steps.producers`; depends on its definition and its siblings' names and lines).
+    producers: dict[tuple[int, bool], list[int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, eq=False)
