@@ -44,7 +44,7 @@ from ..embedding.query_cache import QueryVectorCache
 from ..errors import SelectionError, ToolDeniedError
 from ..models import StoredTool, ToolAnalysis
 from ..text import remove_hidden
-from .budget import Estimates, cap_full, fit_budget
+from .budget import Estimates, cap_full, fed, fit_budget, unfed
 from .catalog_view import CatalogView
 from .explain import RuleCitations, explained_facts
 from .learning import Evidence, Experience, evidence_columns
@@ -53,9 +53,17 @@ from .policy import Policy
 from .records import CandidateReader, StaleSnapshot
 from .render import order_key, tool_summary
 from .rerank import load_reranker
-from .retrieve import RetrievalIndex, split_task
+from .retrieve import split_task
 from .scored_tool import ScoredTool, best_first, learned
-from .snapshot import SCANS_KEPT, CatalogSnapshot, Scan, ShardTables, label_rows
+from .snapshot import (
+    SCANS_KEPT,
+    CatalogSnapshot,
+    Scan,
+    ShardTables,
+    analysis_warning,
+    embedding_warning,
+    label_rows,
+)
 from .steps import Feeds, Step, asked, embedded, named_servers, plan, server_names, settle, task_steps
 from .task import TaskContext, task_facts
 from .tiers import Tier
@@ -275,7 +283,7 @@ class Compiler:
         elif view.index.has_vector.any():
             vecs = self._query_vectors(queries)
         else:
-            vecs = np.zeros((0, 0), dtype=np.float32)  # compile() warns (_embedding_warning)
+            vecs = np.zeros((0, 0), dtype=np.float32)  # compile() warns (embedding_warning)
         named = set(mentions.tools)
         scores = view.index.score(
             vecs, queries, lexical_weight=sel.lexical_weight, pool=pool,
@@ -538,18 +546,18 @@ class Compiler:
         warnings: list[str] = []
         budget = ctx.budget if ctx.budget is not None else sel.token_budget
         view, tools, task_facts, reader, query, feeds = self._score(ctx, warnings)
-        missing = _embedding_warning(view.index)
+        missing = embedding_warning(view.index)
         if missing:
             warnings.append(missing)
         if view.unanalyzed:
-            warnings.append(_analysis_warning(view.unanalyzed, len(view.rows)))
+            warnings.append(analysis_warning(view.unanalyzed, len(view.rows)))
         fmt = sel.budget_format
         # Token estimates are kept in the snapshot's memo: the next compile's candidates overlap.
         estimates = Estimates(fmt, self._estimate, view.memo.costs)
         cap_full(tools, sel.max_full_tools, sel.max_full_share * budget, estimates, warnings)
-        promoted = _fed(tools, feeds, sel.full_threshold)
+        promoted = fed(tools, feeds, sel.full_threshold)
         used, budget_warnings = fit_budget(tools, budget, fmt, self.counter, estimates=estimates, shard=ctx.shard)
-        back = _unfed(promoted, estimates.cost)
+        back = unfed(promoted, estimates.cost)
         if back:
             used = estimates.measure(tools, self.counter, shard=ctx.shard)
             if used > budget:  # Condensed again, the meta-tool's overhead came back: out instead
@@ -667,70 +675,3 @@ def _learned_reasons(e: Evidence, points: Mapping[str, int]) -> list[str]:
     if e.unused and points.get("unused"):
         out.append(f"shown in Full for {e.unused} similar task{'s' if e.unused != 1 else ''} and never called")
     return out
-
-
-#: A producer :func:`_fed` made Full: it, the Full tool it feeds, and its tier and wanted tier before.
-Fed = tuple[ScoredTool, ScoredTool, Tier, Tier]
-
-
-def _fed(tools: Sequence[ScoredTool], feeds: Feeds, least: float) -> list[Fed]:
-    """A tool Full by its score (at least ``least``, ``full_threshold``) that requires an
-    identifier, a parameter named as one, that another rendered candidate of its server hands out
-    (``query-docs`` the ``libraryId`` of ``resolve-library-id``): that producer is Full too, as a
-    step's tool is (it keeps its place past the caps), since the Full tool cannot be called
-    without it. A step's tools brought theirs already (:func:`~jit.selection.steps.settle`).
-    Returns the producers made Full, for :func:`_unfed` once the budget has had its say."""
-    by_id = {s.id: s for s in tools}
-    promoted: list[Fed] = []
-    for s in [s for s in tools if s.tier is Tier.FULL and not s.step and not s.skeleton and s.final >= least]:
-        for p in feeds(s.id, True):
-            fed = by_id.get(p)
-            if fed is not None and fed.tier in (Tier.CONDENSED, Tier.MINIMAL):
-                promoted.append((fed, s, fed.tier, fed.wanted))
-                fed.step, fed.wanted, fed.tier = f"the identifier {s.name} needs", Tier.FULL, Tier.FULL
-                fed.reasons.insert(0, f"tool of the step {fed.step!r}")
-    return promoted
-
-
-def _unfed(promoted: Sequence[Fed], cost: Callable[[ScoredTool, Tier], int]) -> list[ScoredTool]:
-    """A producer :func:`_fed` made Full whose consumer the budget took out of Full: the producer
-    goes back to the tier it had (a Full definition for a tool that is no longer Full would take
-    the place of a better one's). Returns those moved back (``cost``: a tool's tokens at a tier)."""
-    back = []
-    for fed, consumer, tier, wanted in promoted:
-        if consumer.tier is not Tier.FULL and fed.tier is Tier.FULL:
-            fed.reasons.remove(f"tool of the step {fed.step!r}")
-            fed.reasons.append(f"demoted full -> {tier.value}: {consumer.name}, whose identifier it hands out, "
-                               "is no longer Full")
-            fed.step, fed.wanted, fed.tier, fed.tokens = "", wanted, tier, cost(fed, tier)
-            back.append(fed)
-    return back
-
-
-def _embedding_warning(index: RetrievalIndex) -> str | None:
-    """Say so when tools have no vector (an interrupted ``jit sync``, or another embedding model).
-
-    Such a tool is not lost: its dense similarity reads as the lowest of the
-    catalog's, so it is still found by the words of its name, description and
-    parameters (``lexical_weight`` of the score) and by name mentions, never by
-    meaning. Silently, it would just rank low."""
-    have = index.vector_count
-    if not index.n or index.all_vectors:
-        return None
-    if not have:
-        return (f"none of the {index.n} tools has a vector for this embedding model: ranking is by their words "
-                "only (lexical), not by meaning; run `jit sync` to embed them")
-    missing = index.n - have
-    return (f"{missing} of {index.n} tools have no embedding yet (an interrupted or unfinished `jit sync`?): "
-            "they are found only by the words of their name and description (lexical), not by meaning; "
-            "run `jit sync` to embed them")
-
-
-def _analysis_warning(missing: int, total: int) -> str:
-    """Say so when tools have no analysis (an interrupted ``jit sync``, or ``jit serve`` between
-    discovering tools and analysing them). Such a tool is not lost, nor trusted more: its text
-    is checked for instructions to the model when it is read (flagged, it is kept out of Full as
-    any flagged tool), but it has no labels or shard affinity, so the rules give it no points."""
-    return (f"{missing} of {total} tools have no analysis yet (an interrupted or unfinished `jit sync`?): "
-            "their text is checked for hostile instructions, but they get no points for labels or shard "
-            "affinity; run `jit sync` to analyse them")
