@@ -17,7 +17,7 @@ from jit.selection.records import StaleSnapshot
 from jit.selection.retrieve import split_task
 from jit.selection.snapshot import label_rows
 from jit.selection.step_words import spelled
-from jit.selection.steps import task_steps
+from jit.selection.steps import FILE_STEP, embedded, task_steps
 from jit.selection.task import TaskContext
 from jit.selection.tiers import Tier
 from jit.selection.tokens import EstimateCounter
@@ -386,8 +386,10 @@ def test_task_vectors_decides_what_the_model_embeds(env, tmp_path, embedder, tas
     clauses = split_task(TASK)
     assert len(clauses) == 2
     queries = {"clauses": clauses, "whole": [TASK], "both": [TASK, *clauses]}[task_vectors]
-    # with the texts of the task's steps (jit.selection.steps), each once, in the same batch
-    assert recording.batches[0] == list(dict.fromkeys([*queries, *(spelled(s.text) for s in task_steps(TASK))]))
+    # with the texts of the task's steps (jit.selection.steps), each once, in the same batch; not that
+    # of the fix in parser.py, a step of the policy's file tool
+    assert recording.batches[0] == list(dict.fromkeys([*queries, *(spelled(s.text) for s in task_steps(TASK)
+                                                                   if s.by != FILE_STEP)]))
     assert "read the contents of a text file" in recording.batches[0]  # the fix's implied read
     # "Fix ... in parser.py" changes code in place: the policy's text for that step's tool, once.
     assert recording.batches[1] == ["edit a text file by replacing lines in it"]
@@ -669,13 +671,14 @@ def test_an_unfilled_skeleton_slot_is_a_warning(env, tmp_path, embedder):
         assert not any("skeleton slot" in w for w in untouched.compile(TaskContext(shard="tester", task=TASK)).warnings)
 
 
-def test_a_compile_reads_the_tool_matrix_once_for_the_task_and_its_steps(env, monkeypatch):
+def test_a_compile_reads_the_tool_matrix_once_for_the_task_and_its_steps(env, embedder, monkeypatch):
     """Retrieval and the steps share one pass over the matrix: a (n, q) product with a column per
-    query and per step, not one product each."""
+    query and per step (but the policy's file tool's), not one product each; and another shard
+    spawned for the task reads none (the snapshot keeps the pass)."""
     import jit.selection.retrieve as retrieve
     from jit.selection.compiler import _queries
 
-    _, _, _, compiler = env
+    _, config, store, _ = env
     products: list[tuple[int, int]] = []
     real = retrieve.matrix_product
 
@@ -684,11 +687,14 @@ def test_a_compile_reads_the_tool_matrix_once_for_the_task_and_its_steps(env, mo
         return real(matrix, right)
 
     monkeypatch.setattr(retrieve, "matrix_product", counted)
-    ts = compiler.compile(TaskContext(shard="coder", task=TASK))
-    steps = task_steps(TASK)
-    assert len(steps) >= 2 and any(s.step for s in ts.tools)
+    with Compiler(store, config, embedder, token_counter=EstimateCounter()) as compiler:
+        ts = compiler.compile(TaskContext(shard="coder", task=TASK))
+        steps = task_steps(TASK)
+        assert len(steps) >= 2 and any(s.step for s in ts.tools)
+        assert len(products) == 1
+        assert products[0][1] == len(compiler._query_vectors(_queries(TASK))) + len([s for s in steps if embedded(s)])
+        compiler.compile(TaskContext(shard="tester", task=TASK))
     assert len(products) == 1
-    assert products[0][1] == len(compiler._query_vectors(_queries(TASK))) + len(steps)
 
 
 def test_retrieval_scores_a_task_without_the_clause_that_forbids_something(env):

@@ -9,7 +9,7 @@ import numpy as np
 
 from jit.models import ServerStatus, StoredTool, ToolAnalysis, ToolDef
 from jit.selection.budget import Estimates, cap_full, fit_budget
-from jit.selection.compiler import _fed, _unfed
+from jit.selection.budget import fed, unfed
 from jit.selection.step_words import action_free, leading_capability, name_fit, noun_uses, spelled
 from jit.selection.steps import (
     CURRENT_TIME,
@@ -248,7 +248,7 @@ def test_a_tool_full_by_its_score_brings_the_tool_that_hands_out_its_identifier(
     for i, s in enumerate(tools, 1):
         s.id = i
     tools[2].id, tools[3].id, tools[4].id, tools[5].id = 5, 6, 7, 8
-    _fed(tools, lambda t, ids_only=False: feeds.get(t, []) if ids_only else [], 70)
+    fed(tools, lambda t, ids_only=False: feeds.get(t, []) if ids_only else [], 70)
     assert tools[1].tier is Tier.FULL and tools[1].step == "the identifier context7__query-docs needs"
     assert tools[3].tier is Tier.CONDENSED  # its consumer is Full below full_threshold, not by its score
     assert tools[5].tier is Tier.EXCLUDED  # a producer the compile does not render stays out
@@ -263,18 +263,18 @@ def test_a_producer_made_full_for_a_tool_the_budget_takes_out_of_full_goes_back_
     resolve = scored("context7", "resolve-library-id", Tier.CONDENSED, 50, description=long)
     docs.id, resolve.id, resolve.wanted = 1, 2, Tier.CONDENSED
     est, counter = Estimates("anthropic", EstimateCounter()), EstimateCounter()
-    promoted = _fed([docs, resolve], lambda t, ids_only=False: [2] if t == 1 and ids_only else [], 70)
+    promoted = fed([docs, resolve], lambda t, ids_only=False: [2] if t == 1 and ids_only else [], 70)
     assert resolve.tier is Tier.FULL
     budget = est.cost(docs, Tier.FULL) + est.cost(resolve, Tier.CONDENSED) + est.meta_overhead() - 1
     fit_budget([docs, resolve], budget, "anthropic", counter, estimates=est)
     assert docs.tier is not Tier.FULL
-    assert _unfed(promoted, est.cost) == [resolve]
+    assert unfed(promoted, est.cost) == [resolve]
     assert (resolve.tier, resolve.wanted, resolve.step) == (Tier.CONDENSED, Tier.CONDENSED, "")
     assert est.measure([docs, resolve], counter) <= budget
     # a producer whose consumer kept Full keeps Full
     docs.tier = Tier.FULL
-    promoted = _fed([docs, resolve], lambda t, ids_only=False: [2] if t == 1 and ids_only else [], 70)
-    assert _unfed(promoted, est.cost) == [] and resolve.tier is Tier.FULL
+    promoted = fed([docs, resolve], lambda t, ids_only=False: [2] if t == 1 and ids_only else [], 70)
+    assert unfed(promoted, est.cost) == [] and resolve.tier is Tier.FULL
 
 
 def test_a_chosen_producer_that_needs_an_identifier_brings_its_own_producer():

@@ -6,12 +6,16 @@ lose first. :func:`cap_full` applies ``max_full_tools`` (a count) and ``max_full
 share of the budget for Full definitions); :func:`fit_budget` gives every tool the best tier
 that fits the token budget on per-tool estimates (:class:`Estimates`), then measures the real
 rendering (:mod:`jit.selection.render`) and demotes the least relevant until it fits.
+
+Around the budget, a tool Full by its score takes the tool of its server that hands out the
+identifier it requires into Full with it (:func:`fed`), and gives it back its tier when the
+budget takes the tool itself out of Full (:func:`unfed`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .render import (
@@ -28,10 +32,11 @@ from .render import (
     render_tools,
 )
 from .scored_tool import ScoredTool, best_first
+from .steps import Feeds
 from .tiers import Tier
 from .tokens import EstimateCounter, TokenCounter, compact_json
 
-__all__ = ["Estimates", "cap_full", "fit_budget", "measure", "tier_cost"]
+__all__ = ["Estimates", "Fed", "cap_full", "fed", "fit_budget", "measure", "tier_cost", "unfed"]
 
 
 def cap_full(tools: list[ScoredTool], max_tools: int, room: float, estimates: Estimates, warnings: list[str]) -> None:
@@ -325,3 +330,41 @@ def _demote(st: ScoredTool, tier: Tier, why: str) -> None:
         return
     st.reasons.append(f"demoted {st.tier._value_} -> {tier._value_}: {why}")
     st.tier = tier
+
+
+#: A producer :func:`fed` made Full: it, the Full tool it feeds, and its tier and wanted tier before.
+Fed = tuple[ScoredTool, ScoredTool, Tier, Tier]
+
+
+def fed(tools: Sequence[ScoredTool], feeds: Feeds, least: float) -> list[Fed]:
+    """A tool Full by its score (at least ``least``, ``full_threshold``) that requires an
+    identifier, a parameter named as one, that another rendered candidate of its server hands out
+    (``query-docs`` the ``libraryId`` of ``resolve-library-id``): that producer is Full too, as a
+    step's tool is (it keeps its place past the caps), since the Full tool cannot be called
+    without it. A step's tools brought theirs already (:func:`~jit.selection.steps.settle`).
+    Returns the producers made Full, for :func:`unfed` once the budget has had its say."""
+    by_id = {s.id: s for s in tools}
+    promoted: list[Fed] = []
+    for s in [s for s in tools if s.tier is Tier.FULL and not s.step and not s.skeleton and s.final >= least]:
+        for p in feeds(s.id, True):
+            producer = by_id.get(p)
+            if producer is not None and producer.tier in (Tier.CONDENSED, Tier.MINIMAL):
+                promoted.append((producer, s, producer.tier, producer.wanted))
+                producer.step, producer.wanted, producer.tier = f"the identifier {s.name} needs", Tier.FULL, Tier.FULL
+                producer.reasons.insert(0, f"tool of the step {producer.step!r}")
+    return promoted
+
+
+def unfed(promoted: Sequence[Fed], cost: Callable[[ScoredTool, Tier], int]) -> list[ScoredTool]:
+    """A producer :func:`fed` made Full whose consumer the budget took out of Full: the producer
+    goes back to the tier it had (a Full definition for a tool that is no longer Full would take
+    the place of a better one's). Returns those moved back (``cost``: a tool's tokens at a tier)."""
+    back = []
+    for producer, consumer, tier, wanted in promoted:
+        if consumer.tier is not Tier.FULL and producer.tier is Tier.FULL:
+            producer.reasons.remove(f"tool of the step {producer.step!r}")
+            producer.reasons.append(f"demoted full -> {tier.value}: {consumer.name}, whose identifier it hands out, "
+                                    "is no longer Full")
+            producer.step, producer.wanted, producer.tier, producer.tokens = "", wanted, tier, cost(producer, tier)
+            back.append(producer)
+    return back

@@ -29,6 +29,7 @@ import logging
 import os
 import threading
 import weakref
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, NamedTuple, TypeVar
@@ -43,7 +44,7 @@ from ..embedding.query_cache import QueryVectorCache
 from ..errors import SelectionError, ToolDeniedError
 from ..models import StoredTool, ToolAnalysis
 from ..text import remove_hidden
-from .budget import Estimates, cap_full, fit_budget
+from .budget import Estimates, cap_full, fed, fit_budget, unfed
 from .catalog_view import CatalogView
 from .explain import RuleCitations, explained_facts
 from .learning import Evidence, Experience, evidence_columns
@@ -52,10 +53,18 @@ from .policy import Policy
 from .records import CandidateReader, StaleSnapshot
 from .render import order_key, tool_summary
 from .rerank import load_reranker
-from .retrieve import RetrievalIndex, split_task
+from .retrieve import split_task
 from .scored_tool import ScoredTool, best_first, learned
-from .snapshot import CatalogSnapshot, ShardTables, label_rows
-from .steps import Feeds, Step, asked, named_servers, plan, server_names, settle, task_steps
+from .snapshot import (
+    SCANS_KEPT,
+    CatalogSnapshot,
+    Scan,
+    ShardTables,
+    analysis_warning,
+    embedding_warning,
+    label_rows,
+)
+from .steps import Feeds, Step, asked, embedded, named_servers, plan, server_names, settle, task_steps
 from .task import TaskContext, task_facts
 from .tiers import Tier
 from .tokens import EstimateCounter, TokenCounter, default_counter
@@ -68,6 +77,9 @@ SERVER_MENTION_FLOOR = 70
 log = logging.getLogger(__name__)
 #: Compiles of one task before a catalog that keeps changing under it is reported.
 _ATTEMPTS = 4
+#: Tasks whose text-only reading (:meth:`Compiler._task`) a compiler keeps: the shards a harness
+#: spawns for one task compile it one after another.
+_TASKS_KEPT = 64
 _T = TypeVar("_T")
 
 
@@ -106,6 +118,10 @@ class Compiler:
                                dict[str, tuple[dict[int, list[str]], dict[int, int]]]] = (lambda: None, {})
         #: What agents called for past tasks (jit.selection.learning), when learning is on.
         self.experience = Experience(store, config.learning) if config.learning.enabled else None
+        #: ``(task, text)`` -> :meth:`_task`'s reading of it, the newest last.
+        self._tasks: OrderedDict[tuple[str, str], tuple[str, tuple[Step, ...]]] = OrderedDict()
+        #: Guards ``_tasks`` and the snapshots' memo of scans (each bounded, the oldest dropped).
+        self._memo_lock = threading.Lock()
 
     def close(self) -> None:
         """Stop the Datalog engine's thread and let go of the catalog snapshot."""
@@ -141,6 +157,24 @@ class Compiler:
             yield
         finally:
             worker.join()
+
+    def _task(self, task: str, text: str) -> tuple[str, tuple[Step, ...]]:
+        """What the text of a task gives whatever the catalog and the shard: the text retrieval
+        scores (:func:`~jit.selection.steps.asked`: ``text``, the task with its files' names,
+        without the clauses that forbid something) and the task's steps
+        (:func:`~jit.selection.steps.task_steps`); kept for the next compile of the same task."""
+        key = (task, text)
+        with self._memo_lock:
+            found = self._tasks.get(key)
+            if found is not None:
+                self._tasks.move_to_end(key)
+                return found
+        found = (asked(text), tuple(task_steps(task, self.config.shards)))
+        with self._memo_lock:
+            self._tasks[key] = found
+            while len(self._tasks) > _TASKS_KEPT:
+                self._tasks.popitem(last=False)
+        return found
 
     def _embedded(self, queries: list[str]) -> list[str]:
         """Of a task's queries (:func:`_queries`: the whole task, then its clauses), what the model
@@ -199,25 +233,38 @@ class Compiler:
             ok &= keep[view.index.server_of]
         return ok
 
-    def _similarities(self, view: CatalogSnapshot, text: str, steps: Sequence[Step]) -> tuple[np.ndarray, np.ndarray]:
+    def _similarities(self, view: CatalogSnapshot, text: str, steps: Sequence[Step]) -> Scan:
         """The task's query vectors (:meth:`_query_vectors`) and the cosine of every tool with
-        each of them and then with each step's text: one pass over the matrix per compile
-        (:meth:`~jit.selection.retrieve.RetrievalIndex.similarities`), which retrieval and the
-        steps share. No vectors (none in the catalog, or no task): no columns."""
+        each of them and then with each step's text: one pass over the matrix per task and
+        snapshot (:meth:`~jit.selection.retrieve.RetrievalIndex.similarities`), which retrieval and
+        the steps share, kept in the snapshot's memo for the other shards spawned for the task.
+        No vectors (none in the catalog, or no task): no columns."""
         queries = _queries(text)
         if not queries or not view.rows or not view.index.has_vector.any():
-            return np.zeros((0, 0), dtype=np.float32), np.zeros((len(view.rows), 0), dtype=np.float32)
+            return Scan(np.zeros((0, 0), dtype=np.float32), np.zeros((len(view.rows), 0), dtype=np.float32), {})
+        key = (tuple(queries), tuple(s.query for s in steps))
+        found = view.memo.scans.get(key)
+        if found is not None:
+            return found
         vecs = self._query_vectors(queries)
         both = np.vstack([vecs, self.embedder.embed([s.query for s in steps])]) if steps else vecs
-        return vecs, view.index.similarities(both)
+        sims = view.index.similarities(both)
+        vecs.flags.writeable = sims.flags.writeable = False
+        found = Scan(vecs, sims, {})
+        with self._memo_lock:
+            scans = view.memo.scans
+            scans[key] = found
+            while len(scans) > SCANS_KEPT:
+                del scans[next(iter(scans))]
+        return found
 
     def _retrieve(self, view: CatalogSnapshot, text: str, pool: int, extra: Sequence[int], allowed: np.ndarray,
                   warnings: list[str], denied: tuple[str, Mapping[int, tuple[str, ...]]] | None = None,
-                  dense: tuple[np.ndarray, np.ndarray] | None = None) -> _Retrieved:
+                  dense: tuple[np.ndarray, np.ndarray, dict] | None = None) -> _Retrieved:
         """The candidates of a task (:class:`_Retrieved`).
         ``denied``: ``(shard, tool -> reasons)``; a named tool it holds is a warning. ``dense``:
-        the task's query vectors and their similarities when the compile has them
-        (:meth:`_similarities`), else they are computed here."""
+        the task's query vectors, their similarities and what the index keeps of them when the
+        compile has them (:meth:`_similarities`), else they are computed here."""
         sel = self.config.tool_selection
         queries = _queries(text)
         mentions = view.index.mentions(text)
@@ -230,17 +277,17 @@ class Compiler:
         if not queries or not view.rows:
             ids = sorted({view.rows[r] for r in extra if allowed[r]}, key=lambda i: view.names[i])
             return _Retrieved(ids, dict.fromkeys(ids, 0.0), dict.fromkeys(ids, 0), set(), frozenset())
-        sims = None
+        sims = kept = None
         if dense is not None:
-            vecs, sims = dense
+            vecs, sims, kept = dense
         elif view.index.has_vector.any():
             vecs = self._query_vectors(queries)
         else:
-            vecs = np.zeros((0, 0), dtype=np.float32)  # compile() warns (_embedding_warning)
+            vecs = np.zeros((0, 0), dtype=np.float32)  # compile() warns (embedding_warning)
         named = set(mentions.tools)
         scores = view.index.score(
             vecs, queries, lexical_weight=sel.lexical_weight, pool=pool,
-            extra_rows=sorted(set(extra) | named | set(mentions.servers)), sims=sims,
+            extra_rows=sorted(set(extra) | named | set(mentions.servers)), sims=sims, kept=kept,
         )
         if sel.rerank == "model":
             scores = load_reranker().apply(scores, view.index)
@@ -355,10 +402,11 @@ class Compiler:
         reader of their definitions, the task's vector (None: no text, or no tool vectors), and
         the producers of the identifiers a tool requires (:func:`~jit.selection.steps.producers`)."""
         text = " ".join([ctx.task, *(os.path.basename(f) for f in ctx.files)]).strip()
-        query = asked(text)  # what retrieval scores: not the clauses that forbid something
-        steps = task_steps(ctx.task, self.config.shards)
-        # One batch of the model: the task's queries and its steps' texts (jit.selection.steps).
-        texts = list(dict.fromkeys([*self._embedded(_queries(query)), *(s.query for s in steps)]))
+        query, steps = self._task(ctx.task, text)
+        # One batch of the model: the task's queries and its steps' texts, but those of the steps
+        # the policy's file tool does (jit.selection.steps).
+        scanned = [s for s in steps if embedded(s)]
+        texts = list(dict.fromkeys([*self._embedded(_queries(query)), *(s.query for s in scanned)]))
         with self._embedding_meanwhile(query, texts):
             view = self.catalog.snapshot()
         shard = self.catalog.shard_tables(view, ctx.shard)
@@ -371,24 +419,27 @@ class Compiler:
                 warnings.append(f"server {s!r} has no tools in the catalog")
         winners, losers = self._skeleton(view, ctx, shard, allowed)
         filled = {slot for taken in winners.values() for slot in taken}
-        for slot in self._slots(ctx.shard):
+        slots = self._slots(ctx.shard)
+        for slot in slots:
             if slot not in filled:  # the role expects it always: say that no tool can do it
                 warnings.append(f"{ctx.shard}: no tool fills the skeleton slot {slot!r}")
+        # The servers the task names (the steps' and the probes'), from one pass over the catalog's.
+        said = server_names(view).within(ctx.task)
         if text and view.index.has_vector.any():
             self.embedder.embed(texts)  # one batch; the queries' and the steps' vectors are then cached
-        vecs, sims = self._similarities(view, query, steps)
+        vecs, sims, kept = self._similarities(view, query, scanned)
         file_tools = self._file_step_tools(view, facts, allowed)
         # The tool of each step of the task (jit.selection.steps): Full whatever its score.
         planned, feeds = plan(view, steps, sims[:, len(vecs):],
                               self.config.tool_selection.lexical_weight, allowed, denied_rows, ctx.shard, warnings,
-                              {slot: slot in filled for slot in self._slots(ctx.shard)})
+                              {slot: slot in filled for slot in slots}, said, kept)
         stepped = [o for _text, options in planned for o, _v in options]
         task_vector = vecs[0] if len(vecs) else None
         learned = self._learned(view, ctx.shard, task_vector, shard.denied, allowed)
         extra = [view.row_of[t] for t in (*winners, *stepped, *(t for tools in file_tools.values() for t, _ in tools),
                                           *(t for t, e in learned.items() if e.weight))]
         found = self._retrieve(view, query, pool or self.config.tool_selection.candidate_pool, extra, allowed,
-                               warnings, (ctx.shard, shard.denied), (vecs, sims[:, :len(vecs)]))
+                               warnings, (ctx.shard, shard.denied), (vecs, sims[:, :len(vecs)], kept))
         labels = self.catalog.labels(view)
         # A step no tool in reach can take, or only tools the role is denied: a warning either way.
         self.policy.missing_steps(ctx.shard, facts, lambda cap: label_rows(view, "capability", cap),
@@ -423,7 +474,7 @@ class Compiler:
                 st.step, st.wanted, st.tier = st.step or planned[st.id], Tier.FULL, Tier.FULL
                 st.reasons.insert(0, f"tool of the step {planned[st.id]!r}")
         # A probe of a server (its health, a job's status) the task does not point at fills no Full place.
-        self.policy.probes(out, named_servers(ctx.task, server_names(view)))
+        self.policy.probes(out, named_servers(ctx.task, said))
         self.policy.step_tools(out, facts, labels["capability"], view.tier_cap, file_tools)
         # The budget measures the skeleton, then the rest best first: definitions are read in that order.
         reader.order(sorted(out, key=lambda s: (not s.skeleton, *best_first(s))))
@@ -495,18 +546,18 @@ class Compiler:
         warnings: list[str] = []
         budget = ctx.budget if ctx.budget is not None else sel.token_budget
         view, tools, task_facts, reader, query, feeds = self._score(ctx, warnings)
-        missing = _embedding_warning(view.index)
+        missing = embedding_warning(view.index)
         if missing:
             warnings.append(missing)
         if view.unanalyzed:
-            warnings.append(_analysis_warning(view.unanalyzed, len(view.rows)))
+            warnings.append(analysis_warning(view.unanalyzed, len(view.rows)))
         fmt = sel.budget_format
         # Token estimates are kept in the snapshot's memo: the next compile's candidates overlap.
         estimates = Estimates(fmt, self._estimate, view.memo.costs)
         cap_full(tools, sel.max_full_tools, sel.max_full_share * budget, estimates, warnings)
-        promoted = _fed(tools, feeds, sel.full_threshold)
+        promoted = fed(tools, feeds, sel.full_threshold)
         used, budget_warnings = fit_budget(tools, budget, fmt, self.counter, estimates=estimates, shard=ctx.shard)
-        back = _unfed(promoted, estimates.cost)
+        back = unfed(promoted, estimates.cost)
         if back:
             used = estimates.measure(tools, self.counter, shard=ctx.shard)
             if used > budget:  # Condensed again, the meta-tool's overhead came back: out instead
@@ -624,70 +675,3 @@ def _learned_reasons(e: Evidence, points: Mapping[str, int]) -> list[str]:
     if e.unused and points.get("unused"):
         out.append(f"shown in Full for {e.unused} similar task{'s' if e.unused != 1 else ''} and never called")
     return out
-
-
-#: A producer :func:`_fed` made Full: it, the Full tool it feeds, and its tier and wanted tier before.
-Fed = tuple[ScoredTool, ScoredTool, Tier, Tier]
-
-
-def _fed(tools: Sequence[ScoredTool], feeds: Feeds, least: float) -> list[Fed]:
-    """A tool Full by its score (at least ``least``, ``full_threshold``) that requires an
-    identifier, a parameter named as one, that another rendered candidate of its server hands out
-    (``query-docs`` the ``libraryId`` of ``resolve-library-id``): that producer is Full too, as a
-    step's tool is (it keeps its place past the caps), since the Full tool cannot be called
-    without it. A step's tools brought theirs already (:func:`~jit.selection.steps.settle`).
-    Returns the producers made Full, for :func:`_unfed` once the budget has had its say."""
-    by_id = {s.id: s for s in tools}
-    promoted: list[Fed] = []
-    for s in [s for s in tools if s.tier is Tier.FULL and not s.step and not s.skeleton and s.final >= least]:
-        for p in feeds(s.id, True):
-            fed = by_id.get(p)
-            if fed is not None and fed.tier in (Tier.CONDENSED, Tier.MINIMAL):
-                promoted.append((fed, s, fed.tier, fed.wanted))
-                fed.step, fed.wanted, fed.tier = f"the identifier {s.name} needs", Tier.FULL, Tier.FULL
-                fed.reasons.insert(0, f"tool of the step {fed.step!r}")
-    return promoted
-
-
-def _unfed(promoted: Sequence[Fed], cost: Callable[[ScoredTool, Tier], int]) -> list[ScoredTool]:
-    """A producer :func:`_fed` made Full whose consumer the budget took out of Full: the producer
-    goes back to the tier it had (a Full definition for a tool that is no longer Full would take
-    the place of a better one's). Returns those moved back (``cost``: a tool's tokens at a tier)."""
-    back = []
-    for fed, consumer, tier, wanted in promoted:
-        if consumer.tier is not Tier.FULL and fed.tier is Tier.FULL:
-            fed.reasons.remove(f"tool of the step {fed.step!r}")
-            fed.reasons.append(f"demoted full -> {tier.value}: {consumer.name}, whose identifier it hands out, "
-                               "is no longer Full")
-            fed.step, fed.wanted, fed.tier, fed.tokens = "", wanted, tier, cost(fed, tier)
-            back.append(fed)
-    return back
-
-
-def _embedding_warning(index: RetrievalIndex) -> str | None:
-    """Say so when tools have no vector (an interrupted ``jit sync``, or another embedding model).
-
-    Such a tool is not lost: its dense similarity reads as the lowest of the
-    catalog's, so it is still found by the words of its name, description and
-    parameters (``lexical_weight`` of the score) and by name mentions, never by
-    meaning. Silently, it would just rank low."""
-    have = index.vector_count
-    if not index.n or index.all_vectors:
-        return None
-    if not have:
-        return (f"none of the {index.n} tools has a vector for this embedding model: ranking is by their words "
-                "only (lexical), not by meaning; run `jit sync` to embed them")
-    missing = index.n - have
-    return (f"{missing} of {index.n} tools have no embedding yet (an interrupted or unfinished `jit sync`?): "
-            "they are found only by the words of their name and description (lexical), not by meaning; "
-            "run `jit sync` to embed them")
-
-
-def _analysis_warning(missing: int, total: int) -> str:
-    """Say so when tools have no analysis (an interrupted ``jit sync``, or ``jit serve`` between
-    discovering tools and analysing them). Such a tool is not lost, nor trusted more: its text
-    is checked for instructions to the model when it is read (flagged, it is kept out of Full as
-    any flagged tool), but it has no labels or shard affinity, so the rules give it no points."""
-    return (f"{missing} of {total} tools have no analysis yet (an interrupted or unfinished `jit sync`?): "
-            "their text is checked for hostile instructions, but they get no points for labels or shard "
-            "affinity; run `jit sync` to analyse them")

@@ -226,12 +226,13 @@ class Scoring:
             evidenced = evidenced or p.evidence
         logic = int(min(100, max(0, total)))
         vec = int(round(vector))
-        final = int(round(sel.logic_weight * logic + sel.vector_weight * vec))
         if late:
             # Into the final score past the logic's clamp: among candidates whose other points
             # all reach 100, learning still decides the order.
             final = int(min(100, max(0, round(sel.logic_weight * (logic + late) + sel.vector_weight * vec))))
             logic = int(min(100, max(0, logic + late)))
+        else:
+            final = int(round(sel.logic_weight * logic + sel.vector_weight * vec))
         wanted = (Tier.FULL if final >= sel.full_threshold else Tier.CONDENSED if final >= sel.condensed_threshold
                   else Tier.MINIMAL if final >= sel.minimal_threshold else Tier.EXCLUDED)
         if named:

@@ -28,6 +28,7 @@ import re
 from array import array
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
 from dataclasses import dataclass
 from itertools import repeat
 
@@ -359,6 +360,7 @@ class RetrievalIndex:
         server_share: float = SERVER_SHARE,
         extra_rows: Sequence[int] = (),
         sims: np.ndarray | None = None,
+        kept: dict[tuple, tuple[Any, ...]] | None = None,
     ) -> VectorScores:
         """Score the union of the top ``pool`` rows by dense and by lexical relevance
         (plus ``extra_rows``). ``queries[0]`` is the whole task, the rest its clauses,
@@ -368,6 +370,8 @@ class RetrievalIndex:
         task's; a clause without one is matched lexically and takes the whole
         task's dense similarity. ``sims``: their :meth:`similarities` when the caller
         has them already (columns in ``query_vecs``' order), so the matrix is not read again.
+        ``kept``: where the rows' scores and the best of each kind are kept for the next call with
+        the same ``sims`` and queries (another shard of the task: only ``extra_rows`` differ).
         """
         if self.n == 0:
             z = np.zeros(0, dtype=np.float32)
@@ -375,30 +379,18 @@ class RetrievalIndex:
         q = len(queries)
         weights = np.full(q, clause_weight, dtype=np.float32)
         weights[0] = 1.0
-        dense_q = min(len(query_vecs), q) if query_vecs.size else 0
-        if self.vector_count and dense_q:
-            sims = self.similarities(query_vecs[:dense_q]) if sims is None else sims[:, :dense_q]
-            lo, hi = sims.min(axis=0), sims.max(axis=0)
-            dense_norm = (sims - lo) / np.maximum(hi - lo, 1e-6)
-        else:
-            sims = np.zeros((self.n, 1), dtype=np.float32)
-            dense_norm = sims
+        key = (tuple(queries), clause_weight, pool)
+        found = None if kept is None else kept.get(key)
+        if found is None:
+            found = self._best(query_vecs, queries, weights, pool, sims)
+            if kept is not None:
+                for a in (*found[:3], *found[3], *found[4]):
+                    a.flags.writeable = False
+                kept[key] = found
+        sims, dense_norm, lex_best, lex_cols, best_rows = found
         # Column j of the dense part for query j: its own, or the whole task's.
         dense_col = np.where(np.arange(q) < dense_norm.shape[1], np.arange(q), 0)
-        # Lexical scores one query at a time (contiguous columns: a reduction across a few
-        # columns of an (n, q) array costs more than the scores themselves at 100k tools).
-        lex_cols = []
-        for text in queries:
-            col = self.lexical.scores(text)
-            lex_cols.append(col / np.maximum(col.max(), np.float32(1e-6)))
-        lex_best = lex_cols[0] * weights[0]
-        for j in range(1, q):
-            np.maximum(lex_best, lex_cols[j] * weights[j], out=lex_best)
-        dense_best = (dense_norm * weights[: dense_norm.shape[1]]).max(axis=1)
-        k = min(pool, self.n)
-        lex_top = np.argpartition(-lex_best, k - 1)[:k]
-        # Rows no query word matches are not lexical candidates (argpartition would pad with them).
-        picked = [np.argpartition(-dense_best, k - 1)[:k], lex_top[lex_best[lex_top] > 0]]
+        picked = list(best_rows)
         if extra_rows:
             picked.append(np.asarray(list(extra_rows), dtype=np.int64))
         rows = np.unique(np.concatenate(picked))
@@ -420,6 +412,36 @@ class RetrievalIndex:
             dense_task=sims[rows, 0].astype(np.float32),
             lexical_task=lex_cols[0][rows].astype(np.float32),
         )
+
+    def _best(self, query_vecs: np.ndarray, queries: Sequence[str], weights: np.ndarray, pool: int,
+              sims: np.ndarray | None) -> tuple[Any, ...]:
+        """What :meth:`score` reads of every row, whatever rows are added: the dense similarities
+        and their min-max normalised columns, the best weighted lexical score per row, the lexical
+        columns normalised, and the best ``pool`` rows by dense and by lexical relevance."""
+        q = len(queries)
+        dense_q = min(len(query_vecs), q) if query_vecs.size else 0
+        if self.vector_count and dense_q:
+            sims = self.similarities(query_vecs[:dense_q]) if sims is None else sims[:, :dense_q]
+            lo, hi = sims.min(axis=0), sims.max(axis=0)
+            dense_norm = (sims - lo) / np.maximum(hi - lo, 1e-6)
+        else:
+            sims = np.zeros((self.n, 1), dtype=np.float32)
+            dense_norm = sims
+        # Lexical scores one query at a time (contiguous columns: a reduction across a few
+        # columns of an (n, q) array costs more than the scores themselves at 100k tools).
+        lex_cols = []
+        for text in queries:
+            col = self.lexical.scores(text)
+            lex_cols.append(col / np.maximum(col.max(), np.float32(1e-6)))
+        lex_best = lex_cols[0] * weights[0]
+        for j in range(1, q):
+            np.maximum(lex_best, lex_cols[j] * weights[j], out=lex_best)
+        dense_best = (dense_norm * weights[: dense_norm.shape[1]]).max(axis=1)
+        k = min(pool, self.n)
+        lex_top = np.argpartition(-lex_best, k - 1)[:k]
+        # Rows no query word matches are not lexical candidates (argpartition would pad with them).
+        return (sims, dense_norm, lex_best, tuple(lex_cols),
+                (np.argpartition(-dense_best, k - 1)[:k], lex_top[lex_best[lex_top] > 0]))
 
     def mentions(self, text: str) -> Mentions:
         return find_mentions(text, self)

@@ -28,8 +28,8 @@ from .render import rendered_names, tool_summary
 from .retrieve import RetrievalIndex
 from .tiers import Tier
 
-__all__ = ["LABEL_KINDS", "CatalogSnapshot", "Derived", "Kept", "ShardTables", "SnapshotMemo", "label_rows",
-           "merged_labels", "model_names", "unanalyzed"]
+__all__ = ["LABEL_KINDS", "SCANS_KEPT", "CatalogSnapshot", "Derived", "Kept", "Scan", "ShardTables", "SnapshotMemo",
+           "analysis_warning", "embedding_warning", "label_rows", "merged_labels", "model_names", "unanalyzed"]
 
 LABEL_KINDS = ("capability", "category", "domain")
 
@@ -43,6 +43,22 @@ class ShardTables(NamedTuple):
     skeleton: dict[int, tuple[str, ...]]
     #: Tool -> why the shard may not have it (``denied``); a tool not here is not denied.
     denied: dict[int, tuple[str, ...]]
+
+
+#: Scans (:class:`Scan`) a snapshot keeps: those of the last few tasks (at 100,000 tools a scan
+#: holds ~4 MB: the cosines, and the normalised dense and lexical columns retrieval reads).
+SCANS_KEPT = 4
+
+
+class Scan(NamedTuple):
+    """One pass over a snapshot's vectors for a task's texts (read-only arrays): the task's query
+    vectors, every tool's cosine with each of them and with each step's text, and what retrieval
+    and the steps made of those columns whatever the role (:meth:`RetrievalIndex.score`,
+    :func:`jit.selection.steps.plan`), kept for the next shard of the task."""
+
+    vecs: np.ndarray
+    sims: np.ndarray
+    kept: dict[tuple, tuple[Any, ...]]
 
 
 @dataclass
@@ -84,6 +100,12 @@ class SnapshotMemo:
     server_names: Any = None
     #: ``(kind, label)`` -> the rows of the tools with it (:func:`label_rows`).
     label_rows: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
+    #: A task's texts (its queries, then its steps') -> their :class:`Scan`, for the shards spawned
+    #: for it; the newest :data:`SCANS_KEPT`.
+    scans: dict[tuple[tuple[str, ...], tuple[str, ...]], Scan] = field(default_factory=dict)
+    #: ``(tool id, ids_only)`` -> the tools of its server that hand out the identifiers it requires
+    #: (:func:`jit.selection.steps.producers`; depends on its definition and its siblings' names and lines).
+    producers: dict[tuple[int, bool], list[int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, eq=False)
@@ -198,3 +220,32 @@ def label_rows(snap: CatalogSnapshot, kind: str, label: str) -> np.ndarray:
                          dtype=np.int64)
         snap.memo.label_rows[key] = found
     return found
+
+
+def embedding_warning(index: RetrievalIndex) -> str | None:
+    """Say so when tools have no vector (an interrupted ``jit sync``, or another embedding model).
+
+    Such a tool is not lost: its dense similarity reads as the lowest of the
+    catalog's, so it is still found by the words of its name, description and
+    parameters (``lexical_weight`` of the score) and by name mentions, never by
+    meaning. Silently, it would just rank low."""
+    have = index.vector_count
+    if not index.n or index.all_vectors:
+        return None
+    if not have:
+        return (f"none of the {index.n} tools has a vector for this embedding model: ranking is by their words "
+                "only (lexical), not by meaning; run `jit sync` to embed them")
+    missing = index.n - have
+    return (f"{missing} of {index.n} tools have no embedding yet (an interrupted or unfinished `jit sync`?): "
+            "they are found only by the words of their name and description (lexical), not by meaning; "
+            "run `jit sync` to embed them")
+
+
+def analysis_warning(missing: int, total: int) -> str:
+    """Say so when tools have no analysis (an interrupted ``jit sync``, or ``jit serve`` between
+    discovering tools and analysing them). Such a tool is not lost, nor trusted more: its text
+    is checked for instructions to the model when it is read (flagged, it is kept out of Full as
+    any flagged tool), but it has no labels or shard affinity, so the rules give it no points."""
+    return (f"{missing} of {total} tools have no analysis yet (an interrupted or unfinished `jit sync`?): "
+            "their text is checked for hostile instructions, but they get no points for labels or shard "
+            "affinity; run `jit sync` to analyse them")

@@ -48,8 +48,8 @@ from .snapshot import CatalogSnapshot, label_rows
 from .step_words import QUOTED, VERBS, action_free, leading_capability, name_fit, spelled
 from .tiers import Tier
 
-__all__ = ["STEP_FLOOR", "Feeds", "ServerNames", "Step", "StepTool", "asked", "demo_servers", "named_servers", "plan",
-           "producers", "server_names", "settle", "split_clauses", "step_tools", "task_steps"]
+__all__ = ["STEP_FLOOR", "Feeds", "ServerNames", "Step", "StepTool", "asked", "demo_servers", "embedded",
+           "named_servers", "plan", "producers", "server_names", "settle", "split_clauses", "step_tools", "task_steps"]
 
 #: The least retrieval score (0–100, the step's text alone) of a step's tool: below it, no
 #: tool in reach is taken to do the step.
@@ -262,6 +262,15 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
     return list(first.values())
 
 
+def embedded(step: Step) -> bool:
+    """Whether a compile embeds ``step``'s text: not for a step the policy's file tool does
+    (:data:`FILE_STEP`: the tool nearest to the policy's text, whatever the task says). A step a
+    skeleton slot may do is embedded (:func:`plan` leaves it to the slot when the role has one):
+    its text is one of jit's, whose vector the query cache keeps, and the texts of a task stay the
+    same for every shard, so shards spawned for one task share one batch."""
+    return step.by != FILE_STEP
+
+
 def asked(text: str) -> str:
     """A task without the clauses that tell the agent what not to do ("Don't merge it, Dana
     reviews first"): what retrieval scores it by, so the words of what the task forbids do not
@@ -326,6 +335,17 @@ class ServerNames:
             said_as = _server_pattern(server)
             if said_as is not None:
                 self.by_word.setdefault(said_as[0], []).append((server, said_as[1]))
+
+    def within(self, text: str) -> ServerNames:
+        """The servers whose first word ``text`` holds: what :func:`named_servers` finds in
+        ``text`` or in any text made of its pieces joined by spaces or ", " (a task's clauses),
+        from one pass over the catalog's first words. A first word holds no whitespace, so it
+        can only stand across such a join when it ends with a comma: those are kept too."""
+        lowered = text.lower()
+        out = ServerNames(())
+        out.by_word = {first: said for first, said in self.by_word.items()
+                       if first in lowered or first.endswith(",")}
+        return out
 
 
 def server_names(view: CatalogSnapshot) -> ServerNames:
@@ -494,23 +514,28 @@ def _lookup_verb(name: str, server: str) -> re.Match[str] | None:
 
 def plan(view: CatalogSnapshot, steps: Sequence[Step], sims: np.ndarray,
          lexical_weight: float, allowed: np.ndarray, denied: np.ndarray | None, shard: str,
-         warnings: list[str], slots: Mapping[str, bool]) -> tuple[list[Planned], Feeds]:
+         warnings: list[str], slots: Mapping[str, bool], names: ServerNames | None = None,
+         scores: dict[tuple, tuple[np.ndarray, ...]] | None = None) -> tuple[list[Planned], Feeds]:
     """Per step of a task on ``view`` that some tool does: its text and its options (tool id,
     match); and the producers of the identifiers a tool needs (:func:`producers`, among the
     tools the step could use), for :func:`settle` to ask of the tool it chooses. A step
     without a tool is a warning in ``warnings``. ``sims``: the cosine of every row with each
-    step's :func:`~jit.selection.step_words.spelled` text (column ``j`` for ``steps[j]``; the compile's one pass over the
+    step's :func:`~jit.selection.step_words.spelled` text (column ``j`` for the ``j``-th of ``steps``
+    that is :func:`embedded`; the compile's one pass over the
     matrix, :meth:`~jit.selection.retrieve.RetrievalIndex.similarities`). ``allowed``: rows in
     reach that the role may have; ``denied``: rows the role's policy denies (None: none);
     ``slots``: the role's skeleton slots, each with whether a tool fills it (a step its slot
-    names is the slot's tool's)."""
-    column = {id(s): j for j, s in enumerate(steps)}
+    names is the slot's tool's). ``names``: the catalog's :class:`ServerNames`, or those
+    :meth:`ServerNames.within` the task (default: :func:`server_names`). ``scores``: what each
+    step's column scored, kept for the next compile on the same ``sims`` (another shard of the
+    task: none of it depends on the role)."""
+    column = {id(s): j for j, s in enumerate(s for s in steps if embedded(s))}
     for step in steps:
         if step.by in slots and not slots[step.by]:
             warnings.append(f"{shard}: no tool in reach can {DOES[step.capability]} for the step {step.named} "
                             f"(no tool fills the role's {step.by} slot)")
     # A step a skeleton slot of the role's or the policy's file tool does needs no tool of its own.
-    steps = [s for s in steps if s.by != FILE_STEP and s.by not in slots]
+    steps = [s for s in steps if embedded(s) and s.by not in slots]
     if not steps or not view.rows or not view.index.has_vector.any():
         return [], _no_feeds
     labels = view.labels["capability"]
@@ -531,6 +556,10 @@ def plan(view: CatalogSnapshot, steps: Sequence[Step], sims: np.ndarray,
         BM25, mixed by ``lexical_weight``), for every row at once, the best :data:`STEP_POOL` kept
         and the tools of the servers the step names (:func:`named_servers`): those it has said
         where it is done are scored whatever their rank."""
+        key = (column[id(steps[i])], text, in_step[id(steps[i])], lexical_weight)
+        found = None if scores is None else scores.get(key)
+        if found is not None:
+            return found
         dense = sims[:, column[id(steps[i])]]
         lo, hi = float(dense.min()), float(dense.max())
         lexical = index.lexical.scores(spelled(action_free(text, servers_said)))
@@ -540,7 +569,12 @@ def plan(view: CatalogSnapshot, steps: Sequence[Step], sims: np.ndarray,
         said = [r for server in in_step[id(steps[i])] for r in rows_of[server]]
         if said:
             top = np.union1d(top, np.array(said, dtype=top.dtype))
-        return top, np.clip(hybrid[top] * 100.0, 0, 100), dense[top]
+        found = (top, np.clip(hybrid[top] * 100.0, 0, 100), dense[top])
+        if scores is not None:
+            for a in found:
+                a.flags.writeable = False
+            scores[key] = found
+        return found
 
     refused = [s for s in steps if s.capability in FITS and _role_refuses(view, s.capability, allowed, denied)]
     for step in refused:  # every tool in reach that could take it is denied to the role
@@ -552,7 +586,8 @@ def plan(view: CatalogSnapshot, steps: Sequence[Step], sims: np.ndarray,
     index = view.index
     servers_said = index.server_words
     task_words = frozenset(w for s in steps for w in search_tokens(spelled(s.clause or s.text), drop_stopwords=True))
-    in_task = named_servers(" ".join(dict.fromkeys(s.clause or s.text for s in steps)), server_names(view))
+    in_task = named_servers(" ".join(dict.fromkeys(s.clause or s.text for s in steps)),
+                            server_names(view) if names is None else names)
     in_step = {id(s): named_servers(s.clause or s.text, in_task) for s in steps}
     rows_of = {server: [view.row_of[t] for t in servers.get(server, ())] for server in in_task}
 
@@ -577,9 +612,13 @@ def plan(view: CatalogSnapshot, steps: Sequence[Step], sims: np.ndarray,
     def feeds(t: int, ids_only: bool = False) -> list[int]:
         # The siblings by name and Condensed line, which the snapshot holds: a compile reads the
         # definitions of the tools it renders and no others (tests/test_candidate_reads.py).
-        siblings = [(i, view.heads[i][1], view.memo.summaries.get(i, "")) for i in servers.get(view.heads[t][0], ())
-                    if i != t]
-        return [p for p in producers(view.by_id[t], siblings, ids_only) if usable(view.row_of[p])]
+        # What a tool's producers are depends on the snapshot alone: kept in its memo.
+        found = view.memo.producers.get((t, ids_only))
+        if found is None:
+            siblings = [(i, view.heads[i][1], view.memo.summaries.get(i, ""))
+                        for i in servers.get(view.heads[t][0], ()) if i != t]
+            found = view.memo.producers[(t, ids_only)] = producers(view.by_id[t], siblings, ids_only)
+        return [p for p in found if usable(view.row_of[p])]
 
     return planned, feeds
 
