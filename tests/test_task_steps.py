@@ -342,7 +342,29 @@ def test_a_clause_that_says_how_things_are_reads():
     steps = task_steps("In the test MongoDB, how many users have no email field?")
     assert all(s.capability == "/read" for s in steps)
     steps = task_steps("Open the login page, check the form has email, password and a submit button.")
-    assert [s.capability for s in steps if s.text == "a submit button"] == ["/read"]
+    assert [s.capability for s in steps] == ["/read", "/read"]
+
+
+def test_where_or_when_a_sentence_opens_with_goes_on_into_the_action_after_it():
+    # A place or a condition said first is one clause with the action it frames, whose step it is.
+    assert split_clauses("In the staging Postgres, which tables have no primary key?") == [
+        "In the staging Postgres, which tables have no primary key?"]
+    assert [s.capability for s in task_steps("In the Platform space on Confluence, create a page called Runbook.")] == [
+        "/write"]
+    assert [s.capability for s in task_steps("When the migration is done, remove the backup table.")] == ["/delete"]
+    # "when" without an auxiliary opens a condition, not a question
+    assert [s.capability for s in task_steps("Once the nightly build finishes remove the old artifacts")] == ["/delete"]
+    assert [s.capability for s in task_steps("When the nightly build finishes remove the old artifacts")] == [
+        "/delete"]
+    assert [s.capability for s in task_steps("When did the config last change?")] == ["/read"]
+    # a piece that opens with "a" or "an" goes on with the list of the clause before
+    assert split_clauses("Check the signup form has a name field, an email field and a checkbox for the terms.") == [
+        "Check the signup form has a name field, an email field, a checkbox for the terms"]
+
+
+def test_a_days_name_in_an_address_is_no_day_to_come():
+    assert all(s.text != CURRENT_TIME for s in task_steps("List the open cards on the Roadmap board in monday.com"))
+    assert task_steps("Book a room on Monday for the retro")[0].text == CURRENT_TIME
 
 
 def test_retrieval_leaves_out_what_the_task_forbids():

@@ -43,7 +43,7 @@ from ..analysis.offline_analyzer import analyze_task
 from ..config import ShardConfig
 from ..models import StoredTool
 from ..text import search_tokens
-from .retrieve import task_pieces
+from .retrieve import sentence_pieces, task_pieces
 from .snapshot import CatalogSnapshot, label_rows
 from .step_words import QUOTED, VERBS, action_free, leading_capability, name_fit, spelled
 from .tiers import Tier
@@ -92,9 +92,18 @@ _PAGE = re.compile(r"\b(?:screenshot|click|console|browser|the page|the form|vie
 #: file to write, that file is where the content goes (the policy's file tool), not another store.
 _MAKES = re.compile(r"^(?:(?:please|also|then|now|first|and|just)\s+)*(?:help me\s+)?(?:write|create|make|draft|"
                     r"generate|compose|prepare|produce|save|export|summari[sz]e|collect|list)\b", re.I)
-#: A clause that asks something: it reads, whatever its verbs ("is it safe to merge?").
-_QUESTION = re.compile(r"\?\s*$|^(?:what|which|who|when|where|why|how|is|are|does|do|did|was|were|has|have|can)\b",
-                       re.I)
+#: A clause that asks something: it reads, whatever its verbs ("is it safe to merge?"). "When" asks
+#: only before an auxiliary ("when did it change"): otherwise it opens a condition ("when the deploy
+#: finishes delete the preview"), whose step comes after it.
+_QUESTION = re.compile(r"\?\s*$|^(?:what|which|who|where|why|how|is|are|does|do|did|was|were|has|have|can)\b|"
+                       r"^when\s+(?:is|are|was|were|do|does|did|will|would|can|could|should|has|have|had)\b", re.I)
+#: A piece that opens its sentence with where or when its action happens, and leaves the action to
+#: the piece after it ("In the test MongoDB, how many …", "When the deploy finishes, delete …"):
+#: the two are one clause, whose step is the second's.
+_LEAD_IN = re.compile(r"^(?:in|on|at|from|for|within|inside|under|if|when|once|after|before|until|unless|while|"
+                      r"as soon as)\b", re.I)
+#: A piece that goes on with a list of the clause before ("…, password and a submit button").
+_LISTED = re.compile(r"^(?:an?)\s", re.I)
 #: A word that opens what a clause asks or tells about ("think through whether we should move",
 #: "say what each one adds"): the verbs after it are the subject's, not the step's. Not "if" or
 #: "when": they open a condition ("if the build is green merge PR #12"), whose step comes after it.
@@ -135,10 +144,11 @@ _TITLED = re.compile(QUOTED.pattern + r"(?P<kind>(?:\s+[^\s,;]+){1,8})")
 _FINDS = re.compile(r"^(?:(?:please|also|then|now|first|and|just)\s+)*(?:find|search\s+for|look\s+up|locate)\s+"
                     r"(?P<what>(?:the|my|our|its|their|that)\s+.{3,})", re.I)
 #: A day or time said relative to now that is still to come ("the coming month", "on Thursday",
-#: "tomorrow at 10"): which date it is needs today's first.
+#: "tomorrow at 10"): which date it is needs today's first. A day's name in an address is a product's
+#: ("monday.com").
 _AHEAD = re.compile(r"\b(?:tomorrow|tonight|next\s+(?:week|month|year|monday|tuesday|wednesday|thursday|friday|"
                     r"saturday|sunday)|this\s+(?:week|weekend)|(?:on\s+|by\s+|this\s+)?(?:monday|tuesday|wednesday|"
-                    r"thursday|friday|saturday|sunday)|in\s+\d+\s+(?:days|weeks))\b", re.I)
+                    r"thursday|friday|saturday|sunday)|in\s+\d+\s+(?:days|weeks))\b(?!\.\w)", re.I)
 #: Texts of the implied steps, in the words a tool's description uses.
 CURRENT_TIME = "get the current date and time"
 READ_CODE = "read the contents of a text file"
@@ -221,15 +231,16 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
             continue
         profile = analyze_task(clause, shards)
         caps = [c for c in (*profile.capabilities, *profile.implied) if c in CHANGES]
-        verb = leading_capability(clause)
-        asks = _ASKS.search(clause)
-        if verb is None and caps and asks and clause[:asks.start()].strip():
+        action = _action(clause)
+        verb = leading_capability(action)
+        asks = _ASKS.search(action)
+        if verb is None and caps and asks and action[:asks.start()].strip():
             # "Think through whether … should move": what it asks about, when a subject opens it
-            main = analyze_task(clause[:asks.start()], shards)
+            main = analyze_task(action[:asks.start()], shards)
             caps = [c for c in (*main.capabilities, *main.implied) if c in CHANGES]
         if verb is None and not caps and len(clause.split()) < 3:
             continue  # a fragment ("mind2web", "upon completion"): no step of its own
-        cap = "/read" if _QUESTION.search(clause) or _STATEMENT.match(clause) else verb or (caps[0] if caps else "/read")
+        cap = "/read" if _QUESTION.search(action) or _STATEMENT.match(action) else verb or (caps[0] if caps else "/read")
         if profile.edits_code:
             steps.append(Step(READ_CODE, "/read", implied=True, clause=clause, by="read_file"))
         local_page = bool(_LOCAL.search(clause)) and not _NO_PAGE.search(clause)
@@ -277,17 +288,34 @@ def asked(text: str) -> str:
 
 def split_clauses(text: str) -> list[str]:
     """A task's clauses, made of the pieces :func:`~jit.selection.retrieve.split_task` joins
-    (:func:`~jit.selection.retrieve.task_pieces`: sentences, then ``,`` / ``and`` / ``then``), but a short piece is a clause of its own when it opens with a verb
-    (:data:`~jit.selection.step_words.VERBS`: "… and merge it"), and a piece that opens with a preposition goes on with the
-    clause before it ("…, in tests/test_x.py")."""
+    (:func:`~jit.selection.retrieve.sentence_pieces`: sentences, then ``,`` / ``and`` / ``then``), but a short piece is a clause of its own when it opens with a verb
+    (:data:`~jit.selection.step_words.VERBS`: "… and merge it"); a piece that opens with a preposition, or within
+    a sentence with "a" or "an", goes on with the clause before it ("…, in tests/test_x.py", "…, password and a
+    submit button"); and one that opens its sentence with where or when the action happens goes on into the piece
+    after it ("In the test MongoDB, how many users …?", "When the deploy finishes, delete …")."""
     clauses: list[str] = []
-    for piece in task_pieces(text):
-        if clauses and (_CONTINUED.match(piece) or (len(search_tokens(piece, drop_stopwords=True)) < 2
-                                                      and leading_capability(piece) is None)):
-            clauses[-1] = f"{clauses[-1]}, {piece}"
-        else:
+    for pieces in sentence_pieces(text):
+        lead = ""
+        for j, piece in enumerate(pieces):
+            if lead:
+                piece, lead = f"{lead}, {piece}", ""
+            elif j == 0 and len(pieces) > 1 and _LEAD_IN.match(piece) and not _QUESTION.search(piece):
+                lead = piece
+                continue
+            elif clauses and (_CONTINUED.match(piece) or (j and _LISTED.match(piece))
+                              or (len(search_tokens(piece, drop_stopwords=True)) < 2
+                                  and leading_capability(piece) is None)):
+                clauses[-1] = f"{clauses[-1]}, {piece}"
+                continue
             clauses.append(piece)
     return list(dict.fromkeys(clauses))
+
+
+def _action(clause: str) -> str:
+    """What a clause asks to be done, after where or when it happens (:data:`_LEAD_IN`: "In the
+    ENG space, create a page" creates a page)."""
+    lead = _LEAD_IN.match(clause)
+    return clause[clause.index(",") + 1:].strip() if lead and "," in clause else clause
 
 
 def demo_servers(servers: Mapping[str, Sequence[str]]) -> frozenset[str]:
