@@ -14,7 +14,9 @@ from jit.selection.step_words import action_free, leading_capability, name_fit, 
 from jit.selection.steps import (
     CURRENT_TIME,
     FILE_STEP,
+    FIND_MATCHING,
     OPEN_PAGE,
+    PUSH_BRANCH,
     READ_CHANGE,
     READ_CHANGED_FILES,
     READ_CODE,
@@ -360,6 +362,29 @@ def test_where_or_when_a_sentence_opens_with_goes_on_into_the_action_after_it():
     # a piece that opens with "a" or "an" goes on with the list of the clause before
     assert split_clauses("Check the signup form has a name field, an email field and a checkbox for the terms.") == [
         "Check the signup form has a name field, an email field, a checkbox for the terms"]
+
+
+def test_proposing_a_local_commit_implies_pushing_its_branch_first():
+    steps = task_steps("Bump the version in pyproject.toml, commit that and raise a merge request on GitLab.")
+    texts = [s.text for s in steps]
+    assert PUSH_BRANCH in texts and texts.index(PUSH_BRANCH) == texts.index("raise a merge request on GitLab") - 1
+    assert next(s for s in steps if s.text == PUSH_BRANCH).capability == "/write"
+    # pushed already, or no commit made here ("the commit a1b2c3d" names one): nothing implied
+    assert PUSH_BRANCH not in [s.text for s in task_steps("Commit the change, push it and open a PR")]
+    assert PUSH_BRANCH not in [s.text for s in task_steps("Open a PR for the commit a1b2c3d on GitHub")]
+
+
+def test_what_a_forbidding_clause_goes_on_to_say_is_no_step():
+    assert [s.text for s in task_steps("Open a PR against main. Don't merge it, the release manager decides.")] == [
+        "Open a PR against main"]
+    assert [s.text for s in task_steps("Don't merge it, leave a comment instead")] == ["leave a comment instead"]
+
+
+def test_deleting_things_given_by_a_pattern_finds_them_first():
+    steps = task_steps("Remove the cached sessions in Memcached (their keys begin with sess:)")
+    assert [(s.text, s.capability, s.implied) for s in steps][0] == (FIND_MATCHING, "/read", True)
+    assert FIND_MATCHING in [s.text for s in task_steps("Delete the local branches matching feature/*")]
+    assert FIND_MATCHING not in [s.text for s in task_steps("Delete the branch fix/login")]  # named: no search
 
 
 def test_a_days_name_in_an_address_is_no_day_to_come():

@@ -8,7 +8,8 @@ before changing it in place, opening a page in a browser before looking at it (o
 address, not a database's, that no clause points something at), switching to
 the branch a change goes on, reading a pull request and its files before reviewing it,
 today's date for a day still to come ("tomorrow", "on
-Thursday"), searching by its title for a thing read by one ("the 'Q3 launch
+Thursday"), pushing the branch before proposing a change committed here, listing what a deletion
+gives by a pattern ("keys that start with flags:"), searching by its title for a thing read by one ("the 'Q3 launch
 plan' Google Doc"), reading what a clause finds ("find the signed contract in Drive"), running
 a command after "run the tests" (the role's skeleton slots do the first and the last). A clause
 that opens with an article, a pronoun or a preposition says how things are, and reads. The
@@ -155,8 +156,22 @@ READ_CODE = "read the contents of a text file"
 OPEN_PAGE = "navigate the browser to a URL"
 RUN_COMMAND = "run a shell command in a terminal"
 SWITCH_BRANCH = "checkout a branch: switch branches"
+PUSH_BRANCH = "push the local branch to the remote repository"
+FIND_MATCHING = "list the items matching a pattern"
 READ_CHANGE = "get the details of a pull request"
 READ_CHANGED_FILES = "list the files changed in a pull request"
+#: A clause that opens a pull or merge request ("open a PR against main"): when the task commits
+#: on this machine, the branch is pushed first.
+_PROPOSES = re.compile(r"^(?:(?:please|also|then|now|and|just)\s+)*(?:open|create|raise|submit|file|send)\s+(?:an?\s+|"
+                       r"the\s+)?(?:new\s+|draft\s+)*(?:prs?|pull requests?|merge requests?|mrs?)\b", re.I)
+#: A clause that commits a change on this machine ("commit it and …"; not "the commit a1b2c3d").
+_COMMITS = re.compile(r"^(?:(?:please|also|then|now|first|and|just)\s+)*commit\b", re.I)
+#: Things a clause gives by a pattern rather than by name ("keys start with flags:", "branches
+#: matching release/*"): which they are is found first.
+_PATTERN = re.compile(r"\b(?:start(?:s|ing)? with|begin(?:s|ning)? with|prefix(?:ed)?|matching|match(?:es)?|glob)\b|"
+                      r"[\w:/.\-]\*", re.I)
+#: A clause that pushes already ("push the branch").
+_PUSHES = re.compile(r"\bpush(?:es|ed)?\b", re.I)
 #: A clause that reviews a proposed change or asks whether it may go in ("review PR #214", "is PR
 #: #88 safe to merge?"): reading the change and the files it changes comes first.
 _REVIEWS = re.compile(rf"\b(?:review|safe to merge|ready to merge|look over|go over)\b.{{0,{_REACH}}}?\b(?:prs?|"
@@ -225,6 +240,7 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
     """The steps of a task, in order: each clause, and the steps it implies before or after it."""
     clauses = split_clauses(text)
     writes_files = bool(clauses) and bool(analyze_task(text, shards).file_targets)
+    commits = any(_COMMITS.match(c) for c in clauses)
     steps: list[Step] = []
     for clause in clauses:
         if _NEGATED.match(clause):
@@ -251,6 +267,10 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
                       Step(READ_CHANGED_FILES, "/read", implied=True, clause=clause)]
         if cap == "/write" and _BRANCH.search(clause):  # a change on a branch: switching to it first
             steps.append(Step(SWITCH_BRANCH, "/write", implied=True, clause=clause))
+        if cap == "/write" and _PROPOSES.match(action) and commits and not _PUSHES.search(text):
+            steps.append(Step(PUSH_BRANCH, "/write", implied=True, clause=clause))  # a local commit proposed: pushed first
+        if cap == "/delete" and _PATTERN.search(clause) and not any(s.capability == "/read" for s in steps):
+            steps.append(Step(FIND_MATCHING, "/read", implied=True, clause=clause))  # what to delete, found first
         if _AHEAD.search(clause):  # a day to come: today's date first
             steps.append(Step(CURRENT_TIME, "/read", implied=True, clause=clause))
         titled = _TITLED.search(clause) if cap == "/read" else None
@@ -291,7 +311,8 @@ def split_clauses(text: str) -> list[str]:
     (:func:`~jit.selection.retrieve.sentence_pieces`: sentences, then ``,`` / ``and`` / ``then``), but a short piece is a clause of its own when it opens with a verb
     (:data:`~jit.selection.step_words.VERBS`: "… and merge it"); a piece that opens with a preposition, or within
     a sentence with "a" or "an", goes on with the clause before it ("…, in tests/test_x.py", "…, password and a
-    submit button"); and one that opens its sentence with where or when the action happens goes on into the piece
+    submit button"), as does one without a verb of its own after a clause that forbids something ("don't merge it,
+    Dana reviews first": why it is forbidden); and one that opens its sentence with where or when the action happens goes on into the piece
     after it ("In the test MongoDB, how many users …?", "When the deploy finishes, delete …")."""
     clauses: list[str] = []
     for pieces in sentence_pieces(text):
@@ -303,6 +324,7 @@ def split_clauses(text: str) -> list[str]:
                 lead = piece
                 continue
             elif clauses and (_CONTINUED.match(piece) or (j and _LISTED.match(piece))
+                              or (j and _NEGATED.match(clauses[-1]) and leading_capability(piece) is None)
                               or (len(search_tokens(piece, drop_stopwords=True)) < 2
                                   and leading_capability(piece) is None)):
                 clauses[-1] = f"{clauses[-1]}, {piece}"
