@@ -93,10 +93,20 @@ def test_a_change_on_a_branch_implies_switching_to_it_first():
     assert all(s.text != SWITCH_BRANCH for s in task_steps("open a PR against main in acme/shop"))
 
 
-def _tool(i: int, server: str, name: str, description: str = "", required: tuple[str, ...] = ()) -> StoredTool:
-    schema = {"type": "object", "properties": {p: {"type": "string"} for p in required}, "required": list(required)}
+def _tool(i: int, server: str, name: str, description: str = "", required: tuple[str, ...] = (),
+          optional: tuple[str, ...] = ()) -> StoredTool:
+    schema = {"type": "object", "properties": {p: {"type": "string"} for p in (*required, *optional)},
+              "required": list(required)}
     return StoredTool(id=i, tool=ToolDef(server=server, name=name, description=description, input_schema=schema),
                       definition_hash=str(i), server_status=ServerStatus.CONNECTED, analysis=ToolAnalysis())
+
+
+def _feeds(table: dict[int, list[int]], optional: dict[int, list[int]] | None = None):
+    """:class:`~jit.selection.steps.Feeds` from a table of producers (``optional``: those of the
+    optional identifiers, asked with ``optional_ids``)."""
+    def feeds(t: int, ids_only: bool = False, optional_ids: bool = False) -> list[int]:
+        return table.get(t, []) + ((optional or {}).get(t, []) if optional_ids else [])
+    return feeds
 
 
 def _lines(siblings: list[tuple[int, StoredTool]]) -> list[tuple[int, str, str]]:
@@ -146,7 +156,7 @@ def test_a_step_gets_the_best_tool_that_fits_its_capability_and_the_role_else_a_
 
 def test_of_a_steps_options_the_whole_tasks_score_settles_which_comes_first_and_a_near_tie_keeps_both():
     planned = [("do it", ((1, 90.0), (2, 88.0)))]
-    feeds = {1: [], 2: [3], 3: []}.__getitem__
+    feeds = _feeds({1: [], 2: [3], 3: []})
     assert list(settle(planned, {1: 40, 2: 80, 3: 10}, {1: "a", 2: "b"}, feeds).items()) == [
         (2, "do it"), (3, "the identifier b needs"), (1, "do it")]
     assert settle(planned, {1: 40}, {1: "a"}, feeds) == {1: "do it"}  # an option that is not a candidate is not taken
@@ -285,9 +295,26 @@ def test_a_chosen_producer_that_needs_an_identifier_brings_its_own_producer():
     siblings = [(2, lists), (3, _tool(3, "board", "list_boards", "Boards"))]
     assert producers(cards, _lines(siblings)) == [2]
     assert producers(lists, _lines([(1, cards), (3, siblings[1][1])])) == [3]
-    feeds = {1: [2], 2: [3], 3: []}.__getitem__
+    feeds = _feeds({1: [2], 2: [3], 3: []})
     assert settle([("cards of the list", ((1, 90.0),))], {1: 50, 2: 20, 3: 10}, {1: "c", 2: "l", 3: "b"}, feeds) == {
         1: "cards of the list", 2: "the identifier c needs", 3: "the identifier l needs"}
+
+
+def test_a_chosen_producer_whose_identifier_is_optional_still_brings_its_producer():
+    # A server that falls back on an active board takes the board of its lists as optional: the
+    # task's board, said by its name, is still looked up first.
+    move = _tool(1, "board", "move_card", "Move a card to a list", ("cardId", "listId"))
+    lists = _tool(2, "board", "get_lists", "Lists of a board", optional=("boardId", "filter"))
+    boards = _tool(3, "board", "list_boards", "Boards")
+    assert producers(lists, _lines([(1, move), (3, boards)])) == []
+    assert producers(lists, _lines([(1, move), (3, boards)]), optional_ids=True) == [3]
+    assert producers(_tool(4, "board", "get_cards", "Cards", optional=("filter",)),
+                     _lines([(5, _tool(5, "board", "list_filters", "Saved filters"))]), optional_ids=True) == []
+    feeds = _feeds({1: [2], 2: [], 3: []}, optional={2: [3]})
+    assert settle([("move it", ((1, 90.0),))], {1: 50, 2: 20, 3: 10}, {1: "m", 2: "l", 3: "b"}, feeds) == {
+        1: "move it", 2: "the identifier m needs", 3: "the identifier l needs"}
+    # the tool a step takes is fed by its required identifiers alone
+    assert settle([("list them", ((2, 90.0),))], {2: 50, 3: 10}, {2: "l", 3: "b"}, feeds) == {2: "list them"}
 
 
 def test_a_steps_capability_is_its_leading_verbs_and_a_question_reads():

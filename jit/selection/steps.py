@@ -221,7 +221,7 @@ class Feeds(Protocol):
     only for the parameters named as identifiers), asked only of a tool rendered in Full (a step's
     chosen tool, a tool Full by its score), whose definition is read anyway."""
 
-    def __call__(self, t: int, ids_only: bool = False) -> list[int]: ...
+    def __call__(self, t: int, ids_only: bool = False, optional_ids: bool = False) -> list[int]: ...
 
 
 @dataclass(frozen=True)
@@ -495,7 +495,8 @@ def _words(name: str) -> str:
     return re.sub(r"[_\-.]+", " ", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name)).lower()
 
 
-def producers(tool: StoredTool, siblings: Sequence[tuple[int, str, str]], ids_only: bool = False) -> list[int]:
+def producers(tool: StoredTool, siblings: Sequence[tuple[int, str, str]], ids_only: bool = False,
+              optional_ids: bool = False) -> list[int]:
     """The tools of ``tool``'s server that hand out an identifier it requires: for a required
     parameter ``<stem>Id`` / ``<stem>_id`` (``libraryId``, ``channel_id``, ``team_id``), the
     sibling whose name lists, searches, resolves or finds and holds the stem (a name that
@@ -503,13 +504,17 @@ def producers(tool: StoredTool, siblings: Sequence[tuple[int, str, str]], ids_on
     ``siblings``: ``(id, name, Condensed line)`` of the server's other tools: what the snapshot
     holds of every tool, so no definition but the tool's own is read (a producer's own producers
     are asked by :func:`settle` once it is chosen). ``ids_only``: only for the parameters named
-    as identifiers (``libraryId``, not ``repo``, which a task usually says)."""
+    as identifiers (``libraryId``, not ``repo``, which a task usually says). ``optional_ids``: also
+    for the optional parameters named as identifiers (the ``boardId`` of a ``get_lists`` that
+    falls back on an active board: the task's board is found by its name first)."""
     schema = tool.tool.input_schema or {}
     required = [p for p in schema.get("required") or () if isinstance(p, str)]
+    if optional_ids:
+        required += [p for p in schema.get("properties") or () if isinstance(p, str) and p not in required]
     found: list[int] = []
     for param in required:
         m = _ID_PARAM.match(param)
-        if ids_only and not m:
+        if (ids_only or (optional_ids and param not in schema.get("required", ()))) and not m:
             continue
         stem = ((m.group("stem") or m.group("pre")) if m else param).lower()
         if len(stem) < (3 if m else 4):
@@ -624,17 +629,17 @@ def plan(view: CatalogSnapshot, steps: Sequence[Step], sims: np.ndarray,
             continue
         planned.append((step.text, tuple((view.rows[r], v) for r, v in found.options)))
 
-    def feeds(t: int, ids_only: bool = False) -> list[int]:
+    def feeds(t: int, ids_only: bool = False, optional_ids: bool = False) -> list[int]:
         # The siblings by name and Condensed line, which the snapshot holds: a compile reads the
         # definitions of the tools it renders and no others (tests/test_candidate_reads.py).
         siblings = [(i, view.heads[i][1], view.memo.summaries.get(i, "")) for i in servers.get(view.heads[t][0], ())
                     if i != t]
-        return [p for p in producers(view.by_id[t], siblings, ids_only) if usable(view.row_of[p])]
+        return [p for p in producers(view.by_id[t], siblings, ids_only, optional_ids) if usable(view.row_of[p])]
 
     return planned, feeds
 
 
-def _no_feeds(t: int, ids_only: bool = False) -> list[int]:
+def _no_feeds(t: int, ids_only: bool = False, optional_ids: bool = False) -> list[int]:
     return []
 
 
@@ -663,7 +668,7 @@ def settle(planned: Sequence[Planned], final: Mapping[int, float], names: Mappin
             if p in final and p not in chosen:
                 chosen[p] = f"the identifier {names[t]} needs"
                 # A producer that needs an identifier itself (the lists of a board): its producer too.
-                for q in feeds(p):
+                for q in feeds(p, optional_ids=True):
                     if q in final and q != t:
                         chosen.setdefault(q, f"the identifier {names[p]} needs")
 
