@@ -21,6 +21,7 @@ from jit.selection.steps import (
     READ_CHANGED_FILES,
     READ_CODE,
     RUN_COMMAND,
+    SNAPSHOT_PAGE,
     SWITCH_BRANCH,
     Step,
     asked,
@@ -69,6 +70,17 @@ def test_looking_at_a_page_implies_opening_it_first():
                  "Query postgres://app@localhost/shop for the open orders"):
         assert all(s.text != OPEN_PAGE for s in task_steps(task)), task
     assert all(s.text != OPEN_PAGE for s in task_steps("Comment the PR link https://github.com/acme/web/pull/5 on it"))
+
+
+def test_looking_at_what_a_page_opened_in_a_browser_shows_implies_a_picture_of_it():
+    steps = task_steps("Load http://127.0.0.1:5173/cart and verify the checkout button appears below the total.")
+    assert [(s.text, s.implied) for s in steps] == [
+        (OPEN_PAGE, True), ("Load http://127.0.0.1:5173/cart", False),  # an address is no fragment
+        (SNAPSHOT_PAGE, True), ("verify the checkout button appears below the total", False)]
+    assert steps[2].capability == "/read"
+    # no page opened, or nothing on it looked at: no picture
+    assert all(s.text != SNAPSHOT_PAGE for s in task_steps("Check the signup form's validation in src/forms.py"))
+    assert all(s.text != SNAPSHOT_PAGE for s in task_steps("Open http://localhost:8000/login and read the console"))
 
 
 def test_reviewing_a_pull_request_implies_reading_it_and_the_files_it_changes():

@@ -5,7 +5,8 @@ with the capability of the verb it opens with (:data:`~jit.selection.step_words.
 offline task analyzer's reading, ``/read`` when it names none), a clause that tells the agent
 what *not* to do left out ("don't merge it"), and the steps a clause implies: reading the code
 before changing it in place, opening a page in a browser before looking at it (or a local
-address, not a database's, that no clause points something at), switching to
+address, not a database's, that no clause points something at) and a picture of what a clause
+looks at on it, switching to
 the branch a change goes on, reading a pull request and its files before reviewing it,
 today's date for a day still to come ("tomorrow", "on
 Thursday"), pushing the branch before proposing a change committed here, listing what a deletion
@@ -158,6 +159,7 @@ RUN_COMMAND = "run a shell command in a terminal"
 SWITCH_BRANCH = "checkout a branch: switch branches"
 PUSH_BRANCH = "push the local branch to the remote repository"
 FIND_MATCHING = "list the items matching a pattern"
+SNAPSHOT_PAGE = "take a screenshot or snapshot of the page"
 READ_CHANGE = "get the details of a pull request"
 READ_CHANGED_FILES = "list the files changed in a pull request"
 #: A clause that opens a pull or merge request ("open a PR against main"): when the task commits
@@ -170,6 +172,10 @@ _COMMITS = re.compile(r"^(?:(?:please|also|then|now|first|and|just)\s+)*commit\b
 #: matching release/*"): which they are is found first.
 _PATTERN = re.compile(r"\b(?:start(?:s|ing)? with|begin(?:s|ning)? with|prefix(?:ed)?|matching|match(?:es)?|glob)\b|"
                       r"[\w:/.\-]\*", re.I)
+#: What a clause looks at on a page opened in a browser ("check the form has a submit button",
+#: "does the page match the design"): a picture or a snapshot of it.
+_ON_PAGE = re.compile(r"\b(?:form|button|field|layout|design|looks?|renders?|appears?|displays?|shows?|visible)\b",
+                      re.I)
 #: A clause that pushes already ("push the branch").
 _PUSHES = re.compile(r"\bpush(?:es|ed)?\b", re.I)
 #: A clause that reviews a proposed change or asks whether it may go in ("review PR #214", "is PR
@@ -254,14 +260,16 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
             # "Think through whether … should move": what it asks about, when a subject opens it
             main = analyze_task(action[:asks.start()], shards)
             caps = [c for c in (*main.capabilities, *main.implied) if c in CHANGES]
-        if verb is None and not caps and len(clause.split()) < 3:
-            continue  # a fragment ("mind2web", "upon completion"): no step of its own
+        if verb is None and not caps and len(clause.split()) < 3 and not _URL.search(clause):
+            continue  # a fragment ("mind2web", "upon completion"; not "load http://…"): no step of its own
         cap = "/read" if _QUESTION.search(action) or _STATEMENT.match(action) else verb or (caps[0] if caps else "/read")
         if profile.edits_code:
             steps.append(Step(READ_CODE, "/read", implied=True, clause=clause, by="read_file"))
         local_page = bool(_LOCAL.search(clause)) and not _NO_PAGE.search(clause)
         if _URL.search(clause) and (_PAGE.search(text) or local_page):
             steps.append(Step(OPEN_PAGE, "/read", implied=True, clause=clause))
+        if cap == "/read" and _ON_PAGE.search(clause) and any(s.text == OPEN_PAGE for s in steps):
+            steps.append(Step(SNAPSHOT_PAGE, "/read", implied=True, clause=clause))  # the page looked at
         if cap == "/read" and _REVIEWS.search(clause):  # a change reviewed: it and its files read first
             steps += [Step(READ_CHANGE, "/read", implied=True, clause=clause),
                       Step(READ_CHANGED_FILES, "/read", implied=True, clause=clause)]
