@@ -398,6 +398,9 @@ def test_where_or_when_a_sentence_opens_with_goes_on_into_the_action_after_it():
     assert [s.capability for s in task_steps("When the nightly build finishes remove the old artifacts")] == [
         "/delete"]
     assert [s.capability for s in task_steps("When did the config last change?")] == ["/read"]
+    # a question that opens with a preposition asks on its own
+    assert split_clauses("In which file is parse() defined, and who wrote it?") == [
+        "In which file is parse() defined", "who wrote it?"]
     # a piece that opens with "a" or "an" goes on with the list of the clause before
     assert split_clauses("Check the signup form has a name field, an email field and a checkbox for the terms.") == [
         "Check the signup form has a name field, an email field, a checkbox for the terms"]

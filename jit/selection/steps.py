@@ -103,7 +103,7 @@ _QUESTION = re.compile(r"\?\s*$|^(?:what|which|who|where|why|how|is|are|does|do|
 #: the piece after it ("In the test MongoDB, how many …", "When the deploy finishes, delete …"):
 #: the two are one clause, whose step is the second's.
 _LEAD_IN = re.compile(r"^(?:in|on|at|from|for|within|inside|under|if|when|once|after|before|until|unless|while|"
-                      r"as soon as)\b", re.I)
+                      r"as soon as)\b(?!\s+(?:which|what|whose|how)\b)", re.I)
 #: A piece that goes on with a list of the clause before ("…, password and a submit button").
 _LISTED = re.compile(r"^(?:an?)\s", re.I)
 #: A word that opens what a clause asks or tells about ("think through whether we should move",
