@@ -14,11 +14,14 @@ from jit.selection.step_words import action_free, leading_capability, name_fit, 
 from jit.selection.steps import (
     CURRENT_TIME,
     FILE_STEP,
+    FIND_MATCHING,
     OPEN_PAGE,
+    PUSH_BRANCH,
     READ_CHANGE,
     READ_CHANGED_FILES,
     READ_CODE,
     RUN_COMMAND,
+    SNAPSHOT_PAGE,
     SWITCH_BRANCH,
     Step,
     asked,
@@ -69,6 +72,17 @@ def test_looking_at_a_page_implies_opening_it_first():
     assert all(s.text != OPEN_PAGE for s in task_steps("Comment the PR link https://github.com/acme/web/pull/5 on it"))
 
 
+def test_looking_at_what_a_page_opened_in_a_browser_shows_implies_a_picture_of_it():
+    steps = task_steps("Load http://127.0.0.1:5173/cart and verify the checkout button appears below the total.")
+    assert [(s.text, s.implied) for s in steps] == [
+        (OPEN_PAGE, True), ("Load http://127.0.0.1:5173/cart", False),  # an address is no fragment
+        (SNAPSHOT_PAGE, True), ("verify the checkout button appears below the total", False)]
+    assert steps[2].capability == "/read"
+    # no page opened, or nothing on it looked at: no picture
+    assert all(s.text != SNAPSHOT_PAGE for s in task_steps("Check the signup form's validation in src/forms.py"))
+    assert all(s.text != SNAPSHOT_PAGE for s in task_steps("Open http://localhost:8000/login and read the console"))
+
+
 def test_reviewing_a_pull_request_implies_reading_it_and_the_files_it_changes():
     for task in ("Review PR #214 in acme/shop and leave your comments on it as a review.",
                  "is PR #88 in acme/payments safe to merge? check its status checks too"):
@@ -91,10 +105,20 @@ def test_a_change_on_a_branch_implies_switching_to_it_first():
     assert all(s.text != SWITCH_BRANCH for s in task_steps("open a PR against main in acme/shop"))
 
 
-def _tool(i: int, server: str, name: str, description: str = "", required: tuple[str, ...] = ()) -> StoredTool:
-    schema = {"type": "object", "properties": {p: {"type": "string"} for p in required}, "required": list(required)}
+def _tool(i: int, server: str, name: str, description: str = "", required: tuple[str, ...] = (),
+          optional: tuple[str, ...] = ()) -> StoredTool:
+    schema = {"type": "object", "properties": {p: {"type": "string"} for p in (*required, *optional)},
+              "required": list(required)}
     return StoredTool(id=i, tool=ToolDef(server=server, name=name, description=description, input_schema=schema),
                       definition_hash=str(i), server_status=ServerStatus.CONNECTED, analysis=ToolAnalysis())
+
+
+def _feeds(table: dict[int, list[int]], optional: dict[int, list[int]] | None = None):
+    """:class:`~jit.selection.steps.Feeds` from a table of producers (``optional``: those of the
+    optional identifiers, asked with ``optional_ids``)."""
+    def feeds(t: int, ids_only: bool = False, optional_ids: bool = False) -> list[int]:
+        return table.get(t, []) + ((optional or {}).get(t, []) if optional_ids else [])
+    return feeds
 
 
 def _lines(siblings: list[tuple[int, StoredTool]]) -> list[tuple[int, str, str]]:
@@ -144,7 +168,7 @@ def test_a_step_gets_the_best_tool_that_fits_its_capability_and_the_role_else_a_
 
 def test_of_a_steps_options_the_whole_tasks_score_settles_which_comes_first_and_a_near_tie_keeps_both():
     planned = [("do it", ((1, 90.0), (2, 88.0)))]
-    feeds = {1: [], 2: [3], 3: []}.__getitem__
+    feeds = _feeds({1: [], 2: [3], 3: []})
     assert list(settle(planned, {1: 40, 2: 80, 3: 10}, {1: "a", 2: "b"}, feeds).items()) == [
         (2, "do it"), (3, "the identifier b needs"), (1, "do it")]
     assert settle(planned, {1: 40}, {1: "a"}, feeds) == {1: "do it"}  # an option that is not a candidate is not taken
@@ -283,9 +307,26 @@ def test_a_chosen_producer_that_needs_an_identifier_brings_its_own_producer():
     siblings = [(2, lists), (3, _tool(3, "board", "list_boards", "Boards"))]
     assert producers(cards, _lines(siblings)) == [2]
     assert producers(lists, _lines([(1, cards), (3, siblings[1][1])])) == [3]
-    feeds = {1: [2], 2: [3], 3: []}.__getitem__
+    feeds = _feeds({1: [2], 2: [3], 3: []})
     assert settle([("cards of the list", ((1, 90.0),))], {1: 50, 2: 20, 3: 10}, {1: "c", 2: "l", 3: "b"}, feeds) == {
         1: "cards of the list", 2: "the identifier c needs", 3: "the identifier l needs"}
+
+
+def test_a_chosen_producer_whose_identifier_is_optional_still_brings_its_producer():
+    # A server that falls back on an active board takes the board of its lists as optional: the
+    # task's board, said by its name, is still looked up first.
+    move = _tool(1, "board", "move_card", "Move a card to a list", ("cardId", "listId"))
+    lists = _tool(2, "board", "get_lists", "Lists of a board", optional=("boardId", "filter"))
+    boards = _tool(3, "board", "list_boards", "Boards")
+    assert producers(lists, _lines([(1, move), (3, boards)])) == []
+    assert producers(lists, _lines([(1, move), (3, boards)]), optional_ids=True) == [3]
+    assert producers(_tool(4, "board", "get_cards", "Cards", optional=("filter",)),
+                     _lines([(5, _tool(5, "board", "list_filters", "Saved filters"))]), optional_ids=True) == []
+    feeds = _feeds({1: [2], 2: [], 3: []}, optional={2: [3]})
+    assert settle([("move it", ((1, 90.0),))], {1: 50, 2: 20, 3: 10}, {1: "m", 2: "l", 3: "b"}, feeds) == {
+        1: "move it", 2: "the identifier m needs", 3: "the identifier l needs"}
+    # the tool a step takes is fed by its required identifiers alone
+    assert settle([("list them", ((2, 90.0),))], {2: 50, 3: 10}, {2: "l", 3: "b"}, feeds) == {2: "list them"}
 
 
 def test_a_steps_capability_is_its_leading_verbs_and_a_question_reads():
@@ -342,7 +383,55 @@ def test_a_clause_that_says_how_things_are_reads():
     steps = task_steps("In the test MongoDB, how many users have no email field?")
     assert all(s.capability == "/read" for s in steps)
     steps = task_steps("Open the login page, check the form has email, password and a submit button.")
-    assert [s.capability for s in steps if s.text == "a submit button"] == ["/read"]
+    assert [s.capability for s in steps] == ["/read", "/read"]
+
+
+def test_where_or_when_a_sentence_opens_with_goes_on_into_the_action_after_it():
+    # A place or a condition said first is one clause with the action it frames, whose step it is.
+    assert split_clauses("In the staging Postgres, which tables have no primary key?") == [
+        "In the staging Postgres, which tables have no primary key?"]
+    assert [s.capability for s in task_steps("In the Platform space on Confluence, create a page called Runbook.")] == [
+        "/write"]
+    assert [s.capability for s in task_steps("When the migration is done, remove the backup table.")] == ["/delete"]
+    # "when" without an auxiliary opens a condition, not a question
+    assert [s.capability for s in task_steps("Once the nightly build finishes remove the old artifacts")] == ["/delete"]
+    assert [s.capability for s in task_steps("When the nightly build finishes remove the old artifacts")] == [
+        "/delete"]
+    assert [s.capability for s in task_steps("When did the config last change?")] == ["/read"]
+    # a question that opens with a preposition asks on its own
+    assert split_clauses("In which file is parse() defined, and who wrote it?") == [
+        "In which file is parse() defined", "who wrote it?"]
+    # a piece that opens with "a" or "an" goes on with the list of the clause before
+    assert split_clauses("Check the signup form has a name field, an email field and a checkbox for the terms.") == [
+        "Check the signup form has a name field, an email field, a checkbox for the terms"]
+
+
+def test_proposing_a_local_commit_implies_pushing_its_branch_first():
+    steps = task_steps("Bump the version in pyproject.toml, commit that and raise a merge request on GitLab.")
+    texts = [s.text for s in steps]
+    assert PUSH_BRANCH in texts and texts.index(PUSH_BRANCH) == texts.index("raise a merge request on GitLab") - 1
+    assert next(s for s in steps if s.text == PUSH_BRANCH).capability == "/write"
+    # pushed already, or no commit made here ("the commit a1b2c3d" names one): nothing implied
+    assert PUSH_BRANCH not in [s.text for s in task_steps("Commit the change, push it and open a PR")]
+    assert PUSH_BRANCH not in [s.text for s in task_steps("Open a PR for the commit a1b2c3d on GitHub")]
+
+
+def test_what_a_forbidding_clause_goes_on_to_say_is_no_step():
+    assert [s.text for s in task_steps("Open a PR against main. Don't merge it, the release manager decides.")] == [
+        "Open a PR against main"]
+    assert [s.text for s in task_steps("Don't merge it, leave a comment instead")] == ["leave a comment instead"]
+
+
+def test_deleting_things_given_by_a_pattern_finds_them_first():
+    steps = task_steps("Remove the cached sessions in Memcached (their keys begin with sess:)")
+    assert [(s.text, s.capability, s.implied) for s in steps][0] == (FIND_MATCHING, "/read", True)
+    assert FIND_MATCHING in [s.text for s in task_steps("Delete the local branches matching feature/*")]
+    assert FIND_MATCHING not in [s.text for s in task_steps("Delete the branch fix/login")]  # named: no search
+
+
+def test_a_days_name_in_an_address_is_no_day_to_come():
+    assert all(s.text != CURRENT_TIME for s in task_steps("List the open cards on the Roadmap board in monday.com"))
+    assert task_steps("Book a room on Monday for the retro")[0].text == CURRENT_TIME
 
 
 def test_retrieval_leaves_out_what_the_task_forbids():

@@ -38,7 +38,8 @@ from ..models import StoredTool
 from ..process import matrix_product
 from ..text import has_camel_hump, search_tokens
 
-__all__ = ["LexicalIndex", "Mentions", "RetrievalIndex", "VectorScores", "find_mentions", "split_task", "task_pieces"]
+__all__ = ["LexicalIndex", "Mentions", "RetrievalIndex", "VectorScores", "find_mentions", "sentence_pieces", "split_task",
+           "task_pieces"]
 
 #: A clause's retrieval score counts this much of the whole task's.
 CLAUSE_WEIGHT = 0.9
@@ -49,11 +50,17 @@ SERVER_SHARE = 0.15
 def task_pieces(text: str) -> Iterator[str]:
     """A task's pieces in order: its sentences, each cut at ',', 'and', 'then', 'after that',
     'finally' (what :func:`split_task` and the steps' clauses are made of)."""
+    for sentence in sentence_pieces(text):
+        yield from sentence
+
+
+def sentence_pieces(text: str) -> Iterator[list[str]]:
+    """:func:`task_pieces` sentence by sentence: the pieces of each sentence that has one."""
     for sentence in re.split(r"(?<=[.!?;])\s+|\n+|[。；！？]", text):
-        for piece in re.split(r",\s*(?:and\s+|then\s+)?|\s+(?:and then|then|and|after that|finally)\s+", sentence):
-            piece = piece.strip(" .,;:")
-            if piece:
-                yield piece
+        pieces = [piece.strip(" .,;:") for piece in
+                  re.split(r",\s*(?:and\s+|then\s+)?|\s+(?:and then|then|and|after that|finally)\s+", sentence)]
+        if any(pieces):
+            yield [piece for piece in pieces if piece]
 
 
 def split_task(text: str, *, max_parts: int = 8) -> list[str]:

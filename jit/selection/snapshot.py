@@ -103,9 +103,9 @@ class SnapshotMemo:
     #: A task's texts (its queries, then its steps') -> their :class:`Scan`, for the shards spawned
     #: for it; the newest :data:`SCANS_KEPT`.
     scans: dict[tuple[tuple[str, ...], tuple[str, ...]], Scan] = field(default_factory=dict)
-    #: ``(tool id, ids_only)`` -> the tools of its server that hand out the identifiers it requires
+    #: ``(tool id, ids_only, optional_ids)`` -> the tools of its server that hand out the identifiers it requires
     #: (:func:`jit.selection.steps.producers`; depends on its definition and its siblings' names and lines).
-    producers: dict[tuple[int, bool], list[int]] = field(default_factory=dict)
+    producers: dict[tuple[int, bool, bool], list[int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, eq=False)

@@ -5,10 +5,12 @@ with the capability of the verb it opens with (:data:`~jit.selection.step_words.
 offline task analyzer's reading, ``/read`` when it names none), a clause that tells the agent
 what *not* to do left out ("don't merge it"), and the steps a clause implies: reading the code
 before changing it in place, opening a page in a browser before looking at it (or a local
-address, not a database's, that no clause points something at), switching to
+address, not a database's, that no clause points something at) and a picture of what a clause
+looks at on it, switching to
 the branch a change goes on, reading a pull request and its files before reviewing it,
 today's date for a day still to come ("tomorrow", "on
-Thursday"), searching by its title for a thing read by one ("the 'Q3 launch
+Thursday"), pushing the branch before proposing a change committed here, listing what a deletion
+gives by a pattern ("keys that start with flags:"), searching by its title for a thing read by one ("the 'Q3 launch
 plan' Google Doc"), reading what a clause finds ("find the signed contract in Drive"), running
 a command after "run the tests" (the role's skeleton slots do the first and the last). A clause
 that opens with an article, a pronoun or a preposition says how things are, and reads. The
@@ -43,7 +45,7 @@ from ..analysis.offline_analyzer import analyze_task
 from ..config import ShardConfig
 from ..models import StoredTool
 from ..text import search_tokens
-from .retrieve import task_pieces
+from .retrieve import sentence_pieces, task_pieces
 from .snapshot import CatalogSnapshot, label_rows
 from .step_words import QUOTED, VERBS, action_free, leading_capability, name_fit, spelled
 from .tiers import Tier
@@ -92,9 +94,18 @@ _PAGE = re.compile(r"\b(?:screenshot|click|console|browser|the page|the form|vie
 #: file to write, that file is where the content goes (the policy's file tool), not another store.
 _MAKES = re.compile(r"^(?:(?:please|also|then|now|first|and|just)\s+)*(?:help me\s+)?(?:write|create|make|draft|"
                     r"generate|compose|prepare|produce|save|export|summari[sz]e|collect|list)\b", re.I)
-#: A clause that asks something: it reads, whatever its verbs ("is it safe to merge?").
-_QUESTION = re.compile(r"\?\s*$|^(?:what|which|who|when|where|why|how|is|are|does|do|did|was|were|has|have|can)\b",
-                       re.I)
+#: A clause that asks something: it reads, whatever its verbs ("is it safe to merge?"). "When" asks
+#: only before an auxiliary ("when did it change"): otherwise it opens a condition ("when the deploy
+#: finishes delete the preview"), whose step comes after it.
+_QUESTION = re.compile(r"\?\s*$|^(?:what|which|who|where|why|how|is|are|does|do|did|was|were|has|have|can)\b|"
+                       r"^when\s+(?:is|are|was|were|do|does|did|will|would|can|could|should|has|have|had)\b", re.I)
+#: A piece that opens its sentence with where or when its action happens, and leaves the action to
+#: the piece after it ("In the test MongoDB, how many …", "When the deploy finishes, delete …"):
+#: the two are one clause, whose step is the second's.
+_LEAD_IN = re.compile(r"^(?:in|on|at|from|for|within|inside|under|if|when|once|after|before|until|unless|while|"
+                      r"as soon as)\b(?!\s+(?:which|what|whose|how)\b)", re.I)
+#: A piece that goes on with a list of the clause before ("…, password and a submit button").
+_LISTED = re.compile(r"^(?:an?)\s", re.I)
 #: A word that opens what a clause asks or tells about ("think through whether we should move",
 #: "say what each one adds"): the verbs after it are the subject's, not the step's. Not "if" or
 #: "when": they open a condition ("if the build is green merge PR #12"), whose step comes after it.
@@ -135,18 +146,38 @@ _TITLED = re.compile(QUOTED.pattern + r"(?P<kind>(?:\s+[^\s,;]+){1,8})")
 _FINDS = re.compile(r"^(?:(?:please|also|then|now|first|and|just)\s+)*(?:find|search\s+for|look\s+up|locate)\s+"
                     r"(?P<what>(?:the|my|our|its|their|that)\s+.{3,})", re.I)
 #: A day or time said relative to now that is still to come ("the coming month", "on Thursday",
-#: "tomorrow at 10"): which date it is needs today's first.
+#: "tomorrow at 10"): which date it is needs today's first. A day's name in an address is a product's
+#: ("monday.com").
 _AHEAD = re.compile(r"\b(?:tomorrow|tonight|next\s+(?:week|month|year|monday|tuesday|wednesday|thursday|friday|"
                     r"saturday|sunday)|this\s+(?:week|weekend)|(?:on\s+|by\s+|this\s+)?(?:monday|tuesday|wednesday|"
-                    r"thursday|friday|saturday|sunday)|in\s+\d+\s+(?:days|weeks))\b", re.I)
+                    r"thursday|friday|saturday|sunday)|in\s+\d+\s+(?:days|weeks))\b(?!\.\w)", re.I)
 #: Texts of the implied steps, in the words a tool's description uses.
 CURRENT_TIME = "get the current date and time"
 READ_CODE = "read the contents of a text file"
 OPEN_PAGE = "navigate the browser to a URL"
 RUN_COMMAND = "run a shell command in a terminal"
 SWITCH_BRANCH = "checkout a branch: switch branches"
+PUSH_BRANCH = "push the local branch to the remote repository"
+FIND_MATCHING = "list the items matching a pattern"
+SNAPSHOT_PAGE = "take a screenshot or snapshot of the page"
 READ_CHANGE = "get the details of a pull request"
 READ_CHANGED_FILES = "list the files changed in a pull request"
+#: A clause that opens a pull or merge request ("open a PR against main"): when the task commits
+#: on this machine, the branch is pushed first.
+_PROPOSES = re.compile(r"^(?:(?:please|also|then|now|and|just)\s+)*(?:open|create|raise|submit|file|send)\s+(?:an?\s+|"
+                       r"the\s+)?(?:new\s+|draft\s+)*(?:prs?|pull requests?|merge requests?|mrs?)\b", re.I)
+#: A clause that commits a change on this machine ("commit it and …"; not "the commit a1b2c3d").
+_COMMITS = re.compile(r"^(?:(?:please|also|then|now|first|and|just)\s+)*commit\b", re.I)
+#: Things a clause gives by a pattern rather than by name ("keys start with flags:", "branches
+#: matching release/*"): which they are is found first.
+_PATTERN = re.compile(r"\b(?:start(?:s|ing)? with|begin(?:s|ning)? with|prefix(?:ed)?|matching|match(?:es)?|glob)\b|"
+                      r"[\w:/.\-]\*", re.I)
+#: What a clause looks at on a page opened in a browser ("check the form has a submit button",
+#: "does the page match the design"): a picture or a snapshot of it.
+_ON_PAGE = re.compile(r"\b(?:form|button|field|layout|design|looks?|renders?|appears?|displays?|shows?|visible)\b",
+                      re.I)
+#: A clause that pushes already ("push the branch").
+_PUSHES = re.compile(r"\bpush(?:es|ed)?\b", re.I)
 #: A clause that reviews a proposed change or asks whether it may go in ("review PR #214", "is PR
 #: #88 safe to merge?"): reading the change and the files it changes comes first.
 _REVIEWS = re.compile(rf"\b(?:review|safe to merge|ready to merge|look over|go over)\b.{{0,{_REACH}}}?\b(?:prs?|"
@@ -196,7 +227,7 @@ class Feeds(Protocol):
     only for the parameters named as identifiers), asked only of a tool rendered in Full (a step's
     chosen tool, a tool Full by its score), whose definition is read anyway."""
 
-    def __call__(self, t: int, ids_only: bool = False) -> list[int]: ...
+    def __call__(self, t: int, ids_only: bool = False, optional_ids: bool = False) -> list[int]: ...
 
 
 @dataclass(frozen=True)
@@ -215,31 +246,39 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
     """The steps of a task, in order: each clause, and the steps it implies before or after it."""
     clauses = split_clauses(text)
     writes_files = bool(clauses) and bool(analyze_task(text, shards).file_targets)
+    commits = any(_COMMITS.match(c) for c in clauses)
     steps: list[Step] = []
     for clause in clauses:
         if _NEGATED.match(clause):
             continue
         profile = analyze_task(clause, shards)
         caps = [c for c in (*profile.capabilities, *profile.implied) if c in CHANGES]
-        verb = leading_capability(clause)
-        asks = _ASKS.search(clause)
-        if verb is None and caps and asks and clause[:asks.start()].strip():
+        action = _action(clause)
+        verb = leading_capability(action)
+        asks = _ASKS.search(action)
+        if verb is None and caps and asks and action[:asks.start()].strip():
             # "Think through whether … should move": what it asks about, when a subject opens it
-            main = analyze_task(clause[:asks.start()], shards)
+            main = analyze_task(action[:asks.start()], shards)
             caps = [c for c in (*main.capabilities, *main.implied) if c in CHANGES]
-        if verb is None and not caps and len(clause.split()) < 3:
-            continue  # a fragment ("mind2web", "upon completion"): no step of its own
-        cap = "/read" if _QUESTION.search(clause) or _STATEMENT.match(clause) else verb or (caps[0] if caps else "/read")
+        if verb is None and not caps and len(clause.split()) < 3 and not _URL.search(clause):
+            continue  # a fragment ("mind2web", "upon completion"; not "load http://…"): no step of its own
+        cap = "/read" if _QUESTION.search(action) or _STATEMENT.match(action) else verb or (caps[0] if caps else "/read")
         if profile.edits_code:
             steps.append(Step(READ_CODE, "/read", implied=True, clause=clause, by="read_file"))
         local_page = bool(_LOCAL.search(clause)) and not _NO_PAGE.search(clause)
         if _URL.search(clause) and (_PAGE.search(text) or local_page):
             steps.append(Step(OPEN_PAGE, "/read", implied=True, clause=clause))
+        if cap == "/read" and _ON_PAGE.search(clause) and any(s.text == OPEN_PAGE for s in steps):
+            steps.append(Step(SNAPSHOT_PAGE, "/read", implied=True, clause=clause))  # the page looked at
         if cap == "/read" and _REVIEWS.search(clause):  # a change reviewed: it and its files read first
             steps += [Step(READ_CHANGE, "/read", implied=True, clause=clause),
                       Step(READ_CHANGED_FILES, "/read", implied=True, clause=clause)]
         if cap == "/write" and _BRANCH.search(clause):  # a change on a branch: switching to it first
             steps.append(Step(SWITCH_BRANCH, "/write", implied=True, clause=clause))
+        if cap == "/write" and _PROPOSES.match(action) and commits and not _PUSHES.search(text):
+            steps.append(Step(PUSH_BRANCH, "/write", implied=True, clause=clause))  # a local commit proposed: pushed first
+        if cap == "/delete" and _PATTERN.search(clause) and not any(s.capability == "/read" for s in steps):
+            steps.append(Step(FIND_MATCHING, "/read", implied=True, clause=clause))  # what to delete, found first
         if _AHEAD.search(clause):  # a day to come: today's date first
             steps.append(Step(CURRENT_TIME, "/read", implied=True, clause=clause))
         titled = _TITLED.search(clause) if cap == "/read" else None
@@ -286,17 +325,36 @@ def asked(text: str) -> str:
 
 def split_clauses(text: str) -> list[str]:
     """A task's clauses, made of the pieces :func:`~jit.selection.retrieve.split_task` joins
-    (:func:`~jit.selection.retrieve.task_pieces`: sentences, then ``,`` / ``and`` / ``then``), but a short piece is a clause of its own when it opens with a verb
-    (:data:`~jit.selection.step_words.VERBS`: "… and merge it"), and a piece that opens with a preposition goes on with the
-    clause before it ("…, in tests/test_x.py")."""
+    (:func:`~jit.selection.retrieve.sentence_pieces`: sentences, then ``,`` / ``and`` / ``then``), but a short piece is a clause of its own when it opens with a verb
+    (:data:`~jit.selection.step_words.VERBS`: "… and merge it"); a piece that opens with a preposition, or within
+    a sentence with "a" or "an", goes on with the clause before it ("…, in tests/test_x.py", "…, password and a
+    submit button"), as does one without a verb of its own after a clause that forbids something ("don't merge it,
+    Dana reviews first": why it is forbidden); and one that opens its sentence with where or when the action happens goes on into the piece
+    after it ("In the test MongoDB, how many users …?", "When the deploy finishes, delete …")."""
     clauses: list[str] = []
-    for piece in task_pieces(text):
-        if clauses and (_CONTINUED.match(piece) or (len(search_tokens(piece, drop_stopwords=True)) < 2
-                                                      and leading_capability(piece) is None)):
-            clauses[-1] = f"{clauses[-1]}, {piece}"
-        else:
+    for pieces in sentence_pieces(text):
+        lead = ""
+        for j, piece in enumerate(pieces):
+            if lead:
+                piece, lead = f"{lead}, {piece}", ""
+            elif j == 0 and len(pieces) > 1 and _LEAD_IN.match(piece) and not _QUESTION.search(piece):
+                lead = piece
+                continue
+            elif clauses and (_CONTINUED.match(piece) or (j and _LISTED.match(piece))
+                              or (j and _NEGATED.match(clauses[-1]) and leading_capability(piece) is None)
+                              or (len(search_tokens(piece, drop_stopwords=True)) < 2
+                                  and leading_capability(piece) is None)):
+                clauses[-1] = f"{clauses[-1]}, {piece}"
+                continue
             clauses.append(piece)
     return list(dict.fromkeys(clauses))
+
+
+def _action(clause: str) -> str:
+    """What a clause asks to be done, after where or when it happens (:data:`_LEAD_IN`: "In the
+    ENG space, create a page" creates a page)."""
+    lead = _LEAD_IN.match(clause)
+    return clause[clause.index(",") + 1:].strip() if lead and "," in clause else clause
 
 
 def demo_servers(servers: Mapping[str, Sequence[str]]) -> frozenset[str]:
@@ -465,7 +523,8 @@ def _words(name: str) -> str:
     return re.sub(r"[_\-.]+", " ", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name)).lower()
 
 
-def producers(tool: StoredTool, siblings: Sequence[tuple[int, str, str]], ids_only: bool = False) -> list[int]:
+def producers(tool: StoredTool, siblings: Sequence[tuple[int, str, str]], ids_only: bool = False,
+              optional_ids: bool = False) -> list[int]:
     """The tools of ``tool``'s server that hand out an identifier it requires: for a required
     parameter ``<stem>Id`` / ``<stem>_id`` (``libraryId``, ``channel_id``, ``team_id``), the
     sibling whose name lists, searches, resolves or finds and holds the stem (a name that
@@ -473,13 +532,17 @@ def producers(tool: StoredTool, siblings: Sequence[tuple[int, str, str]], ids_on
     ``siblings``: ``(id, name, Condensed line)`` of the server's other tools: what the snapshot
     holds of every tool, so no definition but the tool's own is read (a producer's own producers
     are asked by :func:`settle` once it is chosen). ``ids_only``: only for the parameters named
-    as identifiers (``libraryId``, not ``repo``, which a task usually says)."""
+    as identifiers (``libraryId``, not ``repo``, which a task usually says). ``optional_ids``: also
+    for the optional parameters named as identifiers (the ``boardId`` of a ``get_lists`` that
+    falls back on an active board: the task's board is found by its name first)."""
     schema = tool.tool.input_schema or {}
     required = [p for p in schema.get("required") or () if isinstance(p, str)]
+    if optional_ids:
+        required += [p for p in schema.get("properties") or () if isinstance(p, str) and p not in required]
     found: list[int] = []
     for param in required:
         m = _ID_PARAM.match(param)
-        if ids_only and not m:
+        if (ids_only or (optional_ids and param not in schema.get("required", ()))) and not m:
             continue
         stem = ((m.group("stem") or m.group("pre")) if m else param).lower()
         if len(stem) < (3 if m else 4):
@@ -609,21 +672,22 @@ def plan(view: CatalogSnapshot, steps: Sequence[Step], sims: np.ndarray,
             continue
         planned.append((step.text, tuple((view.rows[r], v) for r, v in found.options)))
 
-    def feeds(t: int, ids_only: bool = False) -> list[int]:
+    def feeds(t: int, ids_only: bool = False, optional_ids: bool = False) -> list[int]:
         # The siblings by name and Condensed line, which the snapshot holds: a compile reads the
         # definitions of the tools it renders and no others (tests/test_candidate_reads.py).
         # What a tool's producers are depends on the snapshot alone: kept in its memo.
-        found = view.memo.producers.get((t, ids_only))
+        key = (t, ids_only, optional_ids)
+        found = view.memo.producers.get(key)
         if found is None:
             siblings = [(i, view.heads[i][1], view.memo.summaries.get(i, ""))
                         for i in servers.get(view.heads[t][0], ()) if i != t]
-            found = view.memo.producers[(t, ids_only)] = producers(view.by_id[t], siblings, ids_only)
+            found = view.memo.producers[key] = producers(view.by_id[t], siblings, ids_only, optional_ids)
         return [p for p in found if usable(view.row_of[p])]
 
     return planned, feeds
 
 
-def _no_feeds(t: int, ids_only: bool = False) -> list[int]:
+def _no_feeds(t: int, ids_only: bool = False, optional_ids: bool = False) -> list[int]:
     return []
 
 
@@ -652,7 +716,7 @@ def settle(planned: Sequence[Planned], final: Mapping[int, float], names: Mappin
             if p in final and p not in chosen:
                 chosen[p] = f"the identifier {names[t]} needs"
                 # A producer that needs an identifier itself (the lists of a board): its producer too.
-                for q in feeds(p):
+                for q in feeds(p, optional_ids=True):
                     if q in final and q != t:
                         chosen.setdefault(q, f"the identifier {names[p]} needs")
 
