@@ -10,7 +10,7 @@ loading this package). The package needs only the core (models, text, flags, jso
 
 How a text is read, in :mod:`~jit.injection.detect`'s order:
 
-* characters and size: hidden and look-alike characters, an oversized description (``detect``);
+* characters and size: hidden and look-alike characters, an oversized description (``detect``, ``lookalike``);
 * phrase rules, regexes over English word order: orders to the model (``rules``), about other tools
   and outside addresses (``tool_rules``), about the model's answers, approvals and memory
   (``behaviour``), and in other languages (``i18n_rules``);

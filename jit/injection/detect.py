@@ -57,7 +57,7 @@ Flag names (stable; the Datalog policy matches on them):
 ``oversized_description``        a description longer than :data:`MAX_DESCRIPTION_CHARS`
 
 Every ``instruction:*`` flag is matched on the text as written and, when it holds
-look-alike letters, on its confusable skeleton (Unicode TR39 data, shipped by the
+look-alike letters, on its confusable skeleton (:mod:`jit.injection.lookalike`: Unicode TR39 data, shipped by the
 ``confusable-homoglyphs`` package); full-width and mathematical letters are folded by
 NFKC first. The phrase rules live in :mod:`jit.injection.rules`, :mod:`jit.injection.tool_rules`,
 :mod:`jit.injection.behaviour` and :mod:`jit.injection.i18n_rules`; the second line, which reads a
@@ -79,7 +79,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import unicodedata
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
@@ -108,6 +107,7 @@ from .decode import version_text as decode_version
 from .i18n_rules import NON_ENGLISH_RULES
 from .cues import CONVO, EVERY, OPENING
 from .intent import INTENTS, SENTENCE_END, intent_flags
+from .lookalike import mixed_script, skeleton
 from .model import InjectionModel, judged_texts, model_text, model_version, shipped_model, text_scores
 from .params import offered_values, param_names, param_value_flags, schema_nodes
 from .params import version_text as params_version
@@ -127,7 +127,6 @@ __all__ = [
     "detect_hostile",
     "detect_hostile_many",
     "rule_findings",
-    "skeleton",
     "strip_instructions",
     "weighed",
 ]
@@ -278,63 +277,6 @@ _CONDITIONAL = re.compile(
     r"(?:(?:any|every|all|each)\s+)?\w+"
 )
 _CLAUSE = re.compile(r"[.!?;\n]+")
-
-
-# ------------------------------------------------------------------------------ homoglyphs
-
-_LATIN_SCRIPTS = frozenset({"LATIN", "COMMON", "INHERITED"})
-
-
-@lru_cache(maxsize=1)
-def _confusables() -> tuple[dict[int, str], frozenset[str]]:
-    """``(skeleton table, foreign look-alikes)`` from Unicode's confusables data.
-
-    The skeleton table maps every non-ASCII character that Unicode TR39 lists as
-    confusable with an ASCII letter or digit (and that NFKC does not already fold)
-    to that character, lower-cased: Cyrillic ``а`` → ``a``, Greek ``ρ`` → ``p``,
-    Cherokee ``Ꮃ`` → ``w``. The second set holds those of them that belong to a
-    script other than Latin: one of them inside a Latin word is a spoof, whereas
-    Turkish ``ı`` inside a Turkish word is spelling. Loaded once, on the first text
-    that is not ASCII.
-    """
-    from confusable_homoglyphs.categories import alias
-    from confusable_homoglyphs.confusables import confusables_data
-
-    table: dict[int, str] = {}
-    foreign: set[str] = set()
-    # Letters before digits, so a glyph that looks like both "l" and "1" reads as a letter.
-    for target in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789":
-        for glyph in confusables_data.get(target, ()):
-            c = glyph.get("c", "")
-            if len(c) != 1 or c.isascii() or ord(c) in table or unicodedata.normalize("NFKC", c).isascii():
-                continue
-            table[ord(c)] = target.lower()
-            if alias(c) not in _LATIN_SCRIPTS:
-                foreign.add(c)
-    return table, frozenset(foreign)
-
-
-def skeleton(text: str) -> str:
-    """``text`` with every look-alike of an ASCII letter or digit replaced by that letter.
-
-    Applied after :func:`remove_hidden` (NFKC), so full-width and mathematical
-    letters are already plain. Text in other scripts becomes unreadable, which is
-    fine: the skeleton is only matched against the English rules.
-    """
-    if text.isascii():
-        return text
-    return text.translate(_confusables()[0])
-
-
-def _mixed_script(text: str) -> bool:
-    """Whether some word mixes ASCII Latin letters with a look-alike from another script."""
-    foreign = _confusables()[1]
-    for word in _WORD.findall(text):
-        if word.isascii() or not any(c in foreign for c in word):
-            continue
-        if any("a" <= c <= "z" or "A" <= c <= "Z" for c in word):
-            return True
-    return False
 
 
 # ------------------------------------------------------------------------------ detection
@@ -493,7 +435,7 @@ def _rule_findings(tool: ToolDef) -> set[str]:
     if not (text.isascii() and names.isascii()):
         if HIDDEN_CHARS.search(text) or HIDDEN_CHARS.search(names):
             found.add(FLAG_HIDDEN_UNICODE)
-        if _mixed_script(remove_hidden(names)) or _mixed_script(read):
+        if mixed_script(remove_hidden(names)) or mixed_script(read):
             found.add(FLAG_HOMOGLYPH)
     if len(desc) > MAX_DESCRIPTION_CHARS:
         found.add(FLAG_OVERSIZED)
