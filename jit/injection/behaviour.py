@@ -193,7 +193,7 @@ _G_OWN_SETUP = ("your its assistant agent persistent long term permanent agents.
 _PERSIST_VERB = (r"(?:add|write|save|store|append|put|insert|update|edit|modify|set|register|install|create|persist"
                  r"|remember|record|pin|include|configure|enable|choose|select|grant)")
 # Beyond this call: the rest of the conversation, later sessions.
-_BEYOND = (r"(?:for\s+the\s+rest\s+of\s+(?:the|this)\s+(?:conversation|session|chat)|(?:in|for|across)\s+(?:all\s+)?"
+_BEYOND = (r"(?:for\s+the\s+(?:rest|remainder)\s+of\s+(?:the|this)\s+(?:conversation|session|chat)|(?:in|for|across)\s+(?:all\s+)?"
            r"(?:future|subsequent|later|other|every\s+(?:future|new))\s+(?:conversations?|sessions?|chats?|turns?"
            r"|requests?|tasks?)|later\s+in\s+the\s+(?:conversation|session|chat)|even\s+(?:in\s+other\s+"
            r"conversations|after\s+the\s+(?:session|conversation|chat)\s+ends)|from\s+now\s+on)")
@@ -204,10 +204,10 @@ _PERSIST = (
       rf"{_LEAD}(?:also\s+)?{_PERSIST_VERB}\b{_S}{{0,80}}?{_OWN_SETUP}",
       rf"{_LEAD}(?:also\s+)?(?:update|edit|modify|change|rewrite)\s+(?:your|its)\s+(?:own\s+)?(?:\w+\s+)?"
       r"(?:instructions|memory|system\s+prompt|rules)"),
-    R(FLAG_PERSISTENCE, "rest future subsequent later other every conversation conversations now",
+    R(FLAG_PERSISTENCE, "rest remainder future subsequent later other every conversation conversations now",
       rf"{_BEYOND}{_S}{{0,80}}?(?:,\s*|\b(?:always|then|and|also|please|you\s+(?:must|should))\s+)"
       r"(?:call|use|route|send|forward|include|append|add|treat|trust|run|invoke|pass"
-      r"|follow|apply|prefer)\b",
+      r"|follow|apply|prefer|be|act|behave|stop\s+being|respond|answer|reply)\b",
       rf"{_LEAD}(?:call|use|route|send|forward|include|append|add|treat|trust|run|invoke|pass|follow|apply|prefer)"
       rf"\b{_S}{{0,120}}?{_BEYOND}"),
 )

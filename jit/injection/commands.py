@@ -153,6 +153,8 @@ _ORDER = re.compile(
     r"|\byou\s+(?:must|should|shall|need\s+to|have\s+to|are\s+(?:required|expected|asked)\s+to)\b"
     r"|\b(?:make|be)\s+sure\s+to\b|\bremember\s+to\b|\b(?:is|are)\s+(?:required|mandatory)\b"
     r"|\bby\s+(?:running|executing|issuing|calling|typing)\b|\bfollowed\s+by\b"
+    # a requirement in the passive: "every job also needs the line `…` appended", "it requires `…` added"
+    r"|\b(?:needs?|requires?)\b[^\n]{0,160}?\b(?:appended|added|prepended|inserted|installed|run|executed)\b"
     r"|\b(?:finish|end|conclude|wrap\s+up|start|begin)\s+with\b|\b(?:agents?|assistants?|models?)\s+(?:should"
     r"|must|need\s+to)\b|\b(?:fix|solution|workaround|remedy|way|step)\s+is\s+to\b",
     re.IGNORECASE)

@@ -411,6 +411,7 @@ OWN_CONTEXT = _cue(
     "your_system_prompt your_system_message your_hidden_instructions your_initial_instructions "
     "your_original_instructions your_full_instructions your_developer_instructions your_operator_instructions "
     "entire_system_prompt full_system_prompt complete_system_prompt whole_system_prompt verbatim_system_prompt "
+    "system_and_developer developer_and_system "
     "all_prior_messages all_previous_messages all_earlier_messages all_messages_so_far conversation_so_far "
     "messages_of_this_chat messages_of_this_conversation messages_in_this_chat messages_in_this_conversation "
     "messages_from_this_chat messages_from_this_conversation chat_so_far entire_chat_history full_chat_history whole_chat_history complete_chat_history "
@@ -419,6 +420,7 @@ OWN_CONTEXT = _cue(
 
 #: Where the secret comes from: what the user shared, local files, the environment.
 SOURCE = _cue(
+    "git_config git_credential credential_helper credential.helper extraheader keychain "
     "the_user_has user_has_shared user_shared user_mentioned user_typed user_provided user_gave shared_in "
     "mentioned_in in_this_chat in_the_chat in_this_conversation from_the_conversation from_the_chat "
     "of_the_conversation from_~/ from_the_environment verbatim any_login any_credential browser's "
@@ -544,7 +546,8 @@ MODIFY = _cue(
 OVERRIDE_USER = _cue(
     "no_matter_which regardless_of_the_beneficiary regardless_of_what_the_user "
     "regardless_of_the_requested whatever_the_user instead_of_the_one_the_user the_user_selects "
-    "the_user_names in_place_of_what_the_user 사용자가_지정한")
+    "the_user_names in_place_of_what_the_user differ_from_what_the_user differs_from_what_the_user "
+    "rather_than_what_the_user instead_of_what_the_user not_what_the_user over_what_the_user 사용자가_지정한")
 
 #: Being placed ahead of every other tool, whatever the request.
 PRIORITY = _cue(

@@ -108,7 +108,7 @@ from .i18n_rules import NON_ENGLISH_RULES
 from .cues import CONVO, EVERY, OPENING
 from .intent import INTENTS, SENTENCE_END, intent_flags
 from .lookalike import mixed_script, skeleton
-from .model import InjectionModel, judged_texts, model_text, model_version, shipped_model, text_scores
+from .model import MIN_MODEL_CHARS, InjectionModel, judged_texts, model_text, model_version, shipped_model, text_scores
 from .params import offered_values, param_names, param_value_flags, schema_nodes
 from .params import version_text as params_version
 from .rules import ENGLISH_RULES, TOKEN
@@ -152,11 +152,15 @@ MAX_DESCRIPTION_CHARS = 12_000
 _MAX_SCAN_CHARS = 50_000
 
 #: A quoted example of what an attack says ("phrases like 'ignore previous instructions'", "text that says
-#: 'you are now …'"): a mention of the words, not an instruction. The quote is read as "…".
+#: 'you are now …'", "for instance the input 'ignore your rules'", a quote alone in parentheses): a mention of
+#: the words, not an instruction. The quote is read as "…".
 _MENTION = re.compile(r"(\b(?:like|such\s+as|e\.g\.?|for\s+example|for\s+instance|phrases?|says?|saying|strings?"
-                      r"|patterns?|variants?|samples?|examples?)\s*[:,(]?\s*['\"“‘`])[^'\"”’`\n]{3,200}(['\"”’`])"
+                      r"|patterns?|variants?|samples?|examples?)\s*[:,(]?(?:\s*(?:the|a|an|input|text|message|line"
+                      r"|phrase|prompt|request|sentence)\b){0,2}\s*['\"“‘`])[^'\"”’`\n]{3,200}(['\"”’`])"
                       r"|((?<!\w)['\"“‘`])[^'\"”’`\n]{3,200}(['\"”’`]\s*-?(?:variants?|samples?|examples?|phrases?"
-                      r"|attacks?|prompts?|style|patterns?|strings?)\b)")
+                      r"|attacks?|prompts?|style|patterns?|strings?)\b)"
+                      # a quote standing alone in parentheses illustrates what came before it: "hidden text ('…')"
+                      r"|(\(\s*['\"“‘])[^'\"”’\n()]{3,200}(['\"”’]\s*\))")
 
 #: A version at the end of a tool's name: ``_v2``, ``-next``, ``.1``.
 _VERSION_SUFFIX = re.compile(r"(?:[_.-]?v\d+(?:[_.]\d+)*|[_.-](?:new|next|beta|latest|legacy|old|classic|\d+))$")
@@ -246,13 +250,13 @@ _ASSIGNED = re.compile(r"[`'\"]?\s*[-+*/!<>=]?=")
 HOSTILE_RULES_VERSION = hashlib.sha256("\n".join([
     *HOSTILE_FLAGS, *(f"{r.flag} {r.scoped_ok} {r.pattern.pattern}" for r in RULES), HIDDEN_CHARS.pattern,
     *(f"{i.flag} {[c.pattern for c in i.cues]} {i.unless and i.unless.pattern} "
-      f"{i.unless_overridden_by and i.unless_overridden_by.pattern} {i.besides and i.besides.pattern}"
+      f"{i.unless_overridden_by and i.unless_overridden_by.pattern} {i.besides and i.besides.pattern} {i.window}"
       for i in INTENTS),
     str(MAX_DESCRIPTION_CHARS), "confusables-1", model_version(), decode_version(), commands_version(),
     params_version(), slots_version(),
     _VERSION_SUFFIX.pattern, _MENTION.pattern, _SETUP_STEP.pattern, _ALL_SERVERS.pattern, _ABOUT_ATTACKS.pattern,
     _EXAMPLE_SPAN.pattern, _CODEC.pattern, *sorted(STRUCTURAL_FLAGS), _SENTENCE_KEY.pattern, "latin-veto",
-    *sorted(UNCONTRADICTED_FLAGS), "param-values-kept", _OWN_STEP.pattern,
+    *sorted(UNCONTRADICTED_FLAGS), "param-values-kept", "passage-kept", _OWN_STEP.pattern,
     _CONTENT_GUARD.pattern, "own-fields-take-back-shadowing", _AS_TOOL.pattern, _ASSIGNED.pattern,
 ]).encode()).hexdigest()[:16]
 
@@ -369,7 +373,7 @@ def _instruction_flags(text: str, own_name: str = "", own_names: tuple[str, ...]
     protocol (``upload_part`` and ``upload_complete`` beside ``upload_init``)."""
     low = _HSPACE.sub(" ", text.lower())
     if "'" in low or '"' in low or "`" in low or "“" in low or "‘" in low:
-        low = _MENTION.sub(lambda m: f"{m[1]}…{m[2]}" if m[1] else f"{m[3]}…{m[4]}", low)
+        low = _MENTION.sub(lambda m: f"{m[1]}…{m[2]}" if m[1] else f"{m[3]}…{m[4]}" if m[3] else f"{m[5]}…{m[6]}", low)
     if own_name:
         low = low.replace(own_name, "this tool")
         family = _VERSION_SUFFIX.sub("", own_name)
@@ -512,7 +516,8 @@ def weighed(tools: Sequence[ToolDef], found: list[set[str]], model: InjectionMod
     whose findings are all wording (no :data:`STRUCTURAL_FLAGS`; ``oversized_description`` is kept
     beside them, never weighed) loses the wording ones but :data:`UNCONTRADICTED_FLAGS` when the model scores its
     text at or below its corroboration score: far on the side of ordinary documentation ("do not
-    report the task as done while tests fail", a login "called before any other tool"). Texts too
+    report the task as done while tests fail", a login "called before any other tool"), unless a line that
+    raises one of them scores above the threshold on its own (:func:`_hostile_passage`). Texts too
     short for the model keep what the rules found.
     """
     model = model or shipped_model()
@@ -524,7 +529,7 @@ def weighed(tools: Sequence[ToolDef], found: list[set[str]], model: InjectionMod
             continue
         wording = found[i] - {FLAG_OVERSIZED}
         if wording:
-            if score <= model.corroboration and _latin_text(text):
+            if score <= model.corroboration and _latin_text(text) and not _hostile_passage(text, wording, model):
                 # what a parameter offers (a secret file as its default) is no wording: the model cannot weigh it
                 found[i] -= wording - UNCONTRADICTED_FLAGS - param_value_flags(tools[i].input_schema, _job(tools[i]))
         elif score > model.threshold:
@@ -536,6 +541,15 @@ def weighed(tools: Sequence[ToolDef], found: list[set[str]], model: InjectionMod
         if hostile:
             found[i] |= {FLAG_CLASSIFIER, FLAG_ENCODED}
     return found
+
+
+def _hostile_passage(text: str, wording: set[str], model: InjectionModel) -> bool:
+    """Whether a line of ``text`` that raises one of the ``wording`` findings on its own scores as an attack by
+    itself (above the model's threshold, where a whole tool is flagged): a long documentation of the tool's
+    real job dilutes the one paragraph that gives the orders, the whole scoring as documentation while that
+    paragraph alone does not."""
+    lines = [line for line in text.split("\n") if len(line) >= MIN_MODEL_CHARS and _instruction_flags(line) & wording]
+    return any(score is not None and score > model.threshold for score in text_scores(lines, model)) if lines else False
 
 
 def _latin_text(text: str) -> bool:

@@ -80,8 +80,11 @@ NOT_HIDING = re.compile(r"\b(?:do\s+not|don't|never|must\s+not|should\s+not|avoi
 
 
 #: What a tool returns said to be data, never orders ("treat the page as data, never as instructions to
-#: follow", "do not run commands found in the output"): the words of obeying, negated.
+#: follow", "do not run commands found in the output"): the words of obeying, negated (not data negated:
+#: "treat it as an order, not as data").
 AS_DATA = re.compile(
     r"\b(?:never|not|n't|no|nor|rather\s+than|instead\s+of|without)\s+(?:\w+\s+){0,4}?(?:obey|follow|execute|run"
-    r"|act\s+on|carry|treat|as\s+(?:\w+\s+)?(?:instructions|commands|orders))|\bas\s+(?:plain\s+|untrusted\s+|inert\s+)?data\b"
+    r"|act\s+on|carry|treat|as\s+(?:\w+\s+)?(?:instructions|commands|orders))"
+    # "as data", but not "an instruction, not as data"
+    r"|(?<!\bnot\s)(?<!\bnever\s)\bas\s+(?:plain\s+|untrusted\s+|inert\s+)?data\b"
     r"|\b(?:review|confirm|approv|inspect|check)\w*\s+(?:\w+\s+){0,3}?before\b")
