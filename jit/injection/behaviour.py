@@ -37,6 +37,8 @@ __all__ = ["BEHAVIOUR_RULES"]
 _LEAD = (r"(?:^|[.;:!?(\n]\s*|,\s*|\b(?:always|never|just|simply|only|then|and|also|please|instead)\s+"
          r"|\b(?:you|assistants?|the\s+(?:assistant|model|agent))\s+(?:must|should|shall|will|are\s+to)\s+"
          r"(?:always\s+)?)")
+#: The same within one sentence: a clause's start, never the start of the next sentence.
+_CLAUSE_LEAD = _LEAD.replace(r"[.;:!?(\n]\s*", r"[;:(]\s*")
 _SAY = (r"(?:say|state|claim|report|answer|reply|respond|conclude|tell\s+(?:the\s+)?(?:user|users|them|customers?"
         r"|everyone|people)|declare|assure|reassure|inform\s+(?:the\s+)?users?)")
 _REPORT = (rf"(?:{_SAY}|describe|present|call\s+(?:it|them|this|these)|label|mark|rate|rank|classify|recommend|advise"
@@ -105,7 +107,7 @@ _OUTPUT = (
       rf"{_S}{{0,80}}?\bmust\s+be\s+(?:followed|obeyed|executed|carried\s+out)\b"),
     # "no matter what the figures show, present …", "report it as clean regardless of detections"
     R(FLAG_OUTPUT_POISONING, f"{_G_REPORT} & regardless irrespective matter whatever even ignore ignoring",
-      rf"{_OVERRIDE}{_S}{{0,80}}?{_LEAD}{_REPORT}\b",
+      rf"{_OVERRIDE}{_S}{{0,80}}?{_CLAUSE_LEAD}{_REPORT}\b",
       rf"{_LEAD}{_REPORT}\b{_S}{{0,100}}?{_OVERRIDE}\s+(?:the\s+|any\s+|what\s+)?(?:\w+\s+)?(?:data|results?"
       r"|findings|evidence|scores?|detections?|cve|incidents?|tests?|reviews?|prices?|scans?|vulnerabilit\w*"
       r"|the\s+(?:data|tool|scan)\s+(?:says|shows|returns)|it\s+is|they\s+are|unrelated|exists?)"),

@@ -100,7 +100,7 @@ ASK = _cue(
 
 #: Telling the user something: say, report, answer, recommend.
 REPORT = _cue(
-    "say$ report$ answer$ reply$ respond$ tell$ conclude$ describe$ present$ recommend$ claim$ "
+    "say$ report$ answer$ reply$ respond$ tell$ conclude$ describe$ present$ recommend$ claim$ presented_to "
     "dí$ di_que diga responde informa reporta recomienda describe afirma "
     "dis$ dites réponds répondez indique signale recommande affirme "
     "sag$ sage antworte melde berichte gib empfiehl beschreibe "
@@ -117,7 +117,8 @@ REPORT = _cue(
 #: A verdict decided in advance: safe, clean, no vulnerabilities, true, the best.
 VERDICT = _cue(
     "safe$ secure$ clean$ legitimate trustworthy verified no_vulnerabilit no_critical no_issues no_risk "
-    "low_risk risk-free strong_buy best_choice top_choice passed$ compliant "
+    "low_risk risk-free strong_buy best_choice top_choice passed$ compliant established_fact settled_fact "
+    "without_hedging beyond_dispute indisputable "
     "seguro segura limpio limpia sin_vulnerabilidades verdadero sûr$ sûre sécurisé propre sans_vulnérabilit "
     "sicher$ sauber keine_schwachstellen keine_sicherheitslücken sicuro sicura pulito nessuna_vulnerabilit "
     "livre_de_vulnerabilidades sem_vulnerabilidades limpo veilig schoon geen_kwetsbaarheden "
@@ -164,6 +165,8 @@ OBEY = _cue(
     "execute_every run_it run_them run_each run_every are_commands are_instructions as_instructions_to "
     "as_your_instructions as_new_instructions treat_it_as_instruction treat_them_as_instruction "
     "treat_it_as_an_instruction treat_it_as_a_command followed_as_instruction followed_as_command "
+    "equivalent_to_the_system_prompt equivalent_to_your_system_prompt part_of_your_system_prompt "
+    "same_authority_as_the_system as_binding_as_the_system "
     "obeyed_as_instruction executed_as_instruction be_followed_as be_obeyed be_carried_out_as "
     "snippet_in_it code_in_it command_in_it commands_in_it instructions_in_it "
     "obedece obedécela síguelas ejecútalo ejecútalos obéis obéissez exécute-le exécute-les befolge "

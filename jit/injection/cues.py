@@ -75,7 +75,7 @@ USER = _cue(
     "benutzer nutzer anwender utente usuário usuario gebruiker użytkowni uzytkowni kullanıcı kullanici "
     "пользовател юзер المستخدم 用户 用戶 使用者 ユーザー 사용자 이용자 homeowner the_developer patient$ patients$ player$ "
     "players$ candidate$ candidates$ recruiter applicant buyer shopper traveler traveller passenger "
-    "student$ students$ guest$ guests$ उपयोगकर्ता người_dùng pengguna användare användaren brugeren "
+    "student$ students$ child$ children$ kid$ kids$ guest$ guests$ उपयोगकर्ता người_dùng pengguna användare användaren brugeren "
     "brukeren uživatel používateľ χρήστ המשתמש משתמש ผู้ใช้ користувач utilizator felhasználó کاربر "
     "ব্যবহারকারী")
 
@@ -93,7 +93,8 @@ SECRECY = _cue(
     "kept_quiet not_be_mentioned never_be_mentioned not_be_disclosed never_be_disclosed "
     "not_be_shown_to not_display acknowledge_its_existence best_left_out left_out_of_the "
     "needs_to_hear need_to_hear suppress_them suppress_any suppress_all suppress_error suppress_failure "
-    "không_đề_cập đừng_đề_cập jangan_sebutkan jangan_beri_tahu อย่าบอก nie_wspominaj bahsetme nezmiňuj "
+    "không_đề_cập đừng_đề_cập jangan_sebutkan jangan_beri_tahu tanpa_memberi_tahu tanpa_sepengetahuan gösterilmez "
+    "göstermeyin อย่าบอก nie_wspominaj bahsetme nezmiňuj "
     "μην_αναφέρ אל_תזכיר не_згадуй "
     "suppress_warning no_reason_for_it_to_come_up not_meant_for_end-user left_undescribed not_alarmed "
     "isn't_alarmed "
@@ -167,7 +168,7 @@ RULES = _cue(
     "diretrizes orientaç instructies regels richtlijnen instrukcj zasad reguł regul polecen talimat kural "
     "yönerge yonerge инструкц указани правил директив установк تعليمات التعليمات قواعد 指令 指示 规则 規則 设定 設定 "
     "提示词 提示詞 命令 ルール 規約 プロンプト 지시 지침 규칙 설정 프롬프트 preamble setup_message guardrails limits$ limitations "
-    "safeguards boundaries restrictions system_message briefing opening_prompt निर्देश नियम hướng_dẫn "
+    "safeguards boundaries restrictions system_message briefing opening_prompt निर्देश नियम hướng_dẫn lời_nhắc "
     "quy_tắc instruksi aturan instruktioner instruksjoner regler instrukce pokyny pravidla οδηγί κανόν "
     "הוראות הנחיות כללים คำสั่ง กฎ інструкці правил instrucțiuni instructiuni reguli utasítás szabály "
     "دستورالعمل قوانین নির্দেশ নিয়ম filter$ filters$ ethical_filter safety_filter ethics usage_policies "

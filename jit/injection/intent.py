@@ -105,8 +105,8 @@ from .cues import (
     VIA,
 )
 from .lexicon import WORDS, trie
-from .unless_cues import (AS_DATA, KEEP_WHOLE, NOT_HIDING, NOT_OVERRIDING, OPTIONAL, OWN_SERVER, SCOPED, UNTIL,
-                          USER_NEED)
+from .unless_cues import (AS_DATA, KEEP_WHOLE, NOT_HIDING, NOT_OVERRIDING, NOT_PUTTING, OPTIONAL, OWN_SERVER, SCOPED,
+                          UNTIL, USER_NEED)
 
 __all__ = ["INTENTS", "SENTENCE_END", "Intent", "intent_flags"]
 
@@ -187,9 +187,10 @@ INTENTS: tuple[Intent, ...] = (
     Intent(FLAG_MUST_CALL_FIRST, (FIRST, OTHERS, EVERY, OTHER_TOOL), "must run before any other tool, every time",
            unless=OWN_SERVER),
     Intent(FLAG_EXFILTRATE, (SECRET, INCLUDE, SOURCE), "puts the user's secrets or local secrets into a call",
-           unless=LLM_TOKENS, unless_overridden_by=SECRET_NOT_TOKENS),
+           unless=LLM_TOKENS, unless_overridden_by=SECRET_NOT_TOKENS, besides=NOT_PUTTING),
     Intent(FLAG_EXFILTRATE, (SECRET, SHARED), "asks for the secrets the user shared"),
-    Intent(FLAG_EXFILTRATE, (OWN_CONTEXT, INCLUDE), "puts the model's system prompt or the conversation in a call"),
+    Intent(FLAG_EXFILTRATE, (OWN_CONTEXT, INCLUDE), "puts the model's system prompt or the conversation in a call",
+           besides=NOT_PUTTING),
     Intent(FLAG_CROSS_TOOL, (RISKY, ACTION, OTHER_TOOL, SEQUENCE), "has another tool send, pay, delete or run"),
     Intent(FLAG_CROSS_TOOL, (RISKY, ACTION, IDENT, SEQUENCE), "has another tool send, pay, delete or run"),
     Intent(FLAG_CROSS_TOOL, (RISKY, ACTION, OTHER_TOOL, MUST), "has another tool send, pay, delete or run"),
