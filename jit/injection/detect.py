@@ -544,12 +544,11 @@ def weighed(tools: Sequence[ToolDef], found: list[set[str]], model: InjectionMod
 
 
 def _hostile_passage(text: str, wording: set[str], model: InjectionModel) -> bool:
-    """Whether a line of ``text`` that raises one of the ``wording`` findings on its own scores as an attack by
-    itself (above the model's threshold, where a whole tool is flagged): a long documentation of the tool's
-    real job dilutes the one paragraph that gives the orders, the whole scoring as documentation while that
-    paragraph alone does not."""
+    """Whether a line of ``text`` that raises one of the ``wording`` findings on its own scores above the model's
+    threshold by itself: a long documentation of the tool's real job dilutes the one paragraph that gives the
+    orders, the whole scoring as documentation while that paragraph alone does not."""
     lines = [line for line in text.split("\n") if len(line) >= MIN_MODEL_CHARS and _instruction_flags(line) & wording]
-    return any(score is not None and score > model.threshold for score in text_scores(lines, model)) if lines else False
+    return any(score is not None and score > model.threshold for score in text_scores(lines, model))
 
 
 def _latin_text(text: str) -> bool:
