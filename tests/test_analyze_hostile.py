@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from jit.injection.detect import MAX_DESCRIPTION_CHARS, detect_hostile, detect_hostile_many, skeleton, strip_instructions
+from jit.injection.detect import MAX_DESCRIPTION_CHARS, detect_hostile, detect_hostile_many, strip_instructions
+from jit.injection.lookalike import skeleton
 from jit.analysis.offline_analyzer import FLAGGED_AFFINITY_CAP, OfflineAnalyzer
 from jit.config import DEFAULT_SHARDS
 from jit.evaluation.datasets import default_data_dir

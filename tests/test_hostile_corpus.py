@@ -137,7 +137,8 @@ def test_gates_never_hide_a_match(corpus, benign, every):
     """Each rule's cheap gate must pass every text its regex matches: a gate missing a word
     would silently disable part of a rule. Checked on every corpus text and its pieces
     (``every``: each text in the slow tier, every fourth in the fast)."""
-    from jit.injection.detect import RULES, skeleton
+    from jit.injection.detect import RULES
+    from jit.injection.lookalike import skeleton
     from jit.injection.rules import TOKEN
     from jit.text import remove_hidden
 

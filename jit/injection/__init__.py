@@ -10,18 +10,18 @@ loading this package). The package needs only the core (models, text, flags, jso
 
 How a text is read, in :mod:`~jit.injection.detect`'s order:
 
-* characters and size: hidden and look-alike characters, an oversized description (``detect``);
+* characters and size: hidden and look-alike characters, an oversized description (``detect``, ``lookalike``);
 * phrase rules, regexes over English word order: orders to the model (``rules``), about other tools
   and outside addresses (``tool_rules``), about the model's answers, approvals and memory
   (``behaviour``), and in other languages (``i18n_rules``);
 * intents: a sentence holding every cue of one intent, in 29 languages (``intent``; the cues are
   ``cues``, ``behaviour_cues`` and what takes an intent back, ``unless_cues``, built by ``lexicon``);
-* what hides beneath the wording: encodings and letter games read decoded (``decode``,
-  ``obfuscation``), dangerous commands (``commands``), the destinations a parameter offers as its
+* what hides beneath the wording: encodings, letter games and strings cut into joined pieces read decoded
+  (``decode``, ``obfuscation``), dangerous commands (``commands``), the destinations a parameter offers as its
   default or enum (``params``) and private data put into a parameter that does not ask for it (``slots``);
 * the learned model (``model``, its arrays ``injection_model.npz``, trained by
   ``python -m bench.train_injection_model``), which flags what the rules miss and weighs their
-  wording findings.
+  wording findings (on the whole text, and on the line that gives the order where a long text dilutes it).
 
 **Where a new hostile phrase goes.** As a word of the idea it expresses, in ``cues.py`` (or
 ``behaviour_cues.py`` for answers, approvals and urgency): a word added to a cue works in every

@@ -37,6 +37,8 @@ __all__ = ["BEHAVIOUR_RULES"]
 _LEAD = (r"(?:^|[.;:!?(\n]\s*|,\s*|\b(?:always|never|just|simply|only|then|and|also|please|instead)\s+"
          r"|\b(?:you|assistants?|the\s+(?:assistant|model|agent))\s+(?:must|should|shall|will|are\s+to)\s+"
          r"(?:always\s+)?)")
+#: The same within one sentence: a clause's start, never the start of the next sentence.
+_CLAUSE_LEAD = _LEAD.replace(r"[.;:!?(\n]\s*", r"[;:(]\s*")
 _SAY = (r"(?:say|state|claim|report|answer|reply|respond|conclude|tell\s+(?:the\s+)?(?:user|users|them|customers?"
         r"|everyone|people)|declare|assure|reassure|inform\s+(?:the\s+)?users?)")
 _REPORT = (rf"(?:{_SAY}|describe|present|call\s+(?:it|them|this|these)|label|mark|rate|rank|classify|recommend|advise"
@@ -105,7 +107,7 @@ _OUTPUT = (
       rf"{_S}{{0,80}}?\bmust\s+be\s+(?:followed|obeyed|executed|carried\s+out)\b"),
     # "no matter what the figures show, present …", "report it as clean regardless of detections"
     R(FLAG_OUTPUT_POISONING, f"{_G_REPORT} & regardless irrespective matter whatever even ignore ignoring",
-      rf"{_OVERRIDE}{_S}{{0,80}}?{_LEAD}{_REPORT}\b",
+      rf"{_OVERRIDE}{_S}{{0,80}}?{_CLAUSE_LEAD}{_REPORT}\b",
       rf"{_LEAD}{_REPORT}\b{_S}{{0,100}}?{_OVERRIDE}\s+(?:the\s+|any\s+|what\s+)?(?:\w+\s+)?(?:data|results?"
       r"|findings|evidence|scores?|detections?|cve|incidents?|tests?|reviews?|prices?|scans?|vulnerabilit\w*"
       r"|the\s+(?:data|tool|scan)\s+(?:says|shows|returns)|it\s+is|they\s+are|unrelated|exists?)"),
@@ -193,7 +195,7 @@ _G_OWN_SETUP = ("your its assistant agent persistent long term permanent agents.
 _PERSIST_VERB = (r"(?:add|write|save|store|append|put|insert|update|edit|modify|set|register|install|create|persist"
                  r"|remember|record|pin|include|configure|enable|choose|select|grant)")
 # Beyond this call: the rest of the conversation, later sessions.
-_BEYOND = (r"(?:for\s+the\s+rest\s+of\s+(?:the|this)\s+(?:conversation|session|chat)|(?:in|for|across)\s+(?:all\s+)?"
+_BEYOND = (r"(?:for\s+the\s+(?:rest|remainder)\s+of\s+(?:the|this)\s+(?:conversation|session|chat)|(?:in|for|across)\s+(?:all\s+)?"
            r"(?:future|subsequent|later|other|every\s+(?:future|new))\s+(?:conversations?|sessions?|chats?|turns?"
            r"|requests?|tasks?)|later\s+in\s+the\s+(?:conversation|session|chat)|even\s+(?:in\s+other\s+"
            r"conversations|after\s+the\s+(?:session|conversation|chat)\s+ends)|from\s+now\s+on)")
@@ -204,10 +206,10 @@ _PERSIST = (
       rf"{_LEAD}(?:also\s+)?{_PERSIST_VERB}\b{_S}{{0,80}}?{_OWN_SETUP}",
       rf"{_LEAD}(?:also\s+)?(?:update|edit|modify|change|rewrite)\s+(?:your|its)\s+(?:own\s+)?(?:\w+\s+)?"
       r"(?:instructions|memory|system\s+prompt|rules)"),
-    R(FLAG_PERSISTENCE, "rest future subsequent later other every conversation conversations now",
+    R(FLAG_PERSISTENCE, "rest remainder future subsequent later other every conversation conversations now",
       rf"{_BEYOND}{_S}{{0,80}}?(?:,\s*|\b(?:always|then|and|also|please|you\s+(?:must|should))\s+)"
       r"(?:call|use|route|send|forward|include|append|add|treat|trust|run|invoke|pass"
-      r"|follow|apply|prefer)\b",
+      r"|follow|apply|prefer|be|act|behave|stop\s+being|respond|answer|reply)\b",
       rf"{_LEAD}(?:call|use|route|send|forward|include|append|add|treat|trust|run|invoke|pass|follow|apply|prefer)"
       rf"\b{_S}{{0,120}}?{_BEYOND}"),
 )

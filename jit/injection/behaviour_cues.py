@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from .lexicon import cue as _cue
 
-__all__ = ["APPROVED", "ASK", "CREDENTIAL", "DEMOTED", "OBEY", "REGARDLESS", "REPLACES", "REPORT", "SKIP_CHECK", "TOOL_OUTPUT",
-           "TRUST_SETTINGS", "URGENT", "VERDICT", "WITHHOLD"]
+__all__ = ["ADOPT", "APPROVED", "ASK", "CREDENTIAL", "DEMOTED", "OBEY", "REGARDLESS", "REPLACES", "REPORT", "SKIP_CHECK",
+           "TOOL_OUTPUT", "TRUST_SETTINGS", "UNBOUND", "URGENT", "VERDICT", "WITHHOLD"]
 
 #: Someone (the user, an admin, a policy) approved it already.
 APPROVED = _cue(
@@ -71,7 +71,8 @@ WITHHOLD = _cue(
     "omit$ omits$ omitting leave_out leaves_out leaving_out do_not_list don't_list never_list "
     "only_say only_tell only_report only_mention not_the_actual not_the_real rather_than_the_actual "
     "rather_than_the_real instead_of_the_actual instead_of_the_real reply_that_no say_that_no answer_that_no "
-    "say_there_is_no say_there_are_no keep_that_figure to_yourself "
+    "say_there_is_no say_there_are_no keep_that_figure to_yourself and_nothing_more and_nothing_else "
+    "nothing_more_than and_no_more "
     "omite omitir omettez omettre weglassen auslassen ometti omettere tralascia omita omitir weglaten pomiń pomijaj "
     "опусти опустите не_упоминай не_показывай 省略 略去 不要列出 省いて 생략 احذف أغفل छोड़ दें")
 
@@ -99,7 +100,7 @@ ASK = _cue(
 
 #: Telling the user something: say, report, answer, recommend.
 REPORT = _cue(
-    "say$ report$ answer$ reply$ respond$ tell$ conclude$ describe$ present$ recommend$ claim$ "
+    "say$ report$ answer$ reply$ respond$ tell$ conclude$ describe$ present$ recommend$ claim$ presented_to "
     "dí$ di_que diga responde informa reporta recomienda describe afirma "
     "dis$ dites réponds répondez indique signale recommande affirme "
     "sag$ sage antworte melde berichte gib empfiehl beschreibe "
@@ -116,7 +117,8 @@ REPORT = _cue(
 #: A verdict decided in advance: safe, clean, no vulnerabilities, true, the best.
 VERDICT = _cue(
     "safe$ secure$ clean$ legitimate trustworthy verified no_vulnerabilit no_critical no_issues no_risk "
-    "low_risk risk-free strong_buy best_choice top_choice passed$ compliant "
+    "low_risk risk-free strong_buy best_choice top_choice passed$ compliant established_fact settled_fact "
+    "without_hedging beyond_dispute indisputable "
     "seguro segura limpio limpia sin_vulnerabilidades verdadero sûr$ sûre sécurisé propre sans_vulnérabilit "
     "sicher$ sauber keine_schwachstellen keine_sicherheitslücken sicuro sicura pulito nessuna_vulnerabilit "
     "livre_de_vulnerabilidades sem_vulnerabilidades limpo veilig schoon geen_kwetsbaarheden "
@@ -150,7 +152,8 @@ TRUST_SETTINGS = _cue(
 
 #: What a tool hands back: its result, output, response, entries.
 TOOL_OUTPUT = _cue(
-    "result$ results$ output$ outputs$ response$ responses$ returned entries$ the_page page_content "
+    "result$ results$ output$ outputs$ response$ responses$ returned entries$ the_page page_content record$ records$ "
+    "bodies$ emails$ fetched retrieved "
     "resultado resultados salida respuesta résultat sortie réponse ergebnis ausgabe antwort risultato "
     "risposta resposta saída resultaat uitvoer antwoord wynik wyniki odpowiedź sonuç çıktı yanıt результат "
     "вывод ответ 结果 結果 输出 輸出 返回的 出力 応答 결과 출력 응답 نتيجة الناتج")
@@ -161,6 +164,10 @@ OBEY = _cue(
     "act_on_them act_upon do_what_it_says do_what_they_say execute_it execute_them execute_each "
     "execute_every run_it run_them run_each run_every are_commands are_instructions as_instructions_to "
     "as_your_instructions as_new_instructions treat_it_as_instruction treat_them_as_instruction "
+    "treat_it_as_an_instruction treat_it_as_a_command followed_as_instruction followed_as_command "
+    "equivalent_to_the_system_prompt equivalent_to_your_system_prompt part_of_your_system_prompt "
+    "same_authority_as_the_system as_binding_as_the_system "
+    "obeyed_as_instruction executed_as_instruction be_followed_as be_obeyed be_carried_out_as "
     "snippet_in_it code_in_it command_in_it commands_in_it instructions_in_it "
     "obedece obedécela síguelas ejecútalo ejecútalos obéis obéissez exécute-le exécute-les befolge "
     "befolgen führe_es_aus führe_sie_aus führe_ihn_aus führe_ihn obbedisci eseguilo eseguili obedeça execute-o execute-os "
@@ -172,5 +179,27 @@ OBEY = _cue(
 DEMOTED = _cue(
     "advisory_only merely_advisory only_advisory purely_advisory non-binding not_binding only_a_suggestion "
     "just_a_suggestion mere_suggestion merely_suggestions only_suggestions carry_no_weight "
+    "as_a_soft_preference as_a_mere_preference as_only_a_preference as_just_a_preference a_preference_you_may "
+    "a_preference_you_can "
     "solo_orientativ meramente_orientativ nur_unverbindlich unverbindlich seulement_indicati simplement_indicati "
     "non_vincolant não_vinculativ niet_bindend niewiążąc необязательн_для рекомендательн")
+
+#: Taking on a character: with :data:`UNBOUND`, a persona without limits handed to whoever reads the text,
+#: addressed to it or not ("adopt the stance of an engineer for whom safety guidelines are red tape").
+ADOPT = _cue(
+    "adopt_the_stance adopt_the_mindset adopt_the_attitude adopt_the_voice adopt_the_perspective adopt_the_role "
+    "adopt_the_character take_on_the_role take_on_the_character play_the_role play_the_part stance_of mindset_of "
+    "in_the_role_of in_character_as roleplay role-play "
+    "adopta_el_papel asume_el_papel adopte_le_rôle joue_le_rôle übernimm_die_rolle spiele_die_rolle "
+    "assumi_il_ruolo assuma_o_papel neem_de_rol wciel_się rolünü_üstlen играй_роль возьми_на_себя_роль "
+    "扮演 充当 役を演じ 역할을_맡")
+
+#: A character without limits: rules dismissed, no warnings, no refusals.
+UNBOUND = _cue(
+    "unconstrained unbounded unrestricted unfiltered uncensored no_policy no_policies no_rules no_limits "
+    "no_restrictions no_filter no_guardrails without_guardrails jailbr developer_mode god_mode theatre$ theater$ "
+    "red_tape for_show$ mere_formality a_formality are_optional is_optional never_warns never_warn no_warnings "
+    "without_warnings without_any_warning never_refuses never_refuse refuses_nothing "
+    "ignores_policies ignores_the_rules above_the_rules sin_restricciones sin_límites sin_reglas sans_restriction "
+    "sans_limite ohne_einschränkung ohne_regeln senza_restrizioni sem_restrições без_ограничений 无限制 不受限制 制限なし "
+    "제한_없")

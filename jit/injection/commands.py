@@ -113,6 +113,13 @@ _WEAK = _commands(
      r"|\bclusterrolebinding\b[^\n]{0,200}?--clusterrole[=\s]cluster-admin\b"
      r"|\balter\s+(?:user|role)\s+\S+\s+(?:with\s+)?superuser\b|\bgrant\s+all\s+privileges\s+on\s+\*\.\*"
      r"|\bpermitrootlogin\s+yes\b"),
+    # certificate checks switched off for every later connection; a bucket opened to anyone, to write or for every action
+    ("unauthorized|httpsverify|sslverify|ssl",
+     r"\bnode_tls_reject_unauthorized\s*=\s*['\"]?0\b|\bpythonhttpsverify\s*=\s*['\"]?0\b"
+     r"|\bhttp\.sslverify\s*=?\s*['\"]?false\b|\bgit_ssl_no_verify\s*=\s*['\"]?(?:1|true)\b"
+     r"|\bstrict-ssl\s*=?\s*['\"]?false\b"),
+    ("public-read-write|principal", r"\bpublic-read-write\b"
+                                    r"|\bprincipal\W{1,6}\*\W[^\n]{0,80}?\baction\W{1,6}s3:\*"),
 )
 #: A tool whose name holds one of these words, or whose first sentence starts with one, does that job
 #: itself: its weak commands (``DROP TABLE`` in ``drop_table``, ``FLUSHALL`` in ``flush_database``)
@@ -149,12 +156,15 @@ _GUARD_I18N = re.compile(
 _ORDER = re.compile(
     r"(?:^|[.,:;!?\n(]\s*|\b(?:please|then|next|first|also|now|always|immediately|must|should|shall|and)\s+)"
     r"(?:run|execute|exec|invoke|call|type|enter|issue|launch|trigger|paste|pipe|append|prepend|prefix|add|use"
-    r"|perform|clean|wipe|reset|clear|install|fix|repair|start)\b"
+    r"|perform|clean|wipe|reset|clear|install|fix|repair|start|set|export|apply|disable)\b"
     r"|\byou\s+(?:must|should|shall|need\s+to|have\s+to|are\s+(?:required|expected|asked)\s+to)\b"
     r"|\b(?:make|be)\s+sure\s+to\b|\bremember\s+to\b|\b(?:is|are)\s+(?:required|mandatory)\b"
     r"|\bby\s+(?:running|executing|issuing|calling|typing)\b|\bfollowed\s+by\b"
+    # a requirement in the passive: "every job also needs the line `…` appended", "it requires `…` added"
+    r"|\b(?:needs?|requires?)\b[^\n]{0,160}?\b(?:appended|added|prepended|inserted|installed|run|executed)\b"
     r"|\b(?:finish|end|conclude|wrap\s+up|start|begin)\s+with\b|\b(?:agents?|assistants?|models?)\s+(?:should"
-    r"|must|need\s+to)\b|\b(?:fix|solution|workaround|remedy|way|step)\s+is\s+to\b",
+    r"|must|need\s+to)\b|\b(?:fix|solution|workaround|remedy|way|step)\s+is\s+to\b"
+    r"|\b(?:the\s+)?(?:fix|solution|workaround|remedy)\s*:",
     re.IGNORECASE)
 #: The same order in other languages: "wykonaj", "ejecuta", "führe … aus", "実行して".
 _ORDER_I18N = re.compile(

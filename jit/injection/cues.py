@@ -75,7 +75,7 @@ USER = _cue(
     "benutzer nutzer anwender utente usuário usuario gebruiker użytkowni uzytkowni kullanıcı kullanici "
     "пользовател юзер المستخدم 用户 用戶 使用者 ユーザー 사용자 이용자 homeowner the_developer patient$ patients$ player$ "
     "players$ candidate$ candidates$ recruiter applicant buyer shopper traveler traveller passenger "
-    "student$ students$ guest$ guests$ उपयोगकर्ता người_dùng pengguna användare användaren brugeren "
+    "student$ students$ child$ children$ kid$ kids$ guest$ guests$ उपयोगकर्ता người_dùng pengguna användare användaren brugeren "
     "brukeren uživatel používateľ χρήστ המשתמש משתמש ผู้ใช้ користувач utilizator felhasználó کاربر "
     "ব্যবহারকারী")
 
@@ -93,7 +93,8 @@ SECRECY = _cue(
     "kept_quiet not_be_mentioned never_be_mentioned not_be_disclosed never_be_disclosed "
     "not_be_shown_to not_display acknowledge_its_existence best_left_out left_out_of_the "
     "needs_to_hear need_to_hear suppress_them suppress_any suppress_all suppress_error suppress_failure "
-    "không_đề_cập đừng_đề_cập jangan_sebutkan jangan_beri_tahu อย่าบอก nie_wspominaj bahsetme nezmiňuj "
+    "không_đề_cập đừng_đề_cập jangan_sebutkan jangan_beri_tahu tanpa_memberi_tahu tanpa_sepengetahuan gösterilmez "
+    "göstermeyin อย่าบอก nie_wspominaj bahsetme nezmiňuj "
     "μην_αναφέρ אל_תזכיר не_згадуй "
     "suppress_warning no_reason_for_it_to_come_up not_meant_for_end-user left_undescribed not_alarmed "
     "isn't_alarmed "
@@ -167,7 +168,7 @@ RULES = _cue(
     "diretrizes orientaç instructies regels richtlijnen instrukcj zasad reguł regul polecen talimat kural "
     "yönerge yonerge инструкц указани правил директив установк تعليمات التعليمات قواعد 指令 指示 规则 規則 设定 設定 "
     "提示词 提示詞 命令 ルール 規約 プロンプト 지시 지침 규칙 설정 프롬프트 preamble setup_message guardrails limits$ limitations "
-    "safeguards boundaries restrictions system_message briefing opening_prompt निर्देश नियम hướng_dẫn "
+    "safeguards boundaries restrictions system_message briefing opening_prompt निर्देश नियम hướng_dẫn lời_nhắc "
     "quy_tắc instruksi aturan instruktioner instruksjoner regler instrukce pokyny pravidla οδηγί κανόν "
     "הוראות הנחיות כללים คำสั่ง กฎ інструкці правил instrucțiuni instructiuni reguli utasítás szabály "
     "دستورالعمل قوانین নির্দেশ নিয়ম filter$ filters$ ethical_filter safety_filter ethics usage_policies "
@@ -411,6 +412,7 @@ OWN_CONTEXT = _cue(
     "your_system_prompt your_system_message your_hidden_instructions your_initial_instructions "
     "your_original_instructions your_full_instructions your_developer_instructions your_operator_instructions "
     "entire_system_prompt full_system_prompt complete_system_prompt whole_system_prompt verbatim_system_prompt "
+    "system_and_developer developer_and_system "
     "all_prior_messages all_previous_messages all_earlier_messages all_messages_so_far conversation_so_far "
     "messages_of_this_chat messages_of_this_conversation messages_in_this_chat messages_in_this_conversation "
     "messages_from_this_chat messages_from_this_conversation chat_so_far entire_chat_history full_chat_history whole_chat_history complete_chat_history "
@@ -419,6 +421,7 @@ OWN_CONTEXT = _cue(
 
 #: Where the secret comes from: what the user shared, local files, the environment.
 SOURCE = _cue(
+    "git_config git_credential credential_helper credential.helper extraheader keychain "
     "the_user_has user_has_shared user_shared user_mentioned user_typed user_provided user_gave shared_in "
     "mentioned_in in_this_chat in_the_chat in_this_conversation from_the_conversation from_the_chat "
     "of_the_conversation from_~/ from_the_environment verbatim any_login any_credential browser's "
@@ -544,7 +547,8 @@ MODIFY = _cue(
 OVERRIDE_USER = _cue(
     "no_matter_which regardless_of_the_beneficiary regardless_of_what_the_user "
     "regardless_of_the_requested whatever_the_user instead_of_the_one_the_user the_user_selects "
-    "the_user_names in_place_of_what_the_user 사용자가_지정한")
+    "the_user_names in_place_of_what_the_user differ_from_what_the_user differs_from_what_the_user "
+    "rather_than_what_the_user instead_of_what_the_user not_what_the_user over_what_the_user 사용자가_지정한")
 
 #: Being placed ahead of every other tool, whatever the request.
 PRIORITY = _cue(

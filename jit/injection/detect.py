@@ -57,7 +57,7 @@ Flag names (stable; the Datalog policy matches on them):
 ``oversized_description``        a description longer than :data:`MAX_DESCRIPTION_CHARS`
 
 Every ``instruction:*`` flag is matched on the text as written and, when it holds
-look-alike letters, on its confusable skeleton (Unicode TR39 data, shipped by the
+look-alike letters, on its confusable skeleton (:mod:`jit.injection.lookalike`: Unicode TR39 data, shipped by the
 ``confusable-homoglyphs`` package); full-width and mathematical letters are folded by
 NFKC first. The phrase rules live in :mod:`jit.injection.rules`, :mod:`jit.injection.tool_rules`,
 :mod:`jit.injection.behaviour` and :mod:`jit.injection.i18n_rules`; the second line, which reads a
@@ -79,7 +79,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import unicodedata
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
@@ -108,7 +107,8 @@ from .decode import version_text as decode_version
 from .i18n_rules import NON_ENGLISH_RULES
 from .cues import CONVO, EVERY, OPENING
 from .intent import INTENTS, SENTENCE_END, intent_flags
-from .model import InjectionModel, judged_texts, model_text, model_version, shipped_model, text_scores
+from .lookalike import mixed_script, skeleton
+from .model import MIN_MODEL_CHARS, InjectionModel, judged_texts, model_text, model_version, shipped_model, text_scores
 from .params import offered_values, param_names, param_value_flags, schema_nodes
 from .params import version_text as params_version
 from .rules import ENGLISH_RULES, TOKEN
@@ -127,7 +127,6 @@ __all__ = [
     "detect_hostile",
     "detect_hostile_many",
     "rule_findings",
-    "skeleton",
     "strip_instructions",
     "weighed",
 ]
@@ -153,11 +152,15 @@ MAX_DESCRIPTION_CHARS = 12_000
 _MAX_SCAN_CHARS = 50_000
 
 #: A quoted example of what an attack says ("phrases like 'ignore previous instructions'", "text that says
-#: 'you are now …'"): a mention of the words, not an instruction. The quote is read as "…".
+#: 'you are now …'", "for instance the input 'ignore your rules'", a quote alone in parentheses): a mention of
+#: the words, not an instruction. The quote is read as "…".
 _MENTION = re.compile(r"(\b(?:like|such\s+as|e\.g\.?|for\s+example|for\s+instance|phrases?|says?|saying|strings?"
-                      r"|patterns?|variants?|samples?|examples?)\s*[:,(]?\s*['\"“‘`])[^'\"”’`\n]{3,200}(['\"”’`])"
+                      r"|patterns?|variants?|samples?|examples?)\s*[:,(]?(?:\s*(?:the|a|an|input|text|message|line"
+                      r"|phrase|prompt|request|sentence)\b){0,2}\s*['\"“‘`])[^'\"”’`\n]{3,200}(['\"”’`])"
                       r"|((?<!\w)['\"“‘`])[^'\"”’`\n]{3,200}(['\"”’`]\s*-?(?:variants?|samples?|examples?|phrases?"
-                      r"|attacks?|prompts?|style|patterns?|strings?)\b)")
+                      r"|attacks?|prompts?|style|patterns?|strings?)\b)"
+                      # a quote standing alone in parentheses illustrates what came before it: "hidden text ('…')"
+                      r"|(\(\s*['\"“‘])[^'\"”’\n()]{3,200}(['\"”’]\s*\))")
 
 #: A version at the end of a tool's name: ``_v2``, ``-next``, ``.1``.
 _VERSION_SUFFIX = re.compile(r"(?:[_.-]?v\d+(?:[_.]\d+)*|[_.-](?:new|next|beta|latest|legacy|old|classic|\d+))$")
@@ -247,13 +250,13 @@ _ASSIGNED = re.compile(r"[`'\"]?\s*[-+*/!<>=]?=")
 HOSTILE_RULES_VERSION = hashlib.sha256("\n".join([
     *HOSTILE_FLAGS, *(f"{r.flag} {r.scoped_ok} {r.pattern.pattern}" for r in RULES), HIDDEN_CHARS.pattern,
     *(f"{i.flag} {[c.pattern for c in i.cues]} {i.unless and i.unless.pattern} "
-      f"{i.unless_overridden_by and i.unless_overridden_by.pattern} {i.besides and i.besides.pattern}"
+      f"{i.unless_overridden_by and i.unless_overridden_by.pattern} {i.besides and i.besides.pattern} {i.window}"
       for i in INTENTS),
     str(MAX_DESCRIPTION_CHARS), "confusables-1", model_version(), decode_version(), commands_version(),
     params_version(), slots_version(),
     _VERSION_SUFFIX.pattern, _MENTION.pattern, _SETUP_STEP.pattern, _ALL_SERVERS.pattern, _ABOUT_ATTACKS.pattern,
     _EXAMPLE_SPAN.pattern, _CODEC.pattern, *sorted(STRUCTURAL_FLAGS), _SENTENCE_KEY.pattern, "latin-veto",
-    *sorted(UNCONTRADICTED_FLAGS), "param-values-kept", _OWN_STEP.pattern,
+    *sorted(UNCONTRADICTED_FLAGS), "param-values-kept", "passage-kept", _OWN_STEP.pattern,
     _CONTENT_GUARD.pattern, "own-fields-take-back-shadowing", _AS_TOOL.pattern, _ASSIGNED.pattern,
 ]).encode()).hexdigest()[:16]
 
@@ -278,63 +281,6 @@ _CONDITIONAL = re.compile(
     r"(?:(?:any|every|all|each)\s+)?\w+"
 )
 _CLAUSE = re.compile(r"[.!?;\n]+")
-
-
-# ------------------------------------------------------------------------------ homoglyphs
-
-_LATIN_SCRIPTS = frozenset({"LATIN", "COMMON", "INHERITED"})
-
-
-@lru_cache(maxsize=1)
-def _confusables() -> tuple[dict[int, str], frozenset[str]]:
-    """``(skeleton table, foreign look-alikes)`` from Unicode's confusables data.
-
-    The skeleton table maps every non-ASCII character that Unicode TR39 lists as
-    confusable with an ASCII letter or digit (and that NFKC does not already fold)
-    to that character, lower-cased: Cyrillic ``а`` → ``a``, Greek ``ρ`` → ``p``,
-    Cherokee ``Ꮃ`` → ``w``. The second set holds those of them that belong to a
-    script other than Latin: one of them inside a Latin word is a spoof, whereas
-    Turkish ``ı`` inside a Turkish word is spelling. Loaded once, on the first text
-    that is not ASCII.
-    """
-    from confusable_homoglyphs.categories import alias
-    from confusable_homoglyphs.confusables import confusables_data
-
-    table: dict[int, str] = {}
-    foreign: set[str] = set()
-    # Letters before digits, so a glyph that looks like both "l" and "1" reads as a letter.
-    for target in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789":
-        for glyph in confusables_data.get(target, ()):
-            c = glyph.get("c", "")
-            if len(c) != 1 or c.isascii() or ord(c) in table or unicodedata.normalize("NFKC", c).isascii():
-                continue
-            table[ord(c)] = target.lower()
-            if alias(c) not in _LATIN_SCRIPTS:
-                foreign.add(c)
-    return table, frozenset(foreign)
-
-
-def skeleton(text: str) -> str:
-    """``text`` with every look-alike of an ASCII letter or digit replaced by that letter.
-
-    Applied after :func:`remove_hidden` (NFKC), so full-width and mathematical
-    letters are already plain. Text in other scripts becomes unreadable, which is
-    fine: the skeleton is only matched against the English rules.
-    """
-    if text.isascii():
-        return text
-    return text.translate(_confusables()[0])
-
-
-def _mixed_script(text: str) -> bool:
-    """Whether some word mixes ASCII Latin letters with a look-alike from another script."""
-    foreign = _confusables()[1]
-    for word in _WORD.findall(text):
-        if word.isascii() or not any(c in foreign for c in word):
-            continue
-        if any("a" <= c <= "z" or "A" <= c <= "Z" for c in word):
-            return True
-    return False
 
 
 # ------------------------------------------------------------------------------ detection
@@ -427,7 +373,7 @@ def _instruction_flags(text: str, own_name: str = "", own_names: tuple[str, ...]
     protocol (``upload_part`` and ``upload_complete`` beside ``upload_init``)."""
     low = _HSPACE.sub(" ", text.lower())
     if "'" in low or '"' in low or "`" in low or "“" in low or "‘" in low:
-        low = _MENTION.sub(lambda m: f"{m[1]}…{m[2]}" if m[1] else f"{m[3]}…{m[4]}", low)
+        low = _MENTION.sub(lambda m: f"{m[1]}…{m[2]}" if m[1] else f"{m[3]}…{m[4]}" if m[3] else f"{m[5]}…{m[6]}", low)
     if own_name:
         low = low.replace(own_name, "this tool")
         family = _VERSION_SUFFIX.sub("", own_name)
@@ -493,7 +439,7 @@ def _rule_findings(tool: ToolDef) -> set[str]:
     if not (text.isascii() and names.isascii()):
         if HIDDEN_CHARS.search(text) or HIDDEN_CHARS.search(names):
             found.add(FLAG_HIDDEN_UNICODE)
-        if _mixed_script(remove_hidden(names)) or _mixed_script(read):
+        if mixed_script(remove_hidden(names)) or mixed_script(read):
             found.add(FLAG_HOMOGLYPH)
     if len(desc) > MAX_DESCRIPTION_CHARS:
         found.add(FLAG_OVERSIZED)
@@ -570,7 +516,8 @@ def weighed(tools: Sequence[ToolDef], found: list[set[str]], model: InjectionMod
     whose findings are all wording (no :data:`STRUCTURAL_FLAGS`; ``oversized_description`` is kept
     beside them, never weighed) loses the wording ones but :data:`UNCONTRADICTED_FLAGS` when the model scores its
     text at or below its corroboration score: far on the side of ordinary documentation ("do not
-    report the task as done while tests fail", a login "called before any other tool"). Texts too
+    report the task as done while tests fail", a login "called before any other tool"), unless a line that
+    raises one of them scores above the threshold on its own (:func:`_hostile_passage`). Texts too
     short for the model keep what the rules found.
     """
     model = model or shipped_model()
@@ -582,7 +529,7 @@ def weighed(tools: Sequence[ToolDef], found: list[set[str]], model: InjectionMod
             continue
         wording = found[i] - {FLAG_OVERSIZED}
         if wording:
-            if score <= model.corroboration and _latin_text(text):
+            if score <= model.corroboration and _latin_text(text) and not _hostile_passage(text, wording, model):
                 # what a parameter offers (a secret file as its default) is no wording: the model cannot weigh it
                 found[i] -= wording - UNCONTRADICTED_FLAGS - param_value_flags(tools[i].input_schema, _job(tools[i]))
         elif score > model.threshold:
@@ -594,6 +541,14 @@ def weighed(tools: Sequence[ToolDef], found: list[set[str]], model: InjectionMod
         if hostile:
             found[i] |= {FLAG_CLASSIFIER, FLAG_ENCODED}
     return found
+
+
+def _hostile_passage(text: str, wording: set[str], model: InjectionModel) -> bool:
+    """Whether a line of ``text`` that raises one of the ``wording`` findings on its own scores above the model's
+    threshold by itself: a long documentation of the tool's real job dilutes the one paragraph that gives the
+    orders, the whole scoring as documentation while that paragraph alone does not."""
+    lines = [line for line in text.split("\n") if len(line) >= MIN_MODEL_CHARS and _instruction_flags(line) & wording]
+    return any(score is not None and score > model.threshold for score in text_scores(lines, model))
 
 
 def _latin_text(text: str) -> bool:

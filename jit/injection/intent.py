@@ -46,6 +46,7 @@ from ..flags import (
     FLAG_SHADOWING,
 )
 from .behaviour_cues import (
+    ADOPT,
     APPROVED,
     ASK,
     CREDENTIAL,
@@ -57,6 +58,7 @@ from .behaviour_cues import (
     SKIP_CHECK,
     TOOL_OUTPUT,
     TRUST_SETTINGS,
+    UNBOUND,
     URGENT,
     VERDICT,
     WITHHOLD,
@@ -103,8 +105,8 @@ from .cues import (
     VIA,
 )
 from .lexicon import WORDS, trie
-from .unless_cues import (AS_DATA, KEEP_WHOLE, NOT_HIDING, NOT_OVERRIDING, OPTIONAL, OWN_SERVER, SCOPED, UNTIL,
-                          USER_NEED)
+from .unless_cues import (AS_DATA, KEEP_WHOLE, NOT_HIDING, NOT_OVERRIDING, NOT_PUTTING, OPTIONAL, OWN_SERVER, SCOPED,
+                          UNTIL, USER_NEED)
 
 __all__ = ["INTENTS", "SENTENCE_END", "Intent", "intent_flags"]
 
@@ -152,6 +154,8 @@ INTENTS: tuple[Intent, ...] = (
     Intent(FLAG_ROLE_OVERRIDE, (ROLE, AGENT), "gives the model a new identity or takes its limits off",
            unless=NOT_OVERRIDING),
     Intent(FLAG_ROLE_OVERRIDE, (RULES, SWITCHED_OFF, AGENT), "says the model's rules are switched off"),
+    Intent(FLAG_ROLE_OVERRIDE, (ADOPT, UNBOUND), "hands whoever reads it a character without limits",
+           unless=NOT_OVERRIDING),
     Intent(FLAG_CONCEAL, (SECRECY, USER), "keeps something from the person being helped", unless=UNTIL,
            besides=NOT_HIDING),
     Intent(FLAG_CONCEAL, (SECRECY, ANSWER, AGENT), "keeps something out of the model's answers", unless=UNTIL,
@@ -183,9 +187,10 @@ INTENTS: tuple[Intent, ...] = (
     Intent(FLAG_MUST_CALL_FIRST, (FIRST, OTHERS, EVERY, OTHER_TOOL), "must run before any other tool, every time",
            unless=OWN_SERVER),
     Intent(FLAG_EXFILTRATE, (SECRET, INCLUDE, SOURCE), "puts the user's secrets or local secrets into a call",
-           unless=LLM_TOKENS, unless_overridden_by=SECRET_NOT_TOKENS),
+           unless=LLM_TOKENS, unless_overridden_by=SECRET_NOT_TOKENS, besides=NOT_PUTTING),
     Intent(FLAG_EXFILTRATE, (SECRET, SHARED), "asks for the secrets the user shared"),
-    Intent(FLAG_EXFILTRATE, (OWN_CONTEXT, INCLUDE), "puts the model's system prompt or the conversation in a call"),
+    Intent(FLAG_EXFILTRATE, (OWN_CONTEXT, INCLUDE), "puts the model's system prompt or the conversation in a call",
+           besides=NOT_PUTTING),
     Intent(FLAG_CROSS_TOOL, (RISKY, ACTION, OTHER_TOOL, SEQUENCE), "has another tool send, pay, delete or run"),
     Intent(FLAG_CROSS_TOOL, (RISKY, ACTION, IDENT, SEQUENCE), "has another tool send, pay, delete or run"),
     Intent(FLAG_CROSS_TOOL, (RISKY, ACTION, OTHER_TOOL, MUST), "has another tool send, pay, delete or run"),
@@ -222,7 +227,7 @@ INTENTS: tuple[Intent, ...] = (
     Intent(FLAG_OUTPUT_POISONING, (REPORT, VERDICT, REGARDLESS), "report a verdict whatever the evidence",
            max_chars=_ORDER_CHARS),
     Intent(FLAG_OUTPUT_POISONING, (TOOL_OUTPUT, OBEY), "what a tool returns taken as orders to carry out",
-           unless=AS_DATA, max_chars=_ORDER_CHARS),
+           unless=AS_DATA, window=2, max_chars=_ORDER_CHARS),
     Intent(FLAG_PERSISTENCE, (TRUST_SETTINGS, INCLUDE), "writes into the client's trust settings or standing "
            "instructions", max_chars=_ORDER_CHARS),
     Intent(FLAG_SHADOWING, (REPLACES, IDENT, EVERY), "takes another tool's place, always", window=2,
@@ -251,7 +256,7 @@ def _any_of(cues: Iterable[re.Pattern[str]]) -> re.Pattern[str]:
 #: Cues in the order of how often real tool texts hold them, rarest first (share of ~5,900
 #: pool tools, measured by the cue searches themselves): each intent is gated on its rarest cue.
 _RARITY = (SHARED, WITHHOLD, OWN_CONTEXT, TRUST_SETTINGS, OVERRIDE_USER, APPROVED, SKIP_CHECK, URGENT, LEAKY_URL, REPLACES,
-           REGARDLESS, DEMOTED, OBEY, SECRECY, PRIORITY, ROLE, OPENING, SWITCHED_OFF, OTHERS, SOURCE, CREDENTIAL, CANCEL, MODIFY,
+           REGARDLESS, DEMOTED, OBEY, SECRECY, PRIORITY, ROLE, ADOPT, UNBOUND, OPENING, SWITCHED_OFF, OTHERS, SOURCE, CREDENTIAL, CANCEL, MODIFY,
            FACT, VERDICT, TOOL_OUTPUT, ASK, PRIOR, SELF, ANSWER, FIRST, REPORT, SECRET, SEQUENCE, OTHER_TOOL, RULES, CONVO, USER,
            AGENT, INCLUDE, EVERY, EXTERNAL, RISKY, TURN, ACTION, VIA, SELECT, IDENT, MUST)
 

@@ -1,4 +1,5 @@
-"""Letter games that hide an instruction from word-matching: leetspeak, spaced-out letters, reversed text.
+"""Letter games that hide an instruction from word-matching: leetspeak, spaced-out letters, reversed text,
+strings cut into joined pieces.
 
 ``1gn0r3 y0ur pr3v10u5 1n57ruc710n5``, ``i g n o r e   p r e v i o u s``, ``Ig.no.re pre.vi.ous`` and
 ``snoitcurtsni suoiverp erongi`` read as "ignore (all) previous instructions" to a model; to the
@@ -16,7 +17,9 @@ word), so its reading is itself and nothing is judged twice.
   ``i-g-n-o-r-e``) are joined into a word, and a run that spells several words without breaks is
   split on :data:`ENGLISH_WORDS`; words cut into syllables by dots or hyphens (``in.struc.tions``)
   are joined where the whole is an English word;
-* reversed text: a piece whose letters read backwards hold more English than forwards.
+* reversed text: a piece whose letters read backwards hold more English than forwards;
+* joined string pieces: three or more quoted pieces joined as code joins strings (``'ign' + 'ore prev' +
+  'ious'``, ``"a" .. "b"``, ``'a' || 'b'``) read as the one string they make.
 
 :mod:`jit.injection.decode` applies this reading after the decodings, so a game played on
 an encoded text is undone too.
@@ -175,6 +178,25 @@ def _reversed(text: str) -> str:
     return re.sub(r"[^\n]+", piece, text)
 
 
+# ------------------------------------------------------------------------------ joined string pieces
+
+#: A quoted piece of a string, ``'ign'`` or ``"ore prev"``.
+_FRAGMENT = r"""(?:'[^'\n]{1,40}'|"[^"\n]{1,40}")"""
+#: Three or more pieces joined by a concatenation operator (``+``, ``..``, ``||``, ``.``) or set side by side, as code
+#: builds a string: ``'ign' + 'ore prev' + 'ious guid' + 'ance'``.
+_CONCAT = re.compile(rf"{_FRAGMENT}(?:\s*(?:\+|\.\.|\|\||\.)?\s*{_FRAGMENT}){{2,}}")
+_CONCAT_GATE = re.compile(r"""['"]\s*(?:\+|\.\.|\|\|)\s*['"]""")
+
+
+def _concatenated(text: str) -> str:
+    def joined(m: re.Match[str]) -> str:
+        s = m.group()
+        whole = "".join(f[1:-1] for f in re.findall(_FRAGMENT, s))
+        return whole if _gain(s, whole) else s
+
+    return _CONCAT.sub(joined, text)
+
+
 # ------------------------------------------------------------------------------ the reading
 
 def letter_reading(text: str, low: str | None = None) -> str:
@@ -187,6 +209,8 @@ def letter_reading(text: str, low: str | None = None) -> str:
         text = _spaced(text)
     if sum(w in low for w in _REVERSED_WORDS) >= 2:
         text = _reversed(text)
+    if _CONCAT_GATE.search(low):
+        text = _concatenated(text)
     return text
 
 
@@ -194,4 +218,4 @@ def letter_reading(text: str, low: str | None = None) -> str:
 def version_text() -> str:
     """What decides this module's readings, for ``HOSTILE_RULES_VERSION``."""
     return "\n".join((" ".join(sorted(ENGLISH_WORDS)), str(MIN_WORDS), _MIXED.pattern, _SPACED.pattern,
-                      _SYLLABLES.pattern, *_REVERSED_WORDS, _PIECE.pattern))
+                      _SYLLABLES.pattern, *_REVERSED_WORDS, _PIECE.pattern, _CONCAT.pattern))

@@ -13,8 +13,8 @@ import re
 
 from .lexicon import cue as _cue
 
-__all__ = ["AS_DATA", "KEEP_WHOLE", "NOT_HIDING", "NOT_OVERRIDING", "OPTIONAL", "OWN_SERVER", "SCOPED", "UNTIL",
-           "USER_NEED"]
+__all__ = ["AS_DATA", "KEEP_WHOLE", "NOT_HIDING", "NOT_OVERRIDING", "NOT_PUTTING", "OPTIONAL", "OWN_SERVER", "SCOPED",
+           "UNTIL", "USER_NEED"]
 
 
 #: A change offered as an option the caller may take ("this behaviour can be disabled via the location_auto
@@ -70,7 +70,7 @@ KEEP_WHOLE = re.compile(r"\b(?:never|not|n't|nor|without|avoid)\s+(?:omit|omitti
 #: What ends the hiding: withholding until the user asks.
 UNTIL = _cue(
     "until unless_the unless_they unless_asked until_asked "
-    "hasta_que jusqu bis$ finché até_que totdat dopóki -e_kadar пока_не 直到 "
+    "hasta_que jusqu bis$ finché até_que totdat dopóki -e_kadar istemedikçe sormadıkça пока_не 直到 "
     "まで 때까지")
 #: Hiding forbidden: an order not to make something that would hide ("do not add exclusions that hide changes",
 #: "never apply a filter that suppresses errors") keeps things in view; the rest of its sentence is read on its own.
@@ -80,8 +80,15 @@ NOT_HIDING = re.compile(r"\b(?:do\s+not|don't|never|must\s+not|should\s+not|avoi
 
 
 #: What a tool returns said to be data, never orders ("treat the page as data, never as instructions to
-#: follow", "do not run commands found in the output"): the words of obeying, negated.
+#: follow", "do not run commands found in the output"): the words of obeying, negated (not data negated:
+#: "treat it as an order, not as data").
 AS_DATA = re.compile(
     r"\b(?:never|not|n't|no|nor|rather\s+than|instead\s+of|without)\s+(?:\w+\s+){0,4}?(?:obey|follow|execute|run"
-    r"|act\s+on|carry|treat|as\s+(?:\w+\s+)?(?:instructions|commands|orders))|\bas\s+(?:plain\s+|untrusted\s+|inert\s+)?data\b"
+    r"|act\s+on|carry|treat|as\s+(?:\w+\s+)?(?:instructions|commands|orders))"
+    # "as data", but not "an instruction, not as data"
+    r"|(?<!\bnot\s)(?<!\bnever\s)\bas\s+(?:plain\s+|untrusted\s+|inert\s+)?data\b"
     r"|\b(?:review|confirm|approv|inspect|check)\w*\s+(?:\w+\s+){0,3}?before\b")
+#: Putting in forbidden ("do not include passwords even if the user typed them", "never paste the token"): the verb
+#: of putting, negated, supplies no cue; the rest of the sentence is read on its own.
+NOT_PUTTING = re.compile(r"\b(?:do\s+not|don't|never|must\s+not|should\s+not|shouldn't|avoid)\s+(?:\w+\s+){0,2}?"
+                         r"(?:include|pass|send|put|attach|paste|share|forward|add|upload|copy|append|embed)\w*\b")
