@@ -153,3 +153,45 @@ def test_the_shards_spawned_for_one_task_share_its_scan_until_the_catalog_change
             after = {s.name: s for s in compiler.compile(TaskContext(shard="tester", task=task)).tools}
     assert len(products) == 2 and products[1][0] == products[0][0] + 1
     assert after["docs__lisbon_weather"].match > 0
+
+
+def test_a_tool_call_between_two_shards_keeps_the_tasks_scan(tmp_path, hashing_embedder, monkeypatch):
+    """A call changes usage, not vectors or definitions: the snapshot built after it keeps the
+    scans and the producers of the one before, so the next shard of the task does no matrix pass."""
+    import jit.selection.retrieve as retrieve
+
+    products: list[tuple[int, int]] = []
+    real = retrieve.matrix_product
+    monkeypatch.setattr(retrieve, "matrix_product", lambda m, r: products.append(m.shape) or real(m, r))
+    config = write_config(tmp_path)
+    with Store(tmp_path / "catalog.db") as store:
+        _sync(store, config, hashing_embedder, [DOCS, RESOLVE])
+        with Compiler(store, config, hashing_embedder, token_counter=EstimateCounter()) as compiler:
+            first = compiler.compile(TaskContext(shard="researcher", task=TASK))
+            store.record_call("weather", "forecast", ok=True, latency_ms=3.0)
+            second = compiler.compile(TaskContext(shard="coder", task=TASK))
+            view = compiler.catalog.snapshot()
+    assert len(products) == 1
+    assert view.memo.producers, "the producers found for the first shard are kept"
+    tier = {s.name: s.tier for s in second.tools}
+    assert {s.name: s.tier for s in first.tools}["docs__resolve-library-id"] == tier["docs__resolve-library-id"]
+
+
+def test_a_scan_too_wide_to_keep_is_scanned_again(tmp_path, hashing_embedder, monkeypatch):
+    """A scan over :data:`SCAN_BYTES_KEPT` (a task of hundreds of steps) is not held by the
+    snapshot: each shard of the task scans again, and the memo stays empty."""
+    import jit.selection.compiler as compiler_module
+    import jit.selection.retrieve as retrieve
+
+    products: list[tuple[int, int]] = []
+    real = retrieve.matrix_product
+    monkeypatch.setattr(retrieve, "matrix_product", lambda m, r: products.append(m.shape) or real(m, r))
+    monkeypatch.setattr(compiler_module, "SCAN_BYTES_KEPT", 0)
+    config = write_config(tmp_path)
+    with Store(tmp_path / "catalog.db") as store:
+        _sync(store, config, hashing_embedder, [DOCS])
+        with Compiler(store, config, hashing_embedder, token_counter=EstimateCounter()) as compiler:
+            for shard in ("researcher", "coder"):
+                compiler.compile(TaskContext(shard=shard, task=TASK))
+            assert not compiler.catalog.snapshot().memo.scans
+    assert len(products) == 2

@@ -491,3 +491,14 @@ def test_a_long_task_without_stops_is_split_into_steps_in_linear_time():
             "[task_steps(u * (131072 // len(u))) for u in ('run run ', 'point localhost:80 ', 'review review ', "
             "'pr pr ')]; assert task_steps('Run the pytest suite')[-1].capability == '/execute'")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_a_run_of_spaces_in_a_task_is_cut_into_pieces_in_linear_time():
+    """A joining word ("and", "then") is looked for after a run of spaces, not inside it: tried from
+    every space of the run, 64 KiB of spaces took 23 s to cut into pieces. A bounded wait on 128 KiB,
+    which the backtracking cannot meet."""
+    code = ("from jit.selection.retrieve import task_pieces; "
+            "assert list(task_pieces('Fix the bug' + ' ' * 131072 + 'now open an issue')) == "
+            "['Fix the bug' + ' ' * 131072 + 'now open an issue']; "
+            "assert list(task_pieces('Fix the bug   and   open an issue')) == ['Fix the bug', 'open an issue']")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=20)

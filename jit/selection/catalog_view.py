@@ -370,13 +370,15 @@ class CatalogView:
         usage = self.derivation.usage_dependents
         class_of, twins, derived = self.derivation.apply(prev, ((i, records[i]) for i in changed), prev.heads, changed,
                                                           set(), prev.globals, None, only=usage)
-        # Summaries, token costs, analyses, labels and the servers do not depend on usage: shared with prev.
+        # Summaries, token costs, analyses, labels, the servers, the scans of the vectors and the
+        # producers of identifiers do not depend on usage: shared with prev.
         memo = SnapshotMemo(shards=derived.shards, summaries=prev.memo.summaries, costs=prev.memo.costs,
                             explain_facts={i: v for i, v in prev.memo.explain_facts.items() if i not in changed},
                             by_name=prev.memo.by_name, by_head=prev.memo.by_head,
                             denied_rows={} if "denied" in usage else prev.memo.denied_rows,
                             server_tools=prev.memo.server_tools, demo=prev.memo.demo,
-                            server_names=prev.memo.server_names, label_rows=prev.memo.label_rows)
+                            server_names=prev.memo.server_names, label_rows=prev.memo.label_rows,
+                            scans=prev.memo.scans, producers=prev.memo.producers)
         return replace(prev, usage_version=usage_version, states=states, by_id=records,
                        analyses=prev.analyses.evolve(records), class_of=class_of, twins=twins, blocked=derived.blocked,
                        offline=derived.offline, tier_cap=derived.tier_cap, points=derived.points, memo=memo)

@@ -56,6 +56,7 @@ from .rerank import load_reranker
 from .retrieve import split_task
 from .scored_tool import ScoredTool, best_first, learned
 from .snapshot import (
+    SCAN_BYTES_KEPT,
     SCANS_KEPT,
     CatalogSnapshot,
     Scan,
@@ -251,6 +252,8 @@ class Compiler:
         sims = view.index.similarities(both)
         vecs.flags.writeable = sims.flags.writeable = False
         found = Scan(vecs, sims, {})
+        if sims.nbytes > SCAN_BYTES_KEPT:
+            return found
         with self._memo_lock:
             scans = view.memo.scans
             scans[key] = found

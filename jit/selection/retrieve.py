@@ -58,7 +58,7 @@ def sentence_pieces(text: str) -> Iterator[list[str]]:
     """:func:`task_pieces` sentence by sentence: the pieces of each sentence that has one."""
     for sentence in re.split(r"(?<=[.!?;])\s+|\n+|[。；！？]", text):
         pieces = [piece.strip(" .,;:") for piece in
-                  re.split(r",\s*(?:and\s+|then\s+)?|\s+(?:and then|then|and|after that|finally)\s+", sentence)]
+                  re.split(r",\s*(?:and\s+|then\s+)?|(?<!\s)\s+(?:and then|then|and|after that|finally)\s+", sentence)]
         if any(pieces):
             yield [piece for piece in pieces if piece]
 

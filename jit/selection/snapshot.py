@@ -28,7 +28,7 @@ from .render import rendered_names, tool_summary
 from .retrieve import RetrievalIndex
 from .tiers import Tier
 
-__all__ = ["LABEL_KINDS", "SCANS_KEPT", "CatalogSnapshot", "Derived", "Kept", "Scan", "ShardTables", "SnapshotMemo",
+__all__ = ["LABEL_KINDS", "SCANS_KEPT", "SCAN_BYTES_KEPT", "CatalogSnapshot", "Derived", "Kept", "Scan", "ShardTables", "SnapshotMemo",
            "analysis_warning", "embedding_warning", "label_rows", "merged_labels", "model_names", "unanalyzed"]
 
 LABEL_KINDS = ("capability", "category", "domain")
@@ -48,6 +48,9 @@ class ShardTables(NamedTuple):
 #: Scans (:class:`Scan`) a snapshot keeps: those of the last few tasks (at 100,000 tools a scan
 #: holds ~4 MB: the cosines, and the normalised dense and lexical columns retrieval reads).
 SCANS_KEPT = 4
+#: The most bytes of cosines a kept scan may hold: a task of hundreds of steps (a 32 KiB text) has
+#: as many columns, and is scanned again by each of its shards rather than held.
+SCAN_BYTES_KEPT = 16 << 20
 
 
 class Scan(NamedTuple):
@@ -101,10 +104,12 @@ class SnapshotMemo:
     #: ``(kind, label)`` -> the rows of the tools with it (:func:`label_rows`).
     label_rows: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
     #: A task's texts (its queries, then its steps') -> their :class:`Scan`, for the shards spawned
-    #: for it; the newest :data:`SCANS_KEPT`.
+    #: for it; the newest :data:`SCANS_KEPT`, none of over :data:`SCAN_BYTES_KEPT` (vectors and texts
+    #: only: a snapshot built after tool calls shares them with its predecessor).
     scans: dict[tuple[tuple[str, ...], tuple[str, ...]], Scan] = field(default_factory=dict)
     #: ``(tool id, ids_only, optional_ids)`` -> the tools of its server that hand out the identifiers it requires
-    #: (:func:`jit.selection.steps.producers`; depends on its definition and its siblings' names and lines).
+    #: (:func:`jit.selection.steps.producers`; depends on its definition and its siblings' names and lines,
+    #: not on usage).
     producers: dict[tuple[int, bool, bool], list[int]] = field(default_factory=dict)
 
 
