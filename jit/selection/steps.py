@@ -224,7 +224,8 @@ class Step:
 Planned = tuple[str, tuple[tuple[int, float], ...]]
 class Feeds(Protocol):
     """The tools that hand out the identifiers tool ``t`` requires (:func:`producers`; ``ids_only``:
-    only for the parameters named as identifiers), asked only of a tool rendered in Full (a step's
+    only for the parameters named as identifiers; ``optional_ids``: also for the optional ones
+    named as identifiers), asked only of a tool rendered in Full (a step's
     chosen tool, a tool Full by its score), whose definition is read anyway."""
 
     def __call__(self, t: int, ids_only: bool = False, optional_ids: bool = False) -> list[int]: ...
@@ -397,12 +398,11 @@ class ServerNames:
     def within(self, text: str) -> ServerNames:
         """The servers whose first word ``text`` holds: what :func:`named_servers` finds in
         ``text`` or in any text made of its pieces joined by spaces or ", " (a task's clauses),
-        from one pass over the catalog's first words. A first word holds no whitespace, so it
-        can only stand across such a join when it ends with a comma: those are kept too."""
+        from one pass over the catalog's first words. A first word holds neither whitespace nor
+        a comma (a server's name holds none), so no join makes one stand where ``text`` has none."""
         lowered = text.lower()
         out = ServerNames(())
-        out.by_word = {first: said for first, said in self.by_word.items()
-                       if first in lowered or first.endswith(",")}
+        out.by_word = {first: said for first, said in self.by_word.items() if first in lowered}
         return out
 
 
