@@ -83,6 +83,34 @@ def test_looking_at_what_a_page_opened_in_a_browser_shows_implies_a_picture_of_i
     assert all(s.text != SNAPSHOT_PAGE for s in task_steps("Open http://localhost:8000/login and read the console"))
 
 
+def test_a_picture_of_a_page_is_implied_only_by_the_page_opened_in_a_browser_and_not_asked_already():
+    steps = task_steps("Open http://localhost:3000/signup in the browser and check the form shows an error for an "
+                       "empty email.")
+    assert [s.text for s in steps if s.implied] == [OPEN_PAGE, SNAPSHOT_PAGE]
+    steps = task_steps("Does the pricing page at http://localhost:3000/pricing look like the Figma file?")
+    assert [s.text for s in steps if s.implied] == [OPEN_PAGE, SNAPSHOT_PAGE]  # the page compared with another
+    # a later clause about data or another system, a command-line client's answer, a picture asked already
+    for task in ("Open http://localhost:3000 in the browser, then query the users table in Postgres and tell me "
+                 "which field is null.",
+                 "Curl http://localhost:9200/_cat/indices and tell me which index looks largest.",
+                 "Take a screenshot of http://localhost:3000/pricing and check the layout."):
+        assert SNAPSHOT_PAGE not in [s.text for s in task_steps(task)], task
+    assert OPEN_PAGE not in [s.text for s in task_steps("Curl http://localhost:9200/_cat/indices")]  # no browser
+
+
+def test_a_picture_of_a_page_is_taken_by_the_server_that_opened_it():
+    # Chrome DevTools (3, 4) cannot picture a page Playwright (1, 2) opened, however the task scores them.
+    planned = [(OPEN_PAGE, ((1, 180.0), (3, 170.0))), (SNAPSHOT_PAGE, ((4, 180.0), (2, 170.0)))]
+    heads = {1: ("playwright", "browser_navigate"), 2: ("playwright", "browser_take_screenshot"),
+             3: ("chrome-devtools", "navigate_page"), 4: ("chrome-devtools", "take_screenshot")}
+    final = {1: 90, 2: 40, 3: 60, 4: 90}
+    chosen = settle(planned, final, {}, heads=heads, room=0, implied={OPEN_PAGE, SNAPSHOT_PAGE})
+    assert chosen == {1: OPEN_PAGE, 2: SNAPSHOT_PAGE}
+    # a server that has no option for the picture leaves it to the task's choice
+    assert settle([(OPEN_PAGE, ((1, 180.0),)), (SNAPSHOT_PAGE, ((4, 180.0), (3, 100.0)))], final, {}, heads=heads,
+                  room=0, implied={OPEN_PAGE, SNAPSHOT_PAGE}) == {1: OPEN_PAGE, 4: SNAPSHOT_PAGE}
+
+
 def test_reviewing_a_pull_request_implies_reading_it_and_the_files_it_changes():
     for task in ("Review PR #214 in acme/shop and leave your comments on it as a review.",
                  "is PR #88 in acme/payments safe to merge? check its status checks too"):

@@ -176,6 +176,20 @@ _PATTERN = re.compile(r"\b(?:start(?:s|ing)? with|begin(?:s|ning)? with|prefix(?
 #: "does the page match the design"): a picture or a snapshot of it.
 _ON_PAGE = re.compile(r"\b(?:form|button|field|layout|design|looks?|renders?|appears?|displays?|shows?|visible)\b",
                       re.I)
+#: A clause after the one that opened a page that is about something else: data, a system it names
+#: ("in Postgres", "on GitHub").
+_OFF_PAGE = re.compile(r"\b(?:tables?|database|db|query|sql|rows?|columns?|index|indices|collections?|records?|logs?|"
+                       r"files?)\b|\b(?:in|on|from)\s+(?-i:[A-Z])\w+", re.I)
+#: A clause about an API's answer, not a page's picture ("check the JSON shows the new field").
+_API = re.compile(r"\b(?:api|json|endpoints?|response|status code|headers?|curl|wget)\b", re.I)
+#: A clause that asks a command-line client for an address ("curl http://localhost:9200/_cat/indices"):
+#: no page to open in a browser.
+_FETCHES = re.compile(r"\b(?:curl|wget|httpie)\b", re.I)
+#: A task that asks for a picture of a page itself: none is implied.
+_PICTURED = re.compile(r"\b(?:screenshots?|snapshots?|screen ?(?:grab|capture)s?)\b", re.I)
+#: An implied step that acts on what another implied step did -> that step: the server that did
+#: the other does it when it can (Chrome DevTools cannot picture a page Playwright opened).
+_SAME_SERVER = {SNAPSHOT_PAGE: OPEN_PAGE}
 #: A clause that pushes already ("push the branch").
 _PUSHES = re.compile(r"\bpush(?:es|ed)?\b", re.I)
 #: A clause that reviews a proposed change or asks whether it may go in ("review PR #214", "is PR
@@ -248,8 +262,10 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
     clauses = split_clauses(text)
     writes_files = bool(clauses) and bool(analyze_task(text, shards).file_targets)
     commits = any(_COMMITS.match(c) for c in clauses)
+    pictured = bool(_PICTURED.search(text))
+    page: int | None = None  # the clause that opened a page in a browser
     steps: list[Step] = []
-    for clause in clauses:
+    for i, clause in enumerate(clauses):
         if _NEGATED.match(clause):
             continue
         profile = analyze_task(clause, shards)
@@ -267,9 +283,11 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
         if profile.edits_code:
             steps.append(Step(READ_CODE, "/read", implied=True, clause=clause, by="read_file"))
         local_page = bool(_LOCAL.search(clause)) and not _NO_PAGE.search(clause)
-        if _URL.search(clause) and (_PAGE.search(text) or local_page):
+        if _URL.search(clause) and (_PAGE.search(text) or local_page) and not _FETCHES.search(clause):
             steps.append(Step(OPEN_PAGE, "/read", implied=True, clause=clause))
-        if cap == "/read" and _ON_PAGE.search(clause) and any(s.text == OPEN_PAGE for s in steps):
+            page = i
+        if (cap == "/read" and page is not None and i - page <= 1 and _ON_PAGE.search(clause) and not _API.search(clause)
+                and (i == page or not _OFF_PAGE.search(clause)) and not pictured):
             steps.append(Step(SNAPSHOT_PAGE, "/read", implied=True, clause=clause))  # the page looked at
         if cap == "/read" and _REVIEWS.search(clause):  # a change reviewed: it and its files read first
             steps += [Step(READ_CHANGE, "/read", implied=True, clause=clause),
@@ -705,7 +723,8 @@ def settle(planned: Sequence[Planned], final: Mapping[int, float], names: Mappin
     ``STEP_WEIGHT`` × its ranking for the step (:func:`step_tools`) + the rest × its final
     score, or, when another step has taken that one, an option of the same server within
     :data:`CLOSE` of it that the step's own ranking puts higher; for a step the task implies (its
-    text in ``implied``), that best's server's option the step's own ranking puts first; each with
+    text in ``implied``), that best's server's option the step's own ranking puts first (for one that acts on
+    what another implied step did, that one's server when it has an option: :data:`_SAME_SERVER`); each with
     the producers of the identifiers it needs. Then, while Full has room (fewer
     than ``room`` tools in ``full``, the tools Full holds already, and the chosen), the second
     best of a step whose second is within :data:`CLOSE` of its best and of the same server
@@ -736,6 +755,11 @@ def settle(planned: Sequence[Planned], final: Mapping[int, float], names: Mappin
             # tools of what it does say ("review PR #214": the reviews). The task chooses the server,
             # the step's own ranking the tool of it.
             lead = heads[ranked[0][2]][0]
+            # A step on what another implied step did (a picture of the page a navigate opened):
+            # the server that did it, when it can.
+            did = next((heads[t][0] for t, of in chosen.items() if of == _SAME_SERVER.get(text)), None)
+            if did is not None and any(heads[r[2]][0] == did for r in ranked):
+                lead = did
             same = sorted((r for r in ranked if heads[r[2]][0] == lead), key=lambda r: -own[r[2]])
             ranked = same + [r for r in ranked if heads[r[2]][0] != lead]
         # Two steps said apart are rarely one call: a step whose best tool another step has taken,
