@@ -457,6 +457,19 @@ def test_deleting_things_given_by_a_pattern_finds_them_first():
     assert FIND_MATCHING not in [s.text for s in task_steps("Delete the branch fix/login")]  # named: no search
 
 
+def test_only_a_real_pattern_of_things_not_read_before_is_listed_before_deleting_them():
+    for task in ("Delete **only** the branch wip in acme/shop on GitHub.",
+                 "Remove the user *bob* from the admins group",
+                 "Delete the event that matches the invite I sent yesterday",
+                 "Delete the branch matching the PR number",
+                 "List the keys in Redis, then delete the keys that start with flags:"):
+        assert FIND_MATCHING not in [s.text for s in task_steps(task)], task
+    for task in ("Check the Redis memory usage, then delete the keys that start with flags:",
+                 "Delete the logs matching *.log in /var/tmp", "Remove the branches prefixed with wip-",
+                 "Purge the keys matching the pattern sess_[0-9]+"):
+        assert FIND_MATCHING in [s.text for s in task_steps(task)], task
+
+
 def test_a_days_name_in_an_address_is_no_day_to_come():
     assert all(s.text != CURRENT_TIME for s in task_steps("List the open cards on the Roadmap board in monday.com"))
     assert task_steps("Book a room on Monday for the retro")[0].text == CURRENT_TIME

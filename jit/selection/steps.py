@@ -170,8 +170,14 @@ _PROPOSES = re.compile(r"^(?:(?:please|also|then|now|and|just)\s+)*(?:open|creat
 _COMMITS = re.compile(r"^(?:(?:please|also|then|now|first|and|just)\s+)*commit\b", re.I)
 #: Things a clause gives by a pattern rather than by name ("keys start with flags:", "branches
 #: matching release/*"): which they are is found first.
-_PATTERN = re.compile(r"\b(?:start(?:s|ing)? with|begin(?:s|ning)? with|prefix(?:ed)?|matching|match(?:es)?|glob)\b|"
-                      r"[\w:/.\-]\*", re.I)
+_PATTERN = re.compile(r"\b(?:(?:start|begin|end)(?:s|ning|ing)?\s+with|ending\s+in|(?:prefix|suffix)ed\s+(?:with|by)|"
+                      r"with\s+(?:the|a)\s+(?:prefix|suffix)|glob|matching\s+(?:(?:the|a)\s+)?(?:pattern|regexp?|"
+                      r"regular expression|glob|wildcard))\b|\bmatching\s+(?=\S*\*|/\S+/|[`'\"])|"
+                      # a glob: a token with a * inside it or at an end ("feature/*", "*.log"), not *emphasis*
+                      r"(?<![^\s(\[`'\"])(?!\*+[^\s*]+\*+(?:[\s.,;:!?)\]`'\"]|$))[^\s*]*(?:[^\s*(\[`'\"]\*|\*[^\s*])",
+                      re.I)
+#: Words between the things a deletion gives by a pattern and the pattern ("the keys that start with").
+_PATTERN_GLUE = frozenset("that which whose who are is all their its the with have has".split())
 #: What a clause looks at on a page opened in a browser ("check the form has a submit button",
 #: "does the page match the design"): a picture or a snapshot of it.
 _ON_PAGE = re.compile(r"\b(?:form|button|field|layout|design|looks?|renders?|appears?|displays?|shows?|visible)\b",
@@ -296,7 +302,7 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
             steps.append(Step(SWITCH_BRANCH, "/write", implied=True, clause=clause))
         if cap == "/write" and _PROPOSES.match(action) and commits and not _PUSHES.search(text):
             steps.append(Step(PUSH_BRANCH, "/write", implied=True, clause=clause))  # a local commit proposed: pushed first
-        if cap == "/delete" and _PATTERN.search(clause) and not any(s.capability == "/read" for s in steps):
+        if cap == "/delete" and _PATTERN.search(clause) and not _read_before(clause, steps):
             steps.append(Step(FIND_MATCHING, "/read", implied=True, clause=clause))  # what to delete, found first
         if _AHEAD.search(clause):  # a day to come: today's date first
             steps.append(Step(CURRENT_TIME, "/read", implied=True, clause=clause))
@@ -374,6 +380,20 @@ def _action(clause: str) -> str:
     ENG space, create a page" creates a page)."""
     lead = _LEAD_IN.match(clause)
     return clause[clause.index(",") + 1:].strip() if lead and "," in clause else clause
+
+
+def _read_before(clause: str, steps: Sequence[Step]) -> bool:
+    """Whether a step before a deletion by a pattern reads the same things: the things it names
+    before the pattern ("the keys that start with flags:": keys) or the pattern's own words."""
+    m = _PATTERN.search(clause)
+    if m is None:
+        return False
+    before = [w for w in re.findall(r"[\w\-]+", clause[:m.start()]) if w.lower() not in _PATTERN_GLUE]
+    # the pattern: a glob itself, else the word after "start with", "matching the pattern" …
+    pattern = [m.group(0)] if "*" in m.group(0) else clause[m.end():].split()[:1]
+    things = set(search_tokens(" ".join([*before[-1:], *pattern]), drop_stopwords=True))
+    return any(s.capability == "/read" and not s.implied and things & set(search_tokens(s.text, drop_stopwords=True))
+               for s in steps)
 
 
 def demo_servers(servers: Mapping[str, Sequence[str]]) -> frozenset[str]:
