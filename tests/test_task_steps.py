@@ -444,6 +444,18 @@ def test_proposing_a_local_commit_implies_pushing_its_branch_first():
     assert PUSH_BRANCH not in [s.text for s in task_steps("Open a PR for the commit a1b2c3d on GitHub")]
 
 
+def test_a_commit_proposed_in_any_words_is_pushed_first_unless_a_clause_pushes_it():
+    for task in ("In the repo, commit the change and open a PR.", "Commit the fix, then submit a pull request.",
+                 "Commit the fix, then send a PR to upstream.", "Commit the fix and raise an MR.",
+                 "Commit the fix for push notifications and open a PR."):
+        steps = task_steps(task)
+        assert PUSH_BRANCH in [s.text for s in steps], task
+        assert steps[-1].capability == "/write", task  # a pull request is opened, whatever the verb
+    # "commit messages" name no commit made here
+    assert PUSH_BRANCH not in [s.text for s in task_steps(
+        "Commit messages must follow Conventional Commits. Open a PR with the fix from my fork.")]
+
+
 def test_what_a_forbidding_clause_goes_on_to_say_is_no_step():
     assert [s.text for s in task_steps("Open a PR against main. Don't merge it, the release manager decides.")] == [
         "Open a PR against main"]

@@ -167,7 +167,9 @@ READ_CHANGED_FILES = "list the files changed in a pull request"
 _PROPOSES = re.compile(r"^(?:(?:please|also|then|now|and|just)\s+)*(?:open|create|raise|submit|file|send)\s+(?:an?\s+|"
                        r"the\s+)?(?:new\s+|draft\s+)*(?:prs?|pull requests?|merge requests?|mrs?)\b", re.I)
 #: A clause that commits a change on this machine ("commit it and …"; not "the commit a1b2c3d").
-_COMMITS = re.compile(r"^(?:(?:please|also|then|now|first|and|just)\s+)*commit\b", re.I)
+_COMMITS = re.compile(r"^(?:(?:please|also|then|now|first|and|just)\s+)*commit\b(?!\s+(?:messages?|hash(?:es)?|history|"
+                      r"logs?|shas?|ids?|titles?|authors?|range|hooks?|signing|signatures?|access|rights)\b)"
+                      r"(?!\s+\w+\s+(?:must|should|shall|are|is|need|needs|have|has|will|can|may)\b)", re.I)
 #: Things a clause gives by a pattern rather than by name ("keys start with flags:", "branches
 #: matching release/*"): which they are is found first.
 _PATTERN = re.compile(r"\b(?:(?:start|begin|end)(?:s|ning|ing)?\s+with|ending\s+in|(?:prefix|suffix)ed\s+(?:with|by)|"
@@ -196,8 +198,9 @@ _PICTURED = re.compile(r"\b(?:screenshots?|snapshots?|screen ?(?:grab|capture)s?
 #: An implied step that acts on what another implied step did -> that step: the server that did
 #: the other does it when it can (Chrome DevTools cannot picture a page Playwright opened).
 _SAME_SERVER = {SNAPSHOT_PAGE: OPEN_PAGE}
-#: A clause that pushes already ("push the branch").
-_PUSHES = re.compile(r"\bpush(?:es|ed)?\b", re.I)
+#: A clause that pushes already ("push the branch", "git push"; "don't push" says so too).
+_PUSHES = re.compile(r"^(?:(?:please|also|then|now|first|and|just|don'?t|do not|never)\s+)*(?:git\s+)?push(?:es|ed)?\b",
+                     re.I)
 #: A clause that reviews a proposed change or asks whether it may go in ("review PR #214", "is PR
 #: #88 safe to merge?"): reading the change and the files it changes comes first.
 _REVIEWS = re.compile(rf"\b(?:review|safe to merge|ready to merge|look over|go over)\b.{{0,{_REACH}}}?\b(?:prs?|"
@@ -267,7 +270,8 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
     """The steps of a task, in order: each clause, and the steps it implies before or after it."""
     clauses = split_clauses(text)
     writes_files = bool(clauses) and bool(analyze_task(text, shards).file_targets)
-    commits = any(_COMMITS.match(c) for c in clauses)
+    commits = any(_COMMITS.match(_action(c)) for c in clauses)
+    pushes = any(_PUSHES.match(_action(c)) for c in clauses)
     pictured = bool(_PICTURED.search(text))
     page: int | None = None  # the clause that opened a page in a browser
     steps: list[Step] = []
@@ -286,6 +290,8 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
         if verb is None and not caps and len(clause.split()) < 3 and not _URL.search(clause):
             continue  # a fragment ("mind2web", "upon completion"; not "load http://…"): no step of its own
         cap = "/read" if _QUESTION.search(action) or _STATEMENT.match(action) else verb or (caps[0] if caps else "/read")
+        if _PROPOSES.match(action):  # "submit a pull request", "raise an MR": it is opened
+            cap = "/write"
         if profile.edits_code:
             steps.append(Step(READ_CODE, "/read", implied=True, clause=clause, by="read_file"))
         local_page = bool(_LOCAL.search(clause)) and not _NO_PAGE.search(clause)
@@ -300,7 +306,7 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
                       Step(READ_CHANGED_FILES, "/read", implied=True, clause=clause)]
         if cap == "/write" and _BRANCH.search(clause):  # a change on a branch: switching to it first
             steps.append(Step(SWITCH_BRANCH, "/write", implied=True, clause=clause))
-        if cap == "/write" and _PROPOSES.match(action) and commits and not _PUSHES.search(text):
+        if cap == "/write" and _PROPOSES.match(action) and commits and not pushes:
             steps.append(Step(PUSH_BRANCH, "/write", implied=True, clause=clause))  # a local commit proposed: pushed first
         if cap == "/delete" and _PATTERN.search(clause) and not _read_before(clause, steps):
             steps.append(Step(FIND_MATCHING, "/read", implied=True, clause=clause))  # what to delete, found first
