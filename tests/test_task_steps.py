@@ -376,8 +376,8 @@ def test_a_steps_capability_is_its_leading_verbs_and_a_question_reads():
         "/read"]
     assert task_steps("List the PRs merged this week and say what each one adds")[-1].capability == "/read"
     assert task_steps("Move the card to Done")[-1].capability == "/write"  # a verb of its own
-    # a condition ("if", "when") or a clause opening with what it asks keeps the change it says
-    assert [s.capability for s in task_steps("If the build is green merge PR #12")] == ["/execute"]
+    # a condition ("if", "when") or a clause opening with what it asks keeps the change it says: its verb's
+    assert [s.capability for s in task_steps("If the build is green merge PR #12")] == ["/write"]
     assert [s.capability for s in task_steps("If the tests pass merge PR #12 into main")] == ["/write"]
     assert [s.capability for s in task_steps("Let me know if you can delete the old branch")] == ["/delete"]
     # "give" says no change of its own: an overview reads, feedback sends, a summary of a document reads
@@ -434,6 +434,36 @@ def test_where_or_when_a_sentence_opens_with_goes_on_into_the_action_after_it():
         "Check the signup form has a name field, an email field, a checkbox for the terms"]
 
 
+def test_the_action_of_a_clause_a_condition_opens_is_what_follows_the_condition_itself():
+    # the condition holds the action before the piece after it ("…, on GitHub" is where, not what)
+    steps = task_steps("If the build is green merge PR #12 in acme/shop, on GitHub.")
+    assert [(s.text, s.capability) for s in steps] == [
+        ("If the build is green merge PR #12 in acme/shop, on GitHub", "/write")]
+    steps = task_steps("When the deploy finishes delete the preview environment, in the staging cluster.")
+    assert [s.capability for s in steps] == ["/delete"]
+
+
+def test_a_lead_in_that_says_the_agents_own_action_is_a_step_of_its_own_in_the_order_it_is_done():
+    assert [(s.text, s.capability) for s in task_steps("After you merge PR #12, delete the branch.")] == [
+        ("After you merge PR #12", "/write"), ("delete the branch", "/delete")]
+    assert [s.capability for s in task_steps("After deleting the old rows, insert the new ones into the users "
+                                              "table.")] == ["/delete", "/write"]
+    # the commit said in the lead-in is made here: the branch is pushed before the pull request
+    assert [s.text for s in task_steps("Once you've committed the fix, open a PR.")] == [
+        "Once you've committed the fix", PUSH_BRANCH, "open a PR"]
+    # "before you delete it, back it up": the backup first, and the deletion is the lead-in's step alone
+    assert split_clauses("Before you delete the branch, back it up to S3.") == [
+        "back it up to S3", "Before you delete the branch"]
+    steps = task_steps("Before you delete the branch, back it up to S3.")
+    assert steps[-1].capability == "/delete" and steps[0].capability != "/delete"
+    # a place or a condition is still no step of its own, nor is what the agent sees or a login
+    assert split_clauses("Once the fix is committed, open a PR.") == ["Once the fix is committed, open a PR"]
+    assert split_clauses("When you see the error, restart the worker.") == [
+        "When you see the error, restart the worker"]
+    assert [s.capability for s in task_steps("After logging in, check the dashboard shows the chart.")
+            if not s.implied] == ["/read"]
+
+
 def test_proposing_a_local_commit_implies_pushing_its_branch_first():
     steps = task_steps("Bump the version in pyproject.toml, commit that and raise a merge request on GitLab.")
     texts = [s.text for s in steps]
@@ -460,6 +490,16 @@ def test_what_a_forbidding_clause_goes_on_to_say_is_no_step():
     assert [s.text for s in task_steps("Open a PR against main. Don't merge it, the release manager decides.")] == [
         "Open a PR against main"]
     assert [s.text for s in task_steps("Don't merge it, leave a comment instead")] == ["leave a comment instead"]
+
+
+def test_an_imperative_after_a_forbidding_clause_is_a_step_whatever_its_verb():
+    assert [s.text for s in task_steps("Don't close the issue, label it as stale.")] == ["label it as stale"]
+    assert [s.text for s in task_steps("Never edit the lockfile, regenerate it with npm install.")] == [
+        "regenerate it with npm install"]
+    # a subject before its verb says whose the decision is, or why: no step
+    for task in ("Don't merge it, Dana reviews first.", "Don't merge it, it's not ready.",
+                 "Don't book anything, just give me options."):
+        assert task_steps(task) == [], task
 
 
 def test_deleting_things_given_by_a_pattern_finds_them_first():

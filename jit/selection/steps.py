@@ -104,6 +104,21 @@ _QUESTION = re.compile(r"\?\s*$|^(?:what|which|who|where|why|how|is|are|does|do|
 #: the two are one clause, whose step is the second's.
 _LEAD_IN = re.compile(r"^(?:in|on|at|from|for|within|inside|under|if|when|once|after|before|until|unless|while|"
                       r"as soon as)\b(?!\s+(?:which|what|whose|how)\b)", re.I)
+#: A lead-in that says an action of the agent's own ("after you merge PR #12", "once you've committed
+#: the fix", "after deleting the old rows", "before you delete the branch"): a step of its own, no
+#: condition of the next piece's. ``verb``: a verb of :data:`~jit.selection.step_words.VERBS` that
+#: changes something, said after "you" or as "-ing" (:func:`_own_action`; "when you see the error" is a condition).
+_OWN_LEAD = re.compile(r"^(?P<when>after|before|once|when|as soon as)\s+(?P<you>you(?:'ve|'re|\s+have|\s+are|\s+had)?"
+                       r"\s+)?(?P<verb>[a-z][a-z\-]*)\b(?!['\u2019])", re.I)
+#: Words a piece opens with that are no verb of its own: it says how things are, or why
+#: ("the release manager decides", "it's not ready", "because CI is red"; :func:`_acts`); the two
+#: words after one name something (:func:`_imperative_at`: "when the deploy finishes").
+_NOT_VERB = frozenset("a an the i we you he she it they this that these those there here my our your his her its "
+                      "their because since as so but or which who whose until unless if when while though although "
+                      "for to in on at from of into with by via not no nobody nothing someone everyone".split())
+#: Words after which a piece's second word is no object of an imperative: the first is a subject.
+_FINITE = frozenset("is are was were will would can could should must shall may might has have had does do did "
+                    "needs need wants want".split())
 #: A piece that goes on with a list of the clause before ("…, password and a submit button").
 _LISTED = re.compile(r"^(?:an?)\s", re.I)
 #: A word that opens what a clause asks or tells about ("think through whether we should move",
@@ -279,8 +294,10 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
         if _NEGATED.match(clause):
             continue
         profile = analyze_task(clause, shards)
-        caps = [c for c in (*profile.capabilities, *profile.implied) if c in CHANGES]
         action = _action(clause)
+        # The capability of the action itself: not of where or when it happens ("before you delete the branch")
+        acted = profile if action == clause else analyze_task(action, shards)
+        caps = [c for c in (*acted.capabilities, *acted.implied) if c in CHANGES]
         verb = leading_capability(action)
         asks = _ASKS.search(action)
         if verb is None and caps and asks and action[:asks.start()].strip():
@@ -360,32 +377,118 @@ def split_clauses(text: str) -> list[str]:
     (:data:`~jit.selection.step_words.VERBS`: "… and merge it"); a piece that opens with a preposition, or within
     a sentence with "a" or "an", goes on with the clause before it ("…, in tests/test_x.py", "…, password and a
     submit button"), as does one without a verb of its own after a clause that forbids something ("don't merge it,
-    Dana reviews first": why it is forbidden); and one that opens its sentence with where or when the action happens goes on into the piece
-    after it ("In the test MongoDB, how many users …?", "When the deploy finishes, delete …")."""
+    Dana reviews first": why it is forbidden; not an imperative, :func:`_acts`: "don't close it, label it as stale");
+    and one that opens its sentence with where or when the action happens goes on into the piece
+    after it ("In the test MongoDB, how many users …?", "When the deploy finishes, delete …"), unless it holds an
+    action of the agent's own ("If the build is green merge PR #12", :func:`_imperative_at`; "after you merge PR #12",
+    :func:`_own_action`: a step of its own, after the action it comes before: "before you delete the branch, back
+    it up")."""
     clauses: list[str] = []
     for pieces in sentence_pieces(text):
         lead = ""
+        before = -1  # "before you delete the branch, back it up": the backup is done first
         for j, piece in enumerate(pieces):
             if lead:
                 piece, lead = f"{lead}, {piece}", ""
             elif j == 0 and len(pieces) > 1 and _LEAD_IN.match(piece) and not _QUESTION.search(piece):
-                lead = piece
-                continue
+                own = _own_action(piece)
+                if own is None and _imperative_at(piece) is None:
+                    lead = piece  # a place or a condition: no action of the agent's own
+                    continue
+                if own is not None and piece.lower().startswith("before"):
+                    before = len(clauses)
             elif clauses and (_CONTINUED.match(piece) or (j and _LISTED.match(piece))
-                              or (j and _NEGATED.match(clauses[-1]) and leading_capability(piece) is None)
+                              or (j and _NEGATED.match(clauses[-1]) and not _acts(piece))
                               or (len(search_tokens(piece, drop_stopwords=True)) < 2
                                   and leading_capability(piece) is None)):
                 clauses[-1] = f"{clauses[-1]}, {piece}"
                 continue
             clauses.append(piece)
+        if 0 <= before < len(clauses) - 1:
+            clauses.append(clauses.pop(before))
     return list(dict.fromkeys(clauses))
 
 
 def _action(clause: str) -> str:
     """What a clause asks to be done, after where or when it happens (:data:`_LEAD_IN`: "In the
-    ENG space, create a page" creates a page)."""
-    lead = _LEAD_IN.match(clause)
-    return clause[clause.index(",") + 1:].strip() if lead and "," in clause else clause
+    ENG space, create a page" creates a page; "If the build is green merge PR #12 in acme/shop, on
+    GitHub" merges), or the agent's own action its lead-in says (:func:`_own_action`: "after you
+    merge PR #12" merges)."""
+    if not _LEAD_IN.match(clause):
+        return clause
+    own = _own_action(clause)
+    if own is not None:
+        return own
+    at = _imperative_at(clause.split(",", 1)[0])
+    if at is not None:
+        return clause[at:]
+    return clause[clause.index(",") + 1:].strip() if "," in clause else clause
+
+
+def _verb(word: str) -> str | None:
+    """The verb of :data:`~jit.selection.step_words.VERBS` a word says, as it is or with "-ed" or
+    "-ing" ("committed", "deleting", "merged": commit, delete, merge); None for none."""
+    w = word.lower()
+    if w in VERBS:
+        return w
+    for suffix in ("ing", "ed"):
+        base = w[:-len(suffix)] if w.endswith(suffix) else ""
+        for stem in (base, base + "e", base[:-1] if len(base) > 2 and base[-1] == base[-2] else ""):
+            if len(stem) > 1 and stem in VERBS:
+                return stem
+    return None
+
+
+def _own_action(piece: str) -> str | None:
+    """The action a lead-in says the agent does (:data:`_OWN_LEAD`), from its verb on, the verb as
+    :data:`~jit.selection.step_words.VERBS` says it ("once you've committed the fix": "commit the
+    fix"); None for a place or a condition ("when the deploy finishes", "once pushed", "when you
+    see the error", "after logging in")."""
+    m = _OWN_LEAD.match(piece)
+    if m is None:
+        return None
+    verb = _verb(m.group("verb"))
+    if verb is None or not (m.group("you") or m.group("verb").lower().endswith("ing")):
+        return None
+    action = verb + piece[m.end("verb"):]
+    if verb == "log" and re.match(r"log\s+(?:in|into|on|out)\b", action, re.I):
+        return None  # logging in records nothing
+    return action if leading_capability(action) in CHANGES else None
+
+
+def _imperative_at(piece: str) -> int | None:
+    """Where a lead-in goes on with an action of the agent's own without a comma ("If the build is
+    green merge PR #12": at "merge"): a verb of :data:`~jit.selection.step_words.VERBS` past the
+    lead-in's first word that is neither said as a name (within two words after an article, a
+    possessive or a preposition: "when the deploy finishes") nor a subject's ("if you merge it")."""
+    after = 0
+    for k, m in enumerate(re.finditer(r"[\w\-]+", piece)):
+        low = m.group(0).lower()
+        if k == 0 or low in _NOT_VERB:
+            after = 0
+            continue
+        after += 1
+        if after > 2 and low in VERBS:
+            return m.start()
+    return None
+
+
+def _acts(piece: str) -> bool:
+    """Whether a piece after a clause that forbids something says an action of its own, an
+    imperative opening with its verb ("label it as stale", "regenerate it with npm install"),
+    rather than why or whose the decision is: a subject before its verb ("Dana reviews first",
+    "the release manager decides", "it's not ready"), or a verb addressed to the user ("just give
+    me options")."""
+    if leading_capability(piece) is not None:
+        return True
+    m = re.match(r"(?:(?:please|also|then|now|just|instead)\s+)*(?P<first>[a-z][a-z\-]*)(?![\w'\u2019])\s*"
+                 r"(?P<second>[\w'\u2019]*)", piece)
+    if m is None or m.group("first") in _NOT_VERB:
+        return False
+    first, second = m.group("first"), m.group("second").lower()
+    if first.endswith("s") and not first.endswith("ss"):
+        return False  # "reviews happen on Fridays": a subject, not an imperative
+    return second not in _FINITE and second not in {"me", "us"}
 
 
 def _read_before(clause: str, steps: Sequence[Step]) -> bool:
