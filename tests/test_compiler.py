@@ -17,7 +17,7 @@ from jit.selection.records import StaleSnapshot
 from jit.selection.retrieve import split_task
 from jit.selection.snapshot import label_rows
 from jit.selection.step_words import spelled
-from jit.selection.steps import FILE_STEP, embedded, task_steps
+from jit.selection.steps import FILE_STEP, FIND_MATCHING, PUSH_BRANCH, embedded, task_steps
 from jit.selection.task import TaskContext
 from jit.selection.tiers import Tier
 from jit.selection.tokens import EstimateCounter
@@ -97,6 +97,23 @@ def test_golden_selection_per_shard(env, shard):
                            "3 of 14 tools have no analysis yet (an interrupted or unfinished `jit sync`?): their "
                            "text is checked for hostile instructions, but they get no points for labels or shard "
                            "affinity; run `jit sync` to analyse them"]
+
+
+def test_what_a_refused_step_implies_is_no_step_and_no_warning_of_its_own(env):
+    """A read-only role may not open a pull request nor delete: the push the pull request implies
+    is no second warning beside the pull request's, and the listing before a deletion by a
+    pattern holds no tool in Full for a deletion that will not happen."""
+    _, _, _, compiler = env
+    ts = compiler.compile(TaskContext(shard="reviewer", task="Commit the fix and open a PR against main on GitHub."))
+    steps = [w for w in ts.warnings if "the step" in w]
+    assert len(steps) == 2 and "'open a PR against main on GitHub'" in steps[1]
+    assert not any(PUSH_BRANCH in w for w in ts.warnings)
+    ts = compiler.compile(TaskContext(shard="reviewer", task="Delete the files that start with tmp_ in the project "
+                                                             "folder."))
+    assert any("may not delete anything: the step 'Delete the files" in w for w in ts.warnings)
+    assert not any(s.step == FIND_MATCHING for s in ts.tools)
+    assert any(s.text == FIND_MATCHING for s in task_steps("Delete the files that start with tmp_ in the project "
+                                                             "folder."))
 
 
 def test_changing_policy_changes_selection(env, tmp_path, embedder):

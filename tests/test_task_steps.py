@@ -83,6 +83,34 @@ def test_looking_at_what_a_page_opened_in_a_browser_shows_implies_a_picture_of_i
     assert all(s.text != SNAPSHOT_PAGE for s in task_steps("Open http://localhost:8000/login and read the console"))
 
 
+def test_a_picture_of_a_page_is_implied_only_by_the_page_opened_in_a_browser_and_not_asked_already():
+    steps = task_steps("Open http://localhost:3000/signup in the browser and check the form shows an error for an "
+                       "empty email.")
+    assert [s.text for s in steps if s.implied] == [OPEN_PAGE, SNAPSHOT_PAGE]
+    steps = task_steps("Does the pricing page at http://localhost:3000/pricing look like the Figma file?")
+    assert [s.text for s in steps if s.implied] == [OPEN_PAGE, SNAPSHOT_PAGE]  # the page compared with another
+    # a later clause about data or another system, a command-line client's answer, a picture asked already
+    for task in ("Open http://localhost:3000 in the browser, then query the users table in Postgres and tell me "
+                 "which field is null.",
+                 "Curl http://localhost:9200/_cat/indices and tell me which index looks largest.",
+                 "Take a screenshot of http://localhost:3000/pricing and check the layout."):
+        assert SNAPSHOT_PAGE not in [s.text for s in task_steps(task)], task
+    assert OPEN_PAGE not in [s.text for s in task_steps("Curl http://localhost:9200/_cat/indices")]  # no browser
+
+
+def test_a_picture_of_a_page_is_taken_by_the_server_that_opened_it():
+    # Chrome DevTools (3, 4) cannot picture a page Playwright (1, 2) opened, however the task scores them.
+    planned = [(OPEN_PAGE, ((1, 180.0), (3, 170.0))), (SNAPSHOT_PAGE, ((4, 180.0), (2, 170.0)))]
+    heads = {1: ("playwright", "browser_navigate"), 2: ("playwright", "browser_take_screenshot"),
+             3: ("chrome-devtools", "navigate_page"), 4: ("chrome-devtools", "take_screenshot")}
+    final = {1: 90, 2: 40, 3: 60, 4: 90}
+    chosen = settle(planned, final, {}, heads=heads, room=0, implied={OPEN_PAGE, SNAPSHOT_PAGE})
+    assert chosen == {1: OPEN_PAGE, 2: SNAPSHOT_PAGE}
+    # a server that has no option for the picture leaves it to the task's choice
+    assert settle([(OPEN_PAGE, ((1, 180.0),)), (SNAPSHOT_PAGE, ((4, 180.0), (3, 100.0)))], final, {}, heads=heads,
+                  room=0, implied={OPEN_PAGE, SNAPSHOT_PAGE}) == {1: OPEN_PAGE, 4: SNAPSHOT_PAGE}
+
+
 def test_reviewing_a_pull_request_implies_reading_it_and_the_files_it_changes():
     for task in ("Review PR #214 in acme/shop and leave your comments on it as a review.",
                  "is PR #88 in acme/payments safe to merge? check its status checks too"):
@@ -348,8 +376,8 @@ def test_a_steps_capability_is_its_leading_verbs_and_a_question_reads():
         "/read"]
     assert task_steps("List the PRs merged this week and say what each one adds")[-1].capability == "/read"
     assert task_steps("Move the card to Done")[-1].capability == "/write"  # a verb of its own
-    # a condition ("if", "when") or a clause opening with what it asks keeps the change it says
-    assert [s.capability for s in task_steps("If the build is green merge PR #12")] == ["/execute"]
+    # a condition ("if", "when") or a clause opening with what it asks keeps the change it says: its verb's
+    assert [s.capability for s in task_steps("If the build is green merge PR #12")] == ["/write"]
     assert [s.capability for s in task_steps("If the tests pass merge PR #12 into main")] == ["/write"]
     assert [s.capability for s in task_steps("Let me know if you can delete the old branch")] == ["/delete"]
     # "give" says no change of its own: an overview reads, feedback sends, a summary of a document reads
@@ -406,6 +434,36 @@ def test_where_or_when_a_sentence_opens_with_goes_on_into_the_action_after_it():
         "Check the signup form has a name field, an email field, a checkbox for the terms"]
 
 
+def test_the_action_of_a_clause_a_condition_opens_is_what_follows_the_condition_itself():
+    # the condition holds the action before the piece after it ("…, on GitHub" is where, not what)
+    steps = task_steps("If the build is green merge PR #12 in acme/shop, on GitHub.")
+    assert [(s.text, s.capability) for s in steps] == [
+        ("If the build is green merge PR #12 in acme/shop, on GitHub", "/write")]
+    steps = task_steps("When the deploy finishes delete the preview environment, in the staging cluster.")
+    assert [s.capability for s in steps] == ["/delete"]
+
+
+def test_a_lead_in_that_says_the_agents_own_action_is_a_step_of_its_own_in_the_order_it_is_done():
+    assert [(s.text, s.capability) for s in task_steps("After you merge PR #12, delete the branch.")] == [
+        ("After you merge PR #12", "/write"), ("delete the branch", "/delete")]
+    assert [s.capability for s in task_steps("After deleting the old rows, insert the new ones into the users "
+                                              "table.")] == ["/delete", "/write"]
+    # the commit said in the lead-in is made here: the branch is pushed before the pull request
+    assert [s.text for s in task_steps("Once you've committed the fix, open a PR.")] == [
+        "Once you've committed the fix", PUSH_BRANCH, "open a PR"]
+    # "before you delete it, back it up": the backup first, and the deletion is the lead-in's step alone
+    assert split_clauses("Before you delete the branch, back it up to S3.") == [
+        "back it up to S3", "Before you delete the branch"]
+    steps = task_steps("Before you delete the branch, back it up to S3.")
+    assert steps[-1].capability == "/delete" and steps[0].capability != "/delete"
+    # a place or a condition is still no step of its own, nor is what the agent sees or a login
+    assert split_clauses("Once the fix is committed, open a PR.") == ["Once the fix is committed, open a PR"]
+    assert split_clauses("When you see the error, restart the worker.") == [
+        "When you see the error, restart the worker"]
+    assert [s.capability for s in task_steps("After logging in, check the dashboard shows the chart.")
+            if not s.implied] == ["/read"]
+
+
 def test_proposing_a_local_commit_implies_pushing_its_branch_first():
     steps = task_steps("Bump the version in pyproject.toml, commit that and raise a merge request on GitLab.")
     texts = [s.text for s in steps]
@@ -416,10 +474,32 @@ def test_proposing_a_local_commit_implies_pushing_its_branch_first():
     assert PUSH_BRANCH not in [s.text for s in task_steps("Open a PR for the commit a1b2c3d on GitHub")]
 
 
+def test_a_commit_proposed_in_any_words_is_pushed_first_unless_a_clause_pushes_it():
+    for task in ("In the repo, commit the change and open a PR.", "Commit the fix, then submit a pull request.",
+                 "Commit the fix, then send a PR to upstream.", "Commit the fix and raise an MR.",
+                 "Commit the fix for push notifications and open a PR."):
+        steps = task_steps(task)
+        assert PUSH_BRANCH in [s.text for s in steps], task
+        assert steps[-1].capability == "/write", task  # a pull request is opened, whatever the verb
+    # "commit messages" name no commit made here
+    assert PUSH_BRANCH not in [s.text for s in task_steps(
+        "Commit messages must follow Conventional Commits. Open a PR with the fix from my fork.")]
+
+
 def test_what_a_forbidding_clause_goes_on_to_say_is_no_step():
     assert [s.text for s in task_steps("Open a PR against main. Don't merge it, the release manager decides.")] == [
         "Open a PR against main"]
     assert [s.text for s in task_steps("Don't merge it, leave a comment instead")] == ["leave a comment instead"]
+
+
+def test_an_imperative_after_a_forbidding_clause_is_a_step_whatever_its_verb():
+    assert [s.text for s in task_steps("Don't close the issue, label it as stale.")] == ["label it as stale"]
+    assert [s.text for s in task_steps("Never edit the lockfile, regenerate it with npm install.")] == [
+        "regenerate it with npm install"]
+    # a subject before its verb says whose the decision is, or why: no step
+    for task in ("Don't merge it, Dana reviews first.", "Don't merge it, it's not ready.",
+                 "Don't book anything, just give me options."):
+        assert task_steps(task) == [], task
 
 
 def test_deleting_things_given_by_a_pattern_finds_them_first():
@@ -427,6 +507,19 @@ def test_deleting_things_given_by_a_pattern_finds_them_first():
     assert [(s.text, s.capability, s.implied) for s in steps][0] == (FIND_MATCHING, "/read", True)
     assert FIND_MATCHING in [s.text for s in task_steps("Delete the local branches matching feature/*")]
     assert FIND_MATCHING not in [s.text for s in task_steps("Delete the branch fix/login")]  # named: no search
+
+
+def test_only_a_real_pattern_of_things_not_read_before_is_listed_before_deleting_them():
+    for task in ("Delete **only** the branch wip in acme/shop on GitHub.",
+                 "Remove the user *bob* from the admins group",
+                 "Delete the event that matches the invite I sent yesterday",
+                 "Delete the branch matching the PR number",
+                 "List the keys in Redis, then delete the keys that start with flags:"):
+        assert FIND_MATCHING not in [s.text for s in task_steps(task)], task
+    for task in ("Check the Redis memory usage, then delete the keys that start with flags:",
+                 "Delete the logs matching *.log in /var/tmp", "Remove the branches prefixed with wip-",
+                 "Purge the keys matching the pattern sess_[0-9]+"):
+        assert FIND_MATCHING in [s.text for s in task_steps(task)], task
 
 
 def test_a_days_name_in_an_address_is_no_day_to_come():

@@ -104,6 +104,21 @@ _QUESTION = re.compile(r"\?\s*$|^(?:what|which|who|where|why|how|is|are|does|do|
 #: the two are one clause, whose step is the second's.
 _LEAD_IN = re.compile(r"^(?:in|on|at|from|for|within|inside|under|if|when|once|after|before|until|unless|while|"
                       r"as soon as)\b(?!\s+(?:which|what|whose|how)\b)", re.I)
+#: A lead-in that says an action of the agent's own ("after you merge PR #12", "once you've committed
+#: the fix", "after deleting the old rows", "before you delete the branch"): a step of its own, no
+#: condition of the next piece's. ``verb``: a verb of :data:`~jit.selection.step_words.VERBS` that
+#: changes something, said after "you" or as "-ing" (:func:`_own_action`; "when you see the error" is a condition).
+_OWN_LEAD = re.compile(r"^(?P<when>after|before|once|when|as soon as)\s+(?P<you>you(?:'ve|'re|\s+have|\s+are|\s+had)?"
+                       r"\s+)?(?P<verb>[a-z][a-z\-]*)\b(?!['\u2019])", re.I)
+#: Words a piece opens with that are no verb of its own: it says how things are, or why
+#: ("the release manager decides", "it's not ready", "because CI is red"; :func:`_acts`); the two
+#: words after one name something (:func:`_imperative_at`: "when the deploy finishes").
+_NOT_VERB = frozenset("a an the i we you he she it they this that these those there here my our your his her its "
+                      "their because since as so but or which who whose until unless if when while though although "
+                      "for to in on at from of into with by via not no nobody nothing someone everyone".split())
+#: Words after which a piece's second word is no object of an imperative: the first is a subject.
+_FINITE = frozenset("is are was were will would can could should must shall may might has have had does do did "
+                    "needs need wants want".split())
 #: A piece that goes on with a list of the clause before ("…, password and a submit button").
 _LISTED = re.compile(r"^(?:an?)\s", re.I)
 #: A word that opens what a clause asks or tells about ("think through whether we should move",
@@ -167,17 +182,40 @@ READ_CHANGED_FILES = "list the files changed in a pull request"
 _PROPOSES = re.compile(r"^(?:(?:please|also|then|now|and|just)\s+)*(?:open|create|raise|submit|file|send)\s+(?:an?\s+|"
                        r"the\s+)?(?:new\s+|draft\s+)*(?:prs?|pull requests?|merge requests?|mrs?)\b", re.I)
 #: A clause that commits a change on this machine ("commit it and …"; not "the commit a1b2c3d").
-_COMMITS = re.compile(r"^(?:(?:please|also|then|now|first|and|just)\s+)*commit\b", re.I)
+_COMMITS = re.compile(r"^(?:(?:please|also|then|now|first|and|just)\s+)*commit\b(?!\s+(?:messages?|hash(?:es)?|history|"
+                      r"logs?|shas?|ids?|titles?|authors?|range|hooks?|signing|signatures?|access|rights)\b)"
+                      r"(?!\s+\w+\s+(?:must|should|shall|are|is|need|needs|have|has|will|can|may)\b)", re.I)
 #: Things a clause gives by a pattern rather than by name ("keys start with flags:", "branches
 #: matching release/*"): which they are is found first.
-_PATTERN = re.compile(r"\b(?:start(?:s|ing)? with|begin(?:s|ning)? with|prefix(?:ed)?|matching|match(?:es)?|glob)\b|"
-                      r"[\w:/.\-]\*", re.I)
+_PATTERN = re.compile(r"\b(?:(?:start|begin|end)(?:s|ning|ing)?\s+with|ending\s+in|(?:prefix|suffix)ed\s+(?:with|by)|"
+                      r"with\s+(?:the|a)\s+(?:prefix|suffix)|glob|matching\s+(?:(?:the|a)\s+)?(?:pattern|regexp?|"
+                      r"regular expression|glob|wildcard))\b|\bmatching\s+(?=\S*\*|/\S+/|[`'\"])|"
+                      # a glob: a token with a * inside it or at an end ("feature/*", "*.log"), not *emphasis*
+                      r"(?<![^\s(\[`'\"])(?!\*+[^\s*]+\*+(?:[\s.,;:!?)\]`'\"]|$))[^\s*]*(?:[^\s*(\[`'\"]\*|\*[^\s*])",
+                      re.I)
+#: Words between the things a deletion gives by a pattern and the pattern ("the keys that start with").
+_PATTERN_GLUE = frozenset("that which whose who are is all their its the with have has".split())
 #: What a clause looks at on a page opened in a browser ("check the form has a submit button",
 #: "does the page match the design"): a picture or a snapshot of it.
 _ON_PAGE = re.compile(r"\b(?:form|button|field|layout|design|looks?|renders?|appears?|displays?|shows?|visible)\b",
                       re.I)
-#: A clause that pushes already ("push the branch").
-_PUSHES = re.compile(r"\bpush(?:es|ed)?\b", re.I)
+#: A clause after the one that opened a page that is about something else: data, a system it names
+#: ("in Postgres", "on GitHub").
+_OFF_PAGE = re.compile(r"\b(?:tables?|database|db|query|sql|rows?|columns?|index|indices|collections?|records?|logs?|"
+                       r"files?)\b|\b(?:in|on|from)\s+(?-i:[A-Z])\w+", re.I)
+#: A clause about an API's answer, not a page's picture ("check the JSON shows the new field").
+_API = re.compile(r"\b(?:api|json|endpoints?|response|status code|headers?|curl|wget)\b", re.I)
+#: A clause that asks a command-line client for an address ("curl http://localhost:9200/_cat/indices"):
+#: no page to open in a browser.
+_FETCHES = re.compile(r"\b(?:curl|wget|httpie)\b", re.I)
+#: A task that asks for a picture of a page itself: none is implied.
+_PICTURED = re.compile(r"\b(?:screenshots?|snapshots?|screen ?(?:grab|capture)s?)\b", re.I)
+#: An implied step that acts on what another implied step did -> that step: the server that did
+#: the other does it when it can (Chrome DevTools cannot picture a page Playwright opened).
+_SAME_SERVER = {SNAPSHOT_PAGE: OPEN_PAGE}
+#: A clause that pushes already ("push the branch", "git push"; "don't push" says so too).
+_PUSHES = re.compile(r"^(?:(?:please|also|then|now|first|and|just|don'?t|do not|never)\s+)*(?:git\s+)?push(?:es|ed)?\b",
+                     re.I)
 #: A clause that reviews a proposed change or asks whether it may go in ("review PR #214", "is PR
 #: #88 safe to merge?"): reading the change and the files it changes comes first.
 _REVIEWS = re.compile(rf"\b(?:review|safe to merge|ready to merge|look over|go over)\b.{{0,{_REACH}}}?\b(?:prs?|"
@@ -224,7 +262,8 @@ class Step:
 Planned = tuple[str, tuple[tuple[int, float], ...]]
 class Feeds(Protocol):
     """The tools that hand out the identifiers tool ``t`` requires (:func:`producers`; ``ids_only``:
-    only for the parameters named as identifiers), asked only of a tool rendered in Full (a step's
+    only for the parameters named as identifiers; ``optional_ids``: also for the optional ones
+    named as identifiers), asked only of a tool rendered in Full (a step's
     chosen tool, a tool Full by its score), whose definition is read anyway."""
 
     def __call__(self, t: int, ids_only: bool = False, optional_ids: bool = False) -> list[int]: ...
@@ -246,14 +285,19 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
     """The steps of a task, in order: each clause, and the steps it implies before or after it."""
     clauses = split_clauses(text)
     writes_files = bool(clauses) and bool(analyze_task(text, shards).file_targets)
-    commits = any(_COMMITS.match(c) for c in clauses)
+    commits = any(_COMMITS.match(_action(c)) for c in clauses)
+    pushes = any(_PUSHES.match(_action(c)) for c in clauses)
+    pictured = bool(_PICTURED.search(text))
+    page: int | None = None  # the clause that opened a page in a browser
     steps: list[Step] = []
-    for clause in clauses:
+    for i, clause in enumerate(clauses):
         if _NEGATED.match(clause):
             continue
         profile = analyze_task(clause, shards)
-        caps = [c for c in (*profile.capabilities, *profile.implied) if c in CHANGES]
         action = _action(clause)
+        # The capability of the action itself: not of where or when it happens ("before you delete the branch")
+        acted = profile if action == clause else analyze_task(action, shards)
+        caps = [c for c in (*acted.capabilities, *acted.implied) if c in CHANGES]
         verb = leading_capability(action)
         asks = _ASKS.search(action)
         if verb is None and caps and asks and action[:asks.start()].strip():
@@ -263,21 +307,25 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
         if verb is None and not caps and len(clause.split()) < 3 and not _URL.search(clause):
             continue  # a fragment ("mind2web", "upon completion"; not "load http://…"): no step of its own
         cap = "/read" if _QUESTION.search(action) or _STATEMENT.match(action) else verb or (caps[0] if caps else "/read")
+        if _PROPOSES.match(action):  # "submit a pull request", "raise an MR": it is opened
+            cap = "/write"
         if profile.edits_code:
             steps.append(Step(READ_CODE, "/read", implied=True, clause=clause, by="read_file"))
         local_page = bool(_LOCAL.search(clause)) and not _NO_PAGE.search(clause)
-        if _URL.search(clause) and (_PAGE.search(text) or local_page):
+        if _URL.search(clause) and (_PAGE.search(text) or local_page) and not _FETCHES.search(clause):
             steps.append(Step(OPEN_PAGE, "/read", implied=True, clause=clause))
-        if cap == "/read" and _ON_PAGE.search(clause) and any(s.text == OPEN_PAGE for s in steps):
+            page = i
+        if (cap == "/read" and page is not None and i - page <= 1 and _ON_PAGE.search(clause) and not _API.search(clause)
+                and (i == page or not _OFF_PAGE.search(clause)) and not pictured):
             steps.append(Step(SNAPSHOT_PAGE, "/read", implied=True, clause=clause))  # the page looked at
         if cap == "/read" and _REVIEWS.search(clause):  # a change reviewed: it and its files read first
             steps += [Step(READ_CHANGE, "/read", implied=True, clause=clause),
                       Step(READ_CHANGED_FILES, "/read", implied=True, clause=clause)]
         if cap == "/write" and _BRANCH.search(clause):  # a change on a branch: switching to it first
             steps.append(Step(SWITCH_BRANCH, "/write", implied=True, clause=clause))
-        if cap == "/write" and _PROPOSES.match(action) and commits and not _PUSHES.search(text):
+        if cap == "/write" and _PROPOSES.match(action) and commits and not pushes:
             steps.append(Step(PUSH_BRANCH, "/write", implied=True, clause=clause))  # a local commit proposed: pushed first
-        if cap == "/delete" and _PATTERN.search(clause) and not any(s.capability == "/read" for s in steps):
+        if cap == "/delete" and _PATTERN.search(clause) and not _read_before(clause, steps):
             steps.append(Step(FIND_MATCHING, "/read", implied=True, clause=clause))  # what to delete, found first
         if _AHEAD.search(clause):  # a day to come: today's date first
             steps.append(Step(CURRENT_TIME, "/read", implied=True, clause=clause))
@@ -329,32 +377,132 @@ def split_clauses(text: str) -> list[str]:
     (:data:`~jit.selection.step_words.VERBS`: "… and merge it"); a piece that opens with a preposition, or within
     a sentence with "a" or "an", goes on with the clause before it ("…, in tests/test_x.py", "…, password and a
     submit button"), as does one without a verb of its own after a clause that forbids something ("don't merge it,
-    Dana reviews first": why it is forbidden); and one that opens its sentence with where or when the action happens goes on into the piece
-    after it ("In the test MongoDB, how many users …?", "When the deploy finishes, delete …")."""
+    Dana reviews first": why it is forbidden; not an imperative, :func:`_acts`: "don't close it, label it as stale");
+    and one that opens its sentence with where or when the action happens goes on into the piece
+    after it ("In the test MongoDB, how many users …?", "When the deploy finishes, delete …"), unless it holds an
+    action of the agent's own ("If the build is green merge PR #12", :func:`_imperative_at`; "after you merge PR #12",
+    :func:`_own_action`: a step of its own, after the action it comes before: "before you delete the branch, back
+    it up")."""
     clauses: list[str] = []
     for pieces in sentence_pieces(text):
         lead = ""
+        before = -1  # "before you delete the branch, back it up": the backup is done first
         for j, piece in enumerate(pieces):
             if lead:
                 piece, lead = f"{lead}, {piece}", ""
             elif j == 0 and len(pieces) > 1 and _LEAD_IN.match(piece) and not _QUESTION.search(piece):
-                lead = piece
-                continue
+                own = _own_action(piece)
+                if own is None and _imperative_at(piece) is None:
+                    lead = piece  # a place or a condition: no action of the agent's own
+                    continue
+                if own is not None and piece.lower().startswith("before"):
+                    before = len(clauses)
             elif clauses and (_CONTINUED.match(piece) or (j and _LISTED.match(piece))
-                              or (j and _NEGATED.match(clauses[-1]) and leading_capability(piece) is None)
+                              or (j and _NEGATED.match(clauses[-1]) and not _acts(piece))
                               or (len(search_tokens(piece, drop_stopwords=True)) < 2
                                   and leading_capability(piece) is None)):
                 clauses[-1] = f"{clauses[-1]}, {piece}"
                 continue
             clauses.append(piece)
+        if 0 <= before < len(clauses) - 1:
+            clauses.append(clauses.pop(before))
     return list(dict.fromkeys(clauses))
 
 
 def _action(clause: str) -> str:
     """What a clause asks to be done, after where or when it happens (:data:`_LEAD_IN`: "In the
-    ENG space, create a page" creates a page)."""
-    lead = _LEAD_IN.match(clause)
-    return clause[clause.index(",") + 1:].strip() if lead and "," in clause else clause
+    ENG space, create a page" creates a page; "If the build is green merge PR #12 in acme/shop, on
+    GitHub" merges), or the agent's own action its lead-in says (:func:`_own_action`: "after you
+    merge PR #12" merges)."""
+    if not _LEAD_IN.match(clause):
+        return clause
+    own = _own_action(clause)
+    if own is not None:
+        return own
+    at = _imperative_at(clause.split(",", 1)[0])
+    if at is not None:
+        return clause[at:]
+    return clause[clause.index(",") + 1:].strip() if "," in clause else clause
+
+
+def _verb(word: str) -> str | None:
+    """The verb of :data:`~jit.selection.step_words.VERBS` a word says, as it is or with "-ed" or
+    "-ing" ("committed", "deleting", "merged": commit, delete, merge); None for none."""
+    w = word.lower()
+    if w in VERBS:
+        return w
+    for suffix in ("ing", "ed"):
+        base = w[:-len(suffix)] if w.endswith(suffix) else ""
+        for stem in (base, base + "e", base[:-1] if len(base) > 2 and base[-1] == base[-2] else ""):
+            if len(stem) > 1 and stem in VERBS:
+                return stem
+    return None
+
+
+def _own_action(piece: str) -> str | None:
+    """The action a lead-in says the agent does (:data:`_OWN_LEAD`), from its verb on, the verb as
+    :data:`~jit.selection.step_words.VERBS` says it ("once you've committed the fix": "commit the
+    fix"); None for a place or a condition ("when the deploy finishes", "once pushed", "when you
+    see the error", "after logging in")."""
+    m = _OWN_LEAD.match(piece)
+    if m is None:
+        return None
+    verb = _verb(m.group("verb"))
+    if verb is None or not (m.group("you") or m.group("verb").lower().endswith("ing")):
+        return None
+    action = verb + piece[m.end("verb"):]
+    if verb == "log" and re.match(r"log\s+(?:in|into|on|out)\b", action, re.I):
+        return None  # logging in records nothing
+    return action if leading_capability(action) in CHANGES else None
+
+
+def _imperative_at(piece: str) -> int | None:
+    """Where a lead-in goes on with an action of the agent's own without a comma ("If the build is
+    green merge PR #12": at "merge"): a verb of :data:`~jit.selection.step_words.VERBS` past the
+    lead-in's first word that is neither said as a name (within two words after an article, a
+    possessive or a preposition: "when the deploy finishes") nor a subject's ("if you merge it")."""
+    after = 0
+    for k, m in enumerate(re.finditer(r"[\w\-]+", piece)):
+        low = m.group(0).lower()
+        if k == 0 or low in _NOT_VERB:
+            after = 0
+            continue
+        after += 1
+        if after > 2 and low in VERBS:
+            return m.start()
+    return None
+
+
+def _acts(piece: str) -> bool:
+    """Whether a piece after a clause that forbids something says an action of its own, an
+    imperative opening with its verb ("label it as stale", "regenerate it with npm install"),
+    rather than why or whose the decision is: a subject before its verb ("Dana reviews first",
+    "the release manager decides", "it's not ready"), or a verb addressed to the user ("just give
+    me options")."""
+    if leading_capability(piece) is not None:
+        return True
+    m = re.match(r"(?:(?:please|also|then|now|just|instead)\s+)*(?P<first>[a-z][a-z\-]*)(?![\w'\u2019])\s*"
+                 r"(?P<second>[\w'\u2019]*)", piece)
+    if m is None or m.group("first") in _NOT_VERB:
+        return False
+    first, second = m.group("first"), m.group("second").lower()
+    if first.endswith("s") and not first.endswith("ss"):
+        return False  # "reviews happen on Fridays": a subject, not an imperative
+    return second not in _FINITE and second not in {"me", "us"}
+
+
+def _read_before(clause: str, steps: Sequence[Step]) -> bool:
+    """Whether a step before a deletion by a pattern reads the same things: the things it names
+    before the pattern ("the keys that start with flags:": keys) or the pattern's own words."""
+    m = _PATTERN.search(clause)
+    if m is None:
+        return False
+    before = [w for w in re.findall(r"[\w\-]+", clause[:m.start()]) if w.lower() not in _PATTERN_GLUE]
+    # the pattern: a glob itself, else the word after "start with", "matching the pattern" …
+    pattern = [m.group(0)] if "*" in m.group(0) else clause[m.end():].split()[:1]
+    things = set(search_tokens(" ".join([*before[-1:], *pattern]), drop_stopwords=True))
+    return any(s.capability == "/read" and not s.implied and things & set(search_tokens(s.text, drop_stopwords=True))
+               for s in steps)
 
 
 def demo_servers(servers: Mapping[str, Sequence[str]]) -> frozenset[str]:
@@ -397,12 +545,11 @@ class ServerNames:
     def within(self, text: str) -> ServerNames:
         """The servers whose first word ``text`` holds: what :func:`named_servers` finds in
         ``text`` or in any text made of its pieces joined by spaces or ", " (a task's clauses),
-        from one pass over the catalog's first words. A first word holds no whitespace, so it
-        can only stand across such a join when it ends with a comma: those are kept too."""
+        from one pass over the catalog's first words. A first word holds neither whitespace nor
+        a comma (a server's name holds none), so no join makes one stand where ``text`` has none."""
         lowered = text.lower()
         out = ServerNames(())
-        out.by_word = {first: said for first, said in self.by_word.items()
-                       if first in lowered or first.endswith(",")}
+        out.by_word = {first: said for first, said in self.by_word.items() if first in lowered}
         return out
 
 
@@ -640,10 +787,14 @@ def plan(view: CatalogSnapshot, steps: Sequence[Step], sims: np.ndarray,
         return found
 
     refused = [s for s in steps if s.capability in FITS and _role_refuses(view, s.capability, allowed, denied)]
+    # What a refused clause implies serves it alone (the listing before a deletion, the push before
+    # a pull request): no step, and the clause's own warning says it.
+    gone = {s.text for s in refused if not s.implied}
     for step in refused:  # every tool in reach that could take it is denied to the role
-        warnings.append(f"{shard} may not {DOES[step.capability]}: the step {step.named} needs a tool the policy "
-                        f"denies to {shard}")
-    steps = [s for s in steps if s not in refused]
+        if not (step.implied and step.clause in gone):
+            warnings.append(f"{shard} may not {DOES[step.capability]}: the step {step.named} needs a tool the "
+                            f"policy denies to {shard}")
+    steps = [s for s in steps if s not in refused and s.clause not in gone]
     if not steps:
         return [], _no_feeds
     index = view.index
@@ -701,7 +852,8 @@ def settle(planned: Sequence[Planned], final: Mapping[int, float], names: Mappin
     ``STEP_WEIGHT`` × its ranking for the step (:func:`step_tools`) + the rest × its final
     score, or, when another step has taken that one, an option of the same server within
     :data:`CLOSE` of it that the step's own ranking puts higher; for a step the task implies (its
-    text in ``implied``), that best's server's option the step's own ranking puts first; each with
+    text in ``implied``), that best's server's option the step's own ranking puts first (for one that acts on
+    what another implied step did, that one's server when it has an option: :data:`_SAME_SERVER`); each with
     the producers of the identifiers it needs. Then, while Full has room (fewer
     than ``room`` tools in ``full``, the tools Full holds already, and the chosen), the second
     best of a step whose second is within :data:`CLOSE` of its best and of the same server
@@ -732,6 +884,11 @@ def settle(planned: Sequence[Planned], final: Mapping[int, float], names: Mappin
             # tools of what it does say ("review PR #214": the reviews). The task chooses the server,
             # the step's own ranking the tool of it.
             lead = heads[ranked[0][2]][0]
+            # A step on what another implied step did (a picture of the page a navigate opened):
+            # the server that did it, when it can.
+            did = next((heads[t][0] for t, of in chosen.items() if of == _SAME_SERVER.get(text)), None)
+            if did is not None and any(heads[r[2]][0] == did for r in ranked):
+                lead = did
             same = sorted((r for r in ranked if heads[r[2]][0] == lead), key=lambda r: -own[r[2]])
             ranked = same + [r for r in ranked if heads[r[2]][0] != lead]
         # Two steps said apart are rarely one call: a step whose best tool another step has taken,
