@@ -99,10 +99,10 @@ def test_golden_selection_per_shard(env, shard):
                            "affinity; run `jit sync` to analyse them"]
 
 
-def test_what_a_refused_step_implies_is_no_step_and_no_warning_of_its_own(env):
+def test_a_change_a_refused_step_implies_has_no_warning_of_its_own_and_a_read_stays(env):
     """A read-only role may not open a pull request nor delete: the push the pull request implies
     is no second warning beside the pull request's, and the listing before a deletion by a
-    pattern holds no tool in Full for a deletion that will not happen."""
+    pattern stays a step (what the deletion would take is still what the task is about)."""
     _, _, _, compiler = env
     ts = compiler.compile(TaskContext(shard="reviewer", task="Commit the fix and open a PR against main on GitHub."))
     steps = [w for w in ts.warnings if "the step" in w]
@@ -111,7 +111,7 @@ def test_what_a_refused_step_implies_is_no_step_and_no_warning_of_its_own(env):
     ts = compiler.compile(TaskContext(shard="reviewer", task="Delete the files that start with tmp_ in the project "
                                                              "folder."))
     assert any("may not delete anything: the step 'Delete the files" in w for w in ts.warnings)
-    assert not any(s.step == FIND_MATCHING for s in ts.tools)
+    assert any(s.step == FIND_MATCHING and s.tier is Tier.FULL for s in ts.tools)
     assert any(s.text == FIND_MATCHING for s in task_steps("Delete the files that start with tmp_ in the project "
                                                              "folder."))
 

@@ -787,14 +787,15 @@ def plan(view: CatalogSnapshot, steps: Sequence[Step], sims: np.ndarray,
         return found
 
     refused = [s for s in steps if s.capability in FITS and _role_refuses(view, s.capability, allowed, denied)]
-    # What a refused clause implies serves it alone (the listing before a deletion, the push before
-    # a pull request): no step, and the clause's own warning says it.
+    # A change a refused clause implies (the push before a pull request) is refused with it: the
+    # clause's own warning says it. A read it implies stays a step: what it reads is still what the
+    # task is about (the date of an event the role may not create, the files a deletion would take).
     gone = {s.text for s in refused if not s.implied}
     for step in refused:  # every tool in reach that could take it is denied to the role
         if not (step.implied and step.clause in gone):
             warnings.append(f"{shard} may not {DOES[step.capability]}: the step {step.named} needs a tool the "
                             f"policy denies to {shard}")
-    steps = [s for s in steps if s not in refused and s.clause not in gone]
+    steps = [s for s in steps if s not in refused]
     if not steps:
         return [], _no_feeds
     index = view.index
