@@ -50,9 +50,10 @@ _OPENS_RECORD = re.compile(r"\s+(?:a|an|the)?\s*(?:new\s+)?(?:\w+\s+){0,2}(?:iss
 _ABBREVIATIONS = {"pr": "pull request", "prs": "pull requests", "mr": "merge request", "repo": "repository",
                   "db": "database", "k8s": "kubernetes", "env": "environment", "docs": "documentation"}
 #: A document's extension spelled as the kind of file it is: a path's extension says which tool
-#: opens the file ("compare with reports/q3.xlsx": a spreadsheet tool's).
+#: opens the file ("compare with reports/q3.xlsx": a spreadsheet tool's). Not ``pdf``: a task
+#: names one most often as what it makes ("a PDF report in /root/pdf"), which no reader does.
 _FILE_KINDS = {"xlsx": "Excel workbook spreadsheet", "xls": "Excel workbook spreadsheet",
-               "docx": "Word document", "pptx": "PowerPoint presentation slides", "pdf": "PDF document"}
+               "docx": "Word document", "pptx": "PowerPoint presentation slides"}
 _ABBREVIATIONS.update(_FILE_KINDS)
 _ABBREVIATION = re.compile(r"\b(" + "|".join(_ABBREVIATIONS) + r")\b", re.I)
 #: A title or a text in quotes.
