@@ -11,6 +11,7 @@ from jit.models import ServerStatus, StoredTool, ToolAnalysis, ToolDef
 from jit.selection.budget import Estimates, cap_full, fit_budget
 from jit.selection.budget import fed, unfed
 from jit.selection.step_words import action_free, leading_capability, name_fit, noun_uses, spelled
+from jit.selection.clauses import split_clauses
 from jit.selection.steps import (
     CURRENT_TIME,
     FILE_STEP,
@@ -28,7 +29,6 @@ from jit.selection.steps import (
     demo_servers,
     producers,
     settle,
-    split_clauses,
     step_tools,
     task_steps,
 )
@@ -369,8 +369,11 @@ def test_a_steps_capability_is_its_leading_verbs_and_a_question_reads():
     assert split_clauses("Write tests for parse() in src/p.py, in tests/test_p.py, and run them") == [
         "Write tests for parse() in src/p.py, in tests/test_p.py", "run them"]
     assert spelled("open a PR") == "open a PR (pull request)"
-    # a fragment that names neither a verb nor a change is no step of its own
-    assert [s.text for s in task_steps("Read the paper webarena, mind2web and mind2web2")] == ["Read the paper webarena"]
+    # a fragment that names neither a verb nor a change is no step of its own: names listed after
+    # a clause go on with it, another fragment is left out
+    assert [s.text for s in task_steps("Read the paper webarena, mind2web and mind2web2")] == [
+        "Read the paper webarena, mind2web, mind2web2"]
+    assert [s.text for s in task_steps("Read the paper webarena. upon completion")] == ["Read the paper webarena"]
     # the verbs of what a clause asks about are not its step's: thinking whether to move, saying what one adds
     assert [s.capability for s in task_steps("Think through whether our services should move from REST to gRPC")] == [
         "/read"]

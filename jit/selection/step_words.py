@@ -29,11 +29,13 @@ class Said(Protocol):
 VERBS = {
     **dict.fromkeys(("read", "check", "look", "find", "list", "show", "get", "search", "review", "compare",
                      "inspect", "research", "count", "describe", "fetch", "see", "summarize", "summarise",
-                     "explain", "open", "screenshot", "query", "browse", "verify"), "/read"),
+                     "explain", "open", "screenshot", "query", "browse", "verify", "grab", "pull", "dump", "hit",
+                     "go", "investigate", "examine"), "/read"),
     **dict.fromkeys(("fix", "change", "add", "create", "make", "put", "write", "update", "edit", "set", "rename",
                      "move", "bump", "switch", "checkout", "commit", "push", "merge", "stash", "rebase",
                      "cherry-pick", "tag", "log", "file", "register", "mark", "assign", "refund", "book",
-                     "schedule", "upload", "insert", "record", "save", "apply", "resolve", "close", "hop"),
+                     "schedule", "upload", "insert", "record", "save", "apply", "resolve", "close", "hop", "implement",
+                     "refactor", "replace", "append", "fill", "press", "click", "submit", "download"),
                     "/write"),
     **dict.fromkeys(("delete", "remove", "clear", "drop", "purge", "wipe", "archive"), "/delete"),
     **dict.fromkeys(("send", "tell", "leave", "post", "email", "mail", "reply", "comment", "notify", "message",
@@ -47,6 +49,12 @@ _OPENS_RECORD = re.compile(r"\s+(?:a|an|the)?\s*(?:new\s+)?(?:\w+\s+){0,2}(?:iss
 #: Abbreviations a tool's description spells out: a step is matched with both.
 _ABBREVIATIONS = {"pr": "pull request", "prs": "pull requests", "mr": "merge request", "repo": "repository",
                   "db": "database", "k8s": "kubernetes", "env": "environment", "docs": "documentation"}
+#: A document's extension spelled as the kind of file it is: a path's extension says which tool
+#: opens the file ("compare with reports/q3.xlsx": a spreadsheet tool's). Not ``pdf``: a task
+#: names one most often as what it makes ("a PDF report in /root/pdf"), which no reader does.
+_FILE_KINDS = {"xlsx": "Excel workbook spreadsheet", "xls": "Excel workbook spreadsheet",
+               "docx": "Word document", "pptx": "PowerPoint presentation slides"}
+_ABBREVIATIONS.update(_FILE_KINDS)
 _ABBREVIATION = re.compile(r"\b(" + "|".join(_ABBREVIATIONS) + r")\b", re.I)
 #: A title or a text in quotes.
 QUOTED = re.compile(r"(?<!\w)['\"\u201c\u2018][^'\"\u201c\u201d\u2018\u2019]{3,80}['\"\u201d\u2019](?!\w)")
@@ -122,7 +130,7 @@ def action_free(text: str, keep: Collection[str] = ()) -> str:
         return m.group(0) if toks & keep_set or not toks & nouns else " "
 
     def address(m: re.Match[str]) -> str:
-        kept = [w for w in search_tokens(m.group(0)) if w in keep_set]
+        kept = [w for w in search_tokens(m.group(0)) if w in keep_set or w in _FILE_KINDS]
         return f" {' '.join(kept)} "
 
     return _WORD.sub(word, _ADDRESS.sub(address, QUOTED.sub(address, text)))

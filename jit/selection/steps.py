@@ -1,21 +1,23 @@
 """The steps of a task and the tool of each: what the Full tier holds first.
 
-A task is split into steps (:func:`task_steps`): its clauses (:func:`split_clauses`), each
-with the capability of the verb it opens with (:data:`~jit.selection.step_words.VERBS`; a question reads; otherwise the
-offline task analyzer's reading, ``/read`` when it names none), a clause that tells the agent
-what *not* to do left out ("don't merge it"), and the steps a clause implies: reading the code
-before changing it in place, opening a page in a browser before looking at it (or a local
-address, not a database's, that no clause points something at) and a picture of what a clause
-looks at on it, switching to
-the branch a change goes on, reading a pull request and its files before reviewing it,
-today's date for a day still to come ("tomorrow", "on
-Thursday"), pushing the branch before proposing a change committed here, listing what a deletion
-gives by a pattern ("keys that start with flags:"), searching by its title for a thing read by one ("the 'Q3 launch
-plan' Google Doc"), reading what a clause finds ("find the signed contract in Drive"), running
-a command after "run the tests" (the role's skeleton slots do the first and the last). A clause
-that opens with an article, a pronoun or a preposition says how things are, and reads. The
-words a step says only as names (:func:`~jit.selection.step_words.noun_uses`: "in my local checkout", an address) are not
-its action; the clauses that forbid something are left out of retrieval too (:func:`asked`).
+A task is split into steps (:func:`task_steps`): its clauses
+(:func:`~jit.selection.clauses.split_clauses`), each with the capability of the verb it opens with
+(:data:`~jit.selection.step_words.VERBS`; a question reads; otherwise the offline task analyzer's
+reading, ``/read`` when it names none), a clause that tells the agent what *not* to do left out
+("don't merge it"), and the steps a clause implies: reading the code before changing it in place,
+opening a page in a browser before looking at it (or a local address, not a database's, that no
+clause points something at) and a picture of what a clause looks at on it, filling in and
+submitting a page's form to log in on it, switching to the branch a change goes on, reading a pull
+request and its files before reviewing it, today's date for a day still to come ("tomorrow", "on
+Thursday") or for today's date written or read, pushing the branch before proposing a change
+committed here, listing what a deletion gives by a pattern ("keys that start with flags:"),
+searching by its title for a thing read by one ("the 'Q3 launch plan' Google Doc", "the
+Confluence page 'Payments' in space ENG"), reading what a clause finds ("find the signed contract
+in Drive"), running a command after "run the tests" (the role's skeleton slots do the first and
+the last). A clause that opens with an article, a pronoun or a preposition says how things are,
+and reads. The words a step says only as names (:func:`~jit.selection.step_words.noun_uses`: "in
+my local checkout", an address) are not its action; the clauses that forbid something are left
+out of retrieval too (:func:`asked`).
 
 Each step gets the tool (:func:`step_tools`) that matches its text best (the retrieval index's
 score of the step alone: dense and lexical, with how well the tool's name says the step's verb
@@ -45,13 +47,14 @@ from ..analysis.offline_analyzer import analyze_task
 from ..config import ShardConfig
 from ..models import StoredTool
 from ..text import search_tokens
-from .retrieve import sentence_pieces, task_pieces
+from .clauses import ASKS, CONTINUED, NEGATED, QUESTION, STATEMENT, clause_action, split_clauses
+from .retrieve import task_pieces
 from .snapshot import CatalogSnapshot, label_rows
 from .step_words import QUOTED, VERBS, action_free, leading_capability, name_fit, spelled
 from .tiers import Tier
 
 __all__ = ["STEP_FLOOR", "Feeds", "ServerNames", "Step", "StepTool", "asked", "demo_servers", "embedded",
-           "named_servers", "plan", "producers", "server_names", "settle", "split_clauses", "step_tools", "task_steps"]
+           "named_servers", "plan", "producers", "server_names", "settle", "step_tools", "task_steps"]
 
 #: The least retrieval score (0–100, the step's text alone) of a step's tool: below it, no
 #: tool in reach is taken to do the step.
@@ -86,50 +89,13 @@ FITS = {"/write": ("/write",), "/delete": ("/delete", "/write"), "/send": ("/sen
 DOES = {"/read": "read it", "/write": "change files or data", "/delete": "delete anything",
         "/execute": "run commands", "/send": "send messages"}
 
-#: A clause that tells the agent what not to do: not a step.
-_NEGATED = re.compile(r"^(?:don'?t|do not|never|without|no need to|not)\b", re.I)
 #: Words of a clause that look at a page in a browser: opening it first is implied.
-_PAGE = re.compile(r"\b(?:screenshot|click|console|browser|the page|the form|viewport|headless)\b", re.I)
+_PAGE = re.compile(r"\b(?:screenshot|click|console|browser|the page|the form|viewport|headless|xhr|network requests?)\b",
+                   re.I)
 #: A clause that makes content ("write an overview …, save it as x.docx"): when the task names a
 #: file to write, that file is where the content goes (the policy's file tool), not another store.
 _MAKES = re.compile(r"^(?:(?:please|also|then|now|first|and|just)\s+)*(?:help me\s+)?(?:write|create|make|draft|"
                     r"generate|compose|prepare|produce|save|export|summari[sz]e|collect|list)\b", re.I)
-#: A clause that asks something: it reads, whatever its verbs ("is it safe to merge?"). "When" asks
-#: only before an auxiliary ("when did it change"): otherwise it opens a condition ("when the deploy
-#: finishes delete the preview"), whose step comes after it.
-_QUESTION = re.compile(r"\?\s*$|^(?:what|which|who|where|why|how|is|are|does|do|did|was|were|has|have|can)\b|"
-                       r"^when\s+(?:is|are|was|were|do|does|did|will|would|can|could|should|has|have|had)\b", re.I)
-#: A piece that opens its sentence with where or when its action happens, and leaves the action to
-#: the piece after it ("In the test MongoDB, how many …", "When the deploy finishes, delete …"):
-#: the two are one clause, whose step is the second's.
-_LEAD_IN = re.compile(r"^(?:in|on|at|from|for|within|inside|under|if|when|once|after|before|until|unless|while|"
-                      r"as soon as)\b(?!\s+(?:which|what|whose|how)\b)", re.I)
-#: A lead-in that says an action of the agent's own ("after you merge PR #12", "once you've committed
-#: the fix", "after deleting the old rows", "before you delete the branch"): a step of its own, no
-#: condition of the next piece's. ``verb``: a verb of :data:`~jit.selection.step_words.VERBS` that
-#: changes something, said after "you" or as "-ing" (:func:`_own_action`; "when you see the error" is a condition).
-_OWN_LEAD = re.compile(r"^(?P<when>after|before|once|when|as soon as)\s+(?P<you>you(?:'ve|'re|\s+have|\s+are|\s+had)?"
-                       r"\s+)?(?P<verb>[a-z][a-z\-]*)\b(?!['\u2019])", re.I)
-#: Words a piece opens with that are no verb of its own: it says how things are, or why
-#: ("the release manager decides", "it's not ready", "because CI is red"; :func:`_acts`); the two
-#: words after one name something (:func:`_imperative_at`: "when the deploy finishes").
-_NOT_VERB = frozenset("a an the i we you he she it they this that these those there here my our your his her its "
-                      "their because since as so but or which who whose until unless if when while though although "
-                      "for to in on at from of into with by via not no nobody nothing someone everyone".split())
-#: Words after which a piece's second word is no object of an imperative: the first is a subject.
-_FINITE = frozenset("is are was were will would can could should must shall may might has have had does do did "
-                    "needs need wants want".split())
-#: A piece that goes on with a list of the clause before ("…, password and a submit button").
-_LISTED = re.compile(r"^(?:an?)\s", re.I)
-#: A word that opens what a clause asks or tells about ("think through whether we should move",
-#: "say what each one adds"): the verbs after it are the subject's, not the step's. Not "if" or
-#: "when": they open a condition ("if the build is green merge PR #12"), whose step comes after it.
-_ASKS = re.compile(r"\b(?:whether|how|why|what|which|where|who)\b", re.I)
-#: A clause that opens with an article, a pronoun or a preposition says how things are, not what
-#: to do ("a submit button", "In the test MongoDB", "We need to test the webhook"): it reads.
-_STATEMENT = re.compile(r"^(?:a|an|the|in|on|at|from|for|with|i|we|you|it|its|my|our|this|that|there|here)\b", re.I)
-#: A clause that goes on with the one before it ("…, in tests/test_x.py").
-_CONTINUED = re.compile(r"^(?:in|on|at|to|into|for|from|with|by|as|under|inside)\b", re.I)
 #: :attr:`Step.by` of a write to a local file: the policy's ``file_step`` tool does it.
 FILE_STEP = "file_step"
 #: How far past a clause's verb its patterns look for what the verb is about (a clause of a task is
@@ -157,6 +123,8 @@ _DEMO = re.compile(r"\b(?:demonstrat\w*|simulat\w*|echoes back|mcp (?:server|cli
 #: A thing a clause names by its title in quotes, and what follows it ("the 'Q3 launch plan'
 #: Google Doc", "the 'Launch tracker' board in monday.com"): reading it is finding it by that title first.
 _TITLED = re.compile(QUOTED.pattern + r"(?P<kind>(?:\s+[^\s,;]+){1,8})")
+#: The words between a determiner and a title in quotes ("the Confluence page 'Payments …'").
+_KIND_BEFORE = re.compile(r"\b(?:the|a|an|our|my|their|its)\s+(?P<kind>(?:[\w.\-]+\s+){0,3}[\w.\-]+)\s*$", re.I)
 #: A clause that finds a given thing ("find the signed contract in Drive"): reading it comes next.
 _FINDS = re.compile(r"^(?:(?:please|also|then|now|first|and|just)\s+)*(?:find|search\s+for|look\s+up|locate)\s+"
                     r"(?P<what>(?:the|my|our|its|their|that)\s+.{3,})", re.I)
@@ -166,6 +134,9 @@ _FINDS = re.compile(r"^(?:(?:please|also|then|now|first|and|just)\s+)*(?:find|se
 _AHEAD = re.compile(r"\b(?:tomorrow|tonight|next\s+(?:week|month|year|monday|tuesday|wednesday|thursday|friday|"
                     r"saturday|sunday)|this\s+(?:week|weekend)|(?:on\s+|by\s+|this\s+)?(?:monday|tuesday|wednesday|"
                     r"thursday|friday|saturday|sunday)|in\s+\d+\s+(?:days|weeks))\b(?!\.\w)", re.I)
+#: Today's date said as what a clause writes or reads ("put today's date in the Date column"):
+#: which date it is, asked first.
+_TODAY = re.compile(r"\b(?:today'?s|the current)\s+(?:date|day)\b|\bdated?\s+today\b", re.I)
 #: Texts of the implied steps, in the words a tool's description uses.
 CURRENT_TIME = "get the current date and time"
 READ_CODE = "read the contents of a text file"
@@ -177,6 +148,10 @@ FIND_MATCHING = "list the items matching a pattern"
 SNAPSHOT_PAGE = "take a screenshot or snapshot of the page"
 READ_CHANGE = "get the details of a pull request"
 READ_CHANGED_FILES = "list the files changed in a pull request"
+FILL_FORM = "fill in the input fields of the form on the page"
+SUBMIT_FORM = "click the button that submits the form"
+#: A clause that logs in or signs in ("log in as qa@acme.dev with 'pw'").
+_LOGS_IN = re.compile(r"^(?:(?:please|also|then|now|first|and|just)\s+)*(?:log\s*in|sign\s*in)\b", re.I)
 #: A clause that opens a pull or merge request ("open a PR against main"): when the task commits
 #: on this machine, the branch is pushed first.
 _PROPOSES = re.compile(r"^(?:(?:please|also|then|now|and|just)\s+)*(?:open|create|raise|submit|file|send)\s+(?:an?\s+|"
@@ -285,28 +260,28 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
     """The steps of a task, in order: each clause, and the steps it implies before or after it."""
     clauses = split_clauses(text)
     writes_files = bool(clauses) and bool(analyze_task(text, shards).file_targets)
-    commits = any(_COMMITS.match(_action(c)) for c in clauses)
-    pushes = any(_PUSHES.match(_action(c)) for c in clauses)
+    commits = any(_COMMITS.match(clause_action(c)) for c in clauses)
+    pushes = any(_PUSHES.match(clause_action(c)) for c in clauses)
     pictured = bool(_PICTURED.search(text))
     page: int | None = None  # the clause that opened a page in a browser
     steps: list[Step] = []
     for i, clause in enumerate(clauses):
-        if _NEGATED.match(clause):
+        if NEGATED.match(clause):
             continue
         profile = analyze_task(clause, shards)
-        action = _action(clause)
+        action = clause_action(clause)
         # The capability of the action itself: not of where or when it happens ("before you delete the branch")
         acted = profile if action == clause else analyze_task(action, shards)
         caps = [c for c in (*acted.capabilities, *acted.implied) if c in CHANGES]
         verb = leading_capability(action)
-        asks = _ASKS.search(action)
+        asks = ASKS.search(action)
         if verb is None and caps and asks and action[:asks.start()].strip():
             # "Think through whether … should move": what it asks about, when a subject opens it
             main = analyze_task(action[:asks.start()], shards)
             caps = [c for c in (*main.capabilities, *main.implied) if c in CHANGES]
         if verb is None and not caps and len(clause.split()) < 3 and not _URL.search(clause):
             continue  # a fragment ("mind2web", "upon completion"; not "load http://…"): no step of its own
-        cap = "/read" if _QUESTION.search(action) or _STATEMENT.match(action) else verb or (caps[0] if caps else "/read")
+        cap = "/read" if QUESTION.search(action) or STATEMENT.match(action) else verb or (caps[0] if caps else "/read")
         if _PROPOSES.match(action):  # "submit a pull request", "raise an MR": it is opened
             cap = "/write"
         if profile.edits_code:
@@ -327,14 +302,17 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
             steps.append(Step(PUSH_BRANCH, "/write", implied=True, clause=clause))  # a local commit proposed: pushed first
         if cap == "/delete" and _PATTERN.search(clause) and not _read_before(clause, steps):
             steps.append(Step(FIND_MATCHING, "/read", implied=True, clause=clause))  # what to delete, found first
-        if _AHEAD.search(clause):  # a day to come: today's date first
+        if _AHEAD.search(clause) or _TODAY.search(clause):  # a day to come, or today: today's date first
             steps.append(Step(CURRENT_TIME, "/read", implied=True, clause=clause))
-        titled = _TITLED.search(clause) if cap == "/read" else None
-        if titled and titled.group("kind").strip(" ?.!"):  # a thing read by its title: found by it first
-            steps.append(Step(f"search by title for the {titled.group('kind').strip(' ?.!')}", "/read", implied=True,
-                              clause=clause))
+        kind = _titled_kind(clause) if cap == "/read" else ""
+        if kind:  # a thing read by its title: found by it first
+            steps.append(Step(f"search by title for the {kind}", "/read", implied=True, clause=clause))
         found = _FINDS.match(clause) if cap == "/read" else None
-        if cap == "/execute" and _RUN.search(clause):
+        if _LOGS_IN.match(action) and any(s.text == OPEN_PAGE for s in steps):
+            # logging in on a page opened in a browser: its form filled in, then submitted
+            steps += [Step(FILL_FORM, "/write", implied=True, clause=clause),
+                      Step(SUBMIT_FORM, "/write", implied=True, clause=clause)]
+        elif cap == "/execute" and _RUN.search(clause):
             steps.append(Step(RUN_COMMAND, "/execute", implied=True, clause=clause, by="run_command"))
         elif cap == "/write" and (profile.edits_code or profile.file_targets
                                   or (writes_files and _MAKES.match(clause))):
@@ -364,131 +342,11 @@ def asked(text: str) -> str:
     lift the tools that would do it. The task itself when nothing else is left."""
     out = text
     for piece in task_pieces(text):
-        if _NEGATED.match(piece):
+        if NEGATED.match(piece):
             out = out.replace(piece, " ")
     out = re.sub(r"\s*,\s*(?=[.;!?])", "", re.sub(r"\s+", " ", out))  # "options, ." -> "options."
     out = re.sub(r"([.;!?])(?:\s*[.,;!?])+", r"\1", out)  # "shop. ." and "main. ," -> "shop." and "main."
     return out.strip(" ,;") or text
-
-
-def split_clauses(text: str) -> list[str]:
-    """A task's clauses, made of the pieces :func:`~jit.selection.retrieve.split_task` joins
-    (:func:`~jit.selection.retrieve.sentence_pieces`: sentences, then ``,`` / ``and`` / ``then``), but a short piece is a clause of its own when it opens with a verb
-    (:data:`~jit.selection.step_words.VERBS`: "… and merge it"); a piece that opens with a preposition, or within
-    a sentence with "a" or "an", goes on with the clause before it ("…, in tests/test_x.py", "…, password and a
-    submit button"), as does one without a verb of its own after a clause that forbids something ("don't merge it,
-    Dana reviews first": why it is forbidden; not an imperative, :func:`_acts`: "don't close it, label it as stale");
-    and one that opens its sentence with where or when the action happens goes on into the piece
-    after it ("In the test MongoDB, how many users …?", "When the deploy finishes, delete …"), unless it holds an
-    action of the agent's own ("If the build is green merge PR #12", :func:`_imperative_at`; "after you merge PR #12",
-    :func:`_own_action`: a step of its own, after the action it comes before: "before you delete the branch, back
-    it up")."""
-    clauses: list[str] = []
-    for pieces in sentence_pieces(text):
-        lead = ""
-        before = -1  # "before you delete the branch, back it up": the backup is done first
-        for j, piece in enumerate(pieces):
-            if lead:
-                piece, lead = f"{lead}, {piece}", ""
-            elif j == 0 and len(pieces) > 1 and _LEAD_IN.match(piece) and not _QUESTION.search(piece):
-                own = _own_action(piece)
-                if own is None and _imperative_at(piece) is None:
-                    lead = piece  # a place or a condition: no action of the agent's own
-                    continue
-                if own is not None and piece.lower().startswith("before"):
-                    before = len(clauses)
-            elif clauses and (_CONTINUED.match(piece) or (j and _LISTED.match(piece))
-                              or (j and _NEGATED.match(clauses[-1]) and not _acts(piece))
-                              or (len(search_tokens(piece, drop_stopwords=True)) < 2
-                                  and leading_capability(piece) is None)):
-                clauses[-1] = f"{clauses[-1]}, {piece}"
-                continue
-            clauses.append(piece)
-        if 0 <= before < len(clauses) - 1:
-            clauses.append(clauses.pop(before))
-    return list(dict.fromkeys(clauses))
-
-
-def _action(clause: str) -> str:
-    """What a clause asks to be done, after where or when it happens (:data:`_LEAD_IN`: "In the
-    ENG space, create a page" creates a page; "If the build is green merge PR #12 in acme/shop, on
-    GitHub" merges), or the agent's own action its lead-in says (:func:`_own_action`: "after you
-    merge PR #12" merges)."""
-    if not _LEAD_IN.match(clause):
-        return clause
-    own = _own_action(clause)
-    if own is not None:
-        return own
-    at = _imperative_at(clause.split(",", 1)[0])
-    if at is not None:
-        return clause[at:]
-    return clause[clause.index(",") + 1:].strip() if "," in clause else clause
-
-
-def _verb(word: str) -> str | None:
-    """The verb of :data:`~jit.selection.step_words.VERBS` a word says, as it is or with "-ed" or
-    "-ing" ("committed", "deleting", "merged": commit, delete, merge); None for none."""
-    w = word.lower()
-    if w in VERBS:
-        return w
-    for suffix in ("ing", "ed"):
-        base = w[:-len(suffix)] if w.endswith(suffix) else ""
-        for stem in (base, base + "e", base[:-1] if len(base) > 2 and base[-1] == base[-2] else ""):
-            if len(stem) > 1 and stem in VERBS:
-                return stem
-    return None
-
-
-def _own_action(piece: str) -> str | None:
-    """The action a lead-in says the agent does (:data:`_OWN_LEAD`), from its verb on, the verb as
-    :data:`~jit.selection.step_words.VERBS` says it ("once you've committed the fix": "commit the
-    fix"); None for a place or a condition ("when the deploy finishes", "once pushed", "when you
-    see the error", "after logging in")."""
-    m = _OWN_LEAD.match(piece)
-    if m is None:
-        return None
-    verb = _verb(m.group("verb"))
-    if verb is None or not (m.group("you") or m.group("verb").lower().endswith("ing")):
-        return None
-    action = verb + piece[m.end("verb"):]
-    if verb == "log" and re.match(r"log\s+(?:in|into|on|out)\b", action, re.I):
-        return None  # logging in records nothing
-    return action if leading_capability(action) in CHANGES else None
-
-
-def _imperative_at(piece: str) -> int | None:
-    """Where a lead-in goes on with an action of the agent's own without a comma ("If the build is
-    green merge PR #12": at "merge"): a verb of :data:`~jit.selection.step_words.VERBS` past the
-    lead-in's first word that is neither said as a name (within two words after an article, a
-    possessive or a preposition: "when the deploy finishes") nor a subject's ("if you merge it")."""
-    after = 0
-    for k, m in enumerate(re.finditer(r"[\w\-]+", piece)):
-        low = m.group(0).lower()
-        if k == 0 or low in _NOT_VERB:
-            after = 0
-            continue
-        after += 1
-        if after > 2 and low in VERBS:
-            return m.start()
-    return None
-
-
-def _acts(piece: str) -> bool:
-    """Whether a piece after a clause that forbids something says an action of its own, an
-    imperative opening with its verb ("label it as stale", "regenerate it with npm install"),
-    rather than why or whose the decision is: a subject before its verb ("Dana reviews first",
-    "the release manager decides", "it's not ready"), or a verb addressed to the user ("just give
-    me options")."""
-    if leading_capability(piece) is not None:
-        return True
-    m = re.match(r"(?:(?:please|also|then|now|just|instead)\s+)*(?P<first>[a-z][a-z\-]*)(?![\w'\u2019])\s*"
-                 r"(?P<second>[\w'\u2019]*)", piece)
-    if m is None or m.group("first") in _NOT_VERB:
-        return False
-    first, second = m.group("first"), m.group("second").lower()
-    if first.endswith("s") and not first.endswith("ss"):
-        return False  # "reviews happen on Fridays": a subject, not an imperative
-    return second not in _FINITE and second not in {"me", "us"}
 
 
 def _read_before(clause: str, steps: Sequence[Step]) -> bool:
@@ -503,6 +361,20 @@ def _read_before(clause: str, steps: Sequence[Step]) -> bool:
     things = set(search_tokens(" ".join([*before[-1:], *pattern]), drop_stopwords=True))
     return any(s.capability == "/read" and not s.implied and things & set(search_tokens(s.text, drop_stopwords=True))
                for s in steps)
+
+
+def _titled_kind(clause: str) -> str:
+    """What a clause names by a title in quotes: the words after the title ("the 'Q3 launch plan'
+    Google Doc"), or, when a preposition follows the title, the words before it ("the Confluence
+    page 'Payments API design' in space ENG": a Confluence page); "" for none."""
+    titled = _TITLED.search(clause)
+    if titled is None:
+        return ""
+    kind = titled.group("kind").strip(" ?.!")
+    if CONTINUED.match(kind) or kind.lower().startswith("of "):
+        before = _KIND_BEFORE.search(clause[:titled.start()])
+        kind = before.group("kind") if before else ""
+    return kind
 
 
 def demo_servers(servers: Mapping[str, Sequence[str]]) -> frozenset[str]:
@@ -853,8 +725,11 @@ def settle(planned: Sequence[Planned], final: Mapping[int, float], names: Mappin
     ``STEP_WEIGHT`` × its ranking for the step (:func:`step_tools`) + the rest × its final
     score, or, when another step has taken that one, an option of the same server within
     :data:`CLOSE` of it that the step's own ranking puts higher; for a step the task implies (its
-    text in ``implied``), that best's server's option the step's own ranking puts first (for one that acts on
-    what another implied step did, that one's server when it has an option: :data:`_SAME_SERVER`); each with
+    text in ``implied``, settled after the steps the task says), the option the step's own ranking
+    puts first of that best's server, or of a server a said step's tool is of when such an option is
+    within :data:`CLOSE` of the best by both rankings (the page opened in the browser whose console
+    is read), or, for one that acts on what another implied step did, that one's server when it has
+    an option (:data:`_SAME_SERVER`: the picture of the page a navigate opened); each with
     the producers of the identifiers it needs. Then, while Full has room (fewer
     than ``room`` tools in ``full``, the tools Full holds already, and the chosen), the second
     best of a step whose second is within :data:`CLOSE` of its best and of the same server
@@ -873,7 +748,9 @@ def settle(planned: Sequence[Planned], final: Mapping[int, float], names: Mappin
                     if q in final and q != t:
                         chosen.setdefault(q, f"the identifier {names[p]} needs")
 
-    for text, options in planned:
+    # The steps the task says first, then those it implies: an implied step goes to a server the
+    # said steps' tools are of (the page opened in the browser whose console is read next).
+    for text, options in sorted(planned, key=lambda p: p[0] in implied):
         ranked = sorted(((STEP_WEIGHT * v + (1 - STEP_WEIGHT) * final[t], -i, t)
                          for i, (t, v) in enumerate(options) if t in final), reverse=True)
         if not ranked:
@@ -884,7 +761,10 @@ def settle(planned: Sequence[Planned], final: Mapping[int, float], names: Mappin
             # details of a pull request"); the whole task, which does not say it, scores higher the
             # tools of what it does say ("review PR #214": the reviews). The task chooses the server,
             # the step's own ranking the tool of it.
-            lead = heads[ranked[0][2]][0]
+            used = {heads[t][0] for t in chosen}
+            best = max(own[r[2]] for r in ranked)
+            lead = next((heads[r[2]][0] for r in ranked if heads[r[2]][0] in used and r[0] >= ranked[0][0] - CLOSE
+                         and own[r[2]] >= best - CLOSE), heads[ranked[0][2]][0])
             # A step on what another implied step did (a picture of the page a navigate opened):
             # the server that did it, when it can.
             did = next((heads[t][0] for t, of in chosen.items() if of == _SAME_SERVER.get(text)), None)

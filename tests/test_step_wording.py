@@ -1,0 +1,109 @@
+"""Wordings of a task that the steps policy reads the same as its usual ones (jit.selection.steps,
+jit.selection.step_words): a colon before an action, a list of names joined by "and", everyday
+verbs, a file's kind said by its extension, today's date, a title followed by where it is, a log-in
+on a page, a page's network traffic, and an implied step kept with the browser the task uses."""
+
+from __future__ import annotations
+
+from jit.selection.step_words import action_free, leading_capability, spelled
+from jit.selection.clauses import split_clauses
+from jit.selection.steps import (
+    CURRENT_TIME,
+    FILL_FORM,
+    OPEN_PAGE,
+    SUBMIT_FORM,
+    settle,
+    task_steps,
+)
+
+
+def test_a_colon_before_an_action_opens_a_clause_of_its_own():
+    assert split_clauses("Examine the billing table in Postgres: count the rows whose owner is null.") == [
+        "Examine the billing table in Postgres", "count the rows whose owner is null"]
+    # a condition before the colon frames the action after it: one clause, the action's
+    steps = task_steps("Once the nightly build is green: tag the release as v4.2.0.")
+    assert [(s.text, s.capability) for s in steps] == [("Once the nightly build is green, tag the release as v4.2.0",
+                                                        "/write")]
+    # a heading, a list or a key pattern before or after a colon stays in its clause
+    assert split_clauses("Release chores for the mobile app: bump the build number.") == [
+        "Release chores for the mobile app: bump the build number"]
+    assert split_clauses("Count the keys matching cart:* in the cache.") == ["Count the keys matching cart:* in the cache"]
+
+
+def test_names_versions_and_paths_joined_by_and_stay_in_their_clause():
+    assert split_clauses("Diff release-2.3 and release-2.4 of the ledger repo, then summarise the tickets and "
+                         "the open bugs.") == ["Diff release-2.3, release-2.4 of the ledger repo",
+                                               "summarise the tickets, the open bugs"]
+    assert split_clauses("Benchmark Rocket, Actix and Axum under load and chart the p99 latency.") == [
+        "Benchmark Rocket, Actix, Axum under load", "chart the p99 latency"]
+    # a second question is a clause of its own
+    assert len(split_clauses("Which invoices are overdue, and which customers owe the most?")) == 2
+
+
+def test_everyday_verbs_have_the_capability_they_say():
+    for clause in ("grab the worker's logs", "dump the session hash", "examine the slow query",
+                   "hit the status endpoint"):
+        assert leading_capability(clause) == "/read", clause
+    for clause in ("fill the signup form", "click the Save button", "download the invoice PDFs",
+                   "implement the retry in the client"):
+        assert leading_capability(clause) == "/write", clause
+
+
+def test_a_paths_extension_says_the_kind_of_file_to_match_tools_by():
+    bare = action_free("reconcile the totals against finance/budget-2026.xlsx")
+    assert "xlsx" in bare and "budget" not in bare  # the path's words are data; its kind is not
+    assert "Excel" in spelled(bare)
+
+
+def test_todays_date_written_or_read_is_asked_first():
+    steps = task_steps("In ops/oncall.xlsx, set the Reviewed cell to yes and today's date next to it.")
+    assert any(s.text == CURRENT_TIME and s.implied for s in steps)
+    assert not any(s.text == CURRENT_TIME for s in task_steps("Set the Reviewed cell of ops/oncall.xlsx to yes."))
+
+
+def test_a_title_followed_by_where_it_is_is_searched_for_by_the_kind_before_it():
+    steps = task_steps("Summarise the wiki article 'Incident runbook' in the SRE space for the new hires.")
+    assert "search by title for the wiki article" in [s.text for s in steps]
+    # the words after the title name its kind when they are no place
+    steps = task_steps("Summarise the 'Incident runbook' wiki article.")
+    assert "search by title for the wiki article" in [s.text for s in steps]
+
+
+def test_logging_in_on_a_page_fills_its_form_and_submits_it():
+    steps = task_steps("Open https://shop.example.test/account and sign in as demo@example.test with 'hunter22', "
+                       "then screenshot the greeting.")
+    texts = [s.text for s in steps]
+    assert texts.index(OPEN_PAGE) < texts.index(FILL_FORM) < texts.index(SUBMIT_FORM)
+    assert all(s.capability == "/write" for s in steps if s.text in (FILL_FORM, SUBMIT_FORM))
+    # without a page, logging in is the clause's own step
+    assert FILL_FORM not in [s.text for s in task_steps("Log in to the VPN and restart the agent.")]
+
+
+def test_a_pages_network_traffic_is_looked_at_in_a_browser():
+    steps = task_steps("On https://app.example.test/orders, tell me which XHR comes back with a 500.")
+    assert steps[0].text == OPEN_PAGE
+
+
+def test_an_implied_step_goes_to_the_server_the_said_steps_use():
+    # The page is opened (implied) and its console read (said); only browser b reads consoles.
+    planned = [(OPEN_PAGE, ((1, 180.0), (2, 160.0))), ("read the console errors", ((3, 170.0),))]
+    final = {1: 80, 2: 70, 3: 75}
+    heads = {1: ("browser-a", "navigate"), 2: ("browser-b", "goto"), 3: ("browser-b", "console_messages")}
+    chosen = settle(planned, final, {}, heads=heads, room=0, implied={OPEN_PAGE})
+    assert set(chosen) == {2, 3}
+    # with nothing said that a server does, the whole task's choice stands
+    assert set(settle(planned[:1], final, {}, heads=heads, room=0, implied={OPEN_PAGE})) == {1}
+
+
+def test_a_verb_inside_an_address_or_a_path_is_no_action_of_a_lead_in():
+    """A lead-in that names a page or a folder ("On https://…/search", "In /srv/app/delete") is
+    where the action happens, whatever the words of its address: the action after it joins it."""
+    from jit.selection.clauses import clause_action, split_clauses
+
+    assert split_clauses("On https://shop.example.org/search, look for 'boots' and tell me which request "
+                         "failed.") == ["On https://shop.example.org/search, look for 'boots'",
+                                        "tell me which request failed"]
+    assert clause_action("In /srv/app/delete, list the files") == "list the files"
+    # a verb said after the lead-in's words is still its action
+    assert split_clauses("If the build is green merge PR #12 in acme/shop, on GitHub.") == [
+        "If the build is green merge PR #12 in acme/shop, on GitHub"]
