@@ -598,3 +598,50 @@ def test_a_run_of_spaces_in_a_task_is_cut_into_pieces_in_linear_time():
             "['Fix the bug' + ' ' * 131072 + 'now open an issue']; "
             "assert list(task_pieces('Fix the bug   and   open an issue')) == ['Fix the bug', 'open an issue']")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=20)
+
+
+def test_a_verb_within_a_lead_ins_name_is_no_action_of_the_agent():
+    """A verb of a lead-in counts as the agent's action only after the condition's own verb: "when
+    the nightly export job run fails" names a run, it orders none; a phrasal verb or a state after
+    "you" is a condition too ("when you bump into a timeout", "after you're logged on")."""
+    for task in ("When the hourly sync job run fails, open the runbook.",
+                 "In the billing service deploy history, find the last rollback.",
+                 "When the monthly invoice email arrives, summarize it.",
+                 "Once you've run out of retries, read the error log.",
+                 "After you're set up, look at the onboarding notes."):
+        steps = task_steps(task)
+        assert [s.capability for s in steps if not s.implied] == ["/read"], (task, steps)
+    assert [s.capability for s in task_steps("When the nightly ETL finishes delete the temp bucket.")] == ["/delete"]
+
+
+def test_a_dont_after_a_lead_in_is_no_step():
+    """ "If the canary is unhealthy don't promote release 7, just post in #ops": the promotion is
+    forbidden, not a step; the post after it is."""
+    steps = task_steps("If the canary is unhealthy don't merge PR #88, just comment on it.")
+    assert [(s.text, s.capability) for s in steps] == [("just comment on it", "/send")]
+    assert task_steps("If there are open blockers, don't delete the release branch.") == []
+
+
+def test_before_moves_its_action_past_the_clause_it_comes_before_only():
+    """ "Before you rotate the key, export the config, then restart the service": the export, then
+    the rotation, then the restart (not the rotation last)."""
+    steps = [s.text for s in task_steps("Before you drop the staging table, dump it to a file and then create "
+                                        "the replacement table.") if not s.implied]
+    assert steps.index("Before you drop the staging table") == 1 and steps[-1] == "create the replacement table"
+
+
+def test_a_glob_in_a_deletion_is_found_in_linear_time():
+    """The glob of a deletion by a pattern is looked for from a token's start only: from every
+    opening bracket or quote of a run, 64 KiB took 30 s. A bounded wait, which that cannot meet."""
+    code = ("from jit.selection.steps import task_steps, FIND_MATCHING; "
+            "[task_steps('remove the files ' + u * (131072 // len(u))) for u in ('(', \"'\", '`', '(a')]; "
+            "assert any(s.text == FIND_MATCHING for s in task_steps('Delete the logs matching (tmp/*.log) now'))")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=20)
+
+
+def test_the_ones_a_read_just_listed_need_no_second_listing():
+    """ "List the S3 objects under cache/, then remove the ones ending in .bak": the read before
+    listed them; no implied listing."""
+    steps = task_steps("List the S3 objects under cache/, then remove the ones ending in .bak.")
+    assert not any(s.implied for s in steps), steps
+    assert any(s.implied for s in task_steps("Remove the S3 objects under cache/ ending in .bak."))

@@ -28,9 +28,15 @@ _LEAD_IN = re.compile(r"^(?:in|on|at|from|for|within|inside|under|if|when|once|a
 #: A lead-in that says an action of the agent's own ("after you merge PR #12", "once you've committed
 #: the fix", "after deleting the old rows", "before you delete the branch"): a step of its own, no
 #: condition of the next piece's. ``verb``: a verb of :data:`~jit.selection.step_words.VERBS` that
-#: changes something, said after "you" or as "-ing" (:func:`_own_action`; "when you see the error" is a condition).
-_OWN_LEAD = re.compile(r"^(?P<when>after|before|once|when|as soon as)\s+(?P<you>you(?:'ve|'re|\s+have|\s+are|\s+had)?"
-                       r"\s+)?(?P<verb>[a-z][a-z\-]*)\b(?!['\u2019])", re.I)
+#: changes something, said after "you" or as "-ing" (:func:`_own_action`; "when …" is a condition:
+#: "when you see the error", "when you run the tests, what fails?").
+_OWN_LEAD = re.compile(r"^(?P<when>after|before|once|as soon as)\s+(?P<you>you(?P<state>'re|\s+are)?(?:'ve|\s+have|"
+                       r"\s+had)?\s+)?(?P<verb>[a-z][a-z\-]*)\b(?!['\u2019])", re.I)
+#: A verb and a particle that make another verb, a state rather than an action ("run into errors",
+#: "run out of ideas", "set up": :func:`_own_action`).
+_PHRASAL = re.compile(r"\s+(?:into|out|across|over|through|short|up|away|around)\b", re.I)
+#: Words that say an action is not to be done ("If the build is red don't merge PR #12").
+_NOT = frozenset("don't dont don\u2019t never not".split())
 #: Words a piece opens with that are no verb of its own: it says how things are, or why
 #: ("the release manager decides", "it's not ready", "because CI is red"; :func:`_acts`); the two
 #: words after one name something (:func:`_imperative_at`: "when the deploy finishes").
@@ -98,8 +104,8 @@ def split_clauses(text: str) -> list[str]:
                 clauses[-1] = f"{clauses[-1]}, {piece}"
                 continue
             clauses.append(piece)
-        if 0 <= before < len(clauses) - 1:
-            clauses.append(clauses.pop(before))
+        if 0 <= before < len(clauses) - 1:  # after the clause it comes before, not after the sentence
+            clauses.insert(before + 1, clauses.pop(before))
     return list(dict.fromkeys(clauses))
 
 
@@ -152,13 +158,16 @@ def _own_action(piece: str) -> str | None:
     """The action a lead-in says the agent does (:data:`_OWN_LEAD`), from its verb on, the verb as
     :data:`~jit.selection.step_words.VERBS` says it ("once you've committed the fix": "commit the
     fix"); None for a place or a condition ("when the deploy finishes", "once pushed", "when you
-    see the error", "after logging in")."""
+    see the error", "after logging in", "once you've run out of ideas", "after you're set up")."""
     m = _OWN_LEAD.match(piece)
     if m is None:
         return None
     verb = _verb(m.group("verb"))
-    if verb is None or not (m.group("you") or m.group("verb").lower().endswith("ing")):
-        return None
+    ing = m.group("verb").lower().endswith("ing")
+    if verb is None or not (m.group("you") or ing) or (m.group("state") and not ing):
+        return None  # "after you're set up": a state
+    if _PHRASAL.match(piece, m.end("verb")):
+        return None  # "once you've run out of ideas"
     action = verb + piece[m.end("verb"):]
     if verb == "log" and re.match(r"log\s+(?:in|into|on|out)\b", action, re.I):
         return None  # logging in records nothing
@@ -168,18 +177,26 @@ def _own_action(piece: str) -> str | None:
 def _imperative_at(piece: str) -> int | None:
     """Where a lead-in goes on with an action of the agent's own without a comma ("If the build is
     green merge PR #12": at "merge"): a verb of :data:`~jit.selection.step_words.VERBS` past the
-    lead-in's first word that is neither said as a name (within two words after an article, a
-    possessive or a preposition: "when the deploy finishes"), nor a part of an address or a path
-    ("on https://app.example.com/search"), nor a subject's ("if you merge it")."""
-    after = 0
+    lead-in's first word, after the condition's own verb ("is", "finishes"; not within a name: "when
+    the nightly backup job run fails"), that is neither said as a name (within two words after an
+    article, a possessive or a preposition: "when the deploy finishes"), nor a part of an address or
+    a path ("on https://app.example.com/search"), nor a subject's ("if you merge it"); at the
+    "don't" before it when there is one ("if the build is red don't merge PR #12": no action)."""
+    after, finite, negation = 0, False, None
     for k, m in enumerate(re.finditer(r"\S+", piece)):
         low = m.group(0).lower().strip("\"'()[]{}.,;:!?")
+        if low in _NOT:  # "… is red don't merge PR #12": the action is not to be done
+            negation = m.start() if negation is None else negation
+            continue
         if k == 0 or low in _NOT_VERB:
-            after = 0
+            after, negation = 0, None
             continue
         after += 1
-        if after > 2 and low in VERBS:
-            return m.start()
+        if finite and after > 2 and low in VERBS:
+            return m.start() if negation is None else negation
+        # the condition's own verb ("is", "finishes"): an imperative comes after it, not within a name
+        finite = finite or low in _FINITE or (after >= 2 and low.endswith("s") and not low.endswith("ss"))
+        negation = None
     return None
 
 
