@@ -645,3 +645,38 @@ def test_the_ones_a_read_just_listed_need_no_second_listing():
     steps = task_steps("List the S3 objects under cache/, then remove the ones ending in .bak.")
     assert not any(s.implied for s in steps), steps
     assert any(s.implied for s in task_steps("Remove the S3 objects under cache/ ending in .bak."))
+
+
+def test_a_lead_in_reads_as_a_person_means_it():
+    """What a second reading of lead-ins found: a "don't … but …" still asks for the "but"; a
+    negation within the condition ("has never run") is the condition's; a condition's verb in the
+    past or bare ("dropped", "pass") comes before the order; "when you merge …, delete …" is two
+    actions, "when you run the tests, what fails?" one question; "set up" and "roll out" are done."""
+    def said(task):
+        return [(s.text, s.capability) for s in task_steps(task) if not s.implied]
+
+    assert said("On the staging box, don't restart nginx but reload its config.") != []
+    assert said("If the nightly export has never run start it by hand.") == [
+        ("If the nightly export has never run start it by hand", "/execute")]
+    assert said("If the coverage dropped leave a comment on PR #31.")[0][1] == "/send"
+    assert said("If the checks pass merge PR #31.")[0][1] == "/write"
+    assert said("When you merge PR #31, delete its branch.") == [("When you merge PR #31", "/write"),
+                                                                ("delete its branch", "/delete")]
+    assert len(said("When you run the linter, what does it flag?")) == 1
+    assert said("After you set up the sandbox repo, open an issue for the flaky test.")[0] == (
+        "After you set up the sandbox repo", "/write")
+
+
+def test_before_a_list_comes_after_the_whole_list():
+    """ "Before you drop the index, snapshot it and verify the snapshot": both first, then the drop;
+    a "then" ends what it comes after."""
+    steps = [s.text for s in task_steps("Before deleting the stale indices, take a snapshot and verify it.")
+             if not s.implied]
+    assert steps[-1] == "Before deleting the stale indices"
+
+
+def test_the_ones_after_a_read_that_lists_nothing_are_still_listed():
+    """ "Count the keys, then delete those matching tmp:*": the count listed nothing, so the listing
+    of what matches is still implied."""
+    steps = task_steps("Tell me how many keys there are, then delete those matching tmp:*.")
+    assert any(s.implied and s.capability == "/read" for s in steps), steps

@@ -28,13 +28,15 @@ _LEAD_IN = re.compile(r"^(?:in|on|at|from|for|within|inside|under|if|when|once|a
 #: A lead-in that says an action of the agent's own ("after you merge PR #12", "once you've committed
 #: the fix", "after deleting the old rows", "before you delete the branch"): a step of its own, no
 #: condition of the next piece's. ``verb``: a verb of :data:`~jit.selection.step_words.VERBS` that
-#: changes something, said after "you" or as "-ing" (:func:`_own_action`; "when …" is a condition:
-#: "when you see the error", "when you run the tests, what fails?").
-_OWN_LEAD = re.compile(r"^(?P<when>after|before|once|as soon as)\s+(?P<you>you(?P<state>'re|\s+are)?(?:'ve|\s+have|"
+#: changes something, said after "you" or as "-ing" (:func:`_own_action`; "when you see the error" is a
+#: condition, and so is "when you run the tests" before a question: :func:`split_clauses`).
+_OWN_LEAD = re.compile(r"^(?P<when>after|before|once|when|as soon as)\s+(?P<you>you(?P<state>'re|\s+are)?(?:'ve|\s+have|"
                        r"\s+had)?\s+)?(?P<verb>[a-z][a-z\-]*)\b(?!['\u2019])", re.I)
-#: A verb and a particle that make another verb, a state rather than an action ("run into errors",
-#: "run out of ideas", "set up": :func:`_own_action`).
-_PHRASAL = re.compile(r"\s+(?:into|out|across|over|through|short|up|away|around)\b", re.I)
+#: A verb and a particle that make another verb, something met rather than done ("run into errors",
+#: "run out of ideas", "come across"; not "set up", "roll out", "write up": :func:`_own_action`).
+_PHRASAL = re.compile(r"\s+(?:into|out\s+of|across|short\s+of)\b", re.I)
+#: What opens a clause done after the ones before it ("…, then tag the release").
+_THEN = re.compile(r"\b(?:then|after that|afterwards|finally)\b", re.I)
 #: Words that say an action is not to be done ("If the build is red don't merge PR #12").
 _NOT = frozenset("don't dont don\u2019t never not".split())
 #: Words a piece opens with that are no verb of its own: it says how things are, or why
@@ -46,6 +48,10 @@ _NOT_VERB = frozenset("a an the i we you he she it they this that these those th
 #: Words after which a piece's second word is no object of an imperative: the first is a subject.
 _FINITE = frozenset("is are was were will would can could should must shall may might has have had does do did "
                     "needs need wants want".split())
+#: A condition's own verb said bare or in the past ("if the tests pass", "if the build broke";
+#: :func:`_imperative_at`), beside any word in "-ed" or with an "n't".
+_CONDITION_VERBS = frozenset("pass fail succeed finish break land arrive complete broke ran went came began fell rose "
+                             "got".split())
 #: A piece that goes on with a list of the clause before ("…, password and a submit button").
 _LISTED = re.compile(r"^(?:an?)\s", re.I)
 #: A word that opens what a clause asks or tells about ("think through whether we should move",
@@ -81,15 +87,23 @@ def split_clauses(text: str) -> list[str]:
     :func:`_own_action`: a step of its own, after the action it comes before: "before you delete the branch, back
     it up")."""
     clauses: list[str] = []
+    at = 0  # where in the text the sentence's next piece is looked for
     for pieces in sentence_pieces(text):
         pieces = [part for piece in pieces for part in _at_colons(piece)]
         lead = ""
         before = -1  # "before you delete the branch, back it up": the backup is done first
+        then = []  # the clauses of the sentence a "then" opens
         for j, piece in enumerate(pieces):
+            found = text.find(piece, at)
+            opened_by_then = found > at and _THEN.search(text, at, found) is not None
+            at = found + len(piece) if found >= 0 else at
             if lead:
                 piece, lead = f"{lead}, {piece}", ""
             elif j == 0 and len(pieces) > 1 and _LEAD_IN.match(piece) and not QUESTION.search(piece):
                 own = _own_action(piece)
+                if own is not None and piece.lower().startswith("when") and (
+                        QUESTION.search(pieces[1]) or pieces[1].split()[0].lower() in _NOT_VERB):
+                    own = None  # "when you run the tests, what fails?", "…, it should pass": a condition
                 if own is None and _imperative_at(piece) is None:
                     lead = piece  # a place or a condition: no action of the agent's own
                     continue
@@ -103,9 +117,14 @@ def split_clauses(text: str) -> list[str]:
                                   and leading_capability(piece) is None)):
                 clauses[-1] = f"{clauses[-1]}, {piece}"
                 continue
+            if opened_by_then:
+                then.append(len(clauses))
             clauses.append(piece)
-        if 0 <= before < len(clauses) - 1:  # after the clause it comes before, not after the sentence
-            clauses.insert(before + 1, clauses.pop(before))
+        if 0 <= before < len(clauses) - 1:
+            # after what it comes before: the sentence's clauses up to the first a "then" opens
+            # ("before you merge, run the tests and update the changelog, then tag the release")
+            until = next((k for k in then if k > before + 1), len(clauses))
+            clauses.insert(until - 1, clauses.pop(before))
     return list(dict.fromkeys(clauses))
 
 
@@ -182,20 +201,25 @@ def _imperative_at(piece: str) -> int | None:
     article, a possessive or a preposition: "when the deploy finishes"), nor a part of an address or
     a path ("on https://app.example.com/search"), nor a subject's ("if you merge it"); at the
     "don't" before it when there is one ("if the build is red don't merge PR #12": no action)."""
-    after, finite, negation = 0, False, None
+    after, finite, negation, auxiliary = 0, False, None, False
     for k, m in enumerate(re.finditer(r"\S+", piece)):
         low = m.group(0).lower().strip("\"'()[]{}.,;:!?")
-        if low in _NOT:  # "… is red don't merge PR #12": the action is not to be done
-            negation = m.start() if negation is None else negation
+        if low in _NOT:
+            if auxiliary:  # "if the job has never run", "did not run": the condition's, no order
+                continue
+            negation = m.start() if negation is None else negation  # "… is red don't merge PR #12"
             continue
         if k == 0 or low in _NOT_VERB:
-            after, negation = 0, None
+            after, negation, auxiliary = 0, None, False
             continue
         after += 1
-        if finite and after > 2 and low in VERBS:
+        if finite and after > 2 and low in VERBS and not auxiliary:
             return m.start() if negation is None else negation
-        # the condition's own verb ("is", "finishes"): an imperative comes after it, not within a name
-        finite = finite or low in _FINITE or (after >= 2 and low.endswith("s") and not low.endswith("ss"))
+        # the condition's own verb ("is", "finishes", "broke", "doesn't pass"): an imperative comes
+        # after it, not within a name
+        auxiliary = low in _FINITE or low.endswith("n't") or low.endswith("n\u2019t")
+        finite = (finite or auxiliary or low in _CONDITION_VERBS
+                  or (after >= 2 and (low.endswith("ed") or (low.endswith("s") and not low.endswith("ss")))))
         negation = None
     return None
 

@@ -173,6 +173,10 @@ _PATTERN = re.compile(r"\b(?:(?:start|begin|end)(?:s|ning|ing)?\s+with|ending\s+
 _PATTERN_GLUE = frozenset("that which whose who are is all their its the with have has".split())
 #: Words that name the things of the clause before ("delete the ones that start with tmp:").
 _PRO_FORMS = frozenset("ones those them these".split())
+#: A read that lists things ("scan Redis for the session keys"), which "the ones" after it names.
+_LISTS = re.compile(r"\b(?:list|scan|show|find|search|enumerate|get|fetch|look\s+up|which)\b", re.I)
+#: What a forbidding clause goes on to ask instead ("don't merge but leave a comment").
+_INSTEAD = re.compile(r"\b(?:but|instead|rather)\b", re.I)
 #: What a clause looks at on a page opened in a browser ("check the form has a submit button",
 #: "does the page match the design"): a picture or a snapshot of it.
 _ON_PAGE = re.compile(r"\b(?:form|button|field|layout|design|looks?|renders?|appears?|displays?|shows?|visible)\b",
@@ -269,10 +273,10 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
     page: int | None = None  # the clause that opened a page in a browser
     steps: list[Step] = []
     for i, clause in enumerate(clauses):
-        if NEGATED.match(clause) or NEGATED.match(clause_action(clause)):
-            continue  # "don't merge it", "if the build is red, don't merge PR #12"
-        profile = analyze_task(clause, shards)
         action = clause_action(clause)
+        if NEGATED.match(clause) or (NEGATED.match(action) and not _INSTEAD.search(action)):
+            continue  # "don't merge it", "if the build is red, don't merge PR #12" (not "… but comment")
+        profile = analyze_task(clause, shards)
         # The capability of the action itself: not of where or when it happens ("before you delete the branch")
         acted = profile if action == clause else analyze_task(action, shards)
         caps = [c for c in (*acted.capabilities, *acted.implied) if c in CHANGES]
@@ -361,8 +365,9 @@ def _read_before(clause: str, steps: Sequence[Step]) -> bool:
     before = [w for w in re.findall(r"[\w\-]+", clause[:m.start()]) if w.lower() not in _PATTERN_GLUE]
     # the pattern: a glob itself, else the word after "start with", "matching the pattern" …
     pattern = [m.group(0)] if "*" in m.group(0) else clause[m.end():].split()[:1]
-    if before and before[-1].lower() in _PRO_FORMS:  # "…, then delete the ones that …": what the read before read
-        return bool(steps) and steps[-1].capability == "/read" and not steps[-1].implied
+    if before and before[-1].lower() in _PRO_FORMS:  # "…, then delete the ones that …": what the read before listed
+        return (bool(steps) and steps[-1].capability == "/read" and not steps[-1].implied
+                and _LISTS.search(steps[-1].text) is not None)
     things = set(search_tokens(" ".join([*before[-1:], *pattern]), drop_stopwords=True))
     return any(s.capability == "/read" and not s.implied and things & set(search_tokens(s.text, drop_stopwords=True))
                for s in steps)
