@@ -12,7 +12,7 @@ from typing import Protocol
 
 from ..text import search_tokens
 
-__all__ = ["QUOTED", "VERBS", "Said", "action_free", "leading_capability", "name_fit", "noun_uses", "spelled"]
+__all__ = ["OPENING", "QUOTED", "VERBS", "Said", "action_free", "leading_capability", "name_fit", "noun_uses", "spelled"]
 
 
 class Said(Protocol):
@@ -42,8 +42,11 @@ VERBS = {
                      "forward", "announce", "ping", "dm"), "/send"),
     **dict.fromkeys(("run", "deploy", "rollback", "restart", "execute", "trigger", "roll"), "/execute"),
 }
+#: The words a clause may open with before its verb ("please also check …", "then commit …"): a
+#: pattern's piece, for the patterns that read a clause's verb.
+OPENING = r"^(?:(?:please|also|then|now|first|and|just)\s+)*"
 #: A verb addressed to the user ("tell me when it renews", "show us") is no step of its own.
-_LEADING = re.compile(r"^(?:(?:please|also|then|now|first|and|just)\s+)*([a-z\-]+)\b(?!\s+(?:me|us)\b)", re.I)
+_LEADING = re.compile(OPENING + r"([a-z\-]+)\b(?!\s+(?:me|us)\b)", re.I)
 _OPENS_RECORD = re.compile(r"\s+(?:a|an|the)?\s*(?:new\s+)?(?:\w+\s+){0,2}(?:issue|pr|pull request|merge request|"
                            r"ticket|bug|incident|card|task)\b", re.I)
 #: Abbreviations a tool's description spells out: a step is matched with both.

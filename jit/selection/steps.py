@@ -50,7 +50,7 @@ from ..text import search_tokens
 from .clauses import ASKS, CONTINUED, NEGATED, QUESTION, STATEMENT, clause_action, split_clauses
 from .retrieve import task_pieces
 from .snapshot import CatalogSnapshot, label_rows
-from .step_words import QUOTED, VERBS, action_free, leading_capability, name_fit, spelled
+from .step_words import OPENING, QUOTED, VERBS, action_free, leading_capability, name_fit, spelled
 from .tiers import Tier
 
 __all__ = ["STEP_FLOOR", "Feeds", "ServerNames", "Step", "StepTool", "asked", "demo_servers", "embedded",
@@ -94,7 +94,7 @@ _PAGE = re.compile(r"\b(?:screenshot|click|console|browser|the page|the form|vie
                    re.I)
 #: A clause that makes content ("write an overview …, save it as x.docx"): when the task names a
 #: file to write, that file is where the content goes (the policy's file tool), not another store.
-_MAKES = re.compile(r"^(?:(?:please|also|then|now|first|and|just)\s+)*(?:help me\s+)?(?:write|create|make|draft|"
+_MAKES = re.compile(OPENING + r"(?:help me\s+)?(?:write|create|make|draft|"
                     r"generate|compose|prepare|produce|save|export|summari[sz]e|collect|list)\b", re.I)
 #: :attr:`Step.by` of a write to a local file: the policy's ``file_step`` tool does it.
 FILE_STEP = "file_step"
@@ -126,7 +126,7 @@ _TITLED = re.compile(QUOTED.pattern + r"(?P<kind>(?:\s+[^\s,;]+){1,8})")
 #: The words between a determiner and a title in quotes ("the Confluence page 'Payments …'").
 _KIND_BEFORE = re.compile(r"\b(?:the|a|an|our|my|their|its)\s+(?P<kind>(?:[\w.\-]+\s+){0,3}[\w.\-]+)\s*$", re.I)
 #: A clause that finds a given thing ("find the signed contract in Drive"): reading it comes next.
-_FINDS = re.compile(r"^(?:(?:please|also|then|now|first|and|just)\s+)*(?:find|search\s+for|look\s+up|locate)\s+"
+_FINDS = re.compile(OPENING + r"(?:find|search\s+for|look\s+up|locate)\s+"
                     r"(?P<what>(?:the|my|our|its|their|that)\s+.{3,})", re.I)
 #: A day or time said relative to now that is still to come ("the coming month", "on Thursday",
 #: "tomorrow at 10"): which date it is needs today's first. A day's name in an address is a product's
@@ -151,13 +151,13 @@ READ_CHANGED_FILES = "list the files changed in a pull request"
 FILL_FORM = "fill in the input fields of the form on the page"
 SUBMIT_FORM = "click the button that submits the form"
 #: A clause that logs in or signs in ("log in as qa@acme.dev with 'pw'").
-_LOGS_IN = re.compile(r"^(?:(?:please|also|then|now|first|and|just)\s+)*(?:log\s*in|sign\s*in)\b", re.I)
+_LOGS_IN = re.compile(OPENING + r"(?:log\s*in|sign\s*in)\b", re.I)
 #: A clause that opens a pull or merge request ("open a PR against main"): when the task commits
 #: on this machine, the branch is pushed first.
-_PROPOSES = re.compile(r"^(?:(?:please|also|then|now|and|just)\s+)*(?:open|create|raise|submit|file|send)\s+(?:an?\s+|"
+_PROPOSES = re.compile(OPENING + r"(?:open|create|raise|submit|file|send)\s+(?:an?\s+|"
                        r"the\s+)?(?:new\s+|draft\s+)*(?:prs?|pull requests?|merge requests?|mrs?)\b", re.I)
 #: A clause that commits a change on this machine ("commit it and …"; not "the commit a1b2c3d").
-_COMMITS = re.compile(r"^(?:(?:please|also|then|now|first|and|just)\s+)*commit\b(?!\s+(?:messages?|hash(?:es)?|history|"
+_COMMITS = re.compile(OPENING + r"commit\b(?!\s+(?:messages?|hash(?:es)?|history|"
                       r"logs?|shas?|ids?|titles?|authors?|range|hooks?|signing|signatures?|access|rights)\b)"
                       r"(?!\s+\w+\s+(?:must|should|shall|are|is|need|needs|have|has|will|can|may)\b)", re.I)
 #: Things a clause gives by a pattern rather than by name ("keys start with flags:", "branches
@@ -267,13 +267,13 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
     """The steps of a task, in order: each clause, and the steps it implies before or after it."""
     clauses = split_clauses(text)
     writes_files = bool(clauses) and bool(analyze_task(text, shards).file_targets)
-    commits = any(_COMMITS.match(clause_action(c)) for c in clauses)
-    pushes = any(_PUSHES.match(clause_action(c)) for c in clauses)
+    actions = [clause_action(c) for c in clauses]  # what each clause asks to be done, read once
+    commits = any(_COMMITS.match(a) for a in actions)
+    pushes = any(_PUSHES.match(a) for a in actions)
     pictured = bool(_PICTURED.search(text))
     page: int | None = None  # the clause that opened a page in a browser
     steps: list[Step] = []
-    for i, clause in enumerate(clauses):
-        action = clause_action(clause)
+    for i, (clause, action) in enumerate(zip(clauses, actions, strict=True)):
         if NEGATED.match(clause) or (NEGATED.match(action) and not _INSTEAD.search(action)):
             continue  # "don't merge it", "if the build is red, don't merge PR #12" (not "… but comment")
         profile = analyze_task(clause, shards)
