@@ -247,6 +247,16 @@ def test_a_tools_name_that_says_the_steps_verb_and_object_fits_it_better_than_a_
     assert name_fit("get_pull_request_status", "github", status) == 0.5
 
 
+def test_an_api_operations_name_fits_by_what_it_does_not_by_its_http_method():
+    # Tools generated from an OpenAPI document: "API-" and the method that carries the request
+    # are no words a step says; a method followed by no verb is the operation's verb itself.
+    look = Step("look for the onboarding checklist by its title", "/read")
+    assert name_fit("API-post-search", "wiki", Step("search the wiki for the release checklist", "/read")) == 1.0
+    assert name_fit("API-post-search", "wiki", look) == name_fit("search", "wiki", look) > 0
+    assert name_fit("API-retrieve-a-page", "wiki", Step("retrieve the page", "/read")) == 1.0
+    assert name_fit("API-post-page", "wiki", Step("create a page", "/write")) == 0.5  # "post" is its verb
+
+
 def test_a_steps_options_are_ranked_by_match_and_name_fit_over_the_floor():
     caps = {0: {"/write"}, 1: {"/write"}, 2: {"/write"}}
     table = {"commit it": [(0, 100, 0.6), (1, 94, 0.6), (2, 70, 0.6)]}  # 2 is below the floor: no option
