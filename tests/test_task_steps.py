@@ -12,6 +12,7 @@ from jit.selection.budget import Estimates, cap_full, fit_budget
 from jit.selection.budget import fed, unfed
 from jit.selection.step_words import action_free, leading_capability, name_fit, noun_uses, spelled
 from jit.selection.clauses import split_clauses
+from jit.selection.naming import demo_servers
 from jit.selection.steps import (
     CURRENT_TIME,
     FILE_STEP,
@@ -26,10 +27,10 @@ from jit.selection.steps import (
     SWITCH_BRANCH,
     Step,
     asked,
-    demo_servers,
     producers,
     settle,
     step_tools,
+    task_servers,
     task_steps,
 )
 from jit.selection.tiers import Tier
@@ -264,6 +265,33 @@ def test_a_steps_options_are_ranked_by_match_and_name_fit_over_the_floor():
     found = step_tools([Step("commit it", "/write")], _score(table), caps.__getitem__, lambda r: True,
                        lambda r: False, lambda r, _s: fits[r])
     assert [r for r, _v in found[0].options] == [1, 0] and found[0].tool == 1
+
+
+def test_a_server_another_clause_names_does_a_step_that_names_none_against_the_whole_tasks_favourite():
+    # "Pick up the ticket in Tracker: …, then close the ticket": the ticket is Tracker's, though a
+    # desk's close_case matches the step a little better and scores higher for the whole task.
+    caps = {r: {"/write"} for r in range(4)}
+    server = {0: "desk", 1: "tracker", 2: "desk", 3: "tracker"}
+    table = {"close the ticket": [(0, 96, 0.5), (1, 85, 0.5), (2, 90, 0.5), (3, 80, 0.5)]}
+    step = Step("close the ticket", "/write")
+
+    def found(named: dict[str, int]):
+        return step_tools([step], _score(table), caps.__getitem__, lambda r: True, lambda r: False,
+                          lambda r, _s: 0.5, lambda r, _s: named.get(server[r], 0), server.__getitem__)[0]
+    assert [r for r, _v in found({"tracker": 1}).options] == [1, 3]  # the task's server only: settle keeps it
+    assert [r for r, _v in found({}).options] == [0, 2, 1]  # no server said: every system's
+    far = {"close the ticket": [(0, 100, 0.6), (1, 76, 0.3), (2, 99, 0.6)]}
+    step_far = step_tools([step], _score(far), caps.__getitem__, lambda r: True, lambda r: False,
+                          lambda r, _s: 0.5, lambda r, _s: 1 if server[r] == "tracker" else 0, server.__getitem__)
+    assert step_far[0].options[0][0] == 0 and len(step_far[0].options) == 3  # named, but far behind: all stay
+
+
+def test_a_clause_a_file_tool_does_still_names_the_server_of_the_steps_after_it():
+    steps = task_steps("For Tracker ticket T-9, rename load to fetch in src/io.py, then close the ticket.")
+    # the clause that names it is a file's step, and the code read before it a skeleton slot's
+    assert [s.by for s in steps if "Tracker" in (s.clause or s.text)] == ["read_file", FILE_STEP]
+    assert task_servers(steps, ["tracker", "desk"]) == {"tracker"}
+    assert task_servers([s for s in steps if not s.by], ["tracker", "desk"]) == frozenset()
 
 
 def test_a_steps_tool_keeps_its_place_in_full_past_both_caps():
