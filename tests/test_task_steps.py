@@ -322,6 +322,30 @@ def test_a_required_object_is_handed_out_by_the_tool_that_lists_it():
                      _lines([(2, _tool(2, "linear", "linear_getTeams", "Teams"))])) == [2]  # after its server's name
 
 
+def test_a_plain_name_of_an_existing_thing_is_handed_out_by_the_sibling_that_lists_such_things():
+    def named(i: int, name: str, description: str, said: str) -> StoredTool:
+        st = _tool(i, "cluster", name, description, ("kind", "name"))
+        st.tool.input_schema["properties"]["name"]["description"] = said
+        return st
+    # "Name of the node": a sibling behind the tools' shared prefix lists nodes in its line
+    drain = named(1, "ctl_drain", "Drain a node", "Name of the node to drain")
+    siblings = [(2, _tool(2, "cluster", "ctl_get", "Get or list cluster nodes, volumes and services")),
+                (3, _tool(3, "cluster", "ctl_status", "Status of the control plane"))]
+    assert producers(drain, _lines(siblings)) == [2]
+    # a name the tool gives (it makes the thing), or one whose description says not whose: none
+    assert producers(named(4, "ctl_create_volume", "Create a volume", "Name of the volume"), _lines(siblings)) == []
+    assert producers(named(5, "ctl_label", "Label it", "A label to set"), _lines(siblings)) == []
+    assert producers(drain, _lines(siblings), ids_only=True) == []  # a name is no identifier
+
+
+def test_a_prefix_two_tools_share_is_no_verb_of_the_one_that_hands_out_identifiers():
+    # Tools of server "acme-helpdesk" all named "desk_…": desk_search hands out ticket keys.
+    ticket = _tool(1, "acme-helpdesk", "desk_get_ticket", "One ticket with its history", ("ticket_key",))
+    siblings = [(2, _tool(2, "acme-helpdesk", "desk_search", "Search tickets by a query")),
+                (3, _tool(3, "acme-helpdesk", "other_search", "Search tickets of another desk"))]
+    assert producers(ticket, _lines(siblings)) == [2]
+
+
 def test_a_tool_full_by_its_score_brings_the_tool_that_hands_out_its_identifier():
     docs = _tool(1, "context7", "query-docs", "Query a library's docs", ("libraryId", "query"))
     resolve = _tool(2, "context7", "resolve-library-id", "Resolve a package name to a library ID")

@@ -503,16 +503,20 @@ def producers(tool: StoredTool, siblings: Sequence[tuple[int, str, str]], ids_on
         m = _ID_PARAM.match(param)
         if (ids_only or (optional_ids and param not in schema.get("required", ()))) and not m:
             continue
-        stem = ((m.group("stem") or m.group("pre")) if m else param).lower()
+        named = None if m else _named_thing(param, schema, tool.tool.name)
+        stem = ((m.group("stem") or m.group("pre")) if m else named or param).lower()
         if len(stem) < (3 if m else 4):
             continue
         best: tuple[int, int, str, int] | None = None
         for i, name, line in siblings:
-            verb = _lookup_verb(name, tool.tool.server)
+            verb = _lookup_verb(name, tool.tool.server, tool.tool.name)
             if i == tool.id or not verb:
                 continue
             in_name = stem in name[verb.end("verb"):].lower()  # "list_boards" lists boards, not lists
-            if verb.group("verb").lower() == "get" and not re.search(stem + r"(?:e?s|_?ids)\b", _words(name)):
+            many = re.search(r"\b" + stem + r"(?:e?s|_?ids)\b", _words(name))
+            if named and not in_name and re.search(r"\b" + stem + r"e?s\b", line.lower()[:200]):
+                many = in_name = True  # "Get or list … resources": hands out the resource a name names
+            if verb.group("verb").lower() == "get" and not many:
                 continue  # "get" hands out identifiers when it gets many: get_lists, getTeams
             if not in_name and (not m or stem not in line.lower()[:200]):
                 continue  # a parameter that is no identifier is handed out by a tool named for it
@@ -524,14 +528,37 @@ def producers(tool: StoredTool, siblings: Sequence[tuple[int, str, str]], ids_on
     return found
 
 
-def _lookup_verb(name: str, server: str) -> re.Match[str] | None:
+def _lookup_verb(name: str, server: str, sibling: str = "") -> re.Match[str] | None:
     """The verb a tool name opens with that hands out identifiers (:data:`_LOOKUP`), after its
-    server's name when it starts with it (``linear_getTeams``); ``add_list_to_board`` adds."""
+    server's name when it starts with it (``linear_getTeams``), or a prefix it shares with
+    ``sibling``, the tool that needs what it hands out (``kubectl_get`` for ``kubectl_logs``);
+    ``add_list_to_board`` adds."""
     found = _LOOKUP.match(name)
     prefix = re.match(r"[a-z0-9]+[_\-.]", name, re.I)
-    if found is None and prefix and prefix.group(0)[:-1].lower() in {*_words(server).split(), server.lower()}:
+    if found is None and prefix and (prefix.group(0)[:-1].lower() in {*_words(server).split(), server.lower()}
+                                     or sibling.lower().startswith(prefix.group(0).lower())):
         found = _LOOKUP.match(name, prefix.end())
     return found
+
+
+#: A parameter's description that says whose name it is ("Name of the resource", "The name of the
+#: pod to describe").
+_NAME_OF = re.compile(r"^\W*(?:the\s+)?name\s+of\s+(?:the|an?)\s+(?:existing\s+)?([a-z]{3,})\b", re.I)
+#: A tool name's verbs that make what their ``name`` names: the name is theirs to give.
+_MAKES_NAMED = re.compile(r"(?:^|[_\-.]|(?<=[a-z]))(?:create|add|new|make|insert|register|init)(?=$|[_\-.A-Z])", re.I)
+
+
+def _named_thing(param: str, schema: Mapping[str, object], tool_name: str) -> str | None:
+    """What a plain ``name`` parameter names, when its description says so ("Name of the
+    resource": ``resource``) and the tool does not make that thing (``create_branch``'s name
+    is the new branch's): an existing thing, which a sibling that lists such things hands out."""
+    if param.lower() != "name" or _MAKES_NAMED.search(tool_name):
+        return None
+    props = schema.get("properties")
+    spec = props.get(param) if isinstance(props, dict) else None
+    said = spec.get("description") if isinstance(spec, dict) else None
+    m = _NAME_OF.match(said) if isinstance(said, str) else None
+    return m.group(1).lower() if m else None
 
 
 def plan(view: CatalogSnapshot, steps: Sequence[Step], sims: np.ndarray,
