@@ -16,7 +16,7 @@ import pytest
 
 from bench.eval_roles import load_tools, make_pool, risky_reasons
 from bench.record_sets import CATALOGS
-from jit.analysis.capabilities import EFFECTS, merge_capabilities, side_effects
+from jit.analysis.capabilities import EFFECTS, hint_is_method, merge_capabilities, side_effects
 from jit.analysis.offline_analyzer import OfflineAnalyzer
 from jit.config import DEFAULT_SHARDS, AvailableTools, Config
 from jit.evaluation.evaluate import build_catalog
@@ -278,28 +278,48 @@ def test_read_only_false_is_a_write_and_destructive_without_a_verb_a_delete():
     assert side_effects(write) == ("/write",)
 
 
-def test_a_read_only_hint_hides_no_effect_the_analyzer_found_from_a_read_only_role(tmp_path, hashing_embedder):
-    """Annotations add danger, never remove it: both tools claim ``readOnlyHint: true``, one saves
-    a screenshot to a file the caller names, the other files feedback with monday.com. The role
-    policy (the shipped rules, a real SQLite catalog) denies both to a reviewer, as it counts them
-    in bench/eval_roles.py; a plain read with the same claim stays allowed."""
-    keys = ("playwright/browser_take_screenshot", "monday/submit_bug_or_feature_request", "monday/get_board_schema")
+CHANGES = ("read-only role: the tool can change things",)
+
+
+def judged(tmp_path, embedder, keys: tuple[str, ...], shard: str) -> tuple[dict[str, tuple], dict[str, bool]]:
+    """The shipped role policy on a real SQLite catalog of the recorded tools ``keys``: why each is
+    denied to ``shard``, and whether bench/eval_roles.py counts it as risky for a read-only role."""
     tools = [recorded()[k] for k in keys]
-    assert all(t.annotations["readOnlyHint"] is True for t in tools)
     config = dataclasses.replace(Config.default(tmp_path), available_tools=AvailableTools())
     store = build_catalog(make_pool(tools, tmp_path / "tools.jsonl"), tmp_path / "catalog.db", config,
-                          hashing_embedder, analyzer=OfflineAnalyzer(config.shards))
+                          embedder, analyzer=OfflineAnalyzer(config.shards))
     try:
-        with Compiler(store, config, hashing_embedder, token_counter=EstimateCounter()) as compiler:
-            denied = {k: compiler.denied("reviewer", *k.split("/")) for k in keys}
-            assert compiler.denied("coder", "monday", "submit_bug_or_feature_request") == ()
+        with Compiler(store, config, embedder, token_counter=EstimateCounter()) as compiler:
+            denied = {k: compiler.denied(shard, *k.split("/")) for k in keys}
+            assert all(compiler.denied("coder", t.server, t.name) == () for t in tools)
         caps = {st.tool.name: st.analysis.capabilities for st in store.tools()}
     finally:
         store.close()
-    assert denied == {keys[0]: ("read-only role: the tool can change things",),
-                      keys[1]: ("read-only role: the tool can change things",), keys[2]: ()}
-    assert {k: bool(risky_reasons(t.annotations, caps[t.name])) for k, t in zip(keys, tools)} == {
-        keys[0]: True, keys[1]: True, keys[2]: False}
+    return denied, {k: bool(risky_reasons(t.annotations, caps[t.name], method_hint=hint_is_method(t)))
+                    for k, t in zip(keys, tools)}
+
+
+def test_a_read_only_hint_hides_no_effect_the_analyzer_found_from_a_read_only_role(tmp_path, hashing_embedder):
+    """Annotations add danger, never remove it: both tools claim ``readOnlyHint: true``, one saves
+    a screenshot to a file the caller names, the other files feedback with monday.com. The role
+    policy denies both to a reviewer, as bench/eval_roles.py counts them; a plain read with the
+    same claim stays allowed."""
+    keys = ("playwright/browser_take_screenshot", "monday/submit_bug_or_feature_request", "monday/get_board_schema")
+    assert all(recorded()[k].annotations["readOnlyHint"] is True for k in keys)
+    denied, risky = judged(tmp_path, hashing_embedder, keys, "reviewer")
+    assert denied == {keys[0]: CHANGES, keys[1]: CHANGES, keys[2]: ()}
+    assert risky == {keys[0]: True, keys[1]: True, keys[2]: False}
+
+
+def test_a_read_only_role_may_search_by_post_but_never_write_by_it(tmp_path, hashing_embedder):
+    """A generator from an OpenAPI document calls every POST destructive: the role policy lets a
+    researcher have the search sent as POST, never the page created by one nor the block a PATCH
+    appends, and the roles set counts them so too."""
+    keys = ("notion/API-post-search", "notion/API-post-page", "notion/API-patch-block-children")
+    assert all(recorded()[k].annotations["destructiveHint"] is True for k in keys)
+    denied, risky = judged(tmp_path, hashing_embedder, keys, "researcher")
+    assert denied == {keys[0]: (), keys[1]: CHANGES, keys[2]: CHANGES}
+    assert risky == {keys[0]: False, keys[1]: True, keys[2]: True}
 
 
 # --------------------------------------------------------------------------- merging with the lexical labels

@@ -108,6 +108,34 @@ def test_a_name_that_spells_an_http_request_posts_no_message(offline):
     check(offline, "notion/API-create-a-comment")  # a comment created is still sent
 
 
+def test_a_search_sent_as_post_reads_though_its_generator_calls_every_post_destructive(offline):
+    check(offline, "notion/API-post-search")  # "Search by title", destructiveHint: true as every POST
+    check(offline, "notion/API-post-page")  # a POST that creates stays a write
+
+
+def test_an_api_post_is_a_read_only_when_its_name_says_a_reading_verb_and_nothing_else_says_a_change():
+    def api(name: str, properties: dict | None = None) -> ToolDef:
+        return dataclasses.replace(_tool(name, "Tickets | " + name.split("-", 2)[-1], properties),
+                                   annotations={"destructiveHint": True})
+    assert side_effects(api("API-post-find-tickets")) == ()
+    assert side_effects(api("API-post-ticket")) == ("/write",)  # the method is its only verb
+    assert side_effects(api("API-post-search-tickets", {"callback_url": {"type": "string"}})) == ("/send",)
+    assert side_effects(api("search_tickets")) == ("/write",)  # no method in the name
+
+
+def test_a_router_whose_stated_scope_only_reads_changes_nothing(offline):
+    check(offline, "azure/pricing")  # "Get ... retail pricing ... and compare pricing"
+    check(offline, "azure/monitor")  # "Commands for querying and analyzing ... logs and metrics"
+    check(offline, "azure/datadog")  # "for managing and monitoring": managing may change things
+    check(offline, "azure/azuremigrate")  # guidance and generation: what it generates may be written
+    router = {"command": {"type": "string"}, "parameters": {"type": "object"}}
+    reads = _tool("billing", "Billing operations - Commands for listing and inspecting invoices.", router)
+    works = _tool("vault", "Vault operations - Commands for working with secrets and listing them.", router)
+    silent = _tool("ledger", "Ledger operations.", router)
+    assert side_effects(reads) == ()
+    assert side_effects(works) == side_effects(silent) == ("/write",)
+
+
 # --------------------------------------------------------------------------- what the rules above must not catch
 # Real definitions from public tool sets (Smithery, RapidAPI through StableToolBench, LiveMCPBench),
 # description text as the servers send it, trimmed to the part that matters.

@@ -19,7 +19,8 @@ from jit.catalog.store import Store
 from jit.models import ServerStatus, ToolDef
 from jit.selection.compiler import Compiler
 from jit.selection.retrieve import task_pieces
-from jit.selection.steps import FILE_STEP, ServerNames, named_servers, task_steps
+from jit.selection.naming import ServerNames, named_servers
+from jit.selection.steps import FILE_STEP, task_steps
 from jit.selection.task import TaskContext
 from jit.selection.tiers import Tier
 from jit.selection.tokens import EstimateCounter

@@ -13,7 +13,8 @@ import pytest
 from jit.selection.explain import RuleCitations
 from jit.selection.logic import LogicEngine, RuleSet
 from jit.selection.policy import Policy
-from jit.selection.steps import NAMED_FLOOR, STEP_FLOOR, ServerNames, Step, named_servers, settle, step_tools
+from jit.selection.naming import ServerNames, named_servers
+from jit.selection.steps import NAMED_FLOOR, STEP_FLOOR, Step, settle, step_tools
 from jit.selection.tiers import Tier
 from tests.test_render import scored
 from tests.test_task_steps import _score
@@ -58,10 +59,12 @@ def test_a_step_takes_the_tool_of_the_server_the_task_names_though_it_matches_le
     said = step_tools([step], _score(table), caps.__getitem__, lambda r: True, lambda r: False,
                       named=lambda r, _s: 2 if server[r] == "linear" else 0)
     assert said[0].tool == 0  # the step names Linear: its tool passes a softer floor and ranks first
-    assert [r for r, _v in said[0].options] == [0, 1]  # 2 is under even the softer floor
+    # 2 is under even the softer floor, and the other tracker's goes: the named server's tool leads
+    assert [r for r, _v in said[0].options] == [0]
     elsewhere = step_tools([step], _score(table), caps.__getitem__, lambda r: True, lambda r: False,
                            named=lambda r, _s: 1 if server[r] == "linear" else 0)
-    assert [r for r, _v in elsewhere[0].options] == [1, 0]  # named elsewhere in the task: an option, no lift
+    # named elsewhere in the task: a smaller lift, not past a tool that matches much better
+    assert [r for r, _v in elsewhere[0].options] == [1, 0]
 
 
 def test_the_siblings_of_a_steps_best_tool_are_judged_beside_it():

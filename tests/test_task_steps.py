@@ -12,6 +12,7 @@ from jit.selection.budget import Estimates, cap_full, fit_budget
 from jit.selection.budget import fed, unfed
 from jit.selection.step_words import action_free, leading_capability, name_fit, noun_uses, spelled
 from jit.selection.clauses import split_clauses
+from jit.selection.naming import demo_servers
 from jit.selection.steps import (
     CURRENT_TIME,
     FILE_STEP,
@@ -26,10 +27,10 @@ from jit.selection.steps import (
     SWITCH_BRANCH,
     Step,
     asked,
-    demo_servers,
     producers,
     settle,
     step_tools,
+    task_servers,
     task_steps,
 )
 from jit.selection.tiers import Tier
@@ -247,6 +248,16 @@ def test_a_tools_name_that_says_the_steps_verb_and_object_fits_it_better_than_a_
     assert name_fit("get_pull_request_status", "github", status) == 0.5
 
 
+def test_an_api_operations_name_fits_by_what_it_does_not_by_its_http_method():
+    # Tools generated from an OpenAPI document: "API-" and the method that carries the request
+    # are no words a step says; a method followed by no verb is the operation's verb itself.
+    look = Step("look for the onboarding checklist by its title", "/read")
+    assert name_fit("API-post-search", "wiki", Step("search the wiki for the release checklist", "/read")) == 1.0
+    assert name_fit("API-post-search", "wiki", look) == name_fit("search", "wiki", look) > 0
+    assert name_fit("API-retrieve-a-page", "wiki", Step("retrieve the page", "/read")) == 1.0
+    assert name_fit("API-post-page", "wiki", Step("create a page", "/write")) == 0.5  # "post" is its verb
+
+
 def test_a_steps_options_are_ranked_by_match_and_name_fit_over_the_floor():
     caps = {0: {"/write"}, 1: {"/write"}, 2: {"/write"}}
     table = {"commit it": [(0, 100, 0.6), (1, 94, 0.6), (2, 70, 0.6)]}  # 2 is below the floor: no option
@@ -254,6 +265,33 @@ def test_a_steps_options_are_ranked_by_match_and_name_fit_over_the_floor():
     found = step_tools([Step("commit it", "/write")], _score(table), caps.__getitem__, lambda r: True,
                        lambda r: False, lambda r, _s: fits[r])
     assert [r for r, _v in found[0].options] == [1, 0] and found[0].tool == 1
+
+
+def test_a_server_another_clause_names_does_a_step_that_names_none_against_the_whole_tasks_favourite():
+    # "Pick up the ticket in Tracker: …, then close the ticket": the ticket is Tracker's, though a
+    # desk's close_case matches the step a little better and scores higher for the whole task.
+    caps = {r: {"/write"} for r in range(4)}
+    server = {0: "desk", 1: "tracker", 2: "desk", 3: "tracker"}
+    table = {"close the ticket": [(0, 96, 0.5), (1, 85, 0.5), (2, 90, 0.5), (3, 80, 0.5)]}
+    step = Step("close the ticket", "/write")
+
+    def found(named: dict[str, int]):
+        return step_tools([step], _score(table), caps.__getitem__, lambda r: True, lambda r: False,
+                          lambda r, _s: 0.5, lambda r, _s: named.get(server[r], 0), server.__getitem__)[0]
+    assert [r for r, _v in found({"tracker": 1}).options] == [1, 3]  # the task's server only: settle keeps it
+    assert [r for r, _v in found({}).options] == [0, 2, 1]  # no server said: every system's
+    far = {"close the ticket": [(0, 100, 0.6), (1, 76, 0.3), (2, 99, 0.6)]}
+    step_far = step_tools([step], _score(far), caps.__getitem__, lambda r: True, lambda r: False,
+                          lambda r, _s: 0.5, lambda r, _s: 1 if server[r] == "tracker" else 0, server.__getitem__)
+    assert step_far[0].options[0][0] == 0 and len(step_far[0].options) == 3  # named, but far behind: all stay
+
+
+def test_a_clause_a_file_tool_does_still_names_the_server_of_the_steps_after_it():
+    steps = task_steps("For Tracker ticket T-9, rename load to fetch in src/io.py, then close the ticket.")
+    # the clause that names it is a file's step, and the code read before it a skeleton slot's
+    assert [s.by for s in steps if "Tracker" in (s.clause or s.text)] == ["read_file", FILE_STEP]
+    assert task_servers(steps, ["tracker", "desk"]) == {"tracker"}
+    assert task_servers([s for s in steps if not s.by], ["tracker", "desk"]) == frozenset()
 
 
 def test_a_steps_tool_keeps_its_place_in_full_past_both_caps():
@@ -282,6 +320,30 @@ def test_a_required_object_is_handed_out_by_the_tool_that_lists_it():
     assert producers(card, _lines(more)) == [7]
     assert producers(_tool(1, "linear", "linear_createIssue", "", ("teamId",)),
                      _lines([(2, _tool(2, "linear", "linear_getTeams", "Teams"))])) == [2]  # after its server's name
+
+
+def test_a_plain_name_of_an_existing_thing_is_handed_out_by_the_sibling_that_lists_such_things():
+    def named(i: int, name: str, description: str, said: str) -> StoredTool:
+        st = _tool(i, "cluster", name, description, ("kind", "name"))
+        st.tool.input_schema["properties"]["name"]["description"] = said
+        return st
+    # "Name of the node": a sibling behind the tools' shared prefix lists nodes in its line
+    drain = named(1, "ctl_drain", "Drain a node", "Name of the node to drain")
+    siblings = [(2, _tool(2, "cluster", "ctl_get", "Get or list cluster nodes, volumes and services")),
+                (3, _tool(3, "cluster", "ctl_status", "Status of the control plane"))]
+    assert producers(drain, _lines(siblings)) == [2]
+    # a name the tool gives (it makes the thing), or one whose description says not whose: none
+    assert producers(named(4, "ctl_create_volume", "Create a volume", "Name of the volume"), _lines(siblings)) == []
+    assert producers(named(5, "ctl_label", "Label it", "A label to set"), _lines(siblings)) == []
+    assert producers(drain, _lines(siblings), ids_only=True) == []  # a name is no identifier
+
+
+def test_a_prefix_two_tools_share_is_no_verb_of_the_one_that_hands_out_identifiers():
+    # Tools of server "acme-helpdesk" all named "desk_…": desk_search hands out ticket keys.
+    ticket = _tool(1, "acme-helpdesk", "desk_get_ticket", "One ticket with its history", ("ticket_key",))
+    siblings = [(2, _tool(2, "acme-helpdesk", "desk_search", "Search tickets by a query")),
+                (3, _tool(3, "acme-helpdesk", "other_search", "Search tickets of another desk"))]
+    assert producers(ticket, _lines(siblings)) == [2]
 
 
 def test_a_tool_full_by_its_score_brings_the_tool_that_hands_out_its_identifier():

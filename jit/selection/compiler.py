@@ -49,6 +49,7 @@ from .catalog_view import CatalogView
 from .explain import RuleCitations, explained_facts
 from .learning import Evidence, Experience, evidence_columns
 from .logic import Fact, RuleSet
+from .naming import named_servers, server_names
 from .policy import Policy
 from .records import CandidateReader, StaleSnapshot
 from .render import order_key, tool_summary
@@ -65,7 +66,7 @@ from .snapshot import (
     embedding_warning,
     label_rows,
 )
-from .steps import Feeds, Step, asked, embedded, named_servers, plan, server_names, settle, task_steps
+from .steps import Feeds, Step, asked, embedded, plan, settle, task_steps
 from .task import TaskContext, task_facts
 from .tiers import Tier
 from .tokens import EstimateCounter, TokenCounter, default_counter

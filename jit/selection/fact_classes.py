@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from ..analysis.analyze import EffectiveTool
+from ..analysis.capabilities import hint_is_method
 from ..analysis.deprecation import is_deprecated
 from ..catalog.approval import CHANGED_FLAG
 from ..config import ANNOTATION_HINTS
@@ -39,7 +40,7 @@ __all__ = ["AS_APPROVED", "TOOL_FACTS", "Classes", "Globals", "abstract", "check
 #: The catalog facts asserted per tool (``T`` first); the rest of the engine's facts are global.
 TOOL_FACTS = frozenset({"tool", "harness", "analyzed", "category", "capability", "domain", "affinity", "flag",
                          "usage", "override_excluded", "declared_skeleton", "annotation", "shard_tool",
-                         "deprecated"})
+                         "deprecated", "method_hint"})
 #: Marks a role's reason to deny a tool awaiting approval that its last approved definition gives.
 AS_APPROVED = "(as last approved: its changed definition awaits approval)"
 #: Stand-in values start with a NUL, which no rule constant, name or label holds (see abstract).
@@ -206,6 +207,8 @@ def tool_facts(st: StoredTool, effective: EffectiveTool,
     for hint, value in (t.annotations or {}).items():
         if hint in ANNOTATION_HINTS and isinstance(value, bool):
             out.add(("annotation", i, hint, "true" if value else "false"))
+    if (t.annotations or {}).get("destructiveHint") is True and hint_is_method(t):
+        out.add(("method_hint", i))  # a search sent as POST: its destructiveHint is the method's
     if globs:
         qualified = f"{t.server}/{t.name}"
         out.update(("shard_tool", i, shard, effect) for shard, effect, glob in globs

@@ -95,7 +95,7 @@ class SnapshotMemo:
     #: (:meth:`jit.selection.compiler.Compiler._file_step_tools`; depends on labels and tier caps).
     file_steps: dict[tuple[str, str, str, str], np.ndarray] = field(default_factory=dict)
     #: Server -> its tool ids, and server -> whether it is a demonstration server
-    #: (:func:`jit.selection.steps.demo_servers`), for the tools of a task's steps.
+    #: (:func:`jit.selection.naming.demo_servers`), for the tools of a task's steps.
     server_tools: dict[str, list[int]] | None = None
     demo: dict[str, bool] = field(default_factory=dict)
     #: The servers by the first word of their name, for the servers a task names: a

@@ -81,6 +81,8 @@ def spelled(text: str) -> str:
 
 
 _VERB_CAPS = {search_tokens(v)[0]: c for v, c in VERBS.items() if search_tokens(v)}
+#: HTTP's methods, which a tool generated from an API's operations may be named by.
+_METHODS = frozenset({"get", "post", "put", "patch", "delete"})
 #: Words after which a word names a thing, not the action: a determiner, a possessive, a
 #: preposition ("the login page", "my local checkout", "goes to staging").
 _NOUN_AFTER = frozenset("a an the my our your their its his her this that these those in on at to into from of for "
@@ -153,7 +155,12 @@ def _name_words(name: str, server: str) -> tuple[str, ...]:
     """A tool name's search tokens, its server's left out (:func:`name_fit`, asked of the same
     candidates by every step)."""
     own = set(search_tokens(server))
-    return tuple(w for w in search_tokens(name, drop_stopwords=True) if w not in own)
+    words = tuple(w for w in search_tokens(name, drop_stopwords=True) if w not in own)
+    if words[:1] == ("api",) and len(words) > 1:
+        # an API's operation ("API-retrieve-a-page"), and one spelled by its HTTP method
+        # ("API-post-search"): the method says what it does only when no verb follows ("API-post-page")
+        words = words[2:] if len(words) > 2 and words[1] in _METHODS and words[2] in _VERB_CAPS else words[1:]
+    return words
 
 
 def name_fit(name: str, server: str, step: Said, task_words: frozenset[str] = frozenset()) -> float:

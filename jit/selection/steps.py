@@ -23,7 +23,7 @@ Each step gets the tool (:func:`step_tools`) that matches its text best (the ret
 score of the step alone: dense and lexical, with how well the tool's name says the step's verb
 and object, :func:`~jit.selection.step_words.name_fit`), among the tools the role may use whose
 capability fits the step (a change needs a tool that writes, a read one that does not), that
-are neither deprecated (``penalty_points``) nor a demonstration server's (:func:`demo_servers`),
+are neither deprecated (``penalty_points``) nor a demonstration server's (:func:`~jit.selection.naming.demo_servers`),
 and whose match clears :data:`STEP_FLOOR`. When a step's tool needs an identifier that another
 tool of its server lists or resolves (``libraryId`` from ``resolve-library-id``, a
 ``channel_id`` from ``list_channels``), that producer is a step too (:func:`producers`). A
@@ -36,9 +36,8 @@ warning that names the step and why.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Protocol
 
 import numpy as np
@@ -48,13 +47,14 @@ from ..config import ShardConfig
 from ..models import StoredTool
 from ..text import search_tokens
 from .clauses import ASKS, CONTINUED, NEGATED, QUESTION, STATEMENT, clause_action, split_clauses
+from .naming import ServerNames, demo_servers, named_servers, server_names
 from .retrieve import task_pieces
 from .snapshot import CatalogSnapshot, label_rows
-from .step_words import OPENING, QUOTED, VERBS, action_free, leading_capability, name_fit, spelled
+from .step_words import OPENING, QUOTED, action_free, leading_capability, name_fit, spelled
 from .tiers import Tier
 
-__all__ = ["STEP_FLOOR", "Feeds", "ServerNames", "Step", "StepTool", "asked", "demo_servers", "embedded",
-           "named_servers", "plan", "producers", "server_names", "settle", "step_tools", "task_steps"]
+__all__ = ["STEP_FLOOR", "Feeds", "Step", "StepTool", "asked", "embedded", "plan", "producers", "settle",
+           "step_tools", "task_servers", "task_steps"]
 
 #: The least retrieval score (0–100, the step's text alone) of a step's tool: below it, no
 #: tool in reach is taken to do the step.
@@ -69,6 +69,9 @@ NAMED_FLOOR = 50
 NAMED_DENSE = 0.10
 #: In a step's ranking, what a tool gains when the step's own clause names its server.
 NAMED_WEIGHT = 40
+#: What it gains when another clause of the task names its server and the step's own names none
+#: ("Take Linear issue ENG-1042: …, then move the issue to In Review": the issue is Linear's).
+TASK_NAMED_WEIGHT = 20
 #: Tools a step keeps as its options, best first (:func:`settle` picks one or two).
 OPTIONS = 3
 #: In :func:`settle`, the weight of a step's own match against the whole task's final score.
@@ -117,8 +120,6 @@ _NO_PAGE = re.compile(r"\b(?:point|points|pointed|pointing|aim|aims|aimed|connec
 _ID_PARAM = re.compile(r"^(?:(?P<stem>[a-z]+?)_?(?:id|ids|slug|key|gid)|id_?(?P<pre>[a-z]{3,}))$", re.I)
 #: A tool name's verbs that hand out identifiers.
 _LOOKUP = re.compile(r"(?P<verb>list|search|resolve|find|lookup|get)(?=$|[_\-.A-Z])", re.I)
-#: A tool description that demonstrates the protocol rather than doing work.
-_DEMO = re.compile(r"\b(?:demonstrat\w*|simulat\w*|echoes back|mcp (?:server|client|logo)s?)\b", re.I)
 
 #: A thing a clause names by its title in quotes, and what follows it ("the 'Q3 launch plan'
 #: Google Doc", "the 'Launch tracker' board in monday.com"): reading it is finding it by that title first.
@@ -387,87 +388,11 @@ def _titled_kind(clause: str) -> str:
     return kind
 
 
-def demo_servers(servers: Mapping[str, Sequence[str]]) -> frozenset[str]:
-    """Servers whose tools demonstrate the protocol (echo, a sum, their environment): half
-    their tools or more describe themselves as demonstrating or simulating something or name
-    MCP itself as their subject. ``servers``: server -> its tools' descriptions."""
-    return frozenset(s for s, texts in servers.items()
-                     if texts and 2 * sum(bool(_DEMO.search(d)) for d in texts) >= len(texts))
-
-
-#: Names of days and months: said capitalised, they name no product ("on Monday").
-_CALENDAR = frozenset("monday tuesday wednesday thursday friday saturday sunday january february march april may "
-                      "june july august september october november december".split())
-
-
-@lru_cache(maxsize=16384)
-def _server_pattern(server: str) -> tuple[str, re.Pattern[str]] | None:
-    """How a text says a server's name (:func:`named_servers`): its first word, lowercase, and the
-    pattern of its words in order; None for a name no text says as a product (a day, a month)."""
-    words = [w for w in re.split(r"[-_\s.]+", server) if w]
-    if not words or words[0].lower() in _CALENDAR:
-        return None
-    pattern = r"(?<![\w@/.])" + r"[\s\-_.]?".join(re.escape(w) for w in words) + r"(?![\w@])"
-    return words[0].lower(), re.compile(pattern, re.I)
-
-
-class ServerNames:
-    """Servers as a text may name them (:func:`named_servers`), by the first word of their name,
-    lowercase: a text holds few of those words, so the others' patterns are passed over at one test
-    per word (a 100,000-tool catalog holds ~13,000 servers and ~1,200 first words). Built once per
-    catalog (:func:`server_names`)."""
-
-    def __init__(self, servers: Iterable[str]) -> None:
-        self.by_word: dict[str, list[tuple[str, re.Pattern[str]]]] = {}
-        for server in servers:
-            said_as = _server_pattern(server)
-            if said_as is not None:
-                self.by_word.setdefault(said_as[0], []).append((server, said_as[1]))
-
-    def within(self, text: str) -> ServerNames:
-        """The servers whose first word ``text`` holds: what :func:`named_servers` finds in
-        ``text`` or in any text made of its pieces joined by spaces or ", " (a task's clauses),
-        from one pass over the catalog's first words. A first word holds neither whitespace nor
-        a comma (a server's name holds none), so no join makes one stand where ``text`` has none."""
-        lowered = text.lower()
-        out = ServerNames(())
-        out.by_word = {first: said for first, said in self.by_word.items() if first in lowered}
-        return out
-
-
-def server_names(view: CatalogSnapshot) -> ServerNames:
-    """The catalog's servers as :class:`ServerNames`, kept in the snapshot's memo."""
-    found = view.memo.server_names
-    if found is None:
-        found = view.memo.server_names = ServerNames(view.index.server_names)
-    return found
-
-
-def named_servers(text: str, servers: Collection[str] | ServerNames) -> frozenset[str]:
-    """The servers ``text`` names as products: a server's name (its words in order, ``google-calendar``
-    as "Google Calendar") said as a proper noun, capitalised ("search Notion", "Sentry issue WEB-3F2")
-    but not as the verb a sentence or a clause opens with ("Fetch the page"), or spelled as no
-    ordinary word is, with a digit or an inner capital ("Context7", "MongoDB"); a day or a month is
-    no product. A server whose name is an ordinary word said in lower case ("fetch the page", "the
-    time") is not named. ``servers``: names, or the catalog's :class:`ServerNames`."""
-    if not isinstance(servers, ServerNames):
-        servers = ServerNames(servers)
-    found: set[str] = set()
-    lowered = text.lower()
-    for first, said in servers.by_word.items():
-        # The pattern needs the server's first word somewhere in the text: most servers' is not, and
-        # they are passed over without running it (a catalog holds thousands of servers).
-        if first not in lowered:
-            continue
-        for server, pattern in said:
-            for m in pattern.finditer(text):
-                said_as = m.group(0)
-                start = not text[:m.start()].strip() or re.search(r"[.;:!?,(]\s*$", text[:m.start()]) is not None
-                if re.search(r"\d|[a-z][A-Z]", said_as) or (said_as[0].isupper()
-                                                            and not (start and said_as.lower() in VERBS)):
-                    found.add(server)
-                    break
-    return frozenset(found)
+def task_servers(steps: Sequence[Step], names: Collection[str] | ServerNames) -> frozenset[str]:
+    """The servers the task of ``steps`` names as products (:func:`named_servers`), in any of its
+    clauses: a file's step and a skeleton slot's too ("Take Linear issue ENG-7: rename foo in
+    src/a.ts" names Linear for the steps after it, though a file tool does that clause)."""
+    return named_servers(" ".join(dict.fromkeys(s.clause or s.text for s in steps)), names)
 
 
 def _fits(cap: str, has: set[str]) -> bool:
@@ -497,7 +422,7 @@ def step_tools(steps: Sequence[Step], score: Callable[[int, str], tuple[np.ndarr
         rows, vector, dense = score(i, step.text)
         said = np.array([named(int(r), step) for r in rows.tolist()]) if named else np.zeros(len(rows), dtype=int)
         ranked = vector + (NAME_WEIGHT * np.array([fit(int(r), step) for r in rows.tolist()]) if fit else 0.0)
-        ranked = ranked + NAMED_WEIGHT * (said == 2)
+        ranked = ranked + NAMED_WEIGHT * (said == 2) + (TASK_NAMED_WEIGHT * (said == 1) if not (said == 2).any() else 0)
         order = np.argsort(-ranked, kind="stable")
         over = (vector >= STEP_FLOOR) & (dense >= DENSE_FLOOR)
         soft = said > 0
@@ -514,6 +439,9 @@ def step_tools(steps: Sequence[Step], score: Callable[[int, str], tuple[np.ndarr
         # role may have it (``usable``), so a read-only role never gets it this way.
         changing: list[tuple[int, float]] = []
         refused = None
+        # When the best option is of a server the task names, the others are of it too: the whole
+        # task's score (settle) must not hand the step to another system that does the same.
+        lead_said = False
         for i in order.tolist():
             if len(options) == OPTIONS:
                 break
@@ -525,7 +453,9 @@ def step_tools(steps: Sequence[Step], score: Callable[[int, str], tuple[np.ndarr
                     changing.append((r, float(ranked[i])))
                 continue
             if usable(r):
-                options.append((r, float(ranked[i])))
+                if not (options and lead_said and not said[i]):  # the named server's first: its options only
+                    options.append((r, float(ranked[i])))
+                    lead_said = lead_said if len(options) > 1 else bool(said[i])
             elif refused is None and denied(r):
                 refused = r
         options = options or changing
@@ -573,16 +503,20 @@ def producers(tool: StoredTool, siblings: Sequence[tuple[int, str, str]], ids_on
         m = _ID_PARAM.match(param)
         if (ids_only or (optional_ids and param not in schema.get("required", ()))) and not m:
             continue
-        stem = ((m.group("stem") or m.group("pre")) if m else param).lower()
+        named = None if m else _named_thing(param, schema, tool.tool.name)
+        stem = ((m.group("stem") or m.group("pre")) if m else named or param).lower()
         if len(stem) < (3 if m else 4):
             continue
         best: tuple[int, int, str, int] | None = None
         for i, name, line in siblings:
-            verb = _lookup_verb(name, tool.tool.server)
+            verb = _lookup_verb(name, tool.tool.server, tool.tool.name)
             if i == tool.id or not verb:
                 continue
             in_name = stem in name[verb.end("verb"):].lower()  # "list_boards" lists boards, not lists
-            if verb.group("verb").lower() == "get" and not re.search(stem + r"(?:e?s|_?ids)\b", _words(name)):
+            many = re.search(r"\b" + stem + r"(?:e?s|_?ids)\b", _words(name))
+            if named and not in_name and re.search(r"\b" + stem + r"e?s\b", line.lower()[:200]):
+                many = in_name = True  # "Get or list … resources": hands out the resource a name names
+            if verb.group("verb").lower() == "get" and not many:
                 continue  # "get" hands out identifiers when it gets many: get_lists, getTeams
             if not in_name and (not m or stem not in line.lower()[:200]):
                 continue  # a parameter that is no identifier is handed out by a tool named for it
@@ -594,14 +528,37 @@ def producers(tool: StoredTool, siblings: Sequence[tuple[int, str, str]], ids_on
     return found
 
 
-def _lookup_verb(name: str, server: str) -> re.Match[str] | None:
+def _lookup_verb(name: str, server: str, sibling: str = "") -> re.Match[str] | None:
     """The verb a tool name opens with that hands out identifiers (:data:`_LOOKUP`), after its
-    server's name when it starts with it (``linear_getTeams``); ``add_list_to_board`` adds."""
+    server's name when it starts with it (``linear_getTeams``), or a prefix it shares with
+    ``sibling``, the tool that needs what it hands out (``kubectl_get`` for ``kubectl_logs``);
+    ``add_list_to_board`` adds."""
     found = _LOOKUP.match(name)
     prefix = re.match(r"[a-z0-9]+[_\-.]", name, re.I)
-    if found is None and prefix and prefix.group(0)[:-1].lower() in {*_words(server).split(), server.lower()}:
+    if found is None and prefix and (prefix.group(0)[:-1].lower() in {*_words(server).split(), server.lower()}
+                                     or sibling.lower().startswith(prefix.group(0).lower())):
         found = _LOOKUP.match(name, prefix.end())
     return found
+
+
+#: A parameter's description that says whose name it is ("Name of the resource", "The name of the
+#: pod to describe").
+_NAME_OF = re.compile(r"^\W*(?:the\s+)?name\s+of\s+(?:the|an?)\s+(?:existing\s+)?([a-z]{3,})\b", re.I)
+#: A tool name's verbs that make what their ``name`` names: the name is theirs to give.
+_MAKES_NAMED = re.compile(r"(?:^|[_\-.]|(?<=[a-z]))(?:create|add|new|make|insert|register|init)(?=$|[_\-.A-Z])", re.I)
+
+
+def _named_thing(param: str, schema: Mapping[str, object], tool_name: str) -> str | None:
+    """What a plain ``name`` parameter names, when its description says so ("Name of the
+    resource": ``resource``) and the tool does not make that thing (``create_branch``'s name
+    is the new branch's): an existing thing, which a sibling that lists such things hands out."""
+    if param.lower() != "name" or _MAKES_NAMED.search(tool_name):
+        return None
+    props = schema.get("properties")
+    spec = props.get(param) if isinstance(props, dict) else None
+    said = spec.get("description") if isinstance(spec, dict) else None
+    m = _NAME_OF.match(said) if isinstance(said, str) else None
+    return m.group(1).lower() if m else None
 
 
 def plan(view: CatalogSnapshot, steps: Sequence[Step], sims: np.ndarray,
@@ -627,6 +584,7 @@ def plan(view: CatalogSnapshot, steps: Sequence[Step], sims: np.ndarray,
             warnings.append(f"{shard}: no tool in reach can {DOES[step.capability]} for the step {step.named} "
                             f"(no tool fills the role's {step.by} slot)")
     # A step a skeleton slot of the role's or the policy's file tool does needs no tool of its own.
+    every = steps
     steps = [s for s in steps if embedded(s) and s.by not in slots]
     if not steps or not view.rows or not view.index.has_vector.any():
         return [], _no_feeds
@@ -646,9 +604,10 @@ def plan(view: CatalogSnapshot, steps: Sequence[Step], sims: np.ndarray,
     def score(i: int, text: str) -> tuple[np.ndarray, ...]:
         """The index's score of one query (``RetrievalIndex.score``: min-max normalised cosine and
         BM25, mixed by ``lexical_weight``), for every row at once, the best :data:`STEP_POOL` kept
-        and the tools of the servers the step names (:func:`named_servers`): those it has said
-        where it is done are scored whatever their rank."""
-        key = (column[id(steps[i])], text, in_step[id(steps[i])], lexical_weight)
+        and the tools of the servers the step names (:func:`named_servers`), or when it names none,
+        the task: those it has said where it is done are scored whatever their rank."""
+        where = in_step[id(steps[i])] or in_task
+        key = (column[id(steps[i])], text, where, lexical_weight)
         found = None if scores is None else scores.get(key)
         if found is not None:
             return found
@@ -658,7 +617,7 @@ def plan(view: CatalogSnapshot, steps: Sequence[Step], sims: np.ndarray,
         hybrid = ((1 - lexical_weight) * (dense - lo) / max(hi - lo, 1e-6)
                   + lexical_weight * lexical / max(float(lexical.max()), 1e-6))
         top = np.argpartition(-hybrid, min(STEP_POOL, len(hybrid) - 1))[:STEP_POOL]
-        said = [r for server in in_step[id(steps[i])] for r in rows_of[server]]
+        said = [r for server in where for r in rows_of[server]]
         if said:
             top = np.union1d(top, np.array(said, dtype=top.dtype))
         found = (top, np.clip(hybrid[top] * 100.0, 0, 100), dense[top])
@@ -683,8 +642,7 @@ def plan(view: CatalogSnapshot, steps: Sequence[Step], sims: np.ndarray,
     index = view.index
     servers_said = index.server_words
     task_words = frozenset(w for s in steps for w in search_tokens(spelled(s.clause or s.text), drop_stopwords=True))
-    in_task = named_servers(" ".join(dict.fromkeys(s.clause or s.text for s in steps)),
-                            server_names(view) if names is None else names)
+    in_task = task_servers(every, server_names(view) if names is None else names)
     in_step = {id(s): named_servers(s.clause or s.text, in_task) for s in steps}
     rows_of = {server: [view.row_of[t] for t in servers.get(server, ())] for server in in_task}
 
