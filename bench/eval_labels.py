@@ -46,7 +46,7 @@ from typing import Any
 
 from bench.eval_roles import RISKY_CAPABILITIES, load_tools, risky_reasons
 from bench.record_sets import CATALOGS, DATA_ROOT
-from jit.analysis.capabilities import hint_is_method
+from jit.analysis.capabilities import method_hint
 from jit.analysis.offline_analyzer import OfflineAnalyzer
 from jit.config import Config
 from jit.models import ToolAnalysis, ToolDef
@@ -95,7 +95,7 @@ def analyzer_labels(analysis: ToolAnalysis) -> frozenset[str]:
 def policy_labels(analysis: ToolAnalysis, tool: ToolDef) -> frozenset[str]:
     """The labels as the role policy reads them: ``write`` when it counts the tool as a change."""
     found = analyzer_labels(analysis) - {"read", "write"}
-    if risky_reasons(tool.annotations, analysis.capabilities, method_hint=hint_is_method(tool)):
+    if risky_reasons(tool.annotations, analysis.capabilities, method_only=method_hint(tool)):
         return frozenset(found | {"write"})
     return frozenset(found) if found else frozenset({"read"})
 

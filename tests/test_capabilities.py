@@ -16,7 +16,7 @@ import pytest
 
 from bench.eval_roles import load_tools, make_pool, risky_reasons
 from bench.record_sets import CATALOGS
-from jit.analysis.capabilities import EFFECTS, hint_is_method, merge_capabilities, side_effects
+from jit.analysis.capabilities import EFFECTS, merge_capabilities, method_hint, side_effects
 from jit.analysis.offline_analyzer import OfflineAnalyzer
 from jit.config import DEFAULT_SHARDS, AvailableTools, Config
 from jit.evaluation.evaluate import build_catalog
@@ -295,7 +295,7 @@ def judged(tmp_path, embedder, keys: tuple[str, ...], shard: str) -> tuple[dict[
         caps = {st.tool.name: st.analysis.capabilities for st in store.tools()}
     finally:
         store.close()
-    return denied, {k: bool(risky_reasons(t.annotations, caps[t.name], method_hint=hint_is_method(t)))
+    return denied, {k: bool(risky_reasons(t.annotations, caps[t.name], method_only=method_hint(t)))
                     for k, t in zip(keys, tools)}
 
 

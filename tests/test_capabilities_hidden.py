@@ -12,7 +12,7 @@ import dataclasses
 
 import pytest
 
-from jit.analysis.capabilities import side_effects
+from jit.analysis.capabilities import method_hint, side_effects
 from jit.analysis.offline_analyzer import OfflineAnalyzer
 from jit.config import DEFAULT_SHARDS
 from jit.models import ToolDef
@@ -113,27 +113,39 @@ def test_a_search_sent_as_post_reads_though_its_generator_calls_every_post_destr
     check(offline, "notion/API-post-page")  # a POST that creates stays a write
 
 
-def test_an_api_post_is_a_read_only_when_its_name_says_a_reading_verb_and_nothing_else_says_a_change():
+def test_an_api_post_is_a_read_only_when_its_name_says_a_search_and_nothing_else_says_a_change():
     def api(name: str, properties: dict | None = None) -> ToolDef:
         return dataclasses.replace(_tool(name, "Tickets | " + name.split("-", 2)[-1], properties),
                                    annotations={"destructiveHint": True})
     assert side_effects(api("API-post-find-tickets")) == ()
+    assert method_hint(api("API-post-search-pages"))
     assert side_effects(api("API-post-ticket")) == ("/write",)  # the method is its only verb
     assert side_effects(api("API-post-search-tickets", {"callback_url": {"type": "string"}})) == ("/send",)
+    assert not method_hint(api("API-post-search-tickets", {"callback_url": {"type": "string"}}))
     assert side_effects(api("search_tickets")) == ("/write",)  # no method in the name
+    # Reading verbs that are no search keep the hint: what they make, open or switch may be a change.
+    for name in ("API-post-capture-payment-intent", "API-post-resolve-incident", "API-post-open-ticket",
+                 "API-post-switch-plan", "API-post-generate-api-key", "API-post-disconnect-integration",
+                 "API-post-convert-lead", "API-post-load-data"):
+        assert side_effects(api(name)) == ("/write",), name
+        assert not method_hint(api(name)), name
+    # A search with another verb after it is not a search alone.
+    for name in ("API-post-search-then-delete", "API-post-get-delete", "API-post-search-and-update"):
+        assert "/write" in side_effects(api(name)) or "/delete" in side_effects(api(name)), name
+        assert not method_hint(api(name)), name
 
 
-def test_a_router_whose_stated_scope_only_reads_changes_nothing(offline):
-    check(offline, "azure/pricing")  # "Get ... retail pricing ... and compare pricing"
-    check(offline, "azure/monitor")  # "Commands for querying and analyzing ... logs and metrics"
+def test_a_router_may_change_what_its_service_holds_whatever_its_first_sentence_says(offline):
+    # A router's subcommands are learnt at call time and never seen here: its prose is no proof that
+    # every command reads ("querying ... The query command accepts any SQL", a later list of deletes).
     check(offline, "azure/datadog")  # "for managing and monitoring": managing may change things
-    check(offline, "azure/azuremigrate")  # guidance and generation: what it generates may be written
     router = {"command": {"type": "string"}, "parameters": {"type": "object"}}
-    reads = _tool("billing", "Billing operations - Commands for listing and inspecting invoices.", router)
-    works = _tool("vault", "Vault operations - Commands for working with secrets and listing them.", router)
-    silent = _tool("ledger", "Ledger operations.", router)
-    assert side_effects(reads) == ()
-    assert side_effects(works) == side_effects(silent) == ("/write",)
+    for description in ("Billing operations - Commands for listing and inspecting invoices.",
+                        "Commands for querying Azure virtual machines.\n\nAvailable commands: list_vms, delete_vm",
+                        "Commands for querying and truncating tables.",
+                        "Commands for querying Cosmos DB. The query command accepts any SQL.",
+                        "Ledger operations."):
+        assert side_effects(_tool("router", description, router)) == ("/write",), description
 
 
 # --------------------------------------------------------------------------- what the rules above must not catch

@@ -39,7 +39,7 @@ from typing import Any
 from ..models import ToolDef
 from ..text import first_sentence, split_identifier, stem
 
-__all__ = ["EFFECTS", "hint_is_method", "merge_capabilities", "side_effects"]
+__all__ = ["EFFECTS", "hint_is_method", "merge_capabilities", "method_hint", "side_effects"]
 
 #: The capabilities that are side effects, most dangerous first (the order of :func:`side_effects`).
 EFFECTS = ("/delete", "/execute", "/send", "/write")
@@ -91,19 +91,12 @@ _NOUNS = _stems(
     "check review share draft link pin star lock schedule change store export download info detail details "
     "merge commit patch fill sort query type issue branch stash trigger feedback filter event alarm"
 )
-#: Words a router's stated scope may name a change by without a verb of change ("working with",
-#: "interacting with", "operations on", "provisioning").
-_LOOSE_CHANGES = _stems("work working interact interacting provision provisioning administer administering "
-                        "maintain maintaining control controlling")
-#: Verbs of looking at what a system holds: a router whose scope names them alone reads (not one that
-#: generates, converts or exports: what it makes may be written).
-_INSPECTS = _stems("get getting list listing read reading search searching find finding fetch retrieve query "
-                   "querying check checking analyze analyzing analyse compare comparing view show describe "
-                   "inspect inspecting look monitor monitoring diagnose diagnosing troubleshoot troubleshooting")
 #: Verbs that start something, and what they run when they start it: a process, a job, a workflow.
 _STARTS = _stems("start launch spawn trigger")
 _RUNNABLE = _stems("process processes job jobs workflow workflows agent agents pipeline pipelines build "
                    "builds test tests script scripts command commands program")
+#: The verbs of a search an API sends as POST (:func:`hint_is_method`): what they return is all they do.
+_POSTED_SEARCHES = _stems("search query find lookup retrieve fetch count list get")
 #: HTTP's methods that say nothing of the operation (a search sent as POST), leading a generic API tool's name.
 _HTTP_METHODS = _stems("post put patch")
 #: Verbs that end or reverse something: with a destructive hint, what they end is gone.
@@ -384,8 +377,7 @@ def _schema_effects(schema: Any, verb: str | None, subject: list[str], descripti
             out.add(_W)  # what is read is hidden from the others that read it, for a while
         if name in _EXEC_PARAMS and p.get("type") in (None, "string", "array") and not p.get("enum"):
             if router:
-                if not _states_reads(description):
-                    out.add(_W)  # one of the service's operations: it may change whatever the service holds
+                out.add(_W)  # one of the service's operations: it may change whatever the service holds
             elif not stores or _TO_RUN.search(desc[:200]):
                 out.add(_X)  # code or a command to run; stored code runs only when the text says it runs
         if named_change and (name in _SEND_PARAMS or (name in _SENT_FIELDS and _ADDED.search(desc[:200]))
@@ -483,16 +475,6 @@ def _states_a_deletion(m: re.Match[str]) -> bool:
     return not after & _SESSION_OBJECTS
 
 
-def _states_reads(description: str) -> bool:
-    """Whether a router's first sentence, its stated scope, names reads alone: "Commands for querying
-    and analyzing … logs and metrics", "Get … retail pricing … and compare pricing". Any other verb,
-    "manage" and "working with" among them, or none at all leaves it a router that may change things."""
-    words = {stem(w) for w in _WORD.findall(first_sentence(_first_paragraph(description)).lower())}
-    if words & (_WRITE_VERBS | _DELETE_VERBS | _EXECUTE_VERBS | _SEND_VERBS | _GENERIC_VERBS | _LOOSE_CHANGES):
-        return False
-    return bool(words & _INSPECTS)
-
-
 def _first_paragraph(description: str) -> str:
     """The description up to its first blank line (600 characters at most), with a sentence glued
     to an acronym parted from it ("supports sending SMSThis tool ..." reads "SMS This")."""
@@ -510,14 +492,25 @@ def _names_a_write(description: str) -> bool:
 
 def hint_is_method(tool: ToolDef) -> bool:
     """Whether the tool's ``destructiveHint`` stands for its HTTP method alone: an API's operation
-    named by its method and a reading verb after it ("API-post-search": a search sent as POST),
-    which a generator from an OpenAPI document marks destructive as it marks every POST. The
-    method is the request's transport; the verb says what it does. Any other signal of a change
-    (a parameter, the description) still counts (:func:`side_effects`)."""
+    named ``API-post-`` and a search after it ("API-post-search", "API-post-database-query": a search
+    sent as POST), which a generator from an OpenAPI document marks destructive as it marks every
+    POST. Only a search verb (:data:`_POSTED_SEARCHES`) counts, and no other verb may follow it
+    ("API-post-search-then-delete", "API-post-generate-api-key" keep the hint). The fact the policy
+    reads (``method_hint``) also needs every other signal to find nothing (:func:`side_effects`)."""
     words = _name_words(tool.name)
-    verb, _ = _verb(words)
+    verb, obj = _verb(words)
     return (split_identifier(tool.name)[:1] == ["api"] and words[:1] == [stem("post")]
-            and verb is not None and verb != words[0] and verb in _READ_VERBS)
+            and verb is not None and verb != words[0] and verb in _POSTED_SEARCHES
+            and not any(_is_verb(w) or w in _GENERIC_VERBS for w in obj))
+
+
+def method_hint(tool: ToolDef) -> bool:
+    """Whether the role policy may leave the tool's ``destructiveHint`` uncounted (the ``method_hint``
+    fact): the hint stands for its HTTP method (:func:`hint_is_method`) and nothing else of the
+    tool, its parameters and description, names a side effect (:func:`side_effects`), whichever
+    analyzer labelled it."""
+    ann = tool.annotations if isinstance(tool.annotations, dict) else {}
+    return ann.get("destructiveHint") is True and hint_is_method(tool) and not side_effects(tool)
 
 
 def side_effects(tool: ToolDef) -> tuple[str, ...]:

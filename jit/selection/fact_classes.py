@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ..analysis.analyze import EffectiveTool
-from ..analysis.capabilities import hint_is_method
+from ..analysis.capabilities import method_hint
 from ..analysis.deprecation import is_deprecated
 from ..catalog.approval import CHANGED_FLAG
 from ..config import ANNOTATION_HINTS
@@ -207,7 +207,7 @@ def tool_facts(st: StoredTool, effective: EffectiveTool,
     for hint, value in (t.annotations or {}).items():
         if hint in ANNOTATION_HINTS and isinstance(value, bool):
             out.add(("annotation", i, hint, "true" if value else "false"))
-    if (t.annotations or {}).get("destructiveHint") is True and hint_is_method(t):
+    if method_hint(t):
         out.add(("method_hint", i))  # a search sent as POST: its destructiveHint is the method's
     if globs:
         qualified = f"{t.server}/{t.name}"

@@ -156,7 +156,7 @@ def _name_words(name: str, server: str) -> tuple[str, ...]:
     candidates by every step)."""
     own = set(search_tokens(server))
     words = tuple(w for w in search_tokens(name, drop_stopwords=True) if w not in own)
-    if words[:1] == ("api",) and len(words) > 1:
+    if words[:1] == ("api",) and len(words) > 1 and name[:4].lower() == "api-":
         # an API's operation ("API-retrieve-a-page"), and one spelled by its HTTP method
         # ("API-post-search"): the method says what it does only when no verb follows ("API-post-page")
         words = words[2:] if len(words) > 2 and words[1] in _METHODS and words[2] in _VERB_CAPS else words[1:]

@@ -50,7 +50,7 @@ from .clauses import ASKS, CONTINUED, NEGATED, QUESTION, STATEMENT, clause_actio
 from .naming import ServerNames, demo_servers, named_servers, server_names
 from .retrieve import task_pieces
 from .snapshot import CatalogSnapshot, label_rows
-from .step_words import OPENING, QUOTED, action_free, leading_capability, name_fit, spelled
+from .step_words import OPENING, QUOTED, VERBS, action_free, leading_capability, name_fit, spelled
 from .tiers import Tier
 
 __all__ = ["STEP_FLOOR", "Feeds", "Step", "StepTool", "asked", "embedded", "plan", "producers", "settle",
@@ -119,7 +119,7 @@ _NO_PAGE = re.compile(r"\b(?:point|points|pointed|pointing|aim|aims|aimed|connec
 #: ``channel_id``, ``idList``).
 _ID_PARAM = re.compile(r"^(?:(?P<stem>[a-z]+?)_?(?:id|ids|slug|key|gid)|id_?(?P<pre>[a-z]{3,}))$", re.I)
 #: A tool name's verbs that hand out identifiers.
-_LOOKUP = re.compile(r"(?P<verb>list|search|resolve|find|lookup|get)(?=$|[_\-.A-Z])", re.I)
+_LOOKUP = re.compile(r"(?P<verb>(?i:list|search|resolve|find|lookup|get))(?=$|[_\-.]|[A-Z])")
 
 #: A thing a clause names by its title in quotes, and what follows it ("the 'Q3 launch plan'
 #: Google Doc", "the 'Launch tracker' board in monday.com"): reading it is finding it by that title first.
@@ -513,8 +513,8 @@ def producers(tool: StoredTool, siblings: Sequence[tuple[int, str, str]], ids_on
             if i == tool.id or not verb:
                 continue
             in_name = stem in name[verb.end("verb"):].lower()  # "list_boards" lists boards, not lists
-            many = re.search(r"\b" + stem + r"(?:e?s|_?ids)\b", _words(name))
-            if named and not in_name and re.search(r"\b" + stem + r"e?s\b", line.lower()[:200]):
+            many = re.search(r"\b" + re.escape(stem) + r"(?:e?s|_?ids)\b", _words(name))
+            if named and not in_name and re.search(r"\b" + re.escape(stem) + r"e?s\b", line.lower()[:200]):
                 many = in_name = True  # "Get or list … resources": hands out the resource a name names
             if verb.group("verb").lower() == "get" and not many:
                 continue  # "get" hands out identifiers when it gets many: get_lists, getTeams
@@ -531,12 +531,13 @@ def producers(tool: StoredTool, siblings: Sequence[tuple[int, str, str]], ids_on
 def _lookup_verb(name: str, server: str, sibling: str = "") -> re.Match[str] | None:
     """The verb a tool name opens with that hands out identifiers (:data:`_LOOKUP`), after its
     server's name when it starts with it (``linear_getTeams``), or a prefix it shares with
-    ``sibling``, the tool that needs what it hands out (``kubectl_get`` for ``kubectl_logs``);
-    ``add_list_to_board`` adds."""
+    ``sibling``, the tool that needs what it hands out (``kubectl_get`` for ``kubectl_logs``), when that
+    prefix is no verb (``create_list`` makes lists for ``create_card``); ``add_list_to_board`` adds."""
     found = _LOOKUP.match(name)
     prefix = re.match(r"[a-z0-9]+[_\-.]", name, re.I)
-    if found is None and prefix and (prefix.group(0)[:-1].lower() in {*_words(server).split(), server.lower()}
-                                     or sibling.lower().startswith(prefix.group(0).lower())):
+    word = prefix.group(0)[:-1].lower() if prefix else ""
+    if found is None and prefix and (word in {*_words(server).split(), server.lower()} or (
+            sibling.lower().startswith(prefix.group(0).lower()) and word not in VERBS)):
         found = _LOOKUP.match(name, prefix.end())
     return found
 
@@ -545,7 +546,7 @@ def _lookup_verb(name: str, server: str, sibling: str = "") -> re.Match[str] | N
 #: pod to describe").
 _NAME_OF = re.compile(r"^\W*(?:the\s+)?name\s+of\s+(?:the|an?)\s+(?:existing\s+)?([a-z]{3,})\b", re.I)
 #: A tool name's verbs that make what their ``name`` names: the name is theirs to give.
-_MAKES_NAMED = re.compile(r"(?:^|[_\-.]|(?<=[a-z]))(?:create|add|new|make|insert|register|init)(?=$|[_\-.A-Z])", re.I)
+_MAKES_NAMED = re.compile(r"(?:^|[_\-.]|(?<=[a-z]))(?i:create|add|new|make|insert|register|init)(?=$|[_\-.]|[A-Z])")
 
 
 def _named_thing(param: str, schema: Mapping[str, object], tool_name: str) -> str | None:
