@@ -83,6 +83,8 @@ NAME_WEIGHT = 80
 #: In :func:`settle`, how close (in its ranking) a step's second tool is to its first to go too:
 #: a step two tools do about as well is ambiguous, and Full holds both.
 CLOSE = 30
+#: How much more a step's own ranking must prefer a sibling of its best option to choose it.
+SURE = 10
 #: Capabilities that change something; a read step's tool has none of them.
 CHANGES = ("/write", "/delete", "/send", "/execute")
 #: A step's capability -> the capabilities one of which its tool must have.
@@ -686,7 +688,7 @@ def _no_feeds(t: int, ids_only: bool = False, optional_ids: bool = False) -> lis
 def settle(planned: Sequence[Planned], final: Mapping[int, float], names: Mapping[int, str],
            feeds: Feeds = _no_feeds, heads: Mapping[int, tuple[str, str]] | None = None,
            full: Collection[int] = (), room: int | None = None, least: float = 0,
-           implied: Collection[str] = ()) -> dict[int, str]:
+           implied: Collection[str] = (), said: int | None = None) -> dict[int, str]:
     """Tool id -> the step it is the tool of: per step of :func:`plan`, of its options that are
     candidates the step may take (``final``: their final score for the whole task; a hosted
     system's tool the task does not point at is left out by the caller), the best by
@@ -702,7 +704,10 @@ def settle(planned: Sequence[Planned], final: Mapping[int, float], names: Mappin
     than ``room`` tools in ``full``, the tools Full holds already, and the chosen), the second
     best of a step whose second is within :data:`CLOSE` of its best and of the same server
     (``heads``: another server's tool for the same thing is no ambiguity), and whose final score
-    is at least ``least`` (a second the whole task does not want in Full is no ambiguity either)."""
+    is at least ``least`` (a second the whole task does not want in Full is no ambiguity either).
+    Of a task that says several steps (``said``: how many; default: the planned ones not implied),
+    a sibling of a step's best option within :data:`CLOSE` of it that the step's own ranking
+    prefers by :data:`SURE` goes first: the task chooses the server, the step's clause its tool."""
     chosen: dict[int, str] = {}
     seconds: list[tuple[int, str]] = []
 
@@ -740,6 +745,18 @@ def settle(planned: Sequence[Planned], final: Mapping[int, float], names: Mappin
                 lead = did
             same = sorted((r for r in ranked if heads[r[2]][0] == lead), key=lambda r: -own[r[2]])
             ranked = same + [r for r in ranked if heads[r[2]][0] != lead]
+        elif heads is not None and (said if said is not None else sum(p[0] not in implied for p in planned)) > 1:
+            # Of a task of several steps, a sibling of the best option near it (CLOSE) that the
+            # step's own clause clearly prefers (by SURE) goes first: the whole task's score, which
+            # speaks of every step at once, chooses the server, the step's clause the tool of it
+            # ("move the issue to In Review" on Linear is its update, not the assignment the rest
+            # of the task leans to). A task of one step is its clause: its score decides.
+            lead = ranked[0]
+            sure = max((r for r in ranked if heads[r[2]][0] == heads[lead[2]][0] and r[0] >= lead[0] - CLOSE
+                        and own[r[2]] >= own[lead[2]] + SURE), key=lambda r: own[r[2]], default=None)
+            if sure is not None:
+                ranked.remove(sure)
+                ranked.insert(0, sure)
         # Two steps said apart are rarely one call: a step whose best tool another step has taken,
         # and that another tool of the same server matches better by the step's own ranking (the
         # whole task's score put the taken one first), takes that one when it is near (CLOSE).
