@@ -50,7 +50,7 @@ from .clauses import ASKS, CONTINUED, NEGATED, QUESTION, STATEMENT, clause_actio
 from .naming import ServerNames, demo_servers, named_servers, server_names
 from .retrieve import task_pieces
 from .snapshot import CatalogSnapshot, label_rows
-from .step_words import OPENING, QUOTED, action_free, leading_capability, name_fit, spelled
+from .step_words import LIBRARY_DOCS_SAID, OPENING, QUOTED, action_free, leading_capability, name_fit, spelled
 from .tiers import Tier
 
 __all__ = ["STEP_FLOOR", "Feeds", "Step", "StepTool", "asked", "embedded", "plan", "producers", "settle",
@@ -142,6 +142,7 @@ _AHEAD = re.compile(r"\b(?:tomorrow|tonight|next\s+(?:week|month|year|monday|tue
 _TODAY = re.compile(r"\b(?:today'?s|the current)\s+(?:date|day)\b|\bdated?\s+today\b", re.I)
 #: Texts of the implied steps, in the words a tool's description uses.
 CURRENT_TIME = "get the current date and time"
+LIBRARY_DOCS = "query the documentation of a programming library"
 READ_CODE = "read the contents of a text file"
 OPEN_PAGE = "navigate the browser to a URL"
 RUN_COMMAND = "run a shell command in a terminal"
@@ -312,6 +313,8 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
             steps.append(Step(PUSH_BRANCH, "/write", implied=True, clause=clause))  # a local commit proposed: pushed first
         if cap == "/delete" and _PATTERN.search(clause) and not _read_before(clause, steps):
             steps.append(Step(FIND_MATCHING, "/read", implied=True, clause=clause))  # what to delete, found first
+        if LIBRARY_DOCS_SAID.search(clause):  # a library's docs: looked up where they are kept
+            steps.append(Step(LIBRARY_DOCS, "/read", implied=True, clause=clause))
         if _AHEAD.search(clause) or _TODAY.search(clause):  # a day to come, or today: today's date first
             steps.append(Step(CURRENT_TIME, "/read", implied=True, clause=clause))
         kind = _titled_kind(clause) if cap == "/read" else ""
