@@ -71,6 +71,16 @@ def test_a_title_followed_by_where_it_is_is_searched_for_by_the_kind_before_it()
     assert "search by title for the wiki article" in [s.text for s in steps]
 
 
+def test_a_thing_found_by_its_title_is_read_beside_what_the_clause_reads_of_it():
+    # the reactions to a design doc are read, and the doc they are about too
+    steps = task_steps("Tally the reactions on the design doc 'Sync protocol v3' in the ARCH space.")
+    assert [s.text for s in steps if s.implied] == ["search by title for the design doc",
+                                                    "read the content of the design doc"]
+    # a clause that finds it reads it next once, not twice
+    found = [s.text for s in task_steps("Locate the 'Sync protocol v3' design doc.") if s.text.startswith("read")]
+    assert found == ["read the content of the 'Sync protocol v3' design doc"]
+
+
 def test_logging_in_on_a_page_fills_its_form_and_submits_it():
     steps = task_steps("Open https://shop.example.test/account and sign in as demo@example.test with 'hunter22', "
                        "then screenshot the greeting.")

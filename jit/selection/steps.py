@@ -321,6 +321,8 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
         if kind:  # a thing read by its title: found by it first
             steps.append(Step(f"search by title for the {kind}", "/read", implied=True, clause=clause))
         found = _FINDS.match(clause) if cap == "/read" else None
+        if kind and not found:  # what it holds is read, beside what the clause reads of it
+            steps.append(Step(f"read the content of the {kind}", "/read", implied=True, clause=clause))
         if _LOGS_IN.match(action) and any(s.text == OPEN_PAGE for s in steps):
             # logging in on a page opened in a browser: its form filled in, then submitted
             steps += [Step(FILL_FORM, "/write", implied=True, clause=clause),
