@@ -492,7 +492,8 @@ def _words(name: str) -> str:
 def producers(tool: StoredTool, siblings: Sequence[tuple[int, str, str]], ids_only: bool = False,
               optional_ids: bool = False) -> list[int]:
     """The tools of ``tool``'s server that hand out an identifier it requires: for a required
-    parameter ``<stem>Id`` / ``<stem>_id`` (``libraryId``, ``channel_id``, ``team_id``), the
+    parameter ``<stem>Id`` / ``<stem>_id`` (``libraryId``, ``channel_id``, ``team_id``), or named
+    plainly with a description that says it is an ID (``customer``: "The ID of the customer"), the
     sibling whose name lists, searches, resolves or finds and holds the stem (a name that
     holds it before one whose Condensed line does, then the one of fewest words).
     ``siblings``: ``(id, name, Condensed line)`` of the server's other tools: what the snapshot
@@ -507,11 +508,11 @@ def producers(tool: StoredTool, siblings: Sequence[tuple[int, str, str]], ids_on
         required += [p for p in schema.get("properties") or () if isinstance(p, str) and p not in required]
     found: list[int] = []
     for param in required:
-        m = _ID_PARAM.match(param)
+        m = _ID_PARAM.match(param) or _said_id(param, schema)
         if (ids_only or (optional_ids and param not in schema.get("required", ()))) and not m:
             continue
         named = None if m else _named_thing(param, schema, tool.tool.name)
-        stem = ((m.group("stem") or m.group("pre")) if m else named or param).lower()
+        stem = ((m.groupdict().get("stem") or m.groupdict().get("pre") or param) if m else named or param).lower()
         if len(stem) < (3 if m else 4):
             continue
         best: tuple[int, int, str, int] | None = None
@@ -555,16 +556,32 @@ _NAME_OF = re.compile(r"^\W*(?:the\s+)?name\s+of\s+(?:the|an?)\s+(?:existing\s+)
 _MAKES_NAMED = re.compile(r"(?:^|[_\-.]|(?<=[a-z]))(?:create|add|new|make|insert|register|init)(?=$|[_\-.A-Z])", re.I)
 
 
+#: A parameter's description that says it is an identifier ("The ID of the customer").
+_ID_OF = re.compile(r"^\W*(?:the\s+)?(?:unique\s+)?(?:id|identifier)\s+of\s+(?:the|an?)\s+", re.I)
+
+
+def _said_id(param: str, schema: Mapping[str, object]) -> re.Match[str] | None:
+    """A plainly named parameter (``customer``, ``payment_intent``) whose description says it is
+    the identifier of an existing thing: an identifier like ``customer_id``, its name the stem."""
+    if not re.fullmatch(r"[a-z]+(?:_[a-z]+)?", param, re.I):
+        return None
+    return _ID_OF.match(_description(param, schema))
+
+
+def _description(param: str, schema: Mapping[str, object]) -> str:
+    props = schema.get("properties")
+    spec = props.get(param) if isinstance(props, dict) else None
+    said = spec.get("description") if isinstance(spec, dict) else None
+    return said if isinstance(said, str) else ""
+
+
 def _named_thing(param: str, schema: Mapping[str, object], tool_name: str) -> str | None:
     """What a plain ``name`` parameter names, when its description says so ("Name of the
     resource": ``resource``) and the tool does not make that thing (``create_branch``'s name
     is the new branch's): an existing thing, which a sibling that lists such things hands out."""
     if param.lower() != "name" or _MAKES_NAMED.search(tool_name):
         return None
-    props = schema.get("properties")
-    spec = props.get(param) if isinstance(props, dict) else None
-    said = spec.get("description") if isinstance(spec, dict) else None
-    m = _NAME_OF.match(said) if isinstance(said, str) else None
+    m = _NAME_OF.match(_description(param, schema))
     return m.group(1).lower() if m else None
 
 
