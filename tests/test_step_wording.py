@@ -76,6 +76,10 @@ def test_a_thing_found_by_its_title_is_read_beside_what_the_clause_reads_of_it()
     steps = task_steps("Tally the reactions on the design doc 'Sync protocol v3' in the ARCH space.")
     assert [s.text for s in steps if s.implied] == ["search by title for the design doc",
                                                     "read the content of the design doc"]
+    # one that reads the thing itself reads it once, and one that makes it reads nothing of it
+    assert "read the content of the design doc" not in [
+        s.text for s in task_steps("Skim the design doc 'Sync protocol v3' in the ARCH space.")]
+    assert not [s for s in task_steps("I'm drafting a 'Sync protocol v4' design doc.") if s.text.startswith("read")]
     # a clause that finds it reads it next once, not twice
     found = [s.text for s in task_steps("Locate the 'Sync protocol v3' design doc.") if s.text.startswith("read")]
     assert found == ["read the content of the 'Sync protocol v3' design doc"]

@@ -127,6 +127,8 @@ _LOOKUP = re.compile(r"(?P<verb>list|search|resolve|find|lookup|get)(?=$|[_\-.A-
 #: Google Doc", "the 'Launch tracker' board in monday.com"): reading it is finding it by that title first.
 _TITLED = re.compile(QUOTED.pattern + r"(?P<kind>(?:\s+[^\s,;]+){1,8})")
 #: The words between a determiner and a title in quotes ("the Confluence page 'Payments …'").
+_WITHIN = re.compile(r"\b(?:on|in|from|of|within|inside|under)\s+(?:the|a|an|our|my|their|its)\s+(?:[\w.\-]+\s+){0,3}$",
+                     re.I)
 _KIND_BEFORE = re.compile(r"\b(?:the|a|an|our|my|their|its)\s+(?P<kind>(?:[\w.\-]+\s+){0,3}[\w.\-]+)\s*$", re.I)
 #: A clause that finds a given thing ("find the signed contract in Drive"): reading it comes next.
 _FINDS = re.compile(OPENING + r"(?:find|search\s+for|look\s+up|locate)\s+"
@@ -321,7 +323,7 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
         if kind:  # a thing read by its title: found by it first
             steps.append(Step(f"search by title for the {kind}", "/read", implied=True, clause=clause))
         found = _FINDS.match(clause) if cap == "/read" else None
-        if kind and not found:  # what it holds is read, beside what the clause reads of it
+        if kind and not found and _read_within(clause):  # itself read, beside what the clause reads in it
             steps.append(Step(f"read the content of the {kind}", "/read", implied=True, clause=clause))
         if _LOGS_IN.match(action) and any(s.text == OPEN_PAGE for s in steps):
             # logging in on a page opened in a browser: its form filled in, then submitted
@@ -393,6 +395,14 @@ def _titled_kind(clause: str) -> str:
         before = _KIND_BEFORE.search(clause[:titled.start()])
         kind = before.group("kind") if before else ""
     return kind
+
+
+def _read_within(clause: str) -> bool:
+    """Whether a clause reads something in or of the thing it names by its title ("the comments on
+    the Confluence page 'Payments'", "the numbers in the 'Churn' sheet"), not the thing itself ("review
+    the 'Payments' page") nor one it makes ("build a 'create post' page")."""
+    titled = _TITLED.search(clause)
+    return titled is not None and bool(_WITHIN.search(clause[:titled.start()]))
 
 
 def task_servers(steps: Sequence[Step], names: Collection[str] | ServerNames) -> frozenset[str]:
