@@ -27,12 +27,12 @@ from jit.selection.steps import (
     SWITCH_BRANCH,
     Step,
     asked,
-    producers,
     settle,
     step_tools,
     task_servers,
     task_steps,
 )
+from jit.selection.producers import producers
 from jit.selection.tiers import Tier
 from jit.selection.tokens import EstimateCounter
 from tests.test_render import scored

@@ -404,7 +404,7 @@ class Compiler:
                           Feeds]:
         """Every candidate of a task with its points, scores and wanted tier (no budget yet), the
         reader of their definitions, the task's vector (None: no text, or no tool vectors), and
-        the producers of the identifiers a tool requires (:func:`~jit.selection.steps.producers`)."""
+        the producers of the identifiers a tool requires (:func:`~jit.selection.producers.producers`)."""
         text = " ".join([ctx.task, *(os.path.basename(f) for f in ctx.files)]).strip()
         query, steps = self._task(ctx.task, text)
         # One batch of the model: the task's queries and its steps' texts, but those of the steps
