@@ -153,6 +153,26 @@ def test_a_step_whose_best_tool_another_step_took_takes_a_sibling_it_ranks_highe
     assert settle(same, final, names, heads=heads, least=70) == {1: "find the contract"}
 
 
+def test_the_steps_own_clause_chooses_among_near_siblings_and_the_task_among_servers():
+    # "Rename the column, then close the ticket": the whole task's words lean to the ticket's
+    # comment tool, the step's own clause clearly to closing it; both of the tracker, near.
+    rename = ("rename the column", ((9, 170.0),))
+    planned = [rename, ("close the ticket", ((1, 150.0), (2, 136.0), (3, 160.0)))]
+    names = {1: "close_ticket", 2: "comment_ticket", 3: "close_window", 9: "rename_column"}
+    heads = {1: ("tracker", "close_ticket"), 2: ("tracker", "comment_ticket"), 3: ("desktop", "close_window"),
+             9: ("sheets", "rename_column")}
+    final = {1: 50, 2: 70, 3: 20, 9: 90}
+    assert settle(planned, final, names, heads=heads, room=0) == {9: "rename the column", 1: "close the ticket"}
+    # The task still chooses the server: another system's tool the clause prefers does not win.
+    assert 3 not in settle(planned, final, names, heads=heads, room=0)
+    # A sibling the clause prefers by a hair is the task's to choose, one far below by the whole
+    # task's score is no contender, and a task of this one step is its clause: its score decides.
+    hair = [rename, ("close the ticket", ((1, 137.0), (2, 136.0)))]
+    assert 2 in settle(hair, final, names, heads=heads, room=0)
+    assert 2 in settle(planned, {1: 5, 2: 90, 3: 20, 9: 90}, names, heads=heads, room=0)
+    assert settle(planned[1:], final, names, heads=heads, room=0) == {2: "close the ticket"}
+
+
 def test_the_words_of_a_clusters_objects_point_at_kubernetes(policy):
     """A task about pods and namespaces is a Kubernetes task though it never says "Kubernetes":
     its tools keep their place (no system_points), while a task that says none of it does not."""

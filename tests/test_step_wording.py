@@ -1,7 +1,8 @@
 """Wordings of a task that the steps policy reads the same as its usual ones (jit.selection.steps,
 jit.selection.step_words): a colon before an action, a list of names joined by "and", everyday
 verbs, a file's kind said by its extension, today's date, a title followed by where it is, a log-in
-on a page, a page's network traffic, and an implied step kept with the browser the task uses."""
+on a page, a page's network traffic, an implied step kept with the browser the task uses, and a
+library's documentation."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from jit.selection.clauses import split_clauses
 from jit.selection.steps import (
     CURRENT_TIME,
     FILL_FORM,
+    LIBRARY_DOCS,
     OPEN_PAGE,
     SUBMIT_FORM,
     settle,
@@ -69,6 +71,20 @@ def test_a_title_followed_by_where_it_is_is_searched_for_by_the_kind_before_it()
     assert "search by title for the wiki article" in [s.text for s in steps]
 
 
+def test_a_thing_found_by_its_title_is_read_beside_what_the_clause_reads_of_it():
+    # the reactions to a design doc are read, and the doc they are about too
+    steps = task_steps("Tally the reactions on the design doc 'Sync protocol v3' in the ARCH space.")
+    assert [s.text for s in steps if s.implied] == ["search by title for the design doc",
+                                                    "read the content of the design doc"]
+    # one that reads the thing itself reads it once, and one that makes it reads nothing of it
+    assert "read the content of the design doc" not in [
+        s.text for s in task_steps("Skim the design doc 'Sync protocol v3' in the ARCH space.")]
+    assert not [s for s in task_steps("I'm drafting a 'Sync protocol v4' design doc.") if s.text.startswith("read")]
+    # a clause that finds it reads it next once, not twice
+    found = [s.text for s in task_steps("Locate the 'Sync protocol v3' design doc.") if s.text.startswith("read")]
+    assert found == ["read the content of the 'Sync protocol v3' design doc"]
+
+
 def test_logging_in_on_a_page_fills_its_form_and_submits_it():
     steps = task_steps("Open https://shop.example.test/account and sign in as demo@example.test with 'hunter22', "
                        "then screenshot the greeting.")
@@ -107,3 +123,18 @@ def test_a_verb_inside_an_address_or_a_path_is_no_action_of_a_lead_in():
     # a verb said after the lead-in's words is still its action
     assert split_clauses("If the build is green merge PR #12 in acme/shop, on GitHub.") == [
         "If the build is green merge PR #12 in acme/shop, on GitHub"]
+
+
+def test_a_librarys_documentation_is_looked_up_where_library_docs_are_kept():
+    def implied(task: str) -> list[str]:
+        return [s.text for s in task_steps(task) if s.implied]
+    for task in ("Find out from pydantic's docs how validators run on defaults.",
+                 "What do the docs of polars say about lazy joins?",
+                 "Look up in the Django documentation how to squash migrations, then squash them in app/migrations",
+                 "Summarise the upstream docs on retry backoff."):
+        assert LIBRARY_DOCS in implied(task), task
+    # one's own docs, a service's, a product's or an API's pages, and a docs folder, are no library's
+    for task in ("Proofread our docs for the launch.", "Read the API docs of the orders service.",
+                 "Open the 'Roadmap' Google Docs file.", "fix the broken link in docs/index.md",
+                 "Skim the documentation for the search endpoint."):
+        assert LIBRARY_DOCS not in implied(task), task

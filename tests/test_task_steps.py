@@ -27,12 +27,12 @@ from jit.selection.steps import (
     SWITCH_BRANCH,
     Step,
     asked,
-    producers,
     settle,
     step_tools,
     task_servers,
     task_steps,
 )
+from jit.selection.producers import producers
 from jit.selection.tiers import Tier
 from jit.selection.tokens import EstimateCounter
 from tests.test_render import scored
@@ -336,6 +336,24 @@ def test_a_plain_name_of_an_existing_thing_is_handed_out_by_the_sibling_that_lis
     assert producers(named(4, "ctl_create_volume", "Create a volume", "Name of the volume"), _lines(siblings)) == []
     assert producers(named(5, "ctl_label", "Label it", "A label to set"), _lines(siblings)) == []
     assert producers(drain, _lines(siblings), ids_only=True) == []  # a name is no identifier
+
+
+def test_a_plainly_named_parameter_said_to_be_an_id_is_an_identifier():
+    def tool(i: int, name: str, param: str, said: str, required: bool = True) -> StoredTool:
+        st = _tool(i, "shop", name, "", (param,) if required else (), () if required else (param,))
+        st.tool.input_schema["properties"][param]["description"] = said
+        return st
+    siblings = [(2, _tool(2, "shop", "list_warehouses", "List the warehouses")),
+                (3, _tool(3, "shop", "list_shipments", "List shipments"))]
+    restock = tool(1, "restock", "warehouse", "The ID of the warehouse to restock.")
+    # a Full tool's identifiers only (the producer of a plain name is the task's to say): it is one
+    assert producers(restock, _lines(siblings), ids_only=True) == [2]
+    # and so is an optional one, asked of a producer's own needs
+    shipments = tool(4, "list_parcels", "shipment", "The ID of the shipment to list parcels of", required=False)
+    assert producers(shipments, _lines(siblings), optional_ids=True) == [3]
+    # a plain parameter said to be anything else is none
+    note = tool(5, "restock_note", "warehouse", "Where the goods go (free text)")
+    assert producers(note, _lines(siblings), ids_only=True) == []
 
 
 def test_a_prefix_two_tools_share_is_no_verb_of_the_one_that_hands_out_identifiers():

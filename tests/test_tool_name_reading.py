@@ -1,5 +1,5 @@
 """How a tool's name is read: when jit looks for the sibling that hands out what a parameter needs
-(:func:`jit.selection.steps.producers`) a verb is matched at a word's boundary, a shared prefix that
+(:func:`jit.selection.producers.producers`) a verb is matched at a word's boundary, a shared prefix that
 is itself a verb is no server prefix, and a parameter's name is text, not a pattern; and when a step
 is fitted to a name (:func:`jit.selection.step_words.name_fit`) only an ``API-`` operation's prefix
 is left out."""
@@ -9,7 +9,8 @@ from __future__ import annotations
 from tests.test_task_steps import _lines, _tool
 
 from jit.selection.step_words import name_fit
-from jit.selection.steps import Step, producers
+from jit.selection.producers import producers
+from jit.selection.steps import Step
 
 
 def test_a_shared_prefix_that_is_a_verb_hides_no_producers_verb():

@@ -404,7 +404,7 @@ class Compiler:
                           Feeds]:
         """Every candidate of a task with its points, scores and wanted tier (no budget yet), the
         reader of their definitions, the task's vector (None: no text, or no tool vectors), and
-        the producers of the identifiers a tool requires (:func:`~jit.selection.steps.producers`)."""
+        the producers of the identifiers a tool requires (:func:`~jit.selection.producers.producers`)."""
         text = " ".join([ctx.task, *(os.path.basename(f) for f in ctx.files)]).strip()
         query, steps = self._task(ctx.task, text)
         # One batch of the model: the task's queries and its steps' texts, but those of the steps
@@ -472,7 +472,7 @@ class Compiler:
         planned = settle(planned, {st.id: st.final for st in out if st.points.get("system", 0) >= 0}, view.names,
                          feeds, view.heads, {st.id for st in out if st.skeleton},
                          self.config.tool_selection.max_full_tools, self.config.tool_selection.full_threshold,
-                         {s.text for s in steps if s.implied})
+                         {s.text for s in steps if s.implied}, sum(not s.implied for s in steps))
         for st in out:
             if st.id in planned:
                 st.step, st.wanted, st.tier = st.step or planned[st.id], Tier.FULL, Tier.FULL

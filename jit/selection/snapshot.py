@@ -108,7 +108,7 @@ class SnapshotMemo:
     #: only: a snapshot built after tool calls shares them with its predecessor).
     scans: dict[tuple[tuple[str, ...], tuple[str, ...]], Scan] = field(default_factory=dict)
     #: ``(tool id, ids_only, optional_ids)`` -> the tools of its server that hand out the identifiers it requires
-    #: (:func:`jit.selection.steps.producers`; depends on its definition and its siblings' names and lines,
+    #: (:func:`jit.selection.producers.producers`; depends on its definition and its siblings' names and lines,
     #: not on usage).
     producers: dict[tuple[int, bool, bool], list[int]] = field(default_factory=dict)
 

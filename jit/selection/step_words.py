@@ -12,7 +12,20 @@ from typing import Protocol
 
 from ..text import search_tokens
 
-__all__ = ["OPENING", "QUOTED", "VERBS", "Said", "action_free", "leading_capability", "name_fit", "noun_uses", "spelled"]
+__all__ = ["LIBRARY_DOCS_SAID", "OPENING", "QUOTED", "VERBS", "Said", "action_free", "leading_capability", "name_fit",
+           "noun_uses", "spelled"]
+
+#: A library's documentation: "httpx's docs", "the React docs", "the docs of pandas", "the official
+#: docs" (not our own docs, an API's, a service's or a product's pages: those are where the task says).
+_NOT_LIBRARY = (r"(?!(?:our|my|your|their|its|his|her|the|this|that|these|team|company|project|internal|api|"
+                r"product|google|user|design|onboarding|release|endpoint|service|repo|repository|app|feature|"
+                r"module|function|class|method|code)\b)")
+_LIBRARY = rf"{_NOT_LIBRARY}[a-z][\w.\-]*\b(?!\s+(?:service|endpoint|api|app|repo|project|team|page|feature)\b)"
+LIBRARY_DOCS_SAID = re.compile(rf"\b{_LIBRARY}'s\s+(?:official\s+|own\s+)?(?:docs|documentation)\b"
+                               rf"|\bthe\s+{_NOT_LIBRARY}(?-i:[A-Z][\w.\-]*)\s+(?:docs|documentation)\b"
+                               rf"|\bthe\s+(?:docs|documentation)\s+(?:of|for)\s+(?:the\s+)?{_LIBRARY}"
+                               r"|\b(?:official|upstream|library|package|framework)(?:'s)?\s+(?:docs|documentation)\b",
+                               re.I)
 
 
 class Said(Protocol):

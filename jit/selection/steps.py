@@ -26,7 +26,7 @@ capability fits the step (a change needs a tool that writes, a read one that doe
 are neither deprecated (``penalty_points``) nor a demonstration server's (:func:`~jit.selection.naming.demo_servers`),
 and whose match clears :data:`STEP_FLOOR`. When a step's tool needs an identifier that another
 tool of its server lists or resolves (``libraryId`` from ``resolve-library-id``, a
-``channel_id`` from ``list_channels``), that producer is a step too (:func:`producers`). A
+``channel_id`` from ``list_channels``), that producer is a step too (:func:`~jit.selection.producers.producers`). A
 step two tools of one server do about as well takes both while Full has room (:func:`settle`).
 
 A step no tool in reach does well enough, or that only tools the role is denied do, is a
@@ -44,16 +44,16 @@ import numpy as np
 
 from ..analysis.offline_analyzer import analyze_task
 from ..config import ShardConfig
-from ..models import StoredTool
 from ..text import search_tokens
 from .clauses import ASKS, CONTINUED, NEGATED, QUESTION, STATEMENT, clause_action, split_clauses
 from .naming import ServerNames, demo_servers, named_servers, server_names
+from .producers import producers
 from .retrieve import task_pieces
 from .snapshot import CatalogSnapshot, label_rows
-from .step_words import OPENING, QUOTED, VERBS, action_free, leading_capability, name_fit, spelled
+from .step_words import LIBRARY_DOCS_SAID, OPENING, QUOTED, action_free, leading_capability, name_fit, spelled
 from .tiers import Tier
 
-__all__ = ["STEP_FLOOR", "Feeds", "Step", "StepTool", "asked", "embedded", "plan", "producers", "settle",
+__all__ = ["STEP_FLOOR", "Feeds", "Step", "StepTool", "asked", "embedded", "plan", "settle",
            "step_tools", "task_servers", "task_steps"]
 
 #: The least retrieval score (0–100, the step's text alone) of a step's tool: below it, no
@@ -83,6 +83,8 @@ NAME_WEIGHT = 80
 #: In :func:`settle`, how close (in its ranking) a step's second tool is to its first to go too:
 #: a step two tools do about as well is ambiguous, and Full holds both.
 CLOSE = 30
+#: How much more a step's own ranking must prefer a sibling of its best option to choose it.
+SURE = 10
 #: Capabilities that change something; a read step's tool has none of them.
 CHANGES = ("/write", "/delete", "/send", "/execute")
 #: A step's capability -> the capabilities one of which its tool must have.
@@ -115,16 +117,12 @@ _LOCAL = re.compile(r"\b(?:localhost|127\.0\.0\.1|0\.0\.0\.0)[:/]\S*", re.I)
 _NO_PAGE = re.compile(r"\b(?:point|points|pointed|pointing|aim|aims|aimed|connect|connects|connected|connecting)\b"
                       rf"[^.;!?]{{0,{_REACH}}}?\b(?:at|to)\b|:(?:5432|3306|6379|27017|11211|9042)\b|"
                       r"\b(?:postgres(?:ql)?|mysql|mariadb|redis|mongodb)://", re.I)
-#: A required parameter that names an identifier another tool hands out: its stem (``libraryId``,
-#: ``channel_id``, ``idList``).
-_ID_PARAM = re.compile(r"^(?:(?P<stem>[a-z]+?)_?(?:id|ids|slug|key|gid)|id_?(?P<pre>[a-z]{3,}))$", re.I)
-#: A tool name's verbs that hand out identifiers.
-_LOOKUP = re.compile(r"(?P<verb>(?i:list|search|resolve|find|lookup|get))(?=$|[_\-.]|[A-Z])")
-
 #: A thing a clause names by its title in quotes, and what follows it ("the 'Q3 launch plan'
 #: Google Doc", "the 'Launch tracker' board in monday.com"): reading it is finding it by that title first.
 _TITLED = re.compile(QUOTED.pattern + r"(?P<kind>(?:\s+[^\s,;]+){1,8})")
 #: The words between a determiner and a title in quotes ("the Confluence page 'Payments …'").
+_WITHIN = re.compile(r"\b(?:on|in|from|of|within|inside|under)\s+(?:the|a|an|our|my|their|its)\s+(?:[\w.\-]+\s+){0,3}$",
+                     re.I)
 _KIND_BEFORE = re.compile(r"\b(?:the|a|an|our|my|their|its)\s+(?P<kind>(?:[\w.\-]+\s+){0,3}[\w.\-]+)\s*$", re.I)
 #: A clause that finds a given thing ("find the signed contract in Drive"): reading it comes next.
 _FINDS = re.compile(OPENING + r"(?:find|search\s+for|look\s+up|locate)\s+"
@@ -140,6 +138,7 @@ _AHEAD = re.compile(r"\b(?:tomorrow|tonight|next\s+(?:week|month|year|monday|tue
 _TODAY = re.compile(r"\b(?:today'?s|the current)\s+(?:date|day)\b|\bdated?\s+today\b", re.I)
 #: Texts of the implied steps, in the words a tool's description uses.
 CURRENT_TIME = "get the current date and time"
+LIBRARY_DOCS = "query the documentation of a programming library"
 READ_CODE = "read the contents of a text file"
 OPEN_PAGE = "navigate the browser to a URL"
 RUN_COMMAND = "run a shell command in a terminal"
@@ -244,7 +243,7 @@ class Step:
 #: A planned step (:func:`plan`): its text and its options ``(tool id, match)``.
 Planned = tuple[str, tuple[tuple[int, float], ...]]
 class Feeds(Protocol):
-    """The tools that hand out the identifiers tool ``t`` requires (:func:`producers`; ``ids_only``:
+    """The tools that hand out the identifiers tool ``t`` requires (:func:`~jit.selection.producers.producers`; ``ids_only``:
     only for the parameters named as identifiers; ``optional_ids``: also for the optional ones
     named as identifiers), asked only of a tool rendered in Full (a step's
     chosen tool, a tool Full by its score), whose definition is read anyway."""
@@ -310,12 +309,16 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
             steps.append(Step(PUSH_BRANCH, "/write", implied=True, clause=clause))  # a local commit proposed: pushed first
         if cap == "/delete" and _PATTERN.search(clause) and not _read_before(clause, steps):
             steps.append(Step(FIND_MATCHING, "/read", implied=True, clause=clause))  # what to delete, found first
+        if LIBRARY_DOCS_SAID.search(clause):  # a library's docs: looked up where they are kept
+            steps.append(Step(LIBRARY_DOCS, "/read", implied=True, clause=clause))
         if _AHEAD.search(clause) or _TODAY.search(clause):  # a day to come, or today: today's date first
             steps.append(Step(CURRENT_TIME, "/read", implied=True, clause=clause))
         kind = _titled_kind(clause) if cap == "/read" else ""
         if kind:  # a thing read by its title: found by it first
             steps.append(Step(f"search by title for the {kind}", "/read", implied=True, clause=clause))
         found = _FINDS.match(clause) if cap == "/read" else None
+        if kind and not found and _read_within(clause):  # itself read, beside what the clause reads in it
+            steps.append(Step(f"read the content of the {kind}", "/read", implied=True, clause=clause))
         if _LOGS_IN.match(action) and any(s.text == OPEN_PAGE for s in steps):
             # logging in on a page opened in a browser: its form filled in, then submitted
             steps += [Step(FILL_FORM, "/write", implied=True, clause=clause),
@@ -386,6 +389,14 @@ def _titled_kind(clause: str) -> str:
         before = _KIND_BEFORE.search(clause[:titled.start()])
         kind = before.group("kind") if before else ""
     return kind
+
+
+def _read_within(clause: str) -> bool:
+    """Whether a clause reads something in or of the thing it names by its title ("the comments on
+    the Confluence page 'Payments'", "the numbers in the 'Churn' sheet"), not the thing itself ("review
+    the 'Payments' page") nor one it makes ("build a 'create post' page")."""
+    titled = _TITLED.search(clause)
+    return titled is not None and bool(_WITHIN.search(clause[:titled.start()]))
 
 
 def task_servers(steps: Sequence[Step], names: Collection[str] | ServerNames) -> frozenset[str]:
@@ -477,97 +488,12 @@ def _only_denied(rows: np.ndarray, vector: np.ndarray, dense: np.ndarray, step: 
                for i, r in enumerate(rows.tolist()) if vector[i] >= STEP_FLOOR - 15)
 
 
-def _words(name: str) -> str:
-    """A tool name as lowercase words: ``linear_getTeams`` -> ``linear get teams``."""
-    return re.sub(r"[_\-.]+", " ", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name)).lower()
-
-
-def producers(tool: StoredTool, siblings: Sequence[tuple[int, str, str]], ids_only: bool = False,
-              optional_ids: bool = False) -> list[int]:
-    """The tools of ``tool``'s server that hand out an identifier it requires: for a required
-    parameter ``<stem>Id`` / ``<stem>_id`` (``libraryId``, ``channel_id``, ``team_id``), the
-    sibling whose name lists, searches, resolves or finds and holds the stem (a name that
-    holds it before one whose Condensed line does, then the one of fewest words).
-    ``siblings``: ``(id, name, Condensed line)`` of the server's other tools: what the snapshot
-    holds of every tool, so no definition but the tool's own is read (a producer's own producers
-    are asked by :func:`settle` once it is chosen). ``ids_only``: only for the parameters named
-    as identifiers (``libraryId``, not ``repo``, which a task usually says). ``optional_ids``: also
-    for the optional parameters named as identifiers (the ``boardId`` of a ``get_lists`` that
-    falls back on an active board: the task's board is found by its name first)."""
-    schema = tool.tool.input_schema or {}
-    required = [p for p in schema.get("required") or () if isinstance(p, str)]
-    if optional_ids:
-        required += [p for p in schema.get("properties") or () if isinstance(p, str) and p not in required]
-    found: list[int] = []
-    for param in required:
-        m = _ID_PARAM.match(param)
-        if (ids_only or (optional_ids and param not in schema.get("required", ()))) and not m:
-            continue
-        named = None if m else _named_thing(param, schema, tool.tool.name)
-        stem = ((m.group("stem") or m.group("pre")) if m else named or param).lower()
-        if len(stem) < (3 if m else 4):
-            continue
-        best: tuple[int, int, str, int] | None = None
-        for i, name, line in siblings:
-            verb = _lookup_verb(name, tool.tool.server, tool.tool.name)
-            if i == tool.id or not verb:
-                continue
-            in_name = stem in name[verb.end("verb"):].lower()  # "list_boards" lists boards, not lists
-            many = re.search(r"\b" + re.escape(stem) + r"(?:e?s|_?ids)\b", _words(name))
-            if named and not in_name and re.search(r"\b" + re.escape(stem) + r"e?s\b", line.lower()[:200]):
-                many = in_name = True  # "Get or list … resources": hands out the resource a name names
-            if verb.group("verb").lower() == "get" and not many:
-                continue  # "get" hands out identifiers when it gets many: get_lists, getTeams
-            if not in_name and (not m or stem not in line.lower()[:200]):
-                continue  # a parameter that is no identifier is handed out by a tool named for it
-            key = (0 if in_name else 1, len(_words(name).split()), name, i)  # the most general first
-            if best is None or key < best:
-                best = key
-        if best is not None and best[-1] not in found:
-            found.append(best[-1])
-    return found
-
-
-def _lookup_verb(name: str, server: str, sibling: str = "") -> re.Match[str] | None:
-    """The verb a tool name opens with that hands out identifiers (:data:`_LOOKUP`), after its
-    server's name when it starts with it (``linear_getTeams``), or a prefix it shares with
-    ``sibling``, the tool that needs what it hands out (``kubectl_get`` for ``kubectl_logs``), when that
-    prefix is no verb (``create_list`` makes lists for ``create_card``); ``add_list_to_board`` adds."""
-    found = _LOOKUP.match(name)
-    prefix = re.match(r"[a-z0-9]+[_\-.]", name, re.I)
-    word = prefix.group(0)[:-1].lower() if prefix else ""
-    if found is None and prefix and (word in {*_words(server).split(), server.lower()} or (
-            sibling.lower().startswith(prefix.group(0).lower()) and word not in VERBS)):
-        found = _LOOKUP.match(name, prefix.end())
-    return found
-
-
-#: A parameter's description that says whose name it is ("Name of the resource", "The name of the
-#: pod to describe").
-_NAME_OF = re.compile(r"^\W*(?:the\s+)?name\s+of\s+(?:the|an?)\s+(?:existing\s+)?([a-z]{3,})\b", re.I)
-#: A tool name's verbs that make what their ``name`` names: the name is theirs to give.
-_MAKES_NAMED = re.compile(r"(?:^|[_\-.]|(?<=[a-z]))(?i:create|add|new|make|insert|register|init)(?=$|[_\-.]|[A-Z])")
-
-
-def _named_thing(param: str, schema: Mapping[str, object], tool_name: str) -> str | None:
-    """What a plain ``name`` parameter names, when its description says so ("Name of the
-    resource": ``resource``) and the tool does not make that thing (``create_branch``'s name
-    is the new branch's): an existing thing, which a sibling that lists such things hands out."""
-    if param.lower() != "name" or _MAKES_NAMED.search(tool_name):
-        return None
-    props = schema.get("properties")
-    spec = props.get(param) if isinstance(props, dict) else None
-    said = spec.get("description") if isinstance(spec, dict) else None
-    m = _NAME_OF.match(said) if isinstance(said, str) else None
-    return m.group(1).lower() if m else None
-
-
 def plan(view: CatalogSnapshot, steps: Sequence[Step], sims: np.ndarray,
          lexical_weight: float, allowed: np.ndarray, denied: np.ndarray | None, shard: str,
          warnings: list[str], slots: Mapping[str, bool], names: ServerNames | None = None,
          scores: dict[tuple, tuple[np.ndarray, ...]] | None = None) -> tuple[list[Planned], Feeds]:
     """Per step of a task on ``view`` that some tool does: its text and its options (tool id,
-    match); and the producers of the identifiers a tool needs (:func:`producers`, among the
+    match); and the producers of the identifiers a tool needs (:func:`~.producers.producers`, among the
     tools the step could use), for :func:`settle` to ask of the tool it chooses. A step
     without a tool is a warning in ``warnings``. ``sims``: the cosine of every row with each
     step's :func:`~jit.selection.step_words.spelled` text (column ``j`` for the ``j``-th of ``steps``
@@ -687,7 +613,7 @@ def _no_feeds(t: int, ids_only: bool = False, optional_ids: bool = False) -> lis
 def settle(planned: Sequence[Planned], final: Mapping[int, float], names: Mapping[int, str],
            feeds: Feeds = _no_feeds, heads: Mapping[int, tuple[str, str]] | None = None,
            full: Collection[int] = (), room: int | None = None, least: float = 0,
-           implied: Collection[str] = ()) -> dict[int, str]:
+           implied: Collection[str] = (), said: int | None = None) -> dict[int, str]:
     """Tool id -> the step it is the tool of: per step of :func:`plan`, of its options that are
     candidates the step may take (``final``: their final score for the whole task; a hosted
     system's tool the task does not point at is left out by the caller), the best by
@@ -703,7 +629,10 @@ def settle(planned: Sequence[Planned], final: Mapping[int, float], names: Mappin
     than ``room`` tools in ``full``, the tools Full holds already, and the chosen), the second
     best of a step whose second is within :data:`CLOSE` of its best and of the same server
     (``heads``: another server's tool for the same thing is no ambiguity), and whose final score
-    is at least ``least`` (a second the whole task does not want in Full is no ambiguity either)."""
+    is at least ``least`` (a second the whole task does not want in Full is no ambiguity either).
+    Of a task that says several steps (``said``: how many; default: the planned ones not implied),
+    a sibling of a step's best option within :data:`CLOSE` of it that the step's own ranking
+    prefers by :data:`SURE` goes first: the task chooses the server, the step's clause its tool."""
     chosen: dict[int, str] = {}
     seconds: list[tuple[int, str]] = []
 
@@ -741,6 +670,18 @@ def settle(planned: Sequence[Planned], final: Mapping[int, float], names: Mappin
                 lead = did
             same = sorted((r for r in ranked if heads[r[2]][0] == lead), key=lambda r: -own[r[2]])
             ranked = same + [r for r in ranked if heads[r[2]][0] != lead]
+        elif heads is not None and (said if said is not None else sum(p[0] not in implied for p in planned)) > 1:
+            # Of a task of several steps, a sibling of the best option near it (CLOSE) that the
+            # step's own clause clearly prefers (by SURE) goes first: the whole task's score, which
+            # speaks of every step at once, chooses the server, the step's clause the tool of it
+            # ("move the issue to In Review" on Linear is its update, not the assignment the rest
+            # of the task leans to). A task of one step is its clause: its score decides.
+            lead = ranked[0]
+            sure = max((r for r in ranked if heads[r[2]][0] == heads[lead[2]][0] and r[0] >= lead[0] - CLOSE
+                        and own[r[2]] >= own[lead[2]] + SURE), key=lambda r: own[r[2]], default=None)
+            if sure is not None:
+                ranked.remove(sure)
+                ranked.insert(0, sure)
         # Two steps said apart are rarely one call: a step whose best tool another step has taken,
         # and that another tool of the same server matches better by the step's own ranking (the
         # whole task's score put the taken one first), takes that one when it is near (CLOSE).

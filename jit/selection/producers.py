@@ -1,0 +1,125 @@
+"""The tools of a server that hand out the identifiers another of its tools requires.
+
+A tool that needs a ``libraryId`` or a ``channel_id`` is called after the sibling that resolves
+or lists it (``resolve-library-id``, ``list_channels``): :func:`producers` finds that sibling
+by the parameter's name and description and the siblings' names and Condensed lines, which the
+catalog snapshot holds, so no definition but the tool's own is read.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+from ..models import StoredTool
+from .step_words import VERBS
+
+__all__ = ["producers"]
+
+#: A required parameter that names an identifier another tool hands out: its stem (``libraryId``,
+#: ``channel_id``, ``idList``).
+_ID_PARAM = re.compile(r"^(?:(?P<stem>[a-z]+?)_?(?:id|ids|slug|key|gid)|id_?(?P<pre>[a-z]{3,}))$", re.I)
+#: A tool name's verbs that hand out identifiers.
+_LOOKUP = re.compile(r"(?P<verb>(?i:list|search|resolve|find|lookup|get))(?=$|[_\-.]|[A-Z])")
+
+
+def _words(name: str) -> str:
+    """A tool name as lowercase words: ``linear_getTeams`` -> ``linear get teams``."""
+    return re.sub(r"[_\-.]+", " ", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name)).lower()
+
+
+def producers(tool: StoredTool, siblings: Sequence[tuple[int, str, str]], ids_only: bool = False,
+              optional_ids: bool = False) -> list[int]:
+    """The tools of ``tool``'s server that hand out an identifier it requires: for a required
+    parameter ``<stem>Id`` / ``<stem>_id`` (``libraryId``, ``channel_id``, ``team_id``), or named
+    plainly with a description that says it is an ID (``customer``: "The ID of the customer"), the
+    sibling whose name lists, searches, resolves or finds and holds the stem (a name that
+    holds it before one whose Condensed line does, then the one of fewest words).
+    ``siblings``: ``(id, name, Condensed line)`` of the server's other tools: what the snapshot
+    holds of every tool, so no definition but the tool's own is read (a producer's own producers
+    are asked by :func:`settle` once it is chosen). ``ids_only``: only for the parameters named
+    as identifiers (``libraryId``, not ``repo``, which a task usually says). ``optional_ids``: also
+    for the optional parameters named as identifiers (the ``boardId`` of a ``get_lists`` that
+    falls back on an active board: the task's board is found by its name first)."""
+    schema = tool.tool.input_schema or {}
+    required = [p for p in schema.get("required") or () if isinstance(p, str)]
+    if optional_ids:
+        required += [p for p in schema.get("properties") or () if isinstance(p, str) and p not in required]
+    found: list[int] = []
+    for param in required:
+        m = _ID_PARAM.match(param) or _said_id(param, schema)
+        if (ids_only or (optional_ids and param not in schema.get("required", ()))) and not m:
+            continue
+        named = None if m else _named_thing(param, schema, tool.tool.name)
+        stem = ((m.groupdict().get("stem") or m.groupdict().get("pre") or param) if m else named or param).lower()
+        if len(stem) < (3 if m else 4):
+            continue
+        best: tuple[int, int, str, int] | None = None
+        for i, name, line in siblings:
+            verb = _lookup_verb(name, tool.tool.server, tool.tool.name)
+            if i == tool.id or not verb:
+                continue
+            in_name = stem in name[verb.end("verb"):].lower()  # "list_boards" lists boards, not lists
+            many = re.search(r"\b" + re.escape(stem) + r"(?:e?s|_?ids)\b", _words(name))
+            if named and not in_name and re.search(r"\b" + re.escape(stem) + r"e?s\b", line.lower()[:200]):
+                many = in_name = True  # "Get or list … resources": hands out the resource a name names
+            if verb.group("verb").lower() == "get" and not many:
+                continue  # "get" hands out identifiers when it gets many: get_lists, getTeams
+            if not in_name and (not m or stem not in line.lower()[:200]):
+                continue  # a parameter that is no identifier is handed out by a tool named for it
+            key = (0 if in_name else 1, len(_words(name).split()), name, i)  # the most general first
+            if best is None or key < best:
+                best = key
+        if best is not None and best[-1] not in found:
+            found.append(best[-1])
+    return found
+
+
+def _lookup_verb(name: str, server: str, sibling: str = "") -> re.Match[str] | None:
+    """The verb a tool name opens with that hands out identifiers (:data:`_LOOKUP`), after its
+    server's name when it starts with it (``linear_getTeams``), or a prefix it shares with
+    ``sibling``, the tool that needs what it hands out (``kubectl_get`` for ``kubectl_logs``), when that
+    prefix is no verb (``create_list`` makes lists for ``create_card``); ``add_list_to_board`` adds."""
+    found = _LOOKUP.match(name)
+    prefix = re.match(r"[a-z0-9]+[_\-.]", name, re.I)
+    word = prefix.group(0)[:-1].lower() if prefix else ""
+    if found is None and prefix and (word in {*_words(server).split(), server.lower()} or (
+            sibling.lower().startswith(prefix.group(0).lower()) and word not in VERBS)):
+        found = _LOOKUP.match(name, prefix.end())
+    return found
+
+
+#: A parameter's description that says whose name it is ("Name of the resource", "The name of the
+#: pod to describe").
+_NAME_OF = re.compile(r"^\W*(?:the\s+)?name\s+of\s+(?:the|an?)\s+(?:existing\s+)?([a-z]{3,})\b", re.I)
+#: A tool name's verbs that make what their ``name`` names: the name is theirs to give.
+_MAKES_NAMED = re.compile(r"(?:^|[_\-.]|(?<=[a-z]))(?i:create|add|new|make|insert|register|init)(?=$|[_\-.]|[A-Z])")
+
+
+#: A parameter's description that says it is an identifier ("The ID of the customer").
+_ID_OF = re.compile(r"^\W*(?:the\s+)?(?:unique\s+)?(?:id|identifier)\s+of\s+(?:the|an?)\s+", re.I)
+
+
+def _said_id(param: str, schema: Mapping[str, object]) -> re.Match[str] | None:
+    """A plainly named parameter (``customer``, ``payment_intent``) whose description says it is
+    the identifier of an existing thing: an identifier like ``customer_id``, its name the stem."""
+    if not re.fullmatch(r"[a-z]+(?:_[a-z]+)?", param, re.I):
+        return None
+    return _ID_OF.match(_description(param, schema))
+
+
+def _description(param: str, schema: Mapping[str, object]) -> str:
+    props = schema.get("properties")
+    spec = props.get(param) if isinstance(props, dict) else None
+    said = spec.get("description") if isinstance(spec, dict) else None
+    return said if isinstance(said, str) else ""
+
+
+def _named_thing(param: str, schema: Mapping[str, object], tool_name: str) -> str | None:
+    """What a plain ``name`` parameter names, when its description says so ("Name of the
+    resource": ``resource``) and the tool does not make that thing (``create_branch``'s name
+    is the new branch's): an existing thing, which a sibling that lists such things hands out."""
+    if param.lower() != "name" or _MAKES_NAMED.search(tool_name):
+        return None
+    m = _NAME_OF.match(_description(param, schema))
+    return m.group(1).lower() if m else None
