@@ -24,10 +24,11 @@ Two ways of joining today's detector (rules and the shipped n-gram model, :func:
 are measured (:class:`Reader`): ``or`` (a tool the detector leaves unflagged is flagged when its semantic score passes
 the threshold) and ``joint`` (when its semantic and its n-gram score both rank high among the real training tools').
 
-``--loso``: for each set k of 2-7, a head trained without set k scores set k (the thresholds are the head's trained on
+``--loso``: for each set k of ``--sets`` (2-7), a head trained without set k scores set k (the thresholds are the head's trained on
 every set: they are set on the real tools, which every fold trains on alike). Then, with the head trained on every
 set: the real tools never trained on (and which it newly flags), ``tricky_dev`` and the first-sight batches.
-``--cost N``: the wall time of the detector and of the reader on N real tools never trained on, best of 3.
+``--misses`` adds, for each hostile row today's detector misses, the percentile of its semantic score among the real
+tools never trained on. ``--cost N``: the wall time of the detector and of the reader on N real tools never trained on, best of 3.
 """
 
 from __future__ import annotations
@@ -319,7 +320,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--hidden", type=int, default=HIDDEN)
     ap.add_argument("--epochs", type=int, default=EPOCHS)
     ap.add_argument("--tricky-weight", type=float, default=TRICKY_WEIGHT)
-    ap.add_argument("--loso", action="store_true", help="train once without each set of 2-7 and score it")
+    ap.add_argument("--loso", action="store_true", help="train once without each set of --sets and score it")
+    ap.add_argument("--sets", nargs="*", choices=SETS, default=list(SETS), help="the sets --loso leaves out in turn")
+    ap.add_argument("--misses", action="store_true",
+                    help="with --loso: each hostile row today's detector misses, its semantic score's percentile "
+                         "among the real tools never trained on")
     ap.add_argument("--cost", type=int, default=0, metavar="N",
                     help="only time the reader on N real tools never trained on (after training a head)")
     ap.add_argument("--json", type=Path, default=None)
@@ -356,11 +361,16 @@ def main(argv: list[str] | None = None) -> int:
             if hostile is None:  # real tools: which the reader newly flags
                 row[f"{mode}_new"] = [r.get("source") or r.get("name") for r, b, f in zip(c[name], base, flagged)
                                       if f and not b]
+        if hostile and args.misses:
+            pool = np.sort(text_scores(k_head, every["held_pool"], vectors))
+            row["misses"] = [{"id": r.get("id"), "category": r.get("category"),
+                              "percentile": round(100 * float(np.searchsorted(pool, x)) / len(pool), 2)}
+                             for r, b, x in zip(c[name], base, semantic) if not b]
         results.append(row)
         print(json.dumps(row), flush=True)
 
     if args.loso:
-        for k in SETS:
+        for k in args.sets:
             k_head, _ = train_head(training_texts(c, [s for s in SETS if s != k], args.tricky_weight), vectors,
                                    fp=args.fp, folds=False, **opts)
             # the thresholds are the full head's (set on the real tools, which every fold trains on alike)
