@@ -12,7 +12,7 @@ documentation is scored on its own.
 
 The head is trained and measured by ``bench/train_injection_semantic.py`` (deterministic); it saves as a file of
 plain arrays loaded with ``allow_pickle=False``. It did not measure well enough to join the detector
-(docs/reliability.md, "A semantic reader, measured"), so jit ships no weights and no code of it.
+(docs/reliability.md, "A semantic reader of segments"), so jit ships no weights and no code of it.
 """
 
 from __future__ import annotations

@@ -59,8 +59,9 @@ ALPHA = 1e-3
 EPOCHS = 60
 TRICKY_WEIGHT = 3.0
 SETS = ("2", "3", "4", "5", "6", "7")
-CACHE = Path("/tmp/injection_segments.npz")
 MODEL_NAME = "all-MiniLM-L6-v2"
+#: The segments' vectors, embedded once: keyed by the model, so another model's are never reused.
+CACHE = Path(f"/tmp/injection_segments.{MODEL_NAME}.npz")
 
 
 @dataclass

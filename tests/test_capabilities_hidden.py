@@ -129,10 +129,17 @@ def test_an_api_post_is_a_read_only_when_its_name_says_a_search_and_nothing_else
                  "API-post-convert-lead", "API-post-load-data"):
         assert side_effects(api(name)) == ("/write",), name
         assert not method_hint(api(name)), name
-    # A search with another verb after it is not a search alone.
-    for name in ("API-post-search-then-delete", "API-post-get-delete", "API-post-search-and-update"):
+    # A search with another verb after it, or a word that joins one, is not a search alone.
+    for name in ("API-post-search-then-delete", "API-post-get-delete", "API-post-search-and-update",
+                 "API-post-search-and-charge", "API-post-find-then-ban"):
         assert "/write" in side_effects(api(name)) or "/delete" in side_effects(api(name)), name
         assert not method_hint(api(name)), name
+    # Nor is one whose description says it changes what it finds.
+    for said in ("Search and replace text", "Search orders and refund each one.", "Find matching invoices and pay them",
+                 "Look up a user; if none exists one is created", "Messages found are marked as read."):
+        found = dataclasses.replace(api("API-post-search"), description=said)
+        assert side_effects(found) == ("/write",), said
+        assert not method_hint(found), said
 
 
 def test_a_router_may_change_what_its_service_holds_whatever_its_first_sentence_says(offline):

@@ -180,3 +180,17 @@ def test_the_words_of_a_clusters_objects_point_at_kubernetes(policy):
     assert "kubernetes" not in policy.task_tables(pods)["system_points"]
     plain = policy.task_words("the payments api keeps failing since the deploy")
     assert policy.task_tables(plain)["system_points"]["kubernetes"] == -30
+
+
+def test_a_sibling_another_step_has_taken_is_no_choice_of_the_step_its_clause_prefers_it_for():
+    # "Update the title of ENG-7, then assign it to Bob": the whole task's score puts the assignment
+    # first for the second step and its own clause prefers the update, which the first step took; the
+    # second step keeps its own tool rather than sharing the first's, also when one tool more fits.
+    heads = {1: ("linear", "update_issue"), 2: ("linear", "assign_issue"), 3: ("linear", "list_issues")}
+    names = {k: v[1] for k, v in heads.items()}
+    final = {1: 60.0, 2: 80.0, 3: 50.0}
+    planned = [("update the title of ENG-7", ((1, 90.0), (2, 40.0))),
+               ("assign ENG-7 to Bob", ((2, 60.0), (1, 75.0)))]
+    both = {1: "update the title of ENG-7", 2: "assign ENG-7 to Bob"}
+    assert settle(planned, final, names, heads=heads) == both
+    assert settle(planned, final, names, heads=heads, room=1) == both

@@ -138,3 +138,14 @@ def test_a_librarys_documentation_is_looked_up_where_library_docs_are_kept():
                  "Open the 'Roadmap' Google Docs file.", "fix the broken link in docs/index.md",
                  "Skim the documentation for the search endpoint."):
         assert LIBRARY_DOCS not in implied(task), task
+    # docs written, not read, are no lookup; a curly apostrophe is an apostrophe
+    for task in ("Update the docs for the deployment pipeline.", "Rewrite the documentation for the payments module."):
+        assert LIBRARY_DOCS not in implied(task), task
+    assert LIBRARY_DOCS in implied("Check attrs’ docs… no: check attrs’s docs on slots.")
+
+
+def test_a_long_run_of_joined_words_is_read_in_linear_time():
+    # a pasted token, minified code or a log line: the library-docs pattern must not backtrack over it
+    from jit.selection.step_words import LIBRARY_DOCS_SAID
+    assert LIBRARY_DOCS_SAID.search("a-" * 16000 + " httpx's docs")
+    assert [s.text for s in task_steps("read " + "a-" * 20000)]

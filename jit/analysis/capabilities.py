@@ -97,6 +97,8 @@ _RUNNABLE = _stems("process processes job jobs workflow workflows agent agents p
                    "builds test tests script scripts command commands program")
 #: The verbs of a search an API sends as POST (:func:`hint_is_method`): what they return is all they do.
 _POSTED_SEARCHES = _stems("search query find lookup retrieve fetch count list get")
+#: Words that join a second action to a name's first ("search_and_charge", "find-then-delete").
+_JOINS = _stems("and then or plus also")
 #: HTTP's methods that say nothing of the operation (a search sent as POST), leading a generic API tool's name.
 _HTTP_METHODS = _stems("post put patch")
 #: Verbs that end or reverse something: with a destructive hint, what they end is gone.
@@ -492,16 +494,21 @@ def _names_a_write(description: str) -> bool:
 
 def hint_is_method(tool: ToolDef) -> bool:
     """Whether the tool's ``destructiveHint`` stands for its HTTP method alone: an API's operation
-    named ``API-post-`` and a search after it ("API-post-search", "API-post-database-query": a search
+    named ``API-post-`` and a search after it ("API-post-search", "API-post-search-pages": a search
     sent as POST), which a generator from an OpenAPI document marks destructive as it marks every
-    POST. Only a search verb (:data:`_POSTED_SEARCHES`) counts, and no other verb may follow it
-    ("API-post-search-then-delete", "API-post-generate-api-key" keep the hint). The fact the policy
-    reads (``method_hint``) also needs every other signal to find nothing (:func:`side_effects`)."""
+    POST. Only a search verb (:data:`_POSTED_SEARCHES`) counts, with no other verb, and no word that
+    joins one, after it ("API-post-search-then-delete", "API-post-search-and-charge",
+    "API-post-generate-api-key" keep the hint), and its description's first paragraph must name no
+    change ("Search invoices and refund each one" keeps it). The fact the policy reads
+    (``method_hint``) also needs every other signal to find nothing (:func:`side_effects`)."""
     words = _name_words(tool.name)
     verb, obj = _verb(words)
-    return (split_identifier(tool.name)[:1] == ["api"] and words[:1] == [stem("post")]
+    if not (split_identifier(tool.name)[:1] == ["api"] and words[:1] == [stem("post")]
             and verb is not None and verb != words[0] and verb in _POSTED_SEARCHES
-            and not any(_is_verb(w) or w in _GENERIC_VERBS for w in obj))
+            and not any(_is_verb(w) or w in _GENERIC_VERBS or w in _JOINS for w in obj)):
+        return False
+    said = {stem(w) for w in _WORD.findall(_first_paragraph(tool.description or "").lower())}
+    return not said & (_WRITE_VERBS | _DELETE_VERBS | _EXECUTE_VERBS | _SEND_VERBS | _GENERIC_VERBS) - {stem("post")}
 
 
 def method_hint(tool: ToolDef) -> bool:

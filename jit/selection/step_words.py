@@ -20,9 +20,10 @@ __all__ = ["LIBRARY_DOCS_SAID", "OPENING", "QUOTED", "VERBS", "Said", "action_fr
 _NOT_LIBRARY = (r"(?!(?:our|my|your|their|its|his|her|the|this|that|these|team|company|project|internal|api|"
                 r"product|google|user|design|onboarding|release|endpoint|service|repo|repository|app|feature|"
                 r"module|function|class|method|code)\b)")
-_LIBRARY = rf"{_NOT_LIBRARY}[a-z][\w.\-]*\b(?!\s+(?:service|endpoint|api|app|repo|project|team|page|feature)\b)"
-LIBRARY_DOCS_SAID = re.compile(rf"\b{_LIBRARY}'s\s+(?:official\s+|own\s+)?(?:docs|documentation)\b"
-                               rf"|\bthe\s+{_NOT_LIBRARY}(?-i:[A-Z][\w.\-]*)\s+(?:docs|documentation)\b"
+_LIBRARY = (rf"(?<![\w.\-]){_NOT_LIBRARY}[a-z][\w.\-]{{0,40}}\b"
+            r"(?!\s+(?:service|endpoint|api|app|repo|project|team|page|feature)\b)")
+LIBRARY_DOCS_SAID = re.compile(rf"{_LIBRARY}['’]s\s+(?:official\s+|own\s+)?(?:docs|documentation)\b"
+                               rf"|\bthe\s+{_NOT_LIBRARY}(?-i:[A-Z][\w.\-]{{0,40}})\s+(?:docs|documentation)\b"
                                rf"|\bthe\s+(?:docs|documentation)\s+(?:of|for)\s+(?:the\s+)?{_LIBRARY}"
                                r"|\b(?:official|upstream|library|package|framework)(?:'s)?\s+(?:docs|documentation)\b",
                                re.I)

@@ -309,7 +309,7 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
             steps.append(Step(PUSH_BRANCH, "/write", implied=True, clause=clause))  # a local commit proposed: pushed first
         if cap == "/delete" and _PATTERN.search(clause) and not _read_before(clause, steps):
             steps.append(Step(FIND_MATCHING, "/read", implied=True, clause=clause))  # what to delete, found first
-        if LIBRARY_DOCS_SAID.search(clause):  # a library's docs: looked up where they are kept
+        if cap == "/read" and LIBRARY_DOCS_SAID.search(clause):  # a library's docs read: looked up where they are kept
             steps.append(Step(LIBRARY_DOCS, "/read", implied=True, clause=clause))
         if _AHEAD.search(clause) or _TODAY.search(clause):  # a day to come, or today: today's date first
             steps.append(Step(CURRENT_TIME, "/read", implied=True, clause=clause))
@@ -675,10 +675,12 @@ def settle(planned: Sequence[Planned], final: Mapping[int, float], names: Mappin
             # step's own clause clearly prefers (by SURE) goes first: the whole task's score, which
             # speaks of every step at once, chooses the server, the step's clause the tool of it
             # ("move the issue to In Review" on Linear is its update, not the assignment the rest
-            # of the task leans to). A task of one step is its clause: its score decides.
+            # of the task leans to); one another step has taken is no choice of this one's. A task of
+            # one step is its clause: its score decides.
             lead = ranked[0]
-            sure = max((r for r in ranked if heads[r[2]][0] == heads[lead[2]][0] and r[0] >= lead[0] - CLOSE
-                        and own[r[2]] >= own[lead[2]] + SURE), key=lambda r: own[r[2]], default=None)
+            sure = max((r for r in ranked if r[2] not in chosen and heads[r[2]][0] == heads[lead[2]][0]
+                        and r[0] >= lead[0] - CLOSE and own[r[2]] >= own[lead[2]] + SURE),
+                       key=lambda r: own[r[2]], default=None)
             if sure is not None:
                 ranked.remove(sure)
                 ranked.insert(0, sure)
