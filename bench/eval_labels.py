@@ -15,8 +15,7 @@ jit's ToolDefs and go through :class:`~jit.analysis.offline_analyzer.OfflineAnal
   and send imply write); a tool with none of them is ``read``.
 * **policy**: what the role policy reads as a change (rules/policy.dl, ``changing``): the
   analyzer's reading, plus ``readOnlyHint: false``, and ``destructiveHint: true`` unless the
-  server declares ``readOnlyHint: true`` or the hint stands for the HTTP method a read is sent
-  with ("API-post-search") (:func:`bench.eval_roles.risky_reasons`). Only
+  server declares ``readOnlyHint: true`` (:func:`bench.eval_roles.risky_reasons`). Only
   ``write`` differs: the policy asks of the other labels what the analyzer says.
 
 It reports per-label precision, recall and F1, and each label's misses and false alarms, on
@@ -46,7 +45,6 @@ from typing import Any
 
 from bench.eval_roles import RISKY_CAPABILITIES, load_tools, risky_reasons
 from bench.record_sets import CATALOGS, DATA_ROOT
-from jit.analysis.capabilities import method_hint
 from jit.analysis.offline_analyzer import OfflineAnalyzer
 from jit.config import Config
 from jit.models import ToolAnalysis, ToolDef
@@ -92,10 +90,10 @@ def analyzer_labels(analysis: ToolAnalysis) -> frozenset[str]:
     return frozenset(found | {"write"}) if found else frozenset({"read"})
 
 
-def policy_labels(analysis: ToolAnalysis, tool: ToolDef) -> frozenset[str]:
+def policy_labels(analysis: ToolAnalysis, annotations: Mapping[str, Any] | None) -> frozenset[str]:
     """The labels as the role policy reads them: ``write`` when it counts the tool as a change."""
     found = analyzer_labels(analysis) - {"read", "write"}
-    if risky_reasons(tool.annotations, analysis.capabilities, method_only=method_hint(tool)):
+    if risky_reasons(annotations, analysis.capabilities):
         return frozenset(found | {"write"})
     return frozenset(found) if found else frozenset({"read"})
 
@@ -177,7 +175,7 @@ def run(servers: Sequence[str] = (), labels_path: Path = LABELS,
         key = f"{t.server}/{t.name}"
         gold[key] = gold_by_tool[(t.server, t.name)]
         predicted["analyzer"][key] = analyzer_labels(a)
-        predicted["policy"][key] = policy_labels(a, t)
+        predicted["policy"][key] = policy_labels(a, t.annotations)
         rows.append({"tool": key, "part": "held-out" if t.server in held else "dev",
                      "labels": sorted(gold[key]), "capabilities": list(a.capabilities),
                      "annotations": t.annotations or {},

@@ -53,7 +53,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from jit.analysis.capabilities import method_hint
 from jit.analysis.offline_analyzer import OfflineAnalyzer
 from jit.config import AvailableTools, Config
 from jit.config_files import load_config
@@ -149,21 +148,17 @@ def make_pool(tools: Sequence[ToolDef], path: Path) -> Pool:
 def risky(scored: ScoredTool) -> list[str]:
     """Why a rendered tool is a side effect: its server's hints or its analyzed capabilities."""
     analysis = scored.tool.analysis
-    return risky_reasons(scored.tool.tool.annotations, analysis.capabilities if analysis is not None else (),
-                         method_only=method_hint(scored.tool.tool))
+    return risky_reasons(scored.tool.tool.annotations, analysis.capabilities if analysis is not None else ())
 
 
-def risky_reasons(annotations: Mapping[str, Any] | None, capabilities: Iterable[str], *,
-                  method_only: bool = False) -> list[str]:
+def risky_reasons(annotations: Mapping[str, Any] | None, capabilities: Iterable[str]) -> list[str]:
     """Why a tool with these hints and analyzed capabilities is a side effect, as the role policy reads
-    it (rules/policy.dl, ``changing``); empty when it is none. ``method_only``: the tool's
-    destructiveHint stands for the HTTP method of a search and nothing else names a change
-    (:func:`~jit.analysis.capabilities.method_hint`), which the policy does not count."""
+    it (rules/policy.dl, ``changing``); empty when it is none."""
     why: list[str] = []
     annotations = annotations or {}
     if annotations.get("readOnlyHint") is False:
         why.append("readOnlyHint: false")  # the server declares it may modify its environment
-    if annotations.get("destructiveHint") is True and annotations.get("readOnlyHint") is not True and not method_only:
+    if annotations.get("destructiveHint") is True and annotations.get("readOnlyHint") is not True:
         why.append("destructiveHint")  # MCP: meaningful only when the tool is not read-only
     # A side effect the analyzer found counts whatever readOnlyHint says: annotations add danger,
     # never remove it (the analyzer itself lets readOnlyHint: true outweigh a plain write verb).

@@ -16,7 +16,7 @@ import pytest
 
 from bench.eval_roles import load_tools, make_pool, risky_reasons
 from bench.record_sets import CATALOGS
-from jit.analysis.capabilities import EFFECTS, merge_capabilities, method_hint, side_effects
+from jit.analysis.capabilities import EFFECTS, merge_capabilities, side_effects
 from jit.analysis.offline_analyzer import OfflineAnalyzer
 from jit.config import DEFAULT_SHARDS, AvailableTools, Config
 from jit.evaluation.evaluate import build_catalog
@@ -281,11 +281,17 @@ def test_read_only_false_is_a_write_and_destructive_without_a_verb_a_delete():
 CHANGES = ("read-only role: the tool can change things",)
 
 
-def judged(tmp_path, embedder, keys: tuple[str, ...], shard: str) -> tuple[dict[str, tuple], dict[str, bool]]:
+def judged(tmp_path, embedder, keys: tuple[str, ...], shard: str,
+           allow: tuple[str, ...] = ()) -> tuple[dict[str, tuple], dict[str, bool]]:
     """The shipped role policy on a real SQLite catalog of the recorded tools ``keys``: why each is
-    denied to ``shard``, and whether bench/eval_roles.py counts it as risky for a read-only role."""
+    denied to ``shard`` (given the ``allow`` selectors), and whether bench/eval_roles.py counts it as
+    risky for a read-only role."""
     tools = [recorded()[k] for k in keys]
     config = dataclasses.replace(Config.default(tmp_path), available_tools=AvailableTools())
+    if allow:
+        shards = dict(config.shards)
+        shards[shard] = shards[shard].model_copy(update={"allow": list(allow)})
+        config = dataclasses.replace(config, shards=shards)
     store = build_catalog(make_pool(tools, tmp_path / "tools.jsonl"), tmp_path / "catalog.db", config,
                           embedder, analyzer=OfflineAnalyzer(config.shards))
     try:
@@ -295,8 +301,7 @@ def judged(tmp_path, embedder, keys: tuple[str, ...], shard: str) -> tuple[dict[
         caps = {st.tool.name: st.analysis.capabilities for st in store.tools()}
     finally:
         store.close()
-    return denied, {k: bool(risky_reasons(t.annotations, caps[t.name], method_only=method_hint(t)))
-                    for k, t in zip(keys, tools)}
+    return denied, {k: bool(risky_reasons(t.annotations, caps[t.name])) for k, t in zip(keys, tools)}
 
 
 def test_a_read_only_hint_hides_no_effect_the_analyzer_found_from_a_read_only_role(tmp_path, hashing_embedder):
@@ -311,15 +316,19 @@ def test_a_read_only_hint_hides_no_effect_the_analyzer_found_from_a_read_only_ro
     assert risky == {keys[0]: True, keys[1]: True, keys[2]: False}
 
 
-def test_a_read_only_role_may_search_by_post_but_never_write_by_it(tmp_path, hashing_embedder):
-    """A generator from an OpenAPI document calls every POST destructive: the role policy lets a
-    researcher have the search sent as POST, never the page created by one nor the block a PATCH
-    appends, and the roles set counts them so too."""
+def test_a_servers_destructive_hint_denies_a_read_only_role_its_search_by_post_until_the_user_grants_it(
+        tmp_path, hashing_embedder):
+    """Annotations add danger, never remove it: a generator from an OpenAPI document calls every POST
+    destructive, the search sent as POST included, and jit does not second-guess the server from a
+    tool's name (a name and a description are no proof of what a call does). A researcher is denied
+    all three Notion tools; ``shards.researcher.allow`` grants the search by name, and only it."""
     keys = ("notion/API-post-search", "notion/API-post-page", "notion/API-patch-block-children")
     assert all(recorded()[k].annotations["destructiveHint"] is True for k in keys)
     denied, risky = judged(tmp_path, hashing_embedder, keys, "researcher")
-    assert denied == {keys[0]: (), keys[1]: CHANGES, keys[2]: CHANGES}
-    assert risky == {keys[0]: False, keys[1]: True, keys[2]: True}
+    assert denied == {keys[0]: CHANGES, keys[1]: CHANGES, keys[2]: CHANGES}
+    assert risky == {keys[0]: True, keys[1]: True, keys[2]: True}
+    granted, _ = judged(tmp_path / "granted", hashing_embedder, keys, "researcher", allow=("tool:notion/API-post-search",))
+    assert granted == {keys[0]: (), keys[1]: CHANGES, keys[2]: CHANGES}
 
 
 # --------------------------------------------------------------------------- merging with the lexical labels

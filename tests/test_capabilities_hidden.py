@@ -12,7 +12,7 @@ import dataclasses
 
 import pytest
 
-from jit.analysis.capabilities import method_hint, side_effects
+from jit.analysis.capabilities import side_effects
 from jit.analysis.offline_analyzer import OfflineAnalyzer
 from jit.config import DEFAULT_SHARDS
 from jit.models import ToolDef
@@ -108,38 +108,17 @@ def test_a_name_that_spells_an_http_request_posts_no_message(offline):
     check(offline, "notion/API-create-a-comment")  # a comment created is still sent
 
 
-def test_a_search_sent_as_post_reads_though_its_generator_calls_every_post_destructive(offline):
-    check(offline, "notion/API-post-search")  # "Search by title", destructiveHint: true as every POST
-    check(offline, "notion/API-post-page")  # a POST that creates stays a write
-
-
-def test_an_api_post_is_a_read_only_when_its_name_says_a_search_and_nothing_else_says_a_change():
-    def api(name: str, properties: dict | None = None) -> ToolDef:
-        return dataclasses.replace(_tool(name, "Tickets | " + name.split("-", 2)[-1], properties),
-                                   annotations={"destructiveHint": True})
-    assert side_effects(api("API-post-find-tickets")) == ()
-    assert method_hint(api("API-post-search-pages"))
-    assert side_effects(api("API-post-ticket")) == ("/write",)  # the method is its only verb
-    assert side_effects(api("API-post-search-tickets", {"callback_url": {"type": "string"}})) == ("/send",)
-    assert not method_hint(api("API-post-search-tickets", {"callback_url": {"type": "string"}}))
-    assert side_effects(api("search_tickets")) == ("/write",)  # no method in the name
-    # Reading verbs that are no search keep the hint: what they make, open or switch may be a change.
-    for name in ("API-post-capture-payment-intent", "API-post-resolve-incident", "API-post-open-ticket",
-                 "API-post-switch-plan", "API-post-generate-api-key", "API-post-disconnect-integration",
-                 "API-post-convert-lead", "API-post-load-data"):
-        assert side_effects(api(name)) == ("/write",), name
-        assert not method_hint(api(name)), name
-    # A search with another verb after it, or a word that joins one, is not a search alone.
-    for name in ("API-post-search-then-delete", "API-post-get-delete", "API-post-search-and-update",
-                 "API-post-search-and-charge", "API-post-find-then-ban"):
-        assert "/write" in side_effects(api(name)) or "/delete" in side_effects(api(name)), name
-        assert not method_hint(api(name)), name
-    # Nor is one whose description says it changes what it finds.
-    for said in ("Search and replace text", "Search orders and refund each one.", "Find matching invoices and pay them",
-                 "Look up a user; if none exists one is created", "Messages found are marked as read."):
-        found = dataclasses.replace(api("API-post-search"), description=said)
-        assert side_effects(found) == ("/write",), said
-        assert not method_hint(found), said
+def test_a_servers_destructive_hint_is_a_write_whatever_the_name_says_it_does(offline):
+    # A generator from an OpenAPI document calls every POST destructive, searches too; the server's
+    # word stands: a name or a description is no proof of what a call does (a search that charges,
+    # one whose later paragraph deletes what it finds). A role that needs one is granted it by name.
+    def api(name: str, description: str = "Tickets | search", properties: dict | None = None) -> ToolDef:
+        return dataclasses.replace(_tool(name, description, properties), annotations={"destructiveHint": True})
+    for tool in (api("API-post-search"), api("API-post-search-pages", "Search pages by title"),
+                 api("API-post-search-and-charge"), api("API-post-search", "Search tickets.\n\nEvery ticket found is deleted."),
+                 api("API-post-search-items", "Search items.", {"purge": {"type": "boolean"}})):
+        assert side_effects(tool), tool.name
+    assert side_effects(_tool("API-post-search", "Search by title")) == ()  # no hint: its name's verb reads
 
 
 def test_a_router_may_change_what_its_service_holds_whatever_its_first_sentence_says(offline):

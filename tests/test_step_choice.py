@@ -194,3 +194,14 @@ def test_a_sibling_another_step_has_taken_is_no_choice_of_the_step_its_clause_pr
     both = {1: "update the title of ENG-7", 2: "assign ENG-7 to Bob"}
     assert settle(planned, final, names, heads=heads) == both
     assert settle(planned, final, names, heads=heads, room=1) == both
+
+
+def test_a_tool_brought_as_another_steps_producer_is_still_a_steps_own_choice():
+    # "Update ENG-7, then list the open issues": list_issues came in as what update_issue needs;
+    # it is still the listing step's own best tool, so the step adds no search beside it.
+    heads = {1: ("linear", "update_issue"), 2: ("linear", "search_issues"), 3: ("linear", "list_issues")}
+    names = {k: v[1] for k, v in heads.items()}
+    planned = [("update ENG-7", ((1, 90.0),)), ("list the open issues", ((2, 60.0), (3, 80.0)))]
+    got = settle(planned, {1: 80, 2: 80, 3: 50}, names, heads=heads, room=2,
+                 feeds=lambda t, **_: [3] if t == 1 else [])
+    assert got == {1: "update ENG-7", 3: "the identifier update_issue needs"}

@@ -139,7 +139,8 @@ def test_a_librarys_documentation_is_looked_up_where_library_docs_are_kept():
                  "Skim the documentation for the search endpoint."):
         assert LIBRARY_DOCS not in implied(task), task
     # docs written, not read, are no lookup; a curly apostrophe is an apostrophe
-    for task in ("Update the docs for the deployment pipeline.", "Rewrite the documentation for the payments module."):
+    for task in ("Update the docs for the deployment pipeline.", "Rewrite the documentation for the payments module.",
+                 "Read the docs for the deployment pipeline.", "Check the documentation for the billing webhook handler."):
         assert LIBRARY_DOCS not in implied(task), task
     assert LIBRARY_DOCS in implied("Check attrs’ docs… no: check attrs’s docs on slots.")
 

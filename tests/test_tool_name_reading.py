@@ -36,6 +36,9 @@ def test_a_verb_counts_only_at_a_word_boundary_of_the_name():
     assert producers(named(3, "getNewsArticles"), sources) == [9]
     assert producers(named(4, "add_source"), sources) == []  # the name is the new source's
     assert producers(named(5, "addSource"), sources) == []
+    # nor are the verbs inside deregister, renew or readd (a camelCase verb starts with a capital)
+    for i, name in enumerate(("deregister_source", "renew_source", "readd_source", "preinit_source"), start=10):
+        assert producers(named(i, name), sources) == [9], name
     # "listen" lists nothing
     talk = _tool(6, "chat", "post_message", "Post a message", ("channel_id",))
     assert producers(talk, _lines([(7, _tool(7, "chat", "listen_channels", "Stream channel events"))])) == []
@@ -50,3 +53,4 @@ def test_only_an_api_operations_prefix_is_no_word_of_the_name():
     call = Step("call the REST API", "/read")
     assert name_fit("api_request", "http", call) > 0  # "api" is what it calls
     assert name_fit("API-post-search", "wiki", Step("search the wiki", "/read")) == 1.0
+    assert name_fit("API_post_search", "wiki", Step("search the wiki", "/read")) == 1.0  # a method after it

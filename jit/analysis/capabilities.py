@@ -39,7 +39,7 @@ from typing import Any
 from ..models import ToolDef
 from ..text import first_sentence, split_identifier, stem
 
-__all__ = ["EFFECTS", "hint_is_method", "merge_capabilities", "method_hint", "side_effects"]
+__all__ = ["EFFECTS", "merge_capabilities", "side_effects"]
 
 #: The capabilities that are side effects, most dangerous first (the order of :func:`side_effects`).
 EFFECTS = ("/delete", "/execute", "/send", "/write")
@@ -95,10 +95,6 @@ _NOUNS = _stems(
 _STARTS = _stems("start launch spawn trigger")
 _RUNNABLE = _stems("process processes job jobs workflow workflows agent agents pipeline pipelines build "
                    "builds test tests script scripts command commands program")
-#: The verbs of a search an API sends as POST (:func:`hint_is_method`): what they return is all they do.
-_POSTED_SEARCHES = _stems("search query find lookup retrieve fetch count list get")
-#: Words that join a second action to a name's first ("search_and_charge", "find-then-delete").
-_JOINS = _stems("and then or plus also")
 #: HTTP's methods that say nothing of the operation (a search sent as POST), leading a generic API tool's name.
 _HTTP_METHODS = _stems("post put patch")
 #: Verbs that end or reverse something: with a destructive hint, what they end is gone.
@@ -492,34 +488,6 @@ def _names_a_write(description: str) -> bool:
     return any(w in _WRITE_VERBS and w not in _DELETE_VERBS | _GENERIC_VERBS for w in words)
 
 
-def hint_is_method(tool: ToolDef) -> bool:
-    """Whether the tool's ``destructiveHint`` stands for its HTTP method alone: an API's operation
-    named ``API-post-`` and a search after it ("API-post-search", "API-post-search-pages": a search
-    sent as POST), which a generator from an OpenAPI document marks destructive as it marks every
-    POST. Only a search verb (:data:`_POSTED_SEARCHES`) counts, with no other verb, and no word that
-    joins one, after it ("API-post-search-then-delete", "API-post-search-and-charge",
-    "API-post-generate-api-key" keep the hint), and its description's first paragraph must name no
-    change ("Search invoices and refund each one" keeps it). The fact the policy reads
-    (``method_hint``) also needs every other signal to find nothing (:func:`side_effects`)."""
-    words = _name_words(tool.name)
-    verb, obj = _verb(words)
-    if not (split_identifier(tool.name)[:1] == ["api"] and words[:1] == [stem("post")]
-            and verb is not None and verb != words[0] and verb in _POSTED_SEARCHES
-            and not any(_is_verb(w) or w in _GENERIC_VERBS or w in _JOINS for w in obj)):
-        return False
-    said = {stem(w) for w in _WORD.findall(_first_paragraph(tool.description or "").lower())}
-    return not said & (_WRITE_VERBS | _DELETE_VERBS | _EXECUTE_VERBS | _SEND_VERBS | _GENERIC_VERBS) - {stem("post")}
-
-
-def method_hint(tool: ToolDef) -> bool:
-    """Whether the role policy may leave the tool's ``destructiveHint`` uncounted (the ``method_hint``
-    fact): the hint stands for its HTTP method (:func:`hint_is_method`) and nothing else of the
-    tool, its parameters and description, names a side effect (:func:`side_effects`), whichever
-    analyzer labelled it."""
-    ann = tool.annotations if isinstance(tool.annotations, dict) else {}
-    return ann.get("destructiveHint") is True and hint_is_method(tool) and not side_effects(tool)
-
-
 def side_effects(tool: ToolDef) -> tuple[str, ...]:
     """The tool's side effects, most dangerous first (:data:`EFFECTS`); empty when it only reads.
 
@@ -527,11 +495,10 @@ def side_effects(tool: ToolDef) -> tuple[str, ...]:
     the only effect found)."""
     ann = tool.annotations if isinstance(tool.annotations, dict) else {}
     effects: set[str] = set()
+    if ann.get("readOnlyHint") is False or (ann.get("destructiveHint") is True and ann.get("readOnlyHint") is not True):
+        effects.add(_W)
     words = _name_words(tool.name)
     verb, obj = _verb(words)
-    if ann.get("readOnlyHint") is False or (ann.get("destructiveHint") is True and ann.get("readOnlyHint") is not True
-                                            and not hint_is_method(tool)):
-        effects.add(_W)
     named: set[str] = set()
     if verb is not None:
         named = _verb_effects(verb, obj)

@@ -25,7 +25,6 @@ from typing import Any
 import numpy as np
 
 from ..analysis.analyze import EffectiveTool
-from ..analysis.capabilities import method_hint
 from ..analysis.deprecation import is_deprecated
 from ..catalog.approval import CHANGED_FLAG
 from ..config import ANNOTATION_HINTS
@@ -40,7 +39,7 @@ __all__ = ["AS_APPROVED", "TOOL_FACTS", "Classes", "Globals", "abstract", "check
 #: The catalog facts asserted per tool (``T`` first); the rest of the engine's facts are global.
 TOOL_FACTS = frozenset({"tool", "harness", "analyzed", "category", "capability", "domain", "affinity", "flag",
                          "usage", "override_excluded", "declared_skeleton", "annotation", "shard_tool",
-                         "deprecated", "method_hint"})
+                         "deprecated"})
 #: Marks a role's reason to deny a tool awaiting approval that its last approved definition gives.
 AS_APPROVED = "(as last approved: its changed definition awaits approval)"
 #: Stand-in values start with a NUL, which no rule constant, name or label holds (see abstract).
@@ -207,8 +206,6 @@ def tool_facts(st: StoredTool, effective: EffectiveTool,
     for hint, value in (t.annotations or {}).items():
         if hint in ANNOTATION_HINTS and isinstance(value, bool):
             out.add(("annotation", i, hint, "true" if value else "false"))
-    if method_hint(t):
-        out.add(("method_hint", i))  # a search sent as POST: its destructiveHint is the method's
     if globs:
         qualified = f"{t.server}/{t.name}"
         out.update(("shard_tool", i, shard, effect) for shard, effect, glob in globs

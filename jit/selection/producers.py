@@ -93,7 +93,8 @@ def _lookup_verb(name: str, server: str, sibling: str = "") -> re.Match[str] | N
 #: pod to describe").
 _NAME_OF = re.compile(r"^\W*(?:the\s+)?name\s+of\s+(?:the|an?)\s+(?:existing\s+)?([a-z]{3,})\b", re.I)
 #: A tool name's verbs that make what their ``name`` names: the name is theirs to give.
-_MAKES_NAMED = re.compile(r"(?:^|[_\-.]|(?<=[a-z]))(?i:create|add|new|make|insert|register|init)(?=$|[_\-.]|[A-Z])")
+_MAKES_NAMED = re.compile(r"(?:(?:^|(?<=[_\-.]))(?i:create|add|new|make|insert|register|init)"
+                          r"|(?<=[a-z])(?:Create|Add|New|Make|Insert|Register|Init))(?=$|[_\-.]|[A-Z])")
 
 
 #: A parameter's description that says it is an identifier ("The ID of the customer").

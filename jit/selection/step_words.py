@@ -21,7 +21,8 @@ _NOT_LIBRARY = (r"(?!(?:our|my|your|their|its|his|her|the|this|that|these|team|c
                 r"product|google|user|design|onboarding|release|endpoint|service|repo|repository|app|feature|"
                 r"module|function|class|method|code)\b)")
 _LIBRARY = (rf"(?<![\w.\-]){_NOT_LIBRARY}[a-z][\w.\-]{{0,40}}\b"
-            r"(?!\s+(?:service|endpoint|api|app|repo|project|team|page|feature)\b)")
+            r"(?!(?:\s+[\w.\-]{1,40})?\s+(?:service|endpoint|api|app|repo|project|team|page|feature|module|pipeline|cluster|"
+            r"handler|system|job|workflow)\b)")
 LIBRARY_DOCS_SAID = re.compile(rf"{_LIBRARY}['’]s\s+(?:official\s+|own\s+)?(?:docs|documentation)\b"
                                rf"|\bthe\s+{_NOT_LIBRARY}(?-i:[A-Z][\w.\-]{{0,40}})\s+(?:docs|documentation)\b"
                                rf"|\bthe\s+(?:docs|documentation)\s+(?:of|for)\s+(?:the\s+)?{_LIBRARY}"
@@ -170,7 +171,7 @@ def _name_words(name: str, server: str) -> tuple[str, ...]:
     candidates by every step)."""
     own = set(search_tokens(server))
     words = tuple(w for w in search_tokens(name, drop_stopwords=True) if w not in own)
-    if words[:1] == ("api",) and len(words) > 1 and name[:4].lower() == "api-":
+    if words[:1] == ("api",) and len(words) > 1 and (re.match(r"api[^\w\s]", name, re.I) or words[1] in _METHODS):
         # an API's operation ("API-retrieve-a-page"), and one spelled by its HTTP method
         # ("API-post-search"): the method says what it does only when no verb follows ("API-post-page")
         words = words[2:] if len(words) > 2 and words[1] in _METHODS and words[2] in _VERB_CAPS else words[1:]

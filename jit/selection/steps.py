@@ -634,10 +634,12 @@ def settle(planned: Sequence[Planned], final: Mapping[int, float], names: Mappin
     a sibling of a step's best option within :data:`CLOSE` of it that the step's own ranking
     prefers by :data:`SURE` goes first: the task chooses the server, the step's clause its tool."""
     chosen: dict[int, str] = {}
+    stepped: set[int] = set()  # the tools chosen as a step's own (not as another's producer)
     seconds: list[tuple[int, str]] = []
 
     def take(t: int, text: str) -> None:
         chosen.setdefault(t, text)
+        stepped.add(t)
         for p in feeds(t):
             if p in final and p not in chosen:
                 chosen[p] = f"the identifier {names[t]} needs"
@@ -678,7 +680,7 @@ def settle(planned: Sequence[Planned], final: Mapping[int, float], names: Mappin
             # of the task leans to); one another step has taken is no choice of this one's. A task of
             # one step is its clause: its score decides.
             lead = ranked[0]
-            sure = max((r for r in ranked if r[2] not in chosen and heads[r[2]][0] == heads[lead[2]][0]
+            sure = max((r for r in ranked if r[2] not in stepped and heads[r[2]][0] == heads[lead[2]][0]
                         and r[0] >= lead[0] - CLOSE and own[r[2]] >= own[lead[2]] + SURE),
                        key=lambda r: own[r[2]], default=None)
             if sure is not None:
