@@ -20,14 +20,14 @@ one-hidden-layer perceptron (``--hidden`` units, ``--epochs``) on those segments
 is its best segment's; the threshold is the ``1 - --fp`` quantile of the out-of-fold (5 folds, by text) scores of
 the real training tools.
 
-Two ways of joining today's detector (rules and the shipped n-gram model, :func:`jit.injection.detect.detect_hostile_many`)
+Two ways of joining the shipped detector (rules and the shipped n-gram model, :func:`jit.injection.detect.detect_hostile_many`)
 are measured (:class:`Reader`): ``or`` (a tool the detector leaves unflagged is flagged when its semantic score passes
 the threshold) and ``joint`` (when its semantic and its n-gram score both rank high among the real training tools').
 
 ``--loso``: for each set k of ``--sets`` (2-7), a head trained without set k scores set k (the thresholds are the head's trained on
 every set: they are set on the real tools, which every fold trains on alike). Then, with the head trained on every
 set: the real tools never trained on (and which it newly flags), ``tricky_dev`` and the first-sight batches.
-``--misses`` adds, for each hostile row today's detector misses, the percentile of its semantic score among the real
+``--misses`` adds, for each hostile row the shipped detector misses, the percentile of its semantic score among the real
 tools never trained on. ``--cost N``: the wall time of the detector and of the reader on N real tools never trained on, best of 3.
 """
 
@@ -240,7 +240,7 @@ def _ranks(scores: np.ndarray, reference: np.ndarray) -> np.ndarray:
 
 @dataclass
 class Reader:
-    """How the semantic reader joins today's detector: ``or``: a tool the detector leaves unflagged is flagged when its
+    """How the semantic reader joins the shipped detector: ``or``: a tool the detector leaves unflagged is flagged when its
     semantic score passes the head's threshold; ``joint``: when both its semantic and its n-gram score rank high
     among the real training tools' (the lower of the two ranks above the ``1 - fp`` quantile of the same lower rank
     of those tools: the two readers must agree)."""
@@ -259,7 +259,7 @@ class Reader:
 
 
 def cost(head: SemanticHead, rows: Sequence[dict]) -> dict:
-    """Wall time (best of 3) of today's detector on ``rows`` and of the semantic reader on top: segmenting, embedding
+    """Wall time (best of 3) of the shipped detector on ``rows`` and of the semantic reader on top: segmenting, embedding
     (jit's bulk embedder, as a sync's pass runs it, and the query runtime) and the head; peak RSS before and after."""
     import resource
 
@@ -324,7 +324,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--loso", action="store_true", help="train once without each set of --sets and score it")
     ap.add_argument("--sets", nargs="*", choices=SETS, default=list(SETS), help="the sets --loso leaves out in turn")
     ap.add_argument("--misses", action="store_true",
-                    help="with --loso: each hostile row today's detector misses, its semantic score's percentile "
+                    help="with --loso: each hostile row the shipped detector misses, its semantic score's percentile "
                          "among the real tools never trained on")
     ap.add_argument("--cost", type=int, default=0, metavar="N",
                     help="only time the reader on N real tools never trained on (after training a head)")
