@@ -28,9 +28,9 @@ import re
 from array import array
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
 from dataclasses import dataclass
 from itertools import repeat
+from typing import Any
 
 import numpy as np
 

@@ -313,11 +313,11 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
             steps.append(Step(LIBRARY_DOCS, "/read", implied=True, clause=clause))
         if _AHEAD.search(clause) or _TODAY.search(clause):  # a day to come, or today: today's date first
             steps.append(Step(CURRENT_TIME, "/read", implied=True, clause=clause))
-        kind = _titled_kind(clause) if cap == "/read" else ""
+        kind, within = _titled(clause) if cap == "/read" else ("", False)
         if kind:  # a thing read by its title: found by it first
             steps.append(Step(f"search by title for the {kind}", "/read", implied=True, clause=clause))
         found = _FINDS.match(clause) if cap == "/read" else None
-        if kind and not found and _read_within(clause):  # itself read, beside what the clause reads in it
+        if kind and not found and within:  # itself read, beside what the clause reads in it
             steps.append(Step(f"read the content of the {kind}", "/read", implied=True, clause=clause))
         if _LOGS_IN.match(action) and any(s.text == OPEN_PAGE for s in steps):
             # logging in on a page opened in a browser: its form filled in, then submitted
@@ -377,26 +377,21 @@ def _read_before(clause: str, steps: Sequence[Step]) -> bool:
                for s in steps)
 
 
-def _titled_kind(clause: str) -> str:
+def _titled(clause: str) -> tuple[str, bool]:
     """What a clause names by a title in quotes: the words after the title ("the 'Q3 launch plan'
     Google Doc"), or, when a preposition follows the title, the words before it ("the Confluence
-    page 'Payments API design' in space ENG": a Confluence page); "" for none."""
+    page 'Payments API design' in space ENG": a Confluence page); "" for none. And whether the
+    clause reads something in or of that thing ("the comments on the Confluence page 'Payments'",
+    "the numbers in the 'Churn' sheet"), not the thing itself ("review the 'Payments' page") nor
+    one it makes ("build a 'create post' page")."""
     titled = _TITLED.search(clause)
     if titled is None:
-        return ""
+        return "", False
     kind = titled.group("kind").strip(" ?.!")
     if CONTINUED.match(kind) or kind.lower().startswith("of "):
         before = _KIND_BEFORE.search(clause[:titled.start()])
         kind = before.group("kind") if before else ""
-    return kind
-
-
-def _read_within(clause: str) -> bool:
-    """Whether a clause reads something in or of the thing it names by its title ("the comments on
-    the Confluence page 'Payments'", "the numbers in the 'Churn' sheet"), not the thing itself ("review
-    the 'Payments' page") nor one it makes ("build a 'create post' page")."""
-    titled = _TITLED.search(clause)
-    return titled is not None and bool(_WITHIN.search(clause[:titled.start()]))
+    return kind, bool(_WITHIN.search(clause[:titled.start()]))
 
 
 def task_servers(steps: Sequence[Step], names: Collection[str] | ServerNames) -> frozenset[str]:
