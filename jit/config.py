@@ -80,6 +80,16 @@ class ToolSelectionConfig(_Strict):
     #: first, a Full tool whose definition would pass it is Condensed, so one long definition
     #: cannot take the room of dozens of Condensed lines. 1 turns the cap off.
     max_full_share: float = Field(0.6, gt=0, le=1)
+    #: Room past those two caps for the tools the task wants most: a Full tool whose final score
+    #: reaches ``strong_threshold`` may still be Full past ``max_full_tools``, up to
+    #: ``strong_full_tools`` more, and past ``max_full_share``, up to ``strong_full_share`` of the
+    #: budget (never less than ``max_full_share``). A task of several steps needs a tool per step
+    #: and the tools that feed them: ten places cut right tools the task scores high.
+    #: ``strong_full_tools: 0`` gives no places past the count, ``strong_full_share`` at or below
+    #: ``max_full_share`` no room past the share.
+    strong_threshold: int = Field(75, ge=0, le=100)
+    strong_full_tools: int = Field(4, ge=0)
+    strong_full_share: float = Field(0.8, gt=0, le=1)
     token_budget: int = Field(4000, gt=0)
     #: Share of the lexical (BM25) part inside the vector score; the rest is dense cosine.
     lexical_weight: float = Field(0.4, ge=0, le=1)

@@ -12,12 +12,14 @@ import pytest
 
 from jit.config import DEFAULT_SHARDS
 from jit.config_files import load_config
-from jit.selection.budget import measure
+from jit.selection.budget import Estimates, cap_full, measure
 from jit.selection.compiler import Compiler
+from jit.selection.scored_tool import ScoredTool
 from jit.selection.logic import default_rules_dir
 from jit.selection.task import TaskContext
 from jit.selection.tiers import Tier
 from jit.selection.tokens import AnthropicCounter, EstimateCounter, compact_json, default_counter
+from tests.test_render import scored
 
 TASK = ("Generate a well-formatted PDF report titled wechat_reading_report.pdf in /root/pdf, summarizing current "
         "WeChat Reading trends and including a word cloud.")
@@ -84,19 +86,25 @@ def test_skeleton_over_budget_is_a_warning_not_a_silent_overflow(compiler):
 
 
 def test_max_full_tools_is_honoured_at_any_budget(compiler):
+    sel = compiler.config.tool_selection
     for budget in (2000, 20000):
         ts = compiler.compile(TaskContext(shard="coder", task=TASK, budget=budget))
-        assert len(ts.tier(Tier.FULL)) <= compiler.config.tool_selection.max_full_tools
+        full = ts.tier(Tier.FULL)
+        past = [s for s in full if any(r.startswith("full past max_full_tools") for r in s.reasons)]
+        assert len(full) - len(past) <= sel.max_full_tools and len(past) <= sel.strong_full_tools
+        assert all(s.final >= sel.strong_threshold for s in past)
 
 
 @pytest.mark.parametrize("budget", [1500, 4000, 8000])
 def test_full_definitions_take_at_most_max_full_share_of_the_budget(compiler, budget):
-    share = compiler.config.tool_selection.max_full_share
+    sel = compiler.config.tool_selection
     ts = compiler.compile(TaskContext(shard="analyst", task=TASK, budget=budget))
     full = [s for s in ts.tier(Tier.FULL) if not s.step]
-    assert full and sum(s.tokens for s in full) <= share * budget
+    strong = [s for s in full if s.final >= sel.strong_threshold]
+    assert full and sum(s.tokens for s in full if s not in strong) <= sel.max_full_share * budget
+    assert sum(s.tokens for s in full) <= max(sel.max_full_share, sel.strong_full_share) * budget
     # What the share sent to Condensed ranked Full, and the reason names the cap.
-    capped = [s for s in ts.tools if any("max_full_share" in r for r in s.reasons)]
+    capped = [s for s in ts.tools if any(r.startswith("demoted") and "max_full_share" in r for r in s.reasons)]
     for s in capped:
         assert s.wanted is Tier.FULL and s.tier is not Tier.FULL
 
@@ -104,16 +112,69 @@ def test_full_definitions_take_at_most_max_full_share_of_the_budget(compiler, bu
 def test_max_full_share_1_leaves_the_full_tier_to_the_other_caps(livemcpbench_store, embedder, tmp_path):
     """On this task the default share demotes a Full tool; without it that tool is Full."""
     def compiled(share: float):
-        (tmp_path / "config.json").write_text(json.dumps({"tool_selection": {"max_full_share": share},
-                                                          "rules": str(default_rules_dir())}))
+        (tmp_path / "config.json").write_text(json.dumps({
+            "tool_selection": {"max_full_share": share, "strong_full_share": share},  # no room past it
+            "rules": str(default_rules_dir())}))
         with Compiler(livemcpbench_store, load_config(tmp_path / "config.json"), embedder,
                       token_counter=EstimateCounter()) as c:
             return c.compile(TaskContext(shard="coder", task=TASK, budget=8000))
 
     capped, free = compiled(0.15), compiled(1.0)
-    demoted = {s.name for s in capped.tools if any("max_full_share" in r for r in s.reasons)}
+    demoted = {s.name for s in capped.tools if any(r.startswith("demoted") and "max_full_share" in r for r in s.reasons)}
     assert demoted and demoted <= {s.name for s in free.tier(Tier.FULL)}
     assert not any("max_full_share" in r for s in free.tools for r in s.reasons)
+
+
+def _full(final: int, name: str, description: str = "Does a thing. And more.") -> ScoredTool:
+    return scored("s", name, Tier.FULL, final, description=description)
+
+
+def test_a_tool_the_task_wants_most_may_pass_max_full_tools_up_to_strong_full_tools():
+    tools = [_full(90 - i, f"t{i}") for i in range(3)] + [_full(76, "strong_a"), _full(71, "weak"),
+                                                          _full(75, "strong_b"), _full(75, "strong_c")]
+    cap_full(tools, 3, 10_000, Estimates("anthropic"), [], strong=75, strong_tools=2, strong_room=10_000)
+    tiers = {s.tool_name: s.tier for s in tools}
+    assert [tiers[n] for n in ("t0", "t1", "t2", "strong_a", "strong_b")] == [Tier.FULL] * 5
+    assert tiers["weak"] is tiers["strong_c"] is Tier.CONDENSED  # below strong_threshold; the extra places spent
+    assert any(r == "full past max_full_tools=3: its final score 76 reaches strong_threshold 75"
+               for r in tools[3].reasons)
+    # No extra places: max_full_tools alone, as before.
+    again = [_full(90 - i, f"t{i}") for i in range(3)] + [_full(80, "strong_a")]
+    cap_full(again, 3, 10_000, Estimates("anthropic"), [])
+    assert again[-1].tier is Tier.CONDENSED
+
+
+def test_a_tool_the_task_wants_most_may_pass_max_full_share_up_to_strong_full_share():
+    long = "Does a long thing. " + "It explains every option at length. " * 30
+    est = Estimates("anthropic")
+    cost = est.cost(_full(80, "probe", long), Tier.FULL)
+    # Room for one long definition under the share, two under the strong share.
+    tools = [_full(90, "first", long), _full(80, "strong", long), _full(72, "weak", long)]
+    cap_full(tools, 10, cost + 10, est, [], strong=75, strong_tools=4, strong_room=2 * cost + 10)
+    assert [s.tier for s in tools] == [Tier.FULL, Tier.FULL, Tier.CONDENSED]
+    assert tools[1].reasons[-1].startswith("full past max_full_share")
+    assert "max_full_share" in tools[2].reasons[-1] and tools[2].reasons[-1].startswith("demoted")
+    # A strong share below max_full_share gives no less than max_full_share.
+    again = [_full(90, "first", long), _full(80, "strong", long)]
+    cap_full(again, 10, 2 * cost + 10, est, [], strong=75, strong_tools=4, strong_room=1)
+    assert [s.tier for s in again] == [Tier.FULL, Tier.FULL]
+
+
+def test_strong_full_keys_are_read_from_the_config(livemcpbench_store, embedder, tmp_path):
+    """With the extra places off, the coder's Full holds max_full_tools at most (the steps' tools
+    aside), as it did before them; with three, up to three more."""
+    def compiled(extra: int):
+        (tmp_path / "config.json").write_text(json.dumps({
+            "tool_selection": {"max_full_tools": 4, "strong_full_tools": extra, "strong_threshold": 0},
+            "rules": str(default_rules_dir())}))
+        with Compiler(livemcpbench_store, load_config(tmp_path / "config.json"), embedder,
+                      token_counter=EstimateCounter()) as c:
+            return c.compile(TaskContext(shard="coder", task=TASK, budget=20000))
+
+    def counted(extra: int) -> int:  # a step's tool keeps Full past every cap: not counted
+        return sum(not s.step for s in compiled(extra).tier(Tier.FULL))
+
+    assert counted(0) <= 4 < counted(3) <= 7
 
 
 # --------------------------------------------------------------------------- counters

@@ -418,7 +418,8 @@ def test_task_vectors_decides_what_the_model_embeds(env, tmp_path, embedder, tas
 
 def test_max_full_tools_caps_the_full_tier(env, tmp_path, embedder):
     root, _, store, _ = env
-    config = write_config(tmp_path, rules=root / "rules", max_full_tools=3)
+    # No extra places for the tools the task wants most (strong_full_tools): the count alone.
+    config = write_config(tmp_path, rules=root / "rules", max_full_tools=3, strong_full_tools=0)
     with Compiler(store, config, embedder, token_counter=EstimateCounter()) as c:
         ts = c.compile(TaskContext(shard="coder", task=TASK, budget=20000))
     full = ts.tier(Tier.FULL)

@@ -205,3 +205,29 @@ def test_a_tool_brought_as_another_steps_producer_is_still_a_steps_own_choice():
     got = settle(planned, {1: 80, 2: 80, 3: 50}, names, heads=heads, room=2,
                  feeds=lambda t, **_: [3] if t == 1 else [])
     assert got == {1: "update ENG-7", 3: "the identifier update_issue needs"}
+
+
+def test_a_tool_whose_name_deletes_takes_no_full_place_by_score_unless_the_task_asks_to_delete(policy):
+    """A delete beside a read or a change of the same system (``delete-many`` next to
+    ``create-index``) is what a slip would call: Condensed unless the task asks to delete."""
+    def out() -> list:
+        drop = scored("mongodb", "drop-index", Tier.FULL, 88)
+        many = scored("mongodb", "delete-many", Tier.FULL, 80)
+        worker = scored("cloudflare", "worker_delete", Tier.FULL, 78)
+        create = scored("mongodb", "create-index", Tier.FULL, 90)
+        write = scored("sqlite", "write_query", Tier.FULL, 85)  # it may DELETE, its name writes
+        stepped = scored("redis", "delete", Tier.FULL, 76)
+        stepped.step = "delete the flags:* keys"
+        named = scored("mongodb", "delete-one", Tier.FULL, 77)
+        named.reasons.append("named in the task")
+        return [drop, many, worker, create, write, stepped, named]
+
+    read_and_write = out()
+    policy.unasked(read_and_write, [("task_capability", "/write"), ("task_capability", "/read")])
+    assert [s.tier for s in read_and_write] == [Tier.CONDENSED] * 3 + [Tier.FULL] * 4
+    assert read_and_write[0].reasons[-1].startswith(
+        "condensed: its name says it does /delete, which the task does not ask for")
+    assert "policy.dl" in read_and_write[0].reasons[-1]  # the rule that says it is cited
+    asked = out()
+    policy.unasked(asked, [("task_capability", "/delete")])
+    assert all(s.tier is Tier.FULL for s in asked)

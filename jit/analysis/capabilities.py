@@ -39,7 +39,7 @@ from typing import Any
 from ..models import ToolDef
 from ..text import first_sentence, split_identifier, stem
 
-__all__ = ["EFFECTS", "merge_capabilities", "side_effects"]
+__all__ = ["EFFECTS", "merge_capabilities", "name_effects", "side_effects"]
 
 #: The capabilities that are side effects, most dangerous first (the order of :func:`side_effects`).
 EFFECTS = ("/delete", "/execute", "/send", "/write")
@@ -486,6 +486,15 @@ def _names_a_write(description: str) -> bool:
     instead. "Manage" or "handle" names none."""
     words = (stem(w) for w in _WORD.findall(first_sentence(description.strip()[:600]).lower()))
     return any(w in _WRITE_VERBS and w not in _DELETE_VERBS | _GENERIC_VERBS for w in words)
+
+
+def name_effects(name: str) -> frozenset[str]:
+    """What a tool's name alone says it does to its object, of the side effects (:data:`EFFECTS`):
+    ``delete-many`` and ``worker_delete`` delete, ``write_query`` writes, ``list_indexes``
+    nothing. Neither the annotations nor the description count: this is the tool's own word for
+    what it does, not every effect it may have (:func:`side_effects`)."""
+    verb, obj = _verb(_name_words(name))
+    return frozenset(_verb_effects(verb, obj)) if verb is not None else frozenset()
 
 
 def side_effects(tool: ToolDef) -> tuple[str, ...]:

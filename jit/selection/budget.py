@@ -3,7 +3,8 @@
 After scoring, a candidate wants a tier (:mod:`jit.selection.policy`); two limits then take
 tiers back, best first (:func:`~jit.selection.scored_tool.best_first`) so the least relevant
 lose first. :func:`cap_full` applies ``max_full_tools`` (a count) and ``max_full_share`` (a
-share of the budget for Full definitions); :func:`fit_budget` gives every tool the best tier
+share of the budget for Full definitions), each with room past it for the tools the task wants
+most (``strong_threshold``); :func:`fit_budget` gives every tool the best tier
 that fits the token budget on per-tool estimates (:class:`Estimates`), then measures the real
 rendering (:mod:`jit.selection.render`) and demotes the least relevant until it fits.
 
@@ -39,30 +40,47 @@ from .tokens import EstimateCounter, TokenCounter, compact_json
 __all__ = ["Estimates", "Fed", "cap_full", "fed", "fit_budget", "measure", "tier_cost", "unfed"]
 
 
-def cap_full(tools: list[ScoredTool], max_tools: int, room: float, estimates: Estimates, warnings: list[str]) -> None:
+def cap_full(tools: list[ScoredTool], max_tools: int, room: float, estimates: Estimates, warnings: list[str], *,
+             strong: int = 101, strong_tools: int = 0, strong_room: float = 0) -> None:
     """The Full tier's two caps, in one pass over it: the skeleton's tools first, then the tool of
     a task step (the policy made it Full for the step), then best first. ``max_full_tools``
     counts tools: past it a tool is Condensed. ``max_full_share`` (``room`` tokens) counts
     definitions: a tool within the count whose definition would take the tier past it is
-    Condensed too (a cheaper one after it may still fit), except a step's tool."""
+    Condensed too (a cheaper one after it may still fit), except a step's tool. A tool whose
+    final score reaches ``strong`` (``strong_threshold``) may pass both: up to ``strong_tools``
+    tools past the count, and definitions up to ``strong_room`` tokens (``strong_full_share``;
+    never less than ``room``)."""
     skeleton = [s for s in tools if s.skeleton and s.tier is Tier.FULL]
     if len(skeleton) > max_tools:
         warnings.append(f"{len(skeleton)} skeleton tools are Full, more than max_full_tools={max_tools}")
     places = max(0, max_tools - len(skeleton))
+    extra = strong_tools
+    strong_room = max(room, strong_room)
     spent = sum(estimates.cost(s, Tier.FULL) for s in skeleton)
     for s in sorted((s for s in tools if not s.skeleton and s.tier is Tier.FULL), key=best_first):
         if s.step:  # a step's tool keeps its place: the extras after it make room
             places = max(0, places - 1)
             spent += estimates.cost(s, Tier.FULL)
             continue
+        strong_one = s.final >= strong
         if places == 0:
+            if strong_one and extra and spent + (need := estimates.cost(s, Tier.FULL)) <= strong_room:
+                extra -= 1
+                spent += need
+                s.reasons.append(f"full past max_full_tools={max_tools}: its final score {s.final} reaches "
+                                 f"strong_threshold {strong}")
+                continue
             s.reasons.append(f"demoted full -> condensed: max_full_tools={max_tools}")
             s.tier = Tier.CONDENSED
             continue
         places -= 1  # the count is by rank: a tool the share sends down keeps its place taken
         need = estimates.cost(s, Tier.FULL)
-        if s.step or spent + need <= room:
+        if spent + need <= room:
             spent += need
+        elif strong_one and spent + need <= strong_room:
+            spent += need
+            s.reasons.append(f"full past max_full_share ({round(room)} tokens): its final score {s.final} reaches "
+                             f"strong_threshold {strong}")
         else:
             s.reasons.append(f"demoted full -> condensed: its {need} tokens would take the Full tier past "
                              f"max_full_share ({round(room)} tokens)")

@@ -479,6 +479,8 @@ class Compiler:
                 st.reasons.insert(0, f"tool of the step {planned[st.id]!r}")
         # A probe of a server (its health, a job's status) the task does not point at fills no Full place.
         self.policy.probes(out, named_servers(ctx.task, said))
+        # A tool whose name deletes, Full by its score, when the task asks to delete nothing: Condensed.
+        self.policy.unasked(out, facts)
         self.policy.step_tools(out, facts, labels["capability"], view.tier_cap, file_tools)
         # The budget measures the skeleton, then the rest best first: definitions are read in that order.
         reader.order(sorted(out, key=lambda s: (not s.skeleton, *best_first(s))))
@@ -558,7 +560,9 @@ class Compiler:
         fmt = sel.budget_format
         # Token estimates are kept in the snapshot's memo: the next compile's candidates overlap.
         estimates = Estimates(fmt, self._estimate, view.memo.costs)
-        cap_full(tools, sel.max_full_tools, sel.max_full_share * budget, estimates, warnings)
+        cap_full(tools, sel.max_full_tools, sel.max_full_share * budget, estimates, warnings,
+                 strong=sel.strong_threshold, strong_tools=sel.strong_full_tools,
+                 strong_room=sel.strong_full_share * budget)
         promoted = fed(tools, feeds, sel.full_threshold)
         used, budget_warnings = fit_budget(tools, budget, fmt, self.counter, estimates=estimates, shard=ctx.shard)
         back = unfed(promoted, estimates.cost)

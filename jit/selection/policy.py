@@ -32,6 +32,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..analysis.capabilities import name_effects
 from ..analysis.offline_analyzer import target_format
 from ..config import ToolSelectionConfig
 from ..errors import RuleError
@@ -286,6 +287,9 @@ class PolicyConstants:
     #: (``probe_word``: status, health; ``probe_subject``: server, job).
     probe_words: frozenset[str] = frozenset()
     probe_subjects: frozenset[str] = frozenset()
+    #: Side effects whose tools take a Full place by their score only when the task asks for them
+    #: (``asked_only``).
+    asked_only: frozenset[str] = frozenset()
     #: The least cosine (in percent) a past task needs to the new one for what was called for it
     #: to count (``learned_match``; none: learning gives no points).
     learned_match: int | None = None
@@ -309,12 +313,12 @@ class Policy:
 
     def constants(self) -> PolicyConstants:
         if self._constants is None:
-            hosted, system_words, full, steps, file_steps, text_steps, learned, probes, subjects, *tables = \
+            hosted, system_words, full, steps, file_steps, text_steps, learned, probes, subjects, asked, *tables = \
                 self._engine.query_many([
                     ("hosted_system", (None,)), ("system_word", (None, None)), ("full_match", (None,)),
                     ("step_capability", (None,)), ("file_step", (None, None, None, None)),
                     ("file_step", (None, None, None)), ("learned_match", (None,)), ("probe_word", (None,)),
-                    ("probe_subject", (None,)),
+                    ("probe_subject", (None,)), ("asked_only", (None,)),
                     *((name, (None, None)) for name in EVIDENCE_TABLES)])
             evidence: dict[str, dict[int, int]] = {}
             for name, rows in zip(EVIDENCE_TABLES, tables, strict=True):
@@ -329,6 +333,7 @@ class Policy:
                                               learned_match=min((int(r[0]) for r in learned), default=None),
                                               probe_words=frozenset(str(r[0]) for r in probes),
                                               probe_subjects=frozenset(str(r[0]) for r in subjects),
+                                              asked_only=frozenset(str(r[0]) for r in asked),
                                               evidence=evidence)
         return self._constants
 
@@ -540,6 +545,27 @@ class Policy:
             st.reasons.append(self.citations.reason(
                 f"condensed: a probe of {server} ({', '.join(sorted(found))}), a server the task does not point at",
                 "probe_word", sorted(found)[0]))
+
+    def unasked(self, out: list[ScoredTool], facts: list[Fact]) -> None:
+        """A tool whose name says it has a side effect of ``asked_only`` (``delete-many``,
+        ``worker_delete``: :func:`~jit.analysis.capabilities.name_effects`) that its score made
+        Full, not a step's, the skeleton's or named in the task, is Condensed unless the task
+        asks for that side effect (a ``task_capability`` fact: "delete", "drop", "clear")."""
+        only = self.constants().asked_only
+        if not only:
+            return
+        asked = {str(f[1]) for f in facts if f[0] in ("task_capability", IMPLIED)}
+        for st in out:
+            if st.tier is not Tier.FULL or st.step or st.skeleton or "named in the task" in st.reasons:
+                continue
+            effects = name_effects(st.tool_name)
+            unasked = sorted((effects & only) - asked)
+            if not unasked or effects & asked:
+                continue
+            st.tier = st.wanted = Tier.CONDENSED
+            st.reasons.append(self.citations.reason(
+                f"condensed: its name says it does {', '.join(unasked)}, which the task does not ask for",
+                "asked_only", unasked[0]))
 
     def file_steps(self, facts: list[Fact]) -> list[tuple[tuple[str, str, str, str], tuple[str, ...]]]:
         """The policy's ``file_step`` rows for the steps of a task that names local files to write,
