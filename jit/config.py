@@ -86,10 +86,11 @@ class ToolSelectionConfig(_Strict):
     #: budget (never less than ``max_full_share``). A task of several steps needs a tool per step
     #: and the tools that feed them: ten places cut right tools the task scores high.
     #: ``strong_full_tools: 0`` gives no places past the count, ``strong_full_share`` at or below
-    #: ``max_full_share`` no room past the share.
+    #: ``max_full_share`` no room past the share; a ``strong_threshold`` at or below
+    #: ``full_threshold`` makes every tool Full by its score a strong one.
     strong_threshold: int = Field(75, ge=0, le=100)
     strong_full_tools: int = Field(4, ge=0)
-    strong_full_share: float = Field(0.8, gt=0, le=1)
+    strong_full_share: float = Field(0.8, ge=0, le=1)
     token_budget: int = Field(4000, gt=0)
     #: Share of the lexical (BM25) part inside the vector score; the rest is dense cosine.
     lexical_weight: float = Field(0.4, ge=0, le=1)

@@ -129,6 +129,16 @@ def _full(final: int, name: str, description: str = "Does a thing. And more.") -
     return scored("s", name, Tier.FULL, final, description=description)
 
 
+#: A definition long enough that the share counts it (about 300 tokens).
+_LONG = "Does a long thing. " + "It explains every option at length. " * 30
+
+
+def _long(*finals: int) -> tuple[list[ScoredTool], int]:
+    """Full tools of ``finals`` with long definitions, best first, and what one costs in Full."""
+    tools = [_full(f, f"t{i}", _LONG) for i, f in enumerate(finals)]
+    return tools, Estimates("anthropic").cost(tools[0], Tier.FULL)
+
+
 def test_a_tool_the_task_wants_most_may_pass_max_full_tools_up_to_strong_full_tools():
     tools = [_full(90 - i, f"t{i}") for i in range(3)] + [_full(76, "strong_a"), _full(71, "weak"),
                                                           _full(75, "strong_b"), _full(75, "strong_c")]
@@ -145,19 +155,35 @@ def test_a_tool_the_task_wants_most_may_pass_max_full_tools_up_to_strong_full_to
 
 
 def test_a_tool_the_task_wants_most_may_pass_max_full_share_up_to_strong_full_share():
-    long = "Does a long thing. " + "It explains every option at length. " * 30
-    est = Estimates("anthropic")
-    cost = est.cost(_full(80, "probe", long), Tier.FULL)
     # Room for one long definition under the share, two under the strong share.
-    tools = [_full(90, "first", long), _full(80, "strong", long), _full(72, "weak", long)]
-    cap_full(tools, 10, cost + 10, est, [], strong=75, strong_tools=4, strong_room=2 * cost + 10)
+    tools, cost = _long(90, 80, 72)
+    cap_full(tools, 10, cost + 10, Estimates("anthropic"), [], strong=75, strong_tools=4, strong_room=2 * cost + 10)
     assert [s.tier for s in tools] == [Tier.FULL, Tier.FULL, Tier.CONDENSED]
     assert tools[1].reasons[-1].startswith("full past max_full_share")
     assert "max_full_share" in tools[2].reasons[-1] and tools[2].reasons[-1].startswith("demoted")
     # A strong share below max_full_share gives no less than max_full_share.
-    again = [_full(90, "first", long), _full(80, "strong", long)]
-    cap_full(again, 10, 2 * cost + 10, est, [], strong=75, strong_tools=4, strong_room=1)
+    again, _cost = _long(90, 80)
+    cap_full(again, 10, 2 * cost + 10, Estimates("anthropic"), [], strong=75, strong_tools=4, strong_room=1)
     assert [s.tier for s in again] == [Tier.FULL, Tier.FULL]
+
+
+def test_a_strong_tool_past_the_count_still_needs_room_under_strong_full_share():
+    # One place by the count; the strong share holds two long definitions, not three.
+    tools, cost = _long(90, 85, 80)
+    est = Estimates("anthropic")
+    cap_full(tools, 1, cost + 10, est, [], strong=75, strong_tools=4, strong_room=2 * cost + 10)
+    assert [s.tier for s in tools] == [Tier.FULL, Tier.FULL, Tier.CONDENSED]
+    assert tools[2].reasons[-1].startswith("demoted full -> condensed: max_full_tools=1, and its ")
+    assert "strong_full_share" in tools[2].reasons[-1]
+    # The places past the count spent: the reason says so.
+    spent = [_full(90, "a"), _full(85, "b"), _full(80, "c")]
+    cap_full(spent, 1, 10_000, est, [], strong=75, strong_tools=1, strong_room=10_000)
+    assert [s.tier for s in spent] == [Tier.FULL, Tier.FULL, Tier.CONDENSED]
+    assert "the 1 places past it" in spent[2].reasons[-1] and "are taken" in spent[2].reasons[-1]
+    # max_full_tools 0 is no Full by score at all, however strong.
+    none = [_full(95, "a"), _full(90, "b")]
+    cap_full(none, 0, 10_000, est, [], strong=75, strong_tools=4, strong_room=10_000)
+    assert [s.tier for s in none] == [Tier.CONDENSED, Tier.CONDENSED]
 
 
 def test_strong_full_keys_are_read_from_the_config(livemcpbench_store, embedder, tmp_path):

@@ -16,7 +16,7 @@ import pytest
 
 from bench.eval_roles import load_tools, make_pool, risky_reasons
 from bench.record_sets import CATALOGS
-from jit.analysis.capabilities import EFFECTS, merge_capabilities, side_effects
+from jit.analysis.capabilities import EFFECTS, merge_capabilities, name_effects, said_effects, side_effects
 from jit.analysis.offline_analyzer import OfflineAnalyzer
 from jit.config import DEFAULT_SHARDS, AvailableTools, Config
 from jit.evaluation.evaluate import build_catalog
@@ -341,3 +341,17 @@ def test_merge_keeps_lexical_labels_and_makes_effects_exact():
     assert merge_capabilities(["/navigate", "/list", "/search"], ("/execute", "/send", "/write"), 4) == [
         "/navigate", "/execute", "/send", "/write"]
     assert merge_capabilities([], ("/write",), 4) == ["/write"]
+
+
+def test_a_name_says_what_it_does_and_a_task_says_it_with_the_same_verbs():
+    """``name_effects`` reads a tool's own word for what it does; ``said_effects`` reads a task with
+    the same verbs, so every verb that makes a name a deletion makes a task ask for one."""
+    assert name_effects("delete-many") == name_effects("worker_delete") == name_effects("clear_cache") == {"/delete"}
+    assert name_effects("write_query") == {"/write"} and name_effects("list_indexes") == frozenset()
+    assert name_effects("git_branch") == frozenset()  # a noun: no verb, no effect
+    for verb in ("delete", "remove", "drop", "purge", "clear", "prune", "flush", "wipe", "trash", "expunge",
+                 "discard", "cleanup", "erase", "destroy", "uninstall"):
+        assert "/delete" in name_effects(f"{verb}_things"), verb
+        assert "/delete" in said_effects(f"Please {verb} the old things"), verb
+    assert said_effects("Check what indexes exist, then create one on email") == {"/write"}
+    assert "/delete" not in said_effects("Read the README and list the open issues")

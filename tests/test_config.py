@@ -33,7 +33,7 @@ def test_repo_config_and_available_tools_load():
 def test_every_tool_selection_key_is_read(tmp_path):
     sel = {"full_threshold": 80, "condensed_threshold": 50, "minimal_threshold": 10, "logic_weight": 0.6,
            "vector_weight": 0.4, "max_full_tools": 3, "token_budget": 1234, "lexical_weight": 0.25,
-           "candidate_pool": 77}
+           "candidate_pool": 77, "strong_threshold": 85, "strong_full_tools": 2, "strong_full_share": 0.7}
     cfg = load_config(write(tmp_path / "c.json", {"tool_selection": sel}), env={})
     assert cfg.tool_selection.model_dump() == {**cfg.tool_selection.model_dump(), **sel}
 

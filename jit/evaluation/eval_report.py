@@ -119,7 +119,10 @@ class EvalReport:
                 f"compile(): budget {budget:,} tokens, final = {s['logic_weight']} × logic + {s['vector_weight']} "
                 f"× vector, tiers Full ≥ {s['full_threshold']} / Condensed ≥ {s['condensed_threshold']} / "
                 f"Minimal ≥ {s['minimal_threshold']}, at most {s['max_full_tools']} Full taking at most "
-                f"{s.get('max_full_share', 1):.0%} of the budget.",
+                f"{s.get('max_full_share', 1):.0%} of the budget" + (
+                    f", and up to {s['strong_full_tools']} more with a final score ≥ {s['strong_threshold']}, "
+                    f"Full taking up to {max(s.get('max_full_share', 1), s['strong_full_share']):.0%} with them."
+                    if s.get("strong_full_tools") else "."),
                 "",
                 "| shard | recall Full | Full+Condensed | any tier | tokens used | rendering ≈ tok | tools F/C/M "
                 "| all tools ÷ rendering | p50 ms | p95 ms |",

@@ -48,13 +48,13 @@ def cap_full(tools: list[ScoredTool], max_tools: int, room: float, estimates: Es
     definitions: a tool within the count whose definition would take the tier past it is
     Condensed too (a cheaper one after it may still fit), except a step's tool. A tool whose
     final score reaches ``strong`` (``strong_threshold``) may pass both: up to ``strong_tools``
-    tools past the count, and definitions up to ``strong_room`` tokens (``strong_full_share``;
-    never less than ``room``)."""
+    tools past the count (none when ``max_tools`` is 0: no Full by score at all), and
+    definitions up to ``strong_room`` tokens (``strong_full_share``; never less than ``room``)."""
     skeleton = [s for s in tools if s.skeleton and s.tier is Tier.FULL]
     if len(skeleton) > max_tools:
         warnings.append(f"{len(skeleton)} skeleton tools are Full, more than max_full_tools={max_tools}")
     places = max(0, max_tools - len(skeleton))
-    extra = strong_tools
+    extra = strong_tools if max_tools else 0
     strong_room = max(room, strong_room)
     spent = sum(estimates.cost(s, Tier.FULL) for s in skeleton)
     for s in sorted((s for s in tools if not s.skeleton and s.tier is Tier.FULL), key=best_first):
@@ -64,14 +64,24 @@ def cap_full(tools: list[ScoredTool], max_tools: int, room: float, estimates: Es
             continue
         strong_one = s.final >= strong
         if places == 0:
-            if strong_one and extra and spent + (need := estimates.cost(s, Tier.FULL)) <= strong_room:
-                extra -= 1
-                spent += need
-                s.reasons.append(f"full past max_full_tools={max_tools}: its final score {s.final} reaches "
-                                 f"strong_threshold {strong}")
+            if not (strong_one and extra):
+                why = (f"max_full_tools={max_tools}, and the {strong_tools} places past it for a final score of "
+                       f"strong_threshold {strong} are taken" if strong_one and strong_tools and max_tools
+                       else f"max_full_tools={max_tools}")
+                s.reasons.append(f"demoted full -> condensed: {why}")
+                s.tier = Tier.CONDENSED
                 continue
-            s.reasons.append(f"demoted full -> condensed: max_full_tools={max_tools}")
-            s.tier = Tier.CONDENSED
+            need = estimates.cost(s, Tier.FULL)
+            if spent + need > strong_room:
+                s.reasons.append(f"demoted full -> condensed: max_full_tools={max_tools}, and its {need} tokens "
+                                 f"would take the Full tier past strong_full_share ({round(strong_room)} tokens)")
+                s.tier = Tier.CONDENSED
+                continue
+            extra -= 1
+            spent += need
+            past = " and max_full_share" if spent > room else ""
+            s.reasons.append(f"full past max_full_tools={max_tools}{past}: its final score {s.final} reaches "
+                             f"strong_threshold {strong}")
             continue
         places -= 1  # the count is by rank: a tool the share sends down keeps its place taken
         need = estimates.cost(s, Tier.FULL)
@@ -82,8 +92,9 @@ def cap_full(tools: list[ScoredTool], max_tools: int, room: float, estimates: Es
             s.reasons.append(f"full past max_full_share ({round(room)} tokens): its final score {s.final} reaches "
                              f"strong_threshold {strong}")
         else:
-            s.reasons.append(f"demoted full -> condensed: its {need} tokens would take the Full tier past "
-                             f"max_full_share ({round(room)} tokens)")
+            cap = (f"strong_full_share ({round(strong_room)} tokens)" if strong_one and strong_room > room
+                   else f"max_full_share ({round(room)} tokens)")
+            s.reasons.append(f"demoted full -> condensed: its {need} tokens would take the Full tier past {cap}")
             s.tier = Tier.CONDENSED
 
 

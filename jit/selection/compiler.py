@@ -14,7 +14,8 @@ A compile runs in four steps:
    policy (:mod:`jit.selection.policy`) adds the points of each part of ``POINTS`` (shard,
    usage, task labels, relevance, system, penalty), read from the rules' tables, into a
    logic score clamped to 0–100; final = logic_weight × logic + vector_weight × vector.
-4. **Tiers**: thresholds, the rules' tier caps, ``max_full_tools`` and the token
+4. **Tiers**: thresholds, the rules' tier caps, ``max_full_tools`` and ``max_full_share``
+   with their room for the tools the task wants most (``strong_threshold``), and the token
    budget, measured on the rendering (:mod:`jit.selection.budget`).
 
 Every pyDatalog call runs on the :class:`~jit.selection.logic.LogicEngine`'s own thread,
@@ -480,8 +481,8 @@ class Compiler:
         # A probe of a server (its health, a job's status) the task does not point at fills no Full place.
         self.policy.probes(out, named_servers(ctx.task, said))
         # A tool whose name deletes, Full by its score, when the task asks to delete nothing: Condensed.
-        self.policy.unasked(out, facts)
-        self.policy.step_tools(out, facts, labels["capability"], view.tier_cap, file_tools)
+        unasked = self.policy.unasked(out, facts, ctx.task)
+        self.policy.step_tools(out, facts, labels["capability"], view.tier_cap, file_tools, unasked)
         # The budget measures the skeleton, then the rest best first: definitions are read in that order.
         reader.order(sorted(out, key=lambda s: (not s.skeleton, *best_first(s))))
         shown: dict[str, list[str]] = {}

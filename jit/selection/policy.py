@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..analysis.capabilities import name_effects
+from ..analysis.capabilities import name_effects, said_effects
 from ..analysis.offline_analyzer import target_format
 from ..config import ToolSelectionConfig
 from ..errors import RuleError
@@ -255,6 +255,8 @@ class Scoring:
 
 # ---------------------------------------------------------------------------- the constants and judgements
 
+#: How the reason of :meth:`Policy.unasked` starts.
+UNASKED = "condensed: its name says it does "
 #: What the reasons call the target of a step on the code a task changes in place.
 CODE_EDIT_TARGET = "the code the task changes"
 _WORD = re.compile(r"[a-z0-9]+")
@@ -494,12 +496,14 @@ class Policy:
 
     def step_tools(self, out: list[ScoredTool], facts: list[Fact], holders: Mapping[str, frozenset[int]],
                    tier_cap: Mapping[int, Tier],
-                   file_tools: Mapping[str, Sequence[tuple[int, tuple[str, ...]]]] | None = None) -> None:
+                   file_tools: Mapping[str, Sequence[tuple[int, tuple[str, ...]]]] | None = None,
+                   unasked: Collection[int] = ()) -> None:
         """Give each step of the task its tool: the best-scored candidate with that capability is
         wanted Full, unless a Full tool has it already. ``file_tools``: capability -> the tools of
         that step on the local files the task names, one per file format, each with its files (the
         compiler's choice by the policy's ``file_step``): each is a tool of the step, held Full,
-        when it is a candidate that may be Full."""
+        when it is a candidate that may be Full. ``unasked``: tools :meth:`unasked` sent to
+        Condensed, taken for an implied step only when no other tool has its capability."""
         by_id = {s.id: s for s in out} if file_tools else {}
         for cap in self.steps(facts):
             held = False
@@ -517,8 +521,9 @@ class Policy:
             able = [s for s in out if s.id in have and tier_cap.get(s.id, Tier.FULL) is Tier.FULL]
             if not able or any(s.tier is Tier.FULL for s in able):
                 continue
-            best = min(able, key=lambda s: (-s.final, s.rank))
+            best = min(able, key=lambda s: (s.id in unasked, -s.final, s.rank))
             best.wanted = best.tier = Tier.FULL
+            best.reasons[:] = [r for r in best.reasons if not r.startswith(UNASKED)]
             best.reasons.insert(0, f"tool of the step {cap} the task implies")
 
     def probes(self, out: list[ScoredTool], named: Collection[str]) -> None:
@@ -546,15 +551,20 @@ class Policy:
                 f"condensed: a probe of {server} ({', '.join(sorted(found))}), a server the task does not point at",
                 "probe_word", sorted(found)[0]))
 
-    def unasked(self, out: list[ScoredTool], facts: list[Fact]) -> None:
+    def unasked(self, out: list[ScoredTool], facts: list[Fact], task: str) -> frozenset[int]:
         """A tool whose name says it has a side effect of ``asked_only`` (``delete-many``,
         ``worker_delete``: :func:`~jit.analysis.capabilities.name_effects`) that its score made
         Full, not a step's, the skeleton's or named in the task, is Condensed unless the task
-        asks for that side effect (a ``task_capability`` fact: "delete", "drop", "clear")."""
+        asks for that side effect: a ``task_capability`` fact ("delete", "drop", "clear"), or a
+        word of ``task`` that the name's vocabulary reads as it ("prune", "flush", "wipe":
+        :func:`~jit.analysis.capabilities.said_effects`). A name that also says an effect the task
+        asks for keeps its place (``delete_or_update`` on a task that updates). Returns the ids
+        it sent to Condensed (:meth:`step_tools` takes them last)."""
         only = self.constants().asked_only
         if not only:
-            return
-        asked = {str(f[1]) for f in facts if f[0] in ("task_capability", IMPLIED)}
+            return frozenset()
+        asked = {str(f[1]) for f in facts if f[0] in ("task_capability", IMPLIED)} | said_effects(task)
+        demoted = set()
         for st in out:
             if st.tier is not Tier.FULL or st.step or st.skeleton or "named in the task" in st.reasons:
                 continue
@@ -564,8 +574,9 @@ class Policy:
                 continue
             st.tier = st.wanted = Tier.CONDENSED
             st.reasons.append(self.citations.reason(
-                f"condensed: its name says it does {', '.join(unasked)}, which the task does not ask for",
-                "asked_only", unasked[0]))
+                f"{UNASKED}{', '.join(unasked)}, which the task does not ask for", "asked_only", unasked[0]))
+            demoted.add(st.id)
+        return frozenset(demoted)
 
     def file_steps(self, facts: list[Fact]) -> list[tuple[tuple[str, str, str, str], tuple[str, ...]]]:
         """The policy's ``file_step`` rows for the steps of a task that names local files to write,
