@@ -7,7 +7,7 @@ reading, ``/read`` when it names none), a clause that tells the agent what *not*
 ("don't merge it"), and the steps a clause implies: reading the code before changing it in place,
 opening a page in a browser before looking at it (or a local address, not a database's, that no
 clause points something at) and a picture of what a clause looks at on it, filling in and
-submitting a page's form to log in on it, switching to the branch a change goes on, reading a pull
+submitting a page's form to log in, sign up or submit on it, switching to the branch a change goes on, reading a pull
 request and its files before reviewing it, today's date for a day still to come ("tomorrow", "on
 Thursday") or for today's date written or read, pushing the branch before proposing a change
 committed here, listing what a deletion gives by a pattern ("keys that start with flags:"),
@@ -150,8 +150,12 @@ READ_CHANGE = "get the details of a pull request"
 READ_CHANGED_FILES = "list the files changed in a pull request"
 FILL_FORM = "fill in the input fields of the form on the page"
 SUBMIT_FORM = "click the button that submits the form"
-#: A clause that logs in or signs in ("log in as qa@acme.dev with 'pw'").
+#: A clause that logs in or signs in ("log in as qa@acme.dev with 'pw'"), or on a page opened in a
+#: browser signs up, registers or submits ("register a throwaway user", "submit it", "submit the
+#: form"; not "submit a review" or "register a webhook": what a tool of its own makes).
 _LOGS_IN = re.compile(OPENING + r"(?:log\s*in|sign\s*in)\b", re.I)
+_SENDS_FORM = re.compile(OPENING + r"(?:sign\s*up|register|submit)\b(?:\s*$|\s+(?:it|them|this|that)\b|"
+                         r"\s+(?:[\w+\-]+\s+){0,3}?(?:forms?|users?|accounts?)\b)", re.I)
 #: A clause that opens a pull or merge request ("open a PR against main"): when the task commits
 #: on this machine, the branch is pushed first.
 _PROPOSES = re.compile(OPENING + r"(?:open|create|raise|submit|file|send)\s+(?:an?\s+|"
@@ -198,9 +202,10 @@ _SAME_SERVER = {SNAPSHOT_PAGE: OPEN_PAGE}
 #: A clause that pushes already ("push the branch", "git push"; "don't push" says so too).
 _PUSHES = re.compile(r"^(?:(?:please|also|then|now|first|and|just|don'?t|do not|never)\s+)*(?:git\s+)?push(?:es|ed)?\b",
                      re.I)
-#: A clause that reviews a proposed change or asks whether it may go in ("review PR #214", "is PR
-#: #88 safe to merge?"): reading the change and the files it changes comes first.
-_REVIEWS = re.compile(rf"\b(?:review|safe to merge|ready to merge|look over|go over)\b.{{0,{_REACH}}}?\b(?:prs?|"
+#: A clause that reviews a proposed change or asks whether it may go in ("review PR #214", "look at
+#: PR #102", "is PR #88 safe to merge?"): reading the change and the files it changes comes first.
+_REVIEWS = re.compile(r"\blook\s+at\s+(?:the\s+|this\s+|that\s+)?(?:prs?|pull requests?|merge requests?|mrs?)\b|"
+                      rf"\b(?:review|safe to merge|ready to merge|look over|go over)\b.{{0,{_REACH}}}?\b(?:prs?|"
                       r"pull requests?|merge requests?|mrs?)\b|\b(?:prs?|pull requests?|merge requests?|mrs?)\b"
                       rf".{{0,{_REACH}}}?\b(?:safe|ready) "
                       r"to merge\b", re.I)
@@ -319,8 +324,8 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
         found = _FINDS.match(clause) if cap == "/read" else None
         if kind and not found and within:  # itself read, beside what the clause reads in it
             steps.append(Step(f"read the content of the {kind}", "/read", implied=True, clause=clause))
-        if _LOGS_IN.match(action) and any(s.text == OPEN_PAGE for s in steps):
-            # logging in on a page opened in a browser: its form filled in, then submitted
+        if (_LOGS_IN.match(action) or _SENDS_FORM.match(action)) and any(s.text == OPEN_PAGE for s in steps):
+            # logging in, signing up or submitting on a page opened in a browser: its form filled in, then submitted
             steps += [Step(FILL_FORM, "/write", implied=True, clause=clause),
                       Step(SUBMIT_FORM, "/write", implied=True, clause=clause)]
         elif cap == "/execute" and _RUN.search(clause):
