@@ -231,3 +231,14 @@ def test_a_tool_whose_name_deletes_takes_no_full_place_by_score_unless_the_task_
     asked = out()
     policy.unasked(asked, [("task_capability", "/delete")])
     assert all(s.tier is Tier.FULL for s in asked)
+
+
+def test_a_read_step_falls_back_on_a_tool_that_changes_things_but_never_on_one_that_deletes():
+    step = Step("worker pods in prod keep restarting since the rollout", "/read")
+    # over the floor: a delete of pods (it restarts them), a scale, no tool that only reads
+    table = {step.text: [(0, STEP_FLOOR + 20, 0.5), (1, STEP_FLOOR + 10, 0.4)]}
+    caps = {0: {"/delete", "/write"}, 1: {"/write"}}
+    got = step_tools([step], _score(table), caps.__getitem__, lambda r: True, lambda r: False)
+    assert [r for r, _v in got[0].options] == [1]
+    caps[1] = {"/delete"}
+    assert step_tools([step], _score(table), caps.__getitem__, lambda r: True, lambda r: False)[0].tool is None

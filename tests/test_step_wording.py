@@ -205,3 +205,15 @@ def test_looking_at_a_pull_request_reads_it_and_its_files():
     assert READ_CHANGE in texts and READ_CHANGED_FILES in texts
     # looking at something else, then opening a change, reads no change
     assert READ_CHANGE not in [s.text for s in task_steps("Look at the flaky test logs and open a PR with a fix.")]
+
+
+def test_a_clause_that_tells_what_happened_reads():
+    for task in ("The export-worker pods have been crashlooping since Friday. Find out why.",
+                 "ledger-sync keeps timing out on CI in acme/ledger, check the last runs.",
+                 "Someone on the sales team emailed support about a double charge; find the mail.",
+                 "tests/test_invoices.py started failing after the merge. Read the diff."):
+        assert task_steps(task)[0].capability == "/read", task
+    # an order keeps its verb's capability, whatever it says about how things went
+    for task, cap in (("Fix the export job that has been failing since Friday.", "/write"),
+                      ("Restart the worker that keeps crashing.", "/execute")):
+        assert task_steps(task)[-1].capability == cap, task

@@ -16,7 +16,8 @@ __all__ = ["LIBRARY_DOCS_SAID", "OPENING", "QUOTED", "VERBS", "Said", "action_fr
            "noun_uses", "spelled"]
 
 #: A library's documentation: "httpx's docs", "the React docs", "the current FastAPI docs", "the docs
-#: of pandas", "the official docs" (not our own docs, an API's, a service's or a product's pages: those are where the task says).
+#: of pandas", "the official docs" (not our own docs, an API's, a service's or a product's pages:
+#: those are where the task says).
 _NOT_LIBRARY = (r"(?!(?:our|my|your|their|its|his|her|the|this|that|these|team|company|project|internal|api|"
                 r"product|google|user|design|onboarding|release|endpoint|service|repo|repository|app|feature|"
                 r"module|function|class|method|code)\b)")

@@ -15,7 +15,8 @@ searching by its title for a thing read by one ("the 'Q3 launch plan' Google Doc
 Confluence page 'Payments' in space ENG"), reading what a clause finds ("find the signed contract
 in Drive"), running a command after "run the tests" (the role's skeleton slots do the first and
 the last). A clause that opens with an article, a pronoun or a preposition says how things are,
-and reads. The words a step says only as names (:func:`~jit.selection.step_words.noun_uses`: "in
+and reads; so does one that tells what happened or goes on
+(:data:`~jit.selection.clauses.NARRATES`). The words a step says only as names (:func:`~jit.selection.step_words.noun_uses`: "in
 my local checkout", an address) are not its action; the clauses that forbid something are left
 out of retrieval too (:func:`asked`).
 
@@ -45,7 +46,7 @@ import numpy as np
 from ..analysis.offline_analyzer import analyze_task
 from ..config import ShardConfig
 from ..text import search_tokens
-from .clauses import ASKS, CONTINUED, NEGATED, QUESTION, STATEMENT, clause_action, split_clauses
+from .clauses import ASKS, CONTINUED, NARRATES, NEGATED, QUESTION, STATEMENT, clause_action, split_clauses
 from .naming import ServerNames, demo_servers, named_servers, server_names
 from .producers import producers
 from .retrieve import task_pieces
@@ -293,7 +294,8 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
             caps = [c for c in (*main.capabilities, *main.implied) if c in CHANGES]
         if verb is None and not caps and len(clause.split()) < 3 and not _URL.search(clause):
             continue  # a fragment ("mind2web", "upon completion"; not "load http://…"): no step of its own
-        cap = "/read" if QUESTION.search(action) or STATEMENT.match(action) else verb or (caps[0] if caps else "/read")
+        said_so = QUESTION.search(action) or STATEMENT.match(action) or (verb is None and NARRATES.match(action))
+        cap = "/read" if said_so else verb or (caps[0] if caps else "/read")
         if _PROPOSES.match(action):  # "submit a pull request", "raise an MR": it is opened
             cap = "/write"
         if profile.edits_code:
@@ -446,8 +448,9 @@ def step_tools(steps: Sequence[Step], score: Callable[[int, str], tuple[np.ndarr
         over = over | (soft & (vector >= NAMED_FLOOR) & (dense >= NAMED_DENSE))
         options: list[tuple[int, float]] = []
         # A read step's tool that also changes things (a browser's navigate that can launch an
-        # executable): taken only when no tool reads without changing anything, and only where the
-        # role may have it (``usable``), so a read-only role never gets it this way.
+        # executable): taken only when no tool reads without changing anything, never one that
+        # deletes, and only where the role may have it (``usable``), so a read-only role never gets
+        # it this way.
         changing: list[tuple[int, float]] = []
         refused = None
         # When the best option is of a server the task names, the others are of it too: the whole
@@ -460,7 +463,8 @@ def step_tools(steps: Sequence[Step], score: Callable[[int, str], tuple[np.ndarr
             if not over[i]:
                 continue
             if not _fits(step.capability, caps_of(r)):
-                if step.capability not in FITS and usable(r) and len(changing) < OPTIONS:
+                if (step.capability not in FITS and usable(r) and "/delete" not in caps_of(r)
+                        and len(changing) < OPTIONS):
                     changing.append((r, float(ranked[i])))
                 continue
             if usable(r):
