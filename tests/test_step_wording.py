@@ -217,3 +217,16 @@ def test_a_clause_that_tells_what_happened_reads():
     for task, cap in (("Fix the export job that has been failing since Friday.", "/write"),
                       ("Restart the worker that keeps crashing.", "/execute")):
         assert task_steps(task)[-1].capability == cap, task
+
+
+def test_an_issue_worked_on_by_its_number_is_read_first():
+    from jit.selection.steps import READ_ISSUE
+    for task in ("Fix issue #57 in acme/ledger: rounding drops cents on refunds.",
+                 "Write a failing test for bug #1203 in my checkout, then fix it.",
+                 "Implement the ticket PAY-88 on a new branch."):
+        texts = [s.text for s in task_steps(task)]
+        assert texts[0] == READ_ISSUE, task
+    # acting on the issue itself, or a fix that names no issue, reads none first
+    for task in ("Close issue #57 in acme/ledger.", "Comment on ticket PAY-88 that it shipped.",
+                 "Fix the rounding bug in src/money.py."):
+        assert READ_ISSUE not in [s.text for s in task_steps(task)], task

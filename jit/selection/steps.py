@@ -7,10 +7,11 @@ reading, ``/read`` when it names none), a clause that tells the agent what *not*
 ("don't merge it"), and the steps a clause implies: reading the code before changing it in place,
 opening a page in a browser before looking at it (or a local address, not a database's, that no
 clause points something at) and a picture of what a clause looks at on it, filling in and
-submitting a page's form to log in, sign up or submit on it, switching to the branch a change goes on, reading a pull
-request and its files before reviewing it, today's date for a day still to come ("tomorrow", "on
-Thursday") or for today's date written or read, pushing the branch before proposing a change
-committed here, listing what a deletion gives by a pattern ("keys that start with flags:"),
+submitting a page's form to log in, sign up or submit on it, switching to the branch a change goes
+on, reading a pull request and its files before reviewing it ("review PR #214", "look at PR #102"),
+reading an issue before working on it by its number ("fix issue #212"), today's date for a day
+still to come ("tomorrow", "on Thursday") or for today's date written or read, pushing the branch
+before proposing a change committed here, listing what a deletion gives by a pattern ("keys that start with flags:"),
 searching by its title for a thing read by one ("the 'Q3 launch plan' Google Doc", "the
 Confluence page 'Payments' in space ENG"), reading what a clause finds ("find the signed contract
 in Drive"), running a command after "run the tests" (the role's skeleton slots do the first and
@@ -151,6 +152,11 @@ READ_CHANGE = "get the details of a pull request"
 READ_CHANGED_FILES = "list the files changed in a pull request"
 FILL_FORM = "fill in the input fields of the form on the page"
 SUBMIT_FORM = "click the button that submits the form"
+#: A clause that works on an issue it names by its number or key ("fix issue #212 in acme/shop", "write
+#: a regression test for bug #88", "implement ENG-412"'s ticket): what the issue says is read first.
+_WORKS_ON = re.compile(OPENING + r"(?:fix|implement|address|tackle|handle|work\s+on|write|add|reproduce)\b"
+                       rf"[^.;!?]{{0,{_REACH}}}?\b(?:issues?|tickets?|bugs?)\s+(?:#\d+|(?-i:[A-Z][A-Z0-9]+-\d+))", re.I)
+READ_ISSUE = "get the details of an issue"
 #: A clause that logs in or signs in ("log in as qa@acme.dev with 'pw'"), or on a page opened in a
 #: browser signs up, registers or submits ("register a throwaway user", "submit it", "submit the
 #: form"; not "submit a review" or "register a webhook": what a tool of its own makes).
@@ -310,6 +316,8 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
         if cap == "/read" and _REVIEWS.search(clause):  # a change reviewed: it and its files read first
             steps += [Step(READ_CHANGE, "/read", implied=True, clause=clause),
                       Step(READ_CHANGED_FILES, "/read", implied=True, clause=clause)]
+        if cap == "/write" and _WORKS_ON.match(action):  # an issue worked on: read first
+            steps.append(Step(READ_ISSUE, "/read", implied=True, clause=clause))
         if cap == "/write" and _BRANCH.search(clause):  # a change on a branch: switching to it first
             steps.append(Step(SWITCH_BRANCH, "/write", implied=True, clause=clause))
         if cap == "/write" and _PROPOSES.match(action) and commits and not pushes:
