@@ -258,3 +258,14 @@ def test_a_step_the_task_implies_takes_a_tool_the_unasked_rule_sent_down_only_wh
     policy.step_tools([alone], facts, {"/write": frozenset({alone.id})}, {}, None, unasked)
     assert alone.tier is Tier.FULL and alone.reasons[0] == "tool of the step /write the task implies"
     assert not any(r.startswith("condensed: its name says") for r in alone.reasons)  # no reason against it left
+
+
+def test_a_read_step_falls_back_on_a_tool_that_changes_things_but_never_on_one_that_deletes():
+    step = Step("worker pods in prod keep restarting since the rollout", "/read")
+    # over the floor: a delete of pods (it restarts them), a scale, no tool that only reads
+    table = {step.text: [(0, STEP_FLOOR + 20, 0.5), (1, STEP_FLOOR + 10, 0.4)]}
+    caps = {0: {"/delete", "/write"}, 1: {"/write"}}
+    got = step_tools([step], _score(table), caps.__getitem__, lambda r: True, lambda r: False)
+    assert [r for r, _v in got[0].options] == [1]
+    caps[1] = {"/delete"}
+    assert step_tools([step], _score(table), caps.__getitem__, lambda r: True, lambda r: False)[0].tool is None

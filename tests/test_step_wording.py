@@ -1,8 +1,9 @@
 """Wordings of a task that the steps policy reads the same as its usual ones (jit.selection.steps,
 jit.selection.step_words): a colon before an action, a list of names joined by "and", everyday
-verbs, a file's kind said by its extension, today's date, a title followed by where it is, a log-in
-on a page, a page's network traffic, an implied step kept with the browser the task uses, and a
-library's documentation."""
+verbs, a file's kind said by its extension, today's date, a title followed by where it is, a log-in,
+a sign-up or a submission on a page, a page's network traffic, an implied step kept with the browser
+the task uses, a library's documentation, a note dropped, a dash between clauses and a pull request
+looked at."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from jit.selection.steps import (
     FILL_FORM,
     LIBRARY_DOCS,
     OPEN_PAGE,
+    READ_CHANGE,
+    READ_CHANGED_FILES,
     SUBMIT_FORM,
     settle,
     task_steps,
@@ -150,3 +153,80 @@ def test_a_long_run_of_joined_words_is_read_in_linear_time():
     from jit.selection.step_words import LIBRARY_DOCS_SAID
     assert LIBRARY_DOCS_SAID.search("a-" * 16000 + " httpx's docs")
     assert [s.text for s in task_steps("read " + "a-" * 20000)]
+
+
+def test_dropping_a_note_sends_it_and_dropping_a_table_deletes_it():
+    for clause in ("drop a note in #releases on Discord", "then drop a quick comment on the ticket",
+                   "drop a short message to the on-call channel"):
+        assert leading_capability(clause) == "/send", clause
+    for clause in ("drop the comments table", "drop the index on users.email", "drop the stale notes"):
+        assert leading_capability(clause) == "/delete", clause
+    steps = task_steps("Restart the ingest worker and drop a line in #ops on Slack.")
+    assert [s.capability for s in steps if "drop" in s.text] == ["/send"]
+
+
+def test_a_dash_between_words_ends_a_clause_like_a_stop():
+    assert split_clauses("Rename the flag in config/app.yaml \u2014 look up the new name in the changelog first.") == [
+        "Rename the flag in config/app.yaml", "look up the new name in the changelog first"]
+    # a condition after an en dash frames the action after it, as at a sentence's start
+    assert split_clauses("Skim MR !41 in infra/dns \u2013 if the plan deletes records, block it with a comment.") == [
+        "Skim MR !41 in infra/dns", "if the plan deletes records, block it with a comment"]
+    # a range, a hyphenated word and a hyphen between words stay within the clause
+    for text in ("Pick 2\u20133 candidates from the shortlist.", "Cherry-pick the fix onto release-1.2.",
+                 "Open the 'Billing - v2' page in Confluence."):
+        assert len(split_clauses(text)) == 1, text
+
+
+def test_signing_up_or_submitting_on_a_page_fills_its_form_and_submits_it():
+    for task in ("Open https://forms.example.test/join, register a new account as qa@example.test, and "
+                 "screenshot what comes back.",
+                 "Go to http://localhost:8080/contact, type a message for the sales team and submit it.",
+                 "Visit https://beta.example.test/signup in the browser and sign up with a test user."):
+        texts = [s.text for s in task_steps(task)]
+        assert OPEN_PAGE in texts and FILL_FORM in texts and SUBMIT_FORM in texts, task
+        assert texts.index(OPEN_PAGE) < texts.index(FILL_FORM) < texts.index(SUBMIT_FORM), task
+    # what a tool of its own submits or registers is no form; without a page, no form either
+    for task in ("Open https://ci.example.test/pipelines/77 in the browser and submit a review of the failing job.",
+                 "Register a webhook for push events on acme/api.", "Submit it."):
+        assert FILL_FORM not in [s.text for s in task_steps(task)], task
+
+
+def test_the_current_docs_of_a_named_library_are_a_librarys_docs():
+    implied = [s.text for s in task_steps("Port the cache layer \u2014 read the latest Tokio docs on "
+                                          "cancellation first.") if s.implied]
+    assert LIBRARY_DOCS in implied
+    # the current docs of an API or of our own are where the task says, no library's
+    for task in ("Check the current API docs for the orders endpoint.", "Read the latest our docs on billing."):
+        assert LIBRARY_DOCS not in [s.text for s in task_steps(task) if s.implied], task
+
+
+def test_looking_at_a_pull_request_reads_it_and_its_files():
+    texts = [s.text for s in task_steps("Look at PR #318 in acme/ledger and tell me if the migration is safe.")]
+    assert READ_CHANGE in texts and READ_CHANGED_FILES in texts
+    # looking at something else, then opening a change, reads no change
+    assert READ_CHANGE not in [s.text for s in task_steps("Look at the flaky test logs and open a PR with a fix.")]
+
+
+def test_a_clause_that_tells_what_happened_reads():
+    for task in ("The export-worker pods have been crashlooping since Friday. Find out why.",
+                 "ledger-sync keeps timing out on CI in acme/ledger, check the last runs.",
+                 "Someone on the sales team emailed support about a double charge; find the mail.",
+                 "tests/test_invoices.py started failing after the merge. Read the diff."):
+        assert task_steps(task)[0].capability == "/read", task
+    # an order keeps its verb's capability, whatever it says about how things went
+    for task, cap in (("Fix the export job that has been failing since Friday.", "/write"),
+                      ("Restart the worker that keeps crashing.", "/execute")):
+        assert task_steps(task)[-1].capability == cap, task
+
+
+def test_an_issue_worked_on_by_its_number_is_read_first():
+    from jit.selection.steps import READ_ISSUE
+    for task in ("Fix issue #57 in acme/ledger: rounding drops cents on refunds.",
+                 "Write a failing test for bug #1203 in my checkout, then fix it.",
+                 "Implement the ticket PAY-88 on a new branch."):
+        texts = [s.text for s in task_steps(task)]
+        assert texts[0] == READ_ISSUE, task
+    # acting on the issue itself, or a fix that names no issue, reads none first
+    for task in ("Close issue #57 in acme/ledger.", "Comment on ticket PAY-88 that it shipped.",
+                 "Fix the rounding bug in src/money.py."):
+        assert READ_ISSUE not in [s.text for s in task_steps(task)], task

@@ -11,7 +11,7 @@ from ..text import search_tokens
 from .retrieve import sentence_pieces
 from .step_words import VERBS, leading_capability
 
-__all__ = ["ASKS", "CONTINUED", "NEGATED", "QUESTION", "STATEMENT", "clause_action", "split_clauses"]
+__all__ = ["ASKS", "CONTINUED", "NARRATES", "NEGATED", "QUESTION", "STATEMENT", "clause_action", "split_clauses"]
 
 #: A clause that tells the agent what not to do: not a step.
 NEGATED = re.compile(r"^(?:don'?t|do not|never|without|no need to|not)\b", re.I)
@@ -61,6 +61,13 @@ ASKS = re.compile(r"\b(?:whether|how|why|what|which|where|who)\b", re.I)
 #: A clause that opens with an article, a pronoun or a preposition says how things are, not what
 #: to do ("a submit button", "In the test MongoDB", "We need to test the webhook"): it reads.
 STATEMENT = re.compile(r"^(?:a|an|the|in|on|at|from|for|with|i|we|you|it|its|my|our|this|that|there|here)\b", re.I)
+#: A clause without a verb of its own to open it that tells what happened or goes on: a person not
+#: named ("someone emailed billing …"), or a subject of a few words and a verb that says how long or how
+#: often ("payments-api has been crashlooping since the deploy", "test_checkout keeps flaking on CI",
+#: "the nightly job started failing"). It reads, whatever the verbs after it ("emailed", "deploy").
+NARRATES = re.compile(r"^(?:someone|somebody|nobody|everyone|everybody|anyone|he|she|they)\b|"
+                      r"^(?:[^\s,;:]+\s+){0,6}?(?:(?:has|have|had)\s+been|(?:keeps?|kept|starts?|started|begins?|began|"
+                      r"stopped)\s+\w+ing)\b", re.I)
 #: A piece within a sentence that opens with what the clause before is about rather than with
 #: an action: a determiner or a possessive ("…the commits and the diff under src/"), a name, a
 #: version or a path said mid-sentence ("…between v1.8.0 and v1.9.0", "…Deno and Node.js 22",
@@ -70,14 +77,20 @@ _NAMES_ON = re.compile(r"^(?:the|its|their|our|my|your|his|her|these|those|both|
 #: A piece that opens by asking something ("…, and which companies are they tied to?").
 _ASKS_FIRST = re.compile(r"^(?:what|which|who|whom|whose|where|why|how|when|whether|is|are|does|do|did|was|were)\b",
                          re.I)
+#: A dash between words ("switch it to the lifespan handler — check the docs first", "look at PR #102
+#: – if CI failed, request changes"): it ends what goes before like a stop. An em dash at any spacing, an
+#: en dash with a space on each side (not "3–4"). Not a hyphen, spaced or not: typed between words it
+#: joins a title, a name or a range as often ("Payments - v2", "9 - 5"), and "cherry-pick" is one word.
+_DASH = re.compile(r"\s*\u2014\s*|\s+\u2013\s+")
 #: A clause that goes on with the one before it ("…, in tests/test_x.py").
 CONTINUED = re.compile(r"^(?:in|on|at|to|into|for|from|with|by|as|under|inside)\b", re.I)
 
 
 def split_clauses(text: str) -> list[str]:
     """A task's clauses, made of the pieces :func:`~jit.selection.retrieve.split_task` joins
-    (:func:`~jit.selection.retrieve.sentence_pieces`: sentences, then ``,`` / ``and`` / ``then``), but a short piece is a clause of its own when it opens with a verb
-    (:data:`~jit.selection.step_words.VERBS`: "… and merge it"); a piece that opens with a preposition, or within
+    (:func:`~jit.selection.retrieve.sentence_pieces`: sentences, then ``,`` / ``and`` / ``then``; a dash
+    between words ends a sentence too, :data:`_DASH`), but a short piece is a clause of its own when it opens with a
+    verb (:data:`~jit.selection.step_words.VERBS`: "… and merge it"); a piece that opens with a preposition, or within
     a sentence with "a" or "an", goes on with the clause before it ("…, in tests/test_x.py", "…, password and a
     submit button"), as does one without a verb of its own after a clause that forbids something ("don't merge it,
     Dana reviews first": why it is forbidden; not an imperative, :func:`_acts`: "don't close it, label it as
@@ -88,7 +101,7 @@ def split_clauses(text: str) -> list[str]:
     it up")."""
     clauses: list[str] = []
     at = 0  # where in the text the sentence's next piece is looked for
-    for pieces in sentence_pieces(text):
+    for pieces in (p for part in _DASH.split(text) for p in sentence_pieces(part)):
         pieces = [part for piece in pieces for part in _at_colons(piece)]
         lead = ""
         before = -1  # "before you delete the branch, back it up": the backup is done first

@@ -15,8 +15,9 @@ from ..text import search_tokens
 __all__ = ["LIBRARY_DOCS_SAID", "OPENING", "QUOTED", "VERBS", "Said", "action_free", "leading_capability", "name_fit",
            "noun_uses", "spelled"]
 
-#: A library's documentation: "httpx's docs", "the React docs", "the docs of pandas", "the official
-#: docs" (not our own docs, an API's, a service's or a product's pages: those are where the task says).
+#: A library's documentation: "httpx's docs", "the React docs", "the current FastAPI docs", "the docs
+#: of pandas", "the official docs" (not our own docs, an API's, a service's or a product's pages:
+#: those are where the task says).
 _NOT_LIBRARY = (r"(?!(?:our|my|your|their|its|his|her|the|this|that|these|team|company|project|internal|api|"
                 r"product|google|user|design|onboarding|release|endpoint|service|repo|repository|app|feature|"
                 r"module|function|class|method|code)\b)")
@@ -24,7 +25,8 @@ _LIBRARY = (rf"(?<![\w.\-]){_NOT_LIBRARY}[a-z][\w.\-]{{0,40}}\b"
             r"(?!(?:\s+[\w.\-]{1,40})?\s+(?:service|endpoint|api|app|repo|project|team|page|feature|module|pipeline|cluster|"
             r"handler|system|job|workflow)\b)")
 LIBRARY_DOCS_SAID = re.compile(rf"{_LIBRARY}['’]s\s+(?:official\s+|own\s+)?(?:docs|documentation)\b"
-                               rf"|\bthe\s+{_NOT_LIBRARY}(?-i:[A-Z][\w.\-]{{0,40}})\s+(?:docs|documentation)\b"
+                               rf"|\bthe\s+(?:(?:current|latest|newest|up-to-date|official)\s+)?{_NOT_LIBRARY}"
+                               r"(?-i:[A-Z][\w.\-]{0,40})\s+(?:docs|documentation)\b"
                                rf"|\bthe\s+(?:docs|documentation)\s+(?:of|for)\s+(?:the\s+)?{_LIBRARY}"
                                r"|\b(?:official|upstream|library|package|framework)(?:'s)?\s+(?:docs|documentation)\b",
                                re.I)
@@ -62,6 +64,13 @@ VERBS = {
 OPENING = r"^(?:(?:please|also|then|now|first|and|just)\s+)*"
 #: A verb addressed to the user ("tell me when it renews", "show us") is no step of its own.
 _LEADING = re.compile(OPENING + r"([a-z\-]+)\b(?!\s+(?:me|us)\b)", re.I)
+#: What "drop" delivers when it sends, not deletes ("drop a note in #deploys", "drop a comment on
+#: the issue"; not "drop the comments table").
+_DROPS_MESSAGE = re.compile(r"\s+(?:(?:me|us|them|him|her)\s+)?(?:an?\s+|the\s+|our\s+|my\s+)?(?:(?:quick|short|brief|"
+                            r"small|friendly)\s+)?(?:notes?|lines?|messages?|msgs?|comments?|replies|reply|words?|"
+                            r"heads-up|e-?mails?|mails?|dms?)\b"
+                            r"(?!\s+(?:tables?|columns?|index(?:es)?|collections?|fields?|keys?|rows?|records?|"
+                            r"databases?|schemas?|views?|files?)\b)", re.I)
 _OPENS_RECORD = re.compile(r"\s+(?:a|an|the)?\s*(?:new\s+)?(?:\w+\s+){0,2}(?:issue|pr|pull request|merge request|"
                            r"ticket|bug|incident|card|task)\b", re.I)
 #: Abbreviations a tool's description spells out: a step is matched with both.
@@ -80,13 +89,15 @@ QUOTED = re.compile(r"(?<!\w)['\"\u201c\u2018][^'\"\u201c\u201d\u2018\u2019]{3,8
 
 def leading_capability(clause: str) -> str | None:
     """The capability of the verb a clause opens with (:data:`VERBS`; "open" a page reads, "open"
-    an issue writes), None when it opens with none of them."""
+    an issue writes; "drop" a table deletes, "drop" a note sends), None when it opens with none of them."""
     m = _LEADING.match(clause)
     if not m:
         return None
     verb = m.group(1).lower()
     if verb == "open":
         return "/write" if _OPENS_RECORD.match(clause[m.end():]) else "/read"
+    if verb == "drop" and _DROPS_MESSAGE.match(clause, m.end()):
+        return "/send"
     return VERBS.get(verb)
 
 

@@ -7,15 +7,17 @@ reading, ``/read`` when it names none), a clause that tells the agent what *not*
 ("don't merge it"), and the steps a clause implies: reading the code before changing it in place,
 opening a page in a browser before looking at it (or a local address, not a database's, that no
 clause points something at) and a picture of what a clause looks at on it, filling in and
-submitting a page's form to log in on it, switching to the branch a change goes on, reading a pull
-request and its files before reviewing it, today's date for a day still to come ("tomorrow", "on
-Thursday") or for today's date written or read, pushing the branch before proposing a change
-committed here, listing what a deletion gives by a pattern ("keys that start with flags:"),
+submitting a page's form to log in, sign up or submit on it, switching to the branch a change goes
+on, reading a pull request and its files before reviewing it ("review PR #214", "look at PR #102"),
+reading an issue before working on it by its number ("fix issue #212"), today's date for a day
+still to come ("tomorrow", "on Thursday") or for today's date written or read, pushing the branch
+before proposing a change committed here, listing what a deletion gives by a pattern ("keys that start with flags:"),
 searching by its title for a thing read by one ("the 'Q3 launch plan' Google Doc", "the
 Confluence page 'Payments' in space ENG"), reading what a clause finds ("find the signed contract
 in Drive"), running a command after "run the tests" (the role's skeleton slots do the first and
 the last). A clause that opens with an article, a pronoun or a preposition says how things are,
-and reads. The words a step says only as names (:func:`~jit.selection.step_words.noun_uses`: "in
+and reads; so does one that tells what happened or goes on
+(:data:`~jit.selection.clauses.NARRATES`). The words a step says only as names (:func:`~jit.selection.step_words.noun_uses`: "in
 my local checkout", an address) are not its action; the clauses that forbid something are left
 out of retrieval too (:func:`asked`).
 
@@ -45,7 +47,7 @@ import numpy as np
 from ..analysis.offline_analyzer import analyze_task
 from ..config import ShardConfig
 from ..text import search_tokens
-from .clauses import ASKS, CONTINUED, NEGATED, QUESTION, STATEMENT, clause_action, split_clauses
+from .clauses import ASKS, CONTINUED, NARRATES, NEGATED, QUESTION, STATEMENT, clause_action, split_clauses
 from .naming import ServerNames, demo_servers, named_servers, server_names
 from .producers import producers
 from .retrieve import task_pieces
@@ -150,8 +152,17 @@ READ_CHANGE = "get the details of a pull request"
 READ_CHANGED_FILES = "list the files changed in a pull request"
 FILL_FORM = "fill in the input fields of the form on the page"
 SUBMIT_FORM = "click the button that submits the form"
-#: A clause that logs in or signs in ("log in as qa@acme.dev with 'pw'").
+#: A clause that works on an issue it names by its number or key ("fix issue #212 in acme/shop", "write
+#: a regression test for bug #88", "implement ENG-412"'s ticket): what the issue says is read first.
+_WORKS_ON = re.compile(OPENING + r"(?:fix|implement|address|tackle|handle|work\s+on|write|add|reproduce)\b"
+                       rf"[^.;!?]{{0,{_REACH}}}?\b(?:issues?|tickets?|bugs?)\s+(?:#\d+|(?-i:[A-Z][A-Z0-9]+-\d+))", re.I)
+READ_ISSUE = "get the details of an issue"
+#: A clause that logs in or signs in ("log in as qa@acme.dev with 'pw'"), or on a page opened in a
+#: browser signs up, registers or submits ("register a throwaway user", "submit it", "submit the
+#: form"; not "submit a review" or "register a webhook": what a tool of its own makes).
 _LOGS_IN = re.compile(OPENING + r"(?:log\s*in|sign\s*in)\b", re.I)
+_SENDS_FORM = re.compile(OPENING + r"(?:sign\s*up|register|submit)\b(?:\s*$|\s+(?:it|them|this|that)\b|"
+                         r"\s+(?:[\w+\-]+\s+){0,3}?(?:forms?|users?|accounts?)\b)", re.I)
 #: A clause that opens a pull or merge request ("open a PR against main"): when the task commits
 #: on this machine, the branch is pushed first.
 _PROPOSES = re.compile(OPENING + r"(?:open|create|raise|submit|file|send)\s+(?:an?\s+|"
@@ -198,9 +209,10 @@ _SAME_SERVER = {SNAPSHOT_PAGE: OPEN_PAGE}
 #: A clause that pushes already ("push the branch", "git push"; "don't push" says so too).
 _PUSHES = re.compile(r"^(?:(?:please|also|then|now|first|and|just|don'?t|do not|never)\s+)*(?:git\s+)?push(?:es|ed)?\b",
                      re.I)
-#: A clause that reviews a proposed change or asks whether it may go in ("review PR #214", "is PR
-#: #88 safe to merge?"): reading the change and the files it changes comes first.
-_REVIEWS = re.compile(rf"\b(?:review|safe to merge|ready to merge|look over|go over)\b.{{0,{_REACH}}}?\b(?:prs?|"
+#: A clause that reviews a proposed change or asks whether it may go in ("review PR #214", "look at
+#: PR #102", "is PR #88 safe to merge?"): reading the change and the files it changes comes first.
+_REVIEWS = re.compile(r"\blook\s+at\s+(?:the\s+|this\s+|that\s+)?(?:prs?|pull requests?|merge requests?|mrs?)\b|"
+                      rf"\b(?:review|safe to merge|ready to merge|look over|go over)\b.{{0,{_REACH}}}?\b(?:prs?|"
                       r"pull requests?|merge requests?|mrs?)\b|\b(?:prs?|pull requests?|merge requests?|mrs?)\b"
                       rf".{{0,{_REACH}}}?\b(?:safe|ready) "
                       r"to merge\b", re.I)
@@ -288,7 +300,8 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
             caps = [c for c in (*main.capabilities, *main.implied) if c in CHANGES]
         if verb is None and not caps and len(clause.split()) < 3 and not _URL.search(clause):
             continue  # a fragment ("mind2web", "upon completion"; not "load http://…"): no step of its own
-        cap = "/read" if QUESTION.search(action) or STATEMENT.match(action) else verb or (caps[0] if caps else "/read")
+        said_so = QUESTION.search(action) or STATEMENT.match(action) or (verb is None and NARRATES.match(action))
+        cap = "/read" if said_so else verb or (caps[0] if caps else "/read")
         if _PROPOSES.match(action):  # "submit a pull request", "raise an MR": it is opened
             cap = "/write"
         if profile.edits_code:
@@ -303,6 +316,8 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
         if cap == "/read" and _REVIEWS.search(clause):  # a change reviewed: it and its files read first
             steps += [Step(READ_CHANGE, "/read", implied=True, clause=clause),
                       Step(READ_CHANGED_FILES, "/read", implied=True, clause=clause)]
+        if cap == "/write" and _WORKS_ON.match(action):  # an issue worked on: read first
+            steps.append(Step(READ_ISSUE, "/read", implied=True, clause=clause))
         if cap == "/write" and _BRANCH.search(clause):  # a change on a branch: switching to it first
             steps.append(Step(SWITCH_BRANCH, "/write", implied=True, clause=clause))
         if cap == "/write" and _PROPOSES.match(action) and commits and not pushes:
@@ -319,8 +334,8 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
         found = _FINDS.match(clause) if cap == "/read" else None
         if kind and not found and within:  # itself read, beside what the clause reads in it
             steps.append(Step(f"read the content of the {kind}", "/read", implied=True, clause=clause))
-        if _LOGS_IN.match(action) and any(s.text == OPEN_PAGE for s in steps):
-            # logging in on a page opened in a browser: its form filled in, then submitted
+        if (_LOGS_IN.match(action) or _SENDS_FORM.match(action)) and any(s.text == OPEN_PAGE for s in steps):
+            # logging in, signing up or submitting on a page opened in a browser: its form filled in, then submitted
             steps += [Step(FILL_FORM, "/write", implied=True, clause=clause),
                       Step(SUBMIT_FORM, "/write", implied=True, clause=clause)]
         elif cap == "/execute" and _RUN.search(clause):
@@ -441,8 +456,9 @@ def step_tools(steps: Sequence[Step], score: Callable[[int, str], tuple[np.ndarr
         over = over | (soft & (vector >= NAMED_FLOOR) & (dense >= NAMED_DENSE))
         options: list[tuple[int, float]] = []
         # A read step's tool that also changes things (a browser's navigate that can launch an
-        # executable): taken only when no tool reads without changing anything, and only where the
-        # role may have it (``usable``), so a read-only role never gets it this way.
+        # executable): taken only when no tool reads without changing anything, never one that
+        # deletes, and only where the role may have it (``usable``), so a read-only role never gets
+        # it this way.
         changing: list[tuple[int, float]] = []
         refused = None
         # When the best option is of a server the task names, the others are of it too: the whole
@@ -455,7 +471,8 @@ def step_tools(steps: Sequence[Step], score: Callable[[int, str], tuple[np.ndarr
             if not over[i]:
                 continue
             if not _fits(step.capability, caps_of(r)):
-                if step.capability not in FITS and usable(r) and len(changing) < OPTIONS:
+                if (step.capability not in FITS and usable(r) and "/delete" not in caps_of(r)
+                        and len(changing) < OPTIONS):
                     changing.append((r, float(ranked[i])))
                 continue
             if usable(r):
