@@ -179,7 +179,13 @@ def test_a_strong_tool_past_the_count_still_needs_room_under_strong_full_share()
     spent = [_full(90, "a"), _full(85, "b"), _full(80, "c")]
     cap_full(spent, 1, 10_000, est, [], strong=75, strong_tools=1, strong_room=10_000)
     assert [s.tier for s in spent] == [Tier.FULL, Tier.FULL, Tier.CONDENSED]
-    assert "the 1 places past it" in spent[2].reasons[-1] and "are taken" in spent[2].reasons[-1]
+    assert spent[2].reasons[-1] == ("demoted full -> condensed: max_full_tools=1, and the place past it for a final "
+                                    "score of strong_threshold 75 or more are taken (its score: 80)")
+    # No room past the share (strong_full_share 0): the reason names max_full_share's room.
+    tools, cost = _long(90, 85)
+    cap_full(tools, 1, cost + 10, est, [], strong=75, strong_tools=4, strong_room=0)
+    assert tools[1].tier is Tier.CONDENSED
+    assert tools[1].reasons[-1].endswith(f"would take the Full tier past max_full_share ({cost + 10} tokens)")
     # max_full_tools 0 is no Full by score at all, however strong.
     none = [_full(95, "a"), _full(90, "b")]
     cap_full(none, 0, 10_000, est, [], strong=75, strong_tools=4, strong_room=10_000)

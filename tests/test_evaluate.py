@@ -371,3 +371,26 @@ def test_compare_model_takes_a_model_directory_or_a_name(tmp_path: Path) -> None
     assert (local.model, local.path) == ("tools-minilm", str(trained))  # its vectors keyed by the directory's name
     named = compared_model(EmbeddingConfig(path=str(tmp_path)), "all-MiniLM-L12-v2")
     assert (named.model, named.path) == ("all-MiniLM-L12-v2", None)
+
+
+def test_the_report_says_the_room_the_strong_tools_have_past_the_full_caps():
+    """The sentence under compile()'s table says what cap_full does with the config's keys: the
+    places past max_full_tools and the share past max_full_share, each only when there is one."""
+    from jit.evaluation.eval_report import EvalReport
+
+    data = json.loads((Path(__file__).resolve().parents[1] / "docs/eval/livemcpbench.json").read_text())
+
+    def sentence(**selection) -> str:
+        data["selection"] = {**data["selection"], **selection}
+        (line,) = [x for x in EvalReport.from_json(data).markdown().splitlines() if x.startswith("compile(): budget")]
+        return line
+
+    assert sentence(max_full_tools=10, max_full_share=0.6, strong_full_tools=4, strong_full_share=0.8,
+                    strong_threshold=75).endswith(
+        "at most 10 Full taking at most 60% of the budget, and up to 4 more with a final score ≥ 75, "
+        "Full taking up to 80% with them.")
+    assert sentence(strong_full_tools=0).endswith(
+        "at most 60% of the budget, and up to 80% for tools with a final score ≥ 75.")
+    assert sentence(strong_full_tools=0, strong_full_share=0.5).endswith("at most 60% of the budget.")
+    assert sentence(strong_full_tools=3, strong_full_share=0.8, max_full_tools=0).endswith(
+        "at most 0 Full taking at most 60% of the budget.")

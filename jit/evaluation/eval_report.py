@@ -119,10 +119,7 @@ class EvalReport:
                 f"compile(): budget {budget:,} tokens, final = {s['logic_weight']} × logic + {s['vector_weight']} "
                 f"× vector, tiers Full ≥ {s['full_threshold']} / Condensed ≥ {s['condensed_threshold']} / "
                 f"Minimal ≥ {s['minimal_threshold']}, at most {s['max_full_tools']} Full taking at most "
-                f"{s.get('max_full_share', 1):.0%} of the budget" + (
-                    f", and up to {s['strong_full_tools']} more with a final score ≥ {s['strong_threshold']}, "
-                    f"Full taking up to {max(s.get('max_full_share', 1), s['strong_full_share']):.0%} with them."
-                    if s.get("strong_full_tools") else "."),
+                f"{s.get('max_full_share', 1):.0%} of the budget{_strong_room(s)}.",
                 "",
                 "| shard | recall Full | Full+Condensed | any tier | tokens used | rendering ≈ tok | tools F/C/M "
                 "| all tools ÷ rendering | p50 ms | p95 ms |",
@@ -220,3 +217,17 @@ class EvalReport:
         chart = paths["png"].name if "png" in paths else None
         paths["md"].write_text(self.markdown(chart=chart) + "\n", encoding="utf-8")
         return paths
+
+
+def _strong_room(s: dict) -> str:
+    """The room past the Full caps for a final score of ``strong_threshold`` or more, as the
+    report's sentence says it (empty when there is none)."""
+    share, strong_share = s.get("max_full_share", 1), s.get("strong_full_share", 0)
+    tools = s.get("strong_full_tools", 0)
+    if not s.get("max_full_tools") or (not tools and strong_share <= share):
+        return ""  # no Full by score at all, or no room past either cap
+    threshold = s["strong_threshold"]
+    if not tools:
+        return f", and up to {strong_share:.0%} for tools with a final score ≥ {threshold}"
+    more = f", and up to {tools} more with a final score ≥ {threshold}"
+    return more + (f", Full taking up to {strong_share:.0%} with them" if strong_share > share else "")

@@ -65,16 +65,18 @@ def cap_full(tools: list[ScoredTool], max_tools: int, room: float, estimates: Es
         strong_one = s.final >= strong
         if places == 0:
             if not (strong_one and extra):
-                why = (f"max_full_tools={max_tools}, and the {strong_tools} places past it for a final score of "
-                       f"strong_threshold {strong} are taken" if strong_one and strong_tools and max_tools
-                       else f"max_full_tools={max_tools}")
+                places_past = "the place" if strong_tools == 1 else f"the {strong_tools} places"
+                why = (f"max_full_tools={max_tools}, and {places_past} past it for a final score of "
+                       f"strong_threshold {strong} or more are taken (its score: {s.final})"
+                       if strong_one and strong_tools and max_tools else f"max_full_tools={max_tools}")
                 s.reasons.append(f"demoted full -> condensed: {why}")
                 s.tier = Tier.CONDENSED
                 continue
             need = estimates.cost(s, Tier.FULL)
             if spent + need > strong_room:
+                share = "strong_full_share" if strong_room > room else "max_full_share"
                 s.reasons.append(f"demoted full -> condensed: max_full_tools={max_tools}, and its {need} tokens "
-                                 f"would take the Full tier past strong_full_share ({round(strong_room)} tokens)")
+                                 f"would take the Full tier past {share} ({round(strong_room)} tokens)")
                 s.tier = Tier.CONDENSED
                 continue
             extra -= 1

@@ -503,7 +503,8 @@ class Policy:
         that step on the local files the task names, one per file format, each with its files (the
         compiler's choice by the policy's ``file_step``): each is a tool of the step, held Full,
         when it is a candidate that may be Full. ``unasked``: tools :meth:`unasked` sent to
-        Condensed, taken for an implied step only when no other tool has its capability."""
+        Condensed, taken for a step (stated or implied) only when no other tool that may be Full
+        has its capability."""
         by_id = {s.id: s for s in out} if file_tools else {}
         for cap in self.steps(facts):
             held = False
