@@ -180,7 +180,7 @@ def test_a_strong_tool_past_the_count_still_needs_room_under_strong_full_share()
     cap_full(spent, 1, 10_000, est, [], strong=75, strong_tools=1, strong_room=10_000)
     assert [s.tier for s in spent] == [Tier.FULL, Tier.FULL, Tier.CONDENSED]
     assert spent[2].reasons[-1] == ("demoted full -> condensed: max_full_tools=1, and the place past it for a final "
-                                    "score of strong_threshold 75 or more are taken (its score: 80)")
+                                    "score of strong_threshold 75 or more is taken (its score: 80)")
     # No room past the share (strong_full_share 0): the reason names max_full_share's room.
     tools, cost = _long(90, 85)
     cap_full(tools, 1, cost + 10, est, [], strong=75, strong_tools=4, strong_room=0)

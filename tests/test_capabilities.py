@@ -355,9 +355,7 @@ def test_a_name_says_what_it_does_and_a_task_says_it_with_the_same_verbs():
         assert "/delete" in said_effects(f"Please {verb} the old things"), verb
     assert said_effects("Check what indexes exist, then create one on email") == {"/write"}
     assert "/delete" not in said_effects("Read the README and list the open issues")
-    # Orders, not any word: no identifier or path, participle, adjective, state or dropped note deletes.
-    for text in ("Why does test_delete_user fail?", "Read src/cleanup.py", "Restore the deleted file",
-                 "List the removed users", "Write a clear summary", "If it's clean, move the card",
-                 "The rate limiter drops requests", "Check the drop in signups", "drag and drop the card"):
-        assert "/delete" not in said_effects(text), text
-    assert said_effects("drop a note in #deploys") == {"/send"}
+    # Generous: a word counts however it is used, hyphenated, quoted or inside a name.
+    for text in ("Please clean-up stale branches", "“Prune” the dangling images", "If so, flush the cache",
+                 "Make sure the dangling images are pruned", "Why does test_delete_user fail?"):
+        assert "/delete" in said_effects(text), text

@@ -379,18 +379,19 @@ def test_the_report_says_the_room_the_strong_tools_have_past_the_full_caps():
     from jit.evaluation.eval_report import EvalReport
 
     data = json.loads((Path(__file__).resolve().parents[1] / "docs/eval/livemcpbench.json").read_text())
+    base = {**data["selection"], "max_full_tools": 10, "max_full_share": 0.6, "strong_full_tools": 4,
+            "strong_full_share": 0.8, "strong_threshold": 75}
 
     def sentence(**selection) -> str:
-        data["selection"] = {**data["selection"], **selection}
-        (line,) = [x for x in EvalReport.from_json(data).markdown().splitlines() if x.startswith("compile(): budget")]
+        report = EvalReport.from_json({**data, "selection": {**base, **selection}})
+        (line,) = [x for x in report.markdown().splitlines() if x.startswith("compile(): budget")]
         return line
 
-    assert sentence(max_full_tools=10, max_full_share=0.6, strong_full_tools=4, strong_full_share=0.8,
-                    strong_threshold=75).endswith(
-        "at most 10 Full taking at most 60% of the budget, and up to 4 more with a final score ≥ 75, "
-        "Full taking up to 80% with them.")
+    assert sentence().endswith("at most 10 Full taking at most 60% of the budget, and up to 4 more with a final "
+                               "score ≥ 75, Full taking up to 80% with them.")
     assert sentence(strong_full_tools=0).endswith(
-        "at most 60% of the budget, and up to 80% for tools with a final score ≥ 75.")
+        "at most 60% of the budget, and Full taking up to 80% with tools scoring ≥ 75.")
+    assert sentence(strong_full_share=0.5).endswith("at most 60% of the budget, and up to 4 more with a final "
+                                                    "score ≥ 75.")
     assert sentence(strong_full_tools=0, strong_full_share=0.5).endswith("at most 60% of the budget.")
-    assert sentence(strong_full_tools=3, strong_full_share=0.8, max_full_tools=0).endswith(
-        "at most 0 Full taking at most 60% of the budget.")
+    assert sentence(max_full_tools=0).endswith("at most 0 Full taking at most 60% of the budget.")

@@ -497,41 +497,17 @@ def name_effects(name: str) -> frozenset[str]:
     return frozenset(_verb_effects(verb, obj)) if verb is not None else frozenset()
 
 
-#: Words before which a verb of removal is an adjective or a state, not an order ("a clear
-#: summary", "if it's clean", "the tree is clean").
-_NOT_ORDERS = frozenset("a an the is it's its be are was were been very not so".split())
-#: What a dropped line, note or message is: sent, not deleted ("drop a note in #deploys").
-_DROPPED_MESSAGES = _stems("note notes line lines message messages comment comments mail email reply")
-
-
 def said_effects(text: str) -> frozenset[str]:
-    """The side effects the task's own verbs name, by the verbs a tool's name is read with
+    """The side effects any word of ``text`` names by the verbs a tool's name is read with
     (:func:`name_effects`): "prune the dangling images" and "flush the cache" say ``/delete`` as
-    ``prune_images`` and ``flush_cache`` do. Read as orders, not as any word: a word inside an
-    identifier or a path (``test_delete_user``, ``src/cleanup.py``), a past participle ("the
-    deleted file", "dropped requests"), a word after an article or a form of "be" ("a clear
-    summary", "it's clean", "the drop in signups"), a verb that tells what happens ("the limiter
-    drops requests"), a drag and drop, and a dropped note or message (sent) name no effect. The
-    rest counts, a noun used bare included: what this decides errs toward what the task may ask."""
-    tokens = text.split()
+    ``prune_images`` and ``flush_cache`` do. Generous on purpose: a word counts however it is
+    used ("it's clean", "the deleted file", ``test_delete_user``), since what it decides, whether
+    a delete was asked for, only ever keeps a tool's place when it errs."""
+    words = {stem(w) for w in _WORD.findall(text.lower())}
     out = set()
-    for i, token in enumerate(tokens):
-        word = token.strip(".,;:!?()[]{}\"'`").lower()
-        if not word.isalpha() or word.endswith("ed"):
-            continue  # an identifier, a path, a number, or a participle
-        if i and tokens[i - 1].strip(".,;:!?()\"'`").lower() in _NOT_ORDERS:
-            continue
-        w = stem(word)
-        if word.endswith("s") and _is_verb(stem(word[:-1])):
-            continue  # "the limiter drops requests" tells what happens; an order is bare
-        if w == stem("drop") and i >= 2 and tokens[i - 1].lower() == "and" and tokens[i - 2].lower() == "drag":
-            continue  # drag and drop moves a thing
-        if w == stem("drop") and any(stem(t.strip(".,;:!?").lower()) in _DROPPED_MESSAGES for t in tokens[i + 1:i + 3]):
-            out.add(_S)
-            continue
-        for verbs, effect in ((_DELETE_VERBS, _D), (_EXECUTE_VERBS, _X), (_SEND_VERBS, _S), (_WRITE_VERBS, _W)):
-            if w in verbs:
-                out.add(effect)
+    for verbs, effect in ((_DELETE_VERBS, _D), (_EXECUTE_VERBS, _X), (_SEND_VERBS, _S), (_WRITE_VERBS, _W)):
+        if words & verbs:
+            out.add(effect)
     return frozenset(out)
 
 

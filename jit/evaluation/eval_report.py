@@ -228,6 +228,6 @@ def _strong_room(s: dict) -> str:
         return ""  # no Full by score at all, or no room past either cap
     threshold = s["strong_threshold"]
     if not tools:
-        return f", and up to {strong_share:.0%} for tools with a final score ≥ {threshold}"
+        return f", and Full taking up to {strong_share:.0%} with tools scoring ≥ {threshold}"
     more = f", and up to {tools} more with a final score ≥ {threshold}"
     return more + (f", Full taking up to {strong_share:.0%} with them" if strong_share > share else "")

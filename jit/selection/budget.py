@@ -65,9 +65,9 @@ def cap_full(tools: list[ScoredTool], max_tools: int, room: float, estimates: Es
         strong_one = s.final >= strong
         if places == 0:
             if not (strong_one and extra):
-                places_past = "the place" if strong_tools == 1 else f"the {strong_tools} places"
-                why = (f"max_full_tools={max_tools}, and {places_past} past it for a final score of "
-                       f"strong_threshold {strong} or more are taken (its score: {s.final})"
+                places_past = "the place past it" if strong_tools == 1 else f"the {strong_tools} places past it"
+                why = (f"max_full_tools={max_tools}, and {places_past} for a final score of strong_threshold "
+                       f"{strong} or more {'is' if strong_tools == 1 else 'are'} taken (its score: {s.final})"
                        if strong_one and strong_tools and max_tools else f"max_full_tools={max_tools}")
                 s.reasons.append(f"demoted full -> condensed: {why}")
                 s.tier = Tier.CONDENSED
