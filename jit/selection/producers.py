@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from ..models import StoredTool
+from ..text import split_identifier
 from .step_words import VERBS
 
 __all__ = ["producers"]
@@ -21,11 +22,6 @@ __all__ = ["producers"]
 _ID_PARAM = re.compile(r"^(?:(?P<stem>[a-z]+?)_?(?:id|ids|slug|key|gid)|id_?(?P<pre>[a-z]{3,}))$", re.I)
 #: A tool name's verbs that hand out identifiers.
 _LOOKUP = re.compile(r"(?P<verb>(?i:list|search|resolve|find|lookup|get))(?=$|[_\-.]|[A-Z])")
-
-
-def _words(name: str) -> str:
-    """A tool name as lowercase words: ``linear_getTeams`` -> ``linear get teams``."""
-    return re.sub(r"[_\-.]+", " ", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name)).lower()
 
 
 def producers(tool: StoredTool, siblings: Sequence[tuple[int, str, str]], ids_only: bool = False,
@@ -45,6 +41,10 @@ def producers(tool: StoredTool, siblings: Sequence[tuple[int, str, str]], ids_on
     required = [p for p in schema.get("required") or () if isinstance(p, str)]
     if optional_ids:
         required += [p for p in schema.get("properties") or () if isinstance(p, str) and p not in required]
+    # The siblings that hand out identifiers at all, each with its lookup verb and its name's words
+    # (asked once, whatever the parameters).
+    lookups = [(i, name, line, verb, split_identifier(name)) for i, name, line in siblings
+               if i != tool.id and (verb := _lookup_verb(name, tool.tool.server, tool.tool.name))]
     found: list[int] = []
     for param in required:
         m = _ID_PARAM.match(param) or _said_id(param, schema)
@@ -55,19 +55,16 @@ def producers(tool: StoredTool, siblings: Sequence[tuple[int, str, str]], ids_on
         if len(stem) < (3 if m else 4):
             continue
         best: tuple[int, int, str, int] | None = None
-        for i, name, line in siblings:
-            verb = _lookup_verb(name, tool.tool.server, tool.tool.name)
-            if i == tool.id or not verb:
-                continue
+        for i, name, line, verb, words in lookups:
             in_name = stem in name[verb.end("verb"):].lower()  # "list_boards" lists boards, not lists
-            many = re.search(r"\b" + re.escape(stem) + r"(?:e?s|_?ids)\b", _words(name))
+            many = re.search(r"\b" + re.escape(stem) + r"(?:e?s|_?ids)\b", " ".join(words))
             if named and not in_name and re.search(r"\b" + re.escape(stem) + r"e?s\b", line.lower()[:200]):
                 many = in_name = True  # "Get or list … resources": hands out the resource a name names
             if verb.group("verb").lower() == "get" and not many:
                 continue  # "get" hands out identifiers when it gets many: get_lists, getTeams
             if not in_name and (not m or stem not in line.lower()[:200]):
                 continue  # a parameter that is no identifier is handed out by a tool named for it
-            key = (0 if in_name else 1, len(_words(name).split()), name, i)  # the most general first
+            key = (0 if in_name else 1, len(words), name, i)  # the most general first
             if best is None or key < best:
                 best = key
         if best is not None and best[-1] not in found:
@@ -83,7 +80,7 @@ def _lookup_verb(name: str, server: str, sibling: str = "") -> re.Match[str] | N
     found = _LOOKUP.match(name)
     prefix = re.match(r"[a-z0-9]+[_\-.]", name, re.I)
     word = prefix.group(0)[:-1].lower() if prefix else ""
-    if found is None and prefix and (word in {*_words(server).split(), server.lower()} or (
+    if found is None and prefix and (word in {*split_identifier(server), server.lower()} or (
             sibling.lower().startswith(prefix.group(0).lower()) and word not in VERBS)):
         found = _LOOKUP.match(name, prefix.end())
     return found
