@@ -16,7 +16,8 @@ import pytest
 
 from bench.eval_roles import load_tools, make_pool, risky_reasons
 from bench.record_sets import CATALOGS
-from jit.analysis.capabilities import EFFECTS, merge_capabilities, name_effects, said_effects, side_effects
+from jit.analysis.capabilities import EFFECTS, merge_capabilities, name_effects, side_effects
+from jit.analysis.offline_analyzer import analyze_task
 from jit.analysis.offline_analyzer import OfflineAnalyzer
 from jit.config import DEFAULT_SHARDS, AvailableTools, Config
 from jit.evaluation.evaluate import build_catalog
@@ -343,19 +344,25 @@ def test_merge_keeps_lexical_labels_and_makes_effects_exact():
     assert merge_capabilities([], ("/write",), 4) == ["/write"]
 
 
+def _asks(text: str) -> set[str]:
+    profile = analyze_task(text)
+    return set(profile.capabilities) | set(profile.implied)
+
+
 def test_a_name_says_what_it_does_and_a_task_says_it_with_the_same_verbs():
-    """``name_effects`` reads a tool's own word for what it does; ``said_effects`` reads a task with
-    the same verbs, so every verb that makes a name a deletion makes a task ask for one."""
+    """``name_effects`` reads a tool's own word for what it does; the task analyzer's lexicon
+    reads a task with the same deleting verbs, so every verb that makes a name a deletion makes a
+    task ask for one (what ``asked_only('/delete')`` checks)."""
     assert name_effects("delete-many") == name_effects("worker_delete") == name_effects("clear_cache") == {"/delete"}
     assert name_effects("write_query") == {"/write"} and name_effects("list_indexes") == frozenset()
     assert name_effects("git_branch") == frozenset()  # a noun: no verb, no effect
     for verb in ("delete", "remove", "drop", "purge", "clear", "prune", "flush", "wipe", "trash", "expunge",
                  "discard", "cleanup", "erase", "destroy", "uninstall"):
         assert "/delete" in name_effects(f"{verb}_things"), verb
-        assert "/delete" in said_effects(f"Please {verb} the old things"), verb
-    assert said_effects("Check what indexes exist, then create one on email") == {"/write"}
-    assert "/delete" not in said_effects("Read the README and list the open issues")
-    # Generous: a word counts however it is used, hyphenated, quoted or inside a name.
-    for text in ("Please clean-up stale branches", "“Prune” the dangling images", "If so, flush the cache",
-                 "Make sure the dangling images are pruned", "Why does test_delete_user fail?"):
-        assert "/delete" in said_effects(text), text
+        assert "/delete" in _asks(f"Please {verb} the old things"), verb
+    assert "/delete" not in _asks("Check what indexes exist, then create one on email")
+    assert "/delete" not in _asks("Read the README and list the open issues")
+    # Hyphenated, quoted or inflected, the verb still asks.
+    for text in ("Please clean-up stale branches", "Please clean up stale branches", "“Prune” the dangling images",
+                 "If so, flush the cache", "Make sure the dangling images are pruned"):
+        assert "/delete" in _asks(text), text

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+from jit.analysis.offline_analyzer import analyze_task
 from jit.selection.explain import RuleCitations
 from jit.selection.logic import LogicEngine, RuleSet
 from jit.selection.policy import Policy
@@ -223,23 +224,22 @@ def test_a_tool_whose_name_deletes_takes_no_full_place_by_score_unless_the_task_
         return [drop, many, worker, create, write, stepped, named]
 
     read_and_write = out()
-    task = "Check the indexes of the users collection and make email unique"
-    assert policy.unasked(read_and_write, [("task_capability", "/write"), ("task_capability", "/read")], task) == {
+    assert policy.unasked(read_and_write, [("task_capability", "/write"), ("task_capability", "/read")]) == {
         s.id for s in read_and_write[:3]}
     assert [s.tier for s in read_and_write] == [Tier.CONDENSED] * 3 + [Tier.FULL] * 4
     assert read_and_write[0].reasons[-1].startswith(
         "condensed: its name says it does /delete, which the task does not ask for")
     assert "policy.dl" in read_and_write[0].reasons[-1]  # the rule that says it is cited
     asked = out()
-    assert not policy.unasked(asked, [("task_capability", "/delete")], "Delete the stale index")
+    assert not policy.unasked(asked, [("task_capability", "/delete")])
     assert all(s.tier is Tier.FULL for s in asked)
-    # A verb the names are read with asks too, though the task's analysis reads it otherwise.
-    flushed = out()
-    assert not policy.unasked(flushed, [("task_capability", "/transform")], "Prune the dangling images")
+    # The task analyzer reads the verbs a name is read with ("prune", "flush", "wipe") as asking to delete.
+    pruned = out()
+    assert not policy.unasked(pruned, [("task_capability", c) for c in analyze_task("Prune the dangling images").capabilities])
     # The skeleton's tool keeps its place, and so does a name that also says what the task asks.
     skeleton = scored("harness", "delete_file", Tier.FULL, 60, skeleton=True)
     both = scored("tracker", "delete_or_update_item", Tier.FULL, 80)
-    assert not policy.unasked([skeleton, both], [("task_capability", "/write")], "Update the ticket's title")
+    assert not policy.unasked([skeleton, both], [("task_capability", "/write")])
     assert (skeleton.tier, both.tier) == (Tier.FULL, Tier.FULL)
 
 
@@ -248,13 +248,13 @@ def test_a_step_the_task_implies_takes_a_tool_the_unasked_rule_sent_down_only_wh
     write = scored("db", "insert_rows", Tier.CONDENSED, 70)
     facts = [("task_capability", "/write")]
     out = [purge, write]
-    unasked = policy.unasked(out, facts, "Fix the totals in the orders table")
+    unasked = policy.unasked(out, facts)
     assert unasked == {purge.id} and purge.tier is Tier.CONDENSED
     holders = {"/write": frozenset({purge.id, write.id})}
     policy.step_tools(out, facts, holders, {}, None, unasked)
     assert (write.tier, purge.tier) == (Tier.FULL, Tier.CONDENSED)  # the other writer takes the step
     alone = scored("db", "purge_rows", Tier.FULL, 88)
-    unasked = policy.unasked([alone], facts, "Fix the totals in the orders table")
+    unasked = policy.unasked([alone], facts)
     policy.step_tools([alone], facts, {"/write": frozenset({alone.id})}, {}, None, unasked)
     assert alone.tier is Tier.FULL and alone.reasons[0] == "tool of the step /write the task implies"
     assert not any(r.startswith("condensed: its name says") for r in alone.reasons)  # no reason against it left

@@ -39,7 +39,7 @@ from typing import Any
 from ..models import ToolDef
 from ..text import first_sentence, split_identifier, stem
 
-__all__ = ["EFFECTS", "merge_capabilities", "name_effects", "said_effects", "side_effects"]
+__all__ = ["EFFECTS", "merge_capabilities", "name_effects", "side_effects"]
 
 #: The capabilities that are side effects, most dangerous first (the order of :func:`side_effects`).
 EFFECTS = ("/delete", "/execute", "/send", "/write")
@@ -495,20 +495,6 @@ def name_effects(name: str) -> frozenset[str]:
     what it does, not every effect it may have (:func:`side_effects`)."""
     verb, obj = _verb(_name_words(name))
     return frozenset(_verb_effects(verb, obj)) if verb is not None else frozenset()
-
-
-def said_effects(text: str) -> frozenset[str]:
-    """The side effects any word of ``text`` names by the verbs a tool's name is read with
-    (:func:`name_effects`): "prune the dangling images" and "flush the cache" say ``/delete`` as
-    ``prune_images`` and ``flush_cache`` do. Generous on purpose: a word counts however it is
-    used ("it's clean", "the deleted file", ``test_delete_user``), since what it decides, whether
-    a delete was asked for, only ever keeps a tool's place when it errs."""
-    words = {stem(w) for w in _WORD.findall(text.lower())}
-    out = set()
-    for verbs, effect in ((_DELETE_VERBS, _D), (_EXECUTE_VERBS, _X), (_SEND_VERBS, _S), (_WRITE_VERBS, _W)):
-        if words & verbs:
-            out.add(effect)
-    return frozenset(out)
 
 
 def side_effects(tool: ToolDef) -> tuple[str, ...]:

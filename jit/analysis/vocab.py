@@ -103,7 +103,7 @@ CAPABILITY_DEFINITIONS: dict[str, str] = {
     "/search": "finds items matching a query or filter (search, find, query, look up)",
     "/write": "creates or modifies persistent content or state as directed (create, add, write, update, "
     "set, edit, format, upload, save, move, commit)",
-    "/delete": "removes or destroys content or state (delete, remove, drop, clear, purge)",
+    "/delete": "removes or destroys content or state (delete, remove, drop, clear, purge, prune, wipe)",
     "/execute": "runs code, commands, jobs, workflows or operations with side effects (run, exec, start, "
     "stop, deploy, install)",
     "/transform": "converts or reformats given input into another form (convert, parse, translate, clean, "
@@ -259,7 +259,7 @@ _CAPABILITY_WORDS: dict[str, str] = {
     "style! merge! assign! mark! approve! complete! configure! enable! disable! prepend! import! tag "
     "init! initialize! change manage",
     "/delete": "delete! remove! drop! clear! purge! destroy! erase! unlink! uninstall! rm! revoke! cancel! "
-    "reset archive",
+    "prune! flush! wipe! trash! expunge! discard! truncate! evict! cleanup! clean_up! reset archive",
     "/execute": "run! exec! execute! invoke! start! stop! launch! restart! deploy! install! build! trigger! "
     "call! spawn! kill! terminate! eval! evaluate_code shell! command! job! pause! resume! scale!",
     "/transform": "convert! converter! transform! transformer! parse! parser! cleaner! formatter! translator! "

@@ -481,7 +481,7 @@ class Compiler:
         # A probe of a server (its health, a job's status) the task does not point at fills no Full place.
         self.policy.probes(out, named_servers(ctx.task, said))
         # A tool whose name deletes, Full by its score, when the task asks to delete nothing: Condensed.
-        unasked = self.policy.unasked(out, facts, ctx.task)
+        unasked = self.policy.unasked(out, facts)
         self.policy.step_tools(out, facts, labels["capability"], view.tier_cap, file_tools, unasked)
         # The budget measures the skeleton, then the rest best first: definitions are read in that order.
         reader.order(sorted(out, key=lambda s: (not s.skeleton, *best_first(s))))

@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..analysis.capabilities import name_effects, said_effects
+from ..analysis.capabilities import name_effects
 from ..analysis.offline_analyzer import target_format
 from ..config import ToolSelectionConfig
 from ..errors import RuleError
@@ -552,19 +552,18 @@ class Policy:
                 f"condensed: a probe of {server} ({', '.join(sorted(found))}), a server the task does not point at",
                 "probe_word", sorted(found)[0]))
 
-    def unasked(self, out: list[ScoredTool], facts: list[Fact], task: str) -> frozenset[int]:
+    def unasked(self, out: list[ScoredTool], facts: list[Fact]) -> frozenset[int]:
         """A tool whose name says it has a side effect of ``asked_only`` (``delete-many``,
         ``worker_delete``: :func:`~jit.analysis.capabilities.name_effects`) that its score made
         Full, not a step's, the skeleton's or named in the task, is Condensed unless the task
-        asks for that side effect: a ``task_capability`` fact ("delete", "drop", "clear"), or a
-        word of ``task`` that the name's vocabulary reads as it ("prune", "flush", "wipe":
-        :func:`~jit.analysis.capabilities.said_effects`). A name that also says an effect the task
+        asks for that side effect: a ``task_capability`` or implied fact ("delete", "drop", "prune",
+        "flush", "wipe": the task analyzer's lexicon, which reads tools' words too). A name that also says an effect the task
         asks for keeps its place (``delete_or_update`` on a task that updates). Returns the ids
         it sent to Condensed (:meth:`step_tools` takes them last)."""
         only = self.constants().asked_only
         if not only:
             return frozenset()
-        asked = {str(f[1]) for f in facts if f[0] in ("task_capability", IMPLIED)} | said_effects(task)
+        asked = {str(f[1]) for f in facts if f[0] in ("task_capability", IMPLIED)}
         demoted = set()
         for st in out:
             if st.tier is not Tier.FULL or st.step or st.skeleton or "named in the task" in st.reasons:
