@@ -10,12 +10,14 @@ import anthropic
 import httpx2
 import pytest
 
+from jit.analysis.offline_analyzer import analyze_task
 from jit.config import DEFAULT_SHARDS
 from jit.config_files import load_config
 from jit.selection.budget import Estimates, cap_full, measure
 from jit.selection.compiler import Compiler
 from jit.selection.scored_tool import ScoredTool
 from jit.selection.logic import default_rules_dir
+from jit.selection.policy import Policy
 from jit.selection.task import TaskContext
 from jit.selection.tiers import Tier
 from jit.selection.tokens import AnthropicCounter, EstimateCounter, compact_json, default_counter
@@ -285,3 +287,38 @@ def test_default_counter_is_exact_only_with_a_key(monkeypatch):
     assert isinstance(default_counter(api_key_env="JIT_TEST_KEY"), EstimateCounter)
     monkeypatch.setenv("JIT_TEST_KEY", "sk-test")
     assert isinstance(default_counter(api_key_env="JIT_TEST_KEY"), AnthropicCounter)
+
+
+def test_the_room_past_the_caps_is_only_for_what_the_task_says_it_wants_done():
+    """``unsaid`` (:meth:`Policy.unsaid`) keeps a strong tool the task does not ask for under the
+    caps: past the count and past the share alike, with the reason in its demotion."""
+    est = Estimates("anthropic")
+    pushed = [_full(90, "t0"), _full(85, "git_push"), _full(80, "browser_navigate")]
+    cap_full(pushed, 1, 10_000, est, [], strong=75, strong_tools=4, strong_room=10_000,
+             unsaid=lambda s: "the task does not say what git_push does (/write)" if s.tool_name == "git_push" else None)
+    assert [s.tier for s in pushed] == [Tier.FULL, Tier.CONDENSED, Tier.FULL]
+    assert pushed[1].reasons[-1] == ("demoted full -> condensed: max_full_tools=1, and no place past it: the task "
+                                     "does not say what git_push does (/write)")
+    # Under the count, the share's room past max_full_share is refused the same way.
+    tools, cost = _long(90, 80)
+    cap_full(tools, 10, cost + 10, est, [], strong=75, strong_tools=4, strong_room=2 * cost + 10,
+             unsaid=lambda s: "not asked" if s.tool_name == "t1" else None)
+    assert [s.tier for s in tools] == [Tier.FULL, Tier.CONDENSED]
+    assert tools[1].reasons[-1].endswith(f"past max_full_share ({cost + 10} tokens), and no room past it: not asked")
+
+
+@pytest.mark.parametrize(("task", "name", "asked"), [
+    ("Fix the bug in src/calc.py, commit it and push the branch", "git_push", True),   # its verb is said
+    ("Fix the bug in src/calc.py and commit it", "git_push", False),                   # a write, not that one
+    ("Fix the bug in src/calc.py and commit it", "browser_navigate", True),            # no side effect
+    ("Run the pytest suite", "start_process", True),                                   # runs, and a run is asked
+    ("Move the Trello card 'Fix login' to Done", "archive_card", False),               # the object, not the act
+    ("Make email unique on the users collection: add an index", "create_index", True),  # makes what is named
+    ("Check the indexes of the orders collection", "drop_index", False),
+])
+def test_a_task_asks_for_a_tool_by_its_verb_by_what_it_makes_or_by_an_effect_other_than_writing(task, name, asked):
+    profile = analyze_task(task)
+    why = Policy.unsaid(task, {*profile.capabilities, *profile.implied})(scored("s", name, Tier.FULL, 90))
+    assert (why is None) is asked, why
+    if not asked:
+        assert why.startswith(f"the task does not say what {name} does (")

@@ -39,7 +39,7 @@ from typing import Any
 from ..models import ToolDef
 from ..text import first_sentence, split_identifier, stem
 
-__all__ = ["EFFECTS", "merge_capabilities", "name_effects", "side_effects"]
+__all__ = ["EFFECTS", "merge_capabilities", "name_effects", "name_reading", "side_effects"]
 
 #: The capabilities that are side effects, most dangerous first (the order of :func:`side_effects`).
 EFFECTS = ("/delete", "/execute", "/send", "/write")
@@ -495,6 +495,14 @@ def name_effects(name: str) -> frozenset[str]:
     what it does, not every effect it may have (:func:`side_effects`)."""
     verb, obj = _verb(_name_words(name))
     return frozenset(_verb_effects(verb, obj)) if verb is not None else frozenset()
+
+
+def name_reading(name: str) -> tuple[str | None, tuple[str, ...]]:
+    """The stems of the verb a tool's name is read with and of its object (``git_push`` ->
+    ``push``, ``add_comment`` -> ``add`` and ``comment``); no verb (None) for a name without one
+    (``git_branch``), whose words are then all object."""
+    verb, obj = _verb(_name_words(name))
+    return verb, tuple(obj)
 
 
 def side_effects(tool: ToolDef) -> tuple[str, ...]:

@@ -41,7 +41,8 @@ __all__ = ["Estimates", "Fed", "cap_full", "fed", "fit_budget", "measure", "tier
 
 
 def cap_full(tools: list[ScoredTool], max_tools: int, room: float, estimates: Estimates, warnings: list[str], *,
-             strong: int = 101, strong_tools: int = 0, strong_room: float = 0) -> None:
+             strong: int = 101, strong_tools: int = 0, strong_room: float = 0,
+             unsaid: Callable[[ScoredTool], str | None] | None = None) -> None:
     """The Full tier's two caps, in one pass over it: the skeleton's tools first, then the tool of
     a task step (the policy made it Full for the step), then best first. ``max_full_tools``
     counts tools: past it a tool is Condensed. ``max_full_share`` (``room`` tokens) counts
@@ -49,7 +50,8 @@ def cap_full(tools: list[ScoredTool], max_tools: int, room: float, estimates: Es
     Condensed too (a cheaper one after it may still fit), except a step's tool. A tool whose
     final score reaches ``strong`` (``strong_threshold``) may pass both: up to ``strong_tools``
     tools past the count (none when ``max_tools`` is 0: no Full by score at all), and
-    definitions up to ``strong_room`` tokens (``strong_full_share``; never less than ``room``)."""
+    definitions up to ``strong_room`` tokens (``strong_full_share``; never less than ``room``),
+    unless ``unsaid`` says why the task does not ask for what it does (:meth:`Policy.unsaid`)."""
     skeleton = [s for s in tools if s.skeleton and s.tier is Tier.FULL]
     if len(skeleton) > max_tools:
         warnings.append(f"{len(skeleton)} skeleton tools are Full, more than max_full_tools={max_tools}")
@@ -63,12 +65,17 @@ def cap_full(tools: list[ScoredTool], max_tools: int, room: float, estimates: Es
             spent += estimates.cost(s, Tier.FULL)
             continue
         strong_one = s.final >= strong
+        unasked = unsaid(s) if strong_one and unsaid is not None else None
+        if unasked:  # past the caps only for what the task says it wants done
+            strong_one = False
         if places == 0:
             if not (strong_one and extra):
                 places_past = "the place past it" if strong_tools == 1 else f"the {strong_tools} places past it"
                 why = (f"max_full_tools={max_tools}, and {places_past} for a final score of strong_threshold "
                        f"{strong} or more {'is' if strong_tools == 1 else 'are'} taken (its score: {s.final})"
-                       if strong_one and strong_tools and max_tools else f"max_full_tools={max_tools}")
+                       if strong_one and strong_tools and max_tools
+                       else f"max_full_tools={max_tools}, and no place past it: {unasked}" if unasked and extra
+                       else f"max_full_tools={max_tools}")
                 s.reasons.append(f"demoted full -> condensed: {why}")
                 s.tier = Tier.CONDENSED
                 continue
@@ -96,7 +103,8 @@ def cap_full(tools: list[ScoredTool], max_tools: int, room: float, estimates: Es
         else:
             cap = (f"strong_full_share ({round(strong_room)} tokens)" if strong_one and strong_room > room
                    else f"max_full_share ({round(room)} tokens)")
-            s.reasons.append(f"demoted full -> condensed: its {need} tokens would take the Full tier past {cap}")
+            beyond = f", and no room past it: {unasked}" if unasked and strong_room > room else ""
+            s.reasons.append(f"demoted full -> condensed: its {need} tokens would take the Full tier past {cap}{beyond}")
             s.tier = Tier.CONDENSED
 
 

@@ -563,7 +563,8 @@ class Compiler:
         estimates = Estimates(fmt, self._estimate, view.memo.costs)
         cap_full(tools, sel.max_full_tools, sel.max_full_share * budget, estimates, warnings,
                  strong=sel.strong_threshold, strong_tools=sel.strong_full_tools,
-                 strong_room=sel.strong_full_share * budget)
+                 strong_room=sel.strong_full_share * budget, unsaid=self.policy.unsaid(
+                     ctx.task, {*task_facts.get("capability", ()), *task_facts.get("implied", ())}))
         promoted = fed(tools, feeds, sel.full_threshold)
         used, budget_warnings = fit_budget(tools, budget, fmt, self.counter, estimates=estimates, shard=ctx.shard)
         back = unfed(promoted, estimates.cost)

@@ -32,11 +32,12 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..analysis.capabilities import name_effects
+from ..analysis.capabilities import name_effects, name_reading
 from ..analysis.offline_analyzer import target_format
 from ..config import ToolSelectionConfig
 from ..errors import RuleError
 from ..models import HARNESS_SERVER, ToolState
+from ..text import stem
 from .explain import RuleCitations
 from .logic import Fact, LogicEngine, RuleSet
 from .scored_tool import ScoredTool
@@ -263,6 +264,9 @@ _WORD = re.compile(r"[a-z0-9]+")
 #: Where a camelCase name's words meet (``getRateLimitStatus``).
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 #: A step's capability as what a role may not do (the warning of :meth:`Policy.missing_steps`).
+#: Verbs that make or fill in the object they name (``add_comment``, ``create_index``): a task that says the object
+#: and asks for a write asks for them (:meth:`Policy.unsaid`); archiving, pushing or merging it must be said.
+_MAKING = frozenset(stem(w) for w in "create add insert append new make put set write post upload".split())
 _STEP_WORDS = {"/write": "change files or data", "/delete": "delete anything", "/execute": "run commands",
                "/send": "send messages"}
 
@@ -577,6 +581,32 @@ class Policy:
                 f"{UNASKED}{', '.join(unasked)}, which the task does not ask for", "asked_only", unasked[0]))
             demoted.add(st.id)
         return frozenset(demoted)
+
+    @staticmethod
+    def unsaid(task: str, asked: Collection[str]) -> Callable[[ScoredTool], str | None]:
+        """Why the task does not ask for what a tool's name says it does, or None when it does: the
+        Full tier's room past its caps for a strong score (``strong_full_tools``,
+        ``strong_full_share``) is for what the task wants done. A name with no side effect
+        (:func:`~jit.analysis.capabilities.name_effects`: ``browser_navigate``, ``list_indexes``)
+        is asked for; so is one whose verb the task says ("push" for ``git_push``), one that makes
+        an object the task names with every effect of the name asked ("index" for
+        ``create_index`` on a task that writes), and one that runs, deletes or sends, each of
+        those asked. Any other write must be said: "fix" asks for some write, not for ``git_push``,
+        and "move the card" not for ``archive_card``.
+        ``asked``: the capabilities the task states or implies."""
+        said = {stem(w) for w in words(task)}
+        wanted = frozenset(asked)
+
+        def why(s: ScoredTool) -> str | None:
+            effects = name_effects(s.tool_name)
+            if not effects:
+                return None
+            verb, obj = name_reading(s.tool_name)
+            if verb in said or effects <= wanted and (
+                    "/write" not in effects or verb in _MAKING and not said.isdisjoint(obj)):
+                return None
+            return f"the task does not say what {s.tool_name} does ({', '.join(sorted(effects))})"
+        return why
 
     def file_steps(self, facts: list[Fact]) -> list[tuple[tuple[str, str, str, str], tuple[str, ...]]]:
         """The policy's ``file_step`` rows for the steps of a task that names local files to write,
