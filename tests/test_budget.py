@@ -294,8 +294,10 @@ def test_the_room_past_the_caps_is_only_for_what_the_task_says_it_wants_done():
     caps: past the count and past the share alike, with the reason in its demotion."""
     est = Estimates("anthropic")
     pushed = [_full(90, "t0"), _full(85, "git_push"), _full(80, "browser_navigate")]
-    cap_full(pushed, 1, 10_000, est, [], strong=75, strong_tools=4, strong_room=10_000,
-             unsaid=lambda s: "the task does not say what git_push does (/write)" if s.tool_name == "git_push" else None)
+    def unsaid(s: ScoredTool) -> str | None:
+        return "the task does not say what git_push does (/write)" if s.tool_name == "git_push" else None
+
+    cap_full(pushed, 1, 10_000, est, [], strong=75, strong_tools=4, strong_room=10_000, unsaid=unsaid)
     assert [s.tier for s in pushed] == [Tier.FULL, Tier.CONDENSED, Tier.FULL]
     assert pushed[1].reasons[-1] == ("demoted full -> condensed: max_full_tools=1, and no place past it: the task "
                                      "does not say what git_push does (/write)")
@@ -315,6 +317,12 @@ def test_the_room_past_the_caps_is_only_for_what_the_task_says_it_wants_done():
     ("Move the Trello card 'Fix login' to Done", "archive_card", False),               # the object, not the act
     ("Make email unique on the users collection: add an index", "create_index", True),  # makes what is named
     ("Check the indexes of the orders collection", "drop_index", False),
+    ("Leave a comment with the test run link on the card", "add_comment", True),       # it sends as well
+    ("Create a label named flaky on the repo", "get_or_create_label", True),          # its second verb makes
+    ("Replace foo with bar in config.yaml", "search_and_replace", True),              # its second verb is said
+    ("File a bug in the QA Jira project for the broken login", "jira_create_issue", True),  # a bug is an issue
+    ("Use archiveCard on the Done card", "archiveCard", True),                        # camelCase said
+    ("Check whether it's up in the bucket", "put_s3_object", False),                  # no "s" of "it's"
 ])
 def test_a_task_asks_for_a_tool_by_its_verb_by_what_it_makes_or_by_an_effect_other_than_writing(task, name, asked):
     profile = analyze_task(task)
@@ -322,3 +330,24 @@ def test_a_task_asks_for_a_tool_by_its_verb_by_what_it_makes_or_by_an_effect_oth
     assert (why is None) is asked, why
     if not asked:
         assert why.startswith(f"the task does not say what {name} does (")
+
+
+def test_a_file_tool_or_a_tool_the_task_names_is_asked_for():
+    task = "Point the empty state at the new SVG in src/components/EmptyState.tsx"
+    asked = {"/write"}
+    edit = scored("filesystem", "edit_file", Tier.FULL, 90)
+    assert Policy.unsaid(task, asked)(edit) is not None  # nothing says a file
+    assert Policy.unsaid(task, asked, files=True)(edit) is None  # the task names one
+    named = scored("git", "git_push", Tier.FULL, 90)
+    named.reasons.append("named in the task")
+    assert Policy.unsaid("Fix the bug and commit it", asked)(named) is None
+
+
+def test_the_compile_keeps_the_room_past_the_caps_for_what_the_task_says(compiler):
+    task = "Add a slide to the quarterly deck"
+    ts = compiler.compile(TaskContext(shard="coder", task=task))
+    refused = [s for s in ts.tools if any(": the task does not say what" in r for r in s.reasons)]
+    assert refused and all(s.tier is not Tier.FULL for s in refused)
+    why = Policy.unsaid(task, {*ts.task_facts.get("capability", ()), *ts.task_facts.get("implied", ())})
+    past = [s for s in ts.tier(Tier.FULL) if any(r.startswith("full past max_full") for r in s.reasons)]
+    assert all(why(s) is None for s in past)

@@ -16,6 +16,7 @@ from jit.selection.logic import LogicEngine, RuleSet
 from jit.selection.policy import Policy
 from jit.selection.naming import ServerNames, named_servers
 from jit.selection.steps import NAMED_FLOOR, STEP_FLOOR, Step, settle, step_tools
+from jit.selection.task import IMPLIED
 from jit.selection.tiers import Tier
 from tests.test_render import scored
 from tests.test_task_steps import _score
@@ -235,7 +236,8 @@ def test_a_tool_whose_name_deletes_takes_no_full_place_by_score_unless_the_task_
     assert all(s.tier is Tier.FULL for s in asked)
     # The task analyzer reads the verbs a name is read with ("prune", "flush", "wipe") as asking to delete.
     pruned = out()
-    assert not policy.unasked(pruned, [("task_capability", c) for c in analyze_task("Prune the dangling images").capabilities])
+    pruning = analyze_task("Prune the dangling images").capabilities
+    assert not policy.unasked(pruned, [("task_capability", c) for c in pruning])
     # The skeleton's tool keeps its place, and so does a name that also says what the task asks.
     skeleton = scored("harness", "delete_file", Tier.FULL, 60, skeleton=True)
     both = scored("tracker", "delete_or_update_item", Tier.FULL, 80)
@@ -246,7 +248,7 @@ def test_a_tool_whose_name_deletes_takes_no_full_place_by_score_unless_the_task_
 def test_a_step_the_task_implies_takes_a_tool_the_unasked_rule_sent_down_only_when_no_other_can(policy):
     purge = scored("db", "purge_rows", Tier.FULL, 88)
     write = scored("db", "insert_rows", Tier.CONDENSED, 70)
-    facts = [("task_capability", "/write")]
+    facts = [(IMPLIED, "/write")]  # "Fix the totals in the orders table"
     out = [purge, write]
     unasked = policy.unasked(out, facts)
     assert unasked == {purge.id} and purge.tier is Tier.CONDENSED
@@ -258,6 +260,11 @@ def test_a_step_the_task_implies_takes_a_tool_the_unasked_rule_sent_down_only_wh
     policy.step_tools([alone], facts, {"/write": frozenset({alone.id})}, {}, None, unasked)
     assert alone.tier is Tier.FULL and alone.reasons[0] == "tool of the step /write the task implies"
     assert not any(r.startswith("condensed: its name says") for r in alone.reasons)  # no reason against it left
+    # A step the task's words state ("Insert the missing totals") is said to be asked for.
+    stated = [("task_capability", "/write")]
+    again = scored("db", "purge_rows", Tier.FULL, 88)
+    policy.step_tools([again], stated, {"/write": frozenset({again.id})}, {}, None, policy.unasked([again], stated))
+    assert again.reasons[0] == "tool of the step /write the task asks for"
 
 
 def test_a_read_step_falls_back_on_a_tool_that_changes_things_but_never_on_one_that_deletes():
@@ -269,3 +276,25 @@ def test_a_read_step_falls_back_on_a_tool_that_changes_things_but_never_on_one_t
     assert [r for r, _v in got[0].options] == [1]
     caps[1] = {"/delete"}
     assert step_tools([step], _score(table), caps.__getitem__, lambda r: True, lambda r: False)[0].tool is None
+
+
+def test_a_demonstration_servers_tool_takes_no_full_place_by_score_unless_the_task_names_it_or_mcp(policy):
+    """``everything/get-env`` for a task about environment variables shows how MCP works and does
+    none of the task's work: Condensed, unless the task names its server or speaks of MCP."""
+    def out() -> list:
+        env = scored("everything", "get-env", Tier.FULL, 74)
+        stepped = scored("everything", "echo", Tier.FULL, 80)
+        stepped.step = "echo the string"
+        real = scored("desktop-commander", "get_config", Tier.FULL, 72)
+        return [env, stepped, real]
+
+    demo = {"everything"}.__contains__
+    tools = out()
+    policy.demos(tools, "Which environment variables does the app read at startup?", set(), demo)
+    assert [s.tier for s in tools] == [Tier.CONDENSED, Tier.FULL, Tier.FULL]
+    assert tools[0].reasons[-1] == "condensed: everything demonstrates the protocol, and the task does not name it"
+    for task, named in (("Smoke-test the MCP server we just built with its echo tool", set()),
+                        ("Call get-env on the everything server", {"everything"})):
+        kept = out()
+        policy.demos(kept, task, named, demo)
+        assert all(s.tier is Tier.FULL for s in kept), task

@@ -380,8 +380,11 @@ def test_a_tool_full_by_its_score_brings_the_tool_that_hands_out_its_identifier(
     for i, s in enumerate(tools, 1):
         s.id = i
     tools[2].id, tools[3].id, tools[4].id, tools[5].id = 5, 6, 7, 8
+    tools[1].reasons.append("demoted full -> condensed: max_full_tools=10")  # a cap sent it down first
     fed(tools, lambda t, ids_only=False: feeds.get(t, []) if ids_only else [], 70)
     assert tools[1].tier is Tier.FULL and tools[1].step == "the identifier context7__query-docs needs"
+    assert tools[1].reasons[0] == "tool of the step 'the identifier context7__query-docs needs'"
+    assert not any(r.startswith("demoted") for r in tools[1].reasons)  # no reason says it left Full
     assert tools[3].tier is Tier.CONDENSED  # its consumer is Full below full_threshold, not by its score
     assert tools[5].tier is Tier.EXCLUDED  # a producer the compile does not render stays out
 

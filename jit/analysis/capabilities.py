@@ -497,12 +497,16 @@ def name_effects(name: str) -> frozenset[str]:
     return frozenset(_verb_effects(verb, obj)) if verb is not None else frozenset()
 
 
-def name_reading(name: str) -> tuple[str | None, tuple[str, ...]]:
-    """The stems of the verb a tool's name is read with and of its object (``git_push`` ->
-    ``push``, ``add_comment`` -> ``add`` and ``comment``); no verb (None) for a name without one
-    (``git_branch``), whose words are then all object."""
+def name_reading(name: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The stems of the verbs a tool's name says and of the rest, its object: ``git_push`` ->
+    (``push``), (); ``add_comment`` -> (``add``), (``comment``); ``get_or_create_label`` ->
+    (``get``, ``creat``), (``or``, ``label``). No verb for a name without one (``git_branch``),
+    whose words are then all object."""
     verb, obj = _verb(_name_words(name))
-    return verb, tuple(obj)
+    if verb is None:
+        return (), tuple(obj)
+    more = tuple(w for w in obj if _is_verb(w) and w not in _NOUNS)
+    return (verb, *more), tuple(w for w in obj if w not in more)
 
 
 def side_effects(tool: ToolDef) -> tuple[str, ...]:

@@ -74,7 +74,8 @@ def cap_full(tools: list[ScoredTool], max_tools: int, room: float, estimates: Es
                 why = (f"max_full_tools={max_tools}, and {places_past} for a final score of strong_threshold "
                        f"{strong} or more {'is' if strong_tools == 1 else 'are'} taken (its score: {s.final})"
                        if strong_one and strong_tools and max_tools
-                       else f"max_full_tools={max_tools}, and no place past it: {unasked}" if unasked and extra
+                       else f"max_full_tools={max_tools}, and no place past it: {unasked}"
+                       if unasked and strong_tools and max_tools
                        else f"max_full_tools={max_tools}")
                 s.reasons.append(f"demoted full -> condensed: {why}")
                 s.tier = Tier.CONDENSED
@@ -103,8 +104,10 @@ def cap_full(tools: list[ScoredTool], max_tools: int, room: float, estimates: Es
         else:
             cap = (f"strong_full_share ({round(strong_room)} tokens)" if strong_one and strong_room > room
                    else f"max_full_share ({round(room)} tokens)")
-            beyond = f", and no room past it: {unasked}" if unasked and strong_room > room else ""
-            s.reasons.append(f"demoted full -> condensed: its {need} tokens would take the Full tier past {cap}{beyond}")
+            # The task's words are why only when the room past the share would have held it.
+            beyond = f", and no room past it: {unasked}" if unasked and spent + need <= strong_room else ""
+            s.reasons.append(f"demoted full -> condensed: its {need} tokens would take the Full tier past "
+                             f"{cap}{beyond}")
             s.tier = Tier.CONDENSED
 
 
@@ -390,7 +393,9 @@ def fed(tools: Sequence[ScoredTool], feeds: Feeds, least: float) -> list[Fed]:
             if producer is not None and producer.tier in (Tier.CONDENSED, Tier.MINIMAL):
                 promoted.append((producer, s, producer.tier, producer.wanted))
                 producer.step, producer.wanted, producer.tier = f"the identifier {s.name} needs", Tier.FULL, Tier.FULL
-                producer.reasons.insert(0, f"tool of the step {producer.step!r}")
+                # A cap's demotion out of Full no longer says where it is.
+                producer.reasons[:] = [f"tool of the step {producer.step!r}",
+                                       *(r for r in producer.reasons if not r.startswith("demoted full -> "))]
     return promoted
 
 

@@ -67,7 +67,7 @@ from .snapshot import (
     embedding_warning,
     label_rows,
 )
-from .steps import Feeds, Step, asked, embedded, plan, settle, task_steps
+from .steps import Feeds, Step, asked, demo_server, embedded, plan, settle, task_steps
 from .task import TaskContext, task_facts
 from .tiers import Tier
 from .tokens import EstimateCounter, TokenCounter, default_counter
@@ -478,8 +478,11 @@ class Compiler:
             if st.id in planned:
                 st.step, st.wanted, st.tier = st.step or planned[st.id], Tier.FULL, Tier.FULL
                 st.reasons.insert(0, f"tool of the step {planned[st.id]!r}")
-        # A probe of a server (its health, a job's status) the task does not point at fills no Full place.
-        self.policy.probes(out, named_servers(ctx.task, said))
+        # A probe of a server (its health, a job's status) the task does not point at fills no Full place,
+        # nor does a demonstration server's tool.
+        named = named_servers(ctx.task, said)
+        self.policy.probes(out, named)
+        self.policy.demos(out, ctx.task, named, lambda server: demo_server(view, server))
         # A tool whose name deletes, Full by its score, when the task asks to delete nothing: Condensed.
         unasked = self.policy.unasked(out, facts)
         self.policy.step_tools(out, facts, labels["capability"], view.tier_cap, file_tools, unasked)
@@ -564,7 +567,8 @@ class Compiler:
         cap_full(tools, sel.max_full_tools, sel.max_full_share * budget, estimates, warnings,
                  strong=sel.strong_threshold, strong_tools=sel.strong_full_tools,
                  strong_room=sel.strong_full_share * budget, unsaid=self.policy.unsaid(
-                     ctx.task, {*task_facts.get("capability", ()), *task_facts.get("implied", ())}))
+                     ctx.task, {*task_facts.get("capability", ()), *task_facts.get("implied", ())},
+                     files=bool(task_facts.get("file_target") or task_facts.get("code_edit"))))
         promoted = fed(tools, feeds, sel.full_threshold)
         used, budget_warnings = fit_budget(tools, budget, fmt, self.counter, estimates=estimates, shard=ctx.shard)
         back = unfed(promoted, estimates.cost)

@@ -37,7 +37,7 @@ from ..analysis.offline_analyzer import target_format
 from ..config import ToolSelectionConfig
 from ..errors import RuleError
 from ..models import HARNESS_SERVER, ToolState
-from ..text import stem
+from ..text import identifier_stems, stem
 from .explain import RuleCitations
 from .logic import Fact, LogicEngine, RuleSet
 from .scored_tool import ScoredTool
@@ -263,10 +263,15 @@ CODE_EDIT_TARGET = "the code the task changes"
 _WORD = re.compile(r"[a-z0-9]+")
 #: Where a camelCase name's words meet (``getRateLimitStatus``).
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+#: Verbs that make, fill in or edit the object they name (``add_comment``, ``create_index``, ``edit_file``): a task
+#: that says the object and asks for a change asks for them (:meth:`Policy.unsaid`); archiving, pushing or merging
+#: it must be said.
+_MAKING = frozenset(stem(w) for w in
+                    "create add insert append put set write save post upload edit update modify".split())
+#: What a task calls the object a tool's name says: a bug or a ticket is an issue, a PR a pull request.
+_SAME_OBJECT = {stem(w): tuple(stem(v) for v in same.split())
+                for w, same in (("bug", "issue"), ("ticket", "issue"), ("pr", "pull request"))}
 #: A step's capability as what a role may not do (the warning of :meth:`Policy.missing_steps`).
-#: Verbs that make or fill in the object they name (``add_comment``, ``create_index``): a task that says the object
-#: and asks for a write asks for them (:meth:`Policy.unsaid`); archiving, pushing or merging it must be said.
-_MAKING = frozenset(stem(w) for w in "create add insert append new make put set write post upload".split())
 _STEP_WORDS = {"/write": "change files or data", "/delete": "delete anything", "/execute": "run commands",
                "/send": "send messages"}
 
@@ -510,6 +515,7 @@ class Policy:
         Condensed, taken for a step (stated or implied) only when no other tool that may be Full
         has its capability."""
         by_id = {s.id: s for s in out} if file_tools else {}
+        stated = {f[1] for f in facts if f[0] == "task_capability"}
         for cap in self.steps(facts):
             held = False
             for t, targets in (file_tools or {}).get(cap, ()):
@@ -519,6 +525,7 @@ class Policy:
                     chosen.step = cap  # certain: the task names the file
                     if chosen.tier is not Tier.FULL:
                         chosen.wanted = chosen.tier = Tier.FULL
+                    chosen.reasons[:] = [r for r in chosen.reasons if not r.startswith(UNASKED)]
                     chosen.reasons.insert(0, f"tool of the step {cap} of {', '.join(targets)}")
             if held:
                 continue
@@ -529,7 +536,7 @@ class Policy:
             best = min(able, key=lambda s: (s.id in unasked, -s.final, s.rank))
             best.wanted = best.tier = Tier.FULL
             best.reasons[:] = [r for r in best.reasons if not r.startswith(UNASKED)]
-            best.reasons.insert(0, f"tool of the step {cap} the task implies")
+            best.reasons.insert(0, f"tool of the step {cap} the task {'asks for' if cap in stated else 'implies'}")
 
     def probes(self, out: list[ScoredTool], named: Collection[str]) -> None:
         """A probe of its server (a ``probe_word`` among its name's words and a ``probe_subject``
@@ -556,13 +563,29 @@ class Policy:
                 f"condensed: a probe of {server} ({', '.join(sorted(found))}), a server the task does not point at",
                 "probe_word", sorted(found)[0]))
 
+    def demos(self, out: list[ScoredTool], task: str, named: Collection[str], demo: Callable[[str], bool]) -> None:
+        """A demonstration server's tool (``demo(server)``: echo, a sum, its environment, the
+        protocol's test server) that its score made Full, not a step's, the skeleton's or named in
+        the task, is Condensed unless the task names its server or speaks of MCP itself ("smoke-test
+        the MCP server we built"): it shows how MCP works and does none of a task's other work
+        (``everything/get-env`` for a task about environment variables)."""
+        if "mcp" in words(task):
+            return
+        for st in out:
+            if (st.tier is not Tier.FULL or st.step or st.skeleton or "named in the task" in st.reasons
+                    or st.server in named or not demo(st.server)):
+                continue
+            st.tier = st.wanted = Tier.CONDENSED
+            st.reasons.append(f"condensed: {st.server} demonstrates the protocol, and the task does not name it")
+
     def unasked(self, out: list[ScoredTool], facts: list[Fact]) -> frozenset[int]:
         """A tool whose name says it has a side effect of ``asked_only`` (``delete-many``,
         ``worker_delete``: :func:`~jit.analysis.capabilities.name_effects`) that its score made
         Full, not a step's, the skeleton's or named in the task, is Condensed unless the task
         asks for that side effect: a ``task_capability`` or implied fact ("delete", "drop", "prune",
-        "flush", "wipe": the task analyzer's lexicon, which reads tools' words too). A name that also says an effect the task
-        asks for keeps its place (``delete_or_update`` on a task that updates). Returns the ids
+        "flush", "wipe": the task analyzer's lexicon, which reads tools' words too). A name that
+        also says an effect the task asks for keeps its place (``delete_or_update`` on a task that
+        updates). Returns the ids
         it sent to Condensed (:meth:`step_tools` takes them last)."""
         only = self.constants().asked_only
         if not only:
@@ -583,27 +606,37 @@ class Policy:
         return frozenset(demoted)
 
     @staticmethod
-    def unsaid(task: str, asked: Collection[str]) -> Callable[[ScoredTool], str | None]:
+    def unsaid(task: str, asked: Collection[str], *, files: bool = False) -> Callable[[ScoredTool], str | None]:
         """Why the task does not ask for what a tool's name says it does, or None when it does: the
         Full tier's room past its caps for a strong score (``strong_full_tools``,
         ``strong_full_share``) is for what the task wants done. A name with no side effect
         (:func:`~jit.analysis.capabilities.name_effects`: ``browser_navigate``, ``list_indexes``)
-        is asked for; so is one whose verb the task says ("push" for ``git_push``), one that makes
-        an object the task names with every effect of the name asked ("index" for
-        ``create_index`` on a task that writes), and one that runs, deletes or sends, each of
-        those asked. Any other write must be said: "fix" asks for some write, not for ``git_push``,
-        and "move the card" not for ``archive_card``.
-        ``asked``: the capabilities the task states or implies."""
-        said = {stem(w) for w in words(task)}
+        is asked for, and so is a tool named in the task; so is one a verb of whose name the task
+        says ("push" for ``git_push``, "replace" for ``search_and_replace``), one that makes or
+        edits an object the task names when the task asks for a change or its analysis read
+        nothing ("comment" for ``add_comment``, a bug for ``create_issue``, a file for
+        ``edit_file`` when the task names one: ``files``), and one that runs, deletes or sends,
+        each of those asked. Any other write must be said:
+        "fix" asks for some write, not for ``git_push``, and "move the card" not for
+        ``archive_card``. ``asked``: the capabilities the task states or implies."""
+        said = {w for w in identifier_stems(task) if len(w) > 1}  # not the "s" of "it's"
+        said.update(*(_SAME_OBJECT.get(w, ()) for w in list(said)))
+        if files:
+            said.add(stem("file"))
         wanted = frozenset(asked)
+        # A change asked, or nothing read from the task at all ("File a bug in Jira"): then it cannot tell.
+        changes = not wanted or not wanted.isdisjoint(("/write", "/delete", "/execute", "/send"))
 
         def why(s: ScoredTool) -> str | None:
             effects = name_effects(s.tool_name)
-            if not effects:
+            if not effects or "named in the task" in s.reasons:
                 return None
-            verb, obj = name_reading(s.tool_name)
-            if verb in said or effects <= wanted and (
-                    "/write" not in effects or verb in _MAKING and not said.isdisjoint(obj)):
+            verbs, obj = name_reading(s.tool_name)
+            if not said.isdisjoint(verbs):
+                return None
+            if changes and not _MAKING.isdisjoint(verbs) and not said.isdisjoint(obj):
+                return None
+            if "/write" not in effects and effects <= wanted:
                 return None
             return f"the task does not say what {s.tool_name} does ({', '.join(sorted(effects))})"
         return why

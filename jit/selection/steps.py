@@ -55,7 +55,7 @@ from .snapshot import CatalogSnapshot, label_rows
 from .step_words import LIBRARY_DOCS_SAID, OPENING, QUOTED, action_free, leading_capability, name_fit, spelled
 from .tiers import Tier
 
-__all__ = ["STEP_FLOOR", "Feeds", "Step", "StepTool", "asked", "embedded", "plan", "settle",
+__all__ = ["STEP_FLOOR", "Feeds", "Step", "StepTool", "asked", "demo_server", "embedded", "plan", "settle",
            "step_tools", "task_servers", "task_steps"]
 
 #: The least retrieval score (0–100, the step's text alone) of a step's tool: below it, no
@@ -538,7 +538,7 @@ def plan(view: CatalogSnapshot, steps: Sequence[Step], sims: np.ndarray,
     def usable(r: int) -> bool:
         t = view.rows[r]
         return (bool(allowed[r]) and not penalty.get(t, 0) and view.tier_cap.get(t, Tier.FULL) is Tier.FULL
-                and not _is_demo(view, view.heads[t][0], servers))
+                and not demo_server(view, view.heads[t][0]))
 
     def score(i: int, text: str) -> tuple[np.ndarray, ...]:
         """The index's score of one query (``RetrievalIndex.score``: min-max normalised cosine and
@@ -740,10 +740,12 @@ def _server_tools(view: CatalogSnapshot) -> dict[str, list[int]]:
     return found
 
 
-def _is_demo(view: CatalogSnapshot, server: str, servers: Mapping[str, Sequence[int]]) -> bool:
+def demo_server(view: CatalogSnapshot, server: str) -> bool:
+    """Whether ``server`` of the snapshot demonstrates the protocol (echo, a sum, its environment:
+    :func:`~jit.selection.naming.demo_servers`), read once per snapshot."""
     known = view.memo.demo.get(server)
     if known is None:
         # Condensed lines (the snapshot holds one per tool): no definition is read for the check.
-        lines = [view.memo.summaries.get(i, "") for i in servers.get(server, ())]
+        lines = [view.memo.summaries.get(i, "") for i in _server_tools(view).get(server, ())]
         known = view.memo.demo[server] = bool(demo_servers({server: lines}))
     return known
