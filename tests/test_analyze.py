@@ -316,6 +316,12 @@ def test_task_file_targets_are_the_files_the_task_writes(task, targets):
     ("Give a short summary of README.md", False),
     ("Register the new hire in staff.csv", False),
     ("Insert the stack trace into notes.txt", False),
+    # the fix as a noun: made, applied or done in a file of code; an issue fixed by its number is a code change
+    ("make the fix locally in src/cart.py and commit it", True),
+    ("apply the patch to lib/parser.py", True),
+    ("Fix issue #311 in acme/shop", True),
+    ("Make a change request in Jira for the new VPN", False),
+    ("Close issue #311 in acme/shop", False),
 ])
 def test_a_task_that_changes_code_in_place_edits_a_file(task, edits):
     p = analyze_task(task, DEFAULT_SHARDS)

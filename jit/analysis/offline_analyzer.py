@@ -502,13 +502,16 @@ _VERB_REACH = 160
 # "LinkedIn": "change my LinkedIn headline" is no code change) do not count.
 _CODE_CHANGE_VERB = re.compile(
     r"(?:^|[.;:!?,]\s*|\b(?:and|then|please|to|also|now|just)\s+)"
-    "(?:" + "|".join(w + r"(?!\s+to\b)" if w == "switch" else w for w in CODE_CHANGE_WORDS) + r")\b(?![/-])",
+    "(?:" + "|".join(w + r"(?!\s+to\b)" if w == "switch" else w for w in CODE_CHANGE_WORDS)
+    + r"|(?:make|apply|do|land|put\s+in)\s+(?:the|a|that|this|your|my)\s+(?:fix|fixes|change|changes|patch|edit|edits)"
+    + r")\b(?![/-])",
     re.IGNORECASE)
 _CODE_SIGN = re.compile(
     rf"\b[\w\-/]*\.(?:{_TEXT_EXTENSIONS})\b|\b[a-z]+(?:_[a-z0-9]+)+\b|\b[a-z]{{2,}}[A-Z][a-z]+\w*\b"
     r"|\b\w+\.\w+\.\w+\b|\b(?:bug|bugs|crash|crashes|exception|stack\s*trace|traceback|regression|unit\s+tests?"
     r"|function|method|class|module|compile|compiler|lint|linter|dependency|dependencies|import|imports|variable"
-    r"|endpoint|null\s*pointer|off-by-one|segfault|typo)\b")
+    r"|endpoint|null\s*pointer|off-by-one|segfault|typo)\b"
+    r"|\b(?:issue|bug|ticket)\s+#\d+\b")
 
 
 #: The source and config files of a project (of :data:`_TEXT_EXTENSIONS`: no prose, data or log).
