@@ -24,6 +24,7 @@ from jit.selection.steps import (
     READ_CODE,
     RUN_COMMAND,
     SNAPSHOT_PAGE,
+    STAGE_CHANGES,
     SWITCH_BRANCH,
     Step,
     asked,
@@ -534,9 +535,9 @@ def test_a_lead_in_that_says_the_agents_own_action_is_a_step_of_its_own_in_the_o
         ("After you merge PR #12", "/write"), ("delete the branch", "/delete")]
     assert [s.capability for s in task_steps("After deleting the old rows, insert the new ones into the users "
                                               "table.")] == ["/delete", "/write"]
-    # the commit said in the lead-in is made here: the branch is pushed before the pull request
+    # the commit said in the lead-in is made here: its changes staged, the branch pushed before the pull request
     assert [s.text for s in task_steps("Once you've committed the fix, open a PR.")] == [
-        "Once you've committed the fix", PUSH_BRANCH, "open a PR"]
+        STAGE_CHANGES, "Once you've committed the fix", PUSH_BRANCH, "open a PR"]
     # "before you delete it, back it up": the backup first, and the deletion is the lead-in's step alone
     assert split_clauses("Before you delete the branch, back it up to S3.") == [
         "back it up to S3", "Before you delete the branch"]
@@ -548,6 +549,19 @@ def test_a_lead_in_that_says_the_agents_own_action_is_a_step_of_its_own_in_the_o
         "When you see the error, restart the worker"]
     assert [s.capability for s in task_steps("After logging in, check the dashboard shows the chart.")
             if not s.implied] == ["/read"]
+
+
+def test_staging_is_said_in_gits_words_and_a_commit_stages_its_changes_first():
+    """"Stage the fix when you're done" has few words a staging tool's text shares: its step is
+    read in git's words. A commit made here stages what it commits first, once."""
+    steps = task_steps("Fix the off-by-one error in src/pagination.py. Stage the fix when you're done.")
+    assert [(s.text, s.capability, s.implied) for s in steps][-1] == (STAGE_CHANGES, "/write", False)
+    texts = [s.text for s in task_steps("Look at what I've changed, then commit all of it and push.")]
+    assert texts.index(STAGE_CHANGES) == texts.index("commit all of it") - 1
+    assert [s.text for s in task_steps("Stage the fix, then commit it")].count(STAGE_CHANGES) == 1
+    # a staging environment is no git stage
+    assert STAGE_CHANGES not in [s.text for s in task_steps("Stage the release on the staging server")]
+    assert STAGE_CHANGES not in [s.text for s in task_steps("Show me the commit history of main")]
 
 
 def test_proposing_a_local_commit_implies_pushing_its_branch_first():

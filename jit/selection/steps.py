@@ -146,6 +146,7 @@ OPEN_PAGE = "navigate the browser to a URL"
 RUN_COMMAND = "run a shell command in a terminal"
 SWITCH_BRANCH = "checkout a branch: switch branches"
 PUSH_BRANCH = "push the local branch to the remote repository"
+STAGE_CHANGES = "stage the changed files: add file contents to the staging area"
 FIND_MATCHING = "list the items matching a pattern"
 SNAPSHOT_PAGE = "take a screenshot or snapshot of the page"
 READ_CHANGE = "get the details of a pull request"
@@ -168,6 +169,9 @@ _SENDS_FORM = re.compile(OPENING + r"(?:sign\s*up|register|submit)\b(?:\s*$|\s+(
 _PROPOSES = re.compile(OPENING + r"(?:open|create|raise|submit|file|send)\s+(?:an?\s+|"
                        r"the\s+)?(?:new\s+|draft\s+)*(?:prs?|pull requests?|merge requests?|mrs?)\b", re.I)
 #: A clause that commits a change on this machine ("commit it and …"; not "the commit a1b2c3d").
+#: A clause that stages changes ("stage the fix", "git add the new files"): said in git's words, whatever it stages.
+_STAGES = re.compile(OPENING + r"(?:stage|git\s+add)\b(?!.*\b(?:staging|environments?|servers?|deploy\w*|releases?)\b)",
+                     re.I)
 _COMMITS = re.compile(OPENING + r"commit\b(?!\s+(?:messages?|hash(?:es)?|history|"
                       r"logs?|shas?|ids?|titles?|authors?|range|hooks?|signing|signatures?|access|rights)\b)"
                       r"(?!\s+\w+\s+(?:must|should|shall|are|is|need|needs|have|has|will|can|may)\b)", re.I)
@@ -320,6 +324,8 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
             steps.append(Step(READ_ISSUE, "/read", implied=True, clause=clause))
         if cap == "/write" and _BRANCH.search(clause):  # a change on a branch: switching to it first
             steps.append(Step(SWITCH_BRANCH, "/write", implied=True, clause=clause))
+        if cap == "/write" and _COMMITS.match(action) and not any(x.text == STAGE_CHANGES for x in steps):
+            steps.append(Step(STAGE_CHANGES, "/write", implied=True, clause=clause))  # a commit: its changes staged first
         if cap == "/write" and _PROPOSES.match(action) and commits and not pushes:
             steps.append(Step(PUSH_BRANCH, "/write", implied=True, clause=clause))  # a local commit proposed: pushed first
         if cap == "/delete" and _PATTERN.search(clause) and not _read_before(clause, steps):
@@ -343,6 +349,8 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
         elif cap == "/write" and (profile.edits_code or profile.file_targets
                                   or (writes_files and _MAKES.match(clause))):
             steps.append(Step(clause, cap, by=FILE_STEP))
+        elif cap == "/write" and _STAGES.match(action):  # "Stage the fix when you're done": git's own words
+            steps.append(Step(STAGE_CHANGES, cap, clause=clause))
         else:
             steps.append(Step(clause, cap))
         if found:  # a thing found is read next
