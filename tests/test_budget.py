@@ -317,12 +317,16 @@ def test_the_room_past_the_caps_is_only_for_what_the_task_says_it_wants_done():
     ("Move the Trello card 'Fix login' to Done", "archive_card", False),               # the object, not the act
     ("Make email unique on the users collection: add an index", "create_index", True),  # makes what is named
     ("Check the indexes of the orders collection", "drop_index", False),
-    ("Leave a comment with the test run link on the card", "add_comment", True),       # it sends as well
-    ("Create a label named flaky on the repo", "get_or_create_label", True),          # its second verb makes
+    ("Update the card and leave a comment with the run's link", "add_comment", True),  # makes one; it sends too
+    ("Create a label named flaky on the repo", "get_or_create_label", True),          # its second verb is said
+    ("Get the labels of the repo", "get_or_create_label", False),                     # a reading verb is not
+    ("List the cards on the Doing list of the Web board", "add_list_to_board", False),  # no write asked
     ("Replace foo with bar in config.yaml", "search_and_replace", True),              # its second verb is said
-    ("File a bug in the QA Jira project for the broken login", "jira_create_issue", True),  # a bug is an issue
-    ("Use archiveCard on the Done card", "archiveCard", True),                        # camelCase said
-    ("Check whether it's up in the bucket", "put_s3_object", False),                  # no "s" of "it's"
+    ("Write up a bug for the broken login in the QA Jira project", "jira_create_issue", True),  # a bug is an issue
+    ("Delete the stale branch feature-x", "create_branch", False),                    # a delete asks for no write
+    ("Use archiveCard on the Done card", "archiveCard", False),  # said as a name: "named in the task" keeps it
+    ("Update the bucket policy so it's private", "put_s3_object", False),             # no "s" of "it's"
+    ("Share the release notes on LinkedIn", "link_board_items", False),               # no camelCase in prose
 ])
 def test_a_task_asks_for_a_tool_by_its_verb_by_what_it_makes_or_by_an_effect_other_than_writing(task, name, asked):
     profile = analyze_task(task)
@@ -333,11 +337,12 @@ def test_a_task_asks_for_a_tool_by_its_verb_by_what_it_makes_or_by_an_effect_oth
 
 
 def test_a_file_tool_or_a_tool_the_task_names_is_asked_for():
-    task = "Point the empty state at the new SVG in src/components/EmptyState.tsx"
-    asked = {"/write"}
+    task = "Change the empty state in src/components/EmptyState.tsx to use the new SVG"
+    profile = analyze_task(task)
+    asked, files = {*profile.capabilities, *profile.implied}, profile.edits_code or bool(profile.file_targets)
     edit = scored("filesystem", "edit_file", Tier.FULL, 90)
-    assert Policy.unsaid(task, asked)(edit) is not None  # nothing says a file
-    assert Policy.unsaid(task, asked, files=True)(edit) is None  # the task names one
+    assert files and Policy.unsaid(task, asked, files=files)(edit) is None  # the task names a file of code
+    assert Policy.unsaid("Change the empty state to use the new SVG", asked)(edit) is not None  # it names none
     named = scored("git", "git_push", Tier.FULL, 90)
     named.reasons.append("named in the task")
     assert Policy.unsaid("Fix the bug and commit it", asked)(named) is None

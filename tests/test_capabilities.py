@@ -350,21 +350,18 @@ def _asks(text: str) -> set[str]:
 
 def test_a_name_says_what_it_does_and_a_task_says_it_with_the_same_verbs():
     """``name_effects`` reads a tool's own word for what it does; the task analyzer's lexicon
-    reads a task with the same deleting verbs, so a verb that makes a name a deletion makes a task
-    ask for one (what ``asked_only('/delete')`` checks); "clean up" and "truncate", which as often
-    tidy code or shorten text, do not."""
+    reads a task with the same deleting verbs, so every verb that makes a name a deletion makes a
+    task ask for one (what ``asked_only('/delete')`` checks)."""
     assert name_effects("delete-many") == name_effects("worker_delete") == name_effects("clear_cache") == {"/delete"}
     assert name_effects("write_query") == {"/write"} and name_effects("list_indexes") == frozenset()
     assert name_effects("git_branch") == frozenset()  # a noun: no verb, no effect
     for verb in ("delete", "remove", "drop", "purge", "clear", "prune", "flush", "wipe", "trash", "expunge",
-                 "discard", "erase", "destroy", "uninstall"):
+                 "discard", "cleanup", "erase", "destroy", "uninstall"):
         assert "/delete" in name_effects(f"{verb}_things"), verb
         assert "/delete" in _asks(f"Please {verb} the old things"), verb
-    for text in ("Clean up the code in utils.py", "Truncate the summary to 200 characters"):
-        assert "/delete" not in _asks(text), text
     assert "/delete" not in _asks("Check what indexes exist, then create one on email")
     assert "/delete" not in _asks("Read the README and list the open issues")
     # Hyphenated, quoted or inflected, the verb still asks.
-    for text in ("“Prune” the dangling images",
+    for text in ("Please clean-up stale branches", "Please clean up stale branches", "“Prune” the dangling images",
                  "If so, flush the cache", "Make sure the dangling images are pruned"):
         assert "/delete" in _asks(text), text

@@ -290,11 +290,21 @@ def test_a_demonstration_servers_tool_takes_no_full_place_by_score_unless_the_ta
 
     demo = {"everything"}.__contains__
     tools = out()
-    policy.demos(tools, "Which environment variables does the app read at startup?", set(), demo)
+    assert policy.demos(tools, "Which environment variables does the app read at startup?", set(), demo) == {
+        tools[0].id}
     assert [s.tier for s in tools] == [Tier.CONDENSED, Tier.FULL, Tier.FULL]
     assert tools[0].reasons[-1] == "condensed: everything demonstrates the protocol, and the task does not name it"
     for task, named in (("Smoke-test the MCP server we just built with its echo tool", set()),
                         ("Call get-env on the everything server", {"everything"})):
         kept = out()
-        policy.demos(kept, task, named, demo)
+        assert not policy.demos(kept, task, named, demo)
         assert all(s.tier is Tier.FULL for s in kept), task
+    # MCP as a topic is no test of a server: the demonstration stays out.
+    topic = out()
+    assert policy.demos(topic, "Search GitHub for popular Rust crates that implement MCP servers", set(), demo)
+    # A step never takes a tool it sent down, though no other tool has the step's capability.
+    zipper, writer = scored("everything", "zip", Tier.FULL, 80), scored("fs", "write_file", Tier.CONDENSED, 60)
+    demoted = policy.demos([zipper, writer], "Write the report to out.md", set(), demo)
+    policy.step_tools([zipper, writer], [("task_capability", "/write")], {"/write": frozenset({zipper.id, writer.id})},
+                      {}, None, (), demoted)
+    assert (zipper.tier, writer.tier) == (Tier.CONDENSED, Tier.FULL)

@@ -173,6 +173,14 @@ def test_a_demonstration_server_is_known_by_its_descriptions():
             "Simulates a research query", "Returns a tiny MCP logo image."]
     real = ["Read a file", "Write a file", "Simulates nothing: moves a file"]
     assert demo_servers({"demo": demo, "files": real}) == frozenset({"demo"})
+    # With its tools' names: a reference server's echo, sum or environment tool is needed too, so a
+    # simulator, or a router whose descriptions name MCP servers in passing, is none.
+    names = {"demo": ["echo", "annotated-message", "get-sum", "simulate-research-query", "get-tiny-image"],
+             "sim": ["ui_tap", "screenshot", "simulate_traffic"], "azure": ["storage", "monitor"]}
+    simulator = ["Simulates a tap on the iOS simulator", "Takes a screenshot of the simulator", "Simulates traffic"]
+    router = ["Storage operations, routed to MCP servers", "Monitor operations, routed to MCP servers"]
+    assert demo_servers({"demo": demo, "sim": simulator, "azure": router}, names) == frozenset({"demo"})
+    assert demo_servers({"sim": simulator, "azure": router}) == frozenset({"sim", "azure"})  # the words alone
 
 
 def _score(table: dict[str, list[tuple[int, float, float]]]):
@@ -381,11 +389,12 @@ def test_a_tool_full_by_its_score_brings_the_tool_that_hands_out_its_identifier(
     for i, s in enumerate(tools, 1):
         s.id = i
     tools[2].id, tools[3].id, tools[4].id, tools[5].id = 5, 6, 7, 8
-    tools[1].reasons.append("demoted full -> condensed: max_full_tools=10")  # a cap sent it down first
+    tools[1].reasons += ["condensed: match 5 is below full_match 10",  # kept out of Full by the score's rule,
+                         "demoted full -> condensed: max_full_tools=10"]  # and by a cap
     fed(tools, lambda t, ids_only=False: feeds.get(t, []) if ids_only else [], 70)
     assert tools[1].tier is Tier.FULL and tools[1].step == "the identifier context7__query-docs needs"
     assert tools[1].reasons[0] == "tool of the step 'the identifier context7__query-docs needs'"
-    assert not any(r.startswith("demoted") for r in tools[1].reasons)  # no reason says it left Full
+    assert not any(r.startswith(("demoted", "condensed")) for r in tools[1].reasons)  # none says it is out of Full
     assert tools[3].tier is Tier.CONDENSED  # its consumer is Full below full_threshold, not by its score
     assert tools[5].tier is Tier.EXCLUDED  # a producer the compile does not render stays out
 

@@ -497,16 +497,28 @@ def name_effects(name: str) -> frozenset[str]:
     return frozenset(_verb_effects(verb, obj)) if verb is not None else frozenset()
 
 
+_JOINS = _stems("or and")
+
+
 def name_reading(name: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The stems of the verbs a tool's name says and of the rest, its object: ``git_push`` ->
-    (``push``), (); ``add_comment`` -> (``add``), (``comment``); ``get_or_create_label`` ->
-    (``get``, ``creat``), (``or``, ``label``). No verb for a name without one (``git_branch``),
-    whose words are then all object."""
+    """The stems of the verbs of a tool's name that change things and of the rest, its object:
+    ``git_push`` -> (``push``), (); ``add_comment`` -> (``add``), (``comment``);
+    ``get_or_create_label`` -> (``creat``), (``label``): a verb after "or" or "and" is the name's
+    too, a reading verb none. No verb for a name without one (``git_branch``), whose words are then
+    all object."""
     verb, obj = _verb(_name_words(name))
     if verb is None:
         return (), tuple(obj)
-    more = tuple(w for w in obj if _is_verb(w) and w not in _NOUNS)
-    return (verb, *more), tuple(w for w in obj if w not in more)
+    verbs, rest = [verb], []
+    i = 0
+    while i < len(obj):
+        if obj[i] in _JOINS and i + 1 < len(obj) and _is_verb(obj[i + 1]):
+            verbs.append(obj[i + 1])
+            i += 2
+            continue
+        rest.append(obj[i])
+        i += 1
+    return tuple(v for v in verbs if v not in _READ_VERBS), tuple(rest)
 
 
 def side_effects(tool: ToolDef) -> tuple[str, ...]:

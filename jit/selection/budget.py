@@ -74,8 +74,10 @@ def cap_full(tools: list[ScoredTool], max_tools: int, room: float, estimates: Es
                 why = (f"max_full_tools={max_tools}, and {places_past} for a final score of strong_threshold "
                        f"{strong} or more {'is' if strong_tools == 1 else 'are'} taken (its score: {s.final})"
                        if strong_one and strong_tools and max_tools
-                       else f"max_full_tools={max_tools}, and no place past it: {unasked}"
-                       if unasked and strong_tools and max_tools
+                       else f"max_full_tools={max_tools}, and no place past it: {unasked}" if unasked and extra
+                       else f"max_full_tools={max_tools}, and {places_past} for a final score of strong_threshold "
+                            f"{strong} or more {'is' if strong_tools == 1 else 'are'} taken (its score: {s.final})"
+                       if s.final >= strong and strong_tools and max_tools
                        else f"max_full_tools={max_tools}")
                 s.reasons.append(f"demoted full -> condensed: {why}")
                 s.tier = Tier.CONDENSED
@@ -393,9 +395,9 @@ def fed(tools: Sequence[ScoredTool], feeds: Feeds, least: float) -> list[Fed]:
             if producer is not None and producer.tier in (Tier.CONDENSED, Tier.MINIMAL):
                 promoted.append((producer, s, producer.tier, producer.wanted))
                 producer.step, producer.wanted, producer.tier = f"the identifier {s.name} needs", Tier.FULL, Tier.FULL
-                # A cap's demotion out of Full no longer says where it is.
-                producer.reasons[:] = [f"tool of the step {producer.step!r}",
-                                       *(r for r in producer.reasons if not r.startswith("demoted full -> "))]
+                # A reason it was kept out of Full no longer says where it is.
+                producer.reasons[:] = [f"tool of the step {producer.step!r}", *(
+                    r for r in producer.reasons if not r.startswith(("demoted full -> ", "condensed: ")))]
     return promoted
 
 

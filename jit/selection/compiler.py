@@ -482,10 +482,10 @@ class Compiler:
         # nor does a demonstration server's tool.
         named = named_servers(ctx.task, said)
         self.policy.probes(out, named)
-        self.policy.demos(out, ctx.task, named, lambda server: demo_server(view, server))
+        demos = self.policy.demos(out, ctx.task, named, lambda server: demo_server(view, server))
         # A tool whose name deletes, Full by its score, when the task asks to delete nothing: Condensed.
         unasked = self.policy.unasked(out, facts)
-        self.policy.step_tools(out, facts, labels["capability"], view.tier_cap, file_tools, unasked)
+        self.policy.step_tools(out, facts, labels["capability"], view.tier_cap, file_tools, unasked, demos)
         # The budget measures the skeleton, then the rest best first: definitions are read in that order.
         reader.order(sorted(out, key=lambda s: (not s.skeleton, *best_first(s))))
         shown: dict[str, list[str]] = {}

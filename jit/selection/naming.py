@@ -9,20 +9,30 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from functools import lru_cache
 
 from .snapshot import CatalogSnapshot
+from ..text import split_identifier
 from .step_words import VERBS
 
-__all__ = ["ServerNames", "demo_servers", "named_servers", "server_names"]
+__all__ = ["DEMO_TOOLS", "ServerNames", "demo_servers", "named_servers", "server_names"]
 
 #: A tool description that demonstrates the protocol rather than doing work.
 _DEMO = re.compile(r"\b(?:demonstrat\w*|simulat\w*|echoes back|mcp (?:server|client|logo)s?)\b", re.I)
 
 
-def demo_servers(servers: Mapping[str, Sequence[str]]) -> frozenset[str]:
+#: The words of a tool's name that only a server demonstrating the protocol has (the reference ``everything``
+#: server's echo, sum and environment).
+DEMO_TOOLS = frozenset({("echo",), ("add",), ("get", "sum"), ("get", "env"), ("print", "env")})
+
+
+def demo_servers(servers: Mapping[str, Sequence[str]],
+                 names: Mapping[str, Sequence[str]] | None = None) -> frozenset[str]:
     """Servers whose tools demonstrate the protocol (echo, a sum, their environment): half
     their tools or more describe themselves as demonstrating or simulating something or name
-    MCP itself as their subject. ``servers``: server -> its tools' descriptions."""
+    MCP itself as their subject, and, when ``names`` (server -> its tools' names) is given, one
+    of them is a reference server's own tool (:data:`DEMO_TOOLS`), so a simulator or a server
+    whose descriptions name MCP in passing is none. ``servers``: server -> its tools' descriptions."""
     return frozenset(s for s, texts in servers.items()
-                     if texts and 2 * sum(bool(_DEMO.search(d)) for d in texts) >= len(texts))
+                     if texts and 2 * sum(bool(_DEMO.search(d)) for d in texts) >= len(texts)
+                     and (names is None or any(tuple(split_identifier(n)) in DEMO_TOOLS for n in names.get(s, ()))))
 
 
 #: Names of days and months: said capitalised, they name no product ("on Monday").

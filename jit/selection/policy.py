@@ -37,7 +37,7 @@ from ..analysis.offline_analyzer import target_format
 from ..config import ToolSelectionConfig
 from ..errors import RuleError
 from ..models import HARNESS_SERVER, ToolState
-from ..text import identifier_stems, stem
+from ..text import prose_stems, stem
 from .explain import RuleCitations
 from .logic import Fact, LogicEngine, RuleSet
 from .scored_tool import ScoredTool
@@ -270,7 +270,11 @@ _MAKING = frozenset(stem(w) for w in
                     "create add insert append put set write save post upload edit update modify".split())
 #: What a task calls the object a tool's name says: a bug or a ticket is an issue, a PR a pull request.
 _SAME_OBJECT = {stem(w): tuple(stem(v) for v in same.split())
-                for w, same in (("bug", "issue"), ("ticket", "issue"), ("pr", "pull request"))}
+                for w, same in (("bug", "issue"), ("ticket", "issue"), ("pr", "pull request"), ("prs", "pull request"))}
+#: A task that tests an MCP server itself ("smoke-test the MCP server we built", "debug our MCP server"): a
+#: demonstration server's tools may serve it (:meth:`Policy.demos`).
+_TESTS_MCP = re.compile(r"\b(?:smoke[\s-]*test|test|debug|exercise|try\s+out|check)\w*\b[^.;!?]*\bmcp\b"
+                        r"|\bmcp\b[^.;!?]*\b(?:we|i)\s+(?:just\s+)?(?:built|wrote|made)\b", re.I)
 #: A step's capability as what a role may not do (the warning of :meth:`Policy.missing_steps`).
 _STEP_WORDS = {"/write": "change files or data", "/delete": "delete anything", "/execute": "run commands",
                "/send": "send messages"}
@@ -506,14 +510,15 @@ class Policy:
     def step_tools(self, out: list[ScoredTool], facts: list[Fact], holders: Mapping[str, frozenset[int]],
                    tier_cap: Mapping[int, Tier],
                    file_tools: Mapping[str, Sequence[tuple[int, tuple[str, ...]]]] | None = None,
-                   unasked: Collection[int] = ()) -> None:
+                   unasked: Collection[int] = (), demos: Collection[int] = ()) -> None:
         """Give each step of the task its tool: the best-scored candidate with that capability is
         wanted Full, unless a Full tool has it already. ``file_tools``: capability -> the tools of
         that step on the local files the task names, one per file format, each with its files (the
         compiler's choice by the policy's ``file_step``): each is a tool of the step, held Full,
         when it is a candidate that may be Full. ``unasked``: tools :meth:`unasked` sent to
         Condensed, taken for a step (stated or implied) only when no other tool that may be Full
-        has its capability."""
+        has its capability. ``demos``: a demonstration server's tools :meth:`demos` sent to
+        Condensed, never taken for a step."""
         by_id = {s.id: s for s in out} if file_tools else {}
         stated = {f[1] for f in facts if f[0] == "task_capability"}
         for cap in self.steps(facts):
@@ -530,7 +535,8 @@ class Policy:
             if held:
                 continue
             have = holders.get(cap, frozenset())
-            able = [s for s in out if s.id in have and tier_cap.get(s.id, Tier.FULL) is Tier.FULL]
+            able = [s for s in out if s.id in have and s.id not in demos
+                    and tier_cap.get(s.id, Tier.FULL) is Tier.FULL]
             if not able or any(s.tier is Tier.FULL for s in able):
                 continue
             best = min(able, key=lambda s: (s.id in unasked, -s.final, s.rank))
@@ -563,20 +569,25 @@ class Policy:
                 f"condensed: a probe of {server} ({', '.join(sorted(found))}), a server the task does not point at",
                 "probe_word", sorted(found)[0]))
 
-    def demos(self, out: list[ScoredTool], task: str, named: Collection[str], demo: Callable[[str], bool]) -> None:
+    def demos(self, out: list[ScoredTool], task: str, named: Collection[str],
+              demo: Callable[[str], bool]) -> frozenset[int]:
         """A demonstration server's tool (``demo(server)``: echo, a sum, its environment, the
         protocol's test server) that its score made Full, not a step's, the skeleton's or named in
-        the task, is Condensed unless the task names its server or speaks of MCP itself ("smoke-test
+        the task, is Condensed unless the task names its server or tests an MCP server ("smoke-test
         the MCP server we built"): it shows how MCP works and does none of a task's other work
-        (``everything/get-env`` for a task about environment variables)."""
-        if "mcp" in words(task):
-            return
+        (``everything/get-env`` for a task about environment variables). Returns the ids it sent
+        to Condensed (:meth:`step_tools` never takes them)."""
+        if _TESTS_MCP.search(task):
+            return frozenset()
+        demoted = set()
         for st in out:
             if (st.tier is not Tier.FULL or st.step or st.skeleton or "named in the task" in st.reasons
                     or st.server in named or not demo(st.server)):
                 continue
             st.tier = st.wanted = Tier.CONDENSED
             st.reasons.append(f"condensed: {st.server} demonstrates the protocol, and the task does not name it")
+            demoted.add(st.id)
+        return frozenset(demoted)
 
     def unasked(self, out: list[ScoredTool], facts: list[Fact]) -> frozenset[int]:
         """A tool whose name says it has a side effect of ``asked_only`` (``delete-many``,
@@ -612,20 +623,20 @@ class Policy:
         ``strong_full_share``) is for what the task wants done. A name with no side effect
         (:func:`~jit.analysis.capabilities.name_effects`: ``browser_navigate``, ``list_indexes``)
         is asked for, and so is a tool named in the task; so is one a verb of whose name the task
-        says ("push" for ``git_push``, "replace" for ``search_and_replace``), one that makes or
-        edits an object the task names when the task asks for a change or its analysis read
-        nothing ("comment" for ``add_comment``, a bug for ``create_issue``, a file for
-        ``edit_file`` when the task names one: ``files``), and one that runs, deletes or sends,
-        each of those asked. Any other write must be said:
+        says ("push" for ``git_push``, "replace" for ``search_and_replace``; a reading verb of the
+        name does not count), one that makes or edits an object the task names when the task asks
+        for a write and for every other effect of the name but sending ("comment" for
+        ``add_comment``, a bug for ``create_issue``, a file for ``edit_file`` when the task names
+        one: ``files``), and one that runs, deletes or sends, each of those asked. Any other write must be said:
         "fix" asks for some write, not for ``git_push``, and "move the card" not for
         ``archive_card``. ``asked``: the capabilities the task states or implies."""
-        said = {w for w in identifier_stems(task) if len(w) > 1}  # not the "s" of "it's"
+        said = {w for w in prose_stems(task) if len(w) > 1}  # not the "s" of "it's"
         said.update(*(_SAME_OBJECT.get(w, ()) for w in list(said)))
         if files:
             said.add(stem("file"))
         wanted = frozenset(asked)
-        # A change asked, or nothing read from the task at all ("File a bug in Jira"): then it cannot tell.
-        changes = not wanted or not wanted.isdisjoint(("/write", "/delete", "/execute", "/send"))
+        # A write asked; a made thing may be sent too (a comment is delivered), any other effect must be asked.
+        writes = "/write" in wanted
 
         def why(s: ScoredTool) -> str | None:
             effects = name_effects(s.tool_name)
@@ -634,7 +645,8 @@ class Policy:
             verbs, obj = name_reading(s.tool_name)
             if not said.isdisjoint(verbs):
                 return None
-            if changes and not _MAKING.isdisjoint(verbs) and not said.isdisjoint(obj):
+            if (writes and effects - {"/send"} <= wanted and not _MAKING.isdisjoint(verbs)
+                    and not said.isdisjoint(obj)):
                 return None
             if "/write" not in effects and effects <= wanted:
                 return None

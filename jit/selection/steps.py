@@ -308,6 +308,8 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
         cap = "/read" if said_so else verb or (caps[0] if caps else "/read")
         if _PROPOSES.match(action):  # "submit a pull request", "raise an MR": it is opened
             cap = "/write"
+        if cap == "/write" and _WORKS_ON.match(action):  # an issue worked on: read first, before its code
+            steps.append(Step(READ_ISSUE, "/read", implied=True, clause=clause))
         if profile.edits_code:
             steps.append(Step(READ_CODE, "/read", implied=True, clause=clause, by="read_file"))
         local_page = bool(_LOCAL.search(clause)) and not _NO_PAGE.search(clause)
@@ -320,12 +322,11 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
         if cap == "/read" and _REVIEWS.search(clause):  # a change reviewed: it and its files read first
             steps += [Step(READ_CHANGE, "/read", implied=True, clause=clause),
                       Step(READ_CHANGED_FILES, "/read", implied=True, clause=clause)]
-        if cap == "/write" and _WORKS_ON.match(action):  # an issue worked on: read first
-            steps.append(Step(READ_ISSUE, "/read", implied=True, clause=clause))
         if cap == "/write" and _BRANCH.search(clause):  # a change on a branch: switching to it first
             steps.append(Step(SWITCH_BRANCH, "/write", implied=True, clause=clause))
         if cap == "/write" and _COMMITS.match(action) and not any(x.text == STAGE_CHANGES for x in steps):
-            steps.append(Step(STAGE_CHANGES, "/write", implied=True, clause=clause))  # a commit: its changes staged first
+            # a commit made here: its changes staged first
+            steps.append(Step(STAGE_CHANGES, "/write", implied=True, clause=clause))
         if cap == "/write" and _PROPOSES.match(action) and commits and not pushes:
             steps.append(Step(PUSH_BRANCH, "/write", implied=True, clause=clause))  # a local commit proposed: pushed first
         if cap == "/delete" and _PATTERN.search(clause) and not _read_before(clause, steps):
@@ -749,11 +750,13 @@ def _server_tools(view: CatalogSnapshot) -> dict[str, list[int]]:
 
 
 def demo_server(view: CatalogSnapshot, server: str) -> bool:
-    """Whether ``server`` of the snapshot demonstrates the protocol (echo, a sum, its environment:
-    :func:`~jit.selection.naming.demo_servers`), read once per snapshot."""
+    """Whether ``server`` of the snapshot demonstrates the protocol (its tools say so and it has
+    an echo, a sum or an environment tool: :func:`~jit.selection.naming.demo_servers`). Read once
+    per snapshot."""
     known = view.memo.demo.get(server)
     if known is None:
+        ids = _server_tools(view).get(server, ())
         # Condensed lines (the snapshot holds one per tool): no definition is read for the check.
-        lines = [view.memo.summaries.get(i, "") for i in _server_tools(view).get(server, ())]
-        known = view.memo.demo[server] = bool(demo_servers({server: lines}))
+        lines = [view.memo.summaries.get(i, "") for i in ids]
+        known = view.memo.demo[server] = bool(demo_servers({server: lines}, {server: [view.heads[i][1] for i in ids]}))
     return known
