@@ -320,8 +320,10 @@ def test_task_file_targets_are_the_files_the_task_writes(task, targets):
     ("make the fix locally in src/cart.py and commit it", True),
     ("apply the patch to lib/parser.py", True),
     ("Fix issue #311 in acme/shop", True),
-    ("Make a change request in Jira for the new VPN", False),
-    ("Close issue #311 in acme/shop", False),
+    ("Make the change request for the login bug in Jira", False),  # a change request, though a bug is said
+    ("Fix ticket #42 in Zendesk: reply to the customer", False),  # a ticket fixed is no sign of code
+    ("Rename issue #5 to 'Login fails'", False),
+    ("Make the edits to the Google Doc for issue #8", False),
 ])
 def test_a_task_that_changes_code_in_place_edits_a_file(task, edits):
     p = analyze_task(task, DEFAULT_SHARDS)

@@ -301,6 +301,12 @@ def test_the_room_past_the_caps_is_only_for_what_the_task_says_it_wants_done():
     assert [s.tier for s in pushed] == [Tier.FULL, Tier.CONDENSED, Tier.FULL]
     assert pushed[1].reasons[-1] == ("demoted full -> condensed: max_full_tools=1, and no place past it: the task "
                                      "does not say what git_push does (/write)")
+    # Once the places past the count are spent, the reason says so, whatever the task says.
+    spent = [_full(90, "t0"), _full(86, "browser_navigate"), _full(85, "git_push")]
+    cap_full(spent, 1, 10_000, est, [], strong=75, strong_tools=1, strong_room=10_000, unsaid=unsaid)
+    assert [s.tier for s in spent] == [Tier.FULL, Tier.FULL, Tier.CONDENSED]
+    assert spent[2].reasons[-1] == ("demoted full -> condensed: max_full_tools=1, and the place past it for a final "
+                                    "score of strong_threshold 75 or more is taken (its score: 85)")
     # Under the count, the share's room past max_full_share is refused the same way.
     tools, cost = _long(90, 80)
     cap_full(tools, 10, cost + 10, est, [], strong=75, strong_tools=4, strong_room=2 * cost + 10,
@@ -327,6 +333,10 @@ def test_the_room_past_the_caps_is_only_for_what_the_task_says_it_wants_done():
     ("Use archiveCard on the Done card", "archiveCard", False),  # said as a name: "named in the task" keeps it
     ("Update the bucket policy so it's private", "put_s3_object", False),             # no "s" of "it's"
     ("Share the release notes on LinkedIn", "link_board_items", False),               # no camelCase in prose
+    ("Write the summary to notes.md", "add_comment_to_pr", False),                    # "to" says no object
+    ("Update the docs and the changelog", "create_repository_and_branch", False),      # nor does "and"
+    ("File a bug in Jira for the broken login", "jira_create_issue", False),          # no write read at all
+    ("Add a reviewer to both open PRs", "create_pull_request_review", True),          # PRs are pull requests
 ])
 def test_a_task_asks_for_a_tool_by_its_verb_by_what_it_makes_or_by_an_effect_other_than_writing(task, name, asked):
     profile = analyze_task(task)

@@ -359,6 +359,13 @@ def test_a_name_says_what_it_does_and_a_task_says_it_with_the_same_verbs():
                  "discard", "cleanup", "erase", "destroy", "uninstall"):
         assert "/delete" in name_effects(f"{verb}_things"), verb
         assert "/delete" in _asks(f"Please {verb} the old things"), verb
+    # "clean up" and "truncate" delete what is removed, not code or text tidied
+    for text in ("Clean up the code in utils.py", "Truncate the summary to 200 characters",
+                 "Clean up the wording of the README.md"):
+        assert "/delete" not in _asks(text), text
+    for text in ("Truncate the audit_log table", "Clean up the finished test pods in namespace qa",
+                 "Clean up the untracked build artifacts in the repo"):
+        assert "/delete" in _asks(text), text
     assert "/delete" not in _asks("Check what indexes exist, then create one on email")
     assert "/delete" not in _asks("Read the README and list the open issues")
     # Hyphenated, quoted or inflected, the verb still asks.

@@ -300,10 +300,16 @@ def test_a_demonstration_servers_tool_takes_no_full_place_by_score_unless_the_ta
         assert not policy.demos(kept, task, named, demo)
         assert all(s.tier is Tier.FULL for s in kept), task
     # MCP as a topic is no test of a server: the demonstration stays out.
-    topic = out()
-    assert policy.demos(topic, "Search GitHub for popular Rust crates that implement MCP servers", set(), demo)
-    # A step never takes a tool it sent down, though no other tool has the step's capability.
-    zipper, writer = scored("everything", "zip", Tier.FULL, 80), scored("fs", "write_file", Tier.CONDENSED, 60)
+    for task in ("Search GitHub for popular Rust crates that implement MCP servers",
+                 "Check the latest news about MCP and summarize it", "Checkout the mcp branch and fix the bug"):
+        topic = out()
+        assert policy.demos(topic, task, set(), demo), task
+        assert topic[0].tier is Tier.CONDENSED, task
+    for task in ("I just built an MCP server, smoke-test it", "Test the Model Context Protocol server we built"):
+        assert not policy.demos(out(), task, set(), demo), task
+    # A step never takes a demonstration tool, Full or Condensed by its score, though no other tool has the
+    # step's capability.
+    zipper, writer = scored("everything", "zip", Tier.CONDENSED, 70), scored("fs", "write_file", Tier.CONDENSED, 60)
     demoted = policy.demos([zipper, writer], "Write the report to out.md", set(), demo)
     policy.step_tools([zipper, writer], [("task_capability", "/write")], {"/write": frozenset({zipper.id, writer.id})},
                       {}, None, (), demoted)

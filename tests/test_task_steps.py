@@ -568,9 +568,19 @@ def test_staging_is_said_in_gits_words_and_a_commit_stages_its_changes_first():
     texts = [s.text for s in task_steps("Look at what I've changed, then commit all of it and push.")]
     assert texts.index(STAGE_CHANGES) == texts.index("commit all of it") - 1
     assert [s.text for s in task_steps("Stage the fix, then commit it")].count(STAGE_CHANGES) == 1
-    # a staging environment is no git stage
-    assert STAGE_CHANGES not in [s.text for s in task_steps("Stage the release on the staging server")]
-    assert STAGE_CHANGES not in [s.text for s in task_steps("Show me the commit history of main")]
+    # "git add" a file is staging it, not editing it, and stages once
+    assert [(s.text, s.by) for s in task_steps("git add src/app.py and commit it")] == [
+        (STAGE_CHANGES, ""), ("commit it", "")]
+    # other stages: a staging environment, a play, a rollout, data, nothing
+    for task in ("Stage the release on the staging server", "Stage the play for Friday's matinee",
+                 "Stage the rollout for the EU region", "Stage the user data in a temp table before the migration",
+                 "Stage nothing; show the diff", "Show me the commit history of main"):
+        assert STAGE_CHANGES not in [s.text for s in task_steps(task)], task
+    # a commit that stages nothing here: staged already, a plan committed to, or through a hosted service's API
+    for task in ("Commit the staged changes", "I already staged the files; commit them",
+                 "Commit to the plan and write up the schedule in plan.md",
+                 "Commit the fix to main on GitHub via the API"):
+        assert STAGE_CHANGES not in [s.text for s in task_steps(task)], task
 
 
 def test_proposing_a_local_commit_implies_pushing_its_branch_first():

@@ -414,6 +414,15 @@ class TaskProfile:
     edits_code: bool = False
 
 
+#: "Clean up" or "truncate" said of things that are removed (stale branches, finished pods, a table's rows),
+#: not of code or text tidied ("clean up the code in utils.py", "truncate the description to a paragraph").
+_REMOVES = re.compile(
+    r"\b(?:clean(?:ing|ed|s)?[\s-]*up|cleanups?|truncat\w*)\b[^.;,!?\n]{0,40}?\b(?:stale|old|unused|untracked|finished"
+    r"|completed|temp\w*|tmp|dangling|orphan\w*|expired|leftover|branch(?:es)?|pods?|images?|volumes?|containers?"
+    r"|artifacts?|keys?|caches?|logs?|tables?|rows|records|resources|namespaces?|deployments?|jobs?|buckets?"
+    r"|snapshots?|backups?|sessions?|files|things|objects|entries|indexes|indices|queues?|topics?)\b", re.IGNORECASE)
+
+
 def analyze_task(text: str, shards: Mapping[str, ShardConfig] | None = None) -> TaskProfile:
     """The offline vocabulary applied to a task description.
 
@@ -433,6 +442,8 @@ def analyze_task(text: str, shards: Mapping[str, ShardConfig] | None = None) -> 
     cats = _select(cat_scores, minimum=1.5, ratio=0.2, limit=6)
     # A weak cue alone ("open", "content") is no intent: "open an issue" creates, "open a file" reads.
     caps = _select(cap_scores, minimum=1.5, ratio=0.2, limit=4)
+    if "/delete" not in caps and _REMOVES.search(clean):
+        caps = [*caps, "/delete"]  # "clean up the stale branches", not "clean up the code"
     implied = tuple(c for c in _select(step_scores, minimum=1.5, ratio=0.2, limit=2) if c not in caps)
     targets = file_targets(clean)
     if targets and "/write" not in caps and "/write" not in implied:
@@ -496,7 +507,8 @@ _VERB_REACH = 160
 # at the start of a clause or after "and", "then", "to", "please" ("fix the null check", "; switch
 # them to the VITE_ prefix"),
 # not a noun or a name ("describe the fix", "the hotfix/date-parse branch", "does package.json pin?"),
-# and not git's "switch to <branch>". Then a sign that the task is about code: a source or config
+# and not git's "switch to <branch>"; or a fix, change or patch made, applied or done ("make the fix
+# locally in src/cart.py"; not "make the change request"). Then a sign that the task is about code: a source or config
 # file's name, an identifier (snake_case, camelCase, dotted), or a word of programming. Brand names
 # are not identifiers: "iPhone", "eBay" (one lower-case letter) and PascalCase ("GitHub", "YouTube",
 # "LinkedIn": "change my LinkedIn headline" is no code change) do not count.
@@ -504,6 +516,7 @@ _CODE_CHANGE_VERB = re.compile(
     r"(?:^|[.;:!?,]\s*|\b(?:and|then|please|to|also|now|just)\s+)"
     "(?:" + "|".join(w + r"(?!\s+to\b)" if w == "switch" else w for w in CODE_CHANGE_WORDS)
     + r"|(?:make|apply|do|land|put\s+in)\s+(?:the|a|that|this|your|my)\s+(?:fix|fixes|change|changes|patch|edit|edits)"
+    + r"(?!\s+(?:requests?|logs?|orders?|tickets?|management|boards?|sets?|notes?|history|window|freeze)\b)"
     + r")\b(?![/-])",
     re.IGNORECASE)
 _CODE_SIGN = re.compile(
@@ -511,7 +524,7 @@ _CODE_SIGN = re.compile(
     r"|\b\w+\.\w+\.\w+\b|\b(?:bug|bugs|crash|crashes|exception|stack\s*trace|traceback|regression|unit\s+tests?"
     r"|function|method|class|module|compile|compiler|lint|linter|dependency|dependencies|import|imports|variable"
     r"|endpoint|null\s*pointer|off-by-one|segfault|typo)\b"
-    r"|\b(?:issue|bug|ticket)\s+#\d+\b")
+    r"|\b(?i:fix|resolve|address)\s+(?i:issue|bug)\s+#\d+\b")  # an issue fixed by its number is fixed in code
 
 
 #: The source and config files of a project (of :data:`_TEXT_EXTENSIONS`: no prose, data or log).

@@ -259,7 +259,7 @@ _CAPABILITY_WORDS: dict[str, str] = {
     "style! merge! assign! mark! approve! complete! configure! enable! disable! prepend! import! tag "
     "init! initialize! change manage",
     "/delete": "delete! remove! drop! clear! purge! destroy! erase! unlink! uninstall! rm! revoke! cancel! "
-    "prune! wipe! trash! expunge! discard! flush! evict! truncate! cleanup! clean_up! reset archive",
+    "prune! wipe! trash! expunge! discard! flush! evict! truncate cleanup clean_up reset archive",
     "/execute": "run! exec! execute! invoke! start! stop! launch! restart! deploy! install! build! trigger! "
     "call! spawn! kill! terminate! eval! evaluate_code shell! command! job! pause! resume! scale!",
     "/transform": "convert! converter! transform! transformer! parse! parser! cleaner! formatter! translator! "

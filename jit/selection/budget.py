@@ -74,7 +74,8 @@ def cap_full(tools: list[ScoredTool], max_tools: int, room: float, estimates: Es
                 why = (f"max_full_tools={max_tools}, and {places_past} for a final score of strong_threshold "
                        f"{strong} or more {'is' if strong_tools == 1 else 'are'} taken (its score: {s.final})"
                        if strong_one and strong_tools and max_tools
-                       else f"max_full_tools={max_tools}, and no place past it: {unasked}" if unasked and extra
+                       else f"max_full_tools={max_tools}, and no place past it: {unasked}"
+                       if unasked and extra and spent + estimates.cost(s, Tier.FULL) <= strong_room
                        else f"max_full_tools={max_tools}, and {places_past} for a final score of strong_threshold "
                             f"{strong} or more {'is' if strong_tools == 1 else 'are'} taken (its score: {s.final})"
                        if s.final >= strong and strong_tools and max_tools

@@ -37,7 +37,7 @@ from ..analysis.offline_analyzer import target_format
 from ..config import ToolSelectionConfig
 from ..errors import RuleError
 from ..models import HARNESS_SERVER, ToolState
-from ..text import prose_stems, stem
+from ..text import SEARCH_STOPWORDS, prose_stems, stem
 from .explain import RuleCitations
 from .logic import Fact, LogicEngine, RuleSet
 from .scored_tool import ScoredTool
@@ -271,10 +271,17 @@ _MAKING = frozenset(stem(w) for w in
 #: What a task calls the object a tool's name says: a bug or a ticket is an issue, a PR a pull request.
 _SAME_OBJECT = {stem(w): tuple(stem(v) for v in same.split())
                 for w, same in (("bug", "issue"), ("ticket", "issue"), ("pr", "pull request"), ("prs", "pull request"))}
-#: A task that tests an MCP server itself ("smoke-test the MCP server we built", "debug our MCP server"): a
+#: Words that say nothing of a tool's object ("to", "for", "and"): a name's and a task's alike (:meth:`Policy.unsaid`).
+_FUNCTION_WORDS = frozenset(stem(w) for w in (*SEARCH_STOPWORDS, "of", "for", "to", "on", "in", "at", "by", "via",
+                                              "with", "from", "as", "and", "or", "into", "onto"))
+_TESTING = r"(?:smoke[\s-]*test|test|debug|exercise|try\s+out|check)(?:s|ed|ing)?"
+_AN_MCP = r"(?:mcp|model\s+context\s+protocol)\s+(?:servers?|clients?)"
+#: A task that tests an MCP server itself ("smoke-test the MCP server we built", "debug our MCP server", "I
+#: built an MCP server, test it"), not one about MCP ("crates that implement MCP servers", "news about MCP"): a
 #: demonstration server's tools may serve it (:meth:`Policy.demos`).
-_TESTS_MCP = re.compile(r"\b(?:smoke[\s-]*test|test|debug|exercise|try\s+out|check)\w*\b[^.;!?]*\bmcp\b"
-                        r"|\bmcp\b[^.;!?]*\b(?:we|i)\s+(?:just\s+)?(?:built|wrote|made)\b", re.I)
+_TESTS_MCP = re.compile(
+    rf"\b{_TESTING}\s+(?:(?:the|our|my|this|your|an?|new|local|['\"\u2018\u201c]?[\w-]+['\"\u2019\u201d]?)\s+){{0,3}}{_AN_MCP}\b"
+    rf"|\b{_AN_MCP}\b[^.;!?]{{0,60}}\b(?:(?:we|i)\s+(?:just\s+)?(?:built|wrote|made)|{_TESTING}\s+it)\b", re.I)
 #: A step's capability as what a role may not do (the warning of :meth:`Policy.missing_steps`).
 _STEP_WORDS = {"/write": "change files or data", "/delete": "delete anything", "/execute": "run commands",
                "/send": "send messages"}
@@ -517,8 +524,8 @@ class Policy:
         compiler's choice by the policy's ``file_step``): each is a tool of the step, held Full,
         when it is a candidate that may be Full. ``unasked``: tools :meth:`unasked` sent to
         Condensed, taken for a step (stated or implied) only when no other tool that may be Full
-        has its capability. ``demos``: a demonstration server's tools :meth:`demos` sent to
-        Condensed, never taken for a step."""
+        has its capability. ``demos``: a demonstration server's tools :meth:`demos` keeps out,
+        never taken for a step."""
         by_id = {s.id: s for s in out} if file_tools else {}
         stated = {f[1] for f in facts if f[0] == "task_capability"}
         for cap in self.steps(facts):
@@ -575,19 +582,19 @@ class Policy:
         protocol's test server) that its score made Full, not a step's, the skeleton's or named in
         the task, is Condensed unless the task names its server or tests an MCP server ("smoke-test
         the MCP server we built"): it shows how MCP works and does none of a task's other work
-        (``everything/get-env`` for a task about environment variables). Returns the ids it sent
-        to Condensed (:meth:`step_tools` never takes them)."""
+        (``everything/get-env`` for a task about environment variables). Returns the ids of the
+        demonstration server's tools it keeps out, in any tier (:meth:`step_tools` never takes them)."""
         if _TESTS_MCP.search(task):
             return frozenset()
-        demoted = set()
+        kept_out = set()
         for st in out:
-            if (st.tier is not Tier.FULL or st.step or st.skeleton or "named in the task" in st.reasons
-                    or st.server in named or not demo(st.server)):
+            if st.step or st.skeleton or "named in the task" in st.reasons or st.server in named or not demo(st.server):
                 continue
-            st.tier = st.wanted = Tier.CONDENSED
-            st.reasons.append(f"condensed: {st.server} demonstrates the protocol, and the task does not name it")
-            demoted.add(st.id)
-        return frozenset(demoted)
+            kept_out.add(st.id)
+            if st.tier is Tier.FULL:
+                st.tier = st.wanted = Tier.CONDENSED
+                st.reasons.append(f"condensed: {st.server} demonstrates the protocol, and the task does not name it")
+        return frozenset(kept_out)
 
     def unasked(self, out: list[ScoredTool], facts: list[Fact]) -> frozenset[int]:
         """A tool whose name says it has a side effect of ``asked_only`` (``delete-many``,
@@ -630,7 +637,7 @@ class Policy:
         one: ``files``), and one that runs, deletes or sends, each of those asked. Any other write must be said:
         "fix" asks for some write, not for ``git_push``, and "move the card" not for
         ``archive_card``. ``asked``: the capabilities the task states or implies."""
-        said = {w for w in prose_stems(task) if len(w) > 1}  # not the "s" of "it's"
+        said = {w for w in prose_stems(task) if len(w) > 1} - _FUNCTION_WORDS  # not "to", nor the "s" of "it's"
         said.update(*(_SAME_OBJECT.get(w, ()) for w in list(said)))
         if files:
             said.add(stem("file"))

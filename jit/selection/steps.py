@@ -170,8 +170,18 @@ _PROPOSES = re.compile(OPENING + r"(?:open|create|raise|submit|file|send)\s+(?:a
                        r"the\s+)?(?:new\s+|draft\s+)*(?:prs?|pull requests?|merge requests?|mrs?)\b", re.I)
 #: A clause that commits a change on this machine ("commit it and …"; not "the commit a1b2c3d").
 #: A clause that stages changes ("stage the fix", "git add the new files"): said in git's words, whatever it stages.
-_STAGES = re.compile(OPENING + r"(?:stage|git\s+add)\b(?!.*\b(?:staging|environments?|servers?|deploy\w*|releases?)\b)",
-                     re.I)
+_STAGES = re.compile(
+    OPENING + r"(?:stage|git\s+add)\s+(?:(?:the|all|my|our|your|these|those|this|that|every|new|changed|modified)\s+)*"
+    r"(?:fix(?:es)?|changes?|files?|edits?|it|them|everything|all|hunks?|[\w./-]+\.\w+|[\w-]+/[\w./-]*)(?![\w-])"
+    r"(?!.*\b(?:staging|environments?|servers?|deploy\w*|releases?|rollouts?)\b)", re.I)
+#: Changes the task says are staged already ("I already staged the files; commit them").
+_STAGED = re.compile(r"\b(?:already\s+)?staged\b", re.I)
+#: A commit that stages nothing here: what is staged already, nothing, a plan committed to, or one made through a
+#: hosted service's API.
+_COMMITS_STAGED = re.compile(r"\b(?:staged|already|nothing)\b|\bcommit\s+to\s+(?:the|a|an|our|my)\s+"
+                             r"(?!branch|main|master|repo|remote|origin|release|develop)"
+                             r"|\b(?:via|through|using)\s+(?:the\s+)?(?:\w+\s+)?api\b|\bon\s+(?:github|gitlab|bitbucket)\b",
+                             re.I)
 _COMMITS = re.compile(OPENING + r"commit\b(?!\s+(?:messages?|hash(?:es)?|history|"
                       r"logs?|shas?|ids?|titles?|authors?|range|hooks?|signing|signatures?|access|rights)\b)"
                       r"(?!\s+\w+\s+(?:must|should|shall|are|is|need|needs|have|has|will|can|may)\b)", re.I)
@@ -324,7 +334,8 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
                       Step(READ_CHANGED_FILES, "/read", implied=True, clause=clause)]
         if cap == "/write" and _BRANCH.search(clause):  # a change on a branch: switching to it first
             steps.append(Step(SWITCH_BRANCH, "/write", implied=True, clause=clause))
-        if cap == "/write" and _COMMITS.match(action) and not any(x.text == STAGE_CHANGES for x in steps):
+        if (cap == "/write" and _COMMITS.match(action) and not _COMMITS_STAGED.search(clause)
+                and not _STAGED.search(text) and not any(x.text == STAGE_CHANGES for x in steps)):
             # a commit made here: its changes staged first
             steps.append(Step(STAGE_CHANGES, "/write", implied=True, clause=clause))
         if cap == "/write" and _PROPOSES.match(action) and commits and not pushes:
@@ -347,11 +358,11 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
                       Step(SUBMIT_FORM, "/write", implied=True, clause=clause)]
         elif cap == "/execute" and _RUN.search(clause):
             steps.append(Step(RUN_COMMAND, "/execute", implied=True, clause=clause, by="run_command"))
+        elif cap == "/write" and _STAGES.match(action):  # "Stage the fix when you're done": git's own words
+            steps.append(Step(STAGE_CHANGES, cap, clause=clause))
         elif cap == "/write" and (profile.edits_code or profile.file_targets
                                   or (writes_files and _MAKES.match(clause))):
             steps.append(Step(clause, cap, by=FILE_STEP))
-        elif cap == "/write" and _STAGES.match(action):  # "Stage the fix when you're done": git's own words
-            steps.append(Step(STAGE_CHANGES, cap, clause=clause))
         else:
             steps.append(Step(clause, cap))
         if found:  # a thing found is read next
