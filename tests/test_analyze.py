@@ -323,6 +323,11 @@ def test_task_file_targets_are_the_files_the_task_writes(task, targets):
     ("Make the change request for the login bug in Jira", False),  # a change request, though a bug is said
     ("Fix ticket #42 in Zendesk: reply to the customer", False),  # a ticket fixed is no sign of code
     ("Rename issue #5 to 'Login fails'", False),
+    ("Close issue #311 in acme/shop", False),  # closing an issue is no fix of it
+    ("Fix issue #12 in Jira: set its priority to High", False),  # fixed in the tracker named
+    ("Fix #311 in acme/shop", True),
+    ("Fix the issue #7 in our repo", True),
+    ("Apply the patch set to the kernel module", True),
     ("Make the edits to the Google Doc for issue #8", False),
 ])
 def test_a_task_that_changes_code_in_place_edits_a_file(task, edits):

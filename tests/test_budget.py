@@ -307,6 +307,12 @@ def test_the_room_past_the_caps_is_only_for_what_the_task_says_it_wants_done():
     assert [s.tier for s in spent] == [Tier.FULL, Tier.FULL, Tier.CONDENSED]
     assert spent[2].reasons[-1] == ("demoted full -> condensed: max_full_tools=1, and the place past it for a final "
                                     "score of strong_threshold 75 or more is taken (its score: 85)")
+    # Places past the count left, but no room past the share: the share is why, not the task's words.
+    tight = [_full(90, "t0", _LONG), _full(85, "git_push", _LONG)]
+    cost = est.cost(tight[0], Tier.FULL)
+    cap_full(tight, 1, cost + 10, est, [], strong=75, strong_tools=3, strong_room=cost + 10, unsaid=unsaid)
+    assert tight[1].reasons[-1].startswith("demoted full -> condensed: max_full_tools=1, and its ")
+    assert "no place past it" not in tight[1].reasons[-1]
     # Under the count, the share's room past max_full_share is refused the same way.
     tools, cost = _long(90, 80)
     cap_full(tools, 10, cost + 10, est, [], strong=75, strong_tools=4, strong_room=2 * cost + 10,
@@ -335,7 +341,11 @@ def test_the_room_past_the_caps_is_only_for_what_the_task_says_it_wants_done():
     ("Share the release notes on LinkedIn", "link_board_items", False),               # no camelCase in prose
     ("Write the summary to notes.md", "add_comment_to_pr", False),                    # "to" says no object
     ("Update the docs and the changelog", "create_repository_and_branch", False),      # nor does "and"
-    ("File a bug in Jira for the broken login", "jira_create_issue", False),          # no write read at all
+    pytest.param("File a bug in Jira for the broken login", "jira_create_issue", True,  # a gap: no write is read
+                 marks=pytest.mark.xfail(strict=True, reason="the task analyzer reads no write in 'file a bug'")),
+    ("Use the Weekly Report template to start this week's doc", "use_template", True),  # "use" is its verb
+    ("Update the README: many links are broken", "insert-many", False),               # "many" names nothing
+    ("Fix it; do not merge", "linear_createReleaseNote", False),                      # "not" is no "note"
     ("Add a reviewer to both open PRs", "create_pull_request_review", True),          # PRs are pull requests
 ])
 def test_a_task_asks_for_a_tool_by_its_verb_by_what_it_makes_or_by_an_effect_other_than_writing(task, name, asked):

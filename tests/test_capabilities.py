@@ -363,8 +363,12 @@ def test_a_name_says_what_it_does_and_a_task_says_it_with_the_same_verbs():
     for text in ("Clean up the code in utils.py", "Truncate the summary to 200 characters",
                  "Clean up the wording of the README.md"):
         assert "/delete" not in _asks(text), text
+    for text in ("Clean up the template in index.html", "Clean up the imports in these files",
+                 "Read the truncated logs", "Call truncateTable on the sessions table"):  # (no crash on the last)
+        assert "/delete" not in _asks(text), text
     for text in ("Truncate the audit_log table", "Clean up the finished test pods in namespace qa",
-                 "Clean up the untracked build artifacts in the repo"):
+                 "Clean up the untracked build artifacts in the repo", "Clean up the database", "Truncate audit_log",
+                 "Clean up my inbox"):
         assert "/delete" in _asks(text), text
     assert "/delete" not in _asks("Check what indexes exist, then create one on email")
     assert "/delete" not in _asks("Read the README and list the open issues")

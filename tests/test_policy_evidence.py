@@ -47,10 +47,12 @@ def test_a_local_fix_gets_local_tools_and_its_implied_edit(compiler):
     assert not [s.name for s in full if s.server in HOSTED]
     assert all(s.points["system"] == -30 for s in ts.tools if s.server in HOSTED)
     # "fix" asks for a change no word names a tool for, and the task is about code: the step is an
-    # edit of a local file (file_step 'edit'), held Full ahead of max_full_tools.
+    # edit of a local file (file_step 'edit'), held Full ahead of max_full_tools; "stage the fix" is
+    # git's staging, read in git's words.
     step = [s for s in full if s.step]
     assert [(s.name, s.reasons[0]) for s in step] == [
-        ("filesystem__edit_file", "tool of the step /write of the code the task changes")]
+        ("filesystem__edit_file", "tool of the step /write of the code the task changes"),
+        ("git__git_add", "tool of the step 'stage the changed files: add file contents to the staging area'")]
     assert ts.task_facts["implied"] == ["/write"]  # a step, not a label: it scores no tool up
     # A fix that is not about code in place (a remote pull request's description) gets no such step.
     remote = compiler.compile(TaskContext(shard="coder", task="Open a pull request on GitHub from fix/csv-upload "

@@ -301,11 +301,13 @@ def test_a_demonstration_servers_tool_takes_no_full_place_by_score_unless_the_ta
         assert all(s.tier is Tier.FULL for s in kept), task
     # MCP as a topic is no test of a server: the demonstration stays out.
     for task in ("Search GitHub for popular Rust crates that implement MCP servers",
-                 "Check the latest news about MCP and summarize it", "Checkout the mcp branch and fix the bug"):
+                 "Check the latest news about MCP and summarize it", "Checkout the mcp branch and fix the bug",
+                 "Check which MCP servers are popular", "Check the MCP server docs for the sampling spec"):
         topic = out()
         assert policy.demos(topic, task, set(), demo), task
         assert topic[0].tier is Tier.CONDENSED, task
-    for task in ("I just built an MCP server, smoke-test it", "Test the Model Context Protocol server we built"):
+    for task in ("I just built an MCP server, smoke-test it", "Test the Model Context Protocol server we built",
+                 "Verify the MCP server works", "Test the new local 'weather' MCP server"):
         assert not policy.demos(out(), task, set(), demo), task
     # A step never takes a demonstration tool, Full or Condensed by its score, though no other tool has the
     # step's capability.

@@ -568,16 +568,23 @@ def test_staging_is_said_in_gits_words_and_a_commit_stages_its_changes_first():
     texts = [s.text for s in task_steps("Look at what I've changed, then commit all of it and push.")]
     assert texts.index(STAGE_CHANGES) == texts.index("commit all of it") - 1
     assert [s.text for s in task_steps("Stage the fix, then commit it")].count(STAGE_CHANGES) == 1
-    # "git add" a file is staging it, not editing it, and stages once
+    # "git add" a file is staging it, not editing it, and stages once; git's other forms and objects too
     assert [(s.text, s.by) for s in task_steps("git add src/app.py and commit it")] == [
         (STAGE_CHANGES, ""), ("commit it", "")]
+    for task in ("git add . and commit", "Fix the bug in app.py, then git add -A and commit", "Stage only the docs",
+                 "Stage the Dockerfile", "Stage the updated files"):
+        assert [s.text for s in task_steps(task)].count(STAGE_CHANGES) == 1, task
+    # a commit stages first though "staged", "already" or "commit to" is said of something else
+    for task in ("Fix the bug in app.py and commit it, then trigger the staged rollout",
+                 "Fix the bug in app.py and just commit it already", "Fix the bug in app.py and commit to the feature branch"):
+        assert STAGE_CHANGES in [s.text for s in task_steps(task)], task
     # other stages: a staging environment, a play, a rollout, data, nothing
     for task in ("Stage the release on the staging server", "Stage the play for Friday's matinee",
                  "Stage the rollout for the EU region", "Stage the user data in a temp table before the migration",
                  "Stage nothing; show the diff", "Show me the commit history of main"):
         assert STAGE_CHANGES not in [s.text for s in task_steps(task)], task
     # a commit that stages nothing here: staged already, a plan committed to, or through a hosted service's API
-    for task in ("Commit the staged changes", "I already staged the files; commit them",
+    for task in ("Commit the staged changes", "I already staged the files; commit them", "The changes are staged; commit them",
                  "Commit to the plan and write up the schedule in plan.md",
                  "Commit the fix to main on GitHub via the API"):
         assert STAGE_CHANGES not in [s.text for s in task_steps(task)], task

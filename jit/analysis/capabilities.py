@@ -504,8 +504,8 @@ def name_reading(name: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The stems of the verbs of a tool's name that change things and of the rest, its object:
     ``git_push`` -> (``push``), (); ``add_comment`` -> (``add``), (``comment``);
     ``get_or_create_label`` -> (``creat``), (``label``): a verb after "or" or "and" is the name's
-    too, a reading verb none. No verb for a name without one (``git_branch``), whose words are then
-    all object."""
+    too, a reading verb none, and "to", "for", "and" are no object. No verb for a name without one
+    (``git_branch``), whose words are then all object."""
     verb, obj = _verb(_name_words(name))
     if verb is None:
         return (), tuple(obj)
@@ -516,7 +516,8 @@ def name_reading(name: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
             verbs.append(obj[i + 1])
             i += 2
             continue
-        rest.append(obj[i])
+        if obj[i] not in _PREPOSITIONS | _JOINS:  # "to", "for", "and" name nothing
+            rest.append(obj[i])
         i += 1
     return tuple(v for v in verbs if v not in _READ_VERBS), tuple(rest)
 

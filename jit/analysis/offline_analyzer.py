@@ -414,13 +414,22 @@ class TaskProfile:
     edits_code: bool = False
 
 
-#: "Clean up" or "truncate" said of things that are removed (stale branches, finished pods, a table's rows),
-#: not of code or text tidied ("clean up the code in utils.py", "truncate the description to a paragraph").
-_REMOVES = re.compile(
-    r"\b(?:clean(?:ing|ed|s)?[\s-]*up|cleanups?|truncat\w*)\b[^.;,!?\n]{0,40}?\b(?:stale|old|unused|untracked|finished"
-    r"|completed|temp\w*|tmp|dangling|orphan\w*|expired|leftover|branch(?:es)?|pods?|images?|volumes?|containers?"
-    r"|artifacts?|keys?|caches?|logs?|tables?|rows|records|resources|namespaces?|deployments?|jobs?|buckets?"
-    r"|snapshots?|backups?|sessions?|files|things|objects|entries|indexes|indices|queues?|topics?)\b", re.IGNORECASE)
+#: "Clean up" or "truncate" said as an order, and what follows it in the clause: a deletion ("clean up the stale
+#: branches", "truncate audit_log", "clean up the database") unless it tidies code or text (:data:`_TIDIED`).
+_CLEANS = re.compile(r"\b(?:clean(?:s|ing)?[\s-]*up|cleanups?|truncat(?:e|es|ing))\b(?P<what>[^.;,!?\n]{0,60})", re.I)
+#: What "clean up" or "truncate" tidies rather than removes: code, text, a document or a source file.
+_TIDIED = re.compile(
+    r"\b(?:code|codebase|wording|words|formatting|format|imports?|style|styles|readme|docs?|documentation|comments?"
+    r"|text|titles?|descriptions?|summary|summaries|messages?|prose|copy|grammar|spelling|whitespace|indentation"
+    r"|naming|names|variables?|functions?|methods?|class(?:es)?|templates?|markup|layout|css|html|strings?"
+    r"|paragraphs?|sentences?|output|lines?|chars?|characters|words?)\b"
+    r"|\b[\w./-]+\.(?:py|js|ts|tsx|jsx|mjs|md|rst|txt|html|css|scss|java|go|rs|rb|c|cc|cpp|h|hpp|cs|kt|swift|php"
+    r"|json|ya?ml|toml|ini|cfg|sh|sql)\b", re.I)
+
+
+def _removes(text: str) -> bool:
+    """Whether ``text`` orders a cleanup or a truncation of things removed (:data:`_CLEANS`, :data:`_TIDIED`)."""
+    return any(not _TIDIED.search(m.group("what")) for m in _CLEANS.finditer(text))
 
 
 def analyze_task(text: str, shards: Mapping[str, ShardConfig] | None = None) -> TaskProfile:
@@ -442,8 +451,9 @@ def analyze_task(text: str, shards: Mapping[str, ShardConfig] | None = None) -> 
     cats = _select(cat_scores, minimum=1.5, ratio=0.2, limit=6)
     # A weak cue alone ("open", "content") is no intent: "open an issue" creates, "open a file" reads.
     caps = _select(cap_scores, minimum=1.5, ratio=0.2, limit=4)
-    if "/delete" not in caps and _REMOVES.search(clean):
+    if "/delete" not in caps and _removes(clean):
         caps = [*caps, "/delete"]  # "clean up the stale branches", not "clean up the code"
+        cap_scores = {**cap_scores, "/delete": max(cap_scores.get("/delete", 0.0), 2.0)}
     implied = tuple(c for c in _select(step_scores, minimum=1.5, ratio=0.2, limit=2) if c not in caps)
     targets = file_targets(clean)
     if targets and "/write" not in caps and "/write" not in implied:
@@ -516,7 +526,7 @@ _CODE_CHANGE_VERB = re.compile(
     r"(?:^|[.;:!?,]\s*|\b(?:and|then|please|to|also|now|just)\s+)"
     "(?:" + "|".join(w + r"(?!\s+to\b)" if w == "switch" else w for w in CODE_CHANGE_WORDS)
     + r"|(?:make|apply|do|land|put\s+in)\s+(?:the|a|that|this|your|my)\s+(?:fix|fixes|change|changes|patch|edit|edits)"
-    + r"(?!\s+(?:requests?|logs?|orders?|tickets?|management|boards?|sets?|notes?|history|window|freeze)\b)"
+    + r"(?!\s+(?:requests?|logs?|orders?|tickets?|management|boards?|notes?|history|window|freeze)\b)"
     + r")\b(?![/-])",
     re.IGNORECASE)
 _CODE_SIGN = re.compile(
@@ -524,7 +534,9 @@ _CODE_SIGN = re.compile(
     r"|\b\w+\.\w+\.\w+\b|\b(?:bug|bugs|crash|crashes|exception|stack\s*trace|traceback|regression|unit\s+tests?"
     r"|function|method|class|module|compile|compiler|lint|linter|dependency|dependencies|import|imports|variable"
     r"|endpoint|null\s*pointer|off-by-one|segfault|typo)\b"
-    r"|\b(?i:fix|resolve|address)\s+(?i:issue|bug)\s+#\d+\b")  # an issue fixed by its number is fixed in code
+    # an issue fixed by its number is fixed in code, unless a hosted tracker is where it is fixed
+    r"|\b(?i:fix(?:es|ed|ing)?|resolv\w*|address\w*)\s+(?:(?i:the|this)\s+)?(?:(?i:issues?|bugs?)\s+)?#\d+\b"
+    r"(?![^.;:]*\b(?i:jira|linear|zendesk|trello|asana|monday|clickup|youtrack)\b)")
 
 
 #: The source and config files of a project (of :data:`_TEXT_EXTENSIONS`: no prose, data or log).

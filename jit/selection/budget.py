@@ -70,16 +70,7 @@ def cap_full(tools: list[ScoredTool], max_tools: int, room: float, estimates: Es
             strong_one = False
         if places == 0:
             if not (strong_one and extra):
-                places_past = "the place past it" if strong_tools == 1 else f"the {strong_tools} places past it"
-                why = (f"max_full_tools={max_tools}, and {places_past} for a final score of strong_threshold "
-                       f"{strong} or more {'is' if strong_tools == 1 else 'are'} taken (its score: {s.final})"
-                       if strong_one and strong_tools and max_tools
-                       else f"max_full_tools={max_tools}, and no place past it: {unasked}"
-                       if unasked and extra and spent + estimates.cost(s, Tier.FULL) <= strong_room
-                       else f"max_full_tools={max_tools}, and {places_past} for a final score of strong_threshold "
-                            f"{strong} or more {'is' if strong_tools == 1 else 'are'} taken (its score: {s.final})"
-                       if s.final >= strong and strong_tools and max_tools
-                       else f"max_full_tools={max_tools}")
+                why = _past_count(s, max_tools, strong, strong_tools, extra, unasked, spent, strong_room, room, estimates)
                 s.reasons.append(f"demoted full -> condensed: {why}")
                 s.tier = Tier.CONDENSED
                 continue
@@ -112,6 +103,24 @@ def cap_full(tools: list[ScoredTool], max_tools: int, room: float, estimates: Es
             s.reasons.append(f"demoted full -> condensed: its {need} tokens would take the Full tier past "
                              f"{cap}{beyond}")
             s.tier = Tier.CONDENSED
+
+
+def _past_count(s: ScoredTool, max_tools: int, strong: int, strong_tools: int, extra: int, unasked: str | None,
+                spent: int, strong_room: float, room: float, estimates: Estimates) -> str:
+    """Why a Full tool past ``max_full_tools`` takes none of the places past it (:func:`cap_full`): its score, the
+    places spent, the share past the count, or, only where nothing else kept it out, the task's words (``unasked``)."""
+    if not (s.final >= strong and strong_tools and max_tools):
+        return f"max_full_tools={max_tools}"
+    if not extra:
+        places_past = "the place past it" if strong_tools == 1 else f"the {strong_tools} places past it"
+        return (f"max_full_tools={max_tools}, and {places_past} for a final score of strong_threshold {strong} or "
+                f"more {'is' if strong_tools == 1 else 'are'} taken (its score: {s.final})")
+    need = estimates.cost(s, Tier.FULL)
+    if spent + need > strong_room:
+        share = "strong_full_share" if strong_room > room else "max_full_share"
+        return (f"max_full_tools={max_tools}, and its {need} tokens would take the Full tier past {share} "
+                f"({round(strong_room)} tokens)")
+    return f"max_full_tools={max_tools}, and no place past it: {unasked}"
 
 
 def measure(rendered: Any, fmt: str, counter: TokenCounter) -> int:

@@ -271,17 +271,19 @@ _MAKING = frozenset(stem(w) for w in
 #: What a task calls the object a tool's name says: a bug or a ticket is an issue, a PR a pull request.
 _SAME_OBJECT = {stem(w): tuple(stem(v) for v in same.split())
                 for w, same in (("bug", "issue"), ("ticket", "issue"), ("pr", "pull request"), ("prs", "pull request"))}
-#: Words that say nothing of a tool's object ("to", "for", "and"): a name's and a task's alike (:meth:`Policy.unsaid`).
-_FUNCTION_WORDS = frozenset(stem(w) for w in (*SEARCH_STOPWORDS, "of", "for", "to", "on", "in", "at", "by", "via",
-                                              "with", "from", "as", "and", "or", "into", "onto"))
-_TESTING = r"(?:smoke[\s-]*test|test|debug|exercise|try\s+out|check)(?:s|ed|ing)?"
-_AN_MCP = r"(?:mcp|model\s+context\s+protocol)\s+(?:servers?|clients?)"
+#: A task's words that say nothing of a tool's object ("to", "many", "not"), before stemming (:meth:`Policy.unsaid`).
+_FUNCTION_WORDS = frozenset((*SEARCH_STOPWORDS, "of", "for", "to", "on", "in", "at", "by", "via", "with", "from", "as",
+                             "and", "or", "into", "onto", "many", "new", "all", "each", "other", "not", "no", "any",
+                             "some", "every", "both", "more", "most"))
+_TESTING = r"(?:smoke[\s-]*test|test|debug|exercise|verify|verifie|try\s+out|check\s+that)(?:s|ed|ing)?"
+_AN_MCP = (r"(?:mcp|model\s+context\s+protocol)[\s-]+(?:servers?|clients?)"
+           r"(?!\s+(?:docs?|documentation|lists?|examples?|repos?|repository|specs?|specification|registry|registries)\b)")
 #: A task that tests an MCP server itself ("smoke-test the MCP server we built", "debug our MCP server", "I
 #: built an MCP server, test it"), not one about MCP ("crates that implement MCP servers", "news about MCP"): a
 #: demonstration server's tools may serve it (:meth:`Policy.demos`).
 _TESTS_MCP = re.compile(
-    rf"\b{_TESTING}\s+(?:(?:the|our|my|this|your|an?|new|local|['\"\u2018\u201c]?[\w-]+['\"\u2019\u201d]?)\s+){{0,3}}{_AN_MCP}\b"
-    rf"|\b{_AN_MCP}\b[^.;!?]{{0,60}}\b(?:(?:we|i)\s+(?:just\s+)?(?:built|wrote|made)|{_TESTING}\s+it)\b", re.I)
+    rf"\b{_TESTING}\s+(?:(?:the|our|my|this|your|an?|new|local|['\"\u2018\u201c][\w-]+['\"\u2019\u201d])\s+){{0,4}}{_AN_MCP}"
+    rf"|\b{_AN_MCP}[^.;!?]{{0,60}}\b(?:(?:we|i)\s+(?:just\s+)?(?:built|wrote|made)|{_TESTING}\s+it)\b", re.I)
 #: A step's capability as what a role may not do (the warning of :meth:`Policy.missing_steps`).
 _STEP_WORDS = {"/write": "change files or data", "/delete": "delete anything", "/execute": "run commands",
                "/send": "send messages"}
@@ -637,10 +639,12 @@ class Policy:
         one: ``files``), and one that runs, deletes or sends, each of those asked. Any other write must be said:
         "fix" asks for some write, not for ``git_push``, and "move the card" not for
         ``archive_card``. ``asked``: the capabilities the task states or implies."""
-        said = {w for w in prose_stems(task) if len(w) > 1} - _FUNCTION_WORDS  # not "to", nor the "s" of "it's"
-        said.update(*(_SAME_OBJECT.get(w, ()) for w in list(said)))
+        said = {w for w in prose_stems(task) if len(w) > 1}  # not the "s" of "it's"
+        # The task's words that may name an object: no "to", "many" or "not" (whose stem is "note"'s).
+        named = {stem(w) for w in words(task) if len(w) > 1 and w not in _FUNCTION_WORDS}
+        named.update(*(_SAME_OBJECT.get(w, ()) for w in list(named)))
         if files:
-            said.add(stem("file"))
+            named.add(stem("file"))
         wanted = frozenset(asked)
         # A write asked; a made thing may be sent too (a comment is delivered), any other effect must be asked.
         writes = "/write" in wanted
@@ -653,7 +657,7 @@ class Policy:
             if not said.isdisjoint(verbs):
                 return None
             if (writes and effects - {"/send"} <= wanted and not _MAKING.isdisjoint(verbs)
-                    and not said.isdisjoint(obj)):
+                    and not named.isdisjoint(obj)):
                 return None
             if "/write" not in effects and effects <= wanted:
                 return None

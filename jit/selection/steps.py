@@ -168,20 +168,22 @@ _SENDS_FORM = re.compile(OPENING + r"(?:sign\s*up|register|submit)\b(?:\s*$|\s+(
 #: on this machine, the branch is pushed first.
 _PROPOSES = re.compile(OPENING + r"(?:open|create|raise|submit|file|send)\s+(?:an?\s+|"
                        r"the\s+)?(?:new\s+|draft\s+)*(?:prs?|pull requests?|merge requests?|mrs?)\b", re.I)
-#: A clause that commits a change on this machine ("commit it and …"; not "the commit a1b2c3d").
 #: A clause that stages changes ("stage the fix", "git add the new files"): said in git's words, whatever it stages.
 _STAGES = re.compile(
-    OPENING + r"(?:stage|git\s+add)\s+(?:(?:the|all|my|our|your|these|those|this|that|every|new|changed|modified)\s+)*"
-    r"(?:fix(?:es)?|changes?|files?|edits?|it|them|everything|all|hunks?|[\w./-]+\.\w+|[\w-]+/[\w./-]*)(?![\w-])"
-    r"(?!.*\b(?:staging|environments?|servers?|deploy\w*|releases?|rollouts?)\b)", re.I)
-#: Changes the task says are staged already ("I already staged the files; commit them").
-_STAGED = re.compile(r"\b(?:already\s+)?staged\b", re.I)
-#: A commit that stages nothing here: what is staged already, nothing, a plan committed to, or one made through a
-#: hosted service's API.
-_COMMITS_STAGED = re.compile(r"\b(?:staged|already|nothing)\b|\bcommit\s+to\s+(?:the|a|an|our|my)\s+"
-                             r"(?!branch|main|master|repo|remote|origin|release|develop)"
+    OPENING + r"(?:git\s+add\b|stage\s+(?:(?:the|all|my|our|your|these|those|this|that|every|new|changed|modified|only"
+    r"|updated|deleted|renamed|remaining)\s+)*(?:fix(?:es)?|changes?|files?|edits?|it|them|everything|all|hunks?|docs?"
+    r"|[\w./-]+\.\w+|[\w-]+/[\w./-]*|[\w-]*file)(?![\w-])(?!.*\b(?:staging|environments?|servers?|deploy\w*|releases?"
+    r"|rollouts?)\b))", re.I)
+#: Changes the task says are staged already ("I already staged the files; commit them", "the changes are staged").
+_STAGED = re.compile(r"\b(?:already\s+)?staged\s+(?:changes|files|hunks|edits)\b|\b(?:is|are|were)\s+(?:already\s+)?staged\b"
+                     r"|\balready\s+staged\b", re.I)
+#: A commit that stages nothing here: nothing committed, a plan committed to, or one made through a hosted
+#: service's API.
+_COMMITS_STAGED = re.compile(r"\bcommit\s+nothing\b|\bcommit\s+to\s+(?:the|a|an|our|my)\s+"
+                             r"(?!(?:[\w/-]+\s+)?branch\b|fork\b|main\b|master\b|repo|remote\b|origin\b|release|develop)"
                              r"|\b(?:via|through|using)\s+(?:the\s+)?(?:\w+\s+)?api\b|\bon\s+(?:github|gitlab|bitbucket)\b",
                              re.I)
+#: A clause that commits a change on this machine ("commit it and …"; not "the commit a1b2c3d").
 _COMMITS = re.compile(OPENING + r"commit\b(?!\s+(?:messages?|hash(?:es)?|history|"
                       r"logs?|shas?|ids?|titles?|authors?|range|hooks?|signing|signatures?|access|rights)\b)"
                       r"(?!\s+\w+\s+(?:must|should|shall|are|is|need|needs|have|has|will|can|may)\b)", re.I)
