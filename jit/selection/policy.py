@@ -636,9 +636,10 @@ class Policy:
         name does not count), one that makes or edits an object the task names when the task asks
         for a write and for every other effect of the name but sending ("comment" for
         ``add_comment``, a bug for ``create_issue``, a file for ``edit_file`` when the task names
-        one: ``files``), and one that runs, deletes or sends, each of those asked. Any other write must be said:
-        "fix" asks for some write, not for ``git_push``, and "move the card" not for
-        ``archive_card``. ``asked``: the capabilities the task states or implies."""
+        one to write or changes code in place: ``files``), and one that runs, deletes or sends,
+        each of those asked. Any other write must be said: "fix" asks for some write, not for
+        ``git_push``, and "move the card" not for ``archive_card``. ``asked``: the capabilities the
+        task states or implies."""
         said = {w for w in prose_stems(task) if len(w) > 1}  # not the "s" of "it's"
         # The task's words that may name an object: no "to", "many" or "not" (whose stem is "note"'s).
         named = {stem(w) for w in words(task) if len(w) > 1 and w not in _FUNCTION_WORDS}
