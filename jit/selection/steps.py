@@ -10,7 +10,8 @@ clause points something at) and a picture of what a clause looks at on it, filli
 submitting a page's form to log in, sign up or submit on it, switching to the branch a change goes
 on, reading a pull request and its files before reviewing it ("review PR #214", "look at PR #102"),
 reading an issue before working on it by its number ("fix issue #212"), today's date for a day
-still to come ("tomorrow", "on Thursday") or for today's date written or read, pushing the branch
+still to come ("tomorrow", "on Thursday") or for today's date written or read, staging the changes
+before a commit made here (and a staging clause read in git's words), pushing the branch
 before proposing a change committed here, listing what a deletion gives by a pattern ("keys that start with flags:"),
 searching by its title for a thing read by one ("the 'Q3 launch plan' Google Doc", "the
 Confluence page 'Payments' in space ENG"), reading what a clause finds ("find the signed contract
