@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any
 
 from ..models import ToolDef
@@ -488,6 +489,7 @@ def _names_a_write(description: str) -> bool:
     return any(w in _WRITE_VERBS and w not in _DELETE_VERBS | _GENERIC_VERBS for w in words)
 
 
+@lru_cache(maxsize=65536)
 def name_effects(name: str) -> frozenset[str]:
     """What a tool's name alone says it does to its object, of the side effects (:data:`EFFECTS`):
     ``delete-many`` and ``worker_delete`` delete, ``write_query`` writes, ``list_indexes``
@@ -500,6 +502,7 @@ def name_effects(name: str) -> frozenset[str]:
 _JOINS = _stems("or and")
 
 
+@lru_cache(maxsize=65536)
 def name_reading(name: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The stems of the verbs of a tool's name that change things and of the rest, its object:
     ``git_push`` -> (``push``), (); ``add_comment`` -> (``add``), (``comment``);

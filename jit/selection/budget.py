@@ -69,23 +69,16 @@ def cap_full(tools: list[ScoredTool], max_tools: int, room: float, estimates: Es
         if unasked:  # past the caps only for what the task says it wants done
             strong_one = False
         if places == 0:
-            if not (strong_one and extra):
-                why = _past_count(s, max_tools, strong, strong_tools, extra, unasked, spent, strong_room, room, estimates)
-                s.reasons.append(f"demoted full -> condensed: {why}")
-                s.tier = Tier.CONDENSED
+            if strong_one and extra and spent + (need := estimates.cost(s, Tier.FULL)) <= strong_room:
+                extra -= 1
+                spent += need
+                past = " and max_full_share" if spent > room else ""
+                s.reasons.append(f"full past max_full_tools={max_tools}{past}: its final score {s.final} reaches "
+                                 f"strong_threshold {strong}")
                 continue
-            need = estimates.cost(s, Tier.FULL)
-            if spent + need > strong_room:
-                share = "strong_full_share" if strong_room > room else "max_full_share"
-                s.reasons.append(f"demoted full -> condensed: max_full_tools={max_tools}, and its {need} tokens "
-                                 f"would take the Full tier past {share} ({round(strong_room)} tokens)")
-                s.tier = Tier.CONDENSED
-                continue
-            extra -= 1
-            spent += need
-            past = " and max_full_share" if spent > room else ""
-            s.reasons.append(f"full past max_full_tools={max_tools}{past}: its final score {s.final} reaches "
-                             f"strong_threshold {strong}")
+            why = _past_count(s, max_tools, strong, strong_tools, extra, unasked, spent, strong_room, room, estimates)
+            s.reasons.append(f"demoted full -> condensed: {why}")
+            s.tier = Tier.CONDENSED
             continue
         places -= 1  # the count is by rank: a tool the share sends down keeps its place taken
         need = estimates.cost(s, Tier.FULL)

@@ -8,8 +8,8 @@ import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from functools import lru_cache
 
-from .snapshot import CatalogSnapshot
 from ..text import split_identifier
+from .snapshot import CatalogSnapshot
 from .step_words import VERBS
 
 __all__ = ["DEMO_TOOLS", "ServerNames", "demo_servers", "named_servers", "server_names"]

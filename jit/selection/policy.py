@@ -37,7 +37,7 @@ from ..analysis.offline_analyzer import target_format
 from ..config import ToolSelectionConfig
 from ..errors import RuleError
 from ..models import HARNESS_SERVER, ToolState
-from ..text import SEARCH_STOPWORDS, prose_stems, stem
+from ..text import SEARCH_STOPWORDS, stem
 from .explain import RuleCitations
 from .logic import Fact, LogicEngine, RuleSet
 from .scored_tool import ScoredTool
@@ -537,10 +537,7 @@ class Policy:
                 if chosen is not None and tier_cap.get(chosen.id, Tier.FULL) is Tier.FULL:
                     held = True
                     chosen.step = cap  # certain: the task names the file
-                    if chosen.tier is not Tier.FULL:
-                        chosen.wanted = chosen.tier = Tier.FULL
-                    chosen.reasons[:] = [r for r in chosen.reasons if not r.startswith(UNASKED)]
-                    chosen.reasons.insert(0, f"tool of the step {cap} of {', '.join(targets)}")
+                    _hold_for_step(chosen, f"tool of the step {cap} of {', '.join(targets)}")
             if held:
                 continue
             have = holders.get(cap, frozenset())
@@ -549,9 +546,7 @@ class Policy:
             if not able or any(s.tier is Tier.FULL for s in able):
                 continue
             best = min(able, key=lambda s: (s.id in unasked, -s.final, s.rank))
-            best.wanted = best.tier = Tier.FULL
-            best.reasons[:] = [r for r in best.reasons if not r.startswith(UNASKED)]
-            best.reasons.insert(0, f"tool of the step {cap} the task {'asks for' if cap in stated else 'implies'}")
+            _hold_for_step(best, f"tool of the step {cap} the task {'asks for' if cap in stated else 'implies'}")
 
     def probes(self, out: list[ScoredTool], named: Collection[str]) -> None:
         """A probe of its server (a ``probe_word`` among its name's words and a ``probe_subject``
@@ -605,8 +600,7 @@ class Policy:
         asks for that side effect: a ``task_capability`` or implied fact ("delete", "drop", "prune",
         "flush", "wipe": the task analyzer's lexicon, which reads tools' words too). A name that
         also says an effect the task asks for keeps its place (``delete_or_update`` on a task that
-        updates). Returns the ids
-        it sent to Condensed (:meth:`step_tools` takes them last)."""
+        updates). Returns the ids it sent to Condensed (:meth:`step_tools` takes them last)."""
         only = self.constants().asked_only
         if not only:
             return frozenset()
@@ -640,9 +634,10 @@ class Policy:
         each of those asked. Any other write must be said: "fix" asks for some write, not for
         ``git_push``, and "move the card" not for ``archive_card``. ``asked``: the capabilities the
         task states or implies."""
-        said = {w for w in prose_stems(task) if len(w) > 1}  # not the "s" of "it's"
+        told = [w for w in words(task) if len(w) > 1]  # not the "s" of "it's"
+        said = {stem(w) for w in told}
         # The task's words that may name an object: no "to", "many" or "not" (whose stem is "note"'s).
-        named = {stem(w) for w in words(task) if len(w) > 1 and w not in _FUNCTION_WORDS}
+        named = {stem(w) for w in told if w not in _FUNCTION_WORDS}
         named.update(*(_SAME_OBJECT.get(w, ()) for w in list(named)))
         if files:
             named.add(stem("file"))
@@ -690,3 +685,10 @@ class Policy:
             if label != category:
                 found = found - ids  # iterates over the (smaller) found set
         return found
+
+
+def _hold_for_step(st: ScoredTool, reason: str) -> None:
+    """``st`` made Full as a step's tool (:meth:`Policy.step_tools`), with ``reason`` first: the
+    unasked rule's reason against it no longer holds."""
+    st.wanted = st.tier = Tier.FULL
+    st.reasons[:] = [reason, *(r for r in st.reasons if not r.startswith(UNASKED))]
