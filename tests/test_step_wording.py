@@ -2,12 +2,12 @@
 jit.selection.step_words): a colon before an action, a list of names joined by "and", everyday
 verbs, a file's kind said by its extension, today's date, a title followed by where it is, a log-in,
 a sign-up or a submission on a page, a page's network traffic, an implied step kept with the browser
-the task uses, a library's documentation, a note dropped, a dash between clauses and a pull request
-looked at."""
+the task uses, a library's documentation, a note dropped, a dash between clauses, a pull request
+looked at and the subject of what a read looks for."""
 
 from __future__ import annotations
 
-from jit.selection.step_words import action_free, leading_capability, spelled
+from jit.selection.step_words import action_free, leading_capability, name_fit, spelled, topic_free
 from jit.selection.clauses import split_clauses
 from jit.selection.steps import (
     CURRENT_TIME,
@@ -17,6 +17,7 @@ from jit.selection.steps import (
     READ_CHANGE,
     READ_CHANGED_FILES,
     SUBMIT_FORM,
+    Step,
     settle,
     task_steps,
 )
@@ -230,3 +231,21 @@ def test_an_issue_worked_on_by_its_number_is_read_first():
     for task in ("Close issue #57 in acme/ledger.", "Comment on ticket PAY-88 that it shipped.",
                  "Fix the rounding bug in src/money.py."):
         assert READ_ISSUE not in [s.text for s in task_steps(task)], task
+
+
+def test_the_subject_of_what_a_read_looks_for_does_not_choose_its_tool():
+    # "papers on speculative decoding for LLM inference": a paper search, not a tool about LLMs.
+    step = Step("find recent papers on speculative decoding for LLM inference", "/read")
+    assert step.query == "find recent papers"
+    assert (name_fit("firecrawl_research_search_papers", "firecrawl", step)
+            > name_fit("brave_llm_context", "brave", step))
+    # The subject ends where the text says where or with what: a system named there still counts.
+    assert topic_free("search the news about the merger in the Financial Times") == (
+        "search the news in the Financial Times")
+    assert topic_free("find emails about the invoice from legal, then reply") == "find emails from legal, then reply"
+    # What is not a subject: a thing's owner, a title in quotes, what one writes about, a question's whole content.
+    for text in ("read the comments on PR #57", "comment on the PR", "read the article on 'Causes of the Fall'",
+                 "I am writing an article on the Fall of Rome", "Write a blog post about our launch",
+                 "What did we decide about the data retention policy?"):
+        assert topic_free(text) == text
+    assert Step("Write a blog post about our launch", "/write").query == "Write a blog post about our launch"

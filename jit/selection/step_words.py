@@ -13,7 +13,7 @@ from typing import Protocol
 from ..text import search_tokens
 
 __all__ = ["LIBRARY_DOCS_SAID", "OPENING", "QUOTED", "VERBS", "Said", "action_free", "leading_capability", "name_fit",
-           "noun_uses", "spelled"]
+           "noun_uses", "spelled", "topic_free"]
 
 #: A library's documentation: "httpx's docs", "the React docs", "the current FastAPI docs", "the docs
 #: of pandas", "the official docs" (not our own docs, an API's, a service's or a product's pages:
@@ -101,6 +101,34 @@ def leading_capability(clause: str) -> str | None:
     return VERBS.get(verb)
 
 
+#: What a step asks for about a subject: a kind of content, and its subject after "on", "about",
+#: "regarding" … ("papers on speculative decoding", "news about the merger", "docs about retries"). The
+#: subject runs to the end of the clause, or to a word that says where or with what ("… in arXiv",
+#: "… from legal", "… on GitHub"): a system named there still counts.
+_TOPIC = re.compile(
+    r"\b(?:papers?|articles?|news|stories|story|docs|documents?|documentation|information|info|research|tutorials?"
+    r"|guides?|videos?|books?|blogs?|blog\s+posts?|posts?|studies|study|publications?|literature|content|sources?"
+    r"|references?|facts|knowledge|pages?|notes?|e-?mails?|mails?|messages?|tweets?|discussions?|threads?|questions?"
+    r"|reports?|results?|datasets?|images?|photos?|podcasts?|courses?|lectures?|talks?)"
+    r"(?P<topic>\s+(?:on|about|regarding|concerning|covering|related\s+to)\s+(?![\"'‘“])"
+    r"(?:(?!(?:in|from|into|via|using|within|inside|at|on|to|through|and|then|or|but)\b)[^\s,;:.!?()]+\s*){1,12})",
+    re.I)
+
+
+def topic_free(text: str) -> str:
+    """``text`` without the subject of the content it asks to read ("find recent papers on speculative
+    decoding for LLM inference" is "find recent papers"): the subject is what the tool is given to look
+    for, not which tool looks (a paper search, not a tool about LLMs). Unchanged when the text opens
+    with no verb of reading (:func:`leading_capability`: what one writes about is the content written),
+    when the subject is a title in quotes (what a read quotes is what it looks for), or when fewer than
+    two words would be left."""
+    if leading_capability(text) != "/read":
+        return text
+    out = _TOPIC.sub(lambda m: m.group(0)[: m.start("topic") - m.start()] + " ", text)
+    out = re.sub(r"\s+", " ", out).strip()
+    return out if out != text.strip() and len(out.split()) >= 2 else text
+
+
 def spelled(text: str) -> str:
     """A step's text with its abbreviations spelled out beside them ("open a PR (pull request)")."""
     return _ABBREVIATION.sub(lambda m: f"{m.group(0)} ({_ABBREVIATIONS[m.group(0).lower()]})", text)
@@ -173,7 +201,7 @@ def _reading(text: str) -> tuple[str, frozenset[str], frozenset[str]]:
     verb's token, the words it says only as names (:func:`noun_uses`), and its other words."""
     m = _LEADING.match(text)
     verb = search_tokens(m.group(1))[0] if m and search_tokens(m.group(1)) else ""
-    return verb, noun_uses(text), frozenset(search_tokens(spelled(text), drop_stopwords=True)) - {verb}
+    return verb, noun_uses(text), frozenset(search_tokens(spelled(topic_free(text)), drop_stopwords=True)) - {verb}
 
 
 @lru_cache(maxsize=1 << 14)

@@ -53,7 +53,8 @@ from .naming import ServerNames, demo_servers, named_servers, server_names
 from .producers import producers
 from .retrieve import task_pieces
 from .snapshot import CatalogSnapshot, label_rows
-from .step_words import LIBRARY_DOCS_SAID, OPENING, QUOTED, action_free, leading_capability, name_fit, spelled
+from .step_words import (LIBRARY_DOCS_SAID, OPENING, QUOTED, action_free, leading_capability, name_fit, spelled,
+                         topic_free)
 from .tiers import Tier
 
 __all__ = ["STEP_FLOOR", "Feeds", "Step", "StepTool", "asked", "demo_server", "embedded", "plan", "settle",
@@ -256,12 +257,15 @@ class Step:
 
     @property
     def query(self) -> str:
-        """The text the step's tool is embedded against: its abbreviations spelled out, and for a
+        """The text the step's tool is embedded against: its abbreviations spelled out, the subject
+        of the content it asks for left out (:func:`~jit.selection.step_words.topic_free`: "papers on
+        speculative decoding" asks for a paper search, not a tool about decoding), and for a
         change, a title or a text in quotes left out, unless nothing else is left: what a change
         writes is content (the 'Rate limiter drops requests' of an issue to open says what the
         issue is about, not which tool opens it), while what a read quotes is what it looks for."""
-        bare = re.sub(r"\s+", " ", QUOTED.sub(" ", self.text)).strip(" ,:;")
-        return spelled(bare if self.capability in CHANGES and len(bare.split()) >= 2 else self.text)
+        text = topic_free(self.text)
+        bare = re.sub(r"\s+", " ", QUOTED.sub(" ", text)).strip(" ,:;")
+        return spelled(bare if self.capability in CHANGES and len(bare.split()) >= 2 else text)
 
     @property
     def named(self) -> str:
@@ -575,7 +579,7 @@ def plan(view: CatalogSnapshot, steps: Sequence[Step], sims: np.ndarray,
             return found
         dense = sims[:, column[id(steps[i])]]
         lo, hi = float(dense.min()), float(dense.max())
-        lexical = index.lexical.scores(spelled(action_free(text, servers_said)))
+        lexical = index.lexical.scores(spelled(action_free(topic_free(text), servers_said)))
         hybrid = ((1 - lexical_weight) * (dense - lo) / max(hi - lo, 1e-6)
                   + lexical_weight * lexical / max(float(lexical.max()), 1e-6))
         top = np.argpartition(-hybrid, min(STEP_POOL, len(hybrid) - 1))[:STEP_POOL]
