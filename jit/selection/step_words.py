@@ -101,32 +101,61 @@ def leading_capability(clause: str) -> str | None:
     return VERBS.get(verb)
 
 
-#: What a step asks for about a subject: a kind of content, and its subject after "on", "about",
-#: "regarding" … ("papers on speculative decoding", "news about the merger", "docs about retries"). The
-#: subject runs to the end of the clause, or to a word that says where or with what ("… in arXiv",
-#: "… from legal", "… on GitHub"): a system named there still counts.
-_TOPIC = re.compile(
-    r"\b(?:papers?|articles?|news|stories|story|docs|documents?|documentation|information|info|research|tutorials?"
-    r"|guides?|videos?|books?|blogs?|blog\s+posts?|posts?|studies|study|publications?|literature|content|sources?"
-    r"|references?|facts|knowledge|pages?|notes?|e-?mails?|mails?|messages?|tweets?|discussions?|threads?|questions?"
-    r"|reports?|results?|datasets?|images?|photos?|podcasts?|courses?|lectures?|talks?)"
-    r"(?P<topic>\s+(?:on|about|regarding|concerning|covering|related\s+to)\s+(?![\"'‘“])"
-    r"(?:(?!(?:in|from|into|via|using|within|inside|at|on|to|through|and|then|or|but)\b)[^\s,;:.!?()]+\s*){1,12})",
-    re.I)
+#: A kind of content a tool may specialise in reading, and the word that opens its subject: "papers on
+#: speculative decoding", "news about the merger", "docs on retries", "videos about sourdough".
+_ABOUT = re.compile(
+    r"\b(?:papers?|articles?|news|stories|story|docs|documentation|tutorials?|guides?|videos?|books?|blogs?"
+    r"|blog\s+posts?|posts?|studies|study|publications?|literature|pages?|notes?|e-?mails?|mails?|messages?"
+    r"|tweets?|discussions?|threads?|questions?|reports?|images?|photos?|podcasts?|courses?|lectures?|talks?)"
+    r"\s+(?P<prep>on|about|regarding|concerning|covering|related\s+to)\s+", re.I)
+#: Where a subject ends: punctuation, "then" or "but", or a word that says where, from what or how
+#: followed by a name ("… in arXiv", "… from Legal", "… on GitHub", "… via #incidents").
+_SUBJECT_END = re.compile(
+    r"[,;!?()]|[.:](?=\s|$)|\s(?:then|but)(?=\s|$)"
+    r"|\s(?:in|from|into|via|using|within|inside|at|on|to|through)\s+(?:(?:the|a|an|our|my|their|its)\s+)?"
+    r"(?=[#@]|\S*[A-Z0-9])")
+#: What a subject holding it names: a thing to act on, not what to look for (a title in quotes, an
+#: address, a pull request, an issue, a channel …).
+_NAMES_A_THING = re.compile(
+    r"[#@/\"'‘’“”]|[A-Za-z]\.[A-Za-z]|\b(?:PRs?|MRs?|pull\s+requests?|merge\s+requests?|issues?|tickets?"
+    r"|channels?|repos?|repositor(?:y|ies)|branch(?:es)?|commits?|boards?|cards?|projects?|files?|folders?)\b", re.I)
+_DETERMINER = re.compile(r"(?:the|a|an|our|my|your|their|its|this|that|these|those)\b", re.I)
+#: The most words a subject is read as one.
+_SUBJECT_WORDS = 12
 
 
 def topic_free(text: str) -> str:
     """``text`` without the subject of the content it asks to read ("find recent papers on speculative
     decoding for LLM inference" is "find recent papers"): the subject is what the tool is given to look
-    for, not which tool looks (a paper search, not a tool about LLMs). Unchanged when the text opens
-    with no verb of reading (:func:`leading_capability`: what one writes about is the content written),
-    when the subject is a title in quotes (what a read quotes is what it looks for), or when fewer than
-    two words would be left."""
+    for, not which tool looks (a paper search, not a tool about LLMs). The subject runs from "on",
+    "about", "regarding" … after a kind of content (:data:`_ABOUT`) to :data:`_SUBJECT_END`. Kept: a
+    subject that names a thing (:data:`_NAMES_A_THING`: "threads on PR #57", "a page about
+    'Q3 launch'"), one after "on" that opens with a capital or a determiner ("messages on Slack", "the
+    results on the Grafana dashboard": where, not what), one of more than :data:`_SUBJECT_WORDS` words, and
+    the whole text when it opens with no verb of reading (:func:`leading_capability`: what one writes
+    about is the content written)."""
     if leading_capability(text) != "/read":
         return text
-    out = _TOPIC.sub(lambda m: m.group(0)[: m.start("topic") - m.start()] + " ", text)
-    out = re.sub(r"\s+", " ", out).strip()
-    return out if out != text.strip() and len(out.split()) >= 2 else text
+    cuts: list[tuple[int, int]] = []
+    for m in _ABOUT.finditer(text):
+        if cuts and m.start() < cuts[-1][1]:
+            continue
+        # A subject is a few words: its end is looked for that far only (a text of repeated cues stays linear).
+        reach = min(len(text), m.end() + 40 * _SUBJECT_WORDS)
+        end = _SUBJECT_END.search(text, m.end(), reach)
+        stop = end.start() if end is not None else reach
+        subject = text[m.end():stop]
+        if (not subject.strip() or (end is None and reach < len(text)) or len(subject.split()) > _SUBJECT_WORDS
+                or _NAMES_A_THING.search(subject)
+                or (m.group("prep").lower() == "on" and (subject[:1].isupper() or _DETERMINER.match(subject)))):
+            continue
+        cuts.append((m.start("prep"), stop))
+    if not cuts:
+        return text
+    out = text
+    for start, stop in reversed(cuts):
+        out = out[:start].rstrip() + (" " if stop < len(text) and text[stop].isspace() else "") + out[stop:].lstrip()
+    return re.sub(r"\s+", " ", out).strip()
 
 
 def spelled(text: str) -> str:
@@ -198,7 +227,8 @@ def action_free(text: str, keep: Collection[str] = ()) -> str:
 @lru_cache(maxsize=1024)
 def _reading(text: str) -> tuple[str, frozenset[str], frozenset[str]]:
     """A step's text as :func:`name_fit` reads it against every candidate's name: its leading
-    verb's token, the words it says only as names (:func:`noun_uses`), and its other words."""
+    verb's token, the words it says only as names (:func:`noun_uses`), and its other words but the
+    subject of what it reads (:func:`topic_free`)."""
     m = _LEADING.match(text)
     verb = search_tokens(m.group(1))[0] if m and search_tokens(m.group(1)) else ""
     return verb, noun_uses(text), frozenset(search_tokens(spelled(topic_free(text)), drop_stopwords=True)) - {verb}
@@ -220,9 +250,10 @@ def _name_words(name: str, server: str) -> tuple[str, ...]:
 def name_fit(name: str, server: str, step: Said, task_words: frozenset[str] = frozenset()) -> float:
     """How well a tool's name says a step, 0–1: the share of its name's words (its server's name
     left out) that the step says, the first one as the step's verb, the others as its object; a
-    word only the rest of the task says (``task_words``) counts half. The step's verb counts
-    as the name's first or second word (``add_comment`` for "comment on it"); another verb of the step's
-    capability as the name's first word counts whole for a read (``get`` or ``search`` for "find
+    word only the rest of the task says (``task_words``), or only the subject of what the step reads
+    (:func:`topic_free`: "LLM" of "papers on LLM inference"), counts half when the task's words hold
+    it. The step's verb counts as the name's first or second word (``add_comment`` for "comment on
+    it"); another verb of the step's capability as the name's first word counts whole for a read (``get`` or ``search`` for "find
     …": ways of reading are near alike), half for a change when the step says a verb of its own
     (``git_merge`` for "commit it": changes differ), whole when it says none. The step's own verb names no object ("review the PR" is ``get_pull_request``, not
     ``get_pull_request_reviews``), and a word the step says only as a name (:func:`noun_uses`:
