@@ -248,16 +248,16 @@ def _name_words(name: str, server: str) -> tuple[str, ...]:
 
 
 def name_fit(name: str, server: str, step: Said, task_words: frozenset[str] = frozenset()) -> float:
-    """How well a tool's name says a step, 0–1: the share of its name's words (its server's name
-    left out) that the step says, the first one as the step's verb, the others as its object; a
-    word only the rest of the task says (``task_words``), or only the subject of what the step reads
-    (:func:`topic_free`: "LLM" of "papers on LLM inference"), counts half when the task's words hold
-    it. The step's verb counts as the name's first or second word (``add_comment`` for "comment on
-    it"); another verb of the step's capability as the name's first word counts whole for a read (``get`` or ``search`` for "find
-    …": ways of reading are near alike), half for a change when the step says a verb of its own
-    (``git_merge`` for "commit it": changes differ), whole when it says none. The step's own verb names no object ("review the PR" is ``get_pull_request``, not
-    ``get_pull_request_reviews``), and a word the step says only as a name (:func:`noun_uses`:
-    "in my local checkout") is no verb of a tool's name."""
+    """How well a tool's name says a step, 0–1: the share of its name's words (its server's name left out) that the
+    step says, the first one as the step's verb, the others as its object; a word only the rest of the task says
+    (``task_words``), or only the subject of what the step reads (:func:`topic_free`: "LLM" of "papers on LLM
+    inference"), counts half when the task's words hold it. The step's verb counts as the name's first or second
+    word (``add_comment`` for "comment on it"); another verb of the step's capability as the name's first word
+    counts whole for a read (``get`` or ``search`` for "find …": ways of reading are near alike), half for a
+    change when the step says a verb of its own (``git_merge`` for "commit it": changes differ), whole when it
+    says none. The step's own verb names no object ("review the PR" is ``get_pull_request``, not
+    ``get_pull_request_reviews``), and a word the step says only as a name (:func:`noun_uses`: "in my local
+    checkout") is no verb of a tool's name."""
     words = _name_words(name, server)
     if not words:
         return 0.0
