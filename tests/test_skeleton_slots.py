@@ -3,8 +3,9 @@
 LiveMCPBench's catalog has two ``fetch`` tools: the fetch server's web fetcher and
 biomcp's biomedical record fetcher. The researcher's ``fetch_url`` slot used to go to
 biomcp's, because its server's name sorts first: a 955-token definition in Full on every
-task, unrelated to most. The role's fit (``shard_points``) now decides before the name.
-Real SQLite, the real rules, the offline analyzer and the model.
+task, unrelated to most. The role's fit (``shard_points``) now decides before the name, and of
+two tools as fit, the shorter definition (two servers' ``brave_web_search``, one documented at
+ten times the length of the other). Real SQLite, the real rules, the offline analyzer and the model.
 """
 
 from __future__ import annotations
@@ -36,6 +37,35 @@ TOOLS = {
 }
 
 
+#: Two servers' web search, as fit for a researcher: the one whose server sorts first documents
+#: every operator and parameter at length.
+QUERY = {"type": "object", "properties": {"query": {"type": "string", "description": "Search query"}},
+         "required": ["query"]}
+LONG_QUERY = {"type": "object", "required": ["query"], "properties": {
+    "query": {"type": "string",
+              "description": "Search query. " + "Supports site:, filetype:, intitle: and - operators. " * 8},
+    **{f"option_{i}": {"type": "string", "description": f"Optional setting {i} of the search. " * 6}
+       for i in range(8)}}}
+SEARCH = {
+    "brave": [ToolDef(server="brave", name="brave_web_search", input_schema=LONG_QUERY, description=(
+        "Performs web searches using the Brave Search API and returns comprehensive search results. "
+        + "Use it for general queries, news, articles and online content. " * 6))],
+    "brave-search": [ToolDef(server="brave-search", name="brave_web_search", input_schema=QUERY, description=(
+        "Performs a web search using the Brave Search API, for general queries, news, articles and online content."))],
+}
+
+
+def _compiler(tmp_path, embedder, tools):
+    store = Store(tmp_path / "catalog.db")
+    for server, defs in tools.items():
+        store.ensure_server(server, "stdio")
+        store.sync_tools(server, defs)
+        store.set_server_status(server, ServerStatus.CONNECTED)
+    analyze_pending(store, OfflineAnalyzer(DEFAULT_SHARDS))
+    embed_pending(store, embedder)
+    return store, Compiler(store, write_config(tmp_path), embedder, token_counter=EstimateCounter())
+
+
 @pytest.fixture
 def compiler(tmp_path, embedder):
     store = Store(tmp_path / "catalog.db")
@@ -58,3 +88,17 @@ def test_the_role_fit_decides_a_slot_before_the_server_name(compiler):
     assert not record.skeleton and "not skeleton: fetch__fetch fills the same slot" in record.reasons
     # What decided it: the researcher's affinity, higher for the web fetcher.
     assert web.points["shard"] > record.points["shard"]
+
+
+def test_of_two_tools_as_fit_the_shorter_definition_fills_the_slot(tmp_path, embedder):
+    store, compiler = _compiler(tmp_path, embedder, SEARCH)
+    try:
+        with compiler:
+            ts = compiler.compile(TaskContext(shard="researcher", task="what should I focus on to climb the ladder?"))
+        short, long = ts.get("brave-search__brave_web_search"), ts.get("brave__brave_web_search")
+        assert short.skeleton and short.tier is Tier.FULL
+        assert "skeleton for researcher (slot web_search)" in short.reasons
+        assert not long.skeleton and "not skeleton: brave-search__brave_web_search fills the same slot" in long.reasons
+        assert short.points["shard"] == long.points["shard"]  # as fit: the length decided, not the name
+    finally:
+        store.close()

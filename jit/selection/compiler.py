@@ -70,7 +70,7 @@ from .snapshot import (
 from .steps import Feeds, Step, asked, demo_server, embedded, plan, settle, task_steps
 from .task import TaskContext, task_facts
 from .tiers import Tier
-from .tokens import EstimateCounter, TokenCounter, default_counter
+from .tokens import EstimateCounter, TokenCounter, compact_json, default_counter
 from .toolset import ToolSet
 
 __all__ = ["Compiler"]
@@ -370,7 +370,12 @@ class Compiler:
     def _skeleton_of(self, view: CatalogSnapshot, shard: ShardTables, allowed: np.ndarray
                      ) -> tuple[dict[int, list[str]], dict[int, int]]:
         slots = {t: names for t, names in shard.skeleton.items() if allowed[view.row_of[t]]}
-        return self.policy.skeleton(slots, view.heads, view.states, view.offline, view.points, shard.points)
+
+        def size(t: int) -> int:  # a definition's length, what its Full rendering costs grows with
+            tool = view.by_id[t].tool
+            return len(compact_json({"description": tool.description, "input_schema": tool.input_schema}))
+
+        return self.policy.skeleton(slots, view.heads, view.states, view.offline, view.points, shard.points, size)
 
     @staticmethod
     def _summary(view: CatalogSnapshot, st: StoredTool, a: Callable[[StoredTool], ToolAnalysis | None]) -> str:
