@@ -68,14 +68,8 @@ def _compiler(tmp_path, embedder, tools):
 
 @pytest.fixture
 def compiler(tmp_path, embedder):
-    store = Store(tmp_path / "catalog.db")
-    for server, tools in TOOLS.items():
-        store.ensure_server(server, "stdio")
-        store.sync_tools(server, tools)
-        store.set_server_status(server, ServerStatus.CONNECTED)
-    analyze_pending(store, OfflineAnalyzer(DEFAULT_SHARDS))
-    embed_pending(store, embedder)
-    with Compiler(store, write_config(tmp_path), embedder, token_counter=EstimateCounter()) as c:
+    store, c = _compiler(tmp_path, embedder, TOOLS)
+    with c:
         yield c
     store.close()
 
@@ -92,13 +86,11 @@ def test_the_role_fit_decides_a_slot_before_the_server_name(compiler):
 
 def test_of_two_tools_as_fit_the_shorter_definition_fills_the_slot(tmp_path, embedder):
     store, compiler = _compiler(tmp_path, embedder, SEARCH)
-    try:
-        with compiler:
-            ts = compiler.compile(TaskContext(shard="researcher", task="what should I focus on to climb the ladder?"))
-        short, long = ts.get("brave-search__brave_web_search"), ts.get("brave__brave_web_search")
-        assert short.skeleton and short.tier is Tier.FULL
-        assert "skeleton for researcher (slot web_search)" in short.reasons
-        assert not long.skeleton and "not skeleton: brave-search__brave_web_search fills the same slot" in long.reasons
-        assert short.points["shard"] == long.points["shard"]  # as fit: the length decided, not the name
-    finally:
-        store.close()
+    with compiler:
+        ts = compiler.compile(TaskContext(shard="researcher", task="what should I focus on to climb the ladder?"))
+    store.close()
+    short, long = ts.get("brave-search__brave_web_search"), ts.get("brave__brave_web_search")
+    assert short.skeleton and short.tier is Tier.FULL
+    assert "skeleton for researcher (slot web_search)" in short.reasons
+    assert not long.skeleton and "not skeleton: brave-search__brave_web_search fills the same slot" in long.reasons
+    assert short.points["shard"] == long.points["shard"]  # as fit: the length decided, not the name
