@@ -1,4 +1,5 @@
-"""A compile reads definitions (the catalog's JSON rows) only for the candidates it renders.
+"""A compile reads definitions (the catalog's JSON rows) only for the candidates it renders (and for the
+tools tied for a skeleton slot, whose lengths break the tie: tests/test_skeleton_slots.py; none in this catalog).
 
 Counted through the real store (SQLite) on the fixture catalog, no timing. The candidates left
 Excluded are read when someone asks for them, and a tool that changed meanwhile is read as the

@@ -18,8 +18,11 @@ from jit.analysis.offline_analyzer import OfflineAnalyzer
 from jit.catalog.embedding_pass import embed_pending
 from jit.catalog.store import Store
 from jit.config import DEFAULT_SHARDS
-from jit.models import ServerStatus, ToolDef
+from jit.models import ServerStatus, ToolDef, ToolState
 from jit.selection.compiler import Compiler
+from jit.selection.explain import RuleCitations
+from jit.selection.logic import LogicEngine, RuleSet
+from jit.selection.policy import Policy
 from jit.selection.task import TaskContext
 from jit.selection.tiers import Tier
 from jit.selection.tokens import EstimateCounter
@@ -86,11 +89,41 @@ def test_the_role_fit_decides_a_slot_before_the_server_name(compiler):
 
 def test_of_two_tools_as_fit_the_shorter_definition_fills_the_slot(tmp_path, embedder):
     store, compiler = _compiler(tmp_path, embedder, SEARCH)
-    with compiler:
-        ts = compiler.compile(TaskContext(shard="researcher", task="what should I focus on to climb the ladder?"))
-    store.close()
+    try:
+        with compiler:
+            ts = compiler.compile(TaskContext(shard="researcher", task="what should I focus on to climb the ladder?"))
+    finally:
+        store.close()
     short, long = ts.get("brave-search__brave_web_search"), ts.get("brave__brave_web_search")
     assert short.skeleton and short.tier is Tier.FULL
     assert "skeleton for researcher (slot web_search)" in short.reasons
     assert not long.skeleton and "not skeleton: brave-search__brave_web_search fills the same slot" in long.reasons
     assert short.points["shard"] == long.points["shard"]  # as fit: the length decided, not the name
+
+
+def test_a_slots_length_is_asked_only_of_the_tools_tied_and_never_beats_the_roles_fit():
+    rules = RuleSet.load()
+    state = ToolState("h", "t", 0, 1.0, "connected", 1, 0, 0)
+    heads = {1: ("alpha", "read_file"), 2: ("beta", "read_file"), 3: ("gamma", "read_file")}
+    states = dict.fromkeys(heads, state)
+    length = {1: 900, 2: 100, 3: 50}
+    asked: list[list[int]] = []
+
+    def sizes(ids):
+        asked.append(sorted(ids))
+        return {t: length[t] for t in ids}
+
+    with LogicEngine(rules) as engine:
+        policy = Policy(engine, RuleCitations(rules))
+        slots = dict.fromkeys(heads, ("read_file",))
+        # gamma is the shortest but the least fit: alpha and beta tie, and beta is the shorter.
+        fit = {"shard_points": {1: 20, 2: 20, 3: 10}}
+        winners, losers = policy.skeleton(slots, heads, states, (), {}, fit, sizes)
+        assert winners == {2: ["read_file"]} and losers == {1: 2, 3: 2}
+        assert asked == [[1, 2]]  # the lengths of the tied tools only
+        # Without lengths, the name decides the tie, as before.
+        assert policy.skeleton(slots, heads, states, (), {}, fit)[0] == {1: ["read_file"]}
+        # No tie, no length asked.
+        asked.clear()
+        policy.skeleton(slots, heads, states, (), {}, {"shard_points": {1: 30, 2: 20, 3: 10}}, sizes)
+        assert asked == []

@@ -371,11 +371,14 @@ class Compiler:
                      ) -> tuple[dict[int, list[str]], dict[int, int]]:
         slots = {t: names for t, names in shard.skeleton.items() if allowed[view.row_of[t]]}
 
-        def size(t: int) -> int:  # a definition's length, what its Full rendering costs grows with
-            tool = view.by_id[t].tool
-            return len(compact_json({"description": tool.description, "input_schema": tool.input_schema}))
+        def sizes(ids: Sequence[int]) -> dict[int, int]:
+            """The definitions' lengths, what their Full renderings cost grows with: read in one batch, the
+            only definitions a compile reads beside those it renders (once per snapshot and shard)."""
+            view.by_id.prefetch(ids)
+            return {t: len(compact_json({"description": (tool := view.by_id[t].tool).description,
+                                         "input_schema": tool.input_schema})) for t in ids}
 
-        return self.policy.skeleton(slots, view.heads, view.states, view.offline, view.points, shard.points, size)
+        return self.policy.skeleton(slots, view.heads, view.states, view.offline, view.points, shard.points, sizes)
 
     @staticmethod
     def _summary(view: CatalogSnapshot, st: StoredTool, a: Callable[[StoredTool], ToolAnalysis | None]) -> str:

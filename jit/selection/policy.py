@@ -437,18 +437,19 @@ class Policy:
     def skeleton(self, slots: Mapping[int, tuple[str, ...]], heads: Mapping[int, tuple[str, str]],
                  states: Mapping[int, ToolState], offline: Collection[int],
                  tool_points: Mapping[str, Mapping[int, int]], shard_points: Mapping[str, Mapping[int, int]],
-                 size: Callable[[int], int] | None = None) -> tuple[dict[int, list[str]], dict[int, int]]:
+                 sizes: Callable[[Sequence[int]], Mapping[int, int]] | None = None
+                 ) -> tuple[dict[int, list[str]], dict[int, int]]:
         """The best tool per skeleton slot of the tools ``slots`` gives (the ones the role may have):
-        ``(winner -> slots, loser -> winner)``. Ranked from the snapshot's tables, not the
-        definitions (every tool a slot takes is ranked): online first, then the rules'
-        ``penalty_points`` (a deprecated tool loses its slot to a current one), then harness-declared,
-        proven (``usage_points``, then calls that did not fail, then fewer errors), then a local tool
-        before a hosted system's (the skeleton is every task's, and a hosted system needs the task to
-        point at it), then the role's fit (``shard_points``: of two servers' ``fetch`` tools, the web
-        fetcher wins the researcher's slot over a biomedical record fetcher), then, of the tools tied so
-        far, the one whose definition ``size(t)`` says is shorter (the skeleton is in Full on every
-        task: of two servers' ``brave_web_search``, the 170-token one before the 1,360-token one; asked
-        only of tied tools, whose definitions it reads), by name last."""
+        ``(winner -> slots, loser -> winner)``. Ranked from the snapshot's tables (every tool a slot
+        takes is ranked), and from the definitions only of the tools still tied at the end: online
+        first, then the rules' ``penalty_points`` (a deprecated tool loses its slot to a current one),
+        then harness-declared, proven (``usage_points``, then calls that did not fail, then fewer
+        errors), then a local tool before a hosted system's (the skeleton is every task's, and a hosted
+        system needs the task to point at it), then the role's fit (``shard_points``: of two servers'
+        ``fetch`` tools, the web fetcher wins the researcher's slot over a biomedical record fetcher),
+        then, of the tools tied so far, the shorter definition (``sizes(ids)``: each tied tool's length
+        in characters, asked once per slot that has a tie; the skeleton is in Full on every task: of two
+        servers' ``brave_web_search``, the 175-token one before the 1,358-token one), by name last."""
         penalty, usage = tool_points.get("penalty_points", {}), tool_points.get("usage_points", {})
         fit = shard_points.get("shard_points", {})
 
@@ -467,8 +468,9 @@ class Policy:
         for slot in sorted(by_slot):
             ranked = sorted(by_slot[slot], key=lambda t: (order(t), heads[t]))
             tied = [t for t in ranked if order(t) == order(ranked[0])]
-            if size is not None and len(tied) > 1:
-                best = min(tied, key=lambda t: (size(t), heads[t]))
+            if sizes is not None and len(tied) > 1:
+                length = sizes(tied)
+                best = min(tied, key=lambda t: (length[t], heads[t]))
                 ranked = [best, *(t for t in ranked if t != best)]
             winners.setdefault(ranked[0], []).append(slot)
             for t in ranked[1:]:
