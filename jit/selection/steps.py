@@ -535,7 +535,7 @@ def plan(view: CatalogSnapshot, steps: Sequence[Step], sims: np.ndarray,
     match); and the producers of the identifiers a tool needs (:func:`~.producers.producers`, among the
     tools the step could use), for :func:`settle` to ask of the tool it chooses. A step
     without a tool is a warning in ``warnings``. ``sims``: the cosine of every row with each
-    step's :func:`~jit.selection.step_words.spelled` text (column ``j`` for the ``j``-th of ``steps``
+    step's :attr:`Step.query` (column ``j`` for the ``j``-th of ``steps``
     that is :func:`embedded`; the compile's one pass over the
     matrix, :meth:`~jit.selection.retrieve.RetrievalIndex.similarities`). ``allowed``: rows in
     reach that the role may have; ``denied``: rows the role's policy denies (None: none);
