@@ -69,7 +69,10 @@ FILESYSTEM = [
     ToolDef(server="filesystem", name="read_file", input_schema=_schema(path="Path"),
             description="Read the complete contents of a file as text. DEPRECATED: Use read_text_file instead."),
     ToolDef(server="filesystem", name="read_text_file", input_schema=_schema(path="Path"),
-            description="Read the complete contents of a file from the file system as text."),
+            description="Read the complete contents of a file from the file system as text. Handles various text "
+                        "encodings and provides detailed error messages if the file cannot be read. Use the 'head' "
+                        "parameter to read only the first N lines of a file, or the 'tail' parameter to read only "
+                        "the last N lines of a file."),
     ToolDef(server="filesystem", name="search_files", input_schema=_schema(pattern="Glob", path="Dir"),
             description="Recursively search for files and directories matching a pattern."),
 ]
@@ -110,7 +113,8 @@ def test_a_deprecated_tool_loses_its_skeleton_slot_and_logic_points(env, embedde
 
 
 def test_without_the_rule_the_deprecated_tool_keeps_the_slot(env, tmp_path, embedder):
-    """The preference is the policy's, not the compiler's: drop the rule and the name order decides."""
+    """The preference is the policy's, not the compiler's: drop the rule and the tie-break decides (the
+    shorter definition, the deprecated one's here: the current tool documents its head and tail options)."""
     _, _, store = env
     rules = tmp_path / "plain_rules"
     shutil.copytree(default_rules_dir(), rules)
