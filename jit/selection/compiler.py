@@ -378,7 +378,9 @@ class Compiler:
             return {t: len(compact_json({"description": (tool := view.by_id[t].tool).description,
                                          "input_schema": tool.input_schema})) for t in ids}
 
-        return self.policy.skeleton(slots, view.heads, view.states, view.offline, view.points, shard.points, sizes)
+        capped = {t for t in slots if view.tier_cap.get(t, Tier.FULL) is not Tier.FULL}
+        return self.policy.skeleton(slots, view.heads, view.states, view.offline, view.points, shard.points, sizes,
+                                    capped)
 
     @staticmethod
     def _summary(view: CatalogSnapshot, st: StoredTool, a: Callable[[StoredTool], ToolAnalysis | None]) -> str:

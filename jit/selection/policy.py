@@ -437,26 +437,28 @@ class Policy:
     def skeleton(self, slots: Mapping[int, tuple[str, ...]], heads: Mapping[int, tuple[str, str]],
                  states: Mapping[int, ToolState], offline: Collection[int],
                  tool_points: Mapping[str, Mapping[int, int]], shard_points: Mapping[str, Mapping[int, int]],
-                 sizes: Callable[[Sequence[int]], Mapping[int, int]] | None = None
+                 sizes: Callable[[Sequence[int]], Mapping[int, int]] | None = None, capped: Collection[int] = ()
                  ) -> tuple[dict[int, list[str]], dict[int, int]]:
         """The best tool per skeleton slot of the tools ``slots`` gives (the ones the role may have):
-        ``(winner -> slots, loser -> winner)``. Ranked from the snapshot's tables (every tool a slot
-        takes is ranked), and from the definitions only of the tools still tied at the end: online
-        first, then the rules' ``penalty_points`` (a deprecated tool loses its slot to a current one),
-        then harness-declared, proven (``usage_points``, then calls that did not fail, then fewer
-        errors), then a local tool before a hosted system's (the skeleton is every task's, and a hosted
-        system needs the task to point at it), then the role's fit (``shard_points``: of two servers'
-        ``fetch`` tools, the web fetcher wins the researcher's slot over a biomedical record fetcher),
-        then, of the tools tied so far, the shorter definition (``sizes(ids)``: each tied tool's length
-        in characters, asked once per slot that has a tie; the skeleton is in Full on every task: of two
-        servers' ``brave_web_search``, the 175-token one before the 1,358-token one), by name last."""
+        ``(winner -> slots, loser -> winner)``. Ranked from the snapshot's tables (every tool a slot takes is
+        ranked), and from the definitions only of the tools still tied at the end: online first, then one the
+        rules let be Full (``capped``: the tools whose tier cap is below Full, a flagged text, a definition
+        awaiting approval, a server in error, would put a Condensed line in the slot's place), then the rules'
+        ``penalty_points`` (a deprecated tool loses its slot to a current one), then harness-declared, proven
+        (``usage_points``, then calls that did not fail, then fewer errors), then a local tool before a hosted
+        system's (the skeleton is every task's, and a hosted system needs the task to point at it), then the
+        role's fit (``shard_points``: of two servers' ``fetch`` tools, the web fetcher wins the researcher's
+        slot over a biomedical record fetcher), then, of the tools tied so far, the shorter definition
+        (``sizes(ids)``: each tied tool's length in characters, asked once per slot that has a tie; the skeleton
+        is in Full on every task: of two servers' ``brave_web_search``, the 175-token one before the 1,358-token
+        one), by name last."""
         penalty, usage = tool_points.get("penalty_points", {}), tool_points.get("usage_points", {})
         fit = shard_points.get("shard_points", {})
 
         def order(t: int) -> tuple:
             server, name = heads[t]
             state = states[t]
-            return (t in offline, penalty.get(t, 0), server != HARNESS_SERVER, -usage.get(t, 0),
+            return (t in offline, t in capped, penalty.get(t, 0), server != HARNESS_SERVER, -usage.get(t, 0),
                     -(state.calls - state.errors), state.errors, bool(self.server_systems(server)), -fit.get(t, 0))
 
         by_slot: dict[str, list[int]] = {}
