@@ -468,8 +468,9 @@ class Policy:
         winners: dict[int, list[str]] = {}
         losers: dict[int, int] = {}
         for slot in sorted(by_slot):
-            ranked = sorted(by_slot[slot], key=lambda t: (order(t), heads[t]))
-            tied = [t for t in ranked if order(t) == order(ranked[0])]
+            key = {t: order(t) for t in by_slot[slot]}
+            ranked = sorted(by_slot[slot], key=lambda t: (key[t], heads[t]))
+            tied = [t for t in ranked if key[t] == key[ranked[0]]]
             if sizes is not None and len(tied) > 1:
                 length = sizes(tied)
                 best = min(tied, key=lambda t: (length[t], heads[t]))

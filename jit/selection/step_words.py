@@ -101,6 +101,10 @@ def leading_capability(clause: str) -> str | None:
     return VERBS.get(verb)
 
 
+#: Words after which a word names a thing: a determiner or a possessive ("the login page", "my local checkout").
+_DETERMINERS = "a an the my our your their its his her this that these those".split()
+_DETERMINER = re.compile(rf"(?:{'|'.join(_DETERMINERS)})\b", re.I)
+
 #: A kind of content a tool may specialise in reading, and the word that opens its subject: "papers on
 #: speculative decoding", "news about the merger", "docs on retries", "videos about sourdough".
 _ABOUT = re.compile(
@@ -112,14 +116,13 @@ _ABOUT = re.compile(
 #: followed by a name ("… in arXiv", "… from Legal", "… on GitHub", "… via #incidents").
 _SUBJECT_END = re.compile(
     r"[,;!?()]|[.:](?=\s|$)|\s(?:then|but)(?=\s|$)"
-    r"|\s(?:in|from|into|via|using|within|inside|at|on|to|through)\s+(?:(?:the|a|an|our|my|their|its)\s+)?"
+    rf"|\s(?:in|from|into|via|using|within|inside|at|on|to|through)\s+(?:{_DETERMINER.pattern}\s+)?"
     r"(?=[#@]|\S*[A-Z0-9])")
 #: What a subject holding it names: a thing to act on, not what to look for (a title in quotes, an
 #: address, a pull request, an issue, a channel …).
 _NAMES_A_THING = re.compile(
     r"[#@/\"'‘’“”]|[A-Za-z]\.[A-Za-z]|\b(?:PRs?|MRs?|pull\s+requests?|merge\s+requests?|issues?|tickets?"
     r"|channels?|repos?|repositor(?:y|ies)|branch(?:es)?|commits?|boards?|cards?|projects?|files?|folders?)\b", re.I)
-_DETERMINER = re.compile(r"(?:the|a|an|our|my|your|their|its|this|that|these|those)\b", re.I)
 #: The most words a subject is read as one.
 _SUBJECT_WORDS = 12
 
@@ -168,8 +171,7 @@ _VERB_CAPS = {search_tokens(v)[0]: c for v, c in VERBS.items() if search_tokens(
 _METHODS = frozenset({"get", "post", "put", "patch", "delete"})
 #: Words after which a word names a thing, not the action: a determiner, a possessive, a
 #: preposition ("the login page", "my local checkout", "goes to staging").
-_NOUN_AFTER = frozenset("a an the my our your their its his her this that these those in on at to into from of for "
-                        "with by via".split())
+_NOUN_AFTER = frozenset([*_DETERMINERS, *"in on at to into from of for with by via".split()])
 #: A word joined to others by ``.``, ``/``, ``@`` or ``:``: part of an address, a path or a host.
 _ADDRESS = re.compile(r"[\w\-]+(?:[./@:][\w\-]+)+")
 _WORD = re.compile(r"[\w\-]+")

@@ -41,6 +41,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Protocol
 
 import numpy as np
@@ -255,11 +256,12 @@ class Step:
     #: a write to a file the task names, or to the code it changes in place). "" for none.
     by: str = ""
 
-    @property
+    @cached_property
     def query(self) -> str:
-        """The text the step's tool is embedded against: its abbreviations spelled out, the subject
-        of the content it asks for left out (:func:`~jit.selection.step_words.topic_free`: "papers on
-        speculative decoding" asks for a paper search, not a tool about decoding), and for a
+        """The text the step's tool is embedded against (a compile reads it three times; worked out
+        once): its abbreviations spelled out, the subject of the content it asks for left out
+        (:func:`~jit.selection.step_words.topic_free`: "papers on speculative decoding" asks for a
+        paper search, not a tool about decoding), and for a
         change, a title or a text in quotes left out, unless nothing else is left: what a change
         writes is content (the 'Rate limiter drops requests' of an issue to open says what the
         issue is about, not which tool opens it), while what a read quotes is what it looks for."""
