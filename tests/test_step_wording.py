@@ -190,6 +190,10 @@ def test_signing_up_or_submitting_on_a_page_fills_its_form_and_submits_it():
     for task in ("Open https://ci.example.test/pipelines/77 in the browser and submit a review of the failing job.",
                  "Register a webhook for push events on acme/api.", "Submit it."):
         assert FILL_FORM not in [s.text for s in task_steps(task)], task
+    # the submit step is a click: a browser's form filler does not say it (its object is no form to fill)
+    submit = Step(SUBMIT_FORM, "/write")
+    assert name_fit("click", "chrome-devtools", submit) == 1.0
+    assert name_fit("fill_form", "chrome-devtools", submit) < 0.5
 
 
 def test_the_current_docs_of_a_named_library_are_a_librarys_docs():

@@ -501,6 +501,13 @@ def test_a_word_the_task_says_as_a_name_is_not_its_action():
     # a title in quotes is the thing's name, not what a tool does
     kept = action_free("Log this bug in our QA Airtable base: 'Export button does nothing', severity high")
     assert "Export" not in kept and "Airtable" in kept and "severity" in kept
+    # git's verbs said as names: a password-reset mail, an environment called staging
+    mail = Step("Did the password-reset mail arrive in the last hour?", "/read")
+    assert name_fit("git_reset", "git", mail) == 0.0
+    assert "reset" not in action_free(mail.text) and "staging" not in action_free("check the link goes to staging")
+    assert name_fit("git_reset", "git", Step("reset the branch to origin/main", "/write")) == 1.0
+    # the verb a text opens with keeps its other forms ("stage … the staging area": git's own words)
+    assert "staging" in action_free("stage the changed files: add file contents to the staging area")
 
 
 def test_a_clause_that_says_how_things_are_reads():

@@ -49,8 +49,9 @@ VERBS = {
                      "explain", "open", "screenshot", "query", "browse", "verify", "grab", "pull", "dump", "hit",
                      "go", "investigate", "examine"), "/read"),
     **dict.fromkeys(("fix", "change", "add", "create", "make", "put", "write", "update", "edit", "set", "rename",
-                     "move", "bump", "switch", "checkout", "commit", "push", "merge", "stash", "rebase",
-                     "cherry-pick", "tag", "log", "file", "register", "mark", "assign", "refund", "book",
+                     "move", "bump", "switch", "checkout", "commit", "push", "merge", "stash", "rebase", "reset",
+                     "revert", "restore", "stage", "cherry-pick", "tag", "log", "file", "register", "mark", "assign",
+                     "refund", "book",
                      "schedule", "upload", "insert", "record", "save", "apply", "resolve", "close", "hop", "implement",
                      "refactor", "replace", "append", "fill", "press", "click", "submit", "download"),
                     "/write"),
@@ -166,7 +167,10 @@ def spelled(text: str) -> str:
     return _ABBREVIATION.sub(lambda m: f"{m.group(0)} ({_ABBREVIATIONS[m.group(0).lower()]})", text)
 
 
-_VERB_CAPS = {search_tokens(v)[0]: c for v, c in VERBS.items() if search_tokens(v)}
+#: Forms of a verb whose search token is not the verb's own ("staging" and "staged" are ``stag``):
+#: said as a name ("goes to staging", "the staging server"), they are no verb of a tool's name either.
+_FORMS = {"stage": ("staged", "staging")}
+_VERB_CAPS = {t[0]: c for v, c in VERBS.items() for w in (v, *_FORMS.get(v, ())) if (t := search_tokens(w))}
 #: HTTP's methods, which a tool generated from an API's operations may be named by.
 _METHODS = frozenset({"get", "post", "put", "patch", "delete"})
 #: Words after which a word names a thing, not the action: a determiner, a possessive, a
@@ -200,7 +204,8 @@ def noun_uses(text: str) -> frozenset[str]:
             found.update(search_tokens(w))
     m = _LEADING.match(text)
     if m:
-        found.difference_update(search_tokens(m.group(1)))
+        lead = m.group(1)
+        found.difference_update(t for w in (lead, *_FORMS.get(lead.lower(), ())) for t in search_tokens(w))
     return frozenset(found)
 
 

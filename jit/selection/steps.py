@@ -155,7 +155,7 @@ SNAPSHOT_PAGE = "take a screenshot or snapshot of the page"
 READ_CHANGE = "get the details of a pull request"
 READ_CHANGED_FILES = "list the files changed in a pull request"
 FILL_FORM = "fill in the input fields of the form on the page"
-SUBMIT_FORM = "click the button that submits the form"
+SUBMIT_FORM = "click the submit button on the page"
 #: A clause that works on an issue it names by its number or key ("fix issue #212 in acme/shop", "write
 #: a regression test for bug #88", "implement ENG-412"'s ticket): what the issue says is read first.
 _WORKS_ON = re.compile(OPENING + r"(?:fix|implement|address|tackle|handle|work\s+on|write|add|reproduce)\b"
