@@ -12,10 +12,12 @@ from jit.selection.clauses import split_clauses
 from jit.selection.steps import (
     CURRENT_TIME,
     FILL_FORM,
+    FIND_CHANNEL,
     LIBRARY_DOCS,
     OPEN_PAGE,
     READ_CHANGE,
     READ_CHANGED_FILES,
+    READ_CHANNEL,
     SUBMIT_FORM,
     Step,
     settle,
@@ -257,3 +259,16 @@ def test_the_subject_of_what_a_read_looks_for_does_not_choose_its_tool():
                  "find papers on " + " ".join(["word"] * 13), "papers on decoding"):
         assert topic_free(text) == text, text
     assert Step("Write a blog post about our launch", "/write").query == "Write a blog post about our launch"
+
+
+def test_a_chat_channel_named_by_its_hash_name_is_found_by_it_first():
+    """A chat tool takes a channel's id: a ``#name`` the task says is looked up first, and a clause
+    that reads it reads its messages; an issue's number, a tag and an address's fragment are no channel."""
+    posts = task_steps("Post the top 3 links to the #research channel on our Discord.")
+    assert [(s.text, s.capability) for s in posts][:1] == [(FIND_CHANNEL, "/read")]
+    assert READ_CHANNEL not in [s.text for s in posts]  # what it posts is not read there
+    reads = [s.text for s in task_steps("What are people saying in #platform-eng on Slack about Postgres 17?")]
+    assert reads.index(FIND_CHANNEL) < reads.index(READ_CHANNEL)
+    for task in ("Fix issue #212 in acme/shop.", "Find our onboarding notes in the Obsidian vault (tagged #onboarding).",
+                 "Open https://docs.example.test/guide#install and read it."):
+        assert FIND_CHANNEL not in [s.text for s in task_steps(task)], task

@@ -15,8 +15,9 @@ before a commit made here (and a staging clause read in git's words), pushing th
 before proposing a change committed here, listing what a deletion gives by a pattern ("keys that start with flags:"),
 searching by its title for a thing read by one ("the 'Q3 launch plan' Google Doc", "the
 Confluence page 'Payments' in space ENG"), reading what a clause finds ("find the signed contract
-in Drive"), running a command after "run the tests" (the role's skeleton slots do the first and
-the last). A clause that opens with an article, a pronoun or a preposition says how things are,
+in Drive"), finding a chat channel the task names by its ``#name`` and, for a clause that reads
+it, reading its messages ("what people said in #platform-eng on Slack"), running a command after
+"run the tests" (the role's skeleton slots do the first and the last). A clause that opens with an article, a pronoun or a preposition says how things are,
 and reads; so does one that tells what happened or goes on
 (:data:`~jit.selection.clauses.NARRATES`). The words a step says only as names (:func:`~jit.selection.step_words.noun_uses`: "in
 my local checkout", an address) are not its action; the clauses that forbid something are left
@@ -161,6 +162,13 @@ SUBMIT_FORM = "click the submit button on the page"
 _WORKS_ON = re.compile(OPENING + r"(?:fix|implement|address|tackle|handle|work\s+on|write|add|reproduce)\b"
                        rf"[^.;!?]{{0,{_REACH}}}?\b(?:issues?|tickets?|bugs?)\s+(?:#\d+|(?-i:[A-Z][A-Z0-9]+-\d+))", re.I)
 READ_ISSUE = "get the details of an issue"
+#: A chat channel a clause names by its ``#name`` ("post it to #deploys on Slack", "the thread in
+#: #incidents"; not an issue's number, a tag "tagged #onboarding", an address's fragment): a chat
+#: tool takes the channel's id, found by its name first; a clause that reads names it to read its messages.
+_CHANNEL = re.compile(r"(?<![\w&#/.])(?<!\btag\s)(?<!\btags\s)(?<!\btagged\s)(?<!\btagged\s\s)#(?!\d+\b)[a-z][\w-]*",
+                      re.I)
+FIND_CHANNEL = "list the server's channels to find a channel's id by its name"
+READ_CHANNEL = "read the recent messages of a channel"
 #: A clause that logs in or signs in ("log in as qa@acme.dev with 'pw'"), or on a page opened in a
 #: browser signs up, registers or submits ("register a throwaway user", "submit it", "submit the
 #: form"; not "submit a review" or "register a webhook": what a tool of its own makes).
@@ -353,6 +361,10 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
             steps.append(Step(FIND_MATCHING, "/read", implied=True, clause=clause))  # what to delete, found first
         if cap == "/read" and LIBRARY_DOCS_SAID.search(clause):  # a library's docs read: looked up where they are kept
             steps.append(Step(LIBRARY_DOCS, "/read", implied=True, clause=clause))
+        if _CHANNEL.search(clause):  # a chat channel named: its id found by its name, and what it says read
+            steps.append(Step(FIND_CHANNEL, "/read", implied=True, clause=clause))
+            if cap == "/read":
+                steps.append(Step(READ_CHANNEL, "/read", implied=True, clause=clause))
         if _AHEAD.search(clause) or _TODAY.search(clause):  # a day to come, or today: today's date first
             steps.append(Step(CURRENT_TIME, "/read", implied=True, clause=clause))
         kind, within = _titled(clause) if cap == "/read" else ("", False)
