@@ -18,6 +18,8 @@ from jit.selection.steps import (
     READ_CHANGE,
     READ_CHANGED_FILES,
     READ_CHANNEL,
+    READ_MAIL,
+    SEARCH_MAIL,
     SUBMIT_FORM,
     Step,
     settle,
@@ -272,3 +274,14 @@ def test_a_chat_channel_named_by_its_hash_name_is_found_by_it_first():
     for task in ("Fix issue #212 in acme/shop.", "Find our onboarding notes in the Obsidian vault (tagged #onboarding).",
                  "Open https://docs.example.test/guide#install and read it."):
         assert FIND_CHANNEL not in [s.text for s in task_steps(task)], task
+
+
+def test_a_mail_that_should_have_arrived_is_searched_for_and_read():
+    for task in ("Did the password-reset mail for qa+reset@acme.dev arrive in the last hour? Open it.",
+                 "I just triggered a password reset for test+1@myapp.io. Check the email arrived.",
+                 "Trigger a password reset and check that the reset mail lands in the QA inbox."):
+        texts = [s.text for s in task_steps(task)]
+        assert texts.index(SEARCH_MAIL) < texts.index(READ_MAIL), task
+    # a mail to send, or one that names no arrival, is no search of the mailbox
+    for task in ("Mail the report to finance@acme.test when it lands in Drive.", "Email the team the release notes."):
+        assert SEARCH_MAIL not in [s.text for s in task_steps(task)], task

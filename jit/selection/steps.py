@@ -15,7 +15,8 @@ before a commit made here (and a staging clause read in git's words), pushing th
 before proposing a change committed here, listing what a deletion gives by a pattern ("keys that start with flags:"),
 searching by its title for a thing read by one ("the 'Q3 launch plan' Google Doc", "the
 Confluence page 'Payments' in space ENG"), reading what a clause finds ("find the signed contract
-in Drive"), finding a chat channel the task names by its ``#name`` and, for a clause that reads
+in Drive"), searching the mailbox for a mail that should have arrived and reading it ("check the
+reset email arrived"), finding a chat channel the task names by its ``#name`` and, for a clause that reads
 it, reading its messages ("what people said in #platform-eng on Slack"), running a command after
 "run the tests" (the role's skeleton slots do the first and the last). A clause that opens with an article, a pronoun or a preposition says how things are,
 and reads; so does one that tells what happened or goes on
@@ -167,6 +168,12 @@ READ_ISSUE = "get the details of an issue"
 #: tool takes the channel's id, found by its name first; a clause that reads names it to read its messages.
 _CHANNEL = re.compile(r"(?<![\w&#/.])(?<!\btag\s)(?<!\btags\s)(?<!\btagged\s)(?<!\btagged\s\s)#(?!\d+\b)[a-z][\w-]*",
                       re.I)
+#: A clause that asks whether a mail arrived ("check the email arrived", "did the reset mail land in the
+#: QA inbox?"): the mailbox is searched for it, and what it says is read.
+_MAIL_ARRIVES = re.compile(r"\b(?:e-?mails?|mails?)\b(?:[^.;!?]|\.(?=\w)){0,80}?\b(?:arriv\w*|lands?|landed|landing|came|comes|"
+                           r"received|delivered|got\s+through)\b", re.I)
+SEARCH_MAIL = "search the mailbox for emails"
+READ_MAIL = "read the content of an email"
 FIND_CHANNEL = "list the server's channels to find a channel's id by its name"
 READ_CHANNEL = "read the recent messages of a channel"
 #: A clause that logs in or signs in ("log in as qa@acme.dev with 'pw'"), or on a page opened in a
@@ -361,6 +368,9 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
             steps.append(Step(FIND_MATCHING, "/read", implied=True, clause=clause))  # what to delete, found first
         if cap == "/read" and LIBRARY_DOCS_SAID.search(clause):  # a library's docs read: looked up where they are kept
             steps.append(Step(LIBRARY_DOCS, "/read", implied=True, clause=clause))
+        if _mail_arrives(clause):  # a mail that should have come: found in the mailbox and read
+            steps += [Step(SEARCH_MAIL, "/read", implied=True, clause=clause),
+                      Step(READ_MAIL, "/read", implied=True, clause=clause)]
         if _CHANNEL.search(clause):  # a chat channel named: its id found by its name, and what it says read
             steps.append(Step(FIND_CHANNEL, "/read", implied=True, clause=clause))
             if cap == "/read":
@@ -392,6 +402,13 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
     for s in steps:
         first.setdefault((s.text, s.capability), s)  # an implied step once, where it is first implied
     return list(first.values())
+
+
+def _mail_arrives(clause: str) -> bool:
+    """Whether ``clause`` asks whether a mail arrived (:data:`_MAIL_ARRIVES`), a mail it names as a
+    thing: not one it opens with as its verb ("mail the report when it lands in Drive")."""
+    m = _MAIL_ARRIVES.search(clause)
+    return m is not None and not re.fullmatch(OPENING + r"\s*", clause[:m.start()], re.I)
 
 
 def embedded(step: Step) -> bool:
