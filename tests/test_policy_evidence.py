@@ -76,6 +76,12 @@ def test_naming_a_system_or_its_words_points_the_task_at_it(compiler):
                                       "there any orders with a negative quantity?"))
     assert all(s.points["system"] == 0 for s in db.tools if s.server == "postgres")
     assert tiers(db)["postgres/query"] in (Tier.FULL, Tier.CONDENSED)
+    # A channel named by its #name is a channel: it points at the chat systems, and their tool that
+    # lists the channels does the step of finding its id.
+    chat = compiler.compile(TaskContext(shard="tester", task="Post tonight's e2e results to #qa-nightly."))
+    assert "channel" in chat.task_facts["word"]
+    assert all(s.points["system"] == 0 for s in chat.tools if s.server == "slack")
+    assert tiers(chat)["slack/slack_list_channels"] is Tier.FULL
 
 
 def test_full_needs_evidence(compiler, tmp_path):

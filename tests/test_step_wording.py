@@ -271,7 +271,7 @@ def test_a_chat_channel_named_by_its_hash_name_is_found_by_it_first():
     assert READ_CHANNEL not in [s.text for s in posts]  # what it posts is not read there
     reads = [s.text for s in task_steps("What are people saying in #platform-eng on Slack about Postgres 17?")]
     assert reads.index(FIND_CHANNEL) < reads.index(READ_CHANNEL)
-    for task in ("Fix issue #212 in acme/shop.", "Find our onboarding notes in the Obsidian vault (tagged #onboarding).",
+    for task in ("Fix issue #212 in acme/shop.", "Find our onboarding notes in the vault (tagged #onboarding).",
                  "Open https://docs.example.test/guide#install and read it."):
         assert FIND_CHANNEL not in [s.text for s in task_steps(task)], task
 

@@ -484,10 +484,11 @@ class Policy:
 
     # ------------------------------------------------------------------ hosted systems and steps
 
-    def task_words(self, text: str) -> list[Fact]:
-        """``task_word`` facts: the task's words that the policy names (systems, system words)."""
+    def task_words(self, text: str, said: Iterable[str] = ()) -> list[Fact]:
+        """``task_word`` facts: the task's words that the policy names (systems, system words), and
+        ``said``: the words of what the task names in another way ("#deploys" names a ``channel``)."""
         known = self.constants().words
-        return [("task_word", w) for w in dict.fromkeys(words(text)) if w in known]
+        return [("task_word", w) for w in dict.fromkeys([*words(text), *said]) if w in known]
 
     def server_systems(self, server: str) -> tuple[str, ...]:
         """The hosted systems a server's name holds (``github-enterprise`` -> ``github``)."""

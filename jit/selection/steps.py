@@ -170,8 +170,8 @@ _CHANNEL = re.compile(r"(?<![\w&#/.])(?<!\btag\s)(?<!\btags\s)(?<!\btagged\s)(?<
                       re.I)
 #: A clause that asks whether a mail arrived ("check the email arrived", "did the reset mail land in the
 #: QA inbox?"): the mailbox is searched for it, and what it says is read.
-_MAIL_ARRIVES = re.compile(r"\b(?:e-?mails?|mails?)\b(?:[^.;!?]|\.(?=\w)){0,80}?\b(?:arriv\w*|lands?|landed|landing|came|comes|"
-                           r"received|delivered|got\s+through)\b", re.I)
+_MAIL_ARRIVES = re.compile(r"\b(?:e-?mails?|mails?)\b(?:[^.;!?]|\.(?=\w)){0,80}?"
+                           r"\b(?:arriv\w*|lands?|landed|landing|came|comes|received|delivered|got\s+through)\b", re.I)
 SEARCH_MAIL = "search the mailbox for emails"
 READ_MAIL = "read the content of an email"
 FIND_CHANNEL = "list the server's channels to find a channel's id by its name"
