@@ -10,16 +10,19 @@ from __future__ import annotations
 from jit.selection.step_words import action_free, leading_capability, name_fit, spelled, topic_free
 from jit.selection.clauses import split_clauses
 from jit.selection.steps import (
+    BLAME_LINES,
     CURRENT_TIME,
     FILL_FORM,
     FIND_CHANNEL,
     LIBRARY_DOCS,
+    LOG_COMMITS,
     OPEN_PAGE,
     READ_CHANGE,
     READ_CHANGED_FILES,
     READ_CHANNEL,
     READ_MAIL,
     SEARCH_MAIL,
+    SHOW_COMMIT,
     SUBMIT_FORM,
     Step,
     settle,
@@ -158,6 +161,10 @@ def test_a_long_run_of_joined_words_is_read_in_linear_time():
     from jit.selection.step_words import LIBRARY_DOCS_SAID
     assert LIBRARY_DOCS_SAID.search("a-" * 16000 + " httpx's docs")
     assert [s.text for s in task_steps("read " + "a-" * 20000)]
+    # nor the patterns of code and its history, of mail and of chat channels
+    for lead in ("who wrote ", "when did ", "did the mail ", "post to #", "read the file "):
+        for run in ("a-", "a/", "a.", "a#"):
+            assert task_steps(lead + run * 20000 + " change?")
 
 
 def test_dropping_a_note_sends_it_and_dropping_a_table_deletes_it():
@@ -276,12 +283,29 @@ def test_a_chat_channel_named_by_its_hash_name_is_found_by_it_first():
         assert FIND_CHANNEL not in [s.text for s in task_steps(task)], task
 
 
+def _implies(task: str, first: str, then: str) -> bool:
+    """Whether ``task``'s steps hold ``first`` and, after it, ``then``."""
+    texts = [s.text for s in task_steps(task)]
+    return first in texts and then in texts[texts.index(first) + 1:]
+
+
 def test_a_mail_that_should_have_arrived_is_searched_for_and_read():
-    for task in ("Did the password-reset mail for qa+reset@acme.dev arrive in the last hour? Open it.",
-                 "I just triggered a password reset for test+1@myapp.io. Check the email arrived.",
-                 "Trigger a password reset and check that the reset mail lands in the QA inbox."):
-        texts = [s.text for s in task_steps(task)]
-        assert texts.index(SEARCH_MAIL) < texts.index(READ_MAIL), task
+    assert all(_implies(task, SEARCH_MAIL, READ_MAIL) for task in (
+        "Did the password-reset mail for qa+reset@acme.dev arrive in the last hour? Open it.",
+        "I just triggered a password reset for test+1@myapp.io. Check the email arrived.",
+        "Trigger a password reset and check that the reset mail lands in the QA inbox."))
     # a mail to send, or one that names no arrival, is no search of the mailbox
     for task in ("Mail the report to finance@acme.test when it lands in Drive.", "Email the team the release notes."):
         assert SEARCH_MAIL not in [s.text for s in task_steps(task)], task
+
+
+def test_who_wrote_some_code_or_what_its_history_holds_reads_git_s_history():
+    who = "Who added the retry logic in src/queue/worker.ts, and why?"
+    assert _implies(who, BLAME_LINES, SHOW_COMMIT) and LOG_COMMITS not in [s.text for s in task_steps(who)]
+    assert all(_implies(task, LOG_COMMITS, SHOW_COMMIT) for task in (
+        "When did src/net/retry.py last change?",
+        "What changed in the billing code since yesterday? Fix it and re-run the tests.",
+        "In which commit did the backoff cap get into src/net/retry.go?"))
+    # who changed a thing that is not code, and what changed in the news, are no history of a repository
+    for task in ("Who changed the pricing page copy on the website?", "What changed in the EU AI Act since May?"):
+        assert not {BLAME_LINES, LOG_COMMITS} & {s.text for s in task_steps(task)}, task

@@ -15,11 +15,14 @@ before a commit made here (and a staging clause read in git's words), pushing th
 before proposing a change committed here, listing what a deletion gives by a pattern ("keys that start with flags:"),
 searching by its title for a thing read by one ("the 'Q3 launch plan' Google Doc", "the
 Confluence page 'Payments' in space ENG"), reading what a clause finds ("find the signed contract
-in Drive"), searching the mailbox for a mail that should have arrived and reading it ("check the
-reset email arrived"), finding a chat channel the task names by its ``#name`` and, for a clause that reads
-it, reading its messages ("what people said in #platform-eng on Slack"), running a command after
-"run the tests" (the role's skeleton slots do the first and the last). A clause that opens with an article, a pronoun or a preposition says how things are,
-and reads; so does one that tells what happened or goes on
+in Drive"), reading who last changed some code's lines and the commit that brought them ("who added
+the retry logic in src/net/retry.py?"), or a code's commit log and a commit's changes ("what changed
+in the billing code since yesterday?"), searching the mailbox for a mail that should have arrived and
+reading it ("check the reset email arrived"), finding a chat channel the task names by its ``#name``
+and, for a clause that reads it, reading its messages ("what people said in #platform-eng on Slack"),
+running a command after "run the tests" (the role's skeleton slots do the first and the last). A
+clause that opens with an article, a pronoun or a preposition says how things are, and reads; so
+does one that tells what happened or goes on
 (:data:`~jit.selection.clauses.NARRATES`). The words a step says only as names (:func:`~jit.selection.step_words.noun_uses`: "in
 my local checkout", an address) are not its action; the clauses that forbid something are left
 out of retrieval too (:func:`asked`).
@@ -174,6 +177,23 @@ _MAIL_ARRIVES = re.compile(r"\b(?:e-?mails?|mails?)\b(?:[^.;!?]|\.(?=\w)){0,80}?
                            r"\b(?:arriv\w*|lands?|landed|landing|came|comes|received|delivered|got\s+through)\b", re.I)
 SEARCH_MAIL = "search the mailbox for emails"
 READ_MAIL = "read the content of an email"
+#: A clause that asks who wrote or changed some code ("who added the retry logic in src/net/retry.py?"):
+#: the lines' authorship is read, and the commit that brought them.
+_WHO_CHANGED = re.compile(r"\bwho\s+(?:(?:last|first|originally)\s+)?(?:wrote|added|introduced|changed|touched|"
+                          r"authored|edited|modified)\b", re.I)
+#: A clause that asks what a code's history holds: when a file last changed, what changed in code since a
+#: time, which commit did something ("when did that file last change?", "what changed in the billing
+#: code since yesterday?", "in which commit was the cap introduced?").
+_HISTORY = re.compile(r"\bwhen\s+did\s+(?:\S+\s+){1,3}?(?:last\s+|first\s+)?change\b|"
+                      r"\bwhat\s+changed\s+in\s+(?:the\s+|our\s+|my\s+)?[\w./-]+(?:\s+[\w./-]+)?\s+since\b|"
+                      r"\b(?:in\s+)?which\s+commits?\b", re.I)
+#: Code a clause points at: a path, or the words of code in a repository.
+_CODE = re.compile(r"(?<![\w./-])[\w.-]++/[\w./-]*\.\w|(?<![\w.-])[\w-]++\.(?:py|ts|tsx|js|jsx|go|rs|java|rb|kt|cs|cpp|"
+                   r"c|h|php|swift)\b|"
+                   r"\b(?:code|logic|function|method|lines?|file|module|class|repo|repository)\b", re.I)
+BLAME_LINES = "show who last modified each line of a file and when: line-by-line authorship"
+LOG_COMMITS = "view the commit history: the commit logs"
+SHOW_COMMIT = "show a commit's details and the diff of changes it introduced"
 FIND_CHANNEL = "list the server's channels to find a channel's id by its name"
 READ_CHANNEL = "read the recent messages of a channel"
 #: A clause that logs in or signs in ("log in as qa@acme.dev with 'pw'"), or on a page opened in a
@@ -368,6 +388,13 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
             steps.append(Step(FIND_MATCHING, "/read", implied=True, clause=clause))  # what to delete, found first
         if cap == "/read" and LIBRARY_DOCS_SAID.search(clause):  # a library's docs read: looked up where they are kept
             steps.append(Step(LIBRARY_DOCS, "/read", implied=True, clause=clause))
+        code = cap == "/read" and bool(_CODE.search(clause))
+        if code and _WHO_CHANGED.search(clause):  # who wrote some code: its lines' authors, then their commit
+            steps += [Step(BLAME_LINES, "/read", implied=True, clause=clause),
+                      Step(SHOW_COMMIT, "/read", implied=True, clause=clause)]
+        elif code and _HISTORY.search(clause):  # what a code's history holds: its log, then a commit's changes
+            steps += [Step(LOG_COMMITS, "/read", implied=True, clause=clause),
+                      Step(SHOW_COMMIT, "/read", implied=True, clause=clause)]
         if _mail_arrives(clause):  # a mail that should have come: found in the mailbox and read
             steps += [Step(SEARCH_MAIL, "/read", implied=True, clause=clause),
                       Step(READ_MAIL, "/read", implied=True, clause=clause)]
