@@ -259,6 +259,9 @@ def test_the_subject_of_what_a_read_looks_for_does_not_choose_its_tool():
         "search the news in the Financial Times")
     assert topic_free("find emails about the invoice from legal, then reply") == "find emails, then reply"
     assert topic_free("find papers on in-context learning") == "find papers"
+    # a possessive is no quote: "night's" does not make the subject a title
+    assert topic_free("Summarise the thread about last night's Redis outage (root cause)") == (
+        "Summarise the thread (root cause)")
     # What is not a subject: a thing named (its owner, a title, an address), where it is read, and
     # what one writes about, a text that opens with no verb of reading; a subject too long to be one.
     for text in ("read the review threads on PR #57", "find the discussion on issue #123",

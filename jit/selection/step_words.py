@@ -122,7 +122,8 @@ _SUBJECT_END = re.compile(
 #: What a subject holding it names: a thing to act on, not what to look for (a title in quotes, an
 #: address, a pull request, an issue, a channel …).
 _NAMES_A_THING = re.compile(
-    r"[#@/\"'‘’“”]|[A-Za-z]\.[A-Za-z]|\b(?:PRs?|MRs?|pull\s+requests?|merge\s+requests?|issues?|tickets?"
+    r"[#@/\"‘“”]|(?<![A-Za-z])['’]|['’](?![A-Za-z])|[A-Za-z]\.[A-Za-z]"  # a quote, not a possessive's "'s"
+    r"|\b(?:PRs?|MRs?|pull\s+requests?|merge\s+requests?|issues?|tickets?"
     r"|channels?|repos?|repositor(?:y|ies)|branch(?:es)?|commits?|boards?|cards?|projects?|files?|folders?)\b", re.I)
 #: The most words a subject is read as one.
 _SUBJECT_WORDS = 12
@@ -158,7 +159,8 @@ def topic_free(text: str) -> str:
         return text
     out = text
     for start, stop in reversed(cuts):
-        out = out[:start].rstrip() + (" " if stop < len(text) and text[stop].isspace() else "") + out[stop:].lstrip()
+        # a space where the subject stood, but before the punctuation that ended it ("papers, then …")
+        out = out[:start].rstrip() + (" " if stop < len(text) and text[stop] not in ",;:.!?)" else "") + out[stop:].lstrip()
     return re.sub(r"\s+", " ", out).strip()
 
 
