@@ -160,7 +160,8 @@ def topic_free(text: str) -> str:
     out = text
     for start, stop in reversed(cuts):
         # a space where the subject stood, but before the punctuation that ended it ("papers, then …")
-        out = out[:start].rstrip() + (" " if stop < len(text) and text[stop] not in ",;:.!?)" else "") + out[stop:].lstrip()
+        gap = " " if stop < len(text) and text[stop] not in ",;:.!?)" else ""
+        out = out[:start].rstrip() + gap + out[stop:].lstrip()
     return re.sub(r"\s+", " ", out).strip()
 
 
