@@ -20,6 +20,7 @@ from jit.selection.steps import (
     READ_CHANGE,
     READ_CHANGED_FILES,
     READ_CHANNEL,
+    READ_CHECKS,
     READ_MAIL,
     SEARCH_MAIL,
     SHOW_COMMIT,
@@ -312,3 +313,13 @@ def test_who_wrote_some_code_or_what_its_history_holds_reads_git_s_history():
     # who changed a thing that is not code, and what changed in the news, are no history of a repository
     for task in ("Who changed the pricing page copy on the website?", "What changed in the EU AI Act since May?"):
         assert not {BLAME_LINES, LOG_COMMITS} & {s.text for s in task_steps(task)}, task
+
+
+def test_how_a_pull_requests_ci_went_reads_its_checks():
+    for task in ("Is PR #214 on acme/web-app safe to merge? Look at what it changes and whether CI is green.",
+                 "Look at PR #102 on acme/api: if CI failed, request changes with a short review.",
+                 "PR #77 in acme/docs should have green checks by now. Verify that and squash-merge it."):
+        assert READ_CHECKS in [s.text for s in task_steps(task)], task
+    # CI set up, or checks of something that is no change proposed, are not a pull request's checks
+    for task in ("Set up CI for the repo.", "Check the build is green on the nightly dashboard."):
+        assert READ_CHECKS not in [s.text for s in task_steps(task)], task

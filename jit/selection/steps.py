@@ -17,7 +17,8 @@ searching by its title for a thing read by one ("the 'Q3 launch plan' Google Doc
 Confluence page 'Payments' in space ENG"), reading what a clause finds ("find the signed contract
 in Drive"), reading who last changed some code's lines and the commit that brought them ("who added
 the retry logic in src/net/retry.py?"), or a code's commit log and a commit's changes ("what changed
-in the billing code since yesterday?"), searching the mailbox for a mail that should have arrived and
+in the billing code since yesterday?"), reading a pull request's CI checks when the task asks how
+they went ("whether CI is green"), searching the mailbox for a mail that should have arrived and
 reading it ("check the reset email arrived"), finding a chat channel the task names by its ``#name``
 and, for a clause that reads it, reading its messages ("what people said in #platform-eng on Slack"),
 running a command after "run the tests" (the role's skeleton slots do the first and the last). A
@@ -191,6 +192,13 @@ _HISTORY = re.compile(r"\bwhen\s+did\s+(?:\S+\s+){1,3}?(?:last\s+|first\s+)?chan
 _CODE = re.compile(r"(?<![\w./-])[\w.-]++/[\w./-]*\.\w|(?<![\w.-])[\w-]++\.(?:py|ts|tsx|js|jsx|go|rs|java|rb|kt|cs|cpp|"
                    r"c|h|php|swift)\b|"
                    r"\b(?:code|logic|function|method|lines?|file|module|class|repo|repository)\b", re.I)
+#: A clause that asks how a change's CI checks went ("whether CI is green", "if the checks are red",
+#: "the CI status"), of a task about a pull or merge request: their combined status is read.
+_CHECKS = re.compile(r"(?-i:\bCI\b)|\bstatus\s+checks?\b|\b(?:green|red|passing|failing)\s+checks\b|"
+                     r"\b(?:checks?|builds?|pipelines?)\s+(?:are\s+|is\s+|have\s+|has\s+)?(?:green|red|passed|failed|"
+                     r"passing|failing)\b", re.I)
+_A_CHANGE = re.compile(r"\b(?:prs?|pull\s+requests?|merge\s+requests?|mrs?)\b", re.I)
+READ_CHECKS = "get the combined status of all status checks for a pull request"
 BLAME_LINES = "show who last modified each line of a file and when: line-by-line authorship"
 LOG_COMMITS = "view the commit history: the commit logs"
 SHOW_COMMIT = "show a commit's details and the diff of changes it introduced"
@@ -388,6 +396,8 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
             steps.append(Step(FIND_MATCHING, "/read", implied=True, clause=clause))  # what to delete, found first
         if cap == "/read" and LIBRARY_DOCS_SAID.search(clause):  # a library's docs read: looked up where they are kept
             steps.append(Step(LIBRARY_DOCS, "/read", implied=True, clause=clause))
+        if _CHECKS.search(clause) and _A_CHANGE.search(text):  # how a change's CI went: its checks' status
+            steps.append(Step(READ_CHECKS, "/read", implied=True, clause=clause))
         code = cap == "/read" and bool(_CODE.search(clause))
         if code and _WHO_CHANGED.search(clause):  # who wrote some code: its lines' authors, then their commit
             steps += [Step(BLAME_LINES, "/read", implied=True, clause=clause),
