@@ -21,6 +21,7 @@ from jit.selection.steps import (
     PUSH_BRANCH,
     READ_CHANGE,
     READ_CHANGED_FILES,
+    READ_CHECKS,
     READ_CODE,
     RUN_COMMAND,
     SNAPSHOT_PAGE,
@@ -114,10 +115,11 @@ def test_a_picture_of_a_page_is_taken_by_the_server_that_opened_it():
 
 
 def test_reviewing_a_pull_request_implies_reading_it_and_the_files_it_changes():
-    for task in ("Review PR #214 in acme/shop and leave your comments on it as a review.",
-                 "is PR #88 in acme/payments safe to merge? check its status checks too"):
+    for task, checks in (("Review PR #214 in acme/shop and leave your comments on it as a review.", []),
+                         ("is PR #88 in acme/payments safe to merge? check its status checks too",
+                          [(READ_CHECKS, "/read")])):
         implied = [(s.text, s.capability) for s in task_steps(task) if s.implied]
-        assert implied == [(READ_CHANGE, "/read"), (READ_CHANGED_FILES, "/read")], task
+        assert implied == [(READ_CHANGE, "/read"), (READ_CHANGED_FILES, "/read"), *checks], task
     # A page under review is no pull request, and opening one is a change, not a review.
     for task in ("Review the 'Payments v2 architecture' page on Confluence and list the open questions.",
                  "Open a PR against main in acme/shop."):
@@ -473,7 +475,8 @@ def test_a_steps_capability_is_its_leading_verbs_and_a_question_reads():
     assert task_steps("List the PRs merged this week and say what each one adds")[-1].capability == "/read"
     assert task_steps("Move the card to Done")[-1].capability == "/write"  # a verb of its own
     # a condition ("if", "when") or a clause opening with what it asks keeps the change it says: its verb's
-    assert [s.capability for s in task_steps("If the build is green merge PR #12")] == ["/write"]
+    assert [(s.capability, s.implied) for s in task_steps("If the build is green merge PR #12")] == [
+        ("/read", True), ("/write", False)]  # whether the build is green: the change's checks read first
     assert [s.capability for s in task_steps("If the tests pass merge PR #12 into main")] == ["/write"]
     assert [s.capability for s in task_steps("Let me know if you can delete the old branch")] == ["/delete"]
     # "give" says no change of its own: an overview reads, feedback sends, a summary of a document reads
@@ -540,7 +543,7 @@ def test_where_or_when_a_sentence_opens_with_goes_on_into_the_action_after_it():
 def test_the_action_of_a_clause_a_condition_opens_is_what_follows_the_condition_itself():
     # the condition holds the action before the piece after it ("…, on GitHub" is where, not what)
     steps = task_steps("If the build is green merge PR #12 in acme/shop, on GitHub.")
-    assert [(s.text, s.capability) for s in steps] == [
+    assert [(s.text, s.capability) for s in steps if not s.implied] == [
         ("If the build is green merge PR #12 in acme/shop, on GitHub", "/write")]
     steps = task_steps("When the deploy finishes delete the preview environment, in the staging cluster.")
     assert [s.capability for s in steps] == ["/delete"]
