@@ -44,6 +44,18 @@ def test_a_colon_before_an_action_opens_a_clause_of_its_own():
     assert split_clauses("Count the keys matching cart:* in the cache.") == ["Count the keys matching cart:* in the cache"]
 
 
+def test_a_comma_inside_brackets_splits_no_clause():
+    assert split_clauses("Build the pricing card from Figma (file 8fK2xQ, node 42:7) as src/Card.tsx, then commit it.") == [
+        "Build the pricing card from Figma (file 8fK2xQ, node 42:7) as src/Card.tsx", "commit it"]
+
+
+def test_building_a_thing_as_a_file_writes_that_file():
+    steps = task_steps("Build the pricing card from Figma (file 8fK2xQ, node 42:7) as src/components/Card.tsx.")
+    assert [(s.capability, s.by) for s in steps] == [("/write", "file_step")]
+    # a build with no file of its own is run, not written
+    assert task_steps("Build the project and run the tests in tests/test_x.py")[0].capability == "/execute"
+
+
 def test_names_versions_and_paths_joined_by_and_stay_in_their_clause():
     assert split_clauses("Diff release-2.3 and release-2.4 of the ledger repo, then summarise the tickets and "
                          "the open bugs.") == ["Diff release-2.3, release-2.4 of the ledger repo",

@@ -495,7 +495,8 @@ _WRITE_VERBS = (
     "save|saved|saves|saving|write|writes|written|writing|wrote|create|creates|created|creating|generate|"
     "generates|generated|generating|export|exports|exported|output|outputs|store|stores|stored|draft|drafts|"
     "drafted|produce|produces|produced|put|dump|dumps|dumped|record|records|recorded|append|appends|"
-    "appended|add|adds|added|update|updates|updated|edit|edits|edited"
+    "appended|add|adds|added|update|updates|updated|edit|edits|edited|build|builds|built|building|implement|"
+    "implements|implemented|scaffold|scaffolds|scaffolded"
 )
 #: A local path or file name of a text format or an office document, as group 1.
 _TARGET_PATH = (rf"((?:[A-Za-z]:\\|~/|\.{{1,2}}/|/)?(?:[\w.\-]+[/\\])*[\w\-]*\.(?:{_TEXT_EXTENSIONS}|"

@@ -102,7 +102,7 @@ def split_clauses(text: str) -> list[str]:
     clauses: list[str] = []
     at = 0  # where in the text the sentence's next piece is looked for
     for pieces in (p for part in _DASH.split(text) for p in sentence_pieces(part)):
-        pieces = [part for piece in pieces for part in _at_colons(piece)]
+        pieces = [part for piece in _within_brackets(pieces) for part in _at_colons(piece)]
         lead = ""
         before = -1  # "before you delete the branch, back it up": the backup is done first
         then = []  # the clauses of the sentence a "then" opens
@@ -139,6 +139,18 @@ def split_clauses(text: str) -> list[str]:
             until = next((k for k in then if k > before + 1), len(clauses))
             clauses.insert(until - 1, clauses.pop(before))
     return list(dict.fromkeys(clauses))
+
+
+def _within_brackets(pieces: list[str]) -> list[str]:
+    """``pieces`` with those a comma split inside brackets joined again: "(file 8fK2xQ, node 42:7)"
+    names one thing, and what follows the bracket goes on with what opened it."""
+    out: list[str] = []
+    for piece in pieces:
+        if out and out[-1].count("(") > out[-1].count(")"):
+            out[-1] = f"{out[-1]}, {piece}"
+        else:
+            out.append(piece)
+    return out
 
 
 def _at_colons(piece: str) -> list[str]:

@@ -112,6 +112,9 @@ _PAGE = re.compile(r"\b(?:screenshot|click|console|browser|the page|the form|vie
 #: file to write, that file is where the content goes (the policy's file tool), not another store.
 _MAKES = re.compile(OPENING + r"(?:help me\s+)?(?:write|create|make|draft|"
                     r"generate|compose|prepare|produce|save|export|summari[sz]e|collect|list)\b", re.I)
+#: A clause that builds something ("build the pricing card as src/PricingCard.tsx"): when it names a file
+#: it writes, building is writing that file, not running a build.
+_BUILDS = re.compile(OPENING + r"(?:build|implement|scaffold)\b", re.I)
 #: :attr:`Step.by` of a write to a local file: the policy's ``file_step`` tool does it.
 FILE_STEP = "file_step"
 #: How far past a clause's verb its patterns look for what the verb is about (a clause of a task is
@@ -370,6 +373,8 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
         cap = "/read" if said_so else verb or (caps[0] if caps else "/read")
         if _PROPOSES.match(action):  # "submit a pull request", "raise an MR": it is opened
             cap = "/write"
+        if cap == "/execute" and profile.file_targets and _BUILDS.match(action):
+            cap = "/write"  # "build the pricing card as src/PricingCard.tsx": the file it names is written
         if cap == "/write" and _WORKS_ON.match(action):  # an issue worked on: read first, before its code
             steps.append(Step(READ_ISSUE, "/read", implied=True, clause=clause))
         if profile.edits_code:
