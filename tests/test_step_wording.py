@@ -45,8 +45,9 @@ def test_a_colon_before_an_action_opens_a_clause_of_its_own():
 
 
 def test_a_comma_inside_brackets_splits_no_clause():
-    assert split_clauses("Build the pricing card from Figma (file 8fK2xQ, node 42:7) as src/Card.tsx, then commit it.") == [
-        "Build the pricing card from Figma (file 8fK2xQ, node 42:7) as src/Card.tsx", "commit it"]
+    task = "Build the pricing card from Figma (file 8fK2xQ, node 42:7) as src/Card.tsx, then commit it."
+    assert split_clauses(task) == ["Build the pricing card from Figma (file 8fK2xQ, node 42:7) as src/Card.tsx",
+                                   "commit it"]
 
 
 def test_building_a_thing_as_a_file_writes_that_file():
