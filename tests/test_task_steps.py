@@ -509,6 +509,10 @@ def test_a_word_the_task_says_as_a_name_is_not_its_action():
     assert name_fit("git_reset", "git", mail) == 0.0
     assert "reset" not in action_free(mail.text) and "staging" not in action_free("check the link goes to staging")
     assert name_fit("git_reset", "git", Step("reset the branch to origin/main", "/write")) == 1.0
+    # adding a thing is creating it: "add an Asana task" is create_task, as much as a tool named for adding
+    add = Step("add an Asana task 'Migrate billing' to my 'Client: Acme' project", "/write")
+    assert name_fit("asana_create_task", "asana", add) == 1.0
+    assert name_fit("asana_create_task", "asana", add) >= name_fit("asana_add_project_to_task", "asana", add)
     # the verb a text opens with keeps its other forms ("stage … the staging area": git's own words)
     assert "staging" in action_free("stage the changed files: add file contents to the staging area")
 

@@ -234,6 +234,10 @@ def action_free(text: str, keep: Collection[str] = ()) -> str:
     return _WORD.sub(word, _ADDRESS.sub(address, QUOTED.sub(address, text)))
 
 
+#: Verbs that say the same change: adding a thing is creating it ("add an Asana task": ``create_task``).
+_SAME_VERB = {"add": "create", "create": "create", "new": "create"}
+
+
 @lru_cache(maxsize=1024)
 def _reading(text: str) -> tuple[str, frozenset[str], frozenset[str]]:
     """A step's text as :func:`name_fit` reads it against every candidate's name: its leading
@@ -274,7 +278,7 @@ def name_fit(name: str, server: str, step: Said, task_words: frozenset[str] = fr
     verb, names, objects = _reading(step.text)
     got = 0.0
     for i, w in enumerate(words):
-        if w == verb and i <= 1:
+        if (w == verb or _SAME_VERB.get(w) == _SAME_VERB.get(verb, verb)) and i <= 1:
             got += 1
         elif i == 0 and w in _VERB_CAPS and w in names:
             continue  # the tool's verb, which the step says as a name
