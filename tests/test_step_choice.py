@@ -187,16 +187,16 @@ def test_the_words_of_a_clusters_objects_point_at_kubernetes(policy):
 
 
 def test_a_mongo_collection_or_an_inbox_points_at_its_system(policy):
-    """What people call the systems ("the staging Mongo", "the users collection", "my inbox", "the
-    email arrived") points at them as their names do."""
+    """What people call the systems ("the staging Mongo", "my inbox", "the reset mail") points at them as
+    their names do; an e-mail address's column or a collection of papers does not."""
     for text, system in (("In the product analytics Mongo, split sessions by client.os", "mongodb"),
-                         ("Find her in the users collection and set her status", "mongodb"),
                          ("Somewhere in my inbox is the renewal quote", "gmail"),
-                         ("Check the email arrived and open the link", "gmail")):
+                         ("Check the reset mail arrived and open the link", "gmail")):
         assert system not in policy.task_tables(policy.task_words(text))["system_points"], text
-    # a task that says none of them leaves both a turn away
-    plain = policy.task_tables(policy.task_words("Summarise the README and list the open questions"))["system_points"]
-    assert plain["mongodb"] == plain["gmail"] == -30
+    for text in ("Summarise the README and list the open questions", "Summarise this collection of papers",
+                 "Update the email column of the users table"):
+        plain = policy.task_tables(policy.task_words(text))["system_points"]
+        assert plain["mongodb"] == plain["gmail"] == -30, text
 
 
 def test_a_sibling_another_step_has_taken_is_no_choice_of_the_step_its_clause_prefers_it_for():

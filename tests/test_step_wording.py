@@ -21,6 +21,7 @@ from jit.selection.steps import (
     READ_CHANGED_FILES,
     READ_CHANNEL,
     READ_CHECKS,
+    READ_CODE,
     READ_MAIL,
     SEARCH_MAIL,
     SHOW_COMMIT,
@@ -53,8 +54,15 @@ def test_a_comma_inside_brackets_splits_no_clause():
 def test_building_a_thing_as_a_file_writes_that_file():
     steps = task_steps("Build the pricing card from Figma (file 8fK2xQ, node 42:7) as src/components/Card.tsx.")
     assert [(s.capability, s.by) for s in steps] == [("/write", "file_step")]
-    # a build with no file of its own is run, not written
-    assert task_steps("Build the project and run the tests in tests/test_x.py")[0].capability == "/execute"
+    # a build with no file of its own, or with the file it reads, is run, not written
+    for task in ("Build the project and run the tests in tests/test_x.py",
+                 "Build the project with the settings in config.yaml"):
+        assert task_steps(task)[0].capability == "/execute", task
+    # code implemented in place is read first, as any code change
+    assert READ_CODE in [s.text for s in task_steps("Implement the retry logic of ENG-12 in src/net/retry.py")]
+    # a bracket the sentence never closes joins nothing
+    assert split_clauses("Fix the parser (see ENG-12, then rebuild the docs and deploy them.") == [
+        "Fix the parser (see ENG-12", "rebuild the docs", "deploy them"]
 
 
 def test_names_versions_and_paths_joined_by_and_stay_in_their_clause():
@@ -296,7 +304,9 @@ def test_a_chat_channel_named_by_its_hash_name_is_found_by_it_first():
     reads = [s.text for s in task_steps("What are people saying in #platform-eng on Slack about Postgres 17?")]
     assert reads.index(FIND_CHANNEL) < reads.index(READ_CHANNEL)
     for task in ("Fix issue #212 in acme/shop.", "Find our onboarding notes in the vault (tagged #onboarding).",
-                 "Open https://docs.example.test/guide#install and read it."):
+                 "Open https://docs.example.test/guide#install and read it.", "Set the background to #abcdef in a.css",
+                 "Add a #todo comment above the loop in utils.py", "Add the #include <stdio.h> line to main.c",
+                 "Count tweets tagged with #AI", "Write a tweet with the hashtag #launchday"):
         assert FIND_CHANNEL not in [s.text for s in task_steps(task)], task
 
 
@@ -311,8 +321,13 @@ def test_a_mail_that_should_have_arrived_is_searched_for_and_read():
         "Did the password-reset mail for qa+reset@acme.dev arrive in the last hour? Open it.",
         "I just triggered a password reset for test+1@myapp.io. Check the email arrived.",
         "Trigger a password reset and check that the reset mail lands in the QA inbox."))
+    assert _implies("Did I get the verification email from GitHub?", SEARCH_MAIL, READ_MAIL)
     # a mail to send, or one that names no arrival, is no search of the mailbox
-    for task in ("Mail the report to finance@acme.test when it lands in Drive.", "Email the team the release notes."):
+    for task in ("Mail the report to finance@acme.test when it lands in Drive.", "Email the team the release notes.",
+                 "Send an email to the team when the new hire arrives.",
+                 "Could you email Bob when the invoice arrives?",
+                 "Forward the email to legal once the signed contract is received.",
+                 "Make sure the email.sender setting landed in config.yaml."):
         assert SEARCH_MAIL not in [s.text for s in task_steps(task)], task
 
 
@@ -322,9 +337,11 @@ def test_who_wrote_some_code_or_what_its_history_holds_reads_git_s_history():
     assert all(_implies(task, LOG_COMMITS, SHOW_COMMIT) for task in (
         "When did src/net/retry.py last change?",
         "What changed in the billing code since yesterday? Fix it and re-run the tests.",
-        "In which commit did the backoff cap get into src/net/retry.go?"))
+        "In which commit did the backoff cap get into src/net/retry.go?", "Which commit broke the login page?",
+        "What has changed in the auth code since Monday?", "When did that file last change?"))
     # who changed a thing that is not code, and what changed in the news, are no history of a repository
-    for task in ("Who changed the pricing page copy on the website?", "What changed in the EU AI Act since May?"):
+    for task in ("Who changed the pricing page copy on the website?", "What changed in the EU AI Act since May?",
+                 "Who edited the file permissions on the shared drive folder?"):
         assert not {BLAME_LINES, LOG_COMMITS} & {s.text for s in task_steps(task)}, task
 
 
@@ -333,6 +350,17 @@ def test_how_a_pull_requests_ci_went_reads_its_checks():
                  "Look at PR #102 on acme/api: if CI failed, request changes with a short review.",
                  "PR #77 in acme/docs should have green checks by now. Verify that and squash-merge it."):
         assert READ_CHECKS in [s.text for s in task_steps(task)], task
+    assert READ_CHECKS in [s.text for s in task_steps("Merge PR #5 once the checks pass.")]
     # CI set up, or checks of something that is no change proposed, are not a pull request's checks
-    for task in ("Set up CI for the repo.", "Check the build is green on the nightly dashboard."):
+    for task in ("Set up CI for the repo.", "Check the build is green on the nightly dashboard.",
+                 "Write a CI workflow in .github/workflows/ci.yml and open a PR.",
+                 "Add a CI badge to the README, then open a PR."):
         assert READ_CHECKS not in [s.text for s in task_steps(task)], task
+
+
+def test_a_port_forward_is_no_message_and_opens_no_page():
+    steps = task_steps("Port-forward svc/search-es to localhost:9200, check /_cluster/health, then tear the "
+                       "forward down.")
+    assert OPEN_PAGE not in [s.text for s in steps]
+    assert [s.capability for s in steps if "forward" in s.text] == ["/write", "/write"]
+    assert task_steps("Forward the invoice to legal@acme.test")[0].capability == "/send"  # a mail's forward sends

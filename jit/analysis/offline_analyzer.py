@@ -495,9 +495,13 @@ _WRITE_VERBS = (
     "save|saved|saves|saving|write|writes|written|writing|wrote|create|creates|created|creating|generate|"
     "generates|generated|generating|export|exports|exported|output|outputs|store|stores|stored|draft|drafts|"
     "drafted|produce|produces|produced|put|dump|dumps|dumped|record|records|recorded|append|appends|"
-    "appended|add|adds|added|update|updates|updated|edit|edits|edited|build|builds|built|building|implement|"
-    "implements|implemented|scaffold|scaffolds|scaffolded"
+    "appended|add|adds|added|update|updates|updated|edit|edits|edited"
 )
+#: A verb that makes a thing, which writes the file it is built as ("build the pricing card as
+#: src/PricingCard.tsx", "… as a React component in src/Card.tsx"), not the one it reads
+#: ("build the project with the settings in config.yaml").
+_BUILD_AS = re.compile(r"\b(?:build|builds|built|building|scaffold|scaffolds|scaffolded)\b.*\b(?:as|into)\b",
+                       re.IGNORECASE | re.DOTALL)
 #: A local path or file name of a text format or an office document, as group 1.
 _TARGET_PATH = (rf"((?:[A-Za-z]:\\|~/|\.{{1,2}}/|/)?(?:[\w.\-]+[/\\])*[\w\-]*\.(?:{_TEXT_EXTENSIONS}|"
                 rf"{'|'.join(DOCUMENT_FORMATS)}))(?![\w/\\])")
@@ -596,7 +600,7 @@ def file_targets(text: str) -> tuple[str, ...]:
     for m in _FILE_TARGET.finditer(text):
         before = text[max(0, m.start() - _VERB_REACH):m.start()]
         clause = before[max(before.rfind(c) for c in ".;!?\n") + 1:]
-        if _WRITE_VERB.search(clause):
+        if _WRITE_VERB.search(clause) or _BUILD_AS.search(clause + m.group(0)):
             found.append((m.start(1), m.group(1)))
     found += [(m.start(1), m.group(1)) for m in _FILE_OBJECT.finditer(text)]
     return tuple(dict.fromkeys(path for _, path in sorted(found)))

@@ -143,10 +143,10 @@ def split_clauses(text: str) -> list[str]:
 
 def _within_brackets(pieces: list[str]) -> list[str]:
     """``pieces`` with those a comma split inside brackets joined again: "(file 8fK2xQ, node 42:7)"
-    names one thing, and what follows the bracket goes on with what opened it."""
+    names one thing. A bracket the sentence never closes ("(see ENG-12, then …") joins nothing."""
     out: list[str] = []
-    for piece in pieces:
-        if out and out[-1].count("(") > out[-1].count(")"):
+    for k, piece in enumerate(pieces):
+        if out and out[-1].count("(") > out[-1].count(")") and any(")" in p for p in pieces[k:]):
             out[-1] = f"{out[-1]}, {piece}"
         else:
             out.append(piece)

@@ -170,10 +170,7 @@ def spelled(text: str) -> str:
     return _ABBREVIATION.sub(lambda m: f"{m.group(0)} ({_ABBREVIATIONS[m.group(0).lower()]})", text)
 
 
-#: Forms of a verb whose search token is not the verb's own ("staging" and "staged" are ``stag``):
-#: said as a name ("goes to staging", "the staging server"), they are no verb of a tool's name either.
-_FORMS = {"stage": ("staged", "staging")}
-_VERB_CAPS = {t[0]: c for v, c in VERBS.items() for w in (v, *_FORMS.get(v, ())) if (t := search_tokens(w))}
+_VERB_CAPS = {search_tokens(v)[0]: c for v, c in VERBS.items() if search_tokens(v)}
 #: HTTP's methods, which a tool generated from an API's operations may be named by.
 _METHODS = frozenset({"get", "post", "put", "patch", "delete"})
 #: Words after which a word names a thing, not the action: a determiner, a possessive, a
@@ -207,8 +204,7 @@ def noun_uses(text: str) -> frozenset[str]:
             found.update(search_tokens(w))
     m = _LEADING.match(text)
     if m:
-        lead = m.group(1)
-        found.difference_update(t for w in (lead, *_FORMS.get(lead.lower(), ())) for t in search_tokens(w))
+        found.difference_update(search_tokens(m.group(1)))
     return frozenset(found)
 
 
@@ -234,8 +230,22 @@ def action_free(text: str, keep: Collection[str] = ()) -> str:
     return _WORD.sub(word, _ADDRESS.sub(address, QUOTED.sub(address, text)))
 
 
-#: Verbs that say the same change: adding a thing is creating it ("add an Asana task": ``create_task``).
+#: Verbs that say the same change: adding a thing is creating it ("add an Asana task": ``create_task``),
+#: when the name's object is what the step adds, not where ("add bob to the #eng channel" is no
+#: ``create_channel``).
 _SAME_VERB = {"add": "create", "create": "create", "new": "create"}
+#: Where a clause's direct object ends: a preposition.
+_OBJECT_END = re.compile(r"\b(?:to|in|into|on|onto|for|from|at|with|under|inside|within|via|as|by)\b", re.I)
+
+
+@lru_cache(maxsize=1024)
+def _direct_object(text: str) -> frozenset[str]:
+    """The search tokens of what a clause's leading verb acts on: its words up to the first
+    preposition ("add an Asana task 'Migrate' to my project": asana, task)."""
+    m = _LEADING.match(text)
+    rest = text[m.end():] if m else text
+    end = _OBJECT_END.search(rest)
+    return frozenset(search_tokens(rest[:end.start()] if end else rest, drop_stopwords=True))
 
 
 @lru_cache(maxsize=1024)
@@ -278,7 +288,8 @@ def name_fit(name: str, server: str, step: Said, task_words: frozenset[str] = fr
     verb, names, objects = _reading(step.text)
     got = 0.0
     for i, w in enumerate(words):
-        if (w == verb or _SAME_VERB.get(w) == _SAME_VERB.get(verb, verb)) and i <= 1:
+        if (w == verb or (_SAME_VERB.get(w) == _SAME_VERB.get(verb, verb) and set(words) & _direct_object(step.text))
+                ) and i <= 1:
             got += 1
         elif i == 0 and w in _VERB_CAPS and w in names:
             continue  # the tool's verb, which the step says as a name

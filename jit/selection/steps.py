@@ -112,6 +112,10 @@ _PAGE = re.compile(r"\b(?:screenshot|click|console|browser|the page|the form|vie
 #: file to write, that file is where the content goes (the policy's file tool), not another store.
 _MAKES = re.compile(OPENING + r"(?:help me\s+)?(?:write|create|make|draft|"
                     r"generate|compose|prepare|produce|save|export|summari[sz]e|collect|list)\b", re.I)
+#: A task that forwards a port ("port-forward svc/search to localhost:9200"): its "forward" is that
+#: command's, not a message forwarded.
+_PORT_FORWARD = re.compile(r"\bport[- ]?forward", re.I)
+_FORWARD = re.compile(r"\bforward", re.I)
 #: A clause that builds something ("build the pricing card as src/PricingCard.tsx"): when it names a file
 #: it writes, building is writing that file, not running a build.
 _BUILDS = re.compile(OPENING + r"(?:build|implement|scaffold)\b", re.I)
@@ -127,8 +131,10 @@ _URL = re.compile(r"\b(?:https?://|(?:localhost|127\.0\.0\.1|0\.0\.0\.0)[:/])\S+
 #: page or endpoint, which a task names to look at it ...
 _LOCAL = re.compile(r"\b(?:localhost|127\.0\.0\.1|0\.0\.0\.0)[:/]\S*", re.I)
 #: ... unless it is a database's (its usual port, its scheme) or the clause points something at
-#: it ("point the API client at http://localhost:5432", "connect the app to localhost:6379").
-_NO_PAGE = re.compile(r"\b(?:point|points|pointed|pointing|aim|aims|aimed|connect|connects|connected|connecting)\b"
+#: it ("point the API client at http://localhost:5432", "connect the app to localhost:6379",
+#: "port-forward svc/search to localhost:9200").
+_NO_PAGE = re.compile(r"\b(?:point|points|pointed|pointing|aim|aims|aimed|connect|connects|connected|connecting|"
+                      r"forward|forwards|forwarded|forwarding)\b"
                       rf"[^.;!?]{{0,{_REACH}}}?\b(?:at|to)\b|:(?:5432|3306|6379|27017|11211|9042)\b|"
                       r"\b(?:postgres(?:ql)?|mysql|mariadb|redis|mongodb)://", re.I)
 #: A thing a clause names by its title in quotes, and what follows it ("the 'Q3 launch plan'
@@ -173,12 +179,21 @@ READ_ISSUE = "get the details of an issue"
 #: A chat channel a clause names by its ``#name`` ("post it to #deploys on Slack", "the thread in
 #: #incidents"; not an issue's number, a tag "tagged #onboarding", an address's fragment): a chat
 #: tool takes the channel's id, found by its name first; a clause that reads names it to read its messages.
-_CHANNEL = re.compile(r"(?<![\w&#/.])(?<!\btag\s)(?<!\btags\s)(?<!\btagged\s)(?<!\btagged\s\s)#(?!\d+\b)[a-z][\w-]*",
-                      re.I)
+_CHANNEL = re.compile(r"(?<![\w&#/.])#(?![0-9a-f]{3,8}\b|\d+\b|(?:include|define|pragma|if|ifdef|ifndef|endif|"
+                      r"import|region|todo)\b)[a-z][\w-]*", re.I)
+#: What makes a ``#name`` a channel: a chat system or a channel said in the task, or the ``#name`` where
+#: something is posted or read ("post the counts to #qa", "the thread in #incidents"), not a hashtag or
+#: a label ("tweets tagged with #AI", "the issue labelled #bug", "a #todo comment").
+_CHAT = re.compile(r"\b(?:slack|discord|teams|mattermost|zulip|channels?|chat)\b", re.I)
+_IN_CHANNEL = re.compile(r"\b(?:in|to|into|on|from|via|across)\s+(?:the\s+)?#(?![0-9a-f]{3,8}\b)[a-z]", re.I)
 #: A clause that asks whether a mail arrived ("check the email arrived", "did the reset mail land in the
 #: QA inbox?"): the mailbox is searched for it, and what it says is read.
-_MAIL_ARRIVES = re.compile(r"\b(?:e-?mails?|mails?)\b(?:[^.;!?]|\.(?=\w)){0,80}?"
-                           r"\b(?:arriv\w*|lands?|landed|landing|came|comes|received|delivered|got\s+through)\b", re.I)
+_MAIL_ARRIVES = re.compile(r"\b(?:e-?mails?|mails?)\b(?!\.)(?:[^.;!?]|\.(?=\w)){0,80}?"
+                           r"\b(?:arriv\w*|lands?|landed|landing|came|comes|received|delivered|got\s+through|"
+                           r"reached|showed\s+up|shown\s+up)\b|"
+                           r"\bdid\s+(?:i|we|you|they|\w+)\s+(?:get|receive)\s+(?:the|a|an|any|my|our)?\s*"
+                           r"(?:[\w-]+\s+){0,3}"
+                           r"(?:e-?mails?|mails?)\b", re.I)
 SEARCH_MAIL = "search the mailbox for emails"
 READ_MAIL = "read the content of an email"
 #: A clause that asks who wrote or changed some code ("who added the retry logic in src/net/retry.py?"):
@@ -189,17 +204,23 @@ _WHO_CHANGED = re.compile(r"\bwho\s+(?:(?:last|first|originally)\s+)?(?:wrote|ad
 #: time, which commit did something ("when did that file last change?", "what changed in the billing
 #: code since yesterday?", "in which commit was the cap introduced?").
 _HISTORY = re.compile(r"\bwhen\s+did\s+(?:\S+\s+){1,3}?(?:last\s+|first\s+)?change\b|"
-                      r"\bwhat\s+changed\s+in\s+(?:the\s+|our\s+|my\s+)?[\w./-]+(?:\s+[\w./-]+)?\s+since\b|"
-                      r"\b(?:in\s+)?which\s+commits?\b", re.I)
+                      r"\bwhat(?:'s|\s+has)?\s+changed\s+in\s+(?:the\s+|our\s+|my\s+)?[\w./-]+(?:\s+[\w./-]+)?"
+                      r"\s+since\b",
+                      re.I)
+#: A clause that asks which commit did something, or when a file last changed ("which commit broke the
+#: login page?", "when did that file last change?"): a repository's history, whatever else it names.
+_WHICH_COMMIT = re.compile(r"\bwhich\s+commits?\b|"
+                           r"\bwhen\s+did\s+(?:that|the|this|its|my|our)\s+file\s+(?:last\s+)?change\b", re.I)
 #: Code a clause points at: a path, or the words of code in a repository.
 _CODE = re.compile(r"(?<![\w./-])[\w.-]++/[\w./-]*\.\w|(?<![\w.-])[\w-]++\.(?:py|ts|tsx|js|jsx|go|rs|java|rb|kt|cs|cpp|"
                    r"c|h|php|swift)\b|"
-                   r"\b(?:code|logic|function|method|lines?|file|module|class|repo|repository)\b", re.I)
+                   r"\b(?:code|logic|function|method|module|repo|repository|codebase)\b", re.I)
 #: A clause that asks how a change's CI checks went ("whether CI is green", "if the checks are red",
 #: "the CI status"), of a task about a pull or merge request: their combined status is read.
-_CHECKS = re.compile(r"(?-i:\bCI\b)|\bstatus\s+checks?\b|\b(?:green|red|passing|failing)\s+checks\b|"
-                     r"\b(?:checks?|builds?|pipelines?)\s+(?:are\s+|is\s+|have\s+|has\s+)?(?:green|red|passed|failed|"
-                     r"passing|failing)\b", re.I)
+_CHECKS = re.compile(r"(?-i:\bCI\b)\s+(?:(?:is|was|has|have)\s+)?(?:green|red|status|checks?|runs?|pass\w*|fail\w*)\b|"
+                     r"\bstatus\s+checks?\b|\b(?:green|red|passing|failing)\s+checks\b|"
+                     r"\b(?:checks?|builds?|pipelines?)\s+(?:are\s+|is\s+|have\s+|has\s+)?"
+                     r"(?:green|red|pass|passes|passed|fail|fails|failed|passing|failing)\b", re.I)
 _A_CHANGE = re.compile(r"\b(?:prs?|pull\s+requests?|merge\s+requests?|mrs?)\b", re.I)
 READ_CHECKS = "get the combined status of all status checks for a pull request"
 BLAME_LINES = "show who last modified each line of a file and when: line-by-line authorship"
@@ -352,6 +373,7 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
     commits = any(_COMMITS.match(a) for a in actions)
     pushes = any(_PUSHES.match(a) for a in actions)
     pictured = bool(_PICTURED.search(text))
+    forwards_port = bool(_PORT_FORWARD.search(text))
     page: int | None = None  # the clause that opened a page in a browser
     steps: list[Step] = []
     for i, (clause, action) in enumerate(zip(clauses, actions, strict=True)):
@@ -373,6 +395,8 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
         cap = "/read" if said_so else verb or (caps[0] if caps else "/read")
         if _PROPOSES.match(action):  # "submit a pull request", "raise an MR": it is opened
             cap = "/write"
+        if cap == "/send" and forwards_port and _FORWARD.search(clause):
+            cap = "/write"  # "port-forward the service", "tear the forward down": a tunnel opened, no message
         if cap == "/execute" and profile.file_targets and _BUILDS.match(action):
             cap = "/write"  # "build the pricing card as src/PricingCard.tsx": the file it names is written
         if cap == "/write" and _WORKS_ON.match(action):  # an issue worked on: read first, before its code
@@ -407,13 +431,15 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
         if code and _WHO_CHANGED.search(clause):  # who wrote some code: its lines' authors, then their commit
             steps += [Step(BLAME_LINES, "/read", implied=True, clause=clause),
                       Step(SHOW_COMMIT, "/read", implied=True, clause=clause)]
-        elif code and _HISTORY.search(clause):  # what a code's history holds: its log, then a commit's changes
+        elif cap == "/read" and (code and _HISTORY.search(clause) or _WHICH_COMMIT.search(clause)):
+            # what a code's history holds: its log, then a commit's changes
             steps += [Step(LOG_COMMITS, "/read", implied=True, clause=clause),
                       Step(SHOW_COMMIT, "/read", implied=True, clause=clause)]
-        if _mail_arrives(clause):  # a mail that should have come: found in the mailbox and read
+        if cap == "/read" and _mail_arrives(clause):  # a mail that should have come: found in the mailbox and read
             steps += [Step(SEARCH_MAIL, "/read", implied=True, clause=clause),
                       Step(READ_MAIL, "/read", implied=True, clause=clause)]
-        if _CHANNEL.search(clause):  # a chat channel named: its id found by its name, and what it says read
+        if _CHANNEL.search(clause) and (_CHAT.search(text) or _IN_CHANNEL.search(clause)):
+            # a chat channel named: its id found by its name, and what it says read
             steps.append(Step(FIND_CHANNEL, "/read", implied=True, clause=clause))
             if cap == "/read":
                 steps.append(Step(READ_CHANNEL, "/read", implied=True, clause=clause))
@@ -448,9 +474,16 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
 
 def _mail_arrives(clause: str) -> bool:
     """Whether ``clause`` asks whether a mail arrived (:data:`_MAIL_ARRIVES`), a mail it names as a
-    thing: not one it opens with as its verb ("mail the report when it lands in Drive")."""
+    thing: not one it opens with as its verb ("mail the report when it lands in Drive", "could you
+    email Bob when the invoice arrives?")."""
     m = _MAIL_ARRIVES.search(clause)
-    return m is not None and not re.fullmatch(OPENING + r"\s*", clause[:m.start()], re.I)
+    if m is None or m.group(0)[:3].lower() == "did":
+        return m is not None
+    return not _ASKS_TO.fullmatch(clause[:m.start()])
+
+
+#: What may open a clause before its verb: the usual openings, and a request put as a question.
+_ASKS_TO = re.compile(OPENING + r"(?:(?:could|can|would|will)\s+you\s+(?:please\s+)?)?\s*", re.I)
 
 
 def embedded(step: Step) -> bool:
