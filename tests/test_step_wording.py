@@ -56,7 +56,7 @@ def test_building_a_thing_as_a_file_writes_that_file():
     assert [(s.capability, s.by) for s in steps] == [("/write", "file_step")]
     # a build with no file of its own, or with the file it reads, is run, not written
     for task in ("Build the project and run the tests in tests/test_x.py",
-                 "Build the project with the settings in config.yaml"):
+                 "Build the project with the settings in config.yaml", "Build the project as described in BUILD.md"):
         assert task_steps(task)[0].capability == "/execute", task
     # code implemented in place is read first, as any code change
     assert READ_CODE in [s.text for s in task_steps("Implement the retry logic of ENG-12 in src/net/retry.py")]
@@ -306,8 +306,12 @@ def test_a_chat_channel_named_by_its_hash_name_is_found_by_it_first():
     for task in ("Fix issue #212 in acme/shop.", "Find our onboarding notes in the vault (tagged #onboarding).",
                  "Open https://docs.example.test/guide#install and read it.", "Set the background to #abcdef in a.css",
                  "Add a #todo comment above the loop in utils.py", "Add the #include <stdio.h> line to main.c",
-                 "Count tweets tagged with #AI", "Write a tweet with the hashtag #launchday"):
+                 "Count tweets tagged with #AI", "Write a tweet with the hashtag #launchday",
+                 "Set the Slack theme colour to #abcdef", "Count tweets tagged #AI and post the count to Slack",
+                 "Add a link to #installation in README.md"):
         assert FIND_CHANNEL not in [s.text for s in task_steps(task)], task
+    # a channel whose name starts as a colour's would is still one
+    assert FIND_CHANNEL in [s.text for s in task_steps("Post to #ec2-alerts on Slack that the scan finished.")]
 
 
 def _implies(task: str, first: str, then: str) -> bool:
@@ -322,12 +326,15 @@ def test_a_mail_that_should_have_arrived_is_searched_for_and_read():
         "I just triggered a password reset for test+1@myapp.io. Check the email arrived.",
         "Trigger a password reset and check that the reset mail lands in the QA inbox."))
     assert _implies("Did I get the verification email from GitHub?", SEARCH_MAIL, READ_MAIL)
+    assert _implies("Has the invoice email come in yet?", SEARCH_MAIL, READ_MAIL)
     # a mail to send, or one that names no arrival, is no search of the mailbox
     for task in ("Mail the report to finance@acme.test when it lands in Drive.", "Email the team the release notes.",
                  "Send an email to the team when the new hire arrives.",
                  "Could you email Bob when the invoice arrives?",
                  "Forward the email to legal once the signed contract is received.",
-                 "Make sure the email.sender setting landed in config.yaml."):
+                 "Check the email.sender setting landed in config.yaml.",
+                 "Which email campaign reached the most subscribers?",
+                 "Check the email settings page once the new hire arrives."):
         assert SEARCH_MAIL not in [s.text for s in task_steps(task)], task
 
 
@@ -338,10 +345,13 @@ def test_who_wrote_some_code_or_what_its_history_holds_reads_git_s_history():
         "When did src/net/retry.py last change?",
         "What changed in the billing code since yesterday? Fix it and re-run the tests.",
         "In which commit did the backoff cap get into src/net/retry.go?", "Which commit broke the login page?",
-        "What has changed in the auth code since Monday?", "When did that file last change?"))
+        "What has changed in the auth code since Monday?", "When did that file last change?",
+        "What changed in src/auth since Monday?"))
+    assert _implies("Who changed the Dockerfile?", BLAME_LINES, SHOW_COMMIT)
     # who changed a thing that is not code, and what changed in the news, are no history of a repository
     for task in ("Who changed the pricing page copy on the website?", "What changed in the EU AI Act since May?",
-                 "Who edited the file permissions on the shared drive folder?"):
+                 "Who edited the file permissions on the shared drive folder?",
+                 "Who changed the discount code on the pricing page?", "Which commit message convention do we use?"):
         assert not {BLAME_LINES, LOG_COMMITS} & {s.text for s in task_steps(task)}, task
 
 
@@ -354,7 +364,9 @@ def test_how_a_pull_requests_ci_went_reads_its_checks():
     # CI set up, or checks of something that is no change proposed, are not a pull request's checks
     for task in ("Set up CI for the repo.", "Check the build is green on the nightly dashboard.",
                  "Write a CI workflow in .github/workflows/ci.yml and open a PR.",
-                 "Add a CI badge to the README, then open a PR."):
+                 "Add a CI badge to the README, then open a PR.",
+                 "Add a CI status badge to the README, then open a PR.",
+                 "Make sure the build passes locally, then open a PR."):
         assert READ_CHECKS not in [s.text for s in task_steps(task)], task
 
 
@@ -364,3 +376,5 @@ def test_a_port_forward_is_no_message_and_opens_no_page():
     assert OPEN_PAGE not in [s.text for s in steps]
     assert [s.capability for s in steps if "forward" in s.text] == ["/write", "/write"]
     assert task_steps("Forward the invoice to legal@acme.test")[0].capability == "/send"  # a mail's forward sends
+    logs = task_steps("Port-forward the api pod to localhost:8080, then forward the error log to oncall@acme.test.")
+    assert [s.capability for s in logs if s.text.startswith("forward")] == ["/send"]

@@ -500,8 +500,10 @@ _WRITE_VERBS = (
 #: A verb that makes a thing, which writes the file it is built as ("build the pricing card as
 #: src/PricingCard.tsx", "… as a React component in src/Card.tsx"), not the one it reads
 #: ("build the project with the settings in config.yaml").
-_BUILD_AS = re.compile(r"\b(?:build|builds|built|building|scaffold|scaffolds|scaffolded)\b.*\b(?:as|into)\b",
-                       re.IGNORECASE | re.DOTALL)
+_BUILD_VERB = re.compile(r"\b(?:build|builds|built|building|scaffold|scaffolds|scaffolded)\b", re.IGNORECASE)
+#: ... "as" or "into" the path, or "as a <thing> in" it, a few words before it, none of which says how.
+_BUILT_AS = re.compile(r"\b(?:as|into)\s+(?:(?!(?:using|with|described|from|per|following|like)\b)[\w-]+\s+){0,5}?"
+                       r"(?:(?:in|at|under|to)\s+)?\S*$", re.IGNORECASE)
 #: A local path or file name of a text format or an office document, as group 1.
 _TARGET_PATH = (rf"((?:[A-Za-z]:\\|~/|\.{{1,2}}/|/)?(?:[\w.\-]+[/\\])*[\w\-]*\.(?:{_TEXT_EXTENSIONS}|"
                 rf"{'|'.join(DOCUMENT_FORMATS)}))(?![\w/\\])")
@@ -594,13 +596,15 @@ def target_format(path: str) -> str:
 
 def file_targets(text: str) -> tuple[str, ...]:
     """The local text files and office documents ``text`` asks to write, in order: a path after a
-    preposition, with a write verb before it in the same clause, or the object of a verb that
-    makes it ("add a .gitignore"). (Paths are rare, so the scan is linear in ``text``.)"""
+    preposition, with a write verb before it in the same clause, or a build "as" or "into" it ("build
+    the card as src/Card.tsx", not "build the project with the settings in config.yaml"), or the
+    object of a verb that makes it ("add a .gitignore"). (Paths are rare, so the scan is linear in
+    ``text``.)"""
     found = []
     for m in _FILE_TARGET.finditer(text):
         before = text[max(0, m.start() - _VERB_REACH):m.start()]
         clause = before[max(before.rfind(c) for c in ".;!?\n") + 1:]
-        if _WRITE_VERB.search(clause) or _BUILD_AS.search(clause + m.group(0)):
+        if _WRITE_VERB.search(clause) or (_BUILD_VERB.search(clause) and _BUILT_AS.search(clause + m.group(0))):
             found.append((m.start(1), m.group(1)))
     found += [(m.start(1), m.group(1)) for m in _FILE_OBJECT.finditer(text)]
     return tuple(dict.fromkeys(path for _, path in sorted(found)))

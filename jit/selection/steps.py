@@ -115,10 +115,10 @@ _MAKES = re.compile(OPENING + r"(?:help me\s+)?(?:write|create|make|draft|"
 #: A task that forwards a port ("port-forward svc/search to localhost:9200"): its "forward" is that
 #: command's, not a message forwarded.
 _PORT_FORWARD = re.compile(r"\bport[- ]?forward", re.I)
-_FORWARD = re.compile(r"\bforward", re.I)
+_FORWARD = re.compile(r"\bport[- ]?forward|\bthe\s+forward(?:ing)?\b(?!\s+(?:e-?mail|mail|message))", re.I)
 #: A clause that builds something ("build the pricing card as src/PricingCard.tsx"): when it names a file
 #: it writes, building is writing that file, not running a build.
-_BUILDS = re.compile(OPENING + r"(?:build|implement|scaffold)\b", re.I)
+_BUILDS = re.compile(OPENING + r"(?:build|scaffold)\b", re.I)
 #: :attr:`Step.by` of a write to a local file: the policy's ``file_step`` tool does it.
 FILE_STEP = "file_step"
 #: How far past a clause's verb its patterns look for what the verb is about (a clause of a task is
@@ -176,21 +176,27 @@ SUBMIT_FORM = "click the submit button on the page"
 _WORKS_ON = re.compile(OPENING + r"(?:fix|implement|address|tackle|handle|work\s+on|write|add|reproduce)\b"
                        rf"[^.;!?]{{0,{_REACH}}}?\b(?:issues?|tickets?|bugs?)\s+(?:#\d+|(?-i:[A-Z][A-Z0-9]+-\d+))", re.I)
 READ_ISSUE = "get the details of an issue"
+#: A colour in hex (``#fafafa``, ``#abc``): no channel's name.
+_HEX = r"(?:[0-9a-f]{8}|[0-9a-f]{6}|[0-9a-f]{4}|[0-9a-f]{3})(?![\w-])"
 #: A chat channel a clause names by its ``#name`` ("post it to #deploys on Slack", "the thread in
-#: #incidents"; not an issue's number, a tag "tagged #onboarding", an address's fragment): a chat
-#: tool takes the channel's id, found by its name first; a clause that reads names it to read its messages.
-_CHANNEL = re.compile(r"(?<![\w&#/.])#(?![0-9a-f]{3,8}\b|\d+\b|(?:include|define|pragma|if|ifdef|ifndef|endif|"
-                      r"import|region|todo)\b)[a-z][\w-]*", re.I)
+#: #incidents"; not an issue's number, a colour, a preprocessor line, a tag or a hashtag, "tagged
+#: #onboarding", "tweets tagged with #AI", an address's fragment): a chat tool takes the channel's id,
+#: found by its name first; a clause that reads names it to read its messages.
+_CHANNEL = re.compile(r"(?<![\w&#/.])(?<!\btag\s)(?<!\btags\s)(?<!\btagged\s)(?<!\bhashtag\s)(?<!\blabel\s)"
+                      r"(?<!\bwith\s)"
+                      r"(?<!\blabeled\s)(?<!\blabelled\s)#(?!" + _HEX + r"|\d+\b|(?:include|define|pragma|if|ifdef|"
+                      r"ifndef|endif|import|region|todo)\b)[a-z][\w-]*", re.I)
 #: What makes a ``#name`` a channel: a chat system or a channel said in the task, or the ``#name`` where
-#: something is posted or read ("post the counts to #qa", "the thread in #incidents"), not a hashtag or
-#: a label ("tweets tagged with #AI", "the issue labelled #bug", "a #todo comment").
-_CHAT = re.compile(r"\b(?:slack|discord|teams|mattermost|zulip|channels?|chat)\b", re.I)
-_IN_CHANNEL = re.compile(r"\b(?:in|to|into|on|from|via|across)\s+(?:the\s+)?#(?![0-9a-f]{3,8}\b)[a-z]", re.I)
+#: something is posted or read ("post the counts to #qa", "the thread in #incidents") in a clause about
+#: no page and no file (not "click on #submit-btn", "add a link to #installation in README.md").
+_CHAT = re.compile(r"\b(?:slack|discord|mattermost|zulip|channels?|chat)\b|(?-i:\bTeams\b)", re.I)
+_IN_CHANNEL = re.compile(r"\b(?:in|to|into|on|from|via|across)\s+(?:the\s+)?#(?!" + _HEX + r")[a-z]", re.I)
 #: A clause that asks whether a mail arrived ("check the email arrived", "did the reset mail land in the
 #: QA inbox?"): the mailbox is searched for it, and what it says is read.
-_MAIL_ARRIVES = re.compile(r"\b(?:e-?mails?|mails?)\b(?!\.)(?:[^.;!?]|\.(?=\w)){0,80}?"
-                           r"\b(?:arriv\w*|lands?|landed|landing|came|comes|received|delivered|got\s+through|"
-                           r"reached|showed\s+up|shown\s+up)\b|"
+_MAIL_ARRIVES = re.compile(r"\b(?:e-?mails?|mails?)\b(?!\.)(?:\s+\S+){0,4}?\s+(?:(?:has|have|had)\s+)?"
+                           r"(?:arriv\w*|lands?|landed|landing|came|comes|come\s+in|received|got\s+through|showed\s+up|"
+                           r"shown\s+up|(?:reached|delivered\s+to)\s+(?:the\s+|my\s+|our\s+)?(?:\w+\s+)?"
+                           r"(?:inbox|mailbox))\b|"
                            r"\bdid\s+(?:i|we|you|they|\w+)\s+(?:get|receive)\s+(?:the|a|an|any|my|our)?\s*"
                            r"(?:[\w-]+\s+){0,3}"
                            r"(?:e-?mails?|mails?)\b", re.I)
@@ -200,27 +206,34 @@ READ_MAIL = "read the content of an email"
 #: the lines' authorship is read, and the commit that brought them.
 _WHO_CHANGED = re.compile(r"\bwho\s+(?:(?:last|first|originally)\s+)?(?:wrote|added|introduced|changed|touched|"
                           r"authored|edited|modified)\b", re.I)
-#: A clause that asks what a code's history holds: when a file last changed, what changed in code since a
-#: time, which commit did something ("when did that file last change?", "what changed in the billing
-#: code since yesterday?", "in which commit was the cap introduced?").
+#: A clause that asks what a code's history holds since a time ("what changed in the billing code since
+#: yesterday?"): with code named, its log is read.
 _HISTORY = re.compile(r"\bwhen\s+did\s+(?:\S+\s+){1,3}?(?:last\s+|first\s+)?change\b|"
                       r"\bwhat(?:'s|\s+has)?\s+changed\s+in\s+(?:the\s+|our\s+|my\s+)?[\w./-]+(?:\s+[\w./-]+)?"
                       r"\s+since\b",
                       re.I)
 #: A clause that asks which commit did something, or when a file last changed ("which commit broke the
 #: login page?", "when did that file last change?"): a repository's history, whatever else it names.
-_WHICH_COMMIT = re.compile(r"\bwhich\s+commits?\b|"
+_WHICH_COMMIT = re.compile(r"\bwhich\s+commits?\b(?!\s+(?:messages?|conventions?|formats?|styles?))|"
                            r"\bwhen\s+did\s+(?:that|the|this|its|my|our)\s+file\s+(?:last\s+)?change\b", re.I)
 #: Code a clause points at: a path, or the words of code in a repository.
-_CODE = re.compile(r"(?<![\w./-])[\w.-]++/[\w./-]*\.\w|(?<![\w.-])[\w-]++\.(?:py|ts|tsx|js|jsx|go|rs|java|rb|kt|cs|cpp|"
-                   r"c|h|php|swift)\b|"
-                   r"\b(?:code|logic|function|method|module|repo|repository|codebase)\b", re.I)
+_CODE_PATH = re.compile(r"(?<![\w./-])[\w.-]++/[\w./-]*\.\w|(?<![\w.-])[\w-]++\.(?:py|ts|tsx|js|jsx|go|rs|java|rb|kt|"
+                        r"cs|cpp|c|h|php|swift|md|ya?ml|json|toml)\b|"
+                        r"(?<![\w./-])(?:src|lib|app|pkg|cmd|internal|tests?)/"
+                        r"[\w./-]+|\b(?:Dockerfile|Makefile|Jenkinsfile)\b")
+_CODE = re.compile(_CODE_PATH.pattern + r"|\b(?:logic|function|method|module|repo|repository|codebase)\b|"
+                   # code, but not a discount's, a zip's or a form's field
+                   r"\b(?<!discount\s)(?<!promo\s)(?<!coupon\s)(?<!zip\s)(?<!postal\s)(?<!country\s)(?<!area\s)"
+                   r"(?<!error\s)(?<!status\s)(?<!qr\s)(?<!invite\s)(?<!referral\s)(?<!verification\s)(?<!access\s)"
+                   r"(?<!tracking\s)(?<!security\s)code\b(?!\s+(?:field|column|box|input|format))", re.I)
 #: A clause that asks how a change's CI checks went ("whether CI is green", "if the checks are red",
 #: "the CI status"), of a task about a pull or merge request: their combined status is read.
 _CHECKS = re.compile(r"(?-i:\bCI\b)\s+(?:(?:is|was|has|have)\s+)?(?:green|red|status|checks?|runs?|pass\w*|fail\w*)\b|"
                      r"\bstatus\s+checks?\b|\b(?:green|red|passing|failing)\s+checks\b|"
                      r"\b(?:checks?|builds?|pipelines?)\s+(?:are\s+|is\s+|have\s+|has\s+)?"
                      r"(?:green|red|pass|passes|passed|fail|fails|failed|passing|failing)\b", re.I)
+#: A condition on what a clause does ("merge it once the checks pass", "if CI is red, …").
+_CONDITION = re.compile(r"\b(?:if|once|until|unless|when|whether|after|as\s+soon\s+as)\b", re.I)
 _A_CHANGE = re.compile(r"\b(?:prs?|pull\s+requests?|merge\s+requests?|mrs?)\b", re.I)
 READ_CHECKS = "get the combined status of all status checks for a pull request"
 BLAME_LINES = "show who last modified each line of a file and when: line-by-line authorship"
@@ -425,7 +438,8 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
             steps.append(Step(FIND_MATCHING, "/read", implied=True, clause=clause))  # what to delete, found first
         if cap == "/read" and LIBRARY_DOCS_SAID.search(clause):  # a library's docs read: looked up where they are kept
             steps.append(Step(LIBRARY_DOCS, "/read", implied=True, clause=clause))
-        if _CHECKS.search(clause) and _A_CHANGE.search(text):  # how a change's CI went: its checks' status
+        if (_CHECKS.search(clause) and _A_CHANGE.search(text)
+                and (cap == "/read" or _CONDITION.search(clause))):  # how a change's CI went: its checks' status
             steps.append(Step(READ_CHECKS, "/read", implied=True, clause=clause))
         code = cap == "/read" and bool(_CODE.search(clause))
         if code and _WHO_CHANGED.search(clause):  # who wrote some code: its lines' authors, then their commit
@@ -438,7 +452,8 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
         if cap == "/read" and _mail_arrives(clause):  # a mail that should have come: found in the mailbox and read
             steps += [Step(SEARCH_MAIL, "/read", implied=True, clause=clause),
                       Step(READ_MAIL, "/read", implied=True, clause=clause)]
-        if _CHANNEL.search(clause) and (_CHAT.search(text) or _IN_CHANNEL.search(clause)):
+        if _CHANNEL.search(clause) and (_CHAT.search(text) or (_IN_CHANNEL.search(clause) and not _PAGE.search(clause)
+                                                               and not _CODE_PATH.search(clause))):
             # a chat channel named: its id found by its name, and what it says read
             steps.append(Step(FIND_CHANNEL, "/read", implied=True, clause=clause))
             if cap == "/read":
