@@ -129,6 +129,7 @@ _NAMES_A_THING = re.compile(
 _SUBJECT_WORDS = 12
 
 
+@lru_cache(maxsize=1024)
 def topic_free(text: str) -> str:
     """``text`` without the subject of the content it asks to read ("find recent papers on speculative
     decoding for LLM inference" is "find recent papers"): the subject is what the tool is given to look
@@ -239,23 +240,18 @@ _OBJECT_END = re.compile(r"\b(?:to|in|into|on|onto|for|from|at|with|under|inside
 
 
 @lru_cache(maxsize=1024)
-def _direct_object(text: str) -> frozenset[str]:
-    """The search tokens of what a clause's leading verb acts on: its words up to the first
-    preposition ("add an Asana task 'Migrate' to my project": asana, task)."""
-    m = _LEADING.match(text)
-    rest = text[m.end():] if m else text
-    end = _OBJECT_END.search(rest)
-    return frozenset(search_tokens(rest[:end.start()] if end else rest, drop_stopwords=True))
-
-
-@lru_cache(maxsize=1024)
-def _reading(text: str) -> tuple[str, frozenset[str], frozenset[str]]:
+def _reading(text: str) -> tuple[str, frozenset[str], frozenset[str], frozenset[str]]:
     """A step's text as :func:`name_fit` reads it against every candidate's name: its leading
-    verb's token, the words it says only as names (:func:`noun_uses`), and its other words but the
-    subject of what it reads (:func:`topic_free`)."""
+    verb's token, the words it says only as names (:func:`noun_uses`), its other words but the
+    subject of what it reads (:func:`topic_free`), and the words of what its verb acts on, up to the
+    first preposition ("add an Asana task 'Migrate' to my project": asana, task)."""
     m = _LEADING.match(text)
     verb = search_tokens(m.group(1))[0] if m and search_tokens(m.group(1)) else ""
-    return verb, noun_uses(text), frozenset(search_tokens(spelled(topic_free(text)), drop_stopwords=True)) - {verb}
+    rest = text[m.end():] if m else text
+    end = _OBJECT_END.search(rest)
+    direct = frozenset(search_tokens(rest[:end.start()] if end else rest, drop_stopwords=True))
+    return (verb, noun_uses(text), frozenset(search_tokens(spelled(topic_free(text)), drop_stopwords=True)) - {verb},
+            direct)
 
 
 @lru_cache(maxsize=1 << 14)
@@ -285,11 +281,10 @@ def name_fit(name: str, server: str, step: Said, task_words: frozenset[str] = fr
     words = _name_words(name, server)
     if not words:
         return 0.0
-    verb, names, objects = _reading(step.text)
+    verb, names, objects, direct = _reading(step.text)
     got = 0.0
     for i, w in enumerate(words):
-        if (w == verb or (_SAME_VERB.get(w) == _SAME_VERB.get(verb, verb) and set(words) & _direct_object(step.text))
-                ) and i <= 1:
+        if (w == verb or (_SAME_VERB.get(w) == _SAME_VERB.get(verb, verb) and not direct.isdisjoint(words))) and i <= 1:
             got += 1
         elif i == 0 and w in _VERB_CAPS and w in names:
             continue  # the tool's verb, which the step says as a name

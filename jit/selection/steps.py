@@ -115,7 +115,7 @@ _MAKES = re.compile(OPENING + r"(?:help me\s+)?(?:write|create|make|draft|"
 #: A task that forwards a port ("port-forward svc/search to localhost:9200"): its "forward" is that
 #: command's, not a message forwarded.
 _PORT_FORWARD = re.compile(r"\bport[- ]?forward", re.I)
-_FORWARD = re.compile(r"\bport[- ]?forward|\bthe\s+forward(?:ing)?\b(?!\s+(?:e-?mail|mail|message))", re.I)
+_FORWARD = re.compile(_PORT_FORWARD.pattern + r"|\bthe\s+forward(?:ing)?\b(?!\s+(?:e-?mail|mail|message))", re.I)
 #: A clause that builds something ("build the pricing card as src/PricingCard.tsx"): when it names a file
 #: it writes, building is writing that file, not running a build.
 _BUILDS = re.compile(OPENING + r"(?:build|scaffold)\b", re.I)
@@ -441,11 +441,12 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
         if (_CHECKS.search(clause) and _A_CHANGE.search(text)
                 and (cap == "/read" or _CONDITION.search(clause))):  # how a change's CI went: its checks' status
             steps.append(Step(READ_CHECKS, "/read", implied=True, clause=clause))
-        code = cap == "/read" and bool(_CODE.search(clause))
-        if code and _WHO_CHANGED.search(clause):  # who wrote some code: its lines' authors, then their commit
+        # (the code words last: most clauses ask about no history, and those are cheap to rule out)
+        if cap == "/read" and _WHO_CHANGED.search(clause) and _CODE.search(clause):
+            # who wrote some code: its lines' authors, then their commit
             steps += [Step(BLAME_LINES, "/read", implied=True, clause=clause),
                       Step(SHOW_COMMIT, "/read", implied=True, clause=clause)]
-        elif cap == "/read" and (code and _HISTORY.search(clause) or _WHICH_COMMIT.search(clause)):
+        elif cap == "/read" and (_WHICH_COMMIT.search(clause) or (_HISTORY.search(clause) and _CODE.search(clause))):
             # what a code's history holds: its log, then a commit's changes
             steps += [Step(LOG_COMMITS, "/read", implied=True, clause=clause),
                       Step(SHOW_COMMIT, "/read", implied=True, clause=clause)]
