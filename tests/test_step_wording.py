@@ -378,3 +378,22 @@ def test_a_port_forward_is_no_message_and_opens_no_page():
     assert task_steps("Forward the invoice to legal@acme.test")[0].capability == "/send"  # a mail's forward sends
     logs = task_steps("Port-forward the api pod to localhost:8080, then forward the error log to oncall@acme.test.")
     assert [s.capability for s in logs if s.text.startswith("forward")] == ["/send"]
+
+
+def test_a_new_thing_is_made_and_a_thing_said_to_exist_is_not():
+    """"a new Linear issue" says createIssue's verb though the clause opens with "put"; a thing said after a
+    preposition with a determiner of one that exists ("for the Web team", "in the Test Runs table") is where
+    the step acts, so a change of that thing (createTeam, update_table) does not say the step."""
+    put = Step("put the failing audits in a new Linear issue for the Web team", "/write")
+    assert name_fit("linear_createIssue", "linear", put) == 1.0
+    assert name_fit("linear_createTeam", "linear", put) < 0.5
+    log = Step("log the result in the Test Runs table of our QA base", "/write")
+    assert name_fit("create_table", "airtable", log) < 0.5 and name_fit("update_table", "airtable", log) < 0.5
+    # a thing the step adds to a place it names is said whole; the place in the name's own words counts
+    add = Step("add a card to the Bugs list on my Trello board", "/write")
+    assert name_fit("add_card_to_list", "trello", add) == 1.0
+    # the direct object is made even if the place shares its word; a read of the place reads it
+    assert name_fit("create_branch", "github", Step("create a branch from the main branch", "/write")) == 1.0
+    assert name_fit("get_lists", "trello", Step("find the card in the Bugs list", "/read")) > 0
+    # a new thing said apart from the name's object says no verb of it
+    assert name_fit("create_project", "asana", put) == 0.25

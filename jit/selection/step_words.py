@@ -235,23 +235,36 @@ def action_free(text: str, keep: Collection[str] = ()) -> str:
 #: when the name's object is what the step adds, not where ("add bob to the #eng channel" is no
 #: ``create_channel``).
 _SAME_VERB = {"add": "create", "create": "create", "new": "create"}
+#: A name's first word that makes its object ("createIssue"; not "add_card_to_list", which adds to a list).
+_CREATES = frozenset({"create", "new"})
 #: Where a clause's direct object ends: a preposition.
 _OBJECT_END = re.compile(r"\b(?:to|in|into|on|onto|for|from|at|with|under|inside|within|via|as|by)\b", re.I)
+#: A thing the step makes, said as new ("put the audits in a new Linear issue"): up to four words after "new".
+_NEW_THING = re.compile(r"\bnew\s+((?:[\w\-]+\s+){0,3}?[\w\-]+)(?=\s+(?:to|in|into|on|for|from|at|with|under|"
+                        r"via|as|by|and|that|which|with)\b|\s*[,.;:!?]|\s*$)", re.I)
+#: A thing said after a preposition as one that exists: "for the Web team", "in our Test Runs table".
+_EXISTING = re.compile(r"\b(?:to|in|into|on|onto|for|from|at|under|inside|within)\s+(?:the|our|my|your|their|its|this|that)"
+                       r"\s+((?:[\w\-]+\s+){0,3}?[\w\-]+)(?=\s+(?:to|in|into|on|onto|for|from|at|with|under|via|as|by|"
+                       r"of|and)\b|\s*[,.;:!?]|\s*$)", re.I)
 
 
 @lru_cache(maxsize=1024)
-def _reading(text: str) -> tuple[str, frozenset[str], frozenset[str], frozenset[str]]:
+def _reading(text: str) -> tuple[str, frozenset[str], frozenset[str], frozenset[str], frozenset[str], frozenset[str]]:
     """A step's text as :func:`name_fit` reads it against every candidate's name: its leading
     verb's token, the words it says only as names (:func:`noun_uses`), its other words but the
-    subject of what it reads (:func:`topic_free`), and the words of what its verb acts on, up to the
-    first preposition ("add an Asana task 'Migrate' to my project": asana, task)."""
+    subject of what it reads (:func:`topic_free`), the words of what its verb acts on, up to the
+    first preposition ("add an Asana task 'Migrate' to my project": asana, task), the words of what
+    it says is new ("a new Linear issue": linear, issue), and the words it says only of a thing
+    that exists, after a preposition ("for the Web team": web, team)."""
     m = _LEADING.match(text)
     verb = search_tokens(m.group(1))[0] if m and search_tokens(m.group(1)) else ""
     rest = text[m.end():] if m else text
     end = _OBJECT_END.search(rest)
     direct = frozenset(search_tokens(rest[:end.start()] if end else rest, drop_stopwords=True))
+    new = frozenset(w for g in _NEW_THING.findall(text) for w in search_tokens(g, drop_stopwords=True))
+    existing = frozenset(w for g in _EXISTING.findall(rest) for w in search_tokens(g, drop_stopwords=True))
     return (verb, noun_uses(text), frozenset(search_tokens(spelled(topic_free(text)), drop_stopwords=True)) - {verb},
-            direct)
+            direct, new, existing - direct - new)
 
 
 @lru_cache(maxsize=1 << 14)
@@ -281,11 +294,20 @@ def name_fit(name: str, server: str, step: Said, task_words: frozenset[str] = fr
     words = _name_words(name, server)
     if not words:
         return 0.0
-    verb, names, objects, direct = _reading(step.text)
+    verb, names, objects, direct, new, existing = _reading(step.text)
+    creates = words[0] in _CREATES
+    # A change whose name acts on the place the step puts its thing in ("log the result in the Test
+    # Runs table": update_table, create_table) does not say the step, unless it names the thing too.
+    on_place = (step.capability != "/read" and _VERB_CAPS.get(words[0], "/read") != "/read"
+                and direct.isdisjoint(words[1:]) and new.isdisjoint(words[1:]))
     got = 0.0
     for i, w in enumerate(words):
         if (w == verb or (_SAME_VERB.get(w) == _SAME_VERB.get(verb, verb) and not direct.isdisjoint(words))) and i <= 1:
             got += 1
+        elif i == 0 and creates and not new.isdisjoint(words):
+            got += 1  # "a new Linear issue" says createIssue's verb
+        elif i > 0 and (creates or on_place) and w in existing:
+            continue  # "for the Web team" is a team that exists: no createTeam
         elif i == 0 and w in _VERB_CAPS and w in names:
             continue  # the tool's verb, which the step says as a name
         elif i == 0 and _VERB_CAPS.get(w, "") == step.capability:
