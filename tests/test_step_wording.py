@@ -397,3 +397,15 @@ def test_a_new_thing_is_made_and_a_thing_said_to_exist_is_not():
     assert name_fit("get_lists", "trello", Step("find the card in the Bugs list", "/read")) > 0
     # a new thing said apart from the name's object says no verb of it
     assert name_fit("create_project", "asana", put) == 0.25
+
+
+def test_a_thing_named_by_its_identifier_says_a_names_by_id():
+    """"read ENG-512" names one issue by its key: getIssueById's "by id" is said; a read of the latest
+    issues names none, and a tool that takes no identifier fits as before."""
+    for text in ("read Linear issue ENG-512", "read issue #88"):
+        assert name_fit("linear_getIssueById", "linear", Step(text, "/read")) == 1.0, text
+    assert name_fit("get_run_by_id", "ci", Step("get the run 3f2a9c1e-8b7d-4e21-9a0c-55d2e1f0b7aa", "/read")) == 1.0
+    assert name_fit("linear_getIssueById", "linear", Step("read the latest issues", "/read")) < 1.0
+    # an anchor or an entity is no identifier
+    assert name_fit("linear_getIssueById", "linear", Step("read the issue's #details", "/read")) < 1.0
+    assert name_fit("linear_getIssueById", "linear", Step("read issue &#38", "/read")) < 1.0

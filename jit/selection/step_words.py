@@ -248,6 +248,13 @@ _EXISTING = re.compile(r"\b(?:to|in|into|on|onto|for|from|at|under|inside|within
                        r"of|and)\b|\s*[,.;:!?]|\s*$)", re.I)
 
 
+#: A thing named by its identifier: a tracker's key ("ENG-512"), a number ("#57"), a UUID.
+_AN_ID = re.compile(r"(?-i:\b[A-Z][A-Z0-9]{1,9}-\d+\b)|(?<![\w&])#\d+\b|"
+                    r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I)
+#: A name's words that say it takes a thing by its identifier (``getIssueById``).
+_ID_WORDS = frozenset({"id", "identifier"})
+
+
 @lru_cache(maxsize=1024)
 def _reading(text: str) -> tuple[str, frozenset[str], frozenset[str], frozenset[str], frozenset[str], frozenset[str]]:
     """A step's text as :func:`name_fit` reads it against every candidate's name: its leading
@@ -295,6 +302,8 @@ def name_fit(name: str, server: str, step: Said, task_words: frozenset[str] = fr
     if not words:
         return 0.0
     verb, names, objects, direct, new, existing = _reading(step.text)
+    if not _ID_WORDS.isdisjoint(words) and _AN_ID.search(step.text):
+        objects = objects | _ID_WORDS  # "read ENG-512" says getIssueById's "by id"
     creates = words[0] in _CREATES
     # A change whose name acts on the place the step puts its thing in ("log the result in the Test
     # Runs table": update_table, create_table) does not say the step, unless it names the thing too.
