@@ -18,11 +18,13 @@ from jit.selection.steps import (
     FILE_STEP,
     FIND_MATCHING,
     OPEN_PAGE,
+    PAGE_REQUESTS,
     PUSH_BRANCH,
     READ_CHANGE,
     READ_CHANGED_FILES,
     READ_CHECKS,
     READ_CODE,
+    READ_REQUEST,
     RUN_COMMAND,
     SNAPSHOT_PAGE,
     STAGE_CHANGES,
@@ -820,3 +822,26 @@ def test_the_ones_after_a_read_that_lists_nothing_are_still_listed():
     of what matches is still implied."""
     steps = task_steps("Tell me how many keys there are, then delete those matching tmp:*.")
     assert any(s.implied and s.capability == "/read" for s in steps), steps
+
+
+def test_the_calls_a_page_opened_in_the_browser_makes_are_its_network_requests():
+    """A clause about the calls of a page the task opens ("which fetch call 500s", "the /api/cart
+    request", "a 403 from PUT /api/profile") lists the page's network requests, and one that asks
+    for a call's answer (its body, status or size) reads that request; an address opened only to
+    read its calls is a page opened in the browser."""
+    def texts(task: str) -> list[str]:
+        return [s.text for s in task_steps(task)]
+
+    got = texts("Load http://localhost:4200/cart, add two items, and tell me which fetch call 500s.")
+    assert got.index(OPEN_PAGE) < got.index(PAGE_REQUESTS) and READ_REQUEST not in got
+    got = texts("Go to https://shop.example.test/profile and see whether the /api/profile request returns 403; "
+                "I need its response headers too.")
+    assert got.index(OPEN_PAGE) < got.index(PAGE_REQUESTS) < got.index(READ_REQUEST)
+    got = texts("On http://localhost:8080/settings save the form, then check the status of PUT /api/settings.")
+    assert PAGE_REQUESTS in got and READ_REQUEST in got
+    # no page opened, an API's address opened, or a call named without a page: no browser requests
+    for task in ("Check that PUT /api/settings returns 200 in the staging logs.",
+                 "Open https://api.example.test/v2/orders and check it returns 200.",
+                 "curl http://localhost:9200/_cat/indices and tell me which index is red.",
+                 "Open https://arxiv.org/abs/2401.00001 and summarise the abstract."):
+        assert PAGE_REQUESTS not in texts(task) and READ_REQUEST not in texts(task), task

@@ -171,6 +171,8 @@ READ_CHANGE = "get the details of a pull request"
 READ_CHANGED_FILES = "list the files changed in a pull request"
 FILL_FORM = "fill in the input fields of the form on the page"
 SUBMIT_FORM = "click the submit button on the page"
+PAGE_REQUESTS = "list the network requests the browser page made"
+READ_REQUEST = "get a network request the browser page made: its response body and status"
 #: A clause that works on an issue it names by its number or key ("fix issue #212 in acme/shop", "write
 #: a regression test for bug #88", "implement ENG-412"'s ticket): what the issue says is read first.
 _WORKS_ON = re.compile(OPENING + r"(?:fix|implement|address|tackle|handle|work\s+on|write|add|reproduce)\b"
@@ -300,11 +302,23 @@ _API = re.compile(r"\b(?:api|json|endpoints?|response|status code|headers?|curl|
 #: A clause that asks a command-line client for an address ("curl http://localhost:9200/_cat/indices"):
 #: no page to open in a browser.
 _FETCHES = re.compile(r"\b(?:curl|wget|httpie)\b", re.I)
+#: A clause about the calls a page opened in the browser makes ("which XHR failed", "whether the
+#: /api/stats call returns 200", "a 401 from POST /api/session"): the page's network requests.
+_CALLS = re.compile(r"\b(?:xhr|fetch\s+calls?|network\s+(?:requests?|calls?|tab|traffic)|(?:api|ajax|http)\s+calls?|"
+                    r"the\s+/[\w./-]*\s+(?:call|request|endpoint)|requests?\s+(?:to|for)\s+/[\w./-]*|"
+                    r"(?-i:GET|POST|PUT|PATCH|DELETE)\s+/[\w./-]*|"
+                    r"(?<![\w.:/-])[1-5]\d\d\s+(?:from|response|status|error))", re.I)
+#: A clause that opens an address ("Open https://app.example.com/dashboard", "go to localhost:3000").
+_OPENS_URL = re.compile(OPENING + r"(?:open|go\s+to|visit|load|navigate\s+to)\s+(?:the\s+page\s+(?:at\s+)?)?"
+                        r"(?:https?://|(?:localhost|127\.0\.0\.1|0\.0\.0\.0)[:/])", re.I)
+#: What such a clause asks of one call: its answer, not the list ("what its response body was", "how big the response is").
+_CALL_ANSWER = re.compile(r"\b(?:response|body|payload|status(?:\s+code)?|headers?|how\s+big|size)\b|"
+                          r"(?<![\w.:/-])[1-5]\d\d\b", re.I)
 #: A task that asks for a picture of a page itself: none is implied.
 _PICTURED = re.compile(r"\b(?:screenshots?|snapshots?|screen ?(?:grab|capture)s?)\b", re.I)
 #: An implied step that acts on what another implied step did -> that step: the server that did
 #: the other does it when it can (Chrome DevTools cannot picture a page Playwright opened).
-_SAME_SERVER = {SNAPSHOT_PAGE: OPEN_PAGE}
+_SAME_SERVER = {SNAPSHOT_PAGE: OPEN_PAGE, PAGE_REQUESTS: OPEN_PAGE, READ_REQUEST: OPEN_PAGE}
 #: A clause that pushes already ("push the branch", "git push"; "don't push" says so too).
 _PUSHES = re.compile(r"^(?:(?:please|also|then|now|first|and|just|don'?t|do not|never)\s+)*(?:git\s+)?push(?:es|ed)?\b",
                      re.I)
@@ -388,8 +402,12 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
     pictured = bool(_PICTURED.search(text))
     forwards_port = bool(_PORT_FORWARD.search(text))
     page: int | None = None  # the clause that opened a page in a browser
+    opened: tuple[int, int] | None = None  # a clause that opens an address (and where its steps start)
+    calls: int | None = None  # the clause that reads the calls that page made
+    answered = False
     steps: list[Step] = []
     for i, (clause, action) in enumerate(zip(clauses, actions, strict=True)):
+        start = len(steps)
         if NEGATED.match(clause) or (NEGATED.match(action) and not _INSTEAD.search(action)):
             continue  # "don't merge it", "if the build is red, don't merge PR #12" (not "… but comment")
         profile = analyze_task(clause, shards)
@@ -423,6 +441,17 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
         if (cap == "/read" and page is not None and i - page <= 1 and _ON_PAGE.search(clause) and not _API.search(clause)
                 and (i == page or not _OFF_PAGE.search(clause)) and not pictured):
             steps.append(Step(SNAPSHOT_PAGE, "/read", implied=True, clause=clause))  # the page looked at
+        if _OPENS_URL.match(action) and not _FETCHES.search(clause) and not _API.search(clause):
+            opened = (i, start)  # "Open https://app.example.com/dashboard": a page, if the task goes on to its calls
+        if page is None and opened is not None and _CALLS.search(clause):
+            steps.insert(opened[1], Step(OPEN_PAGE, "/read", implied=True, clause=clauses[opened[0]]))
+            page = opened[0]
+        if page is not None and _CALLS.search(clause) and calls is None:
+            steps.append(Step(PAGE_REQUESTS, "/read", implied=True, clause=clause))  # the calls the opened page made
+            calls = i
+        if calls is not None and i - calls <= 1 and _CALL_ANSWER.search(clause) and not answered:
+            steps.append(Step(READ_REQUEST, "/read", implied=True, clause=clause))  # and one call's answer
+            answered = True
         if cap == "/read" and _REVIEWS.search(clause):  # a change reviewed: it and its files read first
             steps += [Step(READ_CHANGE, "/read", implied=True, clause=clause),
                       Step(READ_CHANGED_FILES, "/read", implied=True, clause=clause)]
