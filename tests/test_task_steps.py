@@ -16,6 +16,7 @@ from jit.selection.naming import demo_servers
 from jit.selection.steps import (
     CURRENT_TIME,
     FILE_STEP,
+    FILL_FORM,
     FIND_MATCHING,
     OPEN_PAGE,
     PAGE_REQUESTS,
@@ -28,6 +29,7 @@ from jit.selection.steps import (
     RUN_COMMAND,
     SNAPSHOT_PAGE,
     STAGE_CHANGES,
+    SUBMIT_FORM,
     SWITCH_BRANCH,
     Step,
     asked,
@@ -845,3 +847,17 @@ def test_the_calls_a_page_opened_in_the_browser_makes_are_its_network_requests()
                  "curl http://localhost:9200/_cat/indices and tell me which index is red.",
                  "Open https://arxiv.org/abs/2401.00001 and summarise the abstract."):
         assert PAGE_REQUESTS not in texts(task) and READ_REQUEST not in texts(task), task
+
+
+def test_an_attempt_asked_for_after_where_it_happens_is_the_action():
+    """"On my dev server (…) try to log in as …" asks to log in there: the page's form is filled in
+    and submitted; "when you try to log in, …" says when something happens, no action."""
+    from jit.selection.clauses import clause_action
+    assert clause_action("On the staging site (https://staging.example.test/login) try to sign in as "
+                         "qa@example.test") == "try to sign in as qa@example.test"
+    assert clause_action("If the canary fails try to roll back the worker") == "try to roll back the worker"
+    texts = [s.text for s in task_steps("On my laptop (http://localhost:5000/login) try to log in as "
+                                        "admin@example.test with a wrong password and screenshot the result.")]
+    assert texts.index(OPEN_PAGE) < texts.index(FILL_FORM) < texts.index(SUBMIT_FORM)
+    for clause in ("When you try to log in, the page hangs", "When users try to pay, checkout fails"):
+        assert not clause_action(clause).startswith("try"), clause

@@ -62,7 +62,7 @@ VERBS = {
 }
 #: The words a clause may open with before its verb ("please also check …", "then commit …"): a
 #: pattern's piece, for the patterns that read a clause's verb.
-OPENING = r"^(?:(?:please|also|then|now|first|and|just)\s+)*"
+OPENING = r"^(?:(?:please|also|then|now|first|and|just|try\s+to)\s+)*"
 #: A verb addressed to the user ("tell me when it renews", "show us") is no step of its own.
 _LEADING = re.compile(OPENING + r"([a-z\-]+)\b(?!\s+(?:me|us)\b)", re.I)
 #: What "drop" delivers when it sends, not deletes ("drop a note in #deploys", "drop a comment on
