@@ -136,6 +136,8 @@ def test_a_steps_second_tool_goes_to_full_only_when_the_whole_task_wants_it_ther
     assert settle(planned, {1: 90, 2: 75}, names, least=70) == {1: "find the board", 2: "find the board"}
     # A second the task scores low ("one for the title" matching an encyclopedia) is no ambiguity.
     assert settle(planned, {1: 90, 2: 55}, names, least=70) == {1: "find the board"}
+    # Nor is one that deletes when the task asks for no deletion (drop-index beside create-index).
+    assert settle(planned, {1: 90, 2: 75}, names, least=70, unasked={2}.__contains__) == {1: "find the board"}
 
 
 def test_a_step_whose_best_tool_another_step_took_takes_a_sibling_it_ranks_higher():
@@ -342,3 +344,14 @@ def test_a_region_as_azures_api_spells_it_points_at_azure(policy):
         assert "azure" not in policy.task_tables(policy.task_words(text))["system_points"], text
     for text in ("What does a VM cost an hour in West Europe?", "Deploy the bucket to us-east-1"):
         assert policy.task_tables(policy.task_words(text))["system_points"]["azure"] == -30, text
+
+
+def test_what_only_mongodb_says_points_at_it(policy):
+    """A query plan's COLLSCAN or IXSCAN, an ObjectId, BSON: MongoDB's words, though the task does not name it."""
+    def system_points(text: str) -> dict[str, int]:
+        return policy.task_tables(policy.task_words(text))["system_points"]
+
+    for text in ("It runs find({customerId}) on shop.orders; add an index if the plan shows a COLLSCAN",
+                 "Look up the order with ObjectId 65a1f0c2e4b0a1b2c3d4e5f6"):
+        assert "mongodb" not in system_points(text), text
+    assert system_points("The orders query is slow; add an index on customer_id")["mongodb"] == -30

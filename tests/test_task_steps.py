@@ -282,6 +282,23 @@ def test_a_steps_options_are_ranked_by_match_and_name_fit_over_the_floor():
     assert [r for r, _v in found[0].options] == [1, 0] and found[0].tool == 1
 
 
+def test_a_name_that_says_the_whole_step_needs_a_little_less_of_the_cosine():
+    # "add a compound index if it's doing a COLLSCAN": create-index's cosine is diluted by the
+    # condition's words; a name that says the step whole passes at a lower cosine, one that does not stays out.
+    caps = {0: {"/write"}, 1: {"/write"}}
+    table = {"add an index": [(0, 80, 0.22), (1, 83, 0.34)]}
+    fits = {0: 1.0, 1: 0.2}
+    found = step_tools([Step("add an index", "/write")], _score(table), caps.__getitem__, lambda r: True,
+                       lambda r: False, lambda r, _s: fits[r])
+    assert found[0].tool == 0
+    half = step_tools([Step("add an index", "/write")], _score(table), caps.__getitem__, lambda r: True,
+                      lambda r: False, lambda r, _s: {0: 0.5, 1: 0.2}[r])
+    assert [r for r, _v in half[0].options] == [1]
+    low = {"add an index": [(0, 80, 0.15)]}
+    assert step_tools([Step("add an index", "/write")], _score(low), caps.__getitem__, lambda r: True,
+                      lambda r: False, lambda r, _s: 1.0)[0].tool is None
+
+
 def test_a_server_another_clause_names_does_a_step_that_names_none_against_the_whole_tasks_favourite():
     # "Pick up the ticket in Tracker: …, then close the ticket": the ticket is Tracker's, though a
     # desk's close_case matches the step a little better and scores higher for the whole task.

@@ -485,7 +485,8 @@ class Compiler:
         planned = settle(planned, {st.id: st.final for st in out if st.points.get("system", 0) >= 0}, view.names,
                          feeds, view.heads, {st.id for st in out if st.skeleton},
                          self.config.tool_selection.max_full_tools, self.config.tool_selection.full_threshold,
-                         {s.text for s in steps if s.implied}, sum(not s.implied for s in steps))
+                         {s.text for s in steps if s.implied}, sum(not s.implied for s in steps),
+                         lambda t: bool(self.policy.unasked_effects(view.heads[t][1], facts)))
         for st in out:
             if st.id in planned:
                 st.step, st.wanted, st.tier = st.step or planned[st.id], Tier.FULL, Tier.FULL

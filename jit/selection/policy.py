@@ -613,23 +613,30 @@ class Policy:
         "flush", "wipe": the task analyzer's lexicon, which reads tools' words too). A name that
         also says an effect the task asks for keeps its place (``delete_or_update`` on a task that
         updates). Returns the ids it sent to Condensed (:meth:`step_tools` takes them last)."""
-        only = self.constants().asked_only
-        if not only:
+        if not self.constants().asked_only:
             return frozenset()
-        asked = {str(f[1]) for f in facts if f[0] in ("task_capability", IMPLIED)}
         demoted = set()
         for st in out:
             if st.tier is not Tier.FULL or st.step or st.skeleton or "named in the task" in st.reasons:
                 continue
-            effects = name_effects(st.tool_name)
-            unasked = sorted((effects & only) - asked)
-            if not unasked or effects & asked:
+            unasked = self.unasked_effects(st.tool_name, facts)
+            if not unasked:
                 continue
             st.tier = st.wanted = Tier.CONDENSED
             st.reasons.append(self.citations.reason(
                 f"{UNASKED}{', '.join(unasked)}, which the task does not ask for", "asked_only", unasked[0]))
             demoted.add(st.id)
         return frozenset(demoted)
+
+    def unasked_effects(self, tool_name: str, facts: list[Fact]) -> list[str]:
+        """The side effects of ``asked_only`` that a tool's name says and the task does not ask for
+        (:meth:`unasked`); none when the name also says an effect the task asks for."""
+        only = self.constants().asked_only
+        if not only:
+            return []
+        asked = {str(f[1]) for f in facts if f[0] in ("task_capability", IMPLIED)}
+        effects = name_effects(tool_name)
+        return [] if effects & asked else sorted((effects & only) - asked)
 
     @staticmethod
     def unsaid(task: str, asked: Collection[str], *, files: bool = False) -> Callable[[ScoredTool], str | None]:

@@ -73,6 +73,8 @@ STEP_FLOOR = 75
 #: The least cosine of a step's tool to the step's text: a tool that matches by a shared word
 #: alone (``run`` in ``firecrawl_monitor_run``) is not the step's tool.
 DENSE_FLOOR = 0.25
+#: The same for a tool whose name says the whole change a step asks for (:func:`~jit.selection.step_words.name_fit` 1).
+SAID_DENSE_FLOOR = 0.20
 #: The least retrieval score and cosine of a step's tool whose server the task names as a product
 #: (:func:`named_servers`: "search Notion", "the Web board in Trello"): the task has said where the
 #: step is done, so a tool there that matches less is still the step's.
@@ -620,10 +622,15 @@ def step_tools(steps: Sequence[Step], score: Callable[[int, str], tuple[np.ndarr
     for i, step in enumerate(steps):
         rows, vector, dense = score(i, step.text)
         said = np.array([named(int(r), step) for r in rows.tolist()]) if named else np.zeros(len(rows), dtype=int)
-        ranked = vector + (NAME_WEIGHT * np.array([fit(int(r), step) for r in rows.tolist()]) if fit else 0.0)
+        fits = np.array([fit(int(r), step) for r in rows.tolist()]) if fit else np.zeros(len(rows))
+        ranked = vector + NAME_WEIGHT * fits
         ranked = ranked + NAMED_WEIGHT * (said == 2) + (TASK_NAMED_WEIGHT * (said == 1) if not (said == 2).any() else 0)
         order = np.argsort(-ranked, kind="stable")
-        over = (vector >= STEP_FLOOR) & (dense >= DENSE_FLOOR)
+        # a change that a tool's name says whole needs a little less of the cosine ("add a compound
+        # index if it's doing a COLLSCAN": create-index, whose cosine the condition dilutes); a read's
+        # name is said whole too easily (any verb of reading, one word of its object) to count
+        said_whole = (fits >= 1.0) & (step.capability != "/read")
+        over = (vector >= STEP_FLOOR) & (dense >= np.where(said_whole, SAID_DENSE_FLOOR, DENSE_FLOOR))
         soft = said > 0
         if server_of is not None:
             lead = next((j for j in order.tolist() if over[j] and usable(int(rows[j]))
@@ -803,7 +810,8 @@ def _no_feeds(t: int, ids_only: bool = False, optional_ids: bool = False) -> lis
 def settle(planned: Sequence[Planned], final: Mapping[int, float], names: Mapping[int, str],
            feeds: Feeds = _no_feeds, heads: Mapping[int, tuple[str, str]] | None = None,
            full: Collection[int] = (), room: int | None = None, least: float = 0,
-           implied: Collection[str] = (), said: int | None = None) -> dict[int, str]:
+           implied: Collection[str] = (), said: int | None = None,
+           unasked: Callable[[int], bool] = lambda t: False) -> dict[int, str]:
     """Tool id -> the step it is the tool of: per step of :func:`plan`, of its options that are
     candidates the step may take (``final``: their final score for the whole task; a hosted
     system's tool the task does not point at is left out by the caller), the best by
@@ -819,7 +827,9 @@ def settle(planned: Sequence[Planned], final: Mapping[int, float], names: Mappin
     than ``room`` tools in ``full``, the tools Full holds already, and the chosen), the second
     best of a step whose second is within :data:`CLOSE` of its best and of the same server
     (``heads``: another server's tool for the same thing is no ambiguity), and whose final score
-    is at least ``least`` (a second the whole task does not want in Full is no ambiguity either).
+    is at least ``least`` (a second the whole task does not want in Full is no ambiguity either),
+    and that is not ``unasked`` (a name that deletes when the task asks to delete nothing:
+    ``drop-index`` beside the ``create-index`` a step takes).
     Of a task that says several steps (``said``: how many; default: the planned ones not implied),
     a sibling of a step's best option within :data:`CLOSE` of it that the step's own ranking
     prefers by :data:`SURE` goes first: the task chooses the server, the step's clause its tool."""
@@ -887,7 +897,7 @@ def settle(planned: Sequence[Planned], final: Mapping[int, float], names: Mappin
             ranked.insert(0, other)
         take(ranked[0][2], text)
         if len(ranked) > 1 and ranked[1][0] >= ranked[0][0] - CLOSE and final[ranked[1][2]] >= least and (
-                heads is None or heads[ranked[1][2]][0] == heads[ranked[0][2]][0]):
+                heads is None or heads[ranked[1][2]][0] == heads[ranked[0][2]][0]) and not unasked(ranked[1][2]):
             seconds.append((ranked[1][2], text))
     for text, _options in planned:  # the seconds, in the steps' order, while Full has room
         for t, of in seconds:
