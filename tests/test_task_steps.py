@@ -878,3 +878,20 @@ def test_an_attempt_asked_for_after_where_it_happens_is_the_action():
     assert texts.index(OPEN_PAGE) < texts.index(FILL_FORM) < texts.index(SUBMIT_FORM)
     for clause in ("When you try to log in, the page hangs", "When users try to pay, checkout fails"):
         assert not clause_action(clause).startswith("try"), clause
+
+
+def test_an_audit_of_a_page_opens_it_in_the_browser_and_runs_on_the_tool_that_analyzes():
+    """Lighthouse and a performance trace audit the page the browser has open: the page is opened
+    first. "Run" asks for a tool that runs; when none in reach runs anything for the step, one that
+    analyzes it does (it asks less of the role), never one that deletes."""
+    for task in ("Run a Lighthouse accessibility audit on https://shop.example.test/checkout.",
+                 "Record a performance trace of https://shop.example.test/ and list the slowest requests."):
+        assert task_steps(task)[0].text == OPEN_PAGE, task
+    assert OPEN_PAGE not in [s.text for s in task_steps("Run an accessibility audit of src/components/Nav.tsx.")]
+    caps = {0: {"/analyze", "/read", "/write"}, 1: {"/analyze", "/delete"}, 2: {"/execute"}}
+    step = Step("run the Lighthouse audit", "/execute")
+    table = {step.text: [(1, 99, 0.6), (0, 95, 0.6)]}
+    found = step_tools([step], _score(table), caps.__getitem__, lambda r: True, lambda r: False)
+    assert found[0].tool == 0
+    table = {step.text: [(0, 99, 0.6), (2, 90, 0.6)]}  # a tool that runs goes first
+    assert step_tools([step], _score(table), caps.__getitem__, lambda r: True, lambda r: False)[0].tool == 2

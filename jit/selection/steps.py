@@ -107,9 +107,10 @@ FITS = {"/write": ("/write",), "/delete": ("/delete", "/write"), "/send": ("/sen
 DOES = {"/read": "read it", "/write": "change files or data", "/delete": "delete anything",
         "/execute": "run commands", "/send": "send messages"}
 
-#: Words of a clause that look at a page in a browser: opening it first is implied.
-_PAGE = re.compile(r"\b(?:screenshot|click|console|browser|the page|the form|viewport|headless|xhr|network requests?)\b",
-                   re.I)
+#: Words of a clause that look at a page in a browser: opening it first is implied (an audit of a
+#: page's accessibility or speed, Lighthouse's or a performance trace, runs on the page the browser has open).
+_PAGE = re.compile(r"\b(?:screenshot|click|console|browser|the page|the form|viewport|headless|xhr|network requests?|"
+                   r"lighthouse|(?:accessibility|a11y|performance)\s+(?:audit|trace)|core web vitals)\b", re.I)
 #: A clause that makes content ("write an overview …, save it as x.docx"): when the task names a
 #: file to write, that file is where the content goes (the policy's file tool), not another store.
 _MAKES = re.compile(OPENING + r"(?:help me\s+)?(?:write|create|make|draft|"
@@ -162,7 +163,7 @@ _TODAY = re.compile(r"\b(?:today'?s|the current)\s+(?:date|day)\b|\bdated?\s+tod
 CURRENT_TIME = "get the current date and time"
 LIBRARY_DOCS = "query the documentation of a programming library"
 READ_CODE = "read the contents of a text file"
-OPEN_PAGE = "navigate the browser to a URL"
+OPEN_PAGE = "navigate the browser page to a URL"
 RUN_COMMAND = "run a shell command in a terminal"
 SWITCH_BRANCH = "checkout a branch: switch branches"
 PUSH_BRANCH = "push the local branch to the remote repository"
@@ -645,6 +646,9 @@ def step_tools(steps: Sequence[Step], score: Callable[[int, str], tuple[np.ndarr
         # deletes, and only where the role may have it (``usable``), so a read-only role never gets
         # it this way.
         changing: list[tuple[int, float]] = []
+        # A run of an analysis ("run a Lighthouse audit") is a tool that analyzes: taken for a step
+        # that runs only when no tool in reach runs anything for it, and it asks less of the role.
+        analyzing: list[tuple[int, float]] = []
         refused = None
         # When the best option is of a server the task names, the others are of it too: the whole
         # task's score (settle) must not hand the step to another system that does the same.
@@ -659,6 +663,9 @@ def step_tools(steps: Sequence[Step], score: Callable[[int, str], tuple[np.ndarr
                 if (step.capability not in FITS and usable(r) and "/delete" not in caps_of(r)
                         and len(changing) < OPTIONS):
                     changing.append((r, float(ranked[i])))
+                elif (step.capability == "/execute" and "/analyze" in caps_of(r) and usable(r)
+                      and "/delete" not in caps_of(r) and len(analyzing) < OPTIONS):
+                    analyzing.append((r, float(ranked[i])))
                 continue
             if usable(r):
                 if not (options and lead_said and not said[i]):  # the named server's first: its options only
@@ -666,7 +673,7 @@ def step_tools(steps: Sequence[Step], score: Callable[[int, str], tuple[np.ndarr
                     lead_said = lead_said if len(options) > 1 else bool(said[i])
             elif refused is None and denied(r):
                 refused = r
-        options = options or changing
+        options = options or changing or analyzing
         if options:
             out.append(StepTool(step, options[0][0], options=tuple(options)))
         elif step.capability in FITS and (refused is not None or _only_denied(rows, vector, dense, step, caps_of,
