@@ -338,6 +338,23 @@ def test_a_mail_that_should_have_arrived_is_searched_for_and_read():
         assert SEARCH_MAIL not in [s.text for s in task_steps(task)], task
 
 
+def test_mail_a_clause_reads_is_searched_for_and_read():
+    """"check my mail from legal in the last month", "Find that email", a list of things to check that
+    ends with the mails: the mailbox searched, the mail read. An address, a column, a template or a
+    setting named for e-mail is no mail, and neither is one the clause sends."""
+    assert all(_implies(task, SEARCH_MAIL, READ_MAIL) for task in (
+        "Look through my inbox for anything from the auditors about the Q3 close.",
+        "Somebody from Initech wrote to support yesterday; find that email and summarise it.",
+        "Check the CRM record, the open invoices and my recent mails with Globex."))
+    for task in ("Find the email address of our contact at Globex in the CRM.",
+                 "Review the email template in src/templates/invoice.html.",
+                 "Check the mail.smtp_host value in settings.py.", "Check the e-mail field of the signup form.",
+                 "Read the release notes and mail them to the team.",
+                 "Check the signup form rejects an empty email.",
+                 "Check the users table for rows with a blank email."):
+        assert SEARCH_MAIL not in [s.text for s in task_steps(task)], task
+
+
 def test_who_wrote_some_code_or_what_its_history_holds_reads_git_s_history():
     who = "Who added the retry logic in src/queue/worker.ts, and why?"
     assert _implies(who, BLAME_LINES, SHOW_COMMIT) and LOG_COMMITS not in [s.text for s in task_steps(who)]

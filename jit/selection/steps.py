@@ -205,6 +205,15 @@ _MAIL_ARRIVES = re.compile(r"\b(?:e-?mails?|mails?)\b(?!\.)(?:\s+\S+){0,4}?\s+(?
                            r"\bdid\s+(?:i|we|you|they|\w+)\s+(?:get|receive)\s+(?:the|a|an|any|my|our)?\s*"
                            r"(?:[\w-]+\s+){0,3}"
                            r"(?:e-?mails?|mails?)\b", re.I)
+#: A clause that reads mail ("check my mail from legal in the last month", "Find that email", "…, my
+#: last few emails with them"): found in the mailbox and read, as a mail that arrived is. Not an
+#: address, a column or a campaign named for e-mail, nor a mail the clause opens by sending.
+_READS_MAIL = re.compile(OPENING + r"(?:check|find|read|search|scan|review|summari[sz]e|look\s+(?:at|through|for)|"
+                         r"go\s+through|dig\s+(?:through|into)|pull\s+up|skim)\b(?:\s+[^\s.;!?]+){0,8}?\s+"
+                         r"(?:e-?mails?|mails?|inbox|mailbox)\b(?![.\-_]\w)(?!\s*(?:address|column|field|template|campaign|list|merge|"
+                         r"server|settings?)\b)", re.I)
+#: What names a part of a form or a record, where an e-mail is a field ("check the form has email, password …").
+_FORM_PART = re.compile(r"\b(?:forms?|fields?|inputs?|columns?|tables?|pages?|rows?)\b", re.I)
 SEARCH_MAIL = "search the mailbox for emails"
 READ_MAIL = "read the content of an email"
 #: A clause that asks who wrote or changed some code ("who added the retry logic in src/net/retry.py?"):
@@ -482,7 +491,8 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
             # what a code's history holds: its log, then a commit's changes
             steps += [Step(LOG_COMMITS, "/read", implied=True, clause=clause),
                       Step(SHOW_COMMIT, "/read", implied=True, clause=clause)]
-        if cap == "/read" and _mail_arrives(clause):  # a mail that should have come: found in the mailbox and read
+        if cap == "/read" and (_mail_arrives(clause) or (_READS_MAIL.match(action) and not _FORM_PART.search(clause))):
+            # a mail that should have come, or mail the clause reads: found in the mailbox and read
             steps += [Step(SEARCH_MAIL, "/read", implied=True, clause=clause),
                       Step(READ_MAIL, "/read", implied=True, clause=clause)]
         if _CHANNEL.search(clause) and (_CHAT.search(text) or (_IN_CHANNEL.search(clause) and not _PAGE.search(clause)
