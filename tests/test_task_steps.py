@@ -18,6 +18,7 @@ from jit.selection.steps import (
     FILE_STEP,
     FILL_FORM,
     FIND_MATCHING,
+    GEOCODE,
     OPEN_PAGE,
     PAGE_REQUESTS,
     PUSH_BRANCH,
@@ -31,6 +32,7 @@ from jit.selection.steps import (
     STAGE_CHANGES,
     SUBMIT_FORM,
     SWITCH_BRANCH,
+    TRAVEL_TIME,
     Step,
     asked,
     settle,
@@ -895,3 +897,20 @@ def test_an_audit_of_a_page_opens_it_in_the_browser_and_runs_on_the_tool_that_an
     assert found[0].tool == 0
     table = {step.text: [(0, 99, 0.6), (2, 90, 0.6)]}  # a tool that runs goes first
     assert step_tools([step], _score(table), caps.__getitem__, lambda r: True, lambda r: False)[0].tool == 2
+
+
+def test_places_near_an_address_are_found_from_its_coordinates_and_a_trips_length_is_a_travel_time():
+    """"bakeries near Karl-Marx-Allee 90" and "a gym within 1 km of our office" search around a place:
+    its address is geocoded first; "how long the drive is" and "walking time" ask a travel time."""
+    def texts(task: str) -> list[str]:
+        return [s.text for s in task_steps(task)]
+
+    got = texts("Find two bakeries near Karl-Marx-Allee 90, Berlin, and tell me how long the walk is from the U-Bahn.")
+    assert got.index(GEOCODE) < got.index(TRAVEL_TIME)
+    assert GEOCODE in texts("Look for gyms within 1 km of our office at 5 Market Street, San Francisco.")
+    assert TRAVEL_TIME in texts("What is the driving time from the airport to the venue?")
+    # places in code, a page's address, a time of day: no map
+    for task in ("Find the places in src/parser.py near the tokenizer call that still use the old API.",
+                 "Check the logs around midnight for errors.",
+                 "Open https://maps.example.test/shops near the station and screenshot it."):
+        assert GEOCODE not in texts(task) and TRAVEL_TIME not in texts(task), task

@@ -214,6 +214,19 @@ _READS_MAIL = re.compile(OPENING + r"(?:check|find|read|search|scan|review|summa
                          r"server|settings?)\b)", re.I)
 #: What names a part of a form or a record, where an e-mail is a field ("check the form has email, password …").
 _FORM_PART = re.compile(r"\b(?:forms?|fields?|inputs?|columns?|tables?|pages?|rows?)\b", re.I)
+#: A search for places around an address ("cafés near 221B Baker Street", "hotels within 2 km of our
+#: office at Av. da Liberdade 110", "within walking distance of Alexanderplatz 1"): the address's
+#: coordinates first, which a place search takes as its location.
+_NEAR_PLACE = re.compile(r"\b(?:find|search|recommend|suggest|look\s+for|list|shortlist|pick)\b[^.;!?]{0,80}?\b"
+                         r"(?:near(?:by)?|close\s+to|around|within\s+[^.;!?]{0,40}?\bof)\b"
+                         r"(?!\s+(?:line|the\s+(?:top|bottom|end|start|beginning))\b)", re.I)
+#: A clause that asks how long or far a trip is ("how long the walk is", "walking time from the hotel",
+#: "travel time from the airport", "within 30 minutes' drive"): the travel time between places.
+_TRAVEL = re.compile(r"\b(?:(?:walking|driving|travel|commute|transit|cycling)\s+(?:times?|distances?)|"
+                     r"how\s+(?:long|far)\b[^.;!?]{0,40}?\b(?:walk|drive|ride|trip|journey|commute|on\s+foot|by\s+car|"
+                     r"to\s+get)|minutes?'?\s+(?:walk|drive|ride)|on\s+foot)\b", re.I)
+GEOCODE = "geocode an address into coordinates"
+TRAVEL_TIME = "get the travel time and distance between places"
 SEARCH_MAIL = "search the mailbox for emails"
 READ_MAIL = "read the content of an email"
 #: A clause that asks who wrote or changed some code ("who added the retry logic in src/net/retry.py?"):
@@ -491,6 +504,10 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
             # what a code's history holds: its log, then a commit's changes
             steps += [Step(LOG_COMMITS, "/read", implied=True, clause=clause),
                       Step(SHOW_COMMIT, "/read", implied=True, clause=clause)]
+        if cap == "/read" and _NEAR_PLACE.search(clause) and not _URL.search(clause) and not _CODE.search(clause):
+            steps.append(Step(GEOCODE, "/read", implied=True, clause=clause))  # where "near" is, first
+        if cap == "/read" and _TRAVEL.search(clause):
+            steps.append(Step(TRAVEL_TIME, "/read", implied=True, clause=clause))
         if cap == "/read" and (_mail_arrives(clause) or (_READS_MAIL.match(action) and not _FORM_PART.search(clause))):
             # a mail that should have come, or mail the clause reads: found in the mailbox and read
             steps += [Step(SEARCH_MAIL, "/read", implied=True, clause=clause),
