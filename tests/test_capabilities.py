@@ -259,24 +259,6 @@ def test_a_command_that_names_one_of_the_tools_own_operations_runs_nothing():
     plain = ToolDef("s", "service", "Tools of the service.", input_schema={"type": "object", "properties": {
         "command": command, "parameters": {"type": "object"}}})
     assert side_effects(plain) == ("/write",)
-
-    def router(scope: str) -> ToolDef:
-        return ToolDef("s", "service", scope + " This tool is a hierarchical MCP command router. Set learn=true "
-                       "to discover the sub commands that create or update items.",
-                       input_schema={"type": "object", "properties": {"command": command, "parameters": {"type": "object"}}})
-
-    # A router whose stated scope only reads reads: what it says of how it is called does not count.
-    assert side_effects(router("Shipping rates - look up carrier rates for parcels and compare them.")) == ()
-    assert side_effects(router("Audit log commands for querying and analyzing sign-in events. Use this tool "
-                               "when the user asks who signed in.")) == ()
-    # Any word of change, or of a scope left open, keeps the whole router a change.
-    for scope in ("Inventory operations - manage and query stock levels.",
-                  "Ledger commands for appending and reading entries.",
-                  "Commands for interacting with the queue service and its topics.",
-                  "Commands to work with the speech service: recognition and synthesis.",
-                  "Billing operations - Commands for the billing service.",  # no operation named
-                  "Records commands: CRUD operations on the records service."):
-        assert "/write" in side_effects(router(scope)), scope
     # A fixed set of commands is a set of operations.
     assert "/execute" not in side_effects(tool(command={"type": "string", "enum": ["list", "show"]}))
 

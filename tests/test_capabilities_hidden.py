@@ -121,23 +121,17 @@ def test_a_servers_destructive_hint_is_a_write_whatever_the_name_says_it_does(of
     assert side_effects(_tool("API-post-search", "Search by title")) == ()  # no hint: its name's verb reads
 
 
-def test_a_router_may_change_what_its_service_holds_unless_its_stated_scope_only_reads(offline):
-    # A router's subcommands are learnt at call time and never seen here: only a scope that names
-    # reading and nothing else reads ("Get Azure retail pricing"); a word of change anywhere in its
-    # text, a deletion, "any SQL", or no operation named at all keeps it a change.
+def test_a_router_may_change_what_its_service_holds_whatever_its_first_sentence_says(offline):
+    # A router's subcommands are learnt at call time and never seen here: its prose is no proof that
+    # every command reads ("querying ... The query command accepts any SQL", a later list of deletes).
     check(offline, "azure/datadog")  # "for managing and monitoring": managing may change things
-    for key in ("azure/pricing", "azure/quota", "azure/monitor", "azure/resourcehealth", "azure/compute",
-                "azure/confidentialledger", "azure/foundryextensions", "azure/speech", "azure/eventhubs"):
-        check(offline, key)
     router = {"command": {"type": "string"}, "parameters": {"type": "object"}}
-    for description in ("Commands for querying Azure virtual machines.\n\nAvailable commands: list_vms, delete_vm",
+    for description in ("Billing operations - Commands for listing and inspecting invoices.",
+                        "Commands for querying Azure virtual machines.\n\nAvailable commands: list_vms, delete_vm",
                         "Commands for querying and truncating tables.",
                         "Commands for querying Cosmos DB. The query command accepts any SQL.",
-                        "Commands for querying tables; DROP TABLE is supported.",
                         "Ledger operations."):
         assert side_effects(_tool("router", description, router)) == ("/write",), description
-    assert side_effects(_tool("router", "Billing operations - Commands for listing and inspecting invoices.",
-                              router)) == ()
 
 
 # --------------------------------------------------------------------------- what the rules above must not catch

@@ -344,33 +344,6 @@ def _action_values(p: dict[str, Any], tool_description: str) -> list[str]:
     return [v for v in values or () if isinstance(v, str)]
 
 
-#: A sentence of a command router's text that says how it is called, not what it is for.
-_ROUTER_CALLING = re.compile(r"(?:this tool is a |uses a |\b)hierarchical|\bsub[- ]?commands? are routed|"
-                             r"\bto invoke a command|\bset \W?learn\s*=\s*true", re.IGNORECASE)
-#: Words of a router's stated scope that leave it open to change ("work with", "interact with",
-#: "CRUD") or that change without a verb of the lists above ("truncating tables").
-_OPEN_SCOPE = _stems("management provision provisioning interact interacting work working lifecycle crud "
-                     "truncate truncating overwrite overwriting")
-#: "Use this tool when …": advice to the caller, not an operation of the router.
-_USE = _stems("use")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
-
-
-def _router_reads(description: str) -> bool:
-    """Whether a command router's stated scope only reads: its sentences, but those that say how it
-    is called, name a reading verb and nothing that changes ("Get Azure retail pricing for SKUs",
-    "Commands for querying and analyzing logs"). A verb or word of change anywhere in them, a
-    deletion, a modifying SQL statement or "any command" keeps the whole router a change ("Manage
-    and query", "Available commands: list_vms, delete_vm", "accepts any SQL"), as does a scope that
-    names no operation at all ("Ledger operations.")."""
-    scope = " ".join(_ROUTER_CALLING.split(s, 1)[0] for s in _SENTENCE_END.split(description[:3000]))
-    if _DELETES.search(scope) or _RUNS_ANY.search(scope) or _MODIFYING.search(scope):
-        return False
-    words = {stem(w) for w in _WORD.findall(scope.lower())}
-    change = (_WRITE_VERBS | _DELETE_VERBS | _EXECUTE_VERBS | _SEND_VERBS | _OPEN_SCOPE) - _USE
-    return bool(words & _READ_VERBS) and not words & change
-
-
 def _schema_effects(schema: Any, verb: str | None, subject: list[str], description: str) -> set[str]:
     """Effects the parameters imply: code to run, recipients, a file to save, a deleting switch, actions."""
     props = schema.get("properties") if isinstance(schema, dict) else None
@@ -403,8 +376,7 @@ def _schema_effects(schema: Any, verb: str | None, subject: list[str], descripti
             out.add(_W)  # what is read is hidden from the others that read it, for a while
         if name in _EXEC_PARAMS and p.get("type") in (None, "string", "array") and not p.get("enum"):
             if router:
-                if not _router_reads(description):
-                    out.add(_W)  # one of the service's operations: it may change whatever the service holds
+                out.add(_W)  # one of the service's operations: it may change whatever the service holds
             elif not stores or _TO_RUN.search(desc[:200]):
                 out.add(_X)  # code or a command to run; stored code runs only when the text says it runs
         if named_change and (name in _SEND_PARAMS or (name in _SENT_FIELDS and _ADDED.search(desc[:200]))
