@@ -336,11 +336,14 @@ def test_a_demonstration_servers_tool_takes_no_full_place_by_score_unless_the_ta
 
 
 def test_what_only_mongodb_says_points_at_it(policy):
-    """A query plan's COLLSCAN or IXSCAN, an ObjectId, BSON: MongoDB's words, though the task does not name it."""
+    """A query plan's COLLSCAN or IXSCAN is MongoDB's word, though the task does not name it; an ObjectId or
+    BSON is also a name in code (mongoose, a Go struct's bson tag), so it points nowhere."""
     def system_points(text: str) -> dict[str, int]:
         return policy.task_tables(policy.task_words(text))["system_points"]
 
     for text in ("It runs find({customerId}) on shop.orders; add an index if the plan shows a COLLSCAN",
-                 "Look up the order with ObjectId 65a1f0c2e4b0a1b2c3d4e5f6"):
+                 "The explain plan shows an IXSCAN on the wrong index"):
         assert "mongodb" not in system_points(text), text
-    assert system_points("The orders query is slow; add an index on customer_id")["mongodb"] == -30
+    for text in ("The orders query is slow; add an index on customer_id",
+                 "In models/user.js change the author field from ObjectId to a plain string"):
+        assert system_points(text)["mongodb"] == -30, text
