@@ -351,7 +351,10 @@ def test_mail_a_clause_reads_is_searched_for_and_read():
                  "Check the mail.smtp_host value in settings.py.", "Check the e-mail field of the signup form.",
                  "Read the release notes and mail them to the team.",
                  "Check the signup form rejects an empty email.",
-                 "Check the users table for rows with a blank email."):
+                 "Check the users table for rows with a blank email.",
+                 "Search the codebase for where we validate email addresses.",
+                 "Find all places that log the user's email in plain text.",
+                 "Search Jira for tickets about email verification."):
         assert SEARCH_MAIL not in [s.text for s in task_steps(task)], task
 
 
@@ -405,7 +408,11 @@ def test_a_new_thing_is_made_and_a_thing_said_to_exist_is_not():
     assert name_fit("linear_createIssue", "linear", put) == 1.0
     assert name_fit("linear_createTeam", "linear", put) < 0.5
     log = Step("log the result in the Test Runs table of our QA base", "/write")
-    assert name_fit("create_table", "airtable", log) < 0.5 and name_fit("update_table", "airtable", log) < 0.5
+    assert name_fit("create_table", "airtable", log) < 0.5
+    # a change of the place may be the step ("set the status on the issue to Done": update_issue)
+    assert name_fit("update_issue", "linear", Step("set the status on the issue to Done", "/write")) > 0.5
+    # "the new issues" exist: listing them makes none
+    assert name_fit("create_issue", "linear", Step("close the new duplicate issues", "/write")) < 1.0
     # a thing the step adds to a place it names is said whole; the place in the name's own words counts
     add = Step("add a card to the Bugs list on my Trello board", "/write")
     assert name_fit("add_card_to_list", "trello", add) == 1.0
@@ -426,3 +433,5 @@ def test_a_thing_named_by_its_identifier_says_a_names_by_id():
     # an anchor or an entity is no identifier
     assert name_fit("linear_getIssueById", "linear", Step("read the issue's #details", "/read")) < 1.0
     assert name_fit("linear_getIssueById", "linear", Step("read issue &#38", "/read")) < 1.0
+    # nor is a standard's name
+    assert name_fit("linear_getIssueById", "linear", Step("find the issue about ISO-8601 dates", "/read")) < 1.0

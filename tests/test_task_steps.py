@@ -864,21 +864,24 @@ def test_the_calls_a_page_opened_in_the_browser_makes_are_its_network_requests()
     for task in ("Check that PUT /api/settings returns 200 in the staging logs.",
                  "Open https://api.example.test/v2/orders and check it returns 200.",
                  "curl http://localhost:9200/_cat/indices and tell me which index is red.",
-                 "Open https://arxiv.org/abs/2401.00001 and summarise the abstract."):
+                 "Open https://arxiv.org/abs/2401.00001 and summarise the abstract.",
+                 "Open https://tracker.example.test/issues/123 and see how many 500 errors it had."):
         assert PAGE_REQUESTS not in texts(task) and READ_REQUEST not in texts(task), task
 
 
 def test_an_attempt_asked_for_after_where_it_happens_is_the_action():
     """"On my dev server (…) try to log in as …" asks to log in there: the page's form is filled in
-    and submitted; "when you try to log in, …" says when something happens, no action."""
+    and submitted; "when you try to log in, …" says when something happens, no action, and "don't
+    try to delete any pods" forbids."""
     from jit.selection.clauses import clause_action
     assert clause_action("On the staging site (https://staging.example.test/login) try to sign in as "
                          "qa@example.test") == "try to sign in as qa@example.test"
-    assert clause_action("If the canary fails try to roll back the worker") == "try to roll back the worker"
+    assert clause_action("In prod don't try to delete any pods") == "In prod don't try to delete any pods"
     texts = [s.text for s in task_steps("On my laptop (http://localhost:5000/login) try to log in as "
                                         "admin@example.test with a wrong password and screenshot the result.")]
     assert texts.index(OPEN_PAGE) < texts.index(FILL_FORM) < texts.index(SUBMIT_FORM)
-    for clause in ("When you try to log in, the page hangs", "When users try to pay, checkout fails"):
+    for clause in ("When you try to log in, the page hangs", "When users try to pay, checkout fails",
+                   "When admins try to reset a password the app returns 403"):
         assert not clause_action(clause).startswith("try"), clause
 
 
@@ -889,7 +892,10 @@ def test_an_audit_of_a_page_opens_it_in_the_browser_and_runs_on_the_tool_that_an
     for task in ("Run a Lighthouse accessibility audit on https://shop.example.test/checkout.",
                  "Record a performance trace of https://shop.example.test/ and list the slowest requests."):
         assert task_steps(task)[0].text == OPEN_PAGE, task
-    assert OPEN_PAGE not in [s.text for s in task_steps("Run an accessibility audit of src/components/Nav.tsx.")]
+    for task in ("Run an accessibility audit of src/components/Nav.tsx.",
+                 "Add a Lighthouse CI step to .github/workflows/ci.yml that audits https://preview.example.test",
+                 "Summarize the accessibility audit report at https://wiki.example.test/pages/42"):
+        assert OPEN_PAGE not in [s.text for s in task_steps(task)], task
     caps = {0: {"/analyze", "/read", "/write"}, 1: {"/analyze", "/delete"}, 2: {"/execute"}}
     step = Step("run the Lighthouse audit", "/execute")
     table = {step.text: [(1, 99, 0.6), (0, 95, 0.6)]}
@@ -909,8 +915,12 @@ def test_places_near_an_address_are_found_from_its_coordinates_and_a_trips_lengt
     assert got.index(GEOCODE) < got.index(TRAVEL_TIME)
     assert GEOCODE in texts("Look for gyms within 1 km of our office at 5 Market Street, San Francisco.")
     assert TRAVEL_TIME in texts("What is the driving time from the airport to the venue?")
+    assert TRAVEL_TIME in texts("Find a hotel near the venue and how long it takes to get there from the airport.")
     # places in code, a page's address, a time of day: no map
     for task in ("Find the places in src/parser.py near the tokenizer call that still use the old API.",
-                 "Check the logs around midnight for errors.",
+                 "Check the logs around midnight for errors.", "Search the logs for errors around the time of the outage.",
+                 "Find alerts within an hour of the release.", "List the Jira tickets near the sprint deadline.",
+                 "How long does it take to get a response from the payments API?",
+                 "The commute widget shows wrong travel times; fix src/widgets/commute.ts.",
                  "Open https://maps.example.test/shops near the station and screenshot it."):
         assert GEOCODE not in texts(task) and TRAVEL_TIME not in texts(task), task

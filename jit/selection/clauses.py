@@ -218,10 +218,10 @@ def _own_action(piece: str) -> str | None:
     return action if leading_capability(action) not in (None, "/read") else None  # a change
 
 
-#: An attempt asked for after a lead-in ("… try to log in as qa@acme.test"): the verb after "to" is the action.
-_TRY = re.compile(r"(?:^|\s)(?P<who>[\w']+\s+)?(?P<try>try)\s+to\s+(?P<verb>[a-z][a-z\-]*)\b", re.I)
-#: Who may be said to try, rather than asked to: a condition ("when you try to log in, …").
-_TRIERS = frozenset("i you we they he she it users people someone customers".split())
+#: An attempt asked for right after a lead-in's place, a bracket or an address closing it ("On my dev server
+#: (http://localhost:3000/login) try to log in as …"): the verb after "to" is the action. Not one someone
+#: makes ("when admins try to reset a password"), nor one forbidden ("don't try to delete any pods").
+_TRY = re.compile(r"(?:\)|\S+://\S+)\s+(?P<try>try)\s+to\s+(?P<verb>[a-z][a-z\-]*)\b", re.I)
 
 
 def _imperative_at(piece: str) -> int | None:
@@ -233,7 +233,7 @@ def _imperative_at(piece: str) -> int | None:
     a path ("on https://app.example.com/search"), nor a subject's ("if you merge it"); at the
     "don't" before it when there is one ("if the build is red don't merge PR #12": no action)."""
     tried = _TRY.search(piece)
-    if tried is not None and tried.start() > 0 and (tried.group("who") or "").strip().lower() not in _TRIERS:
+    if tried is not None:
         return tried.start("try")  # "On my dev server (http://…/login) try to log in as …"
     after, finite, negation, auxiliary = 0, False, None, False
     for k, m in enumerate(re.finditer(r"\S+", piece)):

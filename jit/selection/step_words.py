@@ -178,7 +178,7 @@ _METHODS = frozenset({"get", "post", "put", "patch", "delete"})
 #: preposition ("the login page", "my local checkout", "goes to staging").
 _NOUN_AFTER = frozenset([*_DETERMINERS, *"in on at to into from of for with by via".split()])
 #: A word joined to others by ``.``, ``/``, ``@`` or ``:``: part of an address, a path or a host.
-_ADDRESS = re.compile(r"[\w\-]+(?:[./@:][\w\-]+)+")
+_ADDRESS = re.compile(r"(?<![\w\-])[\w\-]++(?:[./@:][\w\-]++)+")
 _WORD = re.compile(r"[\w\-]+")
 
 
@@ -239,8 +239,9 @@ _SAME_VERB = {"add": "create", "create": "create", "new": "create"}
 _CREATES = frozenset({"create", "new"})
 #: Where a clause's direct object ends: a preposition.
 _OBJECT_END = re.compile(r"\b(?:to|in|into|on|onto|for|from|at|with|under|inside|within|via|as|by)\b", re.I)
-#: A thing the step makes, said as new ("put the audits in a new Linear issue"): up to four words after "new".
-_NEW_THING = re.compile(r"\bnew\s+((?:[\w\-]+\s+){0,3}?[\w\-]+)(?=\s+(?:to|in|into|on|for|from|at|with|under|"
+#: A thing the step makes, said as a new one ("put the audits in a new Linear issue"; not "the new issues",
+#: which exist): up to four words after "new".
+_NEW_THING = re.compile(r"\b(?:an?|another)\s+new\s+((?:[\w\-]+\s+){0,3}?[\w\-]+)(?=\s+(?:to|in|into|on|for|from|at|with|under|"
                         r"via|as|by|and|that|which|with)\b|\s*[,.;:!?]|\s*$)", re.I)
 #: A thing said after a preposition as one that exists: "for the Web team", "in our Test Runs table".
 _EXISTING = re.compile(r"\b(?:to|in|into|on|onto|for|from|at|under|inside|within)\s+(?:the|our|my|your|their|its|this|that)"
@@ -249,7 +250,8 @@ _EXISTING = re.compile(r"\b(?:to|in|into|on|onto|for|from|at|under|inside|within
 
 
 #: A thing named by its identifier: a tracker's key ("ENG-512"), a number ("#57"), a UUID.
-_AN_ID = re.compile(r"(?-i:\b[A-Z][A-Z0-9]{1,9}-\d+\b)|(?<![\w&])#\d+\b|"
+_AN_ID = re.compile(r"(?-i:\b(?!(?:UTF|HTTP|SHA|ISO|RFC|TLS|SSL|MD|AES|RSA|IPV|ECMA|ES|PEP|CVE|CWE|GPT|H|X)-)"
+                    r"[A-Z][A-Z0-9]{1,9}-\d+\b)|(?<![\w&])#\d+\b|"
                     r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I)
 #: A name's words that say it takes a thing by its identifier (``getIssueById``).
 _ID_WORDS = frozenset({"id", "identifier"})
@@ -304,18 +306,16 @@ def name_fit(name: str, server: str, step: Said, task_words: frozenset[str] = fr
     verb, names, objects, direct, new, existing = _reading(step.text)
     if not _ID_WORDS.isdisjoint(words) and _AN_ID.search(step.text):
         objects = objects | _ID_WORDS  # "read ENG-512" says getIssueById's "by id"
-    creates = words[0] in _CREATES
-    # A change whose name acts on the place the step puts its thing in ("log the result in the Test
-    # Runs table": update_table, create_table) does not say the step, unless it names the thing too.
-    on_place = (step.capability != "/read" and _VERB_CAPS.get(words[0], "/read") != "/read"
-                and direct.isdisjoint(words[1:]) and new.isdisjoint(words[1:]))
+    # A creation whose name makes the place the step puts its thing in ("for the Web team": createTeam)
+    # does not say the step; a change of that place may ("set the status on the issue": update_issue).
+    creates = words[0] in _CREATES and step.capability != "/read"
     got = 0.0
     for i, w in enumerate(words):
         if (w == verb or (_SAME_VERB.get(w) == _SAME_VERB.get(verb, verb) and not direct.isdisjoint(words))) and i <= 1:
             got += 1
         elif i == 0 and creates and not new.isdisjoint(words):
             got += 1  # "a new Linear issue" says createIssue's verb
-        elif i > 0 and (creates or on_place) and w in existing:
+        elif i > 0 and creates and w in existing and direct.isdisjoint(words[1:]) and new.isdisjoint(words[1:]):
             continue  # "for the Web team" is a team that exists: no createTeam
         elif i == 0 and w in _VERB_CAPS and w in names:
             continue  # the tool's verb, which the step says as a name

@@ -107,10 +107,14 @@ FITS = {"/write": ("/write",), "/delete": ("/delete", "/write"), "/send": ("/sen
 DOES = {"/read": "read it", "/write": "change files or data", "/delete": "delete anything",
         "/execute": "run commands", "/send": "send messages"}
 
-#: Words of a clause that look at a page in a browser: opening it first is implied (an audit of a
-#: page's accessibility or speed, Lighthouse's or a performance trace, runs on the page the browser has open).
-_PAGE = re.compile(r"\b(?:screenshot|click|console|browser|the page|the form|viewport|headless|xhr|network requests?|"
-                   r"lighthouse|(?:accessibility|a11y|performance)\s+(?:audit|trace)|core web vitals)\b", re.I)
+#: Words of a clause that look at a page in a browser: opening it first is implied.
+_PAGE = re.compile(r"\b(?:screenshot|click|console|browser|the page|the form|viewport|headless|xhr|network requests?)\b",
+                   re.I)
+#: A clause that runs an audit of a page's accessibility or speed ("Run a Lighthouse accessibility audit on
+#: https://…", "Record a performance trace of …"): it runs in the browser on the page it has open. Not a
+#: Lighthouse step added to CI, nor a report read or downloaded.
+_AUDITS = re.compile(OPENING + r"(?:run|do|perform|record|start|take|measure|audit|check)\b[^.;!?]{0,40}?\b"
+                     r"(?:lighthouse|(?:accessibility|a11y|performance)\s+(?:audit|trace|check)s?|core\s+web\s+vitals)\b", re.I)
 #: A clause that makes content ("write an overview …, save it as x.docx"): when the task names a
 #: file to write, that file is where the content goes (the policy's file tool), not another store.
 _MAKES = re.compile(OPENING + r"(?:help me\s+)?(?:write|create|make|draft|"
@@ -210,21 +214,25 @@ _MAIL_ARRIVES = re.compile(r"\b(?:e-?mails?|mails?)\b(?!\.)(?:\s+\S+){0,4}?\s+(?
 #: address, a column or a campaign named for e-mail, nor a mail the clause opens by sending.
 _READS_MAIL = re.compile(OPENING + r"(?:check|find|read|search|scan|review|summari[sz]e|look\s+(?:at|through|for)|"
                          r"go\s+through|dig\s+(?:through|into)|pull\s+up|skim)\b(?:\s+[^\s.;!?]+){0,8}?\s+"
-                         r"(?:e-?mails?|mails?|inbox|mailbox)\b(?![.\-_]\w)(?!\s*(?:address|column|field|template|campaign|list|merge|"
-                         r"server|settings?)\b)", re.I)
+                         r"(?:(?:(?:my|our)\s+(?:[^\s.;!?]+\s+){0,3}?|(?:that|this|these|those)\s+)"
+                         r"(?:e-?mails?|mails?|inbox|mailbox)\b(?![.\-_]\w)|"
+                         r"(?:e-?mails?|mails?)\s+(?:from|with|about)\s)", re.I)
 #: What names a part of a form or a record, where an e-mail is a field ("check the form has email, password …").
 _FORM_PART = re.compile(r"\b(?:forms?|fields?|inputs?|columns?|tables?|pages?|rows?)\b", re.I)
 #: A search for places around an address ("cafés near 221B Baker Street", "hotels within 2 km of our
 #: office at Av. da Liberdade 110", "within walking distance of Alexanderplatz 1"): the address's
 #: coordinates first, which a place search takes as its location.
-_NEAR_PLACE = re.compile(r"\b(?:find|search|recommend|suggest|look\s+for|list|shortlist|pick)\b[^.;!?]{0,80}?\b"
-                         r"(?:near(?:by)?|close\s+to|around|within\s+[^.;!?]{0,40}?\bof)\b"
-                         r"(?!\s+(?:line|the\s+(?:top|bottom|end|start|beginning))\b)", re.I)
+_NEAR_PLACE = re.compile(r"\b(?:caf[eé]s?|coffee\s+shops?|restaurants?|bars?|pubs?|bakery|bakeries|hotels?|hostels?|"
+                         r"venues?|places|shops?|stores?|gyms?|parks?|pharmac(?:y|ies)|hospitals?|museums?|attractions?|"
+                         r"co-?working\s+spaces?|parking(?:\s+(?:lots?|garages?))?)\b[^.;!?]{0,80}?\b(?:near(?:by)?|"
+                         r"close\s+to|within\s+(?:walking\s+distance|[^.;!?]{0,30}?\b(?:km|kilometres?|kilometers?|miles?|"
+                         r"metres?|meters?|minutes?'?\s+(?:walk|drive)))\s+of)\b", re.I)
 #: A clause that asks how long or far a trip is ("how long the walk is", "walking time from the hotel",
 #: "travel time from the airport", "within 30 minutes' drive"): the travel time between places.
 _TRAVEL = re.compile(r"\b(?:(?:walking|driving|travel|commute|transit|cycling)\s+(?:times?|distances?)|"
-                     r"how\s+(?:long|far)\b[^.;!?]{0,40}?\b(?:walk|drive|ride|trip|journey|commute|on\s+foot|by\s+car|"
-                     r"to\s+get)|minutes?'?\s+(?:walk|drive|ride)|on\s+foot)\b", re.I)
+                     r"how\s+(?:long|far)\b[^.;!?]{0,40}?\b(?:walk|drive|ride|trip|journey|commute|on\s+foot|by\s+(?:car|train|bus)|"
+                     r"to\s+get\s+(?:to|from|there|here)\b)|"
+                     r"minutes?'?\s+(?:walk|drive|ride)|on\s+foot)\b", re.I)
 GEOCODE = "geocode an address into coordinates"
 TRAVEL_TIME = "get the travel time and distance between places"
 SEARCH_MAIL = "search the mailbox for emails"
@@ -332,7 +340,7 @@ _FETCHES = re.compile(r"\b(?:curl|wget|httpie)\b", re.I)
 _CALLS = re.compile(r"\b(?:xhr|fetch\s+calls?|network\s+(?:requests?|calls?|tab|traffic)|(?:api|ajax|http)\s+calls?|"
                     r"the\s+/[\w./-]*\s+(?:call|request|endpoint)|requests?\s+(?:to|for)\s+/[\w./-]*|"
                     r"(?-i:GET|POST|PUT|PATCH|DELETE)\s+/[\w./-]*|"
-                    r"(?<![\w.:/-])[1-5]\d\d\s+(?:from|response|status|error))", re.I)
+                    r"(?<![\w.:/-])[1-5]\d\d\s+(?:from|response|status)\b)", re.I)
 #: A clause that opens an address ("Open https://app.example.com/dashboard", "go to localhost:3000").
 _OPENS_URL = re.compile(OPENING + r"(?:open|go\s+to|visit|load|navigate\s+to)\s+(?:the\s+page\s+(?:at\s+)?)?"
                         r"(?:https?://|(?:localhost|127\.0\.0\.1|0\.0\.0\.0)[:/])", re.I)
@@ -460,7 +468,8 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
         if profile.edits_code:
             steps.append(Step(READ_CODE, "/read", implied=True, clause=clause, by="read_file"))
         local_page = bool(_LOCAL.search(clause)) and not _NO_PAGE.search(clause)
-        if _URL.search(clause) and (_PAGE.search(text) or local_page) and not _FETCHES.search(clause):
+        if (_URL.search(clause) and (_PAGE.search(text) or local_page or _AUDITS.match(action))
+                and not _FETCHES.search(clause)):
             steps.append(Step(OPEN_PAGE, "/read", implied=True, clause=clause))
             page = i
         if (cap == "/read" and page is not None and i - page <= 1 and _ON_PAGE.search(clause) and not _API.search(clause)
@@ -506,9 +515,10 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
                       Step(SHOW_COMMIT, "/read", implied=True, clause=clause)]
         if cap == "/read" and _NEAR_PLACE.search(clause) and not _URL.search(clause) and not _CODE.search(clause):
             steps.append(Step(GEOCODE, "/read", implied=True, clause=clause))  # where "near" is, first
-        if cap == "/read" and _TRAVEL.search(clause):
+        if cap == "/read" and _TRAVEL.search(clause) and not _CODE.search(text):
             steps.append(Step(TRAVEL_TIME, "/read", implied=True, clause=clause))
-        if cap == "/read" and (_mail_arrives(clause) or (_READS_MAIL.match(action) and not _FORM_PART.search(clause))):
+        if cap == "/read" and (_mail_arrives(clause) or (_READS_MAIL.match(action) and not _FORM_PART.search(clause)
+                                                      and not _CODE.search(clause))):
             # a mail that should have come, or mail the clause reads: found in the mailbox and read
             steps += [Step(SEARCH_MAIL, "/read", implied=True, clause=clause),
                       Step(READ_MAIL, "/read", implied=True, clause=clause)]
