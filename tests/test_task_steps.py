@@ -918,7 +918,8 @@ def test_places_near_an_address_are_found_from_its_coordinates_and_a_trips_lengt
     assert TRAVEL_TIME in texts("Find a hotel near the venue and how long it takes to get there from the airport.")
     # places in code, a page's address, a time of day: no map
     for task in ("Find the places in src/parser.py near the tokenizer call that still use the old API.",
-                 "Check the logs around midnight for errors.", "Search the logs for errors around the time of the outage.",
+                 "Check the logs around midnight for errors.",
+                 "Search the logs for errors around the time of the outage.",
                  "Find alerts within an hour of the release.", "List the Jira tickets near the sprint deadline.",
                  "How long does it take to get a response from the payments API?",
                  "The commute widget shows wrong travel times; fix src/widgets/commute.ts.",

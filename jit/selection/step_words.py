@@ -241,12 +241,14 @@ _CREATES = frozenset({"create", "new"})
 _OBJECT_END = re.compile(r"\b(?:to|in|into|on|onto|for|from|at|with|under|inside|within|via|as|by)\b", re.I)
 #: A thing the step makes, said as a new one ("put the audits in a new Linear issue"; not "the new issues",
 #: which exist): up to four words after "new".
-_NEW_THING = re.compile(r"\b(?:an?|another)\s+new\s+((?:[\w\-]+\s+){0,3}?[\w\-]+)(?=\s+(?:to|in|into|on|for|from|at|with|under|"
-                        r"via|as|by|and|that|which|with)\b|\s*[,.;:!?]|\s*$)", re.I)
+_NEW_THING = re.compile(r"\b(?:an?|another)\s+new\s+((?:[\w\-]+\s+){0,3}?[\w\-]+)"
+                        r"(?=\s+(?:to|in|into|on|for|from|at|with|under|via|as|by|and|that|which|with)\b|"
+                        r"\s*[,.;:!?]|\s*$)", re.I)
 #: A thing said after a preposition as one that exists: "for the Web team", "in our Test Runs table".
-_EXISTING = re.compile(r"\b(?:to|in|into|on|onto|for|from|at|under|inside|within)\s+(?:the|our|my|your|their|its|this|that)"
-                       r"\s+((?:[\w\-]+\s+){0,3}?[\w\-]+)(?=\s+(?:to|in|into|on|onto|for|from|at|with|under|via|as|by|"
-                       r"of|and)\b|\s*[,.;:!?]|\s*$)", re.I)
+_EXISTING = re.compile(r"\b(?:to|in|into|on|onto|for|from|at|under|inside|within)\s+"
+                       r"(?:the|our|my|your|their|its|this|that)\s+((?:[\w\-]+\s+){0,3}?[\w\-]+)"
+                       r"(?=\s+(?:to|in|into|on|onto|for|from|at|with|under|via|as|by|of|and)\b|\s*[,.;:!?]|\s*$)",
+                       re.I)
 
 
 #: A thing named by its identifier: a tracker's key ("ENG-512"), a number ("#57"), a UUID.

@@ -114,7 +114,8 @@ _PAGE = re.compile(r"\b(?:screenshot|click|console|browser|the page|the form|vie
 #: https://…", "Record a performance trace of …"): it runs in the browser on the page it has open. Not a
 #: Lighthouse step added to CI, nor a report read or downloaded.
 _AUDITS = re.compile(OPENING + r"(?:run|do|perform|record|start|take|measure|audit|check)\b[^.;!?]{0,40}?\b"
-                     r"(?:lighthouse|(?:accessibility|a11y|performance)\s+(?:audit|trace|check)s?|core\s+web\s+vitals)\b", re.I)
+                     r"(?:lighthouse|(?:accessibility|a11y|performance)\s+(?:audit|trace|check)s?|"
+                     r"core\s+web\s+vitals)\b", re.I)
 #: A clause that makes content ("write an overview …, save it as x.docx"): when the task names a
 #: file to write, that file is where the content goes (the policy's file tool), not another store.
 _MAKES = re.compile(OPENING + r"(?:help me\s+)?(?:write|create|make|draft|"
@@ -222,16 +223,17 @@ _FORM_PART = re.compile(r"\b(?:forms?|fields?|inputs?|columns?|tables?|pages?|ro
 #: A search for places around an address ("cafés near 221B Baker Street", "hotels within 2 km of our
 #: office at Av. da Liberdade 110", "within walking distance of Alexanderplatz 1"): the address's
 #: coordinates first, which a place search takes as its location.
-_NEAR_PLACE = re.compile(r"\b(?:caf[eé]s?|coffee\s+shops?|restaurants?|bars?|pubs?|bakery|bakeries|hotels?|hostels?|"
-                         r"venues?|places|shops?|stores?|gyms?|parks?|pharmac(?:y|ies)|hospitals?|museums?|attractions?|"
-                         r"co-?working\s+spaces?|parking(?:\s+(?:lots?|garages?))?)\b[^.;!?]{0,80}?\b(?:near(?:by)?|"
-                         r"close\s+to|within\s+(?:walking\s+distance|[^.;!?]{0,30}?\b(?:km|kilometres?|kilometers?|miles?|"
-                         r"metres?|meters?|minutes?'?\s+(?:walk|drive)))\s+of)\b", re.I)
+_NEAR_PLACE = re.compile(r"\b(?:caf[eé]s?|coffee\s+shops?|restaurants?|bars?|pubs?|bakery|bakeries|hotels?|"
+                         r"hostels?|venues?|places|shops?|stores?|gyms?|parks?|pharmac(?:y|ies)|hospitals?|museums?|"
+                         r"attractions?|co-?working\s+spaces?|parking(?:\s+(?:lots?|garages?))?)\b[^.;!?]{0,80}?\b"
+                         r"(?:near(?:by)?|close\s+to|within\s+(?:walking\s+distance|[^.;!?]{0,30}?\b"
+                         r"(?:km|kilometres?|kilometers?|miles?|metres?|meters?|minutes?'?\s+(?:walk|drive)))\s+of)\b",
+                         re.I)
 #: A clause that asks how long or far a trip is ("how long the walk is", "walking time from the hotel",
 #: "travel time from the airport", "within 30 minutes' drive"): the travel time between places.
 _TRAVEL = re.compile(r"\b(?:(?:walking|driving|travel|commute|transit|cycling)\s+(?:times?|distances?)|"
-                     r"how\s+(?:long|far)\b[^.;!?]{0,40}?\b(?:walk|drive|ride|trip|journey|commute|on\s+foot|by\s+(?:car|train|bus)|"
-                     r"to\s+get\s+(?:to|from|there|here)\b)|"
+                     r"how\s+(?:long|far)\b[^.;!?]{0,40}?\b(?:walk|drive|ride|trip|journey|commute|on\s+foot|"
+                     r"by\s+(?:car|train|bus)|to\s+get\s+(?:to|from|there|here)\b)|"
                      r"minutes?'?\s+(?:walk|drive|ride)|on\s+foot)\b", re.I)
 GEOCODE = "geocode an address into coordinates"
 TRAVEL_TIME = "get the travel time and distance between places"
@@ -344,7 +346,8 @@ _CALLS = re.compile(r"\b(?:xhr|fetch\s+calls?|network\s+(?:requests?|calls?|tab|
 #: A clause that opens an address ("Open https://app.example.com/dashboard", "go to localhost:3000").
 _OPENS_URL = re.compile(OPENING + r"(?:open|go\s+to|visit|load|navigate\s+to)\s+(?:the\s+page\s+(?:at\s+)?)?"
                         r"(?:https?://|(?:localhost|127\.0\.0\.1|0\.0\.0\.0)[:/])", re.I)
-#: What such a clause asks of one call: its answer, not the list ("what its response body was", "how big the response is").
+#: What such a clause asks of one call: its answer, not the list ("what its response body was", "how big
+#: the response is").
 _CALL_ANSWER = re.compile(r"\b(?:response|body|payload|status(?:\s+code)?|headers?|how\s+big|size)\b|"
                           r"(?<![\w.:/-])[1-5]\d\d\b", re.I)
 #: A task that asks for a picture of a page itself: none is implied.
