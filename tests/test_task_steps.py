@@ -354,6 +354,12 @@ def test_a_required_object_is_handed_out_by_the_tool_that_lists_it():
     assert producers(card, _lines(more)) == [7]
     assert producers(_tool(1, "linear", "linear_createIssue", "", ("teamId",)),
                      _lines([(2, _tool(2, "linear", "linear_getTeams", "Teams"))])) == [2]  # after its server's name
+    # One kept to the caller's own (the cards assigned to me) is no general lister of the thing.
+    moved = _tool(10, "board", "move_card", "Move a card", ("cardId",))
+    cards = [(11, _tool(11, "board", "get_my_cards", "Cards assigned to me")),
+             (12, _tool(12, "board", "get_cards_by_list_id", "Cards of a list"))]
+    assert producers(moved, _lines(cards)) == [12]
+    assert producers(moved, _lines(cards[:1])) == [11]  # the only one there is still hands it out
 
 
 def test_a_plain_name_of_an_existing_thing_is_handed_out_by_the_sibling_that_lists_such_things():

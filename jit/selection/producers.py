@@ -30,7 +30,8 @@ def producers(tool: StoredTool, siblings: Sequence[tuple[int, str, str]], ids_on
     parameter ``<stem>Id`` / ``<stem>_id`` (``libraryId``, ``channel_id``, ``team_id``), or named
     plainly with a description that says it is an ID (``customer``: "The ID of the customer"), the
     sibling whose name lists, searches, resolves or finds and holds the stem (a name that
-    holds it before one whose Condensed line does, then the one of fewest words).
+    holds it before one whose Condensed line does, one that is not kept to the caller's own,
+    ``get_my_cards``, before one that is, then the one of fewest words).
     ``siblings``: ``(id, name, Condensed line)`` of the server's other tools: what the snapshot
     holds of every tool, so no definition but the tool's own is read (a producer's own producers
     are asked by :func:`settle` once it is chosen). ``ids_only``: only for the parameters named
@@ -54,7 +55,7 @@ def producers(tool: StoredTool, siblings: Sequence[tuple[int, str, str]], ids_on
         stem = ((m.groupdict().get("stem") or m.groupdict().get("pre") or param) if m else named or param).lower()
         if len(stem) < (3 if m else 4):
             continue
-        best: tuple[int, int, str, int] | None = None
+        best: tuple[int, bool, int, str, int] | None = None
         for i, name, line, verb, words in lookups:
             in_name = stem in name[verb.end("verb"):].lower()  # "list_boards" lists boards, not lists
             many = re.search(r"\b" + re.escape(stem) + r"(?:e?s|_?ids)\b", " ".join(words))
@@ -64,12 +65,17 @@ def producers(tool: StoredTool, siblings: Sequence[tuple[int, str, str]], ids_on
                 continue  # "get" hands out identifiers when it gets many: get_lists, getTeams
             if not in_name and (not m or stem not in line.lower()[:200]):
                 continue  # a parameter that is no identifier is handed out by a tool named for it
-            key = (0 if in_name else 1, len(words), name, i)  # the most general first
+            # the most general first: not one kept to the caller's own ("get_my_cards", "list_my_issues")
+            key = (0 if in_name else 1, bool(_OWN & {w.lower() for w in words}), len(words), name, i)
             if best is None or key < best:
                 best = key
         if best is not None and best[-1] not in found:
             found.append(best[-1])
     return found
+
+
+#: Words of a lookup's name that keep it to the caller's own things: not every one the identifier may name.
+_OWN = frozenset({"my", "me", "mine", "own", "self"})
 
 
 def _lookup_verb(name: str, server: str, sibling: str = "") -> re.Match[str] | None:
