@@ -51,7 +51,7 @@ from .explain import RuleCitations, explained_facts
 from .learning import Evidence, Experience, evidence_columns
 from .logic import Fact, RuleSet
 from .naming import named_servers, server_names
-from .policy import Policy
+from .policy import Policy, asked_effects
 from .records import CandidateReader, StaleSnapshot
 from .render import order_key, tool_summary
 from .rerank import load_reranker
@@ -481,12 +481,13 @@ class Compiler:
                 points=score.points, facts=view.memo.explain_facts.get(t), wanted=score.wanted, rank=rank,
                 match=match, summary=view.memo.summaries.get(t), id=t, head=view.heads[t], load=reader.load,
             ))
+        effects_asked = asked_effects(facts)
         # A hosted system the task does not point at (system points) does no step of it.
         planned = settle(planned, {st.id: st.final for st in out if st.points.get("system", 0) >= 0}, view.names,
                          feeds, view.heads, {st.id for st in out if st.skeleton},
                          self.config.tool_selection.max_full_tools, self.config.tool_selection.full_threshold,
                          {s.text for s in steps if s.implied}, sum(not s.implied for s in steps),
-                         lambda t: bool(self.policy.unasked_effects(view.heads[t][1], facts)))
+                         lambda t: bool(self.policy.unasked_effects(view.heads[t][1], effects_asked)))
         for st in out:
             if st.id in planned:
                 st.step, st.wanted, st.tier = st.step or planned[st.id], Tier.FULL, Tier.FULL

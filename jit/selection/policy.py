@@ -46,7 +46,8 @@ from .tiers import Tier
 
 __all__ = ["BY_EVIDENCE", "BY_LABEL", "BY_RANK", "BY_SYSTEM", "DERIVED", "EVIDENCE_TABLES", "PER_SHARD", "PER_TOOL", "POINTS", "SHARD_POINTS",
            "SHARD_PREDICATES", "TASK_TABLES", "TOOL_POINTS", "TOOL_PREDICATES", "Points", "Policy",
-           "PolicyConstants", "Score", "Scoring", "check_points", "label_points", "merge_points", "words"]
+           "PolicyConstants", "Score", "Scoring", "asked_effects", "check_points", "label_points", "merge_points",
+           "words"]
 
 # ---------------------------------------------------------------------------- the points
 
@@ -292,6 +293,11 @@ _STEP_WORDS = {"/write": "change files or data", "/delete": "delete anything", "
 def words(text: str) -> list[str]:
     """Lowercase words of a name or a text: ``Google-Maps`` -> ``google``, ``maps``."""
     return _WORD.findall(text.lower())
+
+
+def asked_effects(facts: Iterable[Fact]) -> frozenset[str]:
+    """The capabilities a task states or implies (its ``task_capability`` and implied facts)."""
+    return frozenset(str(f[1]) for f in facts if f[0] in ("task_capability", IMPLIED))
 
 
 @dataclass(frozen=True)
@@ -615,11 +621,12 @@ class Policy:
         updates). Returns the ids it sent to Condensed (:meth:`step_tools` takes them last)."""
         if not self.constants().asked_only:
             return frozenset()
+        asked = asked_effects(facts)
         demoted = set()
         for st in out:
             if st.tier is not Tier.FULL or st.step or st.skeleton or "named in the task" in st.reasons:
                 continue
-            unasked = self.unasked_effects(st.tool_name, facts)
+            unasked = self.unasked_effects(st.tool_name, asked)
             if not unasked:
                 continue
             st.tier = st.wanted = Tier.CONDENSED
@@ -628,13 +635,13 @@ class Policy:
             demoted.add(st.id)
         return frozenset(demoted)
 
-    def unasked_effects(self, tool_name: str, facts: list[Fact]) -> list[str]:
+    def unasked_effects(self, tool_name: str, asked: Collection[str]) -> list[str]:
         """The side effects of ``asked_only`` that a tool's name says and the task does not ask for
-        (:meth:`unasked`); none when the name also says an effect the task asks for."""
+        (``asked``: :func:`asked_effects`; :meth:`unasked`); none when the name also says an effect
+        the task asks for."""
         only = self.constants().asked_only
         if not only:
             return []
-        asked = {str(f[1]) for f in facts if f[0] in ("task_capability", IMPLIED)}
         effects = name_effects(tool_name)
         return [] if effects & asked else sorted((effects & only) - asked)
 

@@ -239,16 +239,15 @@ _SAME_VERB = {"add": "create", "create": "create", "new": "create"}
 _CREATES = frozenset({"create", "new"})
 #: Where a clause's direct object ends: a preposition.
 _OBJECT_END = re.compile(r"\b(?:to|in|into|on|onto|for|from|at|with|under|inside|within|via|as|by)\b", re.I)
+#: Up to four words that name a thing, and where the name ends: a preposition, a conjunction, punctuation.
+_THING = (r"((?:[\w\-]+\s+){0,3}?[\w\-]+)"
+          r"(?=\s+(?:to|in|into|on|onto|for|from|at|with|under|via|as|by|of|and|that|which)\b|\s*[,.;:!?]|\s*$)")
 #: A thing the step makes, said as a new one ("put the audits in a new Linear issue"; not "the new issues",
-#: which exist): up to four words after "new".
-_NEW_THING = re.compile(r"\b(?:an?|another)\s+new\s+((?:[\w\-]+\s+){0,3}?[\w\-]+)"
-                        r"(?=\s+(?:to|in|into|on|for|from|at|with|under|via|as|by|and|that|which|with)\b|"
-                        r"\s*[,.;:!?]|\s*$)", re.I)
+#: which exist).
+_NEW_THING = re.compile(r"\b(?:an?|another)\s+new\s+" + _THING, re.I)
 #: A thing said after a preposition as one that exists: "for the Web team", "in our Test Runs table".
 _EXISTING = re.compile(r"\b(?:to|in|into|on|onto|for|from|at|under|inside|within)\s+"
-                       r"(?:the|our|my|your|their|its|this|that)\s+((?:[\w\-]+\s+){0,3}?[\w\-]+)"
-                       r"(?=\s+(?:to|in|into|on|onto|for|from|at|with|under|via|as|by|of|and)\b|\s*[,.;:!?]|\s*$)",
-                       re.I)
+                       r"(?:the|our|my|your|their|its|this|that)\s+" + _THING, re.I)
 
 
 #: A thing named by its identifier: a tracker's key ("ENG-512"), a number ("#57"), a UUID.
@@ -260,13 +259,15 @@ _ID_WORDS = frozenset({"id", "identifier"})
 
 
 @lru_cache(maxsize=1024)
-def _reading(text: str) -> tuple[str, frozenset[str], frozenset[str], frozenset[str], frozenset[str], frozenset[str]]:
+def _reading(text: str) -> tuple[str, frozenset[str], frozenset[str], frozenset[str], frozenset[str], frozenset[str],
+                                 bool]:
     """A step's text as :func:`name_fit` reads it against every candidate's name: its leading
     verb's token, the words it says only as names (:func:`noun_uses`), its other words but the
     subject of what it reads (:func:`topic_free`), the words of what its verb acts on, up to the
     first preposition ("add an Asana task 'Migrate' to my project": asana, task), the words of what
-    it says is new ("a new Linear issue": linear, issue), and the words it says only of a thing
-    that exists, after a preposition ("for the Web team": web, team)."""
+    it says is new ("a new Linear issue": linear, issue), the words it says only of a thing
+    that exists, after a preposition ("for the Web team": web, team), and whether it names a thing
+    by its identifier (:data:`_AN_ID`)."""
     m = _LEADING.match(text)
     verb = search_tokens(m.group(1))[0] if m and search_tokens(m.group(1)) else ""
     rest = text[m.end():] if m else text
@@ -275,7 +276,7 @@ def _reading(text: str) -> tuple[str, frozenset[str], frozenset[str], frozenset[
     new = frozenset(w for g in _NEW_THING.findall(text) for w in search_tokens(g, drop_stopwords=True))
     existing = frozenset(w for g in _EXISTING.findall(rest) for w in search_tokens(g, drop_stopwords=True))
     return (verb, noun_uses(text), frozenset(search_tokens(spelled(topic_free(text)), drop_stopwords=True)) - {verb},
-            direct, new, existing - direct - new)
+            direct, new, existing - direct - new, bool(_AN_ID.search(text)))
 
 
 @lru_cache(maxsize=1 << 14)
@@ -305,8 +306,8 @@ def name_fit(name: str, server: str, step: Said, task_words: frozenset[str] = fr
     words = _name_words(name, server)
     if not words:
         return 0.0
-    verb, names, objects, direct, new, existing = _reading(step.text)
-    if not _ID_WORDS.isdisjoint(words) and _AN_ID.search(step.text):
+    verb, names, objects, direct, new, existing, has_id = _reading(step.text)
+    if has_id and not _ID_WORDS.isdisjoint(words):
         objects = objects | _ID_WORDS  # "read ENG-512" says getIssueById's "by id"
     # A creation whose name makes the place the step puts its thing in ("for the Web team": createTeam)
     # does not say the step; a change of that place may ("set the status on the issue": update_issue).

@@ -203,21 +203,23 @@ _CHAT = re.compile(r"\b(?:slack|discord|mattermost|zulip|channels?|chat)\b|(?-i:
 _IN_CHANNEL = re.compile(r"\b(?:in|to|into|on|from|via|across)\s+(?:the\s+)?#(?!" + _HEX + r")[a-z]", re.I)
 #: A clause that asks whether a mail arrived ("check the email arrived", "did the reset mail land in the
 #: QA inbox?"): the mailbox is searched for it, and what it says is read.
-_MAIL_ARRIVES = re.compile(r"\b(?:e-?mails?|mails?)\b(?!\.)(?:\s+\S+){0,4}?\s+(?:(?:has|have|had)\s+)?"
+#: A mail, said as a noun ("the reset email", "my mails").
+_MAIL = r"(?:e-?mails?|mails?)"
+_MAIL_ARRIVES = re.compile(r"\b" + _MAIL + r"\b(?!\.)(?:\s+\S+){0,4}?\s+(?:(?:has|have|had)\s+)?"
                            r"(?:arriv\w*|lands?|landed|landing|came|comes|come\s+in|received|got\s+through|showed\s+up|"
                            r"shown\s+up|(?:reached|delivered\s+to)\s+(?:the\s+|my\s+|our\s+)?(?:\w+\s+)?"
                            r"(?:inbox|mailbox))\b|"
                            r"\bdid\s+(?:i|we|you|they|\w+)\s+(?:get|receive)\s+(?:the|a|an|any|my|our)?\s*"
                            r"(?:[\w-]+\s+){0,3}"
-                           r"(?:e-?mails?|mails?)\b", re.I)
-#: A clause that reads mail ("check my mail from legal in the last month", "Find that email", "…, my
-#: last few emails with them"): found in the mailbox and read, as a mail that arrived is. Not an
-#: address, a column or a campaign named for e-mail, nor a mail the clause opens by sending.
+                           + _MAIL + r"\b", re.I)
+#: A clause that reads the reader's own mail ("check my mail from legal in the last month", "Find that
+#: email", "…, my last few emails with them"): found in the mailbox and read, as a mail that arrived is.
+#: Not mail a clause names as a thing of code ("where we validate email addresses"), nor one it sends.
 _READS_MAIL = re.compile(OPENING + r"(?:check|find|read|search|scan|review|summari[sz]e|look\s+(?:at|through|for)|"
                          r"go\s+through|dig\s+(?:through|into)|pull\s+up|skim)\b(?:\s+[^\s.;!?]+){0,8}?\s+"
                          r"(?:(?:(?:my|our)\s+(?:[^\s.;!?]+\s+){0,3}?|(?:that|this|these|those)\s+)"
-                         r"(?:e-?mails?|mails?|inbox|mailbox)\b(?![.\-_]\w)|"
-                         r"(?:e-?mails?|mails?)\s+(?:from|with|about)\s)", re.I)
+                         r"(?:" + _MAIL + r"|inbox|mailbox)\b(?![.\-_]\w)|"
+                         + _MAIL + r"\s+(?:from|with|about)\s)", re.I)
 #: What names a part of a form or a record, where an e-mail is a field ("check the form has email, password …").
 _FORM_PART = re.compile(r"\b(?:forms?|fields?|inputs?|columns?|tables?|pages?|rows?)\b", re.I)
 #: A search for places around an address ("cafés near 221B Baker Street", "hotels within 2 km of our
@@ -480,10 +482,11 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
             steps.append(Step(SNAPSHOT_PAGE, "/read", implied=True, clause=clause))  # the page looked at
         if _OPENS_URL.match(action) and not _FETCHES.search(clause) and not _API.search(clause):
             opened = (i, start)  # "Open https://app.example.com/dashboard": a page, if the task goes on to its calls
-        if page is None and opened is not None and _CALLS.search(clause):
+        asks_calls = calls is None and _CALLS.search(clause) is not None
+        if asks_calls and page is None and opened is not None:
             steps.insert(opened[1], Step(OPEN_PAGE, "/read", implied=True, clause=clauses[opened[0]]))
             page = opened[0]
-        if page is not None and _CALLS.search(clause) and calls is None:
+        if asks_calls and page is not None:
             steps.append(Step(PAGE_REQUESTS, "/read", implied=True, clause=clause))  # the calls the opened page made
             calls = i
         if calls is not None and i - calls <= 1 and _CALL_ANSWER.search(clause) and not answered:
