@@ -11,7 +11,7 @@ from jit.models import ServerStatus, StoredTool, ToolAnalysis, ToolDef
 from jit.selection.budget import Estimates, cap_full, fit_budget
 from jit.selection.budget import fed, unfed
 from jit.selection.step_words import action_free, leading_capability, name_fit, noun_uses, spelled
-from jit.selection.clauses import split_clauses
+from jit.selection.clauses import clause_action, split_clauses
 from jit.selection.naming import demo_servers
 from jit.selection.steps import (
     CURRENT_TIME,
@@ -507,6 +507,11 @@ def test_a_steps_capability_is_its_leading_verbs_and_a_question_reads():
     assert [(s.capability, s.implied) for s in task_steps("If the build is green merge PR #12")] == [
         ("/read", True), ("/write", False)]  # whether the build is green: the change's checks read first
     assert [s.capability for s in task_steps("If the tests pass merge PR #12 into main")] == ["/write"]
+    # a subject and its "is" said as one word: the condition ends there too
+    assert [(s.text, s.capability) for s in task_steps("if it's clean move the card to Verified")] == [
+        ("if it's clean move the card to Verified", "/write")]
+    assert clause_action("if they're all passing tag the release") == "tag the release"
+    assert clause_action("if the user's cart is empty create one") == "create one"  # a possessive, then "is"
     assert [s.capability for s in task_steps("Let me know if you can delete the old branch")] == ["/delete"]
     # "give" says no change of its own: an overview reads, feedback sends, a summary of a document reads
     assert [(s.capability, s.by) for s in task_steps("Give an overview of the open issues in acme/web")] == [

@@ -32,6 +32,9 @@ _LEAD_IN = re.compile(r"^(?:in|on|at|from|for|within|inside|under|if|when|once|a
 #: condition, and so is "when you run the tests" before a question: :func:`split_clauses`).
 _OWN_LEAD = re.compile(r"^(?P<when>after|before|once|when|as soon as)\s+(?P<you>you(?P<state>'re|\s+are)?(?:'ve|\s+have|"
                        r"\s+had)?\s+)?(?P<verb>[a-z][a-z\-]*)\b(?!['\u2019])", re.I)
+#: A subject and its verb said as one word ("it's", "that's", "everything's", "they're"): a condition's
+#: subject and its "is" or "are" (:func:`_imperative_at`: "if it's clean move the card to Verified").
+_CONTRACTED = re.compile(r"(?:it|that|this|everything|all|they|we|there)['\u2019](?:s|re)$")
 #: A verb and a particle that make another verb, something met rather than done ("run into errors",
 #: "run out of ideas", "come across"; not "set up", "roll out", "write up": :func:`_own_action`).
 _PHRASAL = re.compile(r"\s+(?:into|out\s+of|across|short\s+of)\b", re.I)
@@ -245,6 +248,9 @@ def _imperative_at(piece: str) -> int | None:
             continue
         if k == 0 or low in _NOT_VERB:
             after, negation, auxiliary = 0, None, False
+            continue
+        if _CONTRACTED.match(low):  # "if it's clean move the card": a subject and its "is"
+            after, negation, auxiliary, finite = 1, None, True, True
             continue
         after += 1
         if finite and after > 2 and low in VERBS and not auxiliary:
