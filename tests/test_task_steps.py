@@ -19,6 +19,7 @@ from jit.selection.steps import (
     FILL_FORM,
     FIND_MATCHING,
     GEOCODE,
+    ONLINE_SHEET_TABS,
     OPEN_PAGE,
     PAGE_REQUESTS,
     PUSH_BRANCH,
@@ -28,6 +29,7 @@ from jit.selection.steps import (
     READ_CODE,
     READ_REQUEST,
     RUN_COMMAND,
+    SHEET_TABS,
     SNAPSHOT_PAGE,
     STAGE_CHANGES,
     SUBMIT_FORM,
@@ -936,3 +938,22 @@ def test_places_near_an_address_are_found_from_its_coordinates_and_a_trips_lengt
                  "The commute widget shows wrong travel times; fix src/widgets/commute.ts.",
                  "Open https://maps.example.test/shops near the station and screenshot it."):
         assert GEOCODE not in texts(task) and TRAVEL_TIME not in texts(task), task
+
+
+def test_a_workbook_or_spreadsheet_a_clause_works_in_has_its_sheets_looked_at_first():
+    """A range of a workbook read or written ("mark the Login row in reports/test-matrix.xlsx", "the
+    'Customer Metrics' Google Sheet") is one of its sheets: which sheets it has is asked first, of the
+    file's tool or of the online spreadsheet's, once it is found."""
+    def texts(task: str) -> list[str]:
+        return [s.text for s in task_steps(task)]
+
+    assert texts("In reports/test-matrix.xlsx, mark the Login row as Passed") == [
+        SHEET_TABS, "In reports/test-matrix.xlsx, mark the Login row as Passed"]
+    got = texts("Pull the Q3 churn numbers from the 'Customer Metrics' Google Sheet and compare them with reports/q3.xlsx")
+    assert got.index("search by title for the Google Sheet") < got.index(ONLINE_SHEET_TABS)  # found, then its tabs
+    assert got.index(ONLINE_SHEET_TABS) < got.index(SHEET_TABS)  # each book by its own kind
+    assert ONLINE_SHEET_TABS in texts("do the numbers on the Totals tab of the budget spreadsheet in Drive add up?")
+    # a book made, no book at all
+    for task in ("Create a new spreadsheet for the budget in Google Drive", "Export the orders to a workbook at out/o.xlsx",
+                 "Read the React hooks cheat sheet and summarise it", "Update the style sheet in src/app.css"):
+        assert SHEET_TABS not in texts(task) and ONLINE_SHEET_TABS not in texts(task), task

@@ -237,6 +237,18 @@ _TRAVEL = re.compile(r"\b(?:(?:walking|driving|travel|commute|transit|cycling)\s
                      r"how\s+(?:long|far)\b[^.;!?]{0,40}?\b(?:walk|drive|ride|trip|journey|commute|on\s+foot|"
                      r"by\s+(?:car|train|bus)|to\s+get\s+(?:to|from|there|here)\b)|"
                      r"minutes?'?\s+(?:walk|drive|ride)|on\s+foot)\b", re.I)
+#: A workbook or a spreadsheet a clause names ("mark the row in reports/test-matrix.xlsx", "the 'Customer Metrics'
+#: Google Sheet", "the Totals tab"): its sheets are looked at before a range of one is read or written.
+_WORKBOOK = re.compile(r"(?<![\w/.-])[\w./-]*\w\.(?:xlsx|xlsm|xls|ods)\b|\b(?:spreadsheets?|workbooks?|google\s+sheets?)\b|"
+                       r"\b(?:tab|sheet)\s+[\"'\u201c\u2018]|[\"'\u201d\u2019]\s+(?:tab|sheet)\b", re.I)
+#: Of those, a file ("reports/q3.xlsx", "the Excel workbook") ...
+_BOOK_FILE = re.compile(r"\.(?:xlsx|xlsm|xls|ods)\b|\bexcel\b", re.I)
+#: ... or one kept online ("the Google Sheet", "the spreadsheet in Drive"), not a file on this machine.
+_ONLINE_BOOK = re.compile(r"\bgoogle\s+(?:sheets?|drive)\b|\b(?:in|on|from)\s+(?:my\s+|our\s+|the\s+)?drive\b", re.I)
+#: A clause that makes a workbook or a spreadsheet, which has no sheets to look at yet.
+_MAKES_BOOK = re.compile(OPENING + r"(?:create|make|generate|build|start|export|set\s+up)\b", re.I)
+SHEET_TABS = "describe the Excel workbook file: its sheets and their used ranges"
+ONLINE_SHEET_TABS = "get a Google spreadsheet's info: the names of its sheets (tabs)"
 GEOCODE = "geocode an address into coordinates"
 TRAVEL_TIME = "get the travel time and distance between places"
 SEARCH_MAIL = "search the mailbox for emails"
@@ -542,6 +554,10 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
         found = _FINDS.match(clause) if cap == "/read" else None
         if kind and not found and within:  # itself read, beside what the clause reads in it
             steps.append(Step(f"read the content of the {kind}", "/read", implied=True, clause=clause))
+        if cap in ("/read", "/write") and _WORKBOOK.search(clause) and not _MAKES_BOOK.match(action):
+            # a workbook's sheets, once it is found
+            online = _ONLINE_BOOK.search(clause) or (not _BOOK_FILE.search(clause) and _ONLINE_BOOK.search(text))
+            steps.append(Step(ONLINE_SHEET_TABS if online else SHEET_TABS, "/read", implied=True, clause=clause))
         if (_LOGS_IN.match(action) or _SENDS_FORM.match(action)) and any(s.text == OPEN_PAGE for s in steps):
             # logging in, signing up or submitting on a page opened in a browser: its form filled in, then submitted
             steps += [Step(FILL_FORM, "/write", implied=True, clause=clause),
