@@ -15,6 +15,7 @@ from jit.selection.clauses import clause_action, split_clauses
 from jit.selection.naming import demo_servers
 from jit.selection.steps import (
     CURRENT_TIME,
+    FETCH_URL,
     FILE_STEP,
     FILL_FORM,
     FIND_MATCHING,
@@ -957,3 +958,27 @@ def test_a_workbook_or_spreadsheet_a_clause_works_in_has_its_sheets_looked_at_fi
     for task in ("Create a new spreadsheet for the budget in Google Drive", "Export the orders to a workbook at out/o.xlsx",
                  "Read the React hooks cheat sheet and summarise it", "Update the style sheet in src/app.css"):
         assert SHEET_TABS not in texts(task) and ONLINE_SHEET_TABS not in texts(task), task
+
+
+def test_an_address_requested_over_http_is_fetched_not_opened_in_a_browser():
+    """"Hit http://localhost:4000/api/health", "GET /healthz on the forwarded port", "check /_cluster/health is
+    green" after a port-forward: a client's request, whose answer a fetch tool gets, not a page to open."""
+    def texts(task: str) -> list[str]:
+        return [s.text for s in task_steps(task)]
+
+    assert texts("Hit http://localhost:4000/api/health and /api/version") == [FETCH_URL]
+    got = texts("Port-forward svc/search-es to localhost:9200, check /_cluster/health is green, then stop the forward")
+    assert FETCH_URL in got and OPEN_PAGE not in got
+    assert texts("verify http://localhost:8080/readyz returns 200") == [FETCH_URL]
+    assert texts("Port-forward to service/api on 8080 and hit /healthz and /readyz")[1] == FETCH_URL
+    # a file's path, a page looked at or opened in a browser: no request
+    assert FETCH_URL not in texts("fetch /etc/hosts and show it")
+    assert FETCH_URL not in texts("Port-forward svc/api to localhost:8080 and check /etc/nginx/nginx.conf too")
+    assert texts("check http://localhost:3000/pricing renders the banner")[0] == OPEN_PAGE
+    assert texts("Hit http://localhost:3000/login in the browser and screenshot the form")[0] == OPEN_PAGE
+
+
+def test_a_tool_named_as_its_server_is_named_for_what_it_does():
+    # the fetch server's ``fetch``: its server's words are all its name has
+    assert name_fit("fetch", "fetch", Step("fetch a URL", "/read")) == 1.0
+    assert name_fit("git_fetch", "git", Step("fetch a URL", "/read")) == 1.0  # "git" left out as before

@@ -282,9 +282,11 @@ def _reading(text: str) -> tuple[str, frozenset[str], frozenset[str], frozenset[
 @lru_cache(maxsize=1 << 14)
 def _name_words(name: str, server: str) -> tuple[str, ...]:
     """A tool name's search tokens, its server's left out (:func:`name_fit`, asked of the same
-    candidates by every step)."""
+    candidates by every step), unless that leaves none: a tool named as its server (``fetch`` of
+    the fetch server) is named for what it does."""
     own = set(search_tokens(server))
-    words = tuple(w for w in search_tokens(name, drop_stopwords=True) if w not in own)
+    said = search_tokens(name, drop_stopwords=True)
+    words = tuple(w for w in said if w not in own) or tuple(said)
     if words[:1] == ("api",) and len(words) > 1 and (re.match(r"api[^\w\s]", name, re.I) or words[1] in _METHODS):
         # an API's operation ("API-retrieve-a-page"), and one spelled by its HTTP method
         # ("API-post-search"): the method says what it does only when no verb follows ("API-post-page")

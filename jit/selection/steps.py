@@ -351,6 +351,17 @@ _API = re.compile(r"\b(?:api|json|endpoints?|response|status code|headers?|curl|
 #: A clause that asks a command-line client for an address ("curl http://localhost:9200/_cat/indices"):
 #: no page to open in a browser.
 _FETCHES = re.compile(r"\b(?:curl|wget|httpie)\b", re.I)
+#: A clause that requests an address over HTTP, as a client does rather than a browser ("Hit
+#: http://localhost:4000/api/health and /api/version", "GET /healthz on the forwarded port", "curl
+#: https://api.example.com/v1/status"): the address's answer is fetched. A path alone ("hit /readyz")
+#: is an endpoint's when the task names an address or forwards a port (:func:`task_steps`).
+_HITS = re.compile(OPENING + r"(?:(?P<asks>hit|fetch|curl|wget|poll|probe|(?-i:GET))|check|verify|call|query|ping)\s+"
+                   r"(?:(?:the|both|each|all)\s+)?(?:(?:local\s+)?endpoints?\s+)?"
+                   r"(?P<at>https?://|(?:localhost|127\.0\.0\.1)[:/]|/(?=[\w.-]))", re.I)
+#: An address a service answers on, where a verb that is no request's ("check /_cluster/health is green",
+#: "verify http://localhost:8080/readyz") asks for its answer: not a page looked at.
+_ENDPOINT = re.compile(r"/_?(?:health\w*|ready\w*|live\w*|status|version|metrics|ping)\b", re.I)
+FETCH_URL = "fetch a URL: make an HTTP request and return its response"
 #: A clause about the calls a page opened in the browser makes ("which XHR failed", "whether the
 #: /api/stats call returns 200", "a 401 from POST /api/session"): the page's network requests.
 _CALLS = re.compile(r"\b(?:xhr|fetch\s+calls?|network\s+(?:requests?|calls?|tab|traffic)|(?:api|ajax|http)\s+calls?|"
@@ -484,9 +495,10 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
             steps.append(Step(READ_ISSUE, "/read", implied=True, clause=clause))
         if profile.edits_code:
             steps.append(Step(READ_CODE, "/read", implied=True, clause=clause, by="read_file"))
+        hits = _requests(action, text)
         local_page = bool(_LOCAL.search(clause)) and not _NO_PAGE.search(clause)
         if (_URL.search(clause) and (_PAGE.search(text) or local_page or _AUDITS.match(action))
-                and not _FETCHES.search(clause)):
+                and not _FETCHES.search(clause) and not (hits and not _PAGE.search(clause))):
             steps.append(Step(OPEN_PAGE, "/read", implied=True, clause=clause))
             page = i
         if (cap == "/read" and page is not None and i - page <= 1 and _ON_PAGE.search(clause) and not _API.search(clause)
@@ -564,6 +576,8 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
                       Step(SUBMIT_FORM, "/write", implied=True, clause=clause)]
         elif cap == "/execute" and _RUN.search(clause):
             steps.append(Step(RUN_COMMAND, "/execute", implied=True, clause=clause, by="run_command"))
+        elif cap == "/read" and hits and page != i:  # an address requested: its answer fetched
+            steps.append(Step(FETCH_URL, cap, clause=clause))
         elif cap == "/write" and _STAGES.match(action):  # "Stage the fix when you're done": git's own words
             steps.append(Step(STAGE_CHANGES, cap, clause=clause))
         elif cap == "/write" and (profile.edits_code or profile.file_targets
@@ -577,6 +591,19 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
     for s in steps:
         first.setdefault((s.text, s.capability), s)  # an implied step once, where it is first implied
     return list(first.values())
+
+
+def _requests(action: str, text: str) -> bool:
+    """Whether a clause's action requests an address over HTTP (:data:`_HITS`): a path alone only in a task
+    that names an address or forwards a port ("fetch /etc/hosts" reads a file), and after a verb that is no
+    request's, only an endpoint's address (:data:`_ENDPOINT`: "check http://localhost:3000/pricing renders"
+    looks at a page)."""
+    hits = _HITS.match(action)
+    if hits is None or (hits.group("at") == "/" and not _URL.search(text) and not _PORT_FORWARD.search(text)):
+        return False
+    at = hits.start("at")
+    end = action.find(" ", at)
+    return bool(hits.group("asks")) or _ENDPOINT.search(action, at, len(action) if end < 0 else end) is not None
 
 
 def _mail_arrives(clause: str) -> bool:
