@@ -14,6 +14,7 @@ from jit.selection.step_words import action_free, leading_capability, name_fit, 
 from jit.selection.clauses import clause_action, split_clauses
 from jit.selection.naming import demo_servers
 from jit.selection.steps import (
+    BOARD_COLUMNS,
     CURRENT_TIME,
     FETCH_URL,
     FILE_STEP,
@@ -515,6 +516,9 @@ def test_a_steps_capability_is_its_leading_verbs_and_a_question_reads():
         ("if it's clean move the card to Verified", "/write")]
     assert clause_action("if they're all passing tag the release") == "tag the release"
     assert clause_action("if the user's cart is empty create one") == "create one"  # a possessive, then "is"
+    # the state after the "is" and a thing named after it are no action: the close is
+    for task in ("If it's still open, close it", "if it's still open close it", "If there's another open PR, close this one"):
+        assert [s.capability for s in task_steps(task)] == ["/write"], task
     assert [s.capability for s in task_steps("Let me know if you can delete the old branch")] == ["/delete"]
     # "give" says no change of its own: an overview reads, feedback sends, a summary of a document reads
     assert [(s.capability, s.by) for s in task_steps("Give an overview of the open issues in acme/web")] == [
@@ -954,10 +958,31 @@ def test_a_workbook_or_spreadsheet_a_clause_works_in_has_its_sheets_looked_at_fi
     assert got.index("search by title for the Google Sheet") < got.index(ONLINE_SHEET_TABS)  # found, then its tabs
     assert got.index(ONLINE_SHEET_TABS) < got.index(SHEET_TABS)  # each book by its own kind
     assert ONLINE_SHEET_TABS in texts("do the numbers on the Totals tab of the budget spreadsheet in Drive add up?")
-    # a book made, no book at all
+    assert texts("Add a row to https://docs.google.com/spreadsheets/d/1AbC/edit")[0] == ONLINE_SHEET_TABS
+    # a book made or handled as a file, one a change adds, a tab of something else, no book at all
     for task in ("Create a new spreadsheet for the budget in Google Drive", "Export the orders to a workbook at out/o.xlsx",
+                 "Put the results in a new Google Sheet", "Save the query results to out/results.xlsx",
+                 "Commit reports/q3.xlsx and push", "Upload report.xlsx to the s3://acme-reports bucket",
+                 "Rename budget.xlsx to budget-2025.xlsx", "Implement a spreadsheet-like grid component in React",
+                 "Write unit tests for the workbook parser in lib/workbook.py",
+                 "Review the PR that adds spreadsheet export to the dashboard",
+                 'Switch to the "Network" tab in devtools', "Check the 'Actions' tab of acme/web",
                  "Read the React hooks cheat sheet and summarise it", "Update the style sheet in src/app.css"):
         assert SHEET_TABS not in texts(task) and ONLINE_SHEET_TABS not in texts(task), task
+
+
+def test_a_boards_items_read_by_a_field_have_the_boards_columns_read_first():
+    """"which items on the 'Q4 Launch' board are Stuck", "which cards are past their due date": the board's columns
+    hold the status, the owner, the date."""
+    def texts(task: str) -> list[str]:
+        return [s.text for s in task_steps(task)]
+
+    assert BOARD_COLUMNS in texts("Look at our 'Q4 Launch' board on monday.com - which items are Stuck, who owns them?")
+    assert BOARD_COLUMNS in texts("Which cards on the Sprint 12 Trello board are past their due date?")
+    for task in ("Check the status of the deploy, and post it to the team board",  # no item of the board read
+                 "Prepare the agenda for the board meeting and list the owners of each item",
+                 "Check the dashboard status for errors", "Move the card to Done on the board"):
+        assert BOARD_COLUMNS not in texts(task), task
 
 
 def test_an_address_requested_over_http_is_fetched_not_opened_in_a_browser():
@@ -971,9 +996,16 @@ def test_an_address_requested_over_http_is_fetched_not_opened_in_a_browser():
     assert FETCH_URL in got and OPEN_PAGE not in got
     assert texts("verify http://localhost:8080/readyz returns 200") == [FETCH_URL]
     assert texts("Port-forward to service/api on 8080 and hit /healthz and /readyz")[1] == FETCH_URL
+    assert texts("GET /healthz on the forwarded port") == [FETCH_URL]
+    assert texts("Get http://localhost:8080/health") == [FETCH_URL]
     # a file's path, a page looked at or opened in a browser: no request
     assert FETCH_URL not in texts("fetch /etc/hosts and show it")
-    assert FETCH_URL not in texts("Port-forward svc/api to localhost:8080 and check /etc/nginx/nginx.conf too")
+    for task in ("Port-forward svc/api to localhost:8080, then fetch /etc/hosts from the pod",
+                 "Port-forward svc/api to localhost:8080 and check /var/log/app/status.log for errors",
+                 "Port-forward svc/api to localhost:8080 and check /app/config/version.json matches the tag",
+                 "Check http://localhost:3000/version-history lists v2",
+                 "Check http://localhost:3000/status renders the status page correctly"):
+        assert FETCH_URL not in texts(task), task
     assert texts("check http://localhost:3000/pricing renders the banner")[0] == OPEN_PAGE
     assert texts("Hit http://localhost:3000/login in the browser and screenshot the form")[0] == OPEN_PAGE
 
@@ -981,4 +1013,5 @@ def test_an_address_requested_over_http_is_fetched_not_opened_in_a_browser():
 def test_a_tool_named_as_its_server_is_named_for_what_it_does():
     # the fetch server's ``fetch``: its server's words are all its name has
     assert name_fit("fetch", "fetch", Step("fetch a URL", "/read")) == 1.0
+    assert name_fit("fetch", "fetch", Step("search the mailbox", "/read")) == 0.0  # not any read: its own verb
     assert name_fit("git_fetch", "git", Step("fetch a URL", "/read")) == 1.0  # "git" left out as before

@@ -35,6 +35,10 @@ _OWN_LEAD = re.compile(r"^(?P<when>after|before|once|when|as soon as)\s+(?P<you>
 #: A subject and its verb said as one word ("it's", "that's", "everything's", "they're"): a condition's
 #: subject and its "is" or "are" (:func:`_imperative_at`: "if it's clean move the card to Verified").
 _CONTRACTED = re.compile(r"(?:it|that|this|everything|all|they|we|there)['\u2019](?:s|re)$")
+#: Words that open a thing's name as an article does ("if there's another open PR"; :func:`_imperative_at`) ...
+_DETERMINERS = frozenset("another any some every each more no".split())
+#: ... and words between an "is" and the state it says ("if it's still open", "if it's already merged").
+_STILL = frozenset("still already just only also really yet even".split())
 #: A verb and a particle that make another verb, something met rather than done ("run into errors",
 #: "run out of ideas", "come across"; not "set up", "roll out", "write up": :func:`_own_action`).
 _PHRASAL = re.compile(r"\s+(?:into|out\s+of|across|short\s+of)\b", re.I)
@@ -246,12 +250,14 @@ def _imperative_at(piece: str) -> int | None:
                 continue
             negation = m.start() if negation is None else negation  # "… is red don't merge PR #12"
             continue
-        if k == 0 or low in _NOT_VERB:
+        if k == 0 or low in _NOT_VERB or low in _DETERMINERS:
             after, negation, auxiliary = 0, None, False
             continue
         if _CONTRACTED.match(low):  # "if it's clean move the card": a subject and its "is"
             after, negation, auxiliary, finite = 1, None, True, True
             continue
+        if auxiliary and low in _STILL:
+            continue  # "if it's still open": the state after the "is" comes next
         after += 1
         if finite and after > 2 and low in VERBS and not auxiliary:
             return m.start() if negation is None else negation

@@ -282,11 +282,9 @@ def _reading(text: str) -> tuple[str, frozenset[str], frozenset[str], frozenset[
 @lru_cache(maxsize=1 << 14)
 def _name_words(name: str, server: str) -> tuple[str, ...]:
     """A tool name's search tokens, its server's left out (:func:`name_fit`, asked of the same
-    candidates by every step), unless that leaves none: a tool named as its server (``fetch`` of
-    the fetch server) is named for what it does."""
+    candidates by every step)."""
     own = set(search_tokens(server))
-    said = search_tokens(name, drop_stopwords=True)
-    words = tuple(w for w in said if w not in own) or tuple(said)
+    words = tuple(w for w in search_tokens(name, drop_stopwords=True) if w not in own)
     if words[:1] == ("api",) and len(words) > 1 and (re.match(r"api[^\w\s]", name, re.I) or words[1] in _METHODS):
         # an API's operation ("API-retrieve-a-page"), and one spelled by its HTTP method
         # ("API-post-search"): the method says what it does only when no verb follows ("API-post-page")
@@ -306,9 +304,12 @@ def name_fit(name: str, server: str, step: Said, task_words: frozenset[str] = fr
     ``get_pull_request_reviews``), and a word the step says only as a name (:func:`noun_uses`: "in my local
     checkout") is no verb of a tool's name."""
     words = _name_words(name, server)
-    if not words:
-        return 0.0
     verb, names, objects, direct, new, existing, has_id = _reading(step.text)
+    if not words:
+        # a tool named as its server (``fetch`` of the fetch server): it fits a step that says its name's
+        # words as its own verb or object ("fetch the URL"), not any read because its name is a reading verb
+        said = search_tokens(name, drop_stopwords=True)
+        return sum(w == verb or w in objects for w in said) / len(said) if said else 0.0
     if has_id and not _ID_WORDS.isdisjoint(words):
         objects = objects | _ID_WORDS  # "read ENG-512" says getIssueById's "by id"
     # A creation whose name makes the place the step puts its thing in ("for the Web team": createTeam)

@@ -122,7 +122,7 @@ _MAKES = re.compile(OPENING + r"(?:help me\s+)?(?:write|create|make|draft|"
                     r"generate|compose|prepare|produce|save|export|summari[sz]e|collect|list)\b", re.I)
 #: A task that forwards a port ("port-forward svc/search to localhost:9200"): its "forward" is that
 #: command's, not a message forwarded.
-_PORT_FORWARD = re.compile(r"\bport[- ]?forward", re.I)
+_PORT_FORWARD = re.compile(r"\bport[- ]?forward|\bforward(?:ed|ing)?\s+(?:the\s+|a\s+)?(?:local\s+)?port\b", re.I)
 _FORWARD = re.compile(_PORT_FORWARD.pattern + r"|\bthe\s+forward(?:ing)?\b(?!\s+(?:e-?mail|mail|message))", re.I)
 #: A clause that builds something ("build the pricing card as src/PricingCard.tsx"): when it names a file
 #: it writes, building is writing that file, not running a build.
@@ -238,15 +238,33 @@ _TRAVEL = re.compile(r"\b(?:(?:walking|driving|travel|commute|transit|cycling)\s
                      r"by\s+(?:car|train|bus)|to\s+get\s+(?:to|from|there|here)\b)|"
                      r"minutes?'?\s+(?:walk|drive|ride)|on\s+foot)\b", re.I)
 #: A workbook or a spreadsheet a clause names ("mark the row in reports/test-matrix.xlsx", "the 'Customer Metrics'
-#: Google Sheet", "the Totals tab"): its sheets are looked at before a range of one is read or written.
-_WORKBOOK = re.compile(r"(?<![\w/.-])[\w./-]*\w\.(?:xlsx|xlsm|xls|ods)\b|\b(?:spreadsheets?|workbooks?|google\s+sheets?)\b|"
-                       r"\b(?:tab|sheet)\s+[\"'\u201c\u2018]|[\"'\u201d\u2019]\s+(?:tab|sheet)\b", re.I)
+#: Google Sheet"; not "a spreadsheet-like grid", "the workbook parser"): its sheets are looked at before a range of
+#: one is read or written (:func:`_sheets_step`) ...
+_WORKBOOK = re.compile(r"(?<![\w/.-])[\w./-]*\w\.(?:xlsx|xlsm|xls|ods)\b|"
+                       r"(?<![/.\w-])(?:spreadsheets?|workbooks?|google\s+sheets?|gsheets?)\b(?![-\u2010./]|\s+(?:parser|export|library))|"
+                       r"\bdocs\.google\.com/spreadsheets\b", re.I)
+#: ... and a sheet or a tab named in quotes ("the 'fixtures' tab"), of a task that names a workbook (not
+#: "the 'Network' tab in devtools").
+_TAB = re.compile(r"\b(?:tab|sheet)\s+[\"'\u201c\u2018]|[\"'\u201d\u2019]\s+(?:tab|sheet)\b", re.I)
 #: Of those, a file ("reports/q3.xlsx", "the Excel workbook") ...
 _BOOK_FILE = re.compile(r"\.(?:xlsx|xlsm|xls|ods)\b|\bexcel\b", re.I)
 #: ... or one kept online ("the Google Sheet", "the spreadsheet in Drive"), not a file on this machine.
-_ONLINE_BOOK = re.compile(r"\bgoogle\s+(?:sheets?|drive)\b|\b(?:in|on|from)\s+(?:my\s+|our\s+|the\s+)?drive\b", re.I)
-#: A clause that makes a workbook or a spreadsheet, which has no sheets to look at yet.
-_MAKES_BOOK = re.compile(OPENING + r"(?:create|make|generate|build|start|export|set\s+up)\b", re.I)
+_ONLINE_BOOK = re.compile(r"\bgoogle\s+(?:sheets?|spreadsheets?|drive)\b|\bgsheets?\b|\b(?:docs|sheets)\.google\.com\b|"
+                          r"\b(?:in|on|from)\s+(?:my\s+|our\s+|the\s+)?drive\b", re.I)
+#: A clause that makes a workbook or a spreadsheet, which has no sheets to look at yet, or that handles it as a
+#: file ("commit reports/q3.xlsx", "upload report.xlsx to the bucket", "rename budget.xlsx").
+_BOOK_AS_FILE = re.compile(OPENING + r"(?:create|make|generate|build|start|export|save|set\s+up|commit|stage|push|"
+                           r"upload|download|move|rename|copy|attach|share|send|e-?mail|delete|remove)\b|"
+                           r"\bnew\s+(?:google\s+)?(?:spreadsheet|workbook|sheet)\b", re.I)
+#: A board a clause reads items of by a field ("which items on the 'Q4 Launch' board are Stuck", "who owns
+#: them", "the cards past their due date"): the board's columns, which hold those fields, are read first.
+#: Not a dashboard, a keyboard, a whiteboard or an onboarding, nor a board of people ("the board meeting").
+_BOARD = re.compile(r"(?<![\w-])boards?\b(?!\s+(?:meetings?|members?|of\s+directors))", re.I)
+_BY_FIELD = re.compile(r"\b(?:status(?:es)?|stuck|owners?|owns|owned|due(?:\s+dates?)?|overdue|columns?|priorit(?:y|ies)|"
+                       r"assignees?|assigned)\b", re.I)
+#: What a board holds, which a clause reads by a field ("which items are Stuck").
+_ITEMS = re.compile(r"\b(?:items?|cards?|tasks?|tickets?|pulses?|entries)\b", re.I)
+BOARD_COLUMNS = "get the board's schema: its columns and groups"
 SHEET_TABS = "describe the Excel workbook file: its sheets and their used ranges"
 ONLINE_SHEET_TABS = "get a Google spreadsheet's info: the names of its sheets (tabs)"
 GEOCODE = "geocode an address into coordinates"
@@ -355,12 +373,16 @@ _FETCHES = re.compile(r"\b(?:curl|wget|httpie)\b", re.I)
 #: http://localhost:4000/api/health and /api/version", "GET /healthz on the forwarded port", "curl
 #: https://api.example.com/v1/status"): the address's answer is fetched. A path alone ("hit /readyz")
 #: is an endpoint's when the task names an address or forwards a port (:func:`task_steps`).
-_HITS = re.compile(OPENING + r"(?:(?P<asks>hit|fetch|curl|wget|poll|probe|(?-i:GET))|check|verify|call|query|ping)\s+"
-                   r"(?:(?:the|both|each|all)\s+)?(?:(?:local\s+)?endpoints?\s+)?"
+_HITS = re.compile(OPENING + r"(?:(?P<asks>hit|fetch|curl|wget|poll|probe|(?-i:GET)|get(?=\s+(?:https?://|localhost|127\.)))|"
+                   r"check|verify|test)\s+(?:(?:the|both|each|all)\s+)?(?:(?:local\s+)?endpoints?\s+)?"
                    r"(?P<at>https?://|(?:localhost|127\.0\.0\.1)[:/]|/(?=[\w.-]))", re.I)
 #: An address a service answers on, where a verb that is no request's ("check /_cluster/health is green",
-#: "verify http://localhost:8080/readyz") asks for its answer: not a page looked at.
-_ENDPOINT = re.compile(r"/_?(?:health\w*|ready\w*|live\w*|status|version|metrics|ping)\b", re.I)
+#: "verify http://localhost:8080/readyz") asks for its answer: not a page looked at ("check
+#: http://localhost:3000/version-history lists v2").
+_ENDPOINT = re.compile(r"/_?(?:health\w*|ready\w*|live\w*|status|version|metrics|ping)(?=[/?#,;)]|\.?$)", re.I)
+#: A path alone that is a file's, not an endpoint's ("fetch /etc/hosts from the pod", "check
+#: /var/log/app/status.log"): under a system's directory, or with an extension.
+_FILE_PATH = re.compile(r"/(?:etc|var|usr|home|tmp|opt|proc|root|srv|mnt|dev|sys)/|[^/\s]\.[a-z]\w{0,4}[,;)]?$", re.I)
 FETCH_URL = "fetch a URL: make an HTTP request and return its response"
 #: A clause about the calls a page opened in the browser makes ("which XHR failed", "whether the
 #: /api/stats call returns 200", "a 401 from POST /api/session"): the page's network requests.
@@ -566,10 +588,12 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
         found = _FINDS.match(clause) if cap == "/read" else None
         if kind and not found and within:  # itself read, beside what the clause reads in it
             steps.append(Step(f"read the content of the {kind}", "/read", implied=True, clause=clause))
-        if cap in ("/read", "/write") and _WORKBOOK.search(clause) and not _MAKES_BOOK.match(action):
-            # a workbook's sheets, once it is found
-            online = _ONLINE_BOOK.search(clause) or (not _BOOK_FILE.search(clause) and _ONLINE_BOOK.search(text))
-            steps.append(Step(ONLINE_SHEET_TABS if online else SHEET_TABS, "/read", implied=True, clause=clause))
+        if (cap == "/read" and _BY_FIELD.search(clause) and _BOARD.search(text)
+                and (_BOARD.search(clause) or _ITEMS.search(clause))):
+            steps.append(Step(BOARD_COLUMNS, "/read", implied=True, clause=clause))  # the fields' columns, first
+        sheets = _sheets_step(clause, action, text) if cap in ("/read", "/write") and not profile.edits_code else None
+        if sheets:  # a workbook's sheets, once it is found
+            steps.append(Step(sheets, "/read", implied=True, clause=clause))
         if (_LOGS_IN.match(action) or _SENDS_FORM.match(action)) and any(s.text == OPEN_PAGE for s in steps):
             # logging in, signing up or submitting on a page opened in a browser: its form filled in, then submitted
             steps += [Step(FILL_FORM, "/write", implied=True, clause=clause),
@@ -593,17 +617,36 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
     return list(first.values())
 
 
+def _sheets_step(clause: str, action: str, text: str) -> str | None:
+    """The step that looks at the sheets of a workbook a clause reads or writes in (:data:`_WORKBOOK`, :data:`_TAB`):
+    of the file's tool, or of the online spreadsheet's; None for none, a book made or handled as a file
+    (:data:`_BOOK_AS_FILE`), or one a change under review adds ("review the PR that adds spreadsheet export")."""
+    if not (_WORKBOOK.search(clause) or (_TAB.search(clause) and _WORKBOOK.search(text))):
+        return None
+    if _BOOK_AS_FILE.search(action) or _REVIEWS.search(clause):
+        return None
+    online = _ONLINE_BOOK.search(clause) or (not _BOOK_FILE.search(clause) and _ONLINE_BOOK.search(text))
+    return ONLINE_SHEET_TABS if online else SHEET_TABS
+
+
 def _requests(action: str, text: str) -> bool:
     """Whether a clause's action requests an address over HTTP (:data:`_HITS`): a path alone only in a task
     that names an address or forwards a port ("fetch /etc/hosts" reads a file), and after a verb that is no
     request's, only an endpoint's address (:data:`_ENDPOINT`: "check http://localhost:3000/pricing renders"
     looks at a page)."""
     hits = _HITS.match(action)
-    if hits is None or (hits.group("at") == "/" and not _URL.search(text) and not _PORT_FORWARD.search(text)):
+    if hits is None:
         return False
     at = hits.start("at")
     end = action.find(" ", at)
-    return bool(hits.group("asks")) or _ENDPOINT.search(action, at, len(action) if end < 0 else end) is not None
+    end = len(action) if end < 0 else end
+    if hits.group("at") == "/" and (not (_URL.search(text) or _PORT_FORWARD.search(text))
+                                    or _FILE_PATH.search(action, at, end)):
+        return False
+    if hits.group("asks"):
+        return True
+    return (_ENDPOINT.search(action, at, end) is not None and not _ON_PAGE.search(action)
+            and not _PAGE.search(action))
 
 
 def _mail_arrives(clause: str) -> bool:
