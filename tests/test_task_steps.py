@@ -36,6 +36,7 @@ from jit.selection.steps import (
     STAGE_CHANGES,
     SUBMIT_FORM,
     SWITCH_BRANCH,
+    TREE_STATUS,
     TRAVEL_TIME,
     Step,
     asked,
@@ -1015,3 +1016,18 @@ def test_a_tool_named_as_its_server_is_named_for_what_it_does():
     assert name_fit("fetch", "fetch", Step("fetch a URL", "/read")) == 1.0
     assert name_fit("fetch", "fetch", Step("search the mailbox", "/read")) == 0.0  # not any read: its own verb
     assert name_fit("git_fetch", "git", Step("fetch a URL", "/read")) == 1.0  # "git" left out as before
+
+
+def test_local_changes_looked_at_have_the_working_trees_status_read_first():
+    """"look over my unstaged changes", "review what I've staged", "everything I've changed" before a commit: which
+    files the changes touch is the working tree's status."""
+    def texts(task: str) -> list[str]:
+        return [s.text for s in task_steps(task)]
+
+    for task in ("Before I commit, look over my unstaged changes and flag anything odd.",
+                 "Before I commit, review what I've staged in the local repo.",
+                 "Look at everything I've changed, write a sensible commit message and commit all of it."):
+        assert texts(task)[0] == TREE_STATUS, task
+    for task in ("Summarise my changes to the config in the Notion page",  # no repository
+                 "Review the changes in PR #12", "Commit the fix"):
+        assert TREE_STATUS not in texts(task), task

@@ -305,6 +305,18 @@ _CHECKS = re.compile(r"(?-i:\bCI\b)\s+(?:(?:is|was|has|have)\s+)?(?:green|red|st
 _CONDITION = re.compile(r"\b(?:if|once|until|unless|when|whether|after|as\s+soon\s+as)\b", re.I)
 _A_CHANGE = re.compile(r"\b(?:prs?|pull\s+requests?|merge\s+requests?|mrs?)\b", re.I)
 READ_CHECKS = "get the combined status of all status checks for a pull request"
+#: A clause that looks at the changes made in a local checkout, not yet committed ("look over my unstaged
+#: changes", "the uncommitted changes", "the working tree") ...
+_LOCAL_CHANGES = re.compile(r"\b(?:unstaged|uncommitted)\s+(?:changes|files|edits|diff|work)\b|"
+                            r"\bworking\s+(?:tree|copy)\b", re.I)
+#: ... or the user's own changes ("review what I've staged", "everything I've changed", "my local changes") in a task
+#: about a repository (not "my changes to the Notion page"): which files they touch, the working tree's status,
+#: is read first.
+_OWN_CHANGES = re.compile(r"\b(?:my|our)\s+(?:local\s+)?(?:changes|edits|modifications)\b|"
+                          r"\b(?:what|everything)\s+(?:i|we)(?:'ve|\s+have|\u2019ve)?\s+(?:changed|staged|modified|touched)\b",
+                          re.I)
+_REPOSITORY = re.compile(r"\b(?:commit\w*|stag(?:e|ed|ing)|git|repo(?:sitory)?|checkout|branch|diff)\b", re.I)
+TREE_STATUS = "show the working tree status: which files are changed or staged"
 BLAME_LINES = "show who last modified each line of a file and when: line-by-line authorship"
 LOG_COMMITS = "view the commit history: the commit logs"
 SHOW_COMMIT = "show a commit's details and the diff of changes it introduced"
@@ -553,6 +565,9 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
             steps.append(Step(FIND_MATCHING, "/read", implied=True, clause=clause))  # what to delete, found first
         if cap == "/read" and LIBRARY_DOCS_SAID.search(clause):  # a library's docs read: looked up where they are kept
             steps.append(Step(LIBRARY_DOCS, "/read", implied=True, clause=clause))
+        if cap == "/read" and not _A_CHANGE.search(clause) and (
+                _LOCAL_CHANGES.search(clause) or (_OWN_CHANGES.search(clause) and _REPOSITORY.search(text))):
+            steps.append(Step(TREE_STATUS, "/read", implied=True, clause=clause))  # which files the changes touch
         if (_CHECKS.search(clause) and _A_CHANGE.search(text)
                 and (cap == "/read" or _CONDITION.search(clause))):  # how a change's CI went: its checks' status
             steps.append(Step(READ_CHECKS, "/read", implied=True, clause=clause))
