@@ -23,6 +23,7 @@ from jit.selection.steps import (
     READ_CHECKS,
     READ_CODE,
     READ_MAIL,
+    READ_THREAD,
     SEARCH_MAIL,
     SHOW_COMMIT,
     SUBMIT_FORM,
@@ -197,6 +198,12 @@ def test_dropping_a_note_sends_it_and_dropping_a_table_deletes_it():
         assert leading_capability(clause) == "/delete", clause
     steps = task_steps("Restart the ingest worker and drop a line in #ops on Slack.")
     assert [s.capability for s in steps if "drop" in s.text] == ["/send"]
+    # letting someone know, keeping them posted, giving a heads-up: a message; "let me know" asks the user
+    for clause in ("then let #deploys on Slack know", "keep the team posted", "give Dana a heads-up"):
+        assert leading_capability(clause) == "/send", clause
+    for clause in ("let me know when it is done", "let the tests run", "keep the old config",
+                   "give an overview of the issues"):
+        assert leading_capability(clause) != "/send", clause
 
 
 def test_a_dash_between_words_ends_a_clause_like_a_stop():
@@ -312,6 +319,10 @@ def test_a_chat_channel_named_by_its_hash_name_is_found_by_it_first():
         assert FIND_CHANNEL not in [s.text for s in task_steps(task)], task
     # a channel whose name starts as a colour's would is still one
     assert FIND_CHANNEL in [s.text for s in task_steps("Post to #ec2-alerts on Slack that the scan finished.")]
+    # a thread in a channel read: the channel found, and the thread's replies read
+    thread = [s.text for s in task_steps("Summarise the #incidents thread about last night's outage")]
+    assert thread.index(FIND_CHANNEL) < thread.index(READ_THREAD)
+    assert READ_THREAD not in [s.text for s in task_steps("Read the email thread with Acme and summarise it")]
 
 
 def _implies(task: str, first: str, then: str) -> bool:

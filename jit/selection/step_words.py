@@ -51,7 +51,7 @@ VERBS = {
     **dict.fromkeys(("fix", "change", "add", "create", "make", "put", "write", "update", "edit", "set", "rename",
                      "move", "bump", "switch", "checkout", "commit", "push", "merge", "stash", "rebase", "reset",
                      "revert", "restore", "stage", "cherry-pick", "tag", "log", "file", "register", "mark", "assign",
-                     "refund", "book",
+                     "refund", "book", "block", "reserve",
                      "schedule", "upload", "insert", "record", "save", "apply", "resolve", "close", "hop", "implement",
                      "refactor", "replace", "append", "fill", "press", "click", "submit", "download"),
                     "/write"),
@@ -72,6 +72,10 @@ _DROPS_MESSAGE = re.compile(r"\s+(?:(?:me|us|them|him|her)\s+)?(?:an?\s+|the\s+|
                             r"heads-up|e-?mails?|mails?|dms?)\b"
                             r"(?!\s+(?:tables?|columns?|index(?:es)?|collections?|fields?|keys?|rows?|records?|"
                             r"databases?|schemas?|views?|files?)\b)", re.I)
+#: What "let", "keep" and "give" say when they tell someone something ("let #deploys on Slack know", "keep the
+#: team posted", "give Dana a heads-up"): a message sent.
+_TOLD = re.compile(r"(?:\s+[^\s.,;!?]+){1,5}?\s+(?:know|posted|updated|informed|in\s+the\s+loop|(?:a\s+)?heads[- ]up)\b",
+                   re.I)
 _OPENS_RECORD = re.compile(r"\s+(?:a|an|the)?\s*(?:new\s+)?(?:\w+\s+){0,2}(?:issue|pr|pull request|merge request|"
                            r"ticket|bug|incident|card|task)\b", re.I)
 #: Abbreviations a tool's description spells out: a step is matched with both.
@@ -98,6 +102,8 @@ def leading_capability(clause: str) -> str | None:
     if verb == "open":
         return "/write" if _OPENS_RECORD.match(clause[m.end():]) else "/read"
     if verb == "drop" and _DROPS_MESSAGE.match(clause, m.end()):
+        return "/send"
+    if verb in ("let", "keep", "give") and _TOLD.match(clause, m.end()):
         return "/send"
     return VERBS.get(verb)
 

@@ -199,7 +199,9 @@ _CHANNEL = re.compile(r"(?<![\w&#/.])(?<!\btag\s)(?<!\btags\s)(?<!\btagged\s)(?<
 #: What makes a ``#name`` a channel: a chat system or a channel said in the task, or the ``#name`` where
 #: something is posted or read ("post the counts to #qa", "the thread in #incidents") in a clause about
 #: no page and no file (not "click on #submit-btn", "add a link to #installation in README.md").
-_CHAT = re.compile(r"\b(?:slack|discord|mattermost|zulip|channels?|chat)\b|(?-i:\bTeams\b)", re.I)
+_CHAT = re.compile(r"\b(?:slack|discord|mattermost|zulip|channels?|chat|threads?)\b|(?-i:\bTeams\b)", re.I)
+#: A thread in a channel a clause reads ("summarise the #incidents thread"): its replies read too.
+_THREAD = re.compile(r"\bthreads?\b", re.I)
 _IN_CHANNEL = re.compile(r"\b(?:in|to|into|on|from|via|across)\s+(?:the\s+)?#(?!" + _HEX + r")[a-z]", re.I)
 #: A clause that asks whether a mail arrived ("check the email arrived", "did the reset mail land in the
 #: QA inbox?"): the mailbox is searched for it, and what it says is read.
@@ -322,6 +324,7 @@ LOG_COMMITS = "view the commit history: the commit logs"
 SHOW_COMMIT = "show a commit's details and the diff of changes it introduced"
 FIND_CHANNEL = "list the server's channels to find a channel's id by its name"
 READ_CHANNEL = "read the recent messages of a channel"
+READ_THREAD = "get the replies in a message thread"
 #: A clause that logs in or signs in ("log in as qa@acme.dev with 'pw'"), or on a page opened in a
 #: browser signs up, registers or submits ("register a throwaway user", "submit it", "submit the
 #: form"; not "submit a review" or "register a webhook": what a tool of its own makes).
@@ -595,6 +598,8 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
             steps.append(Step(FIND_CHANNEL, "/read", implied=True, clause=clause))
             if cap == "/read":
                 steps.append(Step(READ_CHANNEL, "/read", implied=True, clause=clause))
+            if cap == "/read" and _THREAD.search(clause):
+                steps.append(Step(READ_THREAD, "/read", implied=True, clause=clause))
         if _AHEAD.search(clause) or _TODAY.search(clause):  # a day to come, or today: today's date first
             steps.append(Step(CURRENT_TIME, "/read", implied=True, clause=clause))
         kind, within = _titled(clause) if cap == "/read" else ("", False)
