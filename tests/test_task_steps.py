@@ -1031,3 +1031,16 @@ def test_local_changes_looked_at_have_the_working_trees_status_read_first():
     for task in ("Summarise my changes to the config in the Notion page",  # no repository
                  "Review the changes in PR #12", "Commit the fix"):
         assert TREE_STATUS not in texts(task), task
+
+
+def test_the_words_of_a_commit_or_a_pull_request_are_what_its_call_is_given():
+    """"write a sensible commit message and commit it": the message goes into the commit, no file is written."""
+    steps = task_steps("Look at everything I've changed, write a sensible commit message and commit all of it.")
+    assert [s.text for s in steps if not s.implied] == ["Look at everything I've changed", "commit all of it"]
+    assert "open a pull request against main" in [
+        s.text for s in task_steps("Draft the PR description and open a pull request against main")]
+    assert len(task_steps("Draft the PR description and open a pull request against main")) == 1
+    # words written on their own, or another text a commit holds: a step
+    assert [s.text for s in task_steps("Write a commit message for these changes")] == [
+        "Write a commit message for these changes"]
+    assert "write the release notes" in [s.text for s in task_steps("write the release notes and commit them")]

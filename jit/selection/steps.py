@@ -335,6 +335,11 @@ _SENDS_FORM = re.compile(OPENING + r"(?:sign\s*up|register|submit)\b(?:\s*$|\s+(
 #: on this machine, the branch is pushed first.
 _PROPOSES = re.compile(OPENING + r"(?:open|create|raise|submit|file|send)\s+(?:an?\s+|"
                        r"the\s+)?(?:new\s+|draft\s+)*(?:prs?|pull requests?|merge requests?|mrs?)\b", re.I)
+#: A clause that writes the words of a commit or of a pull request ("write a sensible commit message", "draft the
+#: PR description"): in a task that commits or opens one, they are what that call is given, no step of their own.
+_WORDS_FOR = re.compile(OPENING + r"(?:write|draft|compose|prepare|come\s+up\s+with|think\s+of)\s+(?:a|an|the|my|our)?\s*"
+                        r"(?:[\w-]+\s+){0,2}?(?:commit\s+(?:message|title)|(?:pr|pull\s+request|mr|merge\s+request)\s+"
+                        r"(?:description|title|body|summary))s?\b", re.I)
 #: A clause that stages changes ("stage the fix", "git add the new files"): said in git's words, whatever it stages.
 _STAGES = re.compile(
     OPENING + r"(?:git\s+add\b|stage\s+(?:(?:the|all|my|our|your|these|those|this|that|every|new|changed|modified|only"
@@ -520,6 +525,8 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
             caps = [c for c in (*main.capabilities, *main.implied) if c in CHANGES]
         if verb is None and not caps and len(clause.split()) < 3 and not _URL.search(clause):
             continue  # a fragment ("mind2web", "upon completion"; not "load http://…"): no step of its own
+        if _WORDS_FOR.match(action) and (commits or any(_PROPOSES.match(a) for a in actions)):
+            continue  # "write a sensible commit message and commit it": the message is the commit's, no file written
         said_so = QUESTION.search(action) or STATEMENT.match(action) or (verb is None and NARRATES.match(action))
         cap = "/read" if said_so else verb or (caps[0] if caps else "/read")
         if _PROPOSES.match(action):  # "submit a pull request", "raise an MR": it is opened
