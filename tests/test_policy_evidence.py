@@ -66,7 +66,7 @@ def test_a_local_fix_gets_local_tools_and_its_implied_edit(compiler):
 def test_naming_a_system_or_its_words_points_the_task_at_it(compiler):
     named = compiler.compile(TaskContext(shard="coder", task="Open a pull request on GitHub from fix/csv-upload "
                                          "into main in acme/shop and describe the fix."))
-    assert named.task_facts["word"] == ["pull", "github"]
+    assert named.task_facts["word"] == ["pull", "github", "repo_slug"]  # acme/shop names a repository too
     assert tiers(named)["github/create_pull_request"] is Tier.FULL
     # "pull" (request) points at every code host; nothing points at the chat or the database.
     points = {s.server: s.points["system"] for s in named.tools}
@@ -82,6 +82,11 @@ def test_naming_a_system_or_its_words_points_the_task_at_it(compiler):
     assert "channel" in chat.task_facts["word"]
     assert all(s.points["system"] == 0 for s in chat.tools if s.server == "slack")
     assert tiers(chat)["slack/slack_list_channels"] is Tier.FULL
+    # A repository named by its owner and name, GitHub unnamed: it points at the code hosts, not the chat.
+    repo = compiler.compile(TaskContext(shard="researcher", task="Which open issues in acme/shop mention 'timeout'?"))
+    assert "repo_slug" in repo.task_facts["word"]
+    points = {s.server: s.points["system"] for s in repo.tools}
+    assert (points["github"], points["gitlab"], points["slack"]) == (0, 0, -30)
 
 
 def test_full_needs_evidence(compiler, tmp_path):

@@ -1044,3 +1044,16 @@ def test_the_words_of_a_commit_or_a_pull_request_are_what_its_call_is_given():
     assert [s.text for s in task_steps("Write a commit message for these changes")] == [
         "Write a commit message for these changes"]
     assert "write the release notes" in [s.text for s in task_steps("write the release notes and commit them")]
+
+
+def test_a_repository_named_by_its_owner_and_name_points_at_a_code_host():
+    """"the open issues in acme/shop", "PR #80 in acme/web": a code host's repository, GitHub named or not; a
+    project's directory or file is none."""
+    from jit.selection.steps import names_repository
+
+    for task in ("Which open issues in acme/shop mention 'timeout'?", "Review PR #88 in acme/payments",
+                 "Read issue #77 in acme/shop and PR #80", "check the README of acme/sdk"):
+        assert names_repository(task), task
+    for task in ("List the commits to src/payments since Monday", "Read the ADRs in docs/adr/ and summarise them",
+                 "fix the bug in src/money.py", "what changed in lib/utils.py", "Move the card to Done"):
+        assert not names_repository(task), task

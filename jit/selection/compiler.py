@@ -67,7 +67,8 @@ from .snapshot import (
     embedding_warning,
     label_rows,
 )
-from .steps import FIND_CHANNEL, Feeds, Step, asked, demo_server, embedded, plan, settle, task_steps
+from .steps import (FIND_CHANNEL, REPOSITORY_WORD, Feeds, Step, asked, demo_server, embedded, names_repository, plan,
+                    settle, task_steps)
 from .task import TaskContext, task_facts
 from .tiers import Tier
 from .tokens import EstimateCounter, TokenCounter, compact_json, default_counter
@@ -425,9 +426,11 @@ class Compiler:
         with self._embedding_meanwhile(query, texts):
             view = self.catalog.snapshot()
         shard = self.catalog.shard_tables(view, ctx.shard)
-        # A chat channel the task names by its #name is a channel, said so or not (jit.selection.steps).
-        channel = ["channel"] if any(s.text == FIND_CHANNEL for s in steps) else []
-        facts = task_facts(ctx, text, self.config.shards, self.policy.task_words(text, channel))
+        # A chat channel the task names by its #name is a channel, said so or not, and a repository named by its
+        # owner and name ("the issues in acme/shop") is a code host's (jit.selection.steps).
+        said = ["channel"] if any(s.text == FIND_CHANNEL for s in steps) else []
+        said += [REPOSITORY_WORD] if names_repository(text) else []
+        facts = task_facts(ctx, text, self.config.shards, self.policy.task_words(text, said))
         tables = self.policy.task_tables(facts)
         denied_rows = self.catalog.denied_rows(view, ctx.shard)
         allowed = self._allowed(view, ctx.include_servers, ctx.exclude_servers, denied_rows)

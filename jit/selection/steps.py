@@ -64,8 +64,8 @@ from .step_words import (LIBRARY_DOCS_SAID, OPENING, QUOTED, action_free, leadin
                          topic_free)
 from .tiers import Tier
 
-__all__ = ["STEP_FLOOR", "Feeds", "Step", "StepTool", "asked", "demo_server", "embedded", "plan", "settle",
-           "step_tools", "task_servers", "task_steps"]
+__all__ = ["REPOSITORY_WORD", "STEP_FLOOR", "Feeds", "Step", "StepTool", "asked", "demo_server", "embedded",
+           "names_repository", "plan", "settle", "step_tools", "task_servers", "task_steps"]
 
 #: The least retrieval score (0–100, the step's text alone) of a step's tool: below it, no
 #: tool in reach is taken to do the step.
@@ -297,6 +297,20 @@ _CODE = re.compile(_CODE_PATH.pattern + r"|\b(?:logic|function|method|module|rep
                    r"\b(?<!discount\s)(?<!promo\s)(?<!coupon\s)(?<!zip\s)(?<!postal\s)(?<!country\s)(?<!area\s)"
                    r"(?<!error\s)(?<!status\s)(?<!qr\s)(?<!invite\s)(?<!referral\s)(?<!verification\s)(?<!access\s)"
                    r"(?<!tracking\s)(?<!security\s)code\b(?!\s+(?:field|column|box|input|format))", re.I)
+#: A repository named by its owner and name where the task speaks of what a code host keeps ("the open issues in
+#: acme/shop", "PR #80 in acme/web", "the README of acme/sdk"): the task points at a code host, named or not
+#: (:func:`names_repository`). Not a directory ("the commits to src/payments", "the ADRs in docs/adr/") nor a file.
+_REPOSITORY_SLUG = re.compile(r"\b(?:issues?|prs?|pull\s+requests?|merge\s+requests?|mrs?|commits?|releases?|repo|"
+                              r"repository|stars?|forks?|workflows?|actions|branch(?:es)?|tags|contributors|readme|"
+                              r"discussions?|milestones?|labels?)\b[^.;!?\n]{0,40}?\b(?:in|of|on|from|for|at|to)\s+"
+                              r"(?:the\s+)?(?:repo(?:sitory)?\s+)?(?P<owner>[A-Za-z0-9][\w.-]{0,38})/(?P<name>[A-Za-z0-9][\w.-]*)"
+                              r"(?![\w/])", re.I)
+#: The first parts of a project's own paths, which no owner of a repository is taken to be.
+_PROJECT_DIRS = frozenset("src lib app apps docs doc tests test spec bin config scripts packages pkg cmd internal "
+                          "public assets web api services migrations".split())
+#: What the policy's rules read for a task that names a repository so (rules/policy.dl, ``system_word``): a word no
+#: task's text holds.
+REPOSITORY_WORD = "repo_slug"
 #: A clause that asks how a change's CI checks went ("whether CI is green", "if the checks are red",
 #: "the CI status"), of a task about a pull or merge request: their combined status is read.
 _CHECKS = re.compile(r"(?-i:\bCI\b)\s+(?:(?:is|was|has|have)\s+)?(?:green|red|status|checks?|runs?|pass\w*|fail\w*)\b|"
@@ -654,6 +668,12 @@ def _sheets_step(clause: str, action: str, text: str) -> str | None:
         return None
     online = _ONLINE_BOOK.search(clause) or (not _BOOK_FILE.search(clause) and _ONLINE_BOOK.search(text))
     return ONLINE_SHEET_TABS if online else SHEET_TABS
+
+
+def names_repository(text: str) -> bool:
+    """Whether a task names a code host's repository by its owner and name (:data:`_REPOSITORY_SLUG`)."""
+    return any(m.group("owner").lower() not in _PROJECT_DIRS and not re.search(r"\.\w{1,5}$", m.group("name"))
+               for m in _REPOSITORY_SLUG.finditer(text))
 
 
 def _requests(action: str, text: str) -> bool:
