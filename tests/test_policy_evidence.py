@@ -66,7 +66,7 @@ def test_a_local_fix_gets_local_tools_and_its_implied_edit(compiler):
 def test_naming_a_system_or_its_words_points_the_task_at_it(compiler):
     named = compiler.compile(TaskContext(shard="coder", task="Open a pull request on GitHub from fix/csv-upload "
                                          "into main in acme/shop and describe the fix."))
-    assert named.task_facts["word"] == ["pull", "github", "repo_slug"]  # acme/shop names a repository too
+    assert named.task_facts["word"] == ["pull", "github"]
     assert tiers(named)["github/create_pull_request"] is Tier.FULL
     # "pull" (request) points at every code host; nothing points at the chat or the database.
     points = {s.server: s.points["system"] for s in named.tools}

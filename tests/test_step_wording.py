@@ -202,7 +202,8 @@ def test_dropping_a_note_sends_it_and_dropping_a_table_deletes_it():
     for clause in ("then let #deploys on Slack know", "keep the team posted", "give Dana a heads-up"):
         assert leading_capability(clause) == "/send", clause
     for clause in ("let me know when it is done", "let the tests run", "keep the old config",
-                   "give an overview of the issues"):
+                   "give an overview of the issues", "Keep the dependencies updated in package.json",
+                   "Keep the changelog updated as you go", "Let the tests know about the new fixture in conftest.py"):
         assert leading_capability(clause) != "/send", clause
 
 
@@ -322,7 +323,11 @@ def test_a_chat_channel_named_by_its_hash_name_is_found_by_it_first():
     # a thread in a channel read: the channel found, and the thread's replies read
     thread = [s.text for s in task_steps("Summarise the #incidents thread about last night's outage")]
     assert thread.index(FIND_CHANNEL) < thread.index(READ_THREAD)
-    assert READ_THREAD not in [s.text for s in task_steps("Read the email thread with Acme and summarise it")]
+    for task in ("Read the email thread with Acme and summarise it",
+                 "Summarise the forum thread on discuss.python.org about #pep-8",
+                 "Read the Twitter thread from @dan about #rustlang"):
+        assert READ_THREAD not in [s.text for s in task_steps(task)], task
+        assert FIND_CHANNEL not in [s.text for s in task_steps(task)], task
 
 
 def _implies(task: str, first: str, then: str) -> bool:

@@ -1029,6 +1029,8 @@ def test_local_changes_looked_at_have_the_working_trees_status_read_first():
                  "Look at everything I've changed, write a sensible commit message and commit all of it."):
         assert texts(task)[0] == TREE_STATUS, task
     for task in ("Summarise my changes to the config in the Notion page",  # no repository
+                 "Review my changes to the contract's commitments section",
+                 "Look over my changes to the Q3 budget before the staging review",
                  "Review the changes in PR #12", "Commit the fix"):
         assert TREE_STATUS not in texts(task), task
 
@@ -1044,6 +1046,11 @@ def test_the_words_of_a_commit_or_a_pull_request_are_what_its_call_is_given():
     assert [s.text for s in task_steps("Write a commit message for these changes")] == [
         "Write a commit message for these changes"]
     assert "write the release notes" in [s.text for s in task_steps("write the release notes and commit them")]
+    # a file written, a guide to the words, a pull request's words in a task that opens none: steps
+    for task in ("Write a commit message guide in CONTRIBUTING.md and commit it",
+                 "Write the PR description in docs/pr.md and commit it",
+                 "Prepare the PR title and summary for review, then commit the fix"):
+        assert task.split(" and ")[0].split(", then")[0] in [s.text for s in task_steps(task)], task
 
 
 def test_a_repository_named_by_its_owner_and_name_points_at_a_code_host():
@@ -1052,8 +1059,12 @@ def test_a_repository_named_by_its_owner_and_name_points_at_a_code_host():
     from jit.selection.steps import names_repository
 
     for task in ("Which open issues in acme/shop mention 'timeout'?", "Review PR #88 in acme/payments",
-                 "Read issue #77 in acme/shop and PR #80", "check the README of acme/sdk"):
+                 "Read issue #77 in acme/shop and PR #80", "Count the stars of the acme/sdk repo"):
         assert names_repository(task), task
     for task in ("List the commits to src/payments since Monday", "Read the ADRs in docs/adr/ and summarise them",
-                 "fix the bug in src/money.py", "what changed in lib/utils.py", "Move the card to Done"):
+                 "fix the bug in src/money.py", "what changed in lib/utils.py", "Move the card to Done",
+                 "Fix the issues in terraform/modules and rerun the plan", "Open a PR from feature/x to main",
+                 "Check which tags of library/nginx are available on Docker Hub", "check the releases of bitnami/redis",
+                 "Read the README of meta-llama/Llama-3-8B on Hugging Face", "issues at 3/4 of the route",
+                 "The release is on 11/30; post the release notes to #releases on Slack"):
         assert not names_repository(task), task

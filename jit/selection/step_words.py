@@ -51,7 +51,7 @@ VERBS = {
     **dict.fromkeys(("fix", "change", "add", "create", "make", "put", "write", "update", "edit", "set", "rename",
                      "move", "bump", "switch", "checkout", "commit", "push", "merge", "stash", "rebase", "reset",
                      "revert", "restore", "stage", "cherry-pick", "tag", "log", "file", "register", "mark", "assign",
-                     "refund", "book", "block", "reserve",
+                     "refund", "book",
                      "schedule", "upload", "insert", "record", "save", "apply", "resolve", "close", "hop", "implement",
                      "refactor", "replace", "append", "fill", "press", "click", "submit", "download"),
                     "/write"),
@@ -73,9 +73,12 @@ _DROPS_MESSAGE = re.compile(r"\s+(?:(?:me|us|them|him|her)\s+)?(?:an?\s+|the\s+|
                             r"(?!\s+(?:tables?|columns?|index(?:es)?|collections?|fields?|keys?|rows?|records?|"
                             r"databases?|schemas?|views?|files?)\b)", re.I)
 #: What "let", "keep" and "give" say when they tell someone something ("let #deploys on Slack know", "keep the
-#: team posted", "give Dana a heads-up"): a message sent.
-_TOLD = re.compile(r"(?:\s+[^\s.,;!?]+){1,5}?\s+(?:know|posted|updated|informed|in\s+the\s+loop|(?:a\s+)?heads[- ]up)\b",
-                   re.I)
+#: team posted", "give Dana a heads-up"): a message sent to a person, a group or a channel (not "keep the
+#: changelog updated", "let the tests know about the fixture").
+_TOLD = re.compile(r"\s+(?:#[\w-]+|(?-i:[A-Z])[\w.-]*|me|us|them|him|her|everyone|everybody|(?:the|our|my|your)\s+"
+                   r"(?:[\w-]+\s+){0,2}?(?:team|channel|stakeholders|users|customers|folks|people|on-?call|owners?|"
+                   r"reviewers?|clients?|managers?|leads?|group))(?:\s+[^\s.,;!?]+){0,3}?\s+"
+                   r"(?:know|posted|updated|informed|in\s+the\s+loop|(?:a\s+)?heads[- ]up)\b", re.I)
 _OPENS_RECORD = re.compile(r"\s+(?:a|an|the)?\s*(?:new\s+)?(?:\w+\s+){0,2}(?:issue|pr|pull request|merge request|"
                            r"ticket|bug|incident|card|task)\b", re.I)
 #: Abbreviations a tool's description spells out: a step is matched with both.

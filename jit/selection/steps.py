@@ -199,9 +199,11 @@ _CHANNEL = re.compile(r"(?<![\w&#/.])(?<!\btag\s)(?<!\btags\s)(?<!\btagged\s)(?<
 #: What makes a ``#name`` a channel: a chat system or a channel said in the task, or the ``#name`` where
 #: something is posted or read ("post the counts to #qa", "the thread in #incidents") in a clause about
 #: no page and no file (not "click on #submit-btn", "add a link to #installation in README.md").
-_CHAT = re.compile(r"\b(?:slack|discord|mattermost|zulip|channels?|chat|threads?)\b|(?-i:\bTeams\b)", re.I)
-#: A thread in a channel a clause reads ("summarise the #incidents thread"): its replies read too.
-_THREAD = re.compile(r"\bthreads?\b", re.I)
+_CHAT = re.compile(r"\b(?:slack|discord|mattermost|zulip|channels?|chat)\b|(?-i:\bTeams\b)", re.I)
+#: A thread of a channel a clause names by its ``#name`` ("summarise the #incidents thread", "the thread in
+#: #release"): a chat's, whose replies are read too (not an email's or a forum's thread, nor "thread-safety").
+_THREAD = re.compile(r"(?<![\w&#/.])#[a-z][\w-]*\s+threads?\b(?![-\u2010])|"
+                     r"\bthreads?\s+(?:in|on|from|of)\s+(?:the\s+)?#[a-z][\w-]*", re.I)
 _IN_CHANNEL = re.compile(r"\b(?:in|to|into|on|from|via|across)\s+(?:the\s+)?#(?!" + _HEX + r")[a-z]", re.I)
 #: A clause that asks whether a mail arrived ("check the email arrived", "did the reset mail land in the
 #: QA inbox?"): the mailbox is searched for it, and what it says is read.
@@ -297,17 +299,24 @@ _CODE = re.compile(_CODE_PATH.pattern + r"|\b(?:logic|function|method|module|rep
                    r"\b(?<!discount\s)(?<!promo\s)(?<!coupon\s)(?<!zip\s)(?<!postal\s)(?<!country\s)(?<!area\s)"
                    r"(?<!error\s)(?<!status\s)(?<!qr\s)(?<!invite\s)(?<!referral\s)(?<!verification\s)(?<!access\s)"
                    r"(?<!tracking\s)(?<!security\s)code\b(?!\s+(?:field|column|box|input|format))", re.I)
-#: A repository named by its owner and name where the task speaks of what a code host keeps ("the open issues in
-#: acme/shop", "PR #80 in acme/web", "the README of acme/sdk"): the task points at a code host, named or not
-#: (:func:`names_repository`). Not a directory ("the commits to src/payments", "the ADRs in docs/adr/") nor a file.
-_REPOSITORY_SLUG = re.compile(r"\b(?:issues?|prs?|pull\s+requests?|merge\s+requests?|mrs?|commits?|releases?|repo|"
-                              r"repository|stars?|forks?|workflows?|actions|branch(?:es)?|tags|contributors|readme|"
-                              r"discussions?|milestones?|labels?)\b[^.;!?\n]{0,40}?\b(?:in|of|on|from|for|at|to)\s+"
-                              r"(?:the\s+)?(?:repo(?:sitory)?\s+)?(?P<owner>[A-Za-z0-9][\w.-]{0,38})/(?P<name>[A-Za-z0-9][\w.-]*)"
-                              r"(?![\w/])", re.I)
-#: The first parts of a project's own paths, which no owner of a repository is taken to be.
+#: A repository named by its owner and name where the task speaks of what only a code host keeps ("the open issues
+#: in acme/shop", "PR #80 in acme/web", "the stars of the acme/sdk repo"): the task points at a code host, named or
+#: not (:func:`names_repository`). Not a directory ("the issues in terraform/modules"), a branch ("a PR from
+#: feature/x"), a date, nor an image or a model of another registry.
+_REPOSITORY_SLUG = re.compile(r"(?:\b(?:issues?|prs?|pull\s+requests?|merge\s+requests?|mrs?)\s+#?\d+|"
+                              r"\b(?:open|closed|merged|stale|recent|new|pending|unresolved|unassigned|unreviewed)\s+"
+                              r"(?:issues|prs|pull\s+requests|merge\s+requests|mrs)|"
+                              r"\b(?:stars|forks|discussions|milestones|contributors|repo|repository))\b"
+                              r"[^.;!?\n]{0,40}?\b(?:in|of|on|from|for|at|to)\s+(?:the\s+)?(?:repo(?:sitory)?\s+)?"
+                              r"(?P<owner>[A-Za-z0-9][\w.-]{0,38})/(?P<name>[A-Za-z0-9][\w.-]*)(?![\w/])", re.I)
+#: The first parts of a project's own paths and of a branch's or a remote's name, which no owner of a repository
+#: is taken to be.
 _PROJECT_DIRS = frozenset("src lib app apps docs doc tests test spec bin config scripts packages pkg cmd internal "
-                          "public assets web api services migrations".split())
+                          "public assets web api services migrations infra terraform k8s charts ci tools frontend "
+                          "backend data reports modules deploy ops feature feat fix bugfix hotfix release chore origin "
+                          "upstream".split())
+#: A task that names another registry of things named owner/name (an image, a chart, a model).
+_OTHER_REGISTRY = re.compile(r"\b(?:docker|hugging\s*face|helm|charts?|images?|models?|npm|pypi|registry|hub)\b", re.I)
 #: What the policy's rules read for a task that names a repository so (rules/policy.dl, ``system_word``): a word no
 #: task's text holds.
 REPOSITORY_WORD = "repo_slug"
@@ -331,7 +340,7 @@ _LOCAL_CHANGES = re.compile(r"\b(?:unstaged|uncommitted)\s+(?:changes|files|edit
 _OWN_CHANGES = re.compile(r"\b(?:my|our)\s+(?:local\s+)?(?:changes|edits|modifications)\b|"
                           r"\b(?:what|everything)\s+(?:i|we)(?:'ve|\s+have|\u2019ve)?\s+(?:changed|staged|modified|touched)\b",
                           re.I)
-_REPOSITORY = re.compile(r"\b(?:commit\w*|stag(?:e|ed|ing)|git|repo(?:sitory)?|checkout|branch|diff)\b", re.I)
+_REPOSITORY = re.compile(r"\b(?:commit(?:s|ted|ting)?|(?:un)?staged|git|repo(?:sitory)?|checkout|diff)\b", re.I)
 TREE_STATUS = "show the working tree status: which files are changed or staged"
 BLAME_LINES = "show who last modified each line of a file and when: line-by-line authorship"
 LOG_COMMITS = "view the commit history: the commit logs"
@@ -352,8 +361,9 @@ _PROPOSES = re.compile(OPENING + r"(?:open|create|raise|submit|file|send)\s+(?:a
 #: A clause that writes the words of a commit or of a pull request ("write a sensible commit message", "draft the
 #: PR description"): in a task that commits or opens one, they are what that call is given, no step of their own.
 _WORDS_FOR = re.compile(OPENING + r"(?:write|draft|compose|prepare|come\s+up\s+with|think\s+of)\s+(?:a|an|the|my|our)?\s*"
-                        r"(?:[\w-]+\s+){0,2}?(?:commit\s+(?:message|title)|(?:pr|pull\s+request|mr|merge\s+request)\s+"
-                        r"(?:description|title|body|summary))s?\b", re.I)
+                        r"(?:[\w-]+\s+){0,2}?(?:(?P<commit>commit\s+(?:message|title))|(?:pr|pull\s+request|mr|merge\s+request)\s+"
+                        r"(?:description|title|body|summary))s?\b(?!\s+(?:guides?|templates?|conventions?|polic(?:y|ies)|"
+                        r"hooks?|rules?|format)\b)", re.I)
 #: A clause that stages changes ("stage the fix", "git add the new files"): said in git's words, whatever it stages.
 _STAGES = re.compile(
     OPENING + r"(?:git\s+add\b|stage\s+(?:(?:the|all|my|our|your|these|those|this|that|every|new|changed|modified|only"
@@ -539,7 +549,9 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
             caps = [c for c in (*main.capabilities, *main.implied) if c in CHANGES]
         if verb is None and not caps and len(clause.split()) < 3 and not _URL.search(clause):
             continue  # a fragment ("mind2web", "upon completion"; not "load http://…"): no step of its own
-        if _WORDS_FOR.match(action) and (commits or any(_PROPOSES.match(a) for a in actions)):
+        words_for = _WORDS_FOR.match(action)
+        if words_for and not _CODE_PATH.search(clause) and not profile.file_targets and (
+                commits if words_for.group("commit") else any(_PROPOSES.match(a) for a in actions)):
             continue  # "write a sensible commit message and commit it": the message is the commit's, no file written
         said_so = QUESTION.search(action) or STATEMENT.match(action) or (verb is None and NARRATES.match(action))
         cap = "/read" if said_so else verb or (caps[0] if caps else "/read")
@@ -613,8 +625,8 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
             # a mail that should have come, or mail the clause reads: found in the mailbox and read
             steps += [Step(SEARCH_MAIL, "/read", implied=True, clause=clause),
                       Step(READ_MAIL, "/read", implied=True, clause=clause)]
-        if _CHANNEL.search(clause) and (_CHAT.search(text) or (_IN_CHANNEL.search(clause) and not _PAGE.search(clause)
-                                                               and not _CODE_PATH.search(clause))):
+        if _CHANNEL.search(clause) and (_CHAT.search(text) or _THREAD.search(clause) or (
+                _IN_CHANNEL.search(clause) and not _PAGE.search(clause) and not _CODE_PATH.search(clause))):
             # a chat channel named: its id found by its name, and what it says read
             steps.append(Step(FIND_CHANNEL, "/read", implied=True, clause=clause))
             if cap == "/read":
@@ -672,7 +684,10 @@ def _sheets_step(clause: str, action: str, text: str) -> str | None:
 
 def names_repository(text: str) -> bool:
     """Whether a task names a code host's repository by its owner and name (:data:`_REPOSITORY_SLUG`)."""
+    if _OTHER_REGISTRY.search(text):
+        return False
     return any(m.group("owner").lower() not in _PROJECT_DIRS and not re.search(r"\.\w{1,5}$", m.group("name"))
+               and not any(re.fullmatch(r"\d+|[A-Z]{1,3}\d?", part) for part in (m.group("owner"), m.group("name")))
                for m in _REPOSITORY_SLUG.finditer(text))
 
 
