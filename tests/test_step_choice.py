@@ -15,6 +15,7 @@ from jit.selection.explain import RuleCitations
 from jit.selection.logic import LogicEngine, RuleSet
 from jit.selection.policy import Policy
 from jit.selection.naming import ServerNames, named_servers
+from jit.selection.scored_tool import best_first
 from jit.selection.steps import NAMED_FLOOR, STEP_FLOOR, Step, settle, step_tools
 from jit.selection.task import IMPLIED
 from jit.selection.tiers import Tier
@@ -138,6 +139,13 @@ def test_a_steps_second_tool_goes_to_full_only_when_the_whole_task_wants_it_ther
     assert settle(planned, {1: 90, 2: 55}, names, least=70) == {1: "find the board"}
     # Nor is one that deletes when the task asks for no deletion (drop-index beside create-index).
     assert settle(planned, {1: 90, 2: 75}, names, least=70, unasked={2}.__contains__) == {1: "find the board"}
+    # A second is said to be one: the budget gives every step's first tool its tokens before it.
+    hedges: set[int] = set()
+    settle(planned, {1: 90, 2: 75}, names, least=70, hedges=hedges)
+    assert hedges == {2}
+    first, second = scored("s", "read_it", Tier.FULL, 60), scored("s", "search_it", Tier.FULL, 95)
+    first.step, second.step, second.hedge = "read the trace", "find the board", True
+    assert sorted([second, first], key=best_first) == [first, second]
 
 
 def test_a_step_whose_best_tool_another_step_took_takes_a_sibling_it_ranks_higher():

@@ -33,6 +33,7 @@ from jit.selection.steps import (
     RUN_COMMAND,
     SHEET_TABS,
     SNAPSHOT_PAGE,
+    STACK_TRACE,
     STAGE_CHANGES,
     SUBMIT_FORM,
     SWITCH_BRANCH,
@@ -1068,3 +1069,17 @@ def test_a_repository_named_by_its_owner_and_name_points_at_a_code_host():
                  "Read the README of meta-llama/Llama-3-8B on Hugging Face", "issues at 3/4 of the route",
                  "The release is on 11/30; post the release notes to #releases on Slack"):
         assert not names_repository(task), task
+
+
+def test_code_fixed_for_an_error_a_tracker_holds_has_the_errors_stack_trace_read_first():
+    """"TypeError … is spiking in Sentry. Find it, fix the missing null check in our code": the code to fix is where the
+    error's stack trace says it is thrown, and "in our code" is a fix of code, whatever "check" says to the analyzer."""
+    steps = task_steps("TypeError: Cannot read properties of undefined is spiking in Sentry for acme/web. Find it, fix "
+                       "the missing null check in our code, and mark the issue resolved.")
+    texts = [s.text for s in steps]
+    assert texts.index(STACK_TRACE) < texts.index(READ_CODE)
+    assert [s.by for s in steps if s.text == "fix the missing null check in our code"] == [FILE_STEP]
+    # no tracker, or no code fixed: no trace
+    assert STACK_TRACE not in [s.text for s in task_steps("Fix the missing null check in src/cart.ts")]
+    assert STACK_TRACE not in [s.text for s in task_steps("Find the top Sentry issue and mark it resolved")]
+    assert [s.by for s in task_steps("Fix the discount code on the checkout page")] != [FILE_STEP]

@@ -486,15 +486,18 @@ class Compiler:
             ))
         effects_asked = asked_effects(facts)
         # A hosted system the task does not point at (system points) does no step of it.
+        hedges: set[int] = set()
         planned = settle(planned, {st.id: st.final for st in out if st.points.get("system", 0) >= 0}, view.names,
                          feeds, view.heads, {st.id for st in out if st.skeleton},
                          self.config.tool_selection.max_full_tools, self.config.tool_selection.full_threshold,
                          {s.text for s in steps if s.implied}, sum(not s.implied for s in steps),
-                         lambda t: bool(self.policy.unasked_effects(view.heads[t][1], effects_asked)))
+                         lambda t: bool(self.policy.unasked_effects(view.heads[t][1], effects_asked)), hedges)
         for st in out:
             if st.id in planned:
                 st.step, st.wanted, st.tier = st.step or planned[st.id], Tier.FULL, Tier.FULL
-                st.reasons.insert(0, f"tool of the step {planned[st.id]!r}")
+                st.hedge = st.id in hedges and not st.step.startswith("/")
+                st.reasons.insert(0, f"tool of the step {planned[st.id]!r}" + (
+                    ", beside its first as near (after every step's first for places and tokens)" if st.hedge else ""))
         # A probe of a server (its health, a job's status) the task does not point at fills no Full place,
         # nor does a demonstration server's tool.
         named = named_servers(ctx.task, said)

@@ -26,7 +26,7 @@ class ScoredTool:
     reader, which reads a batch of candidates at once). A candidate built with its ``tool`` has
     no ``load``. ``id`` and ``server`` / ``tool_name`` are known without the definition."""
 
-    __slots__ = ("_facts", "_head", "_load", "_summary", "_tool", "final", "id", "logic", "match", "name",
+    __slots__ = ("_facts", "_head", "_load", "_summary", "_tool", "final", "hedge", "id", "logic", "match", "name",
                  "offline", "points", "rank", "reasons", "skeleton", "step", "tier", "tokens", "vector", "wanted")
 
     def __init__(self, tool: StoredTool | None, name: str, tier: Tier, skeleton: bool, logic: int, vector: int,
@@ -62,6 +62,9 @@ class ScoredTool:
         #: verb), or the text of a step the task states or implies (:mod:`jit.selection.steps`). A
         #: step's tool keeps Full ahead of max_full_tools and of the budget's best-first order.
         self.step = ""
+        #: A step's second tool, taken beside its first because the two do the step about as well
+        #: (:func:`~jit.selection.steps.settle`): the first tool of every step goes before it.
+        self.hedge = False
         self._tool = tool
         self._head = head if head is not None else (tool.tool.server, tool.tool.name)  # type: ignore[union-attr]
         self._load = load if tool is None or facts is None or summary is None else None
@@ -168,8 +171,9 @@ def merit(st: ScoredTool) -> tuple[int, int, int, str]:
     return (-st.final, -learned(st), st.rank or _UNRANKED, st.name)
 
 
-def best_first(st: ScoredTool) -> tuple[bool, bool, int, int, int, str]:
+def best_first(st: ScoredTool) -> tuple[bool, bool, bool, int, int, int, str]:
     """The order the Full tier's places and the budget's tokens are given in: the tool of a task
     step first (Full by the policy's word), a file's step (named by its capability: certain)
-    before a clause's, then :func:`merit`. Reversed, the order they are taken back in."""
-    return (not st.step, not st.step.startswith("/"), *merit(st))
+    before a clause's, a step's first tool before a second one (:attr:`ScoredTool.hedge`), then
+    :func:`merit`. Reversed, the order they are taken back in."""
+    return (not st.step, not st.step.startswith("/"), st.hedge, *merit(st))

@@ -186,6 +186,12 @@ READ_REQUEST = "get a network request the browser page made: its response body a
 _WORKS_ON = re.compile(OPENING + r"(?:fix|implement|address|tackle|handle|work\s+on|write|add|reproduce)\b"
                        rf"[^.;!?]{{0,{_REACH}}}?\b(?:issues?|tickets?|bugs?)\s+(?:#\d+|(?-i:[A-Z][A-Z0-9]+-\d+))", re.I)
 READ_ISSUE = "get the details of an issue"
+#: An error tracker a task names ("spiking in Sentry", "the Rollbar item"): code fixed for an error it tracks is
+#: fixed where the error's stack trace says it is thrown, which the error's latest event holds.
+_TRACKED = re.compile(r"\b(?:sentry|bugsnag|rollbar|honeybadger|raygun|airbrake|crashlytics)\b|\bstack\s*traces?\b", re.I)
+#: A clause that fixes code ("patch it", "fix the missing null check in our code").
+_PATCHES = re.compile(OPENING + r"(?:fix|patch|repair|guard)\b", re.I)
+STACK_TRACE = "get the stack trace of the error issue's latest event"
 #: A colour in hex (``#fafafa``, ``#abc``): no channel's name.
 _HEX = r"(?:[0-9a-f]{8}|[0-9a-f]{6}|[0-9a-f]{4}|[0-9a-f]{3})(?![\w-])"
 #: A chat channel a clause names by its ``#name`` ("post it to #deploys on Slack", "the thread in
@@ -563,7 +569,14 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
             cap = "/write"  # "build the pricing card as src/PricingCard.tsx": the file it names is written
         if cap == "/write" and _WORKS_ON.match(action):  # an issue worked on: read first, before its code
             steps.append(Step(READ_ISSUE, "/read", implied=True, clause=clause))
-        if profile.edits_code:
+        # code changed in place: said so to the analyzer, or a fix of code the clause names ("fix the missing null
+        # check in our code", whose "check" the analyzer reads as what it asks)
+        edits = profile.edits_code or (cap == "/write" and not profile.file_targets and bool(_PATCHES.match(action))
+                                       and bool(_CODE.search(action)))
+        if ((edits or (cap == "/write" and _PATCHES.match(action))) and _TRACKED.search(text)
+                and not any(x.text == STACK_TRACE for x in steps)):
+            steps.append(Step(STACK_TRACE, "/read", implied=True, clause=clause))  # where the tracked error is thrown
+        if edits:
             steps.append(Step(READ_CODE, "/read", implied=True, clause=clause, by="read_file"))
         hits = _requests(action, text)
         local_page = bool(_LOCAL.search(clause)) and not _NO_PAGE.search(clause)
@@ -644,7 +657,7 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
         if (cap == "/read" and _BY_FIELD.search(clause) and _BOARD.search(text)
                 and (_BOARD.search(clause) or _ITEMS.search(clause))):
             steps.append(Step(BOARD_COLUMNS, "/read", implied=True, clause=clause))  # the fields' columns, first
-        sheets = _sheets_step(clause, action, text) if cap in ("/read", "/write") and not profile.edits_code else None
+        sheets = _sheets_step(clause, action, text) if cap in ("/read", "/write") and not edits else None
         if sheets:  # a workbook's sheets, once it is found
             steps.append(Step(sheets, "/read", implied=True, clause=clause))
         if (_LOGS_IN.match(action) or _SENDS_FORM.match(action)) and any(s.text == OPEN_PAGE for s in steps):
@@ -657,7 +670,7 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
             steps.append(Step(FETCH_URL, cap, clause=clause))
         elif cap == "/write" and _STAGES.match(action):  # "Stage the fix when you're done": git's own words
             steps.append(Step(STAGE_CHANGES, cap, clause=clause))
-        elif cap == "/write" and (profile.edits_code or profile.file_targets
+        elif cap == "/write" and (edits or profile.file_targets
                                   or (writes_files and _MAKES.match(clause))):
             steps.append(Step(clause, cap, by=FILE_STEP))
         else:
@@ -1009,7 +1022,7 @@ def settle(planned: Sequence[Planned], final: Mapping[int, float], names: Mappin
            feeds: Feeds = _no_feeds, heads: Mapping[int, tuple[str, str]] | None = None,
            full: Collection[int] = (), room: int | None = None, least: float = 0,
            implied: Collection[str] = (), said: int | None = None,
-           unasked: Callable[[int], bool] = lambda t: False) -> dict[int, str]:
+           unasked: Callable[[int], bool] = lambda t: False, hedges: set[int] | None = None) -> dict[int, str]:
     """Tool id -> the step it is the tool of: per step of :func:`plan`, of its options that are
     candidates the step may take (``final``: their final score for the whole task; a hosted
     system's tool the task does not point at is left out by the caller), the best by
@@ -1027,7 +1040,8 @@ def settle(planned: Sequence[Planned], final: Mapping[int, float], names: Mappin
     (``heads``: another server's tool for the same thing is no ambiguity), and whose final score
     is at least ``least`` (a second the whole task does not want in Full is no ambiguity either),
     and that is not ``unasked`` (a name that deletes when the task asks to delete nothing:
-    ``drop-index`` beside the ``create-index`` a step takes).
+    ``drop-index`` beside the ``create-index`` a step takes); ``hedges``, when given, receives those
+    seconds (the budget gives every step's first tool its tokens before them).
     Of a task that says several steps (``said``: how many; default: the planned ones not implied),
     a sibling of a step's best option within :data:`CLOSE` of it that the step's own ranking
     prefers by :data:`SURE` goes first: the task chooses the server, the step's clause its tool."""
@@ -1100,6 +1114,8 @@ def settle(planned: Sequence[Planned], final: Mapping[int, float], names: Mappin
     for text, _options in planned:  # the seconds, in the steps' order, while Full has room
         for t, of in seconds:
             if of == text and (room is None or len(set(full) | set(chosen)) < room):
+                if hedges is not None and t not in chosen:
+                    hedges.add(t)
                 take(t, text)
     return chosen
 
