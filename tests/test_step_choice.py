@@ -139,13 +139,18 @@ def test_a_steps_second_tool_goes_to_full_only_when_the_whole_task_wants_it_ther
     assert settle(planned, {1: 90, 2: 55}, names, least=70) == {1: "find the board"}
     # Nor is one that deletes when the task asks for no deletion (drop-index beside create-index).
     assert settle(planned, {1: 90, 2: 75}, names, least=70, unasked={2}.__contains__) == {1: "find the board"}
-    # A second is said to be one: the budget gives every step's first tool its tokens before it.
+    # A second is said to be one, with a producer only it needs: the budget gives every step's first tool its
+    # tokens before them.
     hedges: set[int] = set()
-    settle(planned, {1: 90, 2: 75}, names, least=70, hedges=hedges)
-    assert hedges == {2}
+    chosen = settle(planned, {1: 90, 2: 75, 4: 60}, {**names, 4: "list_boards"}, least=70, hedges=hedges,
+                    feeds=lambda t, ids_only=False, optional_ids=False: [4] if t == 2 else [])
+    assert chosen == {1: "find the board", 2: "find the board", 4: "the identifier b needs"}
+    assert hedges == {2, 4}
     first, second = scored("s", "read_it", Tier.FULL, 60), scored("s", "search_it", Tier.FULL, 95)
     first.step, second.step, second.hedge = "read the trace", "find the board", True
     assert sorted([second, first], key=best_first) == [first, second]
+    second.step = "/write"  # a file's step is no second, whatever settle took it for
+    assert sorted([first, second], key=best_first) == [second, first]
 
 
 def test_a_step_whose_best_tool_another_step_took_takes_a_sibling_it_ranks_higher():

@@ -495,9 +495,10 @@ class Compiler:
         for st in out:
             if st.id in planned:
                 st.step, st.wanted, st.tier = st.step or planned[st.id], Tier.FULL, Tier.FULL
-                st.hedge = st.id in hedges and not st.step.startswith("/")
+                st.hedge = st.id in hedges
                 st.reasons.insert(0, f"tool of the step {planned[st.id]!r}" + (
-                    ", beside its first as near (after every step's first for places and tokens)" if st.hedge else ""))
+                    ", a second as near as its first (the budget's tokens go to every step's first before it)"
+                    if st.hedge else ""))
         # A probe of a server (its health, a job's status) the task does not point at fills no Full place,
         # nor does a demonstration server's tool.
         named = named_servers(ctx.task, said)

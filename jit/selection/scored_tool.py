@@ -62,8 +62,9 @@ class ScoredTool:
         #: verb), or the text of a step the task states or implies (:mod:`jit.selection.steps`). A
         #: step's tool keeps Full ahead of max_full_tools and of the budget's best-first order.
         self.step = ""
-        #: A step's second tool, taken beside its first because the two do the step about as well
-        #: (:func:`~jit.selection.steps.settle`): the first tool of every step goes before it.
+        #: A step's second tool, taken beside its first because the two do the step about as well, or a
+        #: producer only it needs (:func:`~jit.selection.steps.settle`): the budget's tokens go to the
+        #: first tool of every step before it (:func:`best_first`).
         self.hedge = False
         self._tool = tool
         self._head = head if head is not None else (tool.tool.server, tool.tool.name)  # type: ignore[union-attr]
@@ -174,6 +175,8 @@ def merit(st: ScoredTool) -> tuple[int, int, int, str]:
 def best_first(st: ScoredTool) -> tuple[bool, bool, bool, int, int, int, str]:
     """The order the Full tier's places and the budget's tokens are given in: the tool of a task
     step first (Full by the policy's word), a file's step (named by its capability: certain)
-    before a clause's, a step's first tool before a second one (:attr:`ScoredTool.hedge`), then
-    :func:`merit`. Reversed, the order they are taken back in."""
-    return (not st.step, not st.step.startswith("/"), st.hedge, *merit(st))
+    before a clause's, a step's first tool before a second one (:attr:`ScoredTool.hedge`; a file's
+    step is no second, whatever settle took it for), then :func:`merit`. Reversed, the order they are
+    taken back in."""
+    file_step = st.step.startswith("/")
+    return (not st.step, not file_step, st.hedge and not file_step, *merit(st))

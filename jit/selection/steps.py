@@ -186,11 +186,19 @@ READ_REQUEST = "get a network request the browser page made: its response body a
 _WORKS_ON = re.compile(OPENING + r"(?:fix|implement|address|tackle|handle|work\s+on|write|add|reproduce)\b"
                        rf"[^.;!?]{{0,{_REACH}}}?\b(?:issues?|tickets?|bugs?)\s+(?:#\d+|(?-i:[A-Z][A-Z0-9]+-\d+))", re.I)
 READ_ISSUE = "get the details of an issue"
-#: An error tracker a task names ("spiking in Sentry", "the Rollbar item"): code fixed for an error it tracks is
-#: fixed where the error's stack trace says it is thrown, which the error's latest event holds.
-_TRACKED = re.compile(r"\b(?:sentry|bugsnag|rollbar|honeybadger|raygun|airbrake|crashlytics)\b|\bstack\s*traces?\b", re.I)
-#: A clause that fixes code ("patch it", "fix the missing null check in our code").
+#: An error tracker a task names ("spiking in Sentry", "the Rollbar item"; not its SDK, its DSN, its alert rules or
+#: its settings), and an error it holds: code fixed for it is fixed where the error's stack trace says it is thrown,
+#: which the error's latest event holds.
+_TRACKED = re.compile(r"\b(?:sentry|bugsnag|rollbar|honeybadger|raygun|airbrake|glitchtip|crashlytics)\b"
+                      r"(?![-_\s]*(?:sdk|dsn|alerts?|rules?|settings|integration|config\w*|notif\w*|ownership|links?|"
+                      r"check-?ins?|projects?)\b)", re.I)
+_TRACKED_ERROR = re.compile(r"\b(?:\w+Error|exceptions?|crash(?:es|ed|ing)?|errors?|spik\w+|stack\s*traces?)\b", re.I)
+#: A clause that fixes the code it calls its own ("fix the missing null check in our code", "patch the handler in
+#: the repo"): code changed in place (not "fix the title of PR #12 in the repo").
 _PATCHES = re.compile(OPENING + r"(?:fix|patch|repair|guard)\b", re.I)
+_IN_OUR_CODE = re.compile(r"\b(?:in|to)\s+(?:our|my|the|this|your)\s+(?:local\s+)?(?:code(?:base)?|source(?:\s+code)?|"
+                          r"repo(?:sitory)?|checkout)\b(?![-\s]*(?:freeze|review|snippet|block|coverage|owners|link|"
+                          r"description|topics?|settings|board|name)\b)", re.I)
 STACK_TRACE = "get the stack trace of the error issue's latest event"
 #: A colour in hex (``#fafafa``, ``#abc``): no channel's name.
 _HEX = r"(?:[0-9a-f]{8}|[0-9a-f]{6}|[0-9a-f]{4}|[0-9a-f]{3})(?![\w-])"
@@ -569,12 +577,11 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
             cap = "/write"  # "build the pricing card as src/PricingCard.tsx": the file it names is written
         if cap == "/write" and _WORKS_ON.match(action):  # an issue worked on: read first, before its code
             steps.append(Step(READ_ISSUE, "/read", implied=True, clause=clause))
-        # code changed in place: said so to the analyzer, or a fix of code the clause names ("fix the missing null
-        # check in our code", whose "check" the analyzer reads as what it asks)
+        # code changed in place: said so to the analyzer, or a fix in the code a clause calls its own ("fix the missing
+        # null check in our code", whose "check" the analyzer reads as what it asks)
         edits = profile.edits_code or (cap == "/write" and not profile.file_targets and bool(_PATCHES.match(action))
-                                       and bool(_CODE.search(action)))
-        if ((edits or (cap == "/write" and _PATCHES.match(action))) and _TRACKED.search(text)
-                and not any(x.text == STACK_TRACE for x in steps)):
+                                       and bool(_IN_OUR_CODE.search(action)) and not _A_CHANGE.search(action))
+        if edits and _TRACKED.search(text) and _TRACKED_ERROR.search(text) and not any(x.text == STACK_TRACE for x in steps):
             steps.append(Step(STACK_TRACE, "/read", implied=True, clause=clause))  # where the tracked error is thrown
         if edits:
             steps.append(Step(READ_CODE, "/read", implied=True, clause=clause, by="read_file"))
@@ -1114,9 +1121,10 @@ def settle(planned: Sequence[Planned], final: Mapping[int, float], names: Mappin
     for text, _options in planned:  # the seconds, in the steps' order, while Full has room
         for t, of in seconds:
             if of == text and (room is None or len(set(full) | set(chosen)) < room):
-                if hedges is not None and t not in chosen:
-                    hedges.add(t)
+                before = set(chosen)
                 take(t, text)
+                if hedges is not None:
+                    hedges |= set(chosen) - before  # the second and the producers only it needs
     return chosen
 
 
