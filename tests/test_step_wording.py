@@ -185,9 +185,12 @@ def test_a_long_run_of_joined_words_is_read_in_linear_time():
     assert LIBRARY_DOCS_SAID.search("a-" * 16000 + " httpx's docs")
     assert [s.text for s in task_steps("read " + "a-" * 20000)]
     # nor the patterns of code and its history, of mail and of chat channels
-    for lead in ("who wrote ", "when did ", "did the mail ", "post to #", "read the file "):
+    for lead in ("who wrote ", "when did ", "did the mail ", "post to #", "read the file ", "fix ", "if http://"):
         for run in ("a-", "a/", "a.", "a#"):
             assert task_steps(lead + run * 20000 + " change?")
+    # nor a run of spaces before a dash, nor a code file's name, nor an attempt after an address
+    assert task_steps("stack" + " " * 40000 + "\u2014 then") == []  # two fragments: no step
+    assert task_steps("if http://" + "a" * 40000 + " try to log in")
 
 
 def test_dropping_a_note_sends_it_and_dropping_a_table_deletes_it():

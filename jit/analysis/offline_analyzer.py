@@ -423,7 +423,7 @@ _TIDIED = re.compile(
     r"|text|titles?|descriptions?|summary|summaries|messages?|prose|copy|grammar|spelling|whitespace|indentation"
     r"|naming|names|variables?|functions?|methods?|class(?:es)?|templates?|markup|layout|css|html|strings?"
     r"|paragraphs?|sentences?|output|lines?|chars?|characters|words?)\b"
-    r"|\b[\w./-]+\.(?:py|js|ts|tsx|jsx|mjs|md|rst|txt|html|css|scss|java|go|rs|rb|c|cc|cpp|h|hpp|cs|kt|swift|php"
+    r"|(?<![\w./-])[\w./-]+\.(?:py|js|ts|tsx|jsx|mjs|md|rst|txt|html|css|scss|java|go|rs|rb|c|cc|cpp|h|hpp|cs|kt|swift|php"
     r"|json|ya?ml|toml|ini|cfg|sh|sql)\b", re.I)
 
 
@@ -537,7 +537,7 @@ _CODE_CHANGE_VERB = re.compile(
     + r")\b(?![/-])",
     re.IGNORECASE)
 _CODE_SIGN = re.compile(
-    rf"\b[\w\-/]*\.(?:{_TEXT_EXTENSIONS})\b|\b[a-z]+(?:_[a-z0-9]+)+\b|\b[a-z]{{2,}}[A-Z][a-z]+\w*\b"
+    rf"(?<![\w\-/])[\w\-/]*+\.(?:{_TEXT_EXTENSIONS})\b|\b[a-z]+(?:_[a-z0-9]+)+\b|\b[a-z]{{2,}}[A-Z][a-z]+\w*\b"
     r"|\b\w+\.\w+\.\w+\b|\b(?:bug|bugs|crash|crashes|exception|stack\s*trace|traceback|regression|unit\s+tests?"
     r"|function|method|class|module|compile|compiler|lint|linter|dependency|dependencies|import|imports|variable"
     r"|endpoint|null\s*pointer|off-by-one|segfault|typo)\b"

@@ -88,7 +88,7 @@ _ASKS_FIRST = re.compile(r"^(?:what|which|who|whom|whose|where|why|how|when|whet
 #: – if CI failed, request changes"): it ends what goes before like a stop. An em dash at any spacing, an
 #: en dash with a space on each side (not "3–4"). Not a hyphen, spaced or not: typed between words it
 #: joins a title, a name or a range as often ("Payments - v2", "9 - 5"), and "cherry-pick" is one word.
-_DASH = re.compile(r"\s*\u2014\s*|\s+\u2013\s+")
+_DASH = re.compile(r"(?<!\s)\s*\u2014\s*|(?<!\s)\s+\u2013\s+")  # from a run of spaces' start: linear
 #: A clause that goes on with the one before it ("…, in tests/test_x.py").
 CONTINUED = re.compile(r"^(?:in|on|at|to|into|for|from|with|by|as|under|inside)\b", re.I)
 
@@ -228,7 +228,7 @@ def _own_action(piece: str) -> str | None:
 #: An attempt asked for right after a lead-in's place, a bracket or an address closing it ("On my dev server
 #: (http://localhost:3000/login) try to log in as …"): the verb after "to" is the action. Not one someone
 #: makes ("when admins try to reset a password"), nor one forbidden ("don't try to delete any pods").
-_TRY = re.compile(r"(?:\)|\S+://\S+)\s+(?P<try>try)\s+to\s+(?P<verb>[a-z][a-z\-]*)\b", re.I)
+_TRY = re.compile(r"(?:\)|(?<!\S)\S+?://\S++)\s+(?P<try>try)\s+to\s+(?P<verb>[a-z][a-z\-]*)\b", re.I)
 
 
 def _imperative_at(piece: str) -> int | None:
