@@ -24,6 +24,7 @@ from jit.selection.steps import (
     ONLINE_SHEET_TABS,
     OPEN_PAGE,
     PAGE_REQUESTS,
+    PRESS_KEY,
     PUSH_BRANCH,
     READ_CHANGE,
     READ_CHANGED_FILES,
@@ -38,6 +39,7 @@ from jit.selection.steps import (
     SUBMIT_FORM,
     SWITCH_BRANCH,
     TREE_STATUS,
+    TYPE_TEXT,
     TRAVEL_TIME,
     Step,
     asked,
@@ -1088,3 +1090,36 @@ def test_code_fixed_for_an_error_a_tracker_holds_has_the_errors_stack_trace_read
     for task in ("Fix the discount code on the checkout page", "Fix the Slack message about the code freeze",
                  "Fix the title of PR #12 in the repo", "Fix the exit code of the cron job in Kubernetes"):
         assert FILE_STEP not in [s.by for s in task_steps(task)], task
+
+
+def test_an_element_taken_from_the_page_snapshot_brings_the_snapshot():
+    """Playwright's ``browser_click`` takes "Exact target element reference from the page snapshot", Chrome
+    DevTools' ``click`` "The uid of an element on the page from the page content snapshot": the snapshot hands
+    them out, whatever its verb ("take"), but a sibling that changes something does not."""
+    click = _tool(1, "playwright", "browser_click", "Click on a web page", ("target",))
+    click.tool.input_schema["properties"]["target"]["description"] = (
+        "Exact target element reference from the page snapshot, or a unique element selector")
+    siblings = [(2, _tool(2, "playwright", "browser_snapshot", "Capture accessibility snapshot of the current page")),
+                (3, _tool(3, "playwright", "browser_navigate", "Navigate to a URL"))]
+    assert producers(click, _lines(siblings)) == [2]
+    fill = _tool(4, "chrome-devtools", "fill", "Type into an input", ("uid",))
+    fill.tool.input_schema["properties"]["uid"]["description"] = "The uid of an element on the page from the page content snapshot"
+    assert producers(fill, _lines([(5, _tool(5, "chrome-devtools", "take_snapshot", "Take a text snapshot")),
+                                   (6, _tool(6, "chrome-devtools", "delete_snapshot", "Delete a snapshot"))])) == [5]
+
+
+def test_a_search_run_on_an_opened_page_types_its_query_and_a_form_said_sent_is_sent():
+    """"On https://app.acme.io/search, search for 'shoes'": the page's box takes the query and Enter is pressed;
+    "Submitting the signup form empty at http://… logs an error": to see it, the form is sent, empty."""
+    texts = [s.text for s in task_steps("On https://app.acme.io/search, search for 'shoes' and tell me which XHR "
+                                        "failed.")]
+    assert texts.index(OPEN_PAGE) < texts.index(TYPE_TEXT) < texts.index(PRESS_KEY)
+    steps = task_steps("Submitting the signup form empty at http://localhost:3000/signup logs an error in the "
+                       "browser console. Find out what it is.")
+    texts = [s.text for s in steps]
+    assert SUBMIT_FORM in texts and FILL_FORM not in texts
+    assert [s.capability for s in steps if s.text.startswith("Submitting")] == ["/read"]  # what happens, read
+    # a web search after a page opened, an unquoted search: no typing on the page
+    for task in ("Open https://example.com in the browser. Then search the web for its owner",
+                 "Search for httpx docs on the web"):
+        assert TYPE_TEXT not in [s.text for s in task_steps(task)], task

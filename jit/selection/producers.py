@@ -71,7 +71,26 @@ def producers(tool: StoredTool, siblings: Sequence[tuple[int, str, str]], ids_on
                 best = key
         if best is not None and best[-1] not in found:
             found.append(best[-1])
+    # A required value whose description says which of the server's things it comes from ("Exact target element
+    # reference from the page snapshot", "The uid of an element … from the page content snapshot"): the sibling
+    # named for that thing hands it out (``browser_snapshot``, ``take_snapshot``), whatever its verb, unless that
+    # verb changes something.
+    for param in schema.get("required") or ():
+        m = _FROM_THING.search(_description(param, schema)) if isinstance(param, str) else None
+        if m is None:
+            continue
+        thing = m.group("thing").lower()
+        best_from = min(((len(split_identifier(name)), name, i) for i, name, _line in siblings
+                         if i != tool.id and thing in (w.lower() for w in split_identifier(name))
+                         and VERBS.get(split_identifier(name)[0].lower(), "/read") == "/read"), default=None)
+        if best_from is not None and best_from[-1] not in found:
+            found.append(best_from[-1])
     return found
+
+
+#: A value's description that says which thing of the server it is taken from: "… from the page snapshot", "…
+#: from the page content snapshot", "Elements from snapshot".
+_FROM_THING = re.compile(r"\bfrom\s+(?:the\s+|a\s+|an\s+)?(?:[a-z]+\s+){0,2}?(?P<thing>snapshot)s?\b", re.I)
 
 
 #: Words of a lookup's name that keep it to the caller's own things: not every one the identifier may name.

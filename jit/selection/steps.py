@@ -368,6 +368,17 @@ READ_THREAD = "get the replies in a message thread"
 _LOGS_IN = re.compile(OPENING + r"(?:log\s*in|sign\s*in)\b", re.I)
 _SENDS_FORM = re.compile(OPENING + r"(?:sign\s*up|register|submit)\b(?:\s*$|\s+(?:it|them|this|that)\b|"
                          r"\s+(?:[\w+\-]+\s+){0,3}?(?:forms?|users?|accounts?)\b)", re.I)
+#: A clause that says what happens when a form is sent ("Submitting the signup form empty at http://… logs an
+#: error"): to see it, the form is sent, beside what the clause reads.
+_SENDING_FORM = re.compile(r"^(?:signing\s*up|registering|submitting)\s+(?:[\w+\-]+\s+){0,3}?(?:forms?|users?|accounts?)\b",
+                           re.I)
+#: A form sent with nothing in it ("submitting the signup form empty"): nothing is filled in first.
+_EMPTY_FORM = re.compile(r"\b(?:empty|blank|unfilled|without\s+filling)\b", re.I)
+#: A search run on a page opened in the browser ("On https://app.acme.io/search, search for 'shoes'"): its
+#: query typed into the page's search box, and Enter pressed.
+_SEARCHES_PAGE = re.compile(OPENING + r"search\s+(?:for\s+)?[\"'\u201c\u2018]", re.I)
+TYPE_TEXT = "type text into an input field on the page"
+PRESS_KEY = "press a key on the keyboard, such as Enter"
 #: A clause that opens a pull or merge request ("open a PR against main"): when the task commits
 #: on this machine, the branch is pushed first.
 _PROPOSES = re.compile(OPENING + r"(?:open|create|raise|submit|file|send)\s+(?:an?\s+|"
@@ -571,6 +582,8 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
         cap = "/read" if said_so else verb or (caps[0] if caps else "/read")
         if _PROPOSES.match(action):  # "submit a pull request", "raise an MR": it is opened
             cap = "/write"
+        if _SENDING_FORM.match(action):  # "Submitting the form empty logs an error": what happens, read
+            cap = "/read"
         if cap == "/send" and forwards_port and _FORWARD.search(clause):
             cap = "/write"  # "port-forward the service", "tear the forward down": a tunnel opened, no message
         if cap == "/execute" and profile.file_targets and _BUILDS.match(action):
@@ -667,10 +680,20 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
         sheets = _sheets_step(clause, action, text) if cap in ("/read", "/write") and not edits else None
         if sheets:  # a workbook's sheets, once it is found
             steps.append(Step(sheets, "/read", implied=True, clause=clause))
+        if _SENDING_FORM.match(action) and any(s.text == OPEN_PAGE for s in steps):
+            # what a form sent does, said: the form is sent (filled in first unless sent empty), and the clause read
+            if not _EMPTY_FORM.search(clause):
+                steps.append(Step(FILL_FORM, "/write", implied=True, clause=clause))
+            steps.append(Step(SUBMIT_FORM, "/write", implied=True, clause=clause))
         if (_LOGS_IN.match(action) or _SENDS_FORM.match(action)) and any(s.text == OPEN_PAGE for s in steps):
             # logging in, signing up or submitting on a page opened in a browser: its form filled in, then submitted
-            steps += [Step(FILL_FORM, "/write", implied=True, clause=clause),
-                      Step(SUBMIT_FORM, "/write", implied=True, clause=clause)]
+            if not _EMPTY_FORM.search(clause):
+                steps.append(Step(FILL_FORM, "/write", implied=True, clause=clause))
+            steps.append(Step(SUBMIT_FORM, "/write", implied=True, clause=clause))
+        elif page is not None and i - page <= 1 and _SEARCHES_PAGE.match(action) and not _API.search(clause):
+            # a search on the page opened in the browser: its query typed into the page's box, and Enter pressed
+            steps += [Step(TYPE_TEXT, "/write", implied=True, clause=clause),
+                      Step(PRESS_KEY, "/write", implied=True, clause=clause)]
         elif cap == "/execute" and _RUN.search(clause):
             steps.append(Step(RUN_COMMAND, "/execute", implied=True, clause=clause, by="run_command"))
         elif cap == "/read" and hits and page != i:  # an address requested: its answer fetched
