@@ -1106,6 +1106,10 @@ def test_an_element_taken_from_the_page_snapshot_brings_the_snapshot():
     fill.tool.input_schema["properties"]["uid"]["description"] = "The uid of an element on the page from the page content snapshot"
     assert producers(fill, _lines([(5, _tool(5, "chrome-devtools", "take_snapshot", "Take a text snapshot")),
                                    (6, _tool(6, "chrome-devtools", "delete_snapshot", "Delete a snapshot"))])) == [5]
+    # a database's or a disk's snapshot is no page's: its maker hands nothing out
+    restore = _tool(7, "rds", "restore_db_instance", "Restore an instance", ("source",))
+    restore.tool.input_schema["properties"]["source"]["description"] = "Restore the instance from the DB snapshot"
+    assert producers(restore, _lines([(8, _tool(8, "rds", "copy_db_snapshot", "Copy a snapshot"))])) == []
 
 
 def test_a_search_run_on_an_opened_page_types_its_query_and_a_form_said_sent_is_sent():
@@ -1119,7 +1123,16 @@ def test_a_search_run_on_an_opened_page_types_its_query_and_a_form_said_sent_is_
     texts = [s.text for s in steps]
     assert SUBMIT_FORM in texts and FILL_FORM not in texts
     assert [s.capability for s in steps if s.text.startswith("Submitting")] == ["/read"]  # what happens, read
-    # a web search after a page opened, an unquoted search: no typing on the page
+    # a web search after a page opened, an unquoted search, a search of another place: no typing on the page
     for task in ("Open https://example.com in the browser. Then search the web for its owner",
-                 "Search for httpx docs on the web"):
+                 "Search for httpx docs on the web",
+                 "Open https://news.ycombinator.com in the browser. Search for 'rust' in my Slack messages.",
+                 "Take a screenshot of https://example.com. Then search for 'example' in the codebase."):
         assert TYPE_TEXT not in [s.text for s in task_steps(task)], task
+    # a form sent through something else, or a field of it empty: no form sent, or one filled in
+    for task in ("Open https://app.acme.io in the browser. Registering users via the admin API is broken; find the bug "
+                 "in src/users.py.", "Open https://app.acme.io in the browser. Submitting user feedback forms is "
+                 "tracked in Jira."):
+        assert SUBMIT_FORM not in [s.text for s in task_steps(task)], task
+    assert FILL_FORM in [s.text for s in task_steps("Open http://localhost:3000/signup. Submitting the form with an "
+                                                    "empty email field shows 'Email required' in the form.")]

@@ -88,9 +88,9 @@ def producers(tool: StoredTool, siblings: Sequence[tuple[int, str, str]], ids_on
     return found
 
 
-#: A value's description that says which thing of the server it is taken from: "… from the page snapshot", "…
-#: from the page content snapshot", "Elements from snapshot".
-_FROM_THING = re.compile(r"\bfrom\s+(?:the\s+|a\s+|an\s+)?(?:[a-z]+\s+){0,2}?(?P<thing>snapshot)s?\b", re.I)
+#: A value's description that says it is taken from a page's snapshot, a browser's ("… from the page snapshot",
+#: "… from the page content snapshot"; not a database's or a disk's snapshot, which a snapshot's maker names too).
+_FROM_THING = re.compile(r"\bfrom\s+the\s+(?:current\s+)?page(?:\s+content)?\s+(?P<thing>snapshot)\b", re.I)
 
 
 #: Words of a lookup's name that keep it to the caller's own things: not every one the identifier may name.

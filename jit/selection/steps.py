@@ -372,11 +372,17 @@ _SENDS_FORM = re.compile(OPENING + r"(?:sign\s*up|register|submit)\b(?:\s*$|\s+(
 #: error"): to see it, the form is sent, beside what the clause reads.
 _SENDING_FORM = re.compile(r"^(?:signing\s*up|registering|submitting)\s+(?:[\w+\-]+\s+){0,3}?(?:forms?|users?|accounts?)\b",
                            re.I)
+#: A way of sending other than a page's form, or a system it is said of ("registering users via the admin API",
+#: "through the bulk import job", "submitting feedback forms is tracked in Jira").
+_THROUGH = re.compile(r"\b(?:via|through|using)\b|\b(?:in|on)\s+(?-i:[A-Z])\w+", re.I)
 #: A form sent with nothing in it ("submitting the signup form empty"): nothing is filled in first.
-_EMPTY_FORM = re.compile(r"\b(?:empty|blank|unfilled|without\s+filling)\b", re.I)
+_EMPTY_FORM = re.compile(r"\b(?:forms?|it|them)\s+(?:\w+\s+)?(?:empty|blank|unfilled)\b|\b(?:empty|blank|unfilled)\s+forms?\b|"
+                         r"\bwithout\s+filling\b", re.I)
 #: A search run on a page opened in the browser ("On https://app.acme.io/search, search for 'shoes'"): its
 #: query typed into the page's search box, and Enter pressed.
-_SEARCHES_PAGE = re.compile(OPENING + r"search\s+(?:for\s+)?[\"'\u201c\u2018]", re.I)
+_SEARCHES_PAGE = re.compile(OPENING + r"search\s+(?:for\s+)?[\"'\u201c\u2018][^\"'\u201d\u2019]{1,80}[\"'\u201d\u2019]"
+                            r"(?![^.;!?]*\b(?:in|on|from|within|across|via|using|through|with)\s+"
+                            r"(?!(?:the\s+|this\s+|that\s+)?(?:page|site|search\s+(?:box|bar|field))\b))", re.I)
 TYPE_TEXT = "type text into an input field on the page"
 PRESS_KEY = "press a key on the keyboard, such as Enter"
 #: A clause that opens a pull or merge request ("open a PR against main"): when the task commits
@@ -680,7 +686,8 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
         sheets = _sheets_step(clause, action, text) if cap in ("/read", "/write") and not edits else None
         if sheets:  # a workbook's sheets, once it is found
             steps.append(Step(sheets, "/read", implied=True, clause=clause))
-        if _SENDING_FORM.match(action) and any(s.text == OPEN_PAGE for s in steps):
+        if (_SENDING_FORM.match(action) and page is not None and i - page <= 1 and not _API.search(clause)
+                and not _THROUGH.search(clause)):
             # what a form sent does, said: the form is sent (filled in first unless sent empty), and the clause read
             if not _EMPTY_FORM.search(clause):
                 steps.append(Step(FILL_FORM, "/write", implied=True, clause=clause))
