@@ -521,7 +521,8 @@ def test_a_steps_capability_is_its_leading_verbs_and_a_question_reads():
     assert clause_action("if they're all passing tag the release") == "tag the release"
     assert clause_action("if the user's cart is empty create one") == "create one"  # a possessive, then "is"
     # the state after the "is" and a thing named after it are no action: the close is
-    for task in ("If it's still open, close it", "if it's still open close it", "If there's another open PR, close this one"):
+    for task in ("If it's still open, close it", "if it's still open close it",
+                 "If there's another open PR, close this one"):
         assert [s.capability for s in task_steps(task)] == ["/write"], task
     assert [s.capability for s in task_steps("Let me know if you can delete the old branch")] == ["/delete"]
     # "give" says no change of its own: an overview reads, feedback sends, a summary of a document reads
@@ -958,13 +959,15 @@ def test_a_workbook_or_spreadsheet_a_clause_works_in_has_its_sheets_looked_at_fi
 
     assert texts("In reports/test-matrix.xlsx, mark the Login row as Passed") == [
         SHEET_TABS, "In reports/test-matrix.xlsx, mark the Login row as Passed"]
-    got = texts("Pull the Q3 churn numbers from the 'Customer Metrics' Google Sheet and compare them with reports/q3.xlsx")
+    got = texts("Pull the Q3 churn numbers from the 'Customer Metrics' Google Sheet and compare them with "
+                "reports/q3.xlsx")
     assert got.index("search by title for the Google Sheet") < got.index(ONLINE_SHEET_TABS)  # found, then its tabs
     assert got.index(ONLINE_SHEET_TABS) < got.index(SHEET_TABS)  # each book by its own kind
     assert ONLINE_SHEET_TABS in texts("do the numbers on the Totals tab of the budget spreadsheet in Drive add up?")
     assert texts("Add a row to https://docs.google.com/spreadsheets/d/1AbC/edit")[0] == ONLINE_SHEET_TABS
     # a book made or handled as a file, one a change adds, a tab of something else, no book at all
-    for task in ("Create a new spreadsheet for the budget in Google Drive", "Export the orders to a workbook at out/o.xlsx",
+    for task in ("Create a new spreadsheet for the budget in Google Drive",
+                 "Export the orders to a workbook at out/o.xlsx",
                  "Put the results in a new Google Sheet", "Save the query results to out/results.xlsx",
                  "Commit reports/q3.xlsx and push", "Upload report.xlsx to the s3://acme-reports bucket",
                  "Rename budget.xlsx to budget-2025.xlsx", "Implement a spreadsheet-like grid component in React",
@@ -1074,8 +1077,9 @@ def test_a_repository_named_by_its_owner_and_name_points_at_a_code_host():
 
 
 def test_code_fixed_for_an_error_a_tracker_holds_has_the_errors_stack_trace_read_first():
-    """"TypeError … is spiking in Sentry. Find it, fix the missing null check in our code": the code to fix is where the
-    error's stack trace says it is thrown, and "in our code" is a fix of code, whatever "check" says to the analyzer."""
+    """"TypeError … is spiking in Sentry. Find it, fix the missing null check in our code": the code to fix is where
+    the error's stack trace says it is thrown, and "in our code" is a fix of code, whatever "check" says to the
+    analyzer."""
     steps = task_steps("TypeError: Cannot read properties of undefined is spiking in Sentry for acme/web. Find it, fix "
                        "the missing null check in our code, and mark the issue resolved.")
     texts = [s.text for s in steps]
@@ -1083,7 +1087,8 @@ def test_code_fixed_for_an_error_a_tracker_holds_has_the_errors_stack_trace_read
     assert [s.by for s in steps if s.text == "fix the missing null check in our code"] == [FILE_STEP]
     # no tracker, no error of one, or no code fixed: no trace
     for task in ("Fix the missing null check in src/cart.ts", "Find the top Sentry issue and mark it resolved",
-                 "Upgrade the sentry-sdk and fix the import", "Fix the Sentry alert rule so it only fires for production",
+                 "Upgrade the sentry-sdk and fix the import",
+                 "Fix the Sentry alert rule so it only fires for production",
                  "Fix the Sentry integration in our code", "Fix the stack trace formatting in our logger"):
         assert STACK_TRACE not in [s.text for s in task_steps(task)], task
     # a fix of something else than the code one calls one's own: no file edit
@@ -1103,7 +1108,8 @@ def test_an_element_taken_from_the_page_snapshot_brings_the_snapshot():
                 (3, _tool(3, "playwright", "browser_navigate", "Navigate to a URL"))]
     assert producers(click, _lines(siblings)) == [2]
     fill = _tool(4, "chrome-devtools", "fill", "Type into an input", ("uid",))
-    fill.tool.input_schema["properties"]["uid"]["description"] = "The uid of an element on the page from the page content snapshot"
+    fill.tool.input_schema["properties"]["uid"]["description"] = (
+        "The uid of an element on the page from the page content snapshot")
     assert producers(fill, _lines([(5, _tool(5, "chrome-devtools", "take_snapshot", "Take a text snapshot")),
                                    (6, _tool(6, "chrome-devtools", "delete_snapshot", "Delete a snapshot"))])) == [5]
     # a database's or a disk's snapshot is no page's: its maker hands nothing out

@@ -423,7 +423,8 @@ _TIDIED = re.compile(
     r"|text|titles?|descriptions?|summary|summaries|messages?|prose|copy|grammar|spelling|whitespace|indentation"
     r"|naming|names|variables?|functions?|methods?|class(?:es)?|templates?|markup|layout|css|html|strings?"
     r"|paragraphs?|sentences?|output|lines?|chars?|characters|words?)\b"
-    r"|(?<![\w./-])[\w./-]+\.(?:py|js|ts|tsx|jsx|mjs|md|rst|txt|html|css|scss|java|go|rs|rb|c|cc|cpp|h|hpp|cs|kt|swift|php"
+    r"|(?<![\w./-])[\w./-]+\.(?:py|js|ts|tsx|jsx|mjs|md|rst|txt|html|css|scss|java|go|rs|rb|c|cc|cpp|h|hpp|cs|kt|"
+    r"swift|php"
     r"|json|ya?ml|toml|ini|cfg|sh|sql)\b", re.I)
 
 

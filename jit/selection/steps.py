@@ -259,7 +259,8 @@ _TRAVEL = re.compile(r"\b(?:(?:walking|driving|travel|commute|transit|cycling)\s
 #: Google Sheet"; not "a spreadsheet-like grid", "the workbook parser"): its sheets are looked at before a range of
 #: one is read or written (:func:`_sheets_step`) ...
 _WORKBOOK = re.compile(r"(?<![\w/.-])[\w./-]*\w\.(?:xlsx|xlsm|xls|ods)\b|"
-                       r"(?<![/.\w-])(?:spreadsheets?|workbooks?|google\s+sheets?|gsheets?)\b(?![-\u2010./]|\s+(?:parser|export|library))|"
+                       r"(?<![/.\w-])(?:spreadsheets?|workbooks?|google\s+sheets?|gsheets?)\b"
+                       r"(?![-\u2010./]|\s+(?:parser|export|library))|"
                        r"\bdocs\.google\.com/spreadsheets\b", re.I)
 #: ... and a sheet or a tab named in quotes ("the 'fixtures' tab"), of a task that names a workbook (not
 #: "the 'Network' tab in devtools").
@@ -278,7 +279,8 @@ _BOOK_AS_FILE = re.compile(OPENING + r"(?:create|make|generate|build|start|expor
 #: them", "the cards past their due date"): the board's columns, which hold those fields, are read first.
 #: Not a dashboard, a keyboard, a whiteboard or an onboarding, nor a board of people ("the board meeting").
 _BOARD = re.compile(r"(?<![\w-])boards?\b(?!\s+(?:meetings?|members?|of\s+directors))", re.I)
-_BY_FIELD = re.compile(r"\b(?:status(?:es)?|stuck|owners?|owns|owned|due(?:\s+dates?)?|overdue|columns?|priorit(?:y|ies)|"
+_BY_FIELD = re.compile(r"\b(?:status(?:es)?|stuck|owners?|owns|owned|due(?:\s+dates?)?|overdue|columns?|"
+                       r"priorit(?:y|ies)|"
                        r"assignees?|assigned)\b", re.I)
 #: What a board holds, which a clause reads by a field ("which items are Stuck").
 _ITEMS = re.compile(r"\b(?:items?|cards?|tasks?|tickets?|pulses?|entries)\b", re.I)
@@ -352,7 +354,8 @@ _LOCAL_CHANGES = re.compile(r"\b(?:unstaged|uncommitted)\s+(?:changes|files|edit
 #: about a repository (not "my changes to the Notion page"): which files they touch, the working tree's status,
 #: is read first.
 _OWN_CHANGES = re.compile(r"\b(?:my|our)\s+(?:local\s+)?(?:changes|edits|modifications)\b|"
-                          r"\b(?:what|everything)\s+(?:i|we)(?:'ve|\s+have|\u2019ve)?\s+(?:changed|staged|modified|touched)\b",
+                          r"\b(?:what|everything)\s+(?:i|we)(?:'ve|\s+have|\u2019ve)?\s+"
+                          r"(?:changed|staged|modified|touched)\b",
                           re.I)
 _REPOSITORY = re.compile(r"\b(?:commit(?:s|ted|ting)?|(?:un)?staged|git|repo(?:sitory)?|checkout|diff)\b", re.I)
 TREE_STATUS = "show the working tree status: which files are changed or staged"
@@ -370,13 +373,15 @@ _SENDS_FORM = re.compile(OPENING + r"(?:sign\s*up|register|submit)\b(?:\s*$|\s+(
                          r"\s+(?:[\w+\-]+\s+){0,3}?(?:forms?|users?|accounts?)\b)", re.I)
 #: A clause that says what happens when a form is sent ("Submitting the signup form empty at http://… logs an
 #: error"): to see it, the form is sent, beside what the clause reads.
-_SENDING_FORM = re.compile(r"^(?:signing\s*up|registering|submitting)\s+(?:[\w+\-]+\s+){0,3}?(?:forms?|users?|accounts?)\b",
+_SENDING_FORM = re.compile(r"^(?:signing\s*up|registering|submitting)\s+(?:[\w+\-]+\s+){0,3}?"
+                           r"(?:forms?|users?|accounts?)\b",
                            re.I)
 #: A way of sending other than a page's form, or a system it is said of ("registering users via the admin API",
 #: "through the bulk import job", "submitting feedback forms is tracked in Jira").
 _THROUGH = re.compile(r"\b(?:via|through|using)\b|\b(?:in|on)\s+(?-i:[A-Z])\w+", re.I)
 #: A form sent with nothing in it ("submitting the signup form empty"): nothing is filled in first.
-_EMPTY_FORM = re.compile(r"\b(?:forms?|it|them)\s+(?:\w+\s+)?(?:empty|blank|unfilled)\b|\b(?:empty|blank|unfilled)\s+forms?\b|"
+_EMPTY_FORM = re.compile(r"\b(?:forms?|it|them)\s+(?:\w+\s+)?(?:empty|blank|unfilled)\b|"
+                         r"\b(?:empty|blank|unfilled)\s+forms?\b|"
                          r"\bwithout\s+filling\b", re.I)
 #: A search run on a page opened in the browser ("On https://app.acme.io/search, search for 'shoes'"): its
 #: query typed into the page's search box, and Enter pressed.
@@ -391,9 +396,10 @@ _PROPOSES = re.compile(OPENING + r"(?:open|create|raise|submit|file|send)\s+(?:a
                        r"the\s+)?(?:new\s+|draft\s+)*(?:prs?|pull requests?|merge requests?|mrs?)\b", re.I)
 #: A clause that writes the words of a commit or of a pull request ("write a sensible commit message", "draft the
 #: PR description"): in a task that commits or opens one, they are what that call is given, no step of their own.
-_WORDS_FOR = re.compile(OPENING + r"(?:write|draft|compose|prepare|come\s+up\s+with|think\s+of)\s+(?:a|an|the|my|our)?\s*"
-                        r"(?:[\w-]+\s+){0,2}?(?:(?P<commit>commit\s+(?:message|title))|(?:pr|pull\s+request|mr|merge\s+request)\s+"
-                        r"(?:description|title|body|summary))s?\b(?!\s+(?:guides?|templates?|conventions?|polic(?:y|ies)|"
+_WORDS_FOR = re.compile(OPENING + r"(?:write|draft|compose|prepare|come\s+up\s+with|think\s+of)\s+"
+                        r"(?:a|an|the|my|our)?\s*(?:[\w-]+\s+){0,2}?(?:(?P<commit>commit\s+(?:message|title))|"
+                        r"(?:pr|pull\s+request|mr|merge\s+request)\s+(?:description|title|body|summary))s?\b"
+                        r"(?!\s+(?:guides?|templates?|conventions?|polic(?:y|ies)|"
                         r"hooks?|rules?|format)\b)", re.I)
 #: A clause that stages changes ("stage the fix", "git add the new files"): said in git's words, whatever it stages.
 _STAGES = re.compile(
@@ -448,7 +454,8 @@ _FETCHES = re.compile(r"\b(?:curl|wget|httpie)\b", re.I)
 #: http://localhost:4000/api/health and /api/version", "GET /healthz on the forwarded port", "curl
 #: https://api.example.com/v1/status"): the address's answer is fetched. A path alone ("hit /readyz")
 #: is an endpoint's when the task names an address or forwards a port (:func:`task_steps`).
-_HITS = re.compile(OPENING + r"(?:(?P<asks>hit|fetch|curl|wget|poll|probe|(?-i:GET)|get(?=\s+(?:https?://|localhost|127\.)))|"
+_HITS = re.compile(OPENING + r"(?:(?P<asks>hit|fetch|curl|wget|poll|probe|(?-i:GET)|"
+                   r"get(?=\s+(?:https?://|localhost|127\.)))|"
                    r"check|verify|test)\s+(?:(?:the|both|each|all)\s+)?(?:(?:local\s+)?endpoints?\s+)?"
                    r"(?P<at>https?://|(?:localhost|127\.0\.0\.1)[:/]|/(?=[\w.-]))", re.I)
 #: An address a service answers on, where a verb that is no request's ("check /_cluster/health is green",
@@ -600,7 +607,8 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
         # null check in our code", whose "check" the analyzer reads as what it asks)
         edits = profile.edits_code or (cap == "/write" and not profile.file_targets and bool(_PATCHES.match(action))
                                        and bool(_IN_OUR_CODE.search(action)) and not _A_CHANGE.search(action))
-        if edits and _TRACKED.search(text) and _TRACKED_ERROR.search(text) and not any(x.text == STACK_TRACE for x in steps):
+        if (edits and _TRACKED.search(text) and _TRACKED_ERROR.search(text)
+                and not any(x.text == STACK_TRACE for x in steps)):
             steps.append(Step(STACK_TRACE, "/read", implied=True, clause=clause))  # where the tracked error is thrown
         if edits:
             steps.append(Step(READ_CODE, "/read", implied=True, clause=clause, by="read_file"))
@@ -1078,7 +1086,7 @@ def settle(planned: Sequence[Planned], final: Mapping[int, float], names: Mappin
     is at least ``least`` (a second the whole task does not want in Full is no ambiguity either),
     and that is not ``unasked`` (a name that deletes when the task asks to delete nothing:
     ``drop-index`` beside the ``create-index`` a step takes); ``hedges``, when given, receives those
-    seconds (the budget gives every step's first tool its tokens before them).
+    seconds and the producers only they bring (the budget gives every step's first tool its tokens before them).
     Of a task that says several steps (``said``: how many; default: the planned ones not implied),
     a sibling of a step's best option within :data:`CLOSE` of it that the step's own ranking
     prefers by :data:`SURE` goes first: the task chooses the server, the step's clause its tool."""
