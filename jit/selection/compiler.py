@@ -428,9 +428,9 @@ class Compiler:
         shard = self.catalog.shard_tables(view, ctx.shard)
         # A chat channel the task names by its #name is a channel, said so or not, and a repository named by its
         # owner and name ("the issues in acme/shop") is a code host's (jit.selection.steps).
-        said = ["channel"] if any(s.text == FIND_CHANNEL for s in steps) else []
-        said += [REPOSITORY_WORD] if names_repository(text) else []
-        facts = task_facts(ctx, text, self.config.shards, self.policy.task_words(text, said))
+        words = ["channel"] if any(s.text == FIND_CHANNEL for s in steps) else []
+        words += [REPOSITORY_WORD] if names_repository(text) else []
+        facts = task_facts(ctx, text, self.config.shards, self.policy.task_words(text, words))
         tables = self.policy.task_tables(facts)
         denied_rows = self.catalog.denied_rows(view, ctx.shard)
         allowed = self._allowed(view, ctx.include_servers, ctx.exclude_servers, denied_rows)

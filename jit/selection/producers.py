@@ -80,9 +80,9 @@ def producers(tool: StoredTool, siblings: Sequence[tuple[int, str, str]], ids_on
         if m is None:
             continue
         thing = m.group("thing").lower()
-        best_from = min(((len(split_identifier(name)), name, i) for i, name, _line in siblings
-                         if i != tool.id and thing in (w.lower() for w in split_identifier(name))
-                         and VERBS.get(split_identifier(name)[0].lower(), "/read") == "/read"), default=None)
+        named = ((i, name, [w.lower() for w in split_identifier(name)]) for i, name, _line in siblings if i != tool.id)
+        best_from = min(((len(words), name, i) for i, name, words in named
+                         if thing in words and VERBS.get(words[0], "/read") == "/read"), default=None)
         if best_from is not None and best_from[-1] not in found:
             found.append(best_from[-1])
     return found

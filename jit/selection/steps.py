@@ -696,15 +696,9 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
             steps.append(Step(sheets, "/read", implied=True, clause=clause))
         if (_SENDING_FORM.match(action) and page is not None and i - page <= 1 and not _API.search(clause)
                 and not _THROUGH.search(clause)):
-            # what a form sent does, said: the form is sent (filled in first unless sent empty), and the clause read
-            if not _EMPTY_FORM.search(clause):
-                steps.append(Step(FILL_FORM, "/write", implied=True, clause=clause))
-            steps.append(Step(SUBMIT_FORM, "/write", implied=True, clause=clause))
+            steps += _form_sent(clause)  # what a form sent does, said: the form sent, and the clause read
         if (_LOGS_IN.match(action) or _SENDS_FORM.match(action)) and any(s.text == OPEN_PAGE for s in steps):
-            # logging in, signing up or submitting on a page opened in a browser: its form filled in, then submitted
-            if not _EMPTY_FORM.search(clause):
-                steps.append(Step(FILL_FORM, "/write", implied=True, clause=clause))
-            steps.append(Step(SUBMIT_FORM, "/write", implied=True, clause=clause))
+            steps += _form_sent(clause)  # logging in, signing up or submitting on a page opened in a browser
         elif page is not None and i - page <= 1 and _SEARCHES_PAGE.match(action) and not _API.search(clause):
             # a search on the page opened in the browser: its query typed into the page's box, and Enter pressed
             steps += [Step(TYPE_TEXT, "/write", implied=True, clause=clause),
@@ -726,6 +720,12 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
     for s in steps:
         first.setdefault((s.text, s.capability), s)  # an implied step once, where it is first implied
     return list(first.values())
+
+
+def _form_sent(clause: str) -> list[Step]:
+    """The steps of sending a page's form: filled in (unless the clause sends it empty), then submitted."""
+    fill = [] if _EMPTY_FORM.search(clause) else [Step(FILL_FORM, "/write", implied=True, clause=clause)]
+    return [*fill, Step(SUBMIT_FORM, "/write", implied=True, clause=clause)]
 
 
 def _sheets_step(clause: str, action: str, text: str) -> str | None:
