@@ -214,3 +214,17 @@ def test_a_skeleton_slot_goes_to_a_local_tool_before_a_hosted_system_s(compiler)
     assert hosted.points["shard"] > local.points["shard"]
     assert local.skeleton and "skeleton for reviewer (slot search_code)" in local.reasons
     assert not hosted.skeleton and "not skeleton: filesystem__search_files fills the same slot" in hosted.reasons
+
+
+def test_a_tool_that_needs_a_places_coordinates_brings_the_tool_that_finds_them(compiler):
+    # maps_elevation requires latitude and longitude; a task names its places by name: the tool that
+    # turns a name into coordinates (maps_geocode) is Full beside it, as a producer of what it needs.
+    ts = compiler.compile(TaskContext(shard="researcher", task="How high above sea level are the Hörnli hut "
+                                      "and the Solvay hut on the Matterhorn?"))
+    assert ts.get("google-maps__maps_elevation").tier is Tier.FULL
+    geocode = ts.get("google-maps__maps_geocode")
+    assert geocode.tier is Tier.FULL and geocode.step == "the identifier google-maps__maps_elevation needs"
+    # A task that gives the coordinates needs no geocoding for them.
+    given = compiler.compile(TaskContext(shard="researcher", task="What is the elevation at 45.9822, 7.6795?"))
+    assert given.get("google-maps__maps_elevation").tier is Tier.FULL
+    assert not given.get("google-maps__maps_geocode").step

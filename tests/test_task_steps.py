@@ -21,6 +21,7 @@ from jit.selection.steps import (
     FILL_FORM,
     FIND_MATCHING,
     GEOCODE,
+    LIST_FOLDER,
     ONLINE_SHEET_TABS,
     OPEN_PAGE,
     PAGE_REQUESTS,
@@ -42,13 +43,14 @@ from jit.selection.steps import (
     TYPE_TEXT,
     TRAVEL_TIME,
     Step,
+    _POINT,
     asked,
     settle,
     step_tools,
     task_servers,
     task_steps,
 )
-from jit.selection.producers import producers
+from jit.selection.producers import coordinate_producers, producers
 from jit.selection.tiers import Tier
 from jit.selection.tokens import EstimateCounter
 from tests.test_render import scored
@@ -1142,3 +1144,44 @@ def test_a_search_run_on_an_opened_page_types_its_query_and_a_form_said_sent_is_
         assert SUBMIT_FORM not in [s.text for s in task_steps(task)], task
     assert FILL_FORM in [s.text for s in task_steps("Open http://localhost:3000/signup. Submitting the form with an "
                                                     "empty email field shows 'Email required' in the form.")]
+
+
+def test_a_tool_that_needs_coordinates_is_fed_by_the_sibling_that_geocodes():
+    def point_tool(i: int, name: str, schema: dict) -> StoredTool:
+        return StoredTool(id=i, tool=ToolDef(server="maps", name=name, description="", input_schema=schema),
+                          definition_hash=str(i), server_status=ServerStatus.CONNECTED, analysis=ToolAnalysis())
+    point = {"type": "object", "properties": {"latitude": {"type": "number"}, "longitude": {"type": "number"}}}
+    elevation = point_tool(1, "maps_elevation", {"type": "object", "required": ["locations"], "properties": {
+        "locations": {"type": "array", "items": point}}})
+    weather = point_tool(2, "forecast", {"type": "object", "required": ["lat", "lon"],
+                                         "properties": {"lat": {"type": "number"}, "lon": {"type": "number"}}})
+    siblings = [(3, "maps_reverse_geocode", "Convert coordinates into an address"),
+                (4, "maps_geocode", "Convert an address into geographic coordinates"),
+                (5, "maps_search_places", "Search for places using Google Places API")]
+    assert coordinate_producers(elevation, siblings) == [4]
+    assert coordinate_producers(weather, siblings) == [4]
+    # Said by its line alone ("… to coordinates"), whatever its name; never one that changes things.
+    assert coordinate_producers(weather, [(6, "lookup_address", "Turn a street address to lat/lng")]) == [6]
+    marker = [(7, "create_marker", "Add a marker: converts a place into coordinates")]
+    assert coordinate_producers(weather, marker) == []
+    # A point that is optional, or no point at all, asks for nothing.
+    nearby = point_tool(8, "maps_search_places", {"type": "object", "required": ["query"], "properties": {
+        "query": {"type": "string"}, "location": point}})
+    assert coordinate_producers(nearby, siblings) == []
+    # A task that gives its coordinates by their numbers.
+    assert _POINT.search("What is the elevation at 45.9822, 7.6795?")
+    assert _POINT.search("weather at lat 45.98 lon 7.68")
+    assert not _POINT.search("compare versions 1.25, 2.10 and 3.0")  # a list of versions is no point
+
+
+def test_the_things_a_directory_holds_are_listed_before_they_are_read():
+    for task in ("Read docs/architecture.md and the ADRs in docs/adr/ and summarise what was decided",
+                 "Check all the log files under /var/log/app/ for OOM kills",
+                 "Summarise the reports in the exports folder", "What do the tests in tests/checkout/ cover?"):
+        texts = [s.text for s in task_steps(task)]
+        assert texts.count(LIST_FOLDER) == 1 and texts.index(LIST_FOLDER) == 0, task
+    # A file, a diff or a history under a directory, the things a system keeps, a web address, a change: no listing.
+    for task in ("Summarize the commits and the diff under src/auth/", "Read src/auth/session.py",
+                 "Open the issues in acme/shop/ please", "Compare the pages in https://docs.x.com/guide/ with ours",
+                 "Move the images in public/img/ to assets/", "Check the history of src/auth/ over the last month"):
+        assert LIST_FOLDER not in [s.text for s in task_steps(task)], task

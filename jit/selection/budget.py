@@ -386,7 +386,8 @@ Fed = tuple[ScoredTool, ScoredTool, Tier, Tier]
 def fed(tools: Sequence[ScoredTool], feeds: Feeds, least: float) -> list[Fed]:
     """A tool Full by its score (at least ``least``, ``full_threshold``) that requires an
     identifier, a parameter named as one, that another rendered candidate of its server hands out
-    (``query-docs`` the ``libraryId`` of ``resolve-library-id``): that producer is Full too, as a
+    (``query-docs`` the ``libraryId`` of ``resolve-library-id``), or a place's coordinates that
+    one finds (``maps_elevation``'s of ``maps_geocode``): that producer is Full too, as a
     step's tool is (it keeps its place past the caps), since the Full tool cannot be called
     without it. A step's tools brought theirs already (:func:`~jit.selection.steps.settle`).
     Returns the producers made Full, for :func:`unfed` once the budget has had its say."""

@@ -15,7 +15,7 @@ from ..models import StoredTool
 from ..text import split_identifier
 from .step_words import VERBS
 
-__all__ = ["producers"]
+__all__ = ["coordinate_producers", "producers"]
 
 #: A required parameter that names an identifier another tool hands out: its stem (``libraryId``,
 #: ``channel_id``, ``idList``).
@@ -86,6 +86,43 @@ def producers(tool: StoredTool, siblings: Sequence[tuple[int, str, str]], ids_on
         if best_from is not None and best_from[-1] not in found:
             found.append(best_from[-1])
     return found
+
+
+def coordinate_producers(tool: StoredTool, siblings: Sequence[tuple[int, str, str]]) -> list[int]:
+    """The sibling that turns an address or a place's name into coordinates (``maps_geocode``:
+    "Convert an address into geographic coordinates"), when ``tool`` requires a point on the earth:
+    a parameter named for a latitude, or one whose value, or each of whose items, holds a latitude
+    and a longitude (``maps_elevation``'s ``locations``). A task names its places by name far more
+    often than by their numbers; the caller leaves it out when the task gives numbers.
+    ``siblings``: as for :func:`producers`."""
+    schema = tool.tool.input_schema or {}
+    props = schema.get("properties")
+    if not isinstance(props, dict) or not any(
+            isinstance(p, str) and _is_point(p, props.get(p)) for p in schema.get("required") or ()):
+        return []
+    best = min(((len(words), name, i) for i, name, line in siblings if i != tool.id
+                and "reverse" not in (words := [w.lower() for w in split_identifier(name)])
+                and ("geocode" in words or _GIVES_POINT.search(line[:200]))
+                and VERBS.get(words[0], "/read") == "/read"), default=None)
+    return [best[-1]] if best is not None else []
+
+
+#: A parameter's name that is a latitude (the longitude goes with it).
+_LATITUDE = re.compile(r"^(?:lat|latitude)$", re.I)
+#: A tool's Condensed line that says it hands out coordinates ("Convert an address into geographic coordinates").
+_GIVES_POINT = re.compile(r"\b(?:in)?to\s+(?:geographic(?:al)?\s+|gps\s+)?(?:coordinates|lat(?:itude)?\s*(?:/|,|and)\s*"
+                          r"(?:lng|lon|long|longitude))\b", re.I)
+
+
+def _is_point(param: str, spec: object) -> bool:
+    """Whether a required parameter is a point on the earth, or a list of them (see :func:`coordinate_producers`)."""
+    if _LATITUDE.match(param):
+        return True
+    for holder in (spec, spec.get("items") if isinstance(spec, dict) else None):
+        inner = holder.get("properties") if isinstance(holder, dict) else None
+        if isinstance(inner, dict) and any(_LATITUDE.match(k) for k in inner if isinstance(k, str)):
+            return True
+    return False
 
 
 #: A value's description that says it is taken from a page's snapshot, a browser's ("… from the page snapshot",

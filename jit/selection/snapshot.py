@@ -111,6 +111,9 @@ class SnapshotMemo:
     #: (:func:`jit.selection.producers.producers`; depends on its definition and its siblings' names and lines,
     #: not on usage).
     producers: dict[tuple[int, bool, bool], list[int]] = field(default_factory=dict)
+    #: tool id -> the tool of its server that turns a place's name into the coordinates it requires
+    #: (:func:`jit.selection.producers.coordinate_producers`; the same dependencies).
+    points: dict[int, list[int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, eq=False)

@@ -57,7 +57,7 @@ from ..config import ShardConfig
 from ..text import search_tokens
 from .clauses import ASKS, CONTINUED, NARRATES, NEGATED, QUESTION, STATEMENT, clause_action, split_clauses
 from .naming import ServerNames, demo_servers, named_servers, server_names
-from .producers import producers
+from .producers import coordinate_producers, producers
 from .retrieve import task_pieces
 from .snapshot import CatalogSnapshot, label_rows
 from .step_words import (LIBRARY_DOCS_SAID, OPENING, QUOTED, action_free, leading_capability, name_fit, spelled,
@@ -362,6 +362,20 @@ TREE_STATUS = "show the working tree status: which files are changed or staged"
 BLAME_LINES = "show who last modified each line of a file and when: line-by-line authorship"
 LOG_COMMITS = "view the commit history: the commit logs"
 SHOW_COMMIT = "show a commit's details and the diff of changes it introduced"
+#: Coordinates a task gives by their numbers ("48.8584, 2.2945", "lat 45.83").
+_POINT = re.compile(r"(?<![\d.])-?\d{1,3}\.\d{3,}\s*°?\s*[NS]?\s*,\s*-?\d{1,3}\.\d{3,}(?![\d.])|"
+                    r"\blat(?:itude)?\s*[:=]?\s*-?\d{1,3}(?:\.\d+)?\b", re.I)
+#: A clause that reads the things a directory holds ("the ADRs in docs/adr/", "all the logs under /var/log/app/",
+#: "the reports in the exports folder"; not "the issues in acme/shop/", things a system keeps): what the directory
+#: holds is listed first.
+_IN_FOLDER = re.compile(r"\b(?:the|all|every|each|any)\s+(?:[\w-]+\s+){0,2}?(?!(?:issues|prs|commits|branches|tickets|"
+                        r"cards|messages|e?mails|events|users|rows|columns|keys|pods|jobs|items|records|repos)\b)"
+                        r"[a-z][\w-]*s\s+(?:in|under|inside|within)\s+"
+                        r"(?:the\s+)?(?:(?<![\w./:-])(?:~?/)?[\w.-]+/(?:[\w.-]+/)*(?![\w./-])|"
+                        r"[\w.-]+\s+(?:folder|directory)\b)",
+                        re.I)
+LIST_FOLDER = "list the files and subdirectories in a directory"
+_LISTS_ITSELF = re.compile(r"\W*(?:list|ls)\b", re.I)  # a clause that lists them itself
 FIND_CHANNEL = "list the server's channels to find a channel's id by its name"
 READ_CHANNEL = "read the recent messages of a channel"
 READ_THREAD = "get the replies in a message thread"
@@ -651,6 +665,9 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
         if cap == "/read" and not _A_CHANGE.search(clause) and (
                 _LOCAL_CHANGES.search(clause) or (_OWN_CHANGES.search(clause) and _REPOSITORY.search(text))):
             steps.append(Step(TREE_STATUS, "/read", implied=True, clause=clause))  # which files the changes touch
+        if (cap == "/read" and _IN_FOLDER.search(clause) and not _URL.search(clause)
+                and not _LISTS_ITSELF.match(action)):
+            steps.append(Step(LIST_FOLDER, "/read", implied=True, clause=clause))  # what the directory holds, first
         if (_CHECKS.search(clause) and _A_CHANGE.search(text)
                 and (cap == "/read" or _CONDITION.search(clause))):  # how a change's CI went: its checks' status
             steps.append(Step(READ_CHECKS, "/read", implied=True, clause=clause))
@@ -1044,16 +1061,26 @@ def plan(view: CatalogSnapshot, steps: Sequence[Step], sims: np.ndarray,
             continue
         planned.append((step.text, tuple((view.rows[r], v) for r, v in found.options)))
 
-    def feeds(t: int, ids_only: bool = False, optional_ids: bool = False) -> list[int]:
+    # A task that gives its places by their numbers needs no sibling to turn their names into them.
+    points_said = any(_POINT.search(s.clause or s.text) for s in every)
+
+    def siblings(t: int) -> list[tuple[int, str, str]]:
         # The siblings by name and Condensed line, which the snapshot holds: a compile reads the
         # definitions of the tools it renders and no others (tests/test_candidate_reads.py).
+        return [(i, view.heads[i][1], view.memo.summaries.get(i, ""))
+                for i in servers.get(view.heads[t][0], ()) if i != t]
+
+    def feeds(t: int, ids_only: bool = False, optional_ids: bool = False) -> list[int]:
         # What a tool's producers are depends on the snapshot alone: kept in its memo.
         key = (t, ids_only, optional_ids)
         found = view.memo.producers.get(key)
         if found is None:
-            siblings = [(i, view.heads[i][1], view.memo.summaries.get(i, ""))
-                        for i in servers.get(view.heads[t][0], ()) if i != t]
-            found = view.memo.producers[key] = producers(view.by_id[t], siblings, ids_only, optional_ids)
+            found = view.memo.producers[key] = producers(view.by_id[t], siblings(t), ids_only, optional_ids)
+        if not optional_ids and not points_said:  # a tool that needs a place's coordinates
+            points = view.memo.points.get(t)
+            if points is None:
+                points = view.memo.points[t] = coordinate_producers(view.by_id[t], siblings(t))
+            found = found + [p for p in points if p not in found]
         return [p for p in found if usable(view.row_of[p])]
 
     return planned, feeds
