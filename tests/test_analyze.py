@@ -337,6 +337,29 @@ def test_a_task_that_changes_code_in_place_edits_a_file(task, edits):
     assert edits <= ("/write" in p.capabilities or "/write" in p.implied)
 
 
+def test_a_file_a_clause_adds_to_or_updates_is_changed_in_place():
+    edited = {"Add a regression test for the DST bug to tests/test_schedule.py and commit it": "tests/test_schedule.py",
+              "Append the release entry to CHANGELOG.md": "CHANGELOG.md",
+              "Update the version in package.json to 2.0": "package.json",
+              "Insert a row for Bob into data/users.csv": "data/users.csv",
+              "Update the changelog at CHANGELOG.md": "CHANGELOG.md"}
+    for task, path in edited.items():
+        p = analyze_task(task)
+        assert p.edited_files == (path,) and path in p.file_targets, task
+    # Written whole: saved, created, added "in" a file the task may make, a verb's form after a determiner, a
+    # file the task makes or says is made or replaced; an office document has its own writer.
+    for task in ("Save the report to notes/x.md", "Create tests/test_api.py and add a test to it",
+                 "Add a RateLimiter class in src/limits/rate_limiter.py",
+                 "Write the summary to notes/a.md and add a link in README.md",
+                 "Add a row for the Login test to reports/matrix.xlsx",
+                 "Save the edited transcript to notes/transcript_clean.txt", "Dump the updated schema to db/schema.sql",
+                 "Create a new file docs/setup.md and add the install steps to docs/setup.md",
+                 "Append the new results to results/run-42.csv (create it)",
+                 "Add the summary to reports/coverage.txt, overwriting the old one"):
+        p = analyze_task(task)
+        assert p.file_targets and not p.edited_files, task
+
+
 def test_a_long_run_of_verbs_with_no_file_is_read_in_linear_time():
     """A verb that puts something into code looks for its file within its clause's next 160
     characters only: looked for to the clause's end from every verb, a 16 KiB task of "to add "

@@ -228,3 +228,14 @@ def test_a_tool_that_needs_a_places_coordinates_brings_the_tool_that_finds_them(
     given = compiler.compile(TaskContext(shard="researcher", task="What is the elevation at 45.9822, 7.6795?"))
     assert given.get("google-maps__maps_elevation").tier is Tier.FULL
     assert not given.get("google-maps__maps_geocode").step
+
+
+def test_a_test_added_to_an_existing_file_is_an_edit_of_it(compiler):
+    # "Add … to tests/test_orders.py": the file is there; its step is the editor, not a writer that replaces it.
+    ts = compiler.compile(TaskContext(shard="tester",
+                                      task="Add a test for the empty-cart case to tests/test_orders.py"))
+    step = [s for s in ts.tools if s.step.startswith("/write")]
+    assert [(s.name, s.tier) for s in step] == [("filesystem__edit_file", Tier.FULL)]
+    assert step[0].reasons[0] == "tool of the step /write of tests/test_orders.py"
+    made = compiler.compile(TaskContext(shard="coder", task="Save the release notes to notes/release.md"))
+    assert [s.name for s in made.tools if s.step.startswith("/write")] == ["filesystem__write_file"]

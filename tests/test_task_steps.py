@@ -41,6 +41,7 @@ from jit.selection.steps import (
     SWITCH_BRANCH,
     TREE_STATUS,
     TYPE_TEXT,
+    WHO_AM_I,
     TRAVEL_TIME,
     Step,
     _POINT,
@@ -1034,12 +1035,22 @@ def test_local_changes_looked_at_have_the_working_trees_status_read_first():
 
     for task in ("Before I commit, look over my unstaged changes and flag anything odd.",
                  "Before I commit, review what I've staged in the local repo.",
-                 "Look at everything I've changed, write a sensible commit message and commit all of it."):
+                 "Look at everything I've changed, write a sensible commit message and commit all of it.",
+                 # changes the user says they made in a local copy, in a task about a repository
+                 "I already bumped lodash in package.json and package-lock.json in my local checkout. Commit them.",
+                 "We fixed the typo locally; commit it"):
         assert texts(task)[0] == TREE_STATUS, task
+    assert texts("I've made some changes on my laptop, commit them")[0] == TREE_STATUS
     for task in ("Summarise my changes to the config in the Notion page",  # no repository
                  "Review my changes to the contract's commitments section",
                  "Look over my changes to the Q3 budget before the staging review",
-                 "Review the changes in PR #12", "Commit the fix"):
+                 "Review the changes in PR #12", "Commit the fix",
+                 "I updated the README on GitHub",  # not in a local copy
+                 "I fixed the bug in PR #12 locally, commit it",  # a change under review is read as one
+                 "I changed the thermostat locally to 19 degrees",  # no repository
+                 # the change made elsewhere, the local copy only in another sentence or a document's
+                 "I already bumped the version on the release branch on GitHub; update my local checkout and tag it",
+                 "I've updated the spreadsheet locally in Excel. Commit the README in the repo"):
         assert TREE_STATUS not in texts(task), task
 
 
@@ -1150,38 +1161,107 @@ def test_a_tool_that_needs_coordinates_is_fed_by_the_sibling_that_geocodes():
     def point_tool(i: int, name: str, schema: dict) -> StoredTool:
         return StoredTool(id=i, tool=ToolDef(server="maps", name=name, description="", input_schema=schema),
                           definition_hash=str(i), server_status=ServerStatus.CONNECTED, analysis=ToolAnalysis())
+
+    def needs(name: str, *required: str, **props: dict) -> StoredTool:
+        return point_tool(10, name, {"type": "object", "required": list(required),
+                                     "properties": {p: props.get(p, {"type": "number"}) for p in required}})
     point = {"type": "object", "properties": {"latitude": {"type": "number"}, "longitude": {"type": "number"}}}
-    elevation = point_tool(1, "maps_elevation", {"type": "object", "required": ["locations"], "properties": {
-        "locations": {"type": "array", "items": point}}})
-    weather = point_tool(2, "forecast", {"type": "object", "required": ["lat", "lon"],
-                                         "properties": {"lat": {"type": "number"}, "lon": {"type": "number"}}})
     siblings = [(3, "maps_reverse_geocode", "Convert coordinates into an address"),
                 (4, "maps_geocode", "Convert an address into geographic coordinates"),
                 (5, "maps_search_places", "Search for places using Google Places API")]
-    assert coordinate_producers(elevation, siblings) == [4]
-    assert coordinate_producers(weather, siblings) == [4]
-    # Said by its line alone ("… to coordinates"), whatever its name; never one that changes things.
-    assert coordinate_producers(weather, [(6, "lookup_address", "Turn a street address to lat/lng")]) == [6]
-    marker = [(7, "create_marker", "Add a marker: converts a place into coordinates")]
-    assert coordinate_producers(weather, marker) == []
-    # A point that is optional, or no point at all, asks for nothing.
+    # A list of points, a latitude by any of its names, a point behind anyOf (an Optional's schema).
+    assert coordinate_producers(needs("maps_elevation", "locations", locations={"type": "array", "items": point}),
+                                siblings) == [4]
+    for required in (("lat", "lon"), ("from_latitude", "to_latitude"), ("originLat", "originLng")):
+        assert coordinate_producers(needs("route", *required), siblings) == [4], required
+    wrapped = {"anyOf": [point, {"type": "null"}]}
+    assert coordinate_producers(needs("forecast", "where", where=wrapped), siblings) == [4]
+    # Said by its name's word of geocoding or by its line, whatever its name; never one that changes things.
+    assert coordinate_producers(needs("forecast", "lat"), [(6, "lookup_address", "Turn a street address to lat/lng")]
+                                ) == [6]
+    assert coordinate_producers(needs("forecast", "lat"), [(8, "forward_geocoding", "Forward lookups")]) == [8]
+    assert coordinate_producers(needs("forecast", "lat"), [(9, "search_location", "Find a place by name to get "
+                                                             "its coordinates")]) == [9]
+    for other in ((7, "create_marker", "Add a marker: converts a place into coordinates"),
+                  (11, "create_geocoding_job", "Queue a batch geocoding job"),
+                  (12, "get_map_center", "Get the map center and return its coordinates")):
+        assert coordinate_producers(needs("forecast", "lat"), [other]) == [], other
+    # A point that is optional, a word that merely holds "lat", or a reverse geocoder itself asks for nothing.
     nearby = point_tool(8, "maps_search_places", {"type": "object", "required": ["query"], "properties": {
         "query": {"type": "string"}, "location": point}})
     assert coordinate_producers(nearby, siblings) == []
-    # A task that gives its coordinates by their numbers.
-    assert _POINT.search("What is the elevation at 45.9822, 7.6795?")
-    assert _POINT.search("weather at lat 45.98 lon 7.68")
-    assert not _POINT.search("compare versions 1.25, 2.10 and 3.0")  # a list of versions is no point
+    assert coordinate_producers(needs("set_format", "flat", "format"), siblings) == []
+    assert coordinate_producers(needs("maps_reverse_geocode", "latitude", "longitude"), siblings) == []
+    # A task that gives its coordinates by their numbers: four decimals, or two after a word of place.
+    for said in ("What is the elevation at 45.9822, 7.6795?", "weather at lat 45.98 lon 7.68",
+                 "coordinates (45.98, 7.68)", "location: 45.98, 7.68"):
+        assert _POINT.search(said), said
+    for unsaid in ("compare versions 1.25, 2.10 and 3.0", "the classifier scored 0.923, 0.871", "lat 3",
+                   "priced at 19.99, 24.99", "timings at 12.34, 15.67 ms"):
+        assert not _POINT.search(unsaid), unsaid
 
 
 def test_the_things_a_directory_holds_are_listed_before_they_are_read():
     for task in ("Read docs/architecture.md and the ADRs in docs/adr/ and summarise what was decided",
-                 "Check all the log files under /var/log/app/ for OOM kills",
-                 "Summarise the reports in the exports folder", "What do the tests in tests/checkout/ cover?"):
+                 "Check all the log files under /var/log/app/ for OOM kills", "Summarise the notes in ~/notes/",
+                 "Summarise the reports in the exports folder", "What do the tests in tests/checkout/ cover?",
+                 "Show me the errors in the logs under /var/log/nginx/"):
         texts = [s.text for s in task_steps(task)]
         assert texts.count(LIST_FOLDER) == 1 and texts.index(LIST_FOLDER) == 0, task
-    # A file, a diff or a history under a directory, the things a system keeps, a web address, a change: no listing.
+    # A file, a diff or a history under a directory, the things a system keeps, a change or a search's hits, a
+    # web address (with its scheme or without), a cluster's namespace, a bucket, an app's folder, a clause that
+    # lists them itself: no listing.
     for task in ("Summarize the commits and the diff under src/auth/", "Read src/auth/session.py",
-                 "Open the issues in acme/shop/ please", "Compare the pages in https://docs.x.com/guide/ with ours",
-                 "Move the images in public/img/ to assets/", "Check the history of src/auth/ over the last month"):
+                 "Open the issues in acme/shop/ please", "Read the pull requests in org/repo/",
+                 "Read the releases in vercel/next.js/", "Review the changes in src/ before I commit",
+                 "Find the TODOs in src/", "Compare the pages in https://docs.x.com/guide/ with ours",
+                 "Read the docs in docs.python.org/3/library/", "Describe the services in the default/ namespace",
+                 "Read all the reports in my-bucket/2024/ on S3",
+                 "Read the newsletters in the Promotions folder in Gmail",
+                 "Read the docs in the Engineering folder on Google Drive", "Show the files in src/",
+                 "List the S3 objects under cache/", "Move the images in public/img/ to assets/",
+                 "Read the secrets in kv/myapp/ in Vault", "Describe the endpoints in /api/v2/",
+                 "Check the history of src/auth/ over the last month"):
         assert LIST_FOLDER not in [s.text for s in task_steps(task)], task
+
+
+def test_the_directory_and_coordinate_patterns_read_in_linear_time():
+    """Runs of spaces between a number and its comma, or after "lat" or "at", and long paths: each pattern reads a
+    40 KB text in milliseconds; one that backtracked over the spaces took 18 to 33 s. A bounded wait in a process
+    of its own, which a backtracking pattern (seconds to minutes per text) cannot meet."""
+    code = ("from jit.selection.steps import _IN_FOLDER, _POINT\n"
+            "for t in ('1.111' + ' ' * 40_000 + 'x', 'lat' + ' ' * 40_000 + 'x', 'at' + ' ' * 40_000 + '1.11' + "
+            "' ' * 4000, 'at (' + ' ' * 40_000 + '1', ('at ' + ' ' * 10 + '1.1 ') * 2000):\n"
+            "    _POINT.search(t)\n"
+            "for t in ('the ' + 'ab ' * 20_000 + 'x', 'the files in ' + 'a/' * 20_000 + '.', 'all xs in ' + 'a.' * "
+            "20_000, 'the xs in ' + 'a/' * 20_000 + ' ' * 20_000 + 'n'):\n"
+            "    _IN_FOLDER.search(t)\n")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_a_page_compared_with_its_design_is_opened_and_pictured():
+    texts = [s.text for s in task_steps("Compare https://staging.example.com/checkout against the Figma design "
+                                        "(file 8fK2xQ, node 77:12) and list the visual differences.")]
+    assert texts[:2] == [OPEN_PAGE, SNAPSHOT_PAGE]
+    # An API compared with its spec, or a design document: no page.
+    for task in ("Compare https://api.x.com/v1/users with the OpenAPI spec",
+                 "Compare the response of https://api.x.com/v1 with the design doc"):
+        assert OPEN_PAGE not in [s.text for s in task_steps(task)], task
+
+
+def test_a_thing_given_to_the_user_looks_up_who_the_user_is_first():
+    for task in ("File a Linear issue in the Platform team: the TLS cert expires soon. Assign it to me.",
+                 "Create a Jira bug with me as assignee", "Add me as a reviewer on PR #12"):
+        texts = [s.text for s in task_steps(task)]
+        assert WHO_AM_I in texts and texts.index(WHO_AM_I) < len(texts) - 1, task
+    # What the user reads, or what is sent to them: no lookup.
+    for task in ("Tell me what was assigned to me", "Send the report to me", "Show me my open issues"):
+        assert WHO_AM_I not in [s.text for s in task_steps(task)], task
+
+
+def test_a_fields_value_in_quotes_is_no_title_to_search_for():
+    texts = [s.text for s in task_steps("find orders in Postgres with status 'refund_pending' older than 7 days")]
+    assert not [t for t in texts if t.startswith("search by title")], texts
+    for task in ("set the priority to 'urgent' on the card", "list the issues with label: 'bug'"):
+        assert not [s for s in task_steps(task) if s.text.startswith("search by title")], task
+    assert task_steps("Read the 'Q3 launch plan' Google Doc")[0].text == "search by title for the Google Doc"

@@ -412,6 +412,10 @@ class TaskProfile:
     #: "switch process.env.API_URL to the VITE_ prefix") without naming a file to write: its
     #: ``/write`` step is a file edit (:func:`edits_code`; rules/policy.dl, ``file_step('edit', …)``).
     edits_code: bool = False
+    #: Of ``file_targets``, the text files a clause changes in place ("add a regression test to
+    #: tests/test_schedule.py", "update the version in package.json"; :func:`files_edited`): their
+    #: ``/write`` step is a file edit too (``file_step('edit', …)``), not a writer that replaces the file.
+    edited_files: tuple[str, ...] = ()
 
 
 #: "Clean up" or "truncate" said as an order, and what follows it in the clause: a deletion ("clean up the stale
@@ -472,6 +476,7 @@ def analyze_task(text: str, shards: Mapping[str, ShardConfig] | None = None) -> 
         implied=implied,
         file_targets=targets,
         edits_code=edits,
+        edited_files=files_edited(clean, targets),
     )
 
 
@@ -496,7 +501,7 @@ _WRITE_VERBS = (
     "save|saved|saves|saving|write|writes|written|writing|wrote|create|creates|created|creating|generate|"
     "generates|generated|generating|export|exports|exported|output|outputs|store|stores|stored|draft|drafts|"
     "drafted|produce|produces|produced|put|dump|dumps|dumped|record|records|recorded|append|appends|"
-    "appended|add|adds|added|update|updates|updated|edit|edits|edited"
+    "appended|add|adds|added|insert|inserts|update|updates|updated|edit|edits|edited"
 )
 #: A verb that makes a thing, which writes the file it is built as ("build the pricing card as
 #: src/PricingCard.tsx", "… as a React component in src/Card.tsx"), not the one it reads
@@ -593,6 +598,48 @@ def target_format(path: str) -> str:
     """The format of a file a task writes: ``presentation``, ``document``, ``spreadsheet`` for an
     office document (:data:`DOCUMENT_FORMATS`), else ``text``."""
     return DOCUMENT_FORMATS.get(path.rsplit(".", 1)[-1].lower(), "text")
+
+
+#: A verb that changes a file in place, the last write verb before the path in its clause: one that adds, with the
+#: path after "to" or "into" ("add a regression test to tests/test_schedule.py", "append the entry to CHANGELOG.md";
+#: "add a RateLimiter class in src/limits/rate_limiter.py" may make the file), or one that updates or edits, with
+#: the path after "in" or "at" too ("update the version in package.json"): the file is there already.
+_ADDS = re.compile(r"(?:add|adds|added|append|appends|appended|insert|inserts|inserted)", re.IGNORECASE)
+_UPDATES = re.compile(r"(?:update|updates|updated|edit|edits|edited)", re.IGNORECASE)
+_TO = re.compile(r"\b(?:to|into)\s+(?:the\s+(?:file\s+)?)?[`'\"\u201c]?$", re.IGNORECASE)
+_IN = re.compile(r"\b(?:in|at)\s+(?:the\s+(?:file\s+)?)?[`'\"\u201c]?$", re.IGNORECASE)
+#: A word that makes a verb's form an adjective ("save the edited transcript", "dump the updated schema").
+_DETERMINER = re.compile(r"\b(?:the|a|an|my|our|your|this|that|these|those|all|its|their)\s+$", re.IGNORECASE)
+#: A clause that says the file is made or replaced ("(create it)", "overwriting the old one", "which doesn't exist
+#: yet").
+_MADE_WHOLE = re.compile(r"\b(?:overwrit\w*|create\s+it|(?:doesn't|does\s+not|don't|do\s+not)\s+exist|new\s+file)\b",
+                         re.IGNORECASE)
+
+
+def files_edited(text: str, targets: tuple[str, ...]) -> tuple[str, ...]:
+    """Of ``targets`` (:func:`file_targets`), the text files a clause changes in place: the last write verb before
+    the path in its clause (not a verb's form after a determiner, "the updated schema") adds, with the path after
+    "to" or "into", or updates or edits, with the path after "to", "into", "in" or "at" (see
+    :data:`_ADDS`); not a file the task makes ("create docs/setup.md and add … to docs/setup.md", "(create it)",
+    "overwriting the old one", "which doesn't exist yet"), nor an office document, whose format has its own writer."""
+    made = {m.group(1) for m in _FILE_OBJECT.finditer(text)}  # "create docs/setup.md": made, whatever adds to it
+    edited = []
+    for m in _FILE_TARGET.finditer(text):
+        path, lead = m.group(1), text[m.start():m.start(1)]
+        if path not in targets or path in made or target_format(path) != "text":
+            continue
+        before = text[max(0, m.start() - _VERB_REACH):m.start()]
+        clause = before[max(before.rfind(c) for c in ".;!?\n") + 1:]
+        after = text[m.end():m.end() + _VERB_REACH]
+        if _MADE_WHOLE.search(clause) or _MADE_WHOLE.search(after[:re.search(r"[.;!?\n]|$", after).start()]):
+            continue
+        # the last verb, not a verb's form after a determiner ("the edited transcript")
+        verbs = [v for v in _WRITE_VERB.finditer(clause) if not _DETERMINER.search(clause, 0, v.start())]
+        verb = verbs[-1].group(0) if verbs else ""
+        if (_ADDS.fullmatch(verb) and _TO.search(lead)) or (_UPDATES.fullmatch(verb) and (_TO.search(lead) or
+                                                                                          _IN.search(lead))):
+            edited.append(path)
+    return tuple(dict.fromkeys(edited))
 
 
 def file_targets(text: str) -> tuple[str, ...]:

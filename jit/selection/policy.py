@@ -41,7 +41,7 @@ from ..text import SEARCH_STOPWORDS, stem
 from .explain import RuleCitations
 from .logic import Fact, LogicEngine, RuleSet
 from .scored_tool import ScoredTool
-from .task import CODE_EDIT, COMPILER_FACTS, FILE_TARGET, IMPLIED
+from .task import CODE_EDIT, COMPILER_FACTS, FILE_EDIT, FILE_TARGET, IMPLIED
 from .tiers import Tier
 
 __all__ = ["BY_EVIDENCE", "BY_LABEL", "BY_RANK", "BY_SYSTEM", "DERIVED", "EVIDENCE_TABLES", "PER_SHARD", "PER_TOOL", "POINTS", "SHARD_POINTS",
@@ -690,9 +690,10 @@ class Policy:
         """The policy's ``file_step`` rows for the steps of a task that names local files to write,
         each with the files of its format."""
         by_format: dict[str, list[str]] = {}
+        edited = {str(f[1]) for f in facts if f[0] == FILE_EDIT}  # a file changed in place: its edit
         for f in facts:
             if f[0] == FILE_TARGET:
-                by_format.setdefault(target_format(str(f[1])), []).append(str(f[1]))
+                by_format.setdefault("edit" if str(f[1]) in edited else target_format(str(f[1])), []).append(str(f[1]))
             elif f[0] == CODE_EDIT:
                 by_format.setdefault("edit", []).append(CODE_EDIT_TARGET)
         if not by_format:

@@ -91,38 +91,56 @@ def producers(tool: StoredTool, siblings: Sequence[tuple[int, str, str]], ids_on
 def coordinate_producers(tool: StoredTool, siblings: Sequence[tuple[int, str, str]]) -> list[int]:
     """The sibling that turns an address or a place's name into coordinates (``maps_geocode``:
     "Convert an address into geographic coordinates"), when ``tool`` requires a point on the earth:
-    a parameter named for a latitude, or one whose value, or each of whose items, holds a latitude
-    and a longitude (``maps_elevation``'s ``locations``). A task names its places by name far more
+    a parameter named for a latitude (``lat``, ``latitude``, ``from_latitude``, ``originLat``), or
+    one whose value, or each of whose items, holds one (``maps_elevation``'s ``locations``; through
+    ``anyOf``/``oneOf``), and is no reverse geocoder itself. A task names its places by name far more
     often than by their numbers; the caller leaves it out when the task gives numbers.
-    ``siblings``: as for :func:`producers`."""
+    ``siblings``: as for :func:`producers`. The producer: a name with a word of geocoding
+    (``geocode``, ``geocoding``, ``forward_geocode``) or a Condensed line that says it hands out
+    coordinates, not a reverse geocoder, and no name whose verb changes something; of several, the
+    one of fewest words."""
     schema = tool.tool.input_schema or {}
     props = schema.get("properties")
-    if not isinstance(props, dict) or not any(
+    if "reverse" in tool.tool.name.lower() or not isinstance(props, dict) or not any(
             isinstance(p, str) and _is_point(p, props.get(p)) for p in schema.get("required") or ()):
         return []
-    best = min(((len(words), name, i) for i, name, line in siblings if i != tool.id
-                and "reverse" not in (words := [w.lower() for w in split_identifier(name)])
-                and ("geocode" in words or _GIVES_POINT.search(line[:200]))
-                and VERBS.get(words[0], "/read") == "/read"), default=None)
+    best = None
+    for i, name, line in siblings:
+        words = [w.lower() for w in split_identifier(name)]
+        if i == tool.id or "reverse" in words:
+            continue
+        if not (any(w.startswith("geocod") for w in words) or _GIVES_POINT.search(line[:200])):
+            continue
+        if any(VERBS.get(w, "/read") != "/read" for w in words[:2] if w != "forward"):
+            continue  # a tool that makes or changes something (create_geocoding_job) and says coordinates on the way
+        key = (len(words), name, i)
+        best = key if best is None or key < best else best
     return [best[-1]] if best is not None else []
 
 
-#: A parameter's name that is a latitude (the longitude goes with it).
-_LATITUDE = re.compile(r"^(?:lat|latitude)$", re.I)
-#: A tool's Condensed line that says it hands out coordinates ("Convert an address into geographic coordinates").
-_GIVES_POINT = re.compile(r"\b(?:in)?to\s+(?:geographic(?:al)?\s+|gps\s+)?(?:coordinates|lat(?:itude)?\s*(?:/|,|and)\s*"
-                          r"(?:lng|lon|long|longitude))\b", re.I)
+#: A parameter's name that is a latitude (the longitude goes with it): ``lat``, ``latitude``, ``from_latitude``,
+#: ``origin_lat``, ``originLat``.
+_LATITUDE = re.compile(r"^(?:[a-z]+_)?(?:lat|latitude)$|^(?-i:[a-z]+(?:Lat|Latitude))$", re.I)
+#: A tool's Condensed line that says it hands out coordinates: turns something into them ("Convert an address into
+#: geographic coordinates"), or gets or returns those of an address, a place or a name ("Search a location by name
+#: to get its coordinates"; not "Get the map center and return its coordinates").
+_POINT_WORDS = r"(?:coordinates|lat(?:itude)?\s*(?:/|,|and)\s*(?:lng|lon|long|longitude))\b"
+_GIVES_POINT = re.compile(r"\b(?:in)?to\s+(?:geographic(?:al)?\s+|gps\s+)?" + _POINT_WORDS + "|"
+                          r"\b(?:address|place|city|by\s+name)\b[^.]{0,80}?\b(?:get|gets|returns?|giving|gives)\s+"
+                          r"(?:its\s+|their\s+|the\s+)?" + _POINT_WORDS, re.I)
 
 
-def _is_point(param: str, spec: object) -> bool:
+def _is_point(param: str, spec: object, depth: int = 0) -> bool:
     """Whether a required parameter is a point on the earth, or a list of them (see :func:`coordinate_producers`)."""
     if _LATITUDE.match(param):
         return True
-    for holder in (spec, spec.get("items") if isinstance(spec, dict) else None):
-        inner = holder.get("properties") if isinstance(holder, dict) else None
-        if isinstance(inner, dict) and any(_LATITUDE.match(k) for k in inner if isinstance(k, str)):
-            return True
-    return False
+    if not isinstance(spec, dict) or depth > 2:
+        return False
+    inner = spec.get("properties")
+    if isinstance(inner, dict) and any(isinstance(k, str) and _LATITUDE.match(k) for k in inner):
+        return True
+    options = [spec.get("items"), *(spec.get("anyOf") or ()), *(spec.get("oneOf") or ())]
+    return any(_is_point("", o, depth + 1) for o in options if isinstance(o, dict))
 
 
 #: A value's description that says it is taken from a page's snapshot, a browser's ("… from the page snapshot",

@@ -148,6 +148,10 @@ _NO_PAGE = re.compile(r"\b(?:point|points|pointed|pointing|aim|aims|aimed|connec
 #: A thing a clause names by its title in quotes, and what follows it ("the 'Q3 launch plan'
 #: Google Doc", "the 'Launch tracker' board in monday.com"): reading it is finding it by that title first.
 _TITLED = re.compile(QUOTED.pattern + r"(?P<kind>(?:\s+[^\s,;]+){1,8})")
+#: The words before a value in quotes that is a field's, not a title ("with status 'refund_pending'", "priority
+#: 'urgent'", "label: 'bug'").
+_FIELD_VALUE = re.compile(r"\b(?:status|state|label|tag|priority|type|stage|severity|category|env|environment|"
+                          r"column|field|value)(?:\s+(?:of|is|to|=))?\s*[:=]?\s*$", re.I)
 #: The words between a determiner and a title in quotes ("the Confluence page 'Payments …'").
 _WITHIN = re.compile(r"\b(?:on|in|from|of|within|inside|under)\s+(?:the|a|an|our|my|their|its)\s+(?:[\w.\-]+\s+){0,3}$",
                      re.I)
@@ -166,6 +170,13 @@ _AHEAD = re.compile(r"\b(?:tomorrow|tonight|next\s+(?:week|month|year|monday|tue
 _TODAY = re.compile(r"\b(?:today'?s|the current)\s+(?:date|day)\b|\bdated?\s+today\b", re.I)
 #: Texts of the implied steps, in the words a tool's description uses.
 CURRENT_TIME = "get the current date and time"
+#: A clause that gives something to the user ("assign it to me", "with me as assignee", "add me as a reviewer"):
+#: who the user is, the authenticated user, is looked up first.
+_TO_ME = re.compile(r"\b(?:assign|assigns|assigned|reassign)\s+(?:it|them|this|that|the\s+[\w-]+(?:\s+[\w-]+)?)"
+                    r"\s+to\s+me\b|"
+                    r"\b(?:add|set|make)\s+me\s+as\b|\bme\s+as\s+(?:the\s+|an?\s+)?(?:assignee|reviewer|owner|"
+                    r"watcher|member)\b", re.I)
+WHO_AM_I = "get information about the currently authenticated user: who am I"
 LIBRARY_DOCS = "query the documentation of a programming library"
 READ_CODE = "read the contents of a text file"
 OPEN_PAGE = "navigate the browser page to a URL"
@@ -357,25 +368,52 @@ _OWN_CHANGES = re.compile(r"\b(?:my|our)\s+(?:local\s+)?(?:changes|edits|modific
                           r"\b(?:what|everything)\s+(?:i|we)(?:'ve|\s+have|\u2019ve)?\s+"
                           r"(?:changed|staged|modified|touched)\b",
                           re.I)
+#: ... or changes the user says they made in a local copy, said in one sentence ("I already bumped lodash in
+#: package.json and package-lock.json in my local checkout", "we've fixed the typo locally", "I've made some changes
+#: on my laptop"; not "I bumped the version on GitHub; update my local checkout"): ``_DID`` in the clause,
+#: ``_DID_LOCALLY`` in the task, ``_ELSEWHERE`` in neither (a document, a spreadsheet or a server changed "locally").
+_DID = re.compile(r"\b(?:i|we)(?:'ve|\u2019ve|\s+have)?\s+(?:already\s+|just\s+|now\s+)?(?:bumped|changed|edited|"
+                  r"modified|updated|fixed|patched|touched|made|added|removed|deleted|renamed|upgraded|refactored)\b",
+                  re.I)
+_DID_LOCALLY = re.compile(_DID.pattern + r"(?:[^.;!?]|[.](?=\S)){0,200}?\b(?:locally|local\s+(?:checkout|copy|"
+                          r"clone|repo(?:sitory)?|branch)|my\s+(?:checkout|clone|working\s+copy)|"
+                          r"on\s+my\s+(?:laptop|machine))\b", re.I)
+_ELSEWHERE = re.compile(r"\b(?:excel|word|spreadsheet|google\s+docs?|notion|confluence|server|ssh)\b", re.I)
 _REPOSITORY = re.compile(r"\b(?:commit(?:s|ted|ting)?|(?:un)?staged|git|repo(?:sitory)?|checkout|diff)\b", re.I)
 TREE_STATUS = "show the working tree status: which files are changed or staged"
 BLAME_LINES = "show who last modified each line of a file and when: line-by-line authorship"
 LOG_COMMITS = "view the commit history: the commit logs"
 SHOW_COMMIT = "show a commit's details and the diff of changes it introduced"
-#: Coordinates a task gives by their numbers ("48.8584, 2.2945", "lat 45.83").
-_POINT = re.compile(r"(?<![\d.])-?\d{1,3}\.\d{3,}\s*°?\s*[NS]?\s*,\s*-?\d{1,3}\.\d{3,}(?![\d.])|"
-                    r"\blat(?:itude)?\s*[:=]?\s*-?\d{1,3}(?:\.\d+)?\b", re.I)
+#: Coordinates a task gives by their numbers: a pair of four or more decimals ("48.8584, 2.2945"), or of two or more
+#: after a word that says they are coordinates ("coordinates (45.98, 7.68)", "location: 45.98, 7.68"), or a latitude
+#: said so ("lat 45.83"); not scores, prices or timings ("0.923, 0.871", "priced at 19.99, 24.99").
+_POINT = re.compile(r"(?<![\d.])-?\d{1,3}\.\d{4,}\s*(?:°\s*)?(?:[NS]\s*)?,\s*-?\d{1,3}\.\d{4,}(?![\d.])|"
+                    r"\b(?:coordinates|coords|location|point|lat/?lo?ng?)\s*(?:[:=(]\s*)?"
+                    r"-?\d{1,3}\.\d{2,}\s*(?:°\s*)?(?:[NS]\s*)?,\s*-?\d{1,3}\.\d{2,}(?![\d.])|"
+                    r"\blat(?:itude)?\s*(?:[:=]\s*)?-?\d{1,3}\.\d+", re.I)
 #: A clause that reads the things a directory holds ("the ADRs in docs/adr/", "all the logs under /var/log/app/",
-#: "the reports in the exports folder"; not "the issues in acme/shop/", things a system keeps): what the directory
-#: holds is listed first.
+#: "the reports in the exports folder"; not the things a system keeps, "the issues in acme/shop/", a change or a
+#: search's hits, "the changes in src/", "the TODOs in src/", a web address without its scheme, "the docs in
+#: docs.python.org/3/", a cluster's namespace or a bucket, "the services in the default/ namespace", "the reports
+#: in my-bucket/2024/ on S3", or an app's folder, "the newsletters in the Promotions folder in Gmail"): what the
+#: directory holds is listed first.
 _IN_FOLDER = re.compile(r"\b(?:the|all|every|each|any)\s+(?:[\w-]+\s+){0,2}?(?!(?:issues|prs|commits|branches|tickets|"
-                        r"cards|messages|e?mails|events|users|rows|columns|keys|pods|jobs|items|records|repos)\b)"
+                        r"cards|messages|e?mails|events|users|rows|columns|keys|pods|jobs|items|records|repos|requests|"
+                        r"runs|releases|tags|comments|reviews|contributors|builds|changes|diffs|modifications|edits|"
+                        r"todos|fixmes|usages|definitions|references|occurrences|matches|threads|newsletters)\b)"
                         r"[a-z][\w-]*s\s+(?:in|under|inside|within)\s+"
-                        r"(?:the\s+)?(?:(?<![\w./:-])(?:~?/)?[\w.-]+/(?:[\w.-]+/)*(?![\w./-])|"
-                        r"[\w.-]+\s+(?:folder|directory)\b)",
+                        r"(?:the\s+)?(?:(?<![\w./:-])(?!/api/)(?:~?/)?"
+                        r"(?![\w.-]*\.(?:com|org|net|io|dev|app|ai|co|edu|gov)/)"
+                        r"[\w.-]+/(?:[\w.-]+/)*(?![\w./-])(?!\s+(?:namespace|pod|deployment|branch|bucket|dashboard|"
+                        r"cluster|project|repo|repository)\b)|[\w.-]+\s+(?:folder|directory)\b)",
                         re.I)
+#: A clause about a store that is no local disk: a bucket, or an app whose folders hold mail, notes or documents.
+_NO_DISK = re.compile(r"\b(?:s3|gcs|buckets?|blob|gmail|outlook|inbox|mailbox|drive|dropbox|onedrive|apple\s+notes|"
+                      r"evernote|notion|confluence|sharepoint|vault|datadog|grafana)\b", re.I)
 LIST_FOLDER = "list the files and subdirectories in a directory"
-_LISTS_ITSELF = re.compile(r"\W*(?:list|ls)\b", re.I)  # a clause that lists them itself
+#: A clause that lists them itself ("list the S3 objects under cache/", "show the files in src/").
+_LISTS_ITSELF = re.compile(r"\W*(?:list|ls|(?:show|display)\s+(?:me\s+)?(?:the\s+|all\s+)?(?:files|contents|folders|"
+                           r"(?:sub)?directories)\b)", re.I)
 FIND_CHANNEL = "list the server's channels to find a channel's id by its name"
 READ_CHANNEL = "read the recent messages of a channel"
 READ_THREAD = "get the replies in a message thread"
@@ -463,6 +501,13 @@ _OFF_PAGE = re.compile(r"\b(?:tables?|database|db|query|sql|rows?|columns?|index
 _API = re.compile(r"\b(?:api|json|endpoints?|response|status code|headers?|curl|wget)\b", re.I)
 #: A clause that asks a command-line client for an address ("curl http://localhost:9200/_cat/indices"):
 #: no page to open in a browser.
+#: A clause that compares an address's page with its design ("Compare https://staging.example.com/checkout against the
+#: Figma design", "check that … matches the mockup"): the page is looked at in a browser.
+_AGAINST_DESIGN = re.compile(r"\b(?:compare|compares|comparing|match|matches|check|checks)\b"
+                             r"(?:[^.;!?]|\.(?=\S)){0,160}?\b(?:against|with|to)\s+(?:the\s+|our\s+|its\s+|a\s+)?"
+                             r"(?:figma\s+|sketch\s+|xd\s+)?"
+                             r"(?:designs?|mock-?ups?|wireframes?|comps?|figma|screenshots?)\b"
+                             r"(?!\s+(?:docs?|documents?|specs?|specifications?|notes?)\b)", re.I)
 _FETCHES = re.compile(r"\b(?:curl|wget|httpie)\b", re.I)
 #: A clause that requests an address over HTTP, as a client does rather than a browser ("Hit
 #: http://localhost:4000/api/health and /api/version", "GET /healthz on the forwarded port", "curl
@@ -628,7 +673,8 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
             steps.append(Step(READ_CODE, "/read", implied=True, clause=clause, by="read_file"))
         hits = _requests(action, text)
         local_page = bool(_LOCAL.search(clause)) and not _NO_PAGE.search(clause)
-        if (_URL.search(clause) and (_PAGE.search(text) or local_page or _AUDITS.match(action))
+        if (_URL.search(clause) and (_PAGE.search(text) or local_page or _AUDITS.match(action)
+                                     or _AGAINST_DESIGN.search(clause))
                 and not _FETCHES.search(clause) and not (hits and not _PAGE.search(clause))):
             steps.append(Step(OPEN_PAGE, "/read", implied=True, clause=clause))
             page = i
@@ -663,10 +709,12 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
         if cap == "/read" and LIBRARY_DOCS_SAID.search(clause):  # a library's docs read: looked up where they are kept
             steps.append(Step(LIBRARY_DOCS, "/read", implied=True, clause=clause))
         if cap == "/read" and not _A_CHANGE.search(clause) and (
-                _LOCAL_CHANGES.search(clause) or (_OWN_CHANGES.search(clause) and _REPOSITORY.search(text))):
+                _LOCAL_CHANGES.search(clause) or (_REPOSITORY.search(text) and (
+                    _OWN_CHANGES.search(clause) or (_DID.search(clause) and not _ELSEWHERE.search(clause)
+                                                     and _DID_LOCALLY.search(text))))):
             steps.append(Step(TREE_STATUS, "/read", implied=True, clause=clause))  # which files the changes touch
         if (cap == "/read" and _IN_FOLDER.search(clause) and not _URL.search(clause)
-                and not _LISTS_ITSELF.match(action)):
+                and not _LISTS_ITSELF.match(action) and not _NO_DISK.search(clause)):
             steps.append(Step(LIST_FOLDER, "/read", implied=True, clause=clause))  # what the directory holds, first
         if (_CHECKS.search(clause) and _A_CHANGE.search(text)
                 and (cap == "/read" or _CONDITION.search(clause))):  # how a change's CI went: its checks' status
@@ -697,6 +745,8 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
                 steps.append(Step(READ_CHANNEL, "/read", implied=True, clause=clause))
             if cap == "/read" and _THREAD.search(clause):
                 steps.append(Step(READ_THREAD, "/read", implied=True, clause=clause))
+        if cap in CHANGES and _TO_ME.search(clause):  # the user given a thing: who the user is, first
+            steps.append(Step(WHO_AM_I, "/read", implied=True, clause=clause))
         if _AHEAD.search(clause) or _TODAY.search(clause):  # a day to come, or today: today's date first
             steps.append(Step(CURRENT_TIME, "/read", implied=True, clause=clause))
         kind, within = _titled(clause) if cap == "/read" else ("", False)
@@ -847,8 +897,8 @@ def _titled(clause: str) -> tuple[str, bool]:
     "the numbers in the 'Churn' sheet"), not the thing itself ("review the 'Payments' page") nor
     one it makes ("build a 'create post' page")."""
     titled = _TITLED.search(clause)
-    if titled is None:
-        return "", False
+    if titled is None or _FIELD_VALUE.search(clause, 0, titled.start()):
+        return "", False  # none, or a field's value in quotes ("orders with status 'refund_pending'")
     kind = titled.group("kind").strip(" ?.!")
     if CONTINUED.match(kind) or kind.lower().startswith("of "):
         before = _KIND_BEFORE.search(clause[:titled.start()])

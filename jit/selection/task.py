@@ -19,7 +19,7 @@ from ..analysis.vocab import normalize_domain
 from ..config import ShardConfig
 from .logic import Fact
 
-__all__ = ["CODE_EDIT", "COMPILER_FACTS", "FILE_TARGET", "IMPLIED", "TaskContext", "task_facts"]
+__all__ = ["CODE_EDIT", "COMPILER_FACTS", "FILE_EDIT", "FILE_TARGET", "IMPLIED", "TaskContext", "task_facts"]
 
 #: The task fact kind of an implied step (TaskProfile.implied): read by the compiler, never asserted.
 IMPLIED = "task_implied"
@@ -28,8 +28,11 @@ FILE_TARGET = "task_file_target"
 #: The task fact kind of a change to code or a config in local files, no file named to write
 #: (TaskProfile.edits_code): its step is the policy's ``file_step('edit', …)``. Never asserted.
 CODE_EDIT = "task_code_edit"
+#: The task fact kind of a local text file the task changes in place (TaskProfile.edited_files; a
+#: FILE_TARGET too): its step is the policy's ``file_step('edit', …)``. Never asserted.
+FILE_EDIT = "task_file_edit"
 #: Task facts the compiler reads and the engine never sees.
-COMPILER_FACTS = frozenset({IMPLIED, FILE_TARGET, CODE_EDIT})
+COMPILER_FACTS = frozenset({IMPLIED, FILE_TARGET, CODE_EDIT, FILE_EDIT})
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,7 @@ def task_facts(ctx: TaskContext, text: str, shards: Mapping[str, ShardConfig], w
         facts += [("task_domain", d) for d in profile.domains]
         facts += [(IMPLIED, c) for c in profile.implied]  # not for the engine (COMPILER_FACTS)
         facts += [(FILE_TARGET, f) for f in profile.file_targets]
+        facts += [(FILE_EDIT, f) for f in profile.edited_files]
         if profile.edits_code:
             facts.append((CODE_EDIT, "code"))
     return list(dict.fromkeys(facts))
