@@ -44,6 +44,14 @@ def test_a_colon_before_an_action_opens_a_clause_of_its_own():
     assert split_clauses("Release chores for the mobile app: bump the build number.") == [
         "Release chores for the mobile app: bump the build number"]
     assert split_clauses("Count the keys matching cart:* in the cache.") == ["Count the keys matching cart:* in the cache"]
+    # a switch turned on or off is a change, which a colon may introduce; a title after a thing it names is no clause
+    assert split_clauses("Turn on the new search for the beta: set the Redis key flag:new_search to 'on'") == [
+        "Turn on the new search for the beta", "set the Redis key flag:new_search to 'on'"]
+    for task in ("Find the Jira epic: turn on audit logging", "Summarize the issue: enable caching for the API"):
+        assert split_clauses(task) == [task]
+    assert leading_capability("Turn to the 'Errors' tab and count the rows") is None  # no switch
+    assert leading_capability("Turn the meeting notes into a summary") is None
+    assert leading_capability("Disable the deploy workflow") == leading_capability("turn it off") == "/write"
 
 
 def test_a_comma_inside_brackets_splits_no_clause():

@@ -31,6 +31,7 @@ from jit.selection.steps import (
     READ_CHANGED_FILES,
     READ_CHECKS,
     READ_CODE,
+    READ_PAGE,
     READ_REQUEST,
     RUN_COMMAND,
     SHEET_TABS,
@@ -1243,19 +1244,26 @@ def test_a_page_compared_with_its_design_is_opened_and_pictured():
     texts = [s.text for s in task_steps("Compare https://staging.example.com/checkout against the Figma design "
                                         "(file 8fK2xQ, node 77:12) and list the visual differences.")]
     assert texts[:2] == [OPEN_PAGE, SNAPSHOT_PAGE]
-    # An API compared with its spec, or a design document: no page.
+    for task in ("Compare https://staging.example.com/checkout against the designers' mockup",
+                 "Compare https://acme.com/pricing against the Figma mockup"):
+        assert [s.text for s in task_steps(task)][:2] == [OPEN_PAGE, SNAPSHOT_PAGE], task
+    # An API compared with its spec, a design document or system, a service's own address: no page.
     for task in ("Compare https://api.x.com/v1/users with the OpenAPI spec",
-                 "Compare the response of https://api.x.com/v1 with the design doc"):
+                 "Compare the response of https://api.x.com/v1 with the design doc",
+                 "Check https://github.com/acme/web/pull/91 against the design system guidelines",
+                 "Match the Jira ticket https://acme.atlassian.net/browse/UI-77 to the Figma design"):
         assert OPEN_PAGE not in [s.text for s in task_steps(task)], task
 
 
 def test_a_thing_given_to_the_user_looks_up_who_the_user_is_first():
     for task in ("File a Linear issue in the Platform team: the TLS cert expires soon. Assign it to me.",
-                 "Create a Jira bug with me as assignee", "Add me as a reviewer on PR #12"):
+                 "Create a Jira bug with me as assignee", "Add me as a reviewer on PR #12",
+                 "Create the ticket and assign to me", "Make me the owner of the repo", "File a bug, assignee: me"):
         texts = [s.text for s in task_steps(task)]
         assert WHO_AM_I in texts and texts.index(WHO_AM_I) < len(texts) - 1, task
     # What the user reads, or what is sent to them: no lookup.
-    for task in ("Tell me what was assigned to me", "Send the report to me", "Show me my open issues"):
+    for task in ("Tell me what was assigned to me", "Send the report to me", "Show me my open issues",
+                 "Assign the ticket to me@example.com"):
         assert WHO_AM_I not in [s.text for s in task_steps(task)], task
 
 
@@ -1265,3 +1273,26 @@ def test_a_fields_value_in_quotes_is_no_title_to_search_for():
     for task in ("set the priority to 'urgent' on the card", "list the issues with label: 'bug'"):
         assert not [s for s in task_steps(task) if s.text.startswith("search by title")], task
     assert task_steps("Read the 'Q3 launch plan' Google Doc")[0].text == "search by title for the Google Doc"
+    # a field's value first, a title after it: the title's
+    assert [s.text for s in task_steps("Get the tickets of type 'Incident' from the 'Ops' board in Jira")
+            if s.text.startswith("search by title")] == ["search by title for the board in Jira"]
+    subprocess.run([sys.executable, "-c", "from jit.selection.steps import _FIELD_VALUE, _titled; "
+                    "_FIELD_VALUE.search('status' + ' ' * 40_000 + 'x'); _titled(\"status 'abcd' \" * 2857)"],
+                   check=True, timeout=60)
+
+
+def test_a_message_a_sent_form_should_show_is_read_from_the_page():
+    for task in ("Check that https://staging.acme.io/login shows an error when the password is wrong: log in as "
+                 "qa@acme.io with 'wrongpass' and screenshot the result.",
+                 "Open http://localhost:3000/login and log in as qa@acme.test with a wrong password. Expect the "
+                 "'Invalid email or password' message."):
+        texts = [s.text for s in task_steps(task)]
+        assert texts.index(READ_PAGE) == texts.index(SUBMIT_FORM) + 1, texts
+    for task in ("Open http://localhost:3000/login and log in as bob with a wrong password; an error message should "
+                 "be displayed", "Open http://localhost:3000/login and log in as bob; it should say 'Welcome back'"):
+        assert READ_PAGE in [s.text for s in task_steps(task)], task
+    # A login that expects nothing shown, or a message read elsewhere (the console): no read of the page's text.
+    for task in ("Log in on http://localhost:3000/login as admin and open the settings",
+                 "Open http://localhost:3000/login, log in as admin, then check that the browser console shows no "
+                 "errors"):
+        assert READ_PAGE not in [s.text for s in task_steps(task)], task

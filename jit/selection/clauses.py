@@ -160,15 +160,22 @@ def _within_brackets(pieces: list[str]) -> list[str]:
     return out
 
 
+#: A thing whose title follows a colon ("Find the Jira epic: turn on audit logging", "Summarize the issue: enable
+#: caching"): the words after it are its title, not a clause.
+_TITLE_BEFORE = re.compile(r"\b(?:issue|ticket|epic|story|entry|section|title|plan|proposal|message|pr|"
+                           r"pull\s+request|card|task|page|doc|document)\s*$", re.I)
+
+
 def _at_colons(piece: str) -> list[str]:
     """A piece split where a colon introduces a verb ("Verify the cache in Redis: list the
     session keys", "Before I commit: review my changes"): what follows is a clause of its own. A
-    colon before anything else (a list, a title, ``session:*``) stays in the piece."""
+    colon before anything else (a list, a title, ``session:*``), or after a thing whose title it introduces ("the
+    Jira epic: turn on audit logging"), stays in the piece."""
     parts = re.split(r":\s+", piece)
     out = [parts[0]]
     for part in parts[1:]:
-        if leading_capability(part) is not None and (leading_capability(out[-1]) is not None
-                                                     or _LEAD_IN.match(out[-1])):
+        if leading_capability(part) is not None and not _TITLE_BEFORE.search(out[-1]) and (
+                leading_capability(out[-1]) is not None or _LEAD_IN.match(out[-1])):
             out.append(part)
         else:
             out[-1] = f"{out[-1]}: {part}"

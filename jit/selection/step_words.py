@@ -53,7 +53,8 @@ VERBS = {
                      "revert", "restore", "stage", "cherry-pick", "tag", "log", "file", "register", "mark", "assign",
                      "refund", "book",
                      "schedule", "upload", "insert", "record", "save", "apply", "resolve", "close", "hop", "implement",
-                     "refactor", "replace", "append", "fill", "press", "click", "submit", "download"),
+                     "refactor", "replace", "append", "fill", "press", "click", "submit", "download",
+                     "enable", "disable"),
                     "/write"),
     **dict.fromkeys(("delete", "remove", "clear", "drop", "purge", "wipe", "archive"), "/delete"),
     **dict.fromkeys(("send", "tell", "leave", "post", "email", "mail", "reply", "comment", "notify", "message",
@@ -97,7 +98,8 @@ QUOTED = re.compile(r"(?<!\w)['\"\u201c\u2018][^'\"\u201c\u201d\u2018\u2019]{3,8
 
 def leading_capability(clause: str) -> str | None:
     """The capability of the verb a clause opens with (:data:`VERBS`; "open" a page reads, "open"
-    an issue writes; "drop" a table deletes, "drop" a note sends), None when it opens with none of them."""
+    an issue writes; "drop" a table deletes, "drop" a note sends; "turn on" or "off" writes), None when it opens
+    with none of them."""
     m = _LEADING.match(clause)
     if not m:
         return None
@@ -108,7 +110,13 @@ def leading_capability(clause: str) -> str | None:
         return "/send"
     if verb in ("let", "keep", "give") and _TOLD.match(clause, m.end()):
         return "/send"
+    if verb == "turn" and _ON_OFF.match(clause, m.end()):
+        return "/write"  # "turn on the new search": a switch set; not "turn to page 3", "turn the notes into a summary"
     return VERBS.get(verb)
+
+
+#: What "turn" says when it sets a switch ("turn on the flag", "turn it off").
+_ON_OFF = re.compile(r"\s+(?:(?:it|them|this|that)\s+)?(?:on|off)\b", re.I)
 
 
 #: Words after which a word names a thing: a determiner or a possessive ("the login page", "my local checkout").

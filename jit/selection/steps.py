@@ -151,7 +151,7 @@ _TITLED = re.compile(QUOTED.pattern + r"(?P<kind>(?:\s+[^\s,;]+){1,8})")
 #: The words before a value in quotes that is a field's, not a title ("with status 'refund_pending'", "priority
 #: 'urgent'", "label: 'bug'").
 _FIELD_VALUE = re.compile(r"\b(?:status|state|label|tag|priority|type|stage|severity|category|env|environment|"
-                          r"column|field|value)(?:\s+(?:of|is|to|=))?\s*[:=]?\s*$", re.I)
+                          r"column|field|value)(?:\s+(?:of|is|to|=))?\s*(?:[:=]\s*)?$", re.I)
 #: The words between a determiner and a title in quotes ("the Confluence page 'Payments …'").
 _WITHIN = re.compile(r"\b(?:on|in|from|of|within|inside|under)\s+(?:the|a|an|our|my|their|its)\s+(?:[\w.\-]+\s+){0,3}$",
                      re.I)
@@ -170,12 +170,13 @@ _AHEAD = re.compile(r"\b(?:tomorrow|tonight|next\s+(?:week|month|year|monday|tue
 _TODAY = re.compile(r"\b(?:today'?s|the current)\s+(?:date|day)\b|\bdated?\s+today\b", re.I)
 #: Texts of the implied steps, in the words a tool's description uses.
 CURRENT_TIME = "get the current date and time"
-#: A clause that gives something to the user ("assign it to me", "with me as assignee", "add me as a reviewer"):
-#: who the user is, the authenticated user, is looked up first.
-_TO_ME = re.compile(r"\b(?:assign|assigns|assigned|reassign)\s+(?:it|them|this|that|the\s+[\w-]+(?:\s+[\w-]+)?)"
-                    r"\s+to\s+me\b|"
-                    r"\b(?:add|set|make)\s+me\s+as\b|\bme\s+as\s+(?:the\s+|an?\s+)?(?:assignee|reviewer|owner|"
-                    r"watcher|member)\b", re.I)
+#: A clause that gives something to the user ("assign it to me", "assign issue #42 to myself", "with me as assignee",
+#: "assignee: me", "add me as a reviewer", "make me the owner"; not "to me@example.com"): who the user is, the
+#: authenticated user, is looked up first.
+_TO_ME = re.compile(r"\b(?:re)?assign\s+(?:[^\s.;!?]+\s+){0,5}?to\s+(?:me|myself)\b(?!@|\.\w)|"
+                    r"\bassignee\b[^.;!?]{0,40}?(?:[:=]|\bto)\s*(?:me|myself)\b(?!@|\.\w)|"
+                    r"\b(?:add|set|make|put)\s+(?:me|myself)\s+(?:as|the)\b|"
+                    r"\b(?:me|myself)\s+as\s+(?:the\s+|an?\s+)?(?:assignee|reviewer|owner|watcher|member)\b", re.I)
 WHO_AM_I = "get information about the currently authenticated user: who am I"
 LIBRARY_DOCS = "query the documentation of a programming library"
 READ_CODE = "read the contents of a text file"
@@ -188,6 +189,17 @@ FIND_MATCHING = "list the items matching a pattern"
 SNAPSHOT_PAGE = "take a screenshot or snapshot of the page"
 READ_CHANGE = "get the details of a pull request"
 READ_CHANGED_FILES = "list the files changed in a pull request"
+#: A task that expects the page to show a message ("shows an error when the password is wrong", "Expect the 'Invalid
+#: email or password' message", "an error should appear", "it should say 'Invalid credentials'"), in the clauses from
+#: the one before the page's to the second after its form's: once the form is sent, what the page says is read.
+_MESSAGE = r"(?:error|message|warning|banner|toast|alert|notice|notification|popup|modal|dialog)s?"
+_SHOWN = r"(?:(?:should|must|will|is|are)\s+(?:be\s+)?)?(?:shown|displayed|appears?)"
+_SHOWS_MESSAGE = re.compile(r"\b(?:show|shows|shown|display|displays|displayed|appear|appears|see|expect|expects|"
+                            rf"says?)\b[^.;!?]{{0,60}}?(?:\b{_MESSAGE}\b|['\"\u201c])|\b{_MESSAGE}\s+{_SHOWN}\b", re.I)
+#: What a message is read from other than the page ("the browser console shows no errors", "the server logs").
+_NOT_ON_PAGE = re.compile(r"\b(?:console|logs|log\s+(?:file|output)|network\s+(?:tab|requests?|calls?)|slack|e-?mails?|"
+                          r"inbox|terminal|stderr|stdout)\b", re.I)
+READ_PAGE = "capture an accessibility snapshot of the current page: the text it shows"
 FILL_FORM = "fill in the input fields of the form on the page"
 SUBMIT_FORM = "click the submit button on the page"
 PAGE_REQUESTS = "list the network requests the browser page made"
@@ -502,12 +514,19 @@ _API = re.compile(r"\b(?:api|json|endpoints?|response|status code|headers?|curl|
 #: A clause that asks a command-line client for an address ("curl http://localhost:9200/_cat/indices"):
 #: no page to open in a browser.
 #: A clause that compares an address's page with its design ("Compare https://staging.example.com/checkout against the
-#: Figma design", "check that … matches the mockup"): the page is looked at in a browser.
-_AGAINST_DESIGN = re.compile(r"\b(?:compare|compares|comparing|match|matches|check|checks)\b"
-                             r"(?:[^.;!?]|\.(?=\S)){0,160}?\b(?:against|with|to)\s+(?:the\s+|our\s+|its\s+|a\s+)?"
-                             r"(?:figma\s+|sketch\s+|xd\s+)?"
-                             r"(?:designs?|mock-?ups?|wireframes?|comps?|figma|screenshots?)\b"
-                             r"(?!\s+(?:docs?|documents?|specs?|specifications?|notes?)\b)", re.I)
+#: Figma design", "check that … matches the mockup", "… looks like the approved design"; not the design system, its
+#: tokens or guidelines, a design doc or spec): the page is opened in a browser and pictured.
+_AGAINST_DESIGN = re.compile(r"(?:\b(?:compare|compares|comparing|match|matches|check|checks)\b"
+                             r"(?:[^.;!?]|\.(?=\S)){0,160}?\b(?:against|with|to)|\blooks?\s+like)\s+"
+                             r"(?:the\s+|our\s+|its\s+|a\s+)?"
+                             r"(?:[\w'-]+\s+)?(?:figma\s+|sketch\s+|xd\s+)?"
+                             r"(?:designs?|mock-?ups?|wireframes?|comps?|figma)\b"
+                             r"(?!\s+(?:docs?|documents?|specs?|specifications?|notes?|system|tokens?|guidelines?|"
+                             r"team)\b)",
+                             re.I)
+#: An address of a service a server of its own reads (a pull request, a ticket, a design file), not a page to look at.
+_SERVICE_URL = re.compile(r"https?://(?:[\w-]+\.)*(?:github\.com|gitlab\.com|atlassian\.net|linear\.app|figma\.com|"
+                          r"notion\.so|docs\.google\.com)\b", re.I)
 _FETCHES = re.compile(r"\b(?:curl|wget|httpie)\b", re.I)
 #: A clause that requests an address over HTTP, as a client does rather than a browser ("Hit
 #: http://localhost:4000/api/health and /api/version", "GET /healthz on the forwarded port", "curl
@@ -542,7 +561,7 @@ _CALL_ANSWER = re.compile(r"\b(?:response|body|payload|status(?:\s+code)?|header
 _PICTURED = re.compile(r"\b(?:screenshots?|snapshots?|screen ?(?:grab|capture)s?)\b", re.I)
 #: An implied step that acts on what another implied step did -> that step: the server that did
 #: the other does it when it can (Chrome DevTools cannot picture a page Playwright opened).
-_SAME_SERVER = {SNAPSHOT_PAGE: OPEN_PAGE, PAGE_REQUESTS: OPEN_PAGE, READ_REQUEST: OPEN_PAGE}
+_SAME_SERVER = {SNAPSHOT_PAGE: OPEN_PAGE, PAGE_REQUESTS: OPEN_PAGE, READ_REQUEST: OPEN_PAGE, READ_PAGE: OPEN_PAGE}
 #: A clause that pushes already ("push the branch", "git push"; "don't push" says so too).
 _PUSHES = re.compile(r"^(?:(?:please|also|then|now|first|and|just|don'?t|do not|never)\s+)*(?:git\s+)?push(?:es|ed)?\b",
                      re.I)
@@ -674,11 +693,12 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
         hits = _requests(action, text)
         local_page = bool(_LOCAL.search(clause)) and not _NO_PAGE.search(clause)
         if (_URL.search(clause) and (_PAGE.search(text) or local_page or _AUDITS.match(action)
-                                     or _AGAINST_DESIGN.search(clause))
+                                     or (_AGAINST_DESIGN.search(clause) and not _SERVICE_URL.search(clause)))
                 and not _FETCHES.search(clause) and not (hits and not _PAGE.search(clause))):
             steps.append(Step(OPEN_PAGE, "/read", implied=True, clause=clause))
             page = i
-        if (cap == "/read" and page is not None and i - page <= 1 and _ON_PAGE.search(clause) and not _API.search(clause)
+        if (cap == "/read" and page is not None and i - page <= 1 and (_ON_PAGE.search(clause) or (
+                page == i and _AGAINST_DESIGN.search(clause))) and not _API.search(clause)
                 and (i == page or not _OFF_PAGE.search(clause)) and not pictured):
             steps.append(Step(SNAPSHOT_PAGE, "/read", implied=True, clause=clause))  # the page looked at
         if _OPENS_URL.match(action) and not _FETCHES.search(clause) and not _API.search(clause):
@@ -766,6 +786,9 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
             steps += _form_sent(clause)  # what a form sent does, said: the form sent, and the clause read
         if (_LOGS_IN.match(action) or _SENDS_FORM.match(action)) and any(s.text == OPEN_PAGE for s in steps):
             steps += _form_sent(clause)  # logging in, signing up or submitting on a page opened in a browser
+            near = " ".join(clauses[max(0, (page if page is not None else i) - 1):i + 3])
+            if _SHOWS_MESSAGE.search(near) and not _NOT_ON_PAGE.search(QUOTED.sub(" ", near)):
+                steps.append(Step(READ_PAGE, "/read", implied=True, clause=clause))  # the message it should show
         elif page is not None and i - page <= 1 and _SEARCHES_PAGE.match(action) and not _API.search(clause):
             # a search on the page opened in the browser: its query typed into the page's box, and Enter pressed
             steps += [Step(TYPE_TEXT, "/write", implied=True, clause=clause),
@@ -896,9 +919,12 @@ def _titled(clause: str) -> tuple[str, bool]:
     clause reads something in or of that thing ("the comments on the Confluence page 'Payments'",
     "the numbers in the 'Churn' sheet"), not the thing itself ("review the 'Payments' page") nor
     one it makes ("build a 'create post' page")."""
-    titled = _TITLED.search(clause)
-    if titled is None or _FIELD_VALUE.search(clause, 0, titled.start()):
-        return "", False  # none, or a field's value in quotes ("orders with status 'refund_pending'")
+    # the first title in quotes that is no field's value ("tickets of type 'Incident' from the 'Ops' board")
+    titled = next((m for q in QUOTED.finditer(clause) if not _FIELD_VALUE.search(clause, max(0, q.start() - 40),
+                                                                                    q.start())
+                   and (m := _TITLED.match(clause, q.start()))), None)
+    if titled is None:
+        return "", False
     kind = titled.group("kind").strip(" ?.!")
     if CONTINUED.match(kind) or kind.lower().startswith("of "):
         before = _KIND_BEFORE.search(clause[:titled.start()])
