@@ -239,3 +239,10 @@ def test_a_test_added_to_an_existing_file_is_an_edit_of_it(compiler):
     assert step[0].reasons[0] == "tool of the step /write of tests/test_orders.py"
     made = compiler.compile(TaskContext(shard="coder", task="Save the release notes to notes/release.md"))
     assert [s.name for s in made.tools if s.step.startswith("/write")] == ["filesystem__write_file"]
+
+
+def test_a_repository_the_task_names_by_owner_and_name_needs_no_search_for_it(compiler):
+    # get_pull_request requires its owner and repo: "acme/web" gives both, so search_repositories is no producer.
+    ts = compiler.compile(TaskContext(shard="reviewer", task="Read PR #12 in acme/web and tell me what it changes"))
+    assert ts.get("github__get_pull_request").tier is Tier.FULL
+    assert not ts.get("github__search_repositories").step

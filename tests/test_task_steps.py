@@ -41,6 +41,8 @@ from jit.selection.steps import (
     SUBMIT_FORM,
     SWITCH_BRANCH,
     TREE_STATUS,
+    DIFF_STAGED,
+    DIFF_UNSTAGED,
     TYPE_TEXT,
     WHO_AM_I,
     TRAVEL_TIME,
@@ -1042,6 +1044,10 @@ def test_local_changes_looked_at_have_the_working_trees_status_read_first():
                  "We fixed the typo locally; commit it"):
         assert texts(task)[0] == TREE_STATUS, task
     assert texts("I've made some changes on my laptop, commit them")[0] == TREE_STATUS
+    # changes looked over are read as well: their diff, of what is staged or not yet
+    assert texts("Look at everything I've changed and commit it")[:2] == [TREE_STATUS, DIFF_UNSTAGED]
+    assert texts("Before I commit, review what I've staged in the local repo.")[:2] == [TREE_STATUS, DIFF_STAGED]
+    assert DIFF_UNSTAGED not in texts("We fixed the typo locally; commit it")  # said, not looked over
     for task in ("Summarise my changes to the config in the Notion page",  # no repository
                  "Review my changes to the contract's commitments section",
                  "Look over my changes to the Q3 budget before the staging review",

@@ -354,6 +354,9 @@ _PROJECT_DIRS = frozenset("src lib app apps docs doc tests test spec bin config 
                           "public assets web api services migrations infra terraform k8s charts ci tools frontend "
                           "backend data reports modules deploy ops feature feat fix bugfix hotfix release chore origin "
                           "upstream".split())
+#: A tool named for finding repositories (``search_repositories``, ``list_repos``): the producer of a repository's
+#: owner and name, which a task that names the repository so has given.
+_FINDS_REPOSITORIES = re.compile(r"(?:search|list|find|get)[_\-.]?(?:my[_\-.]?|user[_\-.]?)?repo(?:sitorie)?s\b", re.I)
 #: A task that names another registry of things named owner/name (an image, a chart, a model).
 _OTHER_REGISTRY = re.compile(r"\b(?:docker|hugging\s*face|helm|charts?|images?|models?|npm|pypi|registry|hub)\b", re.I)
 #: What the policy's rules read for a task that names a repository so (rules/policy.dl, ``system_word``): a word no
@@ -393,6 +396,13 @@ _DID_LOCALLY = re.compile(_DID.pattern + r"(?:[^.;!?]|[.](?=\S)){0,200}?\b(?:loc
 _ELSEWHERE = re.compile(r"\b(?:excel|word|spreadsheet|google\s+docs?|notion|confluence|server|ssh)\b", re.I)
 _REPOSITORY = re.compile(r"\b(?:commit(?:s|ted|ting)?|(?:un)?staged|git|repo(?:sitory)?|checkout|diff)\b", re.I)
 TREE_STATUS = "show the working tree status: which files are changed or staged"
+#: A clause that looks over the changes themselves ("look at everything I've changed", "review my unstaged changes"),
+#: not only which files they touch: their diff is read after the status.
+_LOOKS_OVER = re.compile(OPENING + r"(?:look\s+(?:at|over|through)|review|go\s+(?:over|through)|read|inspect|examine|"
+                         r"check)\b", re.I)
+_STAGED_ONLY = re.compile(r"(?<!un)\bstaged\b(?!\s+and\s+unstaged)", re.I)
+DIFF_UNSTAGED = "show the changes in the working directory that are not yet staged: the unstaged diff"
+DIFF_STAGED = "show the changes that are staged for commit: the staged diff"
 BLAME_LINES = "show who last modified each line of a file and when: line-by-line authorship"
 LOG_COMMITS = "view the commit history: the commit logs"
 SHOW_COMMIT = "show a commit's details and the diff of changes it introduced"
@@ -733,6 +743,9 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
                     _OWN_CHANGES.search(clause) or (_DID.search(clause) and not _ELSEWHERE.search(clause)
                                                      and _DID_LOCALLY.search(text))))):
             steps.append(Step(TREE_STATUS, "/read", implied=True, clause=clause))  # which files the changes touch
+            if _LOOKS_OVER.match(action):  # and what they are: their diff, of what is staged or not yet
+                steps.append(Step(DIFF_STAGED if _STAGED_ONLY.search(clause) else DIFF_UNSTAGED, "/read",
+                                  implied=True, clause=clause))
         if (cap == "/read" and _IN_FOLDER.search(clause) and not _URL.search(clause)
                 and not _LISTS_ITSELF.match(action) and not _NO_DISK.search(clause)):
             steps.append(Step(LIST_FOLDER, "/read", implied=True, clause=clause))  # what the directory holds, first
@@ -1137,8 +1150,11 @@ def plan(view: CatalogSnapshot, steps: Sequence[Step], sims: np.ndarray,
             continue
         planned.append((step.text, tuple((view.rows[r], v) for r, v in found.options)))
 
-    # A task that gives its places by their numbers needs no sibling to turn their names into them.
-    points_said = any(_POINT.search(s.clause or s.text) for s in every)
+    # A task that gives its places by their numbers needs no sibling to turn their names into them, nor one that
+    # names it a repository by its owner and name a search for repositories.
+    said = " ".join(dict.fromkeys(s.clause or s.text for s in every))
+    points_said = bool(_POINT.search(said))
+    repository_said = names_repository(said)
 
     def siblings(t: int) -> list[tuple[int, str, str]]:
         # The siblings by name and Condensed line, which the snapshot holds: a compile reads the
@@ -1157,6 +1173,8 @@ def plan(view: CatalogSnapshot, steps: Sequence[Step], sims: np.ndarray,
             if points is None:
                 points = view.memo.points[t] = coordinate_producers(view.by_id[t], siblings(t))
             found = found + [p for p in points if p not in found]
+        if repository_said:
+            found = [p for p in found if not _FINDS_REPOSITORIES.search(view.heads[p][1])]
         return [p for p in found if usable(view.row_of[p])]
 
     return planned, feeds
