@@ -129,10 +129,11 @@ def test_a_step_no_tool_in_reach_can_do_is_a_warning(compiler):
     task = "Run the test suite and tell me which tests fail."
     only_files = compiler.compile(TaskContext(shard="tester", task=task, include_servers=["filesystem", "git"]))
     assert "tester: the task asks for /execute and no tool in reach does it" in only_files.warnings
-    # The whole catalog has something that executes: no warning, and the step has its tool.
+    # The whole catalog has a tool that executes, Postgres's query, of a database the task never mentions: it is
+    # not the step's tool, and the step says no tool in reach can run commands.
     whole = compiler.compile(TaskContext(shard="tester", task=task))
-    assert not any("the task asks for" in w for w in whole.warnings)
-    assert any(s.tier is Tier.FULL and "/execute" in s.facts["capabilities"] for s in whole.tools)
+    assert not any(s.tier is Tier.FULL and "/execute" in s.facts["capabilities"] for s in whole.tools)
+    assert any(w.startswith("tester: no tool in reach can run commands for the step") for w in whole.warnings)
     # Tools the role is denied: not a gap in the catalog, but a step the role may not take. Said
     # (issue #19, item 18), and still no such tool in any tier.
     review = compiler.compile(TaskContext(shard="reviewer", task="Fix the typo in README.md and commit it."))
@@ -246,3 +247,17 @@ def test_a_repository_the_task_names_by_owner_and_name_needs_no_search_for_it(co
     ts = compiler.compile(TaskContext(shard="reviewer", task="Read PR #12 in acme/web and tell me what it changes"))
     assert ts.get("github__get_pull_request").tier is Tier.FULL
     assert not ts.get("github__search_repositories").step
+
+
+def test_a_hosted_systems_tool_the_task_does_not_point_at_is_no_steps_tool(compiler):
+    # "run the unit tests" asks for /execute; no tool in reach runs commands, and Postgres's query, the one tool
+    # that executes, belongs to a database the task never mentions: it is not taken for the step.
+    ts = compiler.compile(TaskContext(shard="tester", task="Run the unit tests for the parser module and tell me "
+                                      "what fails"))
+    query = ts.get("postgres__query")
+    assert query is None or (query.tier is not Tier.FULL and not query.step)
+    assert any("run commands" in w for w in ts.warnings)
+    # A task that points at the database gets it for the step.
+    db = compiler.compile(TaskContext(shard="tester", task="Run a SQL query on the Postgres database: count the "
+                                      "orders placed today"))
+    assert db.get("postgres__query").tier is Tier.FULL

@@ -542,7 +542,9 @@ class Policy:
         wanted Full, unless a Full tool has it already. ``file_tools``: capability -> the tools of
         that step on the local files the task names, one per file format, each with its files (the
         compiler's choice by the policy's ``file_step``): each is a tool of the step, held Full,
-        when it is a candidate that may be Full. ``unasked``: tools :meth:`unasked` sent to
+        when it is a candidate that may be Full. A hosted system's tool the task does not point at (its system
+        points taken off) is no step's: a database's ``query`` does not run a test suite. ``unasked``: tools
+        :meth:`unasked` sent to
         Condensed, taken for a step (stated or implied) only when no other tool that may be Full
         has its capability. ``demos``: a demonstration server's tools :meth:`demos` keeps out,
         never taken for a step."""
@@ -559,7 +561,8 @@ class Policy:
             if held:
                 continue
             have = holders.get(cap, frozenset())
-            able = [s for s in out if s.id in have and s.id not in demos
+            # not a hosted system's tool the task does not point at (a database's query for "run the test suite")
+            able = [s for s in out if s.id in have and s.id not in demos and s.points.get("system", 0) >= 0
                     and tier_cap.get(s.id, Tier.FULL) is Tier.FULL]
             if not able or any(s.tier is Tier.FULL for s in able):
                 continue
