@@ -139,6 +139,12 @@ def test_a_steps_second_tool_goes_to_full_only_when_the_whole_task_wants_it_ther
     assert settle(planned, {1: 90, 2: 55}, names, least=70) == {1: "find the board"}
     # Nor is one that deletes when the task asks for no deletion (drop-index beside create-index).
     assert settle(planned, {1: 90, 2: 75}, names, least=70, unasked={2}.__contains__) == {1: "find the board"}
+    # Nor one whose name undoes what the first's does (git_reset beside the git_add of "stage the changes").
+    staged = [("stage the changed files", ((1, 150.0), (2, 140.0)))]
+    assert settle(staged, {1: 90, 2: 90}, {1: "git__git_add", 2: "git__git_reset"}, least=70) == {
+        1: "stage the changed files"}
+    assert settle(staged, {1: 90, 2: 90}, {1: "git__git_add", 2: "git__git_add_all"}, least=70) == {
+        1: "stage the changed files", 2: "stage the changed files"}
     # A second is said to be one, with a producer only it needs: the budget gives every step's first tool its
     # tokens before them.
     hedges: set[int] = set()

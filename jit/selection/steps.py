@@ -54,7 +54,7 @@ import numpy as np
 
 from ..analysis.offline_analyzer import analyze_task
 from ..config import ShardConfig
-from ..text import search_tokens
+from ..text import search_tokens, split_identifier
 from .clauses import ASKS, CONTINUED, NARRATES, NEGATED, QUESTION, STATEMENT, clause_action, split_clauses
 from .naming import ServerNames, demo_servers, named_servers, server_names
 from .producers import coordinate_producers, producers
@@ -1184,6 +1184,24 @@ def _no_feeds(t: int, ids_only: bool = False, optional_ids: bool = False) -> lis
     return []
 
 
+#: A verb -> the verbs of the tools that undo what it does: a step whose first tool adds is not also done by the one
+#: that resets (``git_add``, ``git_reset``), nor one that creates by the one that deletes.
+_UNDONE_BY = {"add": {"reset", "remove", "unstage", "delete", "drop"}, "stage": {"reset", "unstage"},
+              "create": {"delete", "remove", "drop", "archive", "destroy"}, "enable": {"disable"},
+              "disable": {"enable"}, "open": {"close"}, "start": {"stop", "kill"}, "lock": {"unlock"},
+              "assign": {"unassign"}, "subscribe": {"unsubscribe"}, "follow": {"unfollow"},
+              "commit": {"reset", "revert"}, "merge": {"revert", "close"}, "push": {"reset", "revert"},
+              "set": {"delete", "unset", "remove"}}
+
+
+def undoes(second: str, first: str) -> bool:
+    """Whether the tool named ``second`` undoes what the tool named ``first`` does, by their names' verbs
+    (:data:`_UNDONE_BY`): no second of a step, which the step's own ranking may put near its first."""
+    first_words, second_words = set(split_identifier(first)), set(split_identifier(second))
+    return any(first_words.isdisjoint(undo) and not second_words.isdisjoint(undo)
+               for verb, undo in _UNDONE_BY.items() if verb in first_words)
+
+
 def settle(planned: Sequence[Planned], final: Mapping[int, float], names: Mapping[int, str],
            feeds: Feeds = _no_feeds, heads: Mapping[int, tuple[str, str]] | None = None,
            full: Collection[int] = (), room: int | None = None, least: float = 0,
@@ -1275,7 +1293,8 @@ def settle(planned: Sequence[Planned], final: Mapping[int, float], names: Mappin
             ranked.insert(0, other)
         take(ranked[0][2], text)
         if len(ranked) > 1 and ranked[1][0] >= ranked[0][0] - CLOSE and final[ranked[1][2]] >= least and (
-                heads is None or heads[ranked[1][2]][0] == heads[ranked[0][2]][0]) and not unasked(ranked[1][2]):
+                heads is None or heads[ranked[1][2]][0] == heads[ranked[0][2]][0]) and not unasked(ranked[1][2]) and (
+                not undoes(names.get(ranked[1][2], ""), names.get(ranked[0][2], ""))):
             seconds.append((ranked[1][2], text))
     for text, _options in planned:  # the seconds, in the steps' order, while Full has room
         for t, of in seconds:
