@@ -66,9 +66,9 @@ def test_a_local_fix_gets_local_tools_and_its_implied_edit(compiler):
 def test_naming_a_system_or_its_words_points_the_task_at_it(compiler):
     named = compiler.compile(TaskContext(shard="coder", task="Open a pull request on GitHub from fix/csv-upload "
                                          "into main in acme/shop and describe the fix."))
-    assert named.task_facts["word"] == ["pull", "github"]
+    assert sorted(named.task_facts["word"]) == ["github", "pr"]
     assert tiers(named)["github/create_pull_request"] is Tier.FULL
-    # "pull" (request) points at every code host; nothing points at the chat or the database.
+    # A pull request ('pr') points at every code host; nothing points at the chat or the database.
     points = {s.server: s.points["system"] for s in named.tools}
     assert (points["github"], points["gitlab"], points["slack"], points["postgres"]) == (0, 0, -30, -30)
     # "database" is a system word of every database system in the policy, postgres among them.
@@ -261,3 +261,13 @@ def test_a_hosted_systems_tool_the_task_does_not_point_at_is_no_steps_tool(compi
     db = compiler.compile(TaskContext(shard="tester", task="Run a SQL query on the Postgres database: count the "
                                       "orders placed today"))
     assert db.get("postgres__query").tier is Tier.FULL
+
+
+def test_the_verb_pull_points_at_no_code_host_and_a_pull_request_does(compiler):
+    pulled = compiler.compile(TaskContext(shard="researcher", task="Pull last quarter's signup numbers from the "
+                                          "analytics database for my report"))
+    assert "pr" not in pulled.task_facts.get("word", [])
+    assert not [s.name for s in pulled.tools if s.tier is Tier.FULL and s.server in ("github", "gitlab")]
+    review = compiler.compile(TaskContext(shard="reviewer", task="Summarize the open pull requests"))
+    assert "pr" in review.task_facts["word"]
+    assert all(s.points["system"] >= 0 for s in review.tools if s.server == "github")

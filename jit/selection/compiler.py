@@ -68,7 +68,7 @@ from .snapshot import (
     label_rows,
 )
 from .steps import (FIND_CHANNEL, REPOSITORY_WORD, Feeds, Step, asked, demo_server, embedded, names_repository, plan,
-                    settle, task_steps)
+                    says_change_request, settle, task_steps)
 from .task import TaskContext, task_facts
 from .tiers import Tier
 from .tokens import EstimateCounter, TokenCounter, compact_json, default_counter
@@ -426,10 +426,12 @@ class Compiler:
         with self._embedding_meanwhile(query, texts):
             view = self.catalog.snapshot()
         shard = self.catalog.shard_tables(view, ctx.shard)
-        # A chat channel the task names by its #name is a channel, said so or not, and a repository named by its
-        # owner and name ("the issues in acme/shop") is a code host's (jit.selection.steps).
+        # A chat channel the task names by its #name is a channel, said so or not, a repository named by its owner
+        # and name ("the issues in acme/shop") is a code host's (jit.selection.steps), and so is a pull request
+        # said in words.
         words = ["channel"] if any(s.text == FIND_CHANNEL for s in steps) else []
         words += [REPOSITORY_WORD] if names_repository(text) else []
+        words += ["pr"] if says_change_request(text) else []
         facts = task_facts(ctx, text, self.config.shards, self.policy.task_words(text, words))
         tables = self.policy.task_tables(facts)
         denied_rows = self.catalog.denied_rows(view, ctx.shard)

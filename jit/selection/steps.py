@@ -65,7 +65,7 @@ from .step_words import (LIBRARY_DOCS_SAID, OPENING, QUOTED, action_free, leadin
 from .tiers import Tier
 
 __all__ = ["REPOSITORY_WORD", "STEP_FLOOR", "Feeds", "Step", "StepTool", "asked", "demo_server", "embedded",
-           "names_repository", "plan", "settle", "step_tools", "task_servers", "task_steps"]
+           "names_repository", "plan", "says_change_request", "settle", "step_tools", "task_servers", "task_steps"]
 
 #: The least retrieval score (0–100, the step's text alone) of a step's tool: below it, no
 #: tool in reach is taken to do the step.
@@ -841,6 +841,16 @@ def _sheets_step(clause: str, action: str, text: str) -> str | None:
         return None
     online = _ONLINE_BOOK.search(clause) or (not _BOOK_FILE.search(clause) and _ONLINE_BOOK.search(text))
     return ONLINE_SHEET_TABS if online else SHEET_TABS
+
+
+#: A pull request said in words ("review the pull request"; a merge request is GitLab's own word).
+_CHANGE_REQUEST = re.compile(r"\bpull\s+requests?\b", re.I)
+
+
+def says_change_request(text: str) -> bool:
+    """Whether a task says a pull request in words: what the policy reads as the word ``pr`` (rules/policy.dl,
+    ``system_word``), not the verb "pull" ("pull the monthly totals", "pull the latest main")."""
+    return bool(_CHANGE_REQUEST.search(text))
 
 
 def names_repository(text: str) -> bool:
