@@ -271,3 +271,14 @@ def test_the_verb_pull_points_at_no_code_host_and_a_pull_request_does(compiler):
     review = compiler.compile(TaskContext(shard="reviewer", task="Summarize the open pull requests"))
     assert "pr" in review.task_facts["word"]
     assert all(s.points["system"] >= 0 for s in review.tools if s.server == "github")
+
+
+def test_an_sql_statement_points_at_the_databases_and_a_hosted_best_is_no_steps_tool(compiler):
+    ts = compiler.compile(TaskContext(shard="tester", task="Run SELECT * FROM users ORDER BY created_at DESC LIMIT 5 "
+                                      "and tell me who signed up last"))
+    assert "sql" in ts.task_facts["word"] and ts.get("postgres__query").tier is Tier.FULL
+    # "let the team know" asks for /send, whose best tool is Slack's, a system the task does not point at: the step
+    # has no tool, and a file's editor is not taken in its place.
+    told = compiler.compile(TaskContext(shard="coder", task="Let everyone on the backend team know the build is fixed"))
+    assert not [s.name for s in told.tools if s.step.startswith("tool of the step") or (
+        s.reasons and s.reasons[0].startswith("tool of the step /"))]

@@ -16,7 +16,7 @@ from jit.selection.logic import LogicEngine, RuleSet
 from jit.selection.policy import Policy
 from jit.selection.naming import ServerNames, named_servers
 from jit.selection.scored_tool import best_first
-from jit.selection.steps import NAMED_FLOOR, STEP_FLOOR, Step, settle, step_tools
+from jit.selection.steps import NAMED_FLOOR, STEP_FLOOR, Step, settle, step_tools, undoes
 from jit.selection.task import IMPLIED
 from jit.selection.tiers import Tier
 from tests.test_render import scored
@@ -145,6 +145,11 @@ def test_a_steps_second_tool_goes_to_full_only_when_the_whole_task_wants_it_ther
         1: "stage the changed files"}
     assert settle(staged, {1: 90, 2: 90}, {1: "git__git_add", 2: "git__git_add_all"}, least=70) == {
         1: "stage the changed files", 2: "stage the changed files"}
+    # The step's own verb says which way: git_add is no second of "unstage the fixtures", whichever came first.
+    unstaged = [("unstage the fixtures I added by mistake", ((1, 150.0), (2, 140.0)))]
+    assert settle(unstaged, {1: 90, 2: 90}, {1: "git__git_reset", 2: "git__git_add"}, least=70) == {
+        1: "unstage the fixtures I added by mistake"}
+    assert not undoes("open-meteo__close_session", "open-meteo__get_forecast")  # the server's name is no verb
     # A second is said to be one, with a producer only it needs: the budget gives every step's first tool its
     # tokens before them.
     hedges: set[int] = set()

@@ -1048,6 +1048,11 @@ def test_local_changes_looked_at_have_the_working_trees_status_read_first():
     assert texts("Look at everything I've changed and commit it")[:2] == [TREE_STATUS, DIFF_UNSTAGED]
     assert texts("Before I commit, review what I've staged in the local repo.")[:2] == [TREE_STATUS, DIFF_STAGED]
     assert DIFF_UNSTAGED not in texts("We fixed the typo locally; commit it")  # said, not looked over
+    assert texts("Review what I've changed but not staged in the repo")[:2] == [TREE_STATUS, DIFF_UNSTAGED]
+    assert texts("Summarise my uncommitted changes")[:2] == [TREE_STATUS, DIFF_UNSTAGED]
+    # their state alone asked: the status, no diff; a document's "working copy" is no git's
+    assert DIFF_UNSTAGED not in texts("Check the working tree is clean before tagging")
+    assert TREE_STATUS not in texts("Inspect the working copy of the contract in Google Docs")
     for task in ("Summarise my changes to the config in the Notion page",  # no repository
                  "Review my changes to the contract's commitments section",
                  "Look over my changes to the Q3 budget before the staging review",
@@ -1302,3 +1307,11 @@ def test_a_message_a_sent_form_should_show_is_read_from_the_page():
                  "Open http://localhost:3000/login, log in as admin, then check that the browser console shows no "
                  "errors"):
         assert READ_PAGE not in [s.text for s in task_steps(task)], task
+
+
+def test_a_path_under_a_module_or_a_folder_names_no_repository():
+    from jit.selection.steps import names_repository
+
+    assert names_repository("Read PR #4 in acme/web")
+    assert not names_repository("Fix issue #12 in the payments/ledger module")
+    assert not names_repository("Summarize the open issues in todo/done columns")

@@ -68,7 +68,7 @@ from .snapshot import (
     label_rows,
 )
 from .steps import (FIND_CHANNEL, REPOSITORY_WORD, Feeds, Step, asked, demo_server, embedded, names_repository, plan,
-                    says_change_request, settle, task_steps)
+                    says_change_request, says_sql, settle, task_steps)
 from .task import TaskContext, task_facts
 from .tiers import Tier
 from .tokens import EstimateCounter, TokenCounter, compact_json, default_counter
@@ -432,6 +432,7 @@ class Compiler:
         words = ["channel"] if any(s.text == FIND_CHANNEL for s in steps) else []
         words += [REPOSITORY_WORD] if names_repository(text) else []
         words += ["pr"] if says_change_request(text) else []
+        words += ["sql"] if says_sql(text) else []  # an SQL statement given is a database's
         facts = task_facts(ctx, text, self.config.shards, self.policy.task_words(text, words))
         tables = self.policy.task_tables(facts)
         denied_rows = self.catalog.denied_rows(view, ctx.shard)

@@ -542,8 +542,9 @@ class Policy:
         wanted Full, unless a Full tool has it already. ``file_tools``: capability -> the tools of
         that step on the local files the task names, one per file format, each with its files (the
         compiler's choice by the policy's ``file_step``): each is a tool of the step, held Full,
-        when it is a candidate that may be Full. A hosted system's tool the task does not point at (its system
-        points taken off) is no step's: a database's ``query`` does not run a test suite. ``unasked``: tools
+        when it is a candidate that may be Full. When the best is a hosted system's tool the task does not point
+        at (its system points taken off), the step has none: a database's ``query`` does not run a test suite, nor
+        is the next best, a file's editor, the tool of "let the team on Slack know". ``unasked``: tools
         :meth:`unasked` sent to
         Condensed, taken for a step (stated or implied) only when no other tool that may be Full
         has its capability. ``demos``: a demonstration server's tools :meth:`demos` keeps out,
@@ -561,12 +562,12 @@ class Policy:
             if held:
                 continue
             have = holders.get(cap, frozenset())
-            # not a hosted system's tool the task does not point at (a database's query for "run the test suite")
-            able = [s for s in out if s.id in have and s.id not in demos and s.points.get("system", 0) >= 0
-                    and tier_cap.get(s.id, Tier.FULL) is Tier.FULL]
+            able = [s for s in out if s.id in have and s.id not in demos and tier_cap.get(s.id, Tier.FULL) is Tier.FULL]
             if not able or any(s.tier is Tier.FULL for s in able):
                 continue
             best = min(able, key=lambda s: (s.id in unasked, -s.final, s.rank))
+            if best.points.get("system", 0) < 0:
+                continue  # a hosted system's tool the task does not point at: a database's query for "run the tests"
             _hold_for_step(best, f"tool of the step {cap} the task {'asks for' if cap in stated else 'implies'}")
 
     def probes(self, out: list[ScoredTool], named: Collection[str]) -> None:

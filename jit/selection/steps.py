@@ -65,7 +65,8 @@ from .step_words import (LIBRARY_DOCS_SAID, OPENING, QUOTED, action_free, leadin
 from .tiers import Tier
 
 __all__ = ["REPOSITORY_WORD", "STEP_FLOOR", "Feeds", "Step", "StepTool", "asked", "demo_server", "embedded",
-           "names_repository", "plan", "says_change_request", "settle", "step_tools", "task_servers", "task_steps"]
+           "names_repository", "plan", "says_change_request", "says_sql", "settle", "step_tools", "task_servers",
+           "task_steps"]
 
 #: The least retrieval score (0–100, the step's text alone) of a step's tool: below it, no
 #: tool in reach is taken to do the step.
@@ -347,16 +348,20 @@ _REPOSITORY_SLUG = re.compile(r"(?:\b(?:issues?|prs?|pull\s+requests?|merge\s+re
                               r"(?:issues|prs|pull\s+requests|merge\s+requests|mrs)|"
                               r"\b(?:stars|forks|discussions|milestones|contributors|repo|repository))\b"
                               r"[^.;!?\n]{0,40}?\b(?:in|of|on|from|for|at|to)\s+(?:the\s+)?(?:repo(?:sitory)?\s+)?"
-                              r"(?P<owner>[A-Za-z0-9][\w.-]{0,38})/(?P<name>[A-Za-z0-9][\w.-]*)(?![\w/])", re.I)
+                              r"(?P<owner>[A-Za-z0-9][\w.-]{0,38})/(?P<name>[A-Za-z0-9][\w.-]*)(?![\w/])"
+                              r"(?!\s+(?:module|package|folder|dir(?:ectory)?|columns?)\b)", re.I)
 #: The first parts of a project's own paths and of a branch's or a remote's name, which no owner of a repository
 #: is taken to be.
 _PROJECT_DIRS = frozenset("src lib app apps docs doc tests test spec bin config scripts packages pkg cmd internal "
                           "public assets web api services migrations infra terraform k8s charts ci tools frontend "
                           "backend data reports modules deploy ops feature feat fix bugfix hotfix release chore origin "
                           "upstream".split())
-#: A tool named for finding repositories (``search_repositories``, ``list_repos``): the producer of a repository's
-#: owner and name, which a task that names the repository so has given.
-_FINDS_REPOSITORIES = re.compile(r"(?:search|list|find|get)[_\-.]?(?:my[_\-.]?|user[_\-.]?)?repo(?:sitorie)?s\b", re.I)
+#: A tool named for finding repositories (``search_repositories``, ``list_repos``, ``list_org_repos``): the producer
+#: of a repository's owner and name, which a task that names the repository so has given ...
+_FINDS_REPOSITORIES = re.compile(r"(?:search|list|find|get)[_\-.]?(?:(?:my|user|org)[_\-.]?)?repo(?:sitorie)?s"
+                                 r"(?![a-z])", re.I)
+#: ... unless it names another by its name alone ("open an issue in the tomlkit repo").
+_REPO_BY_NAME = re.compile(r"(?<![/\w.-])[\w.-]+\s+repo(?:sitory)?\b", re.I)
 #: A task that names another registry of things named owner/name (an image, a chart, a model).
 _OTHER_REGISTRY = re.compile(r"\b(?:docker|hugging\s*face|helm|charts?|images?|models?|npm|pypi|registry|hub)\b", re.I)
 #: What the policy's rules read for a task that names a repository so (rules/policy.dl, ``system_word``): a word no
@@ -379,7 +384,7 @@ _LOCAL_CHANGES = re.compile(r"\b(?:unstaged|uncommitted)\s+(?:changes|files|edit
 #: ... or the user's own changes ("review what I've staged", "everything I've changed", "my local changes") in a task
 #: about a repository (not "my changes to the Notion page"): which files they touch, the working tree's status,
 #: is read first.
-_OWN_CHANGES = re.compile(r"\b(?:my|our)\s+(?:local\s+)?(?:changes|edits|modifications)\b|"
+_OWN_CHANGES = re.compile(r"\b(?:my|our)\s+(?:local\s+|staged\s+)?(?:changes|edits|modifications)\b|"
                           r"\b(?:what|everything)\s+(?:i|we)(?:'ve|\s+have|\u2019ve)?\s+"
                           r"(?:changed|staged|modified|touched)\b",
                           re.I)
@@ -398,9 +403,11 @@ _REPOSITORY = re.compile(r"\b(?:commit(?:s|ted|ting)?|(?:un)?staged|git|repo(?:s
 TREE_STATUS = "show the working tree status: which files are changed or staged"
 #: A clause that looks over the changes themselves ("look at everything I've changed", "review my unstaged changes"),
 #: not only which files they touch: their diff is read after the status.
-_LOOKS_OVER = re.compile(OPENING + r"(?:look\s+(?:at|over|through)|review|go\s+(?:over|through)|read|inspect|examine|"
-                         r"check)\b", re.I)
-_STAGED_ONLY = re.compile(r"(?<!un)\bstaged\b(?!\s+and\s+unstaged)", re.I)
+_LOOKS_OVER = re.compile(OPENING + r"(?:(?:can|could|would)\s+you\s+)?(?:look\s+(?:at|over|through)|review|"
+                         r"go\s+(?:over|through)|read|inspect|examine|check|summari[sz]e|explain|describe)\b", re.I)
+#: ... not a clause about their state alone ("check the working tree is clean", "which files are untracked").
+_STATE_ONLY = re.compile(r"\b(?:clean|status|untracked|whether|if\s+there|which\s+files)\b", re.I)
+_STAGED_ONLY = re.compile(r"(?<!un)(?<!not )(?<!n't )\bstaged\b(?!\s+(?:and|or)\s+(?:left\s+)?unstaged)", re.I)
 DIFF_UNSTAGED = "show the changes in the working directory that are not yet staged: the unstaged diff"
 DIFF_STAGED = "show the changes that are staged for commit: the staged diff"
 BLAME_LINES = "show who last modified each line of a file and when: line-by-line authorship"
@@ -738,12 +745,12 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
             steps.append(Step(FIND_MATCHING, "/read", implied=True, clause=clause))  # what to delete, found first
         if cap == "/read" and LIBRARY_DOCS_SAID.search(clause):  # a library's docs read: looked up where they are kept
             steps.append(Step(LIBRARY_DOCS, "/read", implied=True, clause=clause))
-        if cap == "/read" and not _A_CHANGE.search(clause) and (
+        if cap == "/read" and not _A_CHANGE.search(clause) and not _ELSEWHERE.search(clause) and (
                 _LOCAL_CHANGES.search(clause) or (_REPOSITORY.search(text) and (
-                    _OWN_CHANGES.search(clause) or (_DID.search(clause) and not _ELSEWHERE.search(clause)
-                                                     and _DID_LOCALLY.search(text))))):
+                    _OWN_CHANGES.search(clause) or (_DID.search(clause) and _DID_LOCALLY.search(text))))):
             steps.append(Step(TREE_STATUS, "/read", implied=True, clause=clause))  # which files the changes touch
-            if _LOOKS_OVER.match(action):  # and what they are: their diff, of what is staged or not yet
+            if _LOOKS_OVER.match(action) and not _STATE_ONLY.search(clause):
+                # and what they are: their diff, of what is staged or not yet
                 steps.append(Step(DIFF_STAGED if _STAGED_ONLY.search(clause) else DIFF_UNSTAGED, "/read",
                                   implied=True, clause=clause))
         if (cap == "/read" and _IN_FOLDER.search(clause) and not _URL.search(clause)
@@ -845,6 +852,18 @@ def _sheets_step(clause: str, action: str, text: str) -> str | None:
 
 #: A pull request said in words ("review the pull request"; a merge request is GitLab's own word).
 _CHANGE_REQUEST = re.compile(r"\bpull\s+requests?\b", re.I)
+
+
+#: An SQL statement a task gives ("Run SELECT * FROM users ORDER BY created_at", "INSERT INTO audit …"): a database's;
+#: its keywords in capitals, or ``select *`` / ``select count(*)`` (not "select the best option from the list").
+_SQL = re.compile(r"\bSELECT\s+(?:\*|DISTINCT\b|COUNT\(|[\w.]+(?:\s*,\s*[\w.]+)*)\s+FROM\s+\w|"
+                  r"\b(?i:select)\s+(?:\*|(?i:count)\(\*\))\s+(?i:from)\s+\w|\bINSERT\s+INTO\s+\w|\bDELETE\s+FROM\s+\w|"
+                  r"\bUPDATE\s+\w+\s+SET\s+\w+\s*=")
+
+
+def says_sql(text: str) -> bool:
+    """Whether a task gives an SQL statement: what the policy reads as the word ``sql`` (rules/policy.dl)."""
+    return bool(_SQL.search(text))
 
 
 def says_change_request(text: str) -> bool:
@@ -1164,7 +1183,7 @@ def plan(view: CatalogSnapshot, steps: Sequence[Step], sims: np.ndarray,
     # names it a repository by its owner and name a search for repositories.
     said = " ".join(dict.fromkeys(s.clause or s.text for s in every))
     points_said = bool(_POINT.search(said))
-    repository_said = names_repository(said)
+    repository_said = names_repository(said) and not _REPO_BY_NAME.search(said)
 
     def siblings(t: int) -> list[tuple[int, str, str]]:
         # The siblings by name and Condensed line, which the snapshot holds: a compile reads the
@@ -1197,6 +1216,8 @@ def _no_feeds(t: int, ids_only: bool = False, optional_ids: bool = False) -> lis
 #: A verb -> the verbs of the tools that undo what it does: a step whose first tool adds is not also done by the one
 #: that resets (``git_add``, ``git_reset``), nor one that creates by the one that deletes.
 _UNDONE_BY = {"add": {"reset", "remove", "unstage", "delete", "drop"}, "stage": {"reset", "unstage"},
+              "reset": {"add", "stage"}, "unstage": {"add", "stage"}, "delete": {"create", "add"},
+              "remove": {"create", "add"}, "close": {"open", "reopen"}, "stop": {"start"},
               "create": {"delete", "remove", "drop", "archive", "destroy"}, "enable": {"disable"},
               "disable": {"enable"}, "open": {"close"}, "start": {"stop", "kill"}, "lock": {"unlock"},
               "assign": {"unassign"}, "subscribe": {"unsubscribe"}, "follow": {"unfollow"},
@@ -1204,12 +1225,15 @@ _UNDONE_BY = {"add": {"reset", "remove", "unstage", "delete", "drop"}, "stage": 
               "set": {"delete", "unset", "remove"}}
 
 
-def undoes(second: str, first: str) -> bool:
-    """Whether the tool named ``second`` undoes what the tool named ``first`` does, by their names' verbs
-    (:data:`_UNDONE_BY`): no second of a step, which the step's own ranking may put near its first."""
-    first_words, second_words = set(split_identifier(first)), set(split_identifier(second))
-    return any(first_words.isdisjoint(undo) and not second_words.isdisjoint(undo)
-               for verb, undo in _UNDONE_BY.items() if verb in first_words)
+def undoes(second: str, first: str, step: str = "") -> bool:
+    """Whether the tool named ``second`` undoes what ``step`` asks, by their verbs (:data:`_UNDONE_BY`: ``git_reset``
+    for "stage the changes", ``git_add`` for "unstage the fixtures"), or, when the step says none of them, what
+    the tool named ``first`` does: no second of a step, which the step's own ranking may put near its first."""
+    # the names' own words, after the server's prefix ("open-meteo__close_session")
+    first_words, second_words = (set(split_identifier(n.split("__", 1)[-1])) for n in (first, second))
+    said = [v for v in split_identifier(step) if v in _UNDONE_BY]
+    return any(not second_words.isdisjoint(_UNDONE_BY[verb]) and verb not in second_words
+               for verb in (said or [v for v in first_words if v in _UNDONE_BY]))
 
 
 def settle(planned: Sequence[Planned], final: Mapping[int, float], names: Mapping[int, str],
@@ -1304,7 +1328,7 @@ def settle(planned: Sequence[Planned], final: Mapping[int, float], names: Mappin
         take(ranked[0][2], text)
         if len(ranked) > 1 and ranked[1][0] >= ranked[0][0] - CLOSE and final[ranked[1][2]] >= least and (
                 heads is None or heads[ranked[1][2]][0] == heads[ranked[0][2]][0]) and not unasked(ranked[1][2]) and (
-                not undoes(names.get(ranked[1][2], ""), names.get(ranked[0][2], ""))):
+                not undoes(names.get(ranked[1][2], ""), names.get(ranked[0][2], ""), text)):
             seconds.append((ranked[1][2], text))
     for text, _options in planned:  # the seconds, in the steps' order, while Full has room
         for t, of in seconds:
