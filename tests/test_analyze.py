@@ -342,7 +342,10 @@ def test_a_file_a_clause_adds_to_or_updates_is_changed_in_place():
               "Append the release entry to CHANGELOG.md": "CHANGELOG.md",
               "Update the version in package.json to 2.0": "package.json",
               "Insert a row for Bob into data/users.csv": "data/users.csv",
-              "Update the changelog at CHANGELOG.md": "CHANGELOG.md"}
+              "Update the changelog at CHANGELOG.md": "CHANGELOG.md",
+              # the object of a verb that changes it in place
+              "Check the docs and update app/layout.tsx to match": "app/layout.tsx",
+              "Update README.md with the new flags, then open a PR on GitHub": "README.md"}
     for task, path in edited.items():
         p = analyze_task(task)
         assert p.edited_files == (path,) and path in p.file_targets, task
@@ -358,6 +361,10 @@ def test_a_file_a_clause_adds_to_or_updates_is_changed_in_place():
                  "Add the summary to reports/coverage.txt, overwriting the old one"):
         p = analyze_task(task)
         assert p.file_targets and not p.edited_files, task
+    # A file of a remote repository is no local one to edit; "updated" said of the past is no change asked.
+    for task in ("Update src/dates.js on the hotfix/date-parse branch of the acme/shop GitHub repo",
+                 "Who last updated config.yaml?"):
+        assert not analyze_task(task).file_targets, task
 
 
 def test_a_long_run_of_verbs_with_no_file_is_read_in_linear_time():

@@ -282,3 +282,12 @@ def test_an_sql_statement_points_at_the_databases_and_a_hosted_best_is_no_steps_
     told = compiler.compile(TaskContext(shard="coder", task="Let everyone on the backend team know the build is fixed"))
     assert not [s.name for s in told.tools if s.step.startswith("tool of the step") or (
         s.reasons and s.reasons[0].startswith("tool of the step /"))]
+
+
+def test_a_fix_the_steps_read_in_our_code_is_a_file_edit(compiler):
+    # "fix the missing guard in our code": the steps read a change in place (jit.selection.steps) where the
+    # analyzer reads none; the policy's edit row gives it the file editor.
+    ts = compiler.compile(TaskContext(shard="coder", task="A TypeError keeps showing up in production. Find where "
+                                      "it's thrown and fix the missing guard in our code."))
+    editor = ts.get("filesystem__edit_file")
+    assert editor.tier is Tier.FULL and editor.reasons[0] == "tool of the step /write of the code the task changes"

@@ -522,6 +522,10 @@ _FILE_OBJECT = re.compile(
     r"(?:\b(?:create|creates|created|add|adds|added|write|writes|generate|generates|draft|drafts|make|makes|produce"
     r"|produces)\s+(?:(?:a|an|the)\s+)?(?:new\s+|empty\s+)?|\bnew\s+file\s+(?:called\s+|named\s+)?)"
     rf"[`'\"“]?{_TARGET_PATH}", re.IGNORECASE)
+#: ... or the file is the object of a verb that changes it in place ("update app/layout.tsx to match", "edit
+#: docs/index.md", "rewrite src/routes/products.tsx for the new API"): a target, and an edited one.
+_EDITED_OBJECT = re.compile(r"\b(?:update|updates|edit|edits|modify|modifies|rewrite|rewrites|refactor|refactors)\s+"
+                            rf"(?:the\s+(?:file\s+)?)?[`'\"“]?{_TARGET_PATH}", re.IGNORECASE)
 #: How far before the path its write verb may be (within the same clause).
 _VERB_REACH = 160
 
@@ -617,7 +621,8 @@ _MADE_WHOLE = re.compile(r"\b(?:overwrit\w*|create\s+it|(?:doesn't|does\s+not|do
 
 
 def files_edited(text: str, targets: tuple[str, ...]) -> tuple[str, ...]:
-    """Of ``targets`` (:func:`file_targets`), the text files a clause changes in place: the last write verb before
+    """Of ``targets`` (:func:`file_targets`), the text files a clause changes in place: the object of a verb that
+    changes it ("update app/layout.tsx to match", :data:`_EDITED_OBJECT`), or the last write verb before
     the path in its clause (not a verb's form after a determiner, "the updated schema") adds, with the path after
     "to" or "into", or updates or edits, with the path after "to", "into", "in" or "at" (see
     :data:`_ADDS`); not a file the task makes ("create docs/setup.md and add … to docs/setup.md", "(create it)",
@@ -639,6 +644,8 @@ def files_edited(text: str, targets: tuple[str, ...]) -> tuple[str, ...]:
         if (_ADDS.fullmatch(verb) and _TO.search(lead)) or (_UPDATES.fullmatch(verb) and (_TO.search(lead) or
                                                                                           _IN.search(lead))):
             edited.append(path)
+    edited += [m.group(1) for m in _edited_objects(text) if m.group(1) in targets and m.group(1) not in made
+               and target_format(m.group(1)) == "text"]
     return tuple(dict.fromkeys(edited))
 
 
@@ -655,4 +662,24 @@ def file_targets(text: str) -> tuple[str, ...]:
         if _WRITE_VERB.search(clause) or (_BUILD_VERB.search(clause) and _BUILT_AS.search(clause + m.group(0))):
             found.append((m.start(1), m.group(1)))
     found += [(m.start(1), m.group(1)) for m in _FILE_OBJECT.finditer(text)]
+    found += [(m.start(1), m.group(1)) for m in _edited_objects(text)]
     return tuple(dict.fromkeys(path for _, path in sorted(found)))
+
+
+#: A remote repository's file ("Update src/dates.js on the hotfix branch of the acme/shop GitHub repo"): not a local
+#: one.
+_REMOTE = re.compile(r"\b(?:github|gitlab|bitbucket|repo|repository|remote)\b", re.IGNORECASE)
+
+
+def _edited_objects(text: str) -> list[re.Match[str]]:
+    """:data:`_EDITED_OBJECT`'s matches of local files: none whose sentence names a code host or a repository."""
+    found = []
+    for m in _EDITED_OBJECT.finditer(text):
+        start = max(0, m.start() - _VERB_REACH)
+        before = text[start:m.start()]
+        after = text[m.end():m.end() + _VERB_REACH]
+        clause = re.split(r"[.;!?](?:\s|$)|\n|,\s|\s(?:and|then)\s", after, maxsplit=1)[0]  # up to the next clause
+        sentence = before[max(before.rfind(c) for c in ";!?\n") + 1:] + m.group(0) + clause
+        if not _REMOTE.search(sentence):
+            found.append(m)
+    return found

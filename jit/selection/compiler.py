@@ -67,8 +67,8 @@ from .snapshot import (
     embedding_warning,
     label_rows,
 )
-from .steps import (FIND_CHANNEL, REPOSITORY_WORD, Feeds, Step, asked, demo_server, embedded, names_repository, plan,
-                    says_change_request, says_sql, settle, task_steps)
+from .steps import (FILE_STEP, FIND_CHANNEL, REPOSITORY_WORD, Feeds, Step, asked, demo_server, embedded,
+                    names_repository, plan, says_change_request, says_sql, settle, task_steps)
 from .task import TaskContext, task_facts
 from .tiers import Tier
 from .tokens import EstimateCounter, TokenCounter, compact_json, default_counter
@@ -433,7 +433,8 @@ class Compiler:
         words += [REPOSITORY_WORD] if names_repository(text) else []
         words += ["pr"] if says_change_request(text) else []
         words += ["sql"] if says_sql(text) else []  # an SQL statement given is a database's
-        facts = task_facts(ctx, text, self.config.shards, self.policy.task_words(text, words))
+        facts = task_facts(ctx, text, self.config.shards, self.policy.task_words(text, words),
+                           edits=any(s.by == FILE_STEP for s in steps))
         tables = self.policy.task_tables(facts)
         denied_rows = self.catalog.denied_rows(view, ctx.shard)
         allowed = self._allowed(view, ctx.include_servers, ctx.exclude_servers, denied_rows)

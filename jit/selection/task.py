@@ -54,9 +54,12 @@ class TaskContext:
     exclude_servers: tuple[str, ...] = ()
 
 
-def task_facts(ctx: TaskContext, text: str, shards: Mapping[str, ShardConfig], words: list[Fact]) -> list[Fact]:
+def task_facts(ctx: TaskContext, text: str, shards: Mapping[str, ShardConfig], words: list[Fact],
+               edits: bool = False) -> list[Fact]:
     """The facts of a task, each once: ``text`` is the task with the names of its files, ``words``
-    the ``task_word`` facts of the words the policy names (:meth:`~jit.selection.policy.Policy.task_words`)."""
+    the ``task_word`` facts of the words the policy names (:meth:`~jit.selection.policy.Policy.task_words`),
+    ``edits``: whether the task's steps change code in place where the analyzer read no such change ("fix the
+    missing null check in our code", :func:`~jit.selection.steps.task_steps`): a code edit too."""
     facts: list[Fact] = [("task_shard", ctx.shard), *words]
     if ctx.intent:
         facts.append(("task_intent", ctx.intent.strip().lower()))
@@ -75,8 +78,10 @@ def task_facts(ctx: TaskContext, text: str, shards: Mapping[str, ShardConfig], w
         facts += [(IMPLIED, c) for c in profile.implied]  # not for the engine (COMPILER_FACTS)
         facts += [(FILE_TARGET, f) for f in profile.file_targets]
         facts += [(FILE_EDIT, f) for f in profile.edited_files]
-        if profile.edits_code:
+        if profile.edits_code or (edits and not profile.file_targets):
             facts.append((CODE_EDIT, "code"))
+            if edits and "/write" not in (*profile.capabilities, *profile.implied):
+                facts.append((IMPLIED, "/write"))
     return list(dict.fromkeys(facts))
 
 
