@@ -361,10 +361,19 @@ def test_a_file_a_clause_adds_to_or_updates_is_changed_in_place():
                  "Add the summary to reports/coverage.txt, overwriting the old one"):
         p = analyze_task(task)
         assert p.file_targets and not p.edited_files, task
-    # A file of a remote repository is no local one to edit; "updated" said of the past is no change asked.
+    # A file of a remote repository, a wiki or a change on a code host is no local one to edit; a verb that is no
+    # instruction ("the PR updates …", "Don't edit …", a question, "run npm version to update …") asks no edit.
     for task in ("Update src/dates.js on the hotfix/date-parse branch of the acme/shop GitHub repo",
-                 "Who last updated config.yaml?"):
-        assert not analyze_task(task).file_targets, task
+                 "Who last updated config.yaml?", "Update Home.md in the project wiki",
+                 "Update README.md in acme/widgets through the API", "Suggest a change on PR #42 to update src/api.ts",
+                 "Review this PR, which updates src/payments/stripe.ts", "Don't edit package-lock.json by hand",
+                 "How do I edit nginx.conf?", "Run npm version patch to update package.json",
+                 "Ask @bob in Slack to update README.md", "Update CHANGELOG.md, which doesn't exist yet"):
+        assert not analyze_task(task).edited_files, task
+    for task in ("Update .github/workflows/ci.yml to use Node 20", "Update my docker-compose.yml to add redis",
+                 "We just pushed to GitHub. Now update CHANGELOG.md with the release notes",
+                 "Look up how loaders are declared now and update src/routes/products.tsx to the new API"):
+        assert analyze_task(task).edited_files, task
 
 
 def test_a_long_run_of_verbs_with_no_file_is_read_in_linear_time():

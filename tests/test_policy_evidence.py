@@ -291,3 +291,8 @@ def test_a_fix_the_steps_read_in_our_code_is_a_file_edit(compiler):
                                       "it's thrown and fix the missing guard in our code."))
     editor = ts.get("filesystem__edit_file")
     assert editor.tier is Tier.FULL and editor.reasons[0] == "tool of the step /write of the code the task changes"
+    assert ts.task_facts["code_edit"] == ["code"]
+    # A fix made on a code host, through its API, is no local file's edit.
+    remote = compiler.compile(TaskContext(shard="coder", task="Fix the missing null check in our code on GitHub in "
+                                          "acme/shop via the API"))
+    assert "code_edit" not in remote.task_facts

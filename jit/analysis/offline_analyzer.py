@@ -57,6 +57,7 @@ __all__ = [
     "ToolAnalyzer",
     "analyze_task",
     "condense",
+    "edits_remotely",
     "file_targets",
     "normalize_analysis",
     "target_format",
@@ -522,10 +523,13 @@ _FILE_OBJECT = re.compile(
     r"(?:\b(?:create|creates|created|add|adds|added|write|writes|generate|generates|draft|drafts|make|makes|produce"
     r"|produces)\s+(?:(?:a|an|the)\s+)?(?:new\s+|empty\s+)?|\bnew\s+file\s+(?:called\s+|named\s+)?)"
     rf"[`'\"“]?{_TARGET_PATH}", re.IGNORECASE)
-#: ... or the file is the object of a verb that changes it in place ("update app/layout.tsx to match", "edit
-#: docs/index.md", "rewrite src/routes/products.tsx for the new API"): a target, and an edited one.
-_EDITED_OBJECT = re.compile(r"\b(?:update|updates|edit|edits|modify|modifies|rewrite|rewrites|refactor|refactors)\s+"
-                            rf"(?:the\s+(?:file\s+)?)?[`'\"“]?{_TARGET_PATH}", re.IGNORECASE)
+#: ... or the file is the object of a verb that changes it in place, said as an instruction ("… and update
+#: app/layout.tsx to match", "Edit docs/index.md", "then refactor my src/utils.py"; not "the PR updates package.json",
+#: "Don't edit package-lock.json", "How do I edit nginx.conf?", "run npm version to update package.json"): a target,
+#: and an edited one.
+_EDITED_OBJECT = re.compile(r"(?:^|[.;:!?,]\s*|\b(?:and|then|please|also|now|just)\s+)(?:update|edit|modify|rewrite|"
+                            r"refactor)\s+(?:(?:the|my|our|your|this)\s+)?(?:file\s+)?"
+                            rf"[`'\"“]?{_TARGET_PATH}", re.IGNORECASE)
 #: How far before the path its write verb may be (within the same clause).
 _VERB_REACH = 160
 
@@ -644,7 +648,8 @@ def files_edited(text: str, targets: tuple[str, ...]) -> tuple[str, ...]:
         if (_ADDS.fullmatch(verb) and _TO.search(lead)) or (_UPDATES.fullmatch(verb) and (_TO.search(lead) or
                                                                                           _IN.search(lead))):
             edited.append(path)
-    edited += [m.group(1) for m in _edited_objects(text) if m.group(1) in targets and m.group(1) not in made
+    kept = set(targets)
+    edited += [m.group(1) for m in _edited_objects(text) if m.group(1) in kept and m.group(1) not in made
                and target_format(m.group(1)) == "text"]
     return tuple(dict.fromkeys(edited))
 
@@ -666,20 +671,30 @@ def file_targets(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(path for _, path in sorted(found)))
 
 
-#: A remote repository's file ("Update src/dates.js on the hotfix branch of the acme/shop GitHub repo"): not a local
-#: one.
-_REMOTE = re.compile(r"\b(?:github|gitlab|bitbucket|repo|repository|remote)\b", re.IGNORECASE)
+#: A remote repository's file, or one a change on a code host edits ("Update src/dates.js on the hotfix branch of the
+#: acme/shop GitHub repo", "in the project wiki", "through the API", "in a pull request"): not a local one.
+_REMOTE = re.compile(r"\b(?:github|gitlab|bitbucket|codeberg|gitea|repos?|repositor(?:y|ies)|gists?|wiki|upstream|"
+                     r"forks?|(?:through|via|using|with)\s+(?:the\s+)?(?:[\w-]+\s+)?api|pull\s+requests?|"
+                     r"merge\s+requests?|prs?|mrs?|remote\s+(?:branch|repo\w*))\b",
+                     re.IGNORECASE)
 
 
 def _edited_objects(text: str) -> list[re.Match[str]]:
-    """:data:`_EDITED_OBJECT`'s matches of local files: none whose sentence names a code host or a repository."""
+    """:data:`_EDITED_OBJECT`'s matches of local files: none whose clause names a code host, a repository or a
+    change on one (the path itself aside: ``.github/workflows/ci.yml``), or says the file is made or replaced."""
     found = []
     for m in _EDITED_OBJECT.finditer(text):
-        start = max(0, m.start() - _VERB_REACH)
-        before = text[start:m.start()]
-        after = text[m.end():m.end() + _VERB_REACH]
-        clause = re.split(r"[.;!?](?:\s|$)|\n|,\s|\s(?:and|then)\s", after, maxsplit=1)[0]  # up to the next clause
-        sentence = before[max(before.rfind(c) for c in ";!?\n") + 1:] + m.group(0) + clause
-        if not _REMOTE.search(sentence):
+        before = text[max(0, m.start() - _VERB_REACH):m.start(1)]
+        stops = list(re.finditer(r"[.;!?](?:\s|$)|\n", before))
+        before = before[stops[-1].end():] if stops else before
+        sentence = re.split(r"[.;!?](?:\s|$)|\n", text[m.end():m.end() + _VERB_REACH], maxsplit=1)[0]
+        after = re.split(r",\s|\s(?:and|then)\s", sentence, maxsplit=1)[0]  # up to the next clause
+        if not (_REMOTE.search(before) or _REMOTE.search(after) or _MADE_WHOLE.search(before + " " + sentence)):
             found.append(m)
     return found
+
+
+def edits_remotely(text: str) -> bool:
+    """Whether a clause names a code host, a repository or a change on one (:data:`_REMOTE`): its fix is no local
+    file's edit."""
+    return bool(_REMOTE.search(text))

@@ -40,6 +40,7 @@ import numpy as np
 from ..catalog.store import Store
 from ..catalog.store_learning import TaskRecord
 from ..config import Config
+from ..analysis.offline_analyzer import edits_remotely
 from ..embedding.protocol import Embedder
 from ..embedding.query_cache import QueryVectorCache
 from ..errors import SelectionError, ToolDeniedError
@@ -434,7 +435,7 @@ class Compiler:
         words += ["pr"] if says_change_request(text) else []
         words += ["sql"] if says_sql(text) else []  # an SQL statement given is a database's
         facts = task_facts(ctx, text, self.config.shards, self.policy.task_words(text, words),
-                           edits=any(s.by == FILE_STEP for s in steps))
+                           edits=any(s.by == FILE_STEP and not edits_remotely(s.clause or s.text) for s in steps))
         tables = self.policy.task_tables(facts)
         denied_rows = self.catalog.denied_rows(view, ctx.shard)
         allowed = self._allowed(view, ctx.include_servers, ctx.exclude_servers, denied_rows)
