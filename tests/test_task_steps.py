@@ -1053,6 +1053,7 @@ def test_local_changes_looked_at_have_the_working_trees_status_read_first():
     # their state alone asked: the status, no diff; a document's "working copy" is no git's
     assert DIFF_UNSTAGED not in texts("Check the working tree is clean before tagging")
     assert TREE_STATUS not in texts("Inspect the working copy of the contract in Google Docs")
+    assert texts("Review my unstaged changes to the server code before I commit")[0] == TREE_STATUS  # a repo's server
     for task in ("Summarise my changes to the config in the Notion page",  # no repository
                  "Review my changes to the contract's commitments section",
                  "Look over my changes to the Q3 budget before the staging review",

@@ -37,10 +37,10 @@ from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
+from ..analysis.offline_analyzer import edits_remotely
 from ..catalog.store import Store
 from ..catalog.store_learning import TaskRecord
 from ..config import Config
-from ..analysis.offline_analyzer import edits_remotely
 from ..embedding.protocol import Embedder
 from ..embedding.query_cache import QueryVectorCache
 from ..errors import SelectionError, ToolDeniedError

@@ -545,9 +545,8 @@ class Policy:
         when it is a candidate that may be Full. When the best is a hosted system's tool the task does not point
         at (its system points taken off), the step has none: a database's ``query`` does not run a test suite, nor
         is the next best, a file's editor, the tool of "let the team on Slack know". ``unasked``: tools
-        :meth:`unasked` sent to
-        Condensed, taken for a step (stated or implied) only when no other tool that may be Full
-        has its capability. ``demos``: a demonstration server's tools :meth:`demos` keeps out,
+        :meth:`unasked` sent to Condensed, taken for a step (stated or implied) only when no other tool that may
+        be Full has its capability. ``demos``: a demonstration server's tools :meth:`demos` keeps out,
         never taken for a step."""
         by_id = {s.id: s for s in out} if file_tools else {}
         stated = {f[1] for f in facts if f[0] == "task_capability"}

@@ -398,7 +398,8 @@ _DID = re.compile(r"\b(?:i|we)(?:'ve|\u2019ve|\s+have)?\s+(?:already\s+|just\s+|
 _DID_LOCALLY = re.compile(_DID.pattern + r"(?:[^.;!?]|[.](?=\S)){0,200}?\b(?:locally|local\s+(?:checkout|copy|"
                           r"clone|repo(?:sitory)?|branch)|my\s+(?:checkout|clone|working\s+copy)|"
                           r"on\s+my\s+(?:laptop|machine))\b", re.I)
-_ELSEWHERE = re.compile(r"\b(?:excel|word|spreadsheet|google\s+docs?|notion|confluence|server|ssh)\b", re.I)
+_ELSEWHERE = re.compile(r"\b(?:excel|(?:ms\s+|microsoft\s+)?word\s+(?:docs?|documents?|files?)|in\s+word|spreadsheets?|"
+                        r"google\s+docs?|notion|confluence|on\s+the\s+(?:prod(?:uction)?\s+)?server|ssh)\b", re.I)
 _REPOSITORY = re.compile(r"\b(?:commit(?:s|ted|ting)?|(?:un)?staged|git|repo(?:sitory)?|checkout|diff)\b", re.I)
 TREE_STATUS = "show the working tree status: which files are changed or staged"
 #: A clause that looks over the changes themselves ("look at everything I've changed", "review my unstaged changes"),
@@ -1179,8 +1180,8 @@ def plan(view: CatalogSnapshot, steps: Sequence[Step], sims: np.ndarray,
             continue
         planned.append((step.text, tuple((view.rows[r], v) for r, v in found.options)))
 
-    # A task that gives its places by their numbers needs no sibling to turn their names into them, nor one that
-    # names it a repository by its owner and name a search for repositories.
+    # A task that gives its places by their numbers needs no sibling to turn their names into them, and one that
+    # names its repository by its owner and name needs no search for repositories.
     said = " ".join(dict.fromkeys(s.clause or s.text for s in every))
     points_said = bool(_POINT.search(said))
     repository_said = names_repository(said) and not _REPO_BY_NAME.search(said)
