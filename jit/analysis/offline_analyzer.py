@@ -414,7 +414,7 @@ class TaskProfile:
     #: ``/write`` step is a file edit (:func:`edits_code`; rules/policy.dl, ``file_step('edit', …)``).
     edits_code: bool = False
     #: Of ``file_targets``, the text files a clause changes in place ("add a regression test to
-    #: tests/test_schedule.py", "update the version in package.json"; :func:`files_edited`): their
+    #: tests/test_schedule.py", "update the version in package.json"; :func:`_file_targets`): their
     #: ``/write`` step is a file edit too (``file_step('edit', …)``), not a writer that replaces the file.
     edited_files: tuple[str, ...] = ()
 
@@ -461,7 +461,7 @@ def analyze_task(text: str, shards: Mapping[str, ShardConfig] | None = None) -> 
         caps = [*caps, "/delete"]  # "clean up the stale branches", not "clean up the code"
         cap_scores = {**cap_scores, "/delete": max(cap_scores.get("/delete", 0.0), 2.0)}
     implied = tuple(c for c in _select(step_scores, minimum=1.5, ratio=0.2, limit=2) if c not in caps)
-    targets = file_targets(clean)
+    targets, edited_files = _file_targets(clean)
     if targets and "/write" not in caps and "/write" not in implied:
         implied += ("/write",)  # "generate a report in notes/x.md": the file is written
     edits = not targets and ((("/write" in caps or "/write" in implied) and edits_code(clean)) or puts_into_code(clean))
@@ -477,7 +477,7 @@ def analyze_task(text: str, shards: Mapping[str, ShardConfig] | None = None) -> 
         implied=implied,
         file_targets=targets,
         edits_code=edits,
-        edited_files=files_edited(clean, targets),
+        edited_files=edited_files,
     )
 
 
@@ -624,51 +624,47 @@ _MADE_WHOLE = re.compile(r"\b(?:overwrit\w*|create\s+it|(?:doesn't|does\s+not|do
                          re.IGNORECASE)
 
 
-def files_edited(text: str, targets: tuple[str, ...]) -> tuple[str, ...]:
-    """Of ``targets`` (:func:`file_targets`), the text files a clause changes in place: the object of a verb that
-    changes it ("update app/layout.tsx to match", :data:`_EDITED_OBJECT`), or the last write verb before
-    the path in its clause (not a verb's form after a determiner, "the updated schema") adds, with the path after
-    "to" or "into", or updates or edits, with the path after "to", "into", "in" or "at" (see
-    :data:`_ADDS`); not a file the task makes ("create docs/setup.md and add … to docs/setup.md", "(create it)",
-    "overwriting the old one", "which doesn't exist yet"), nor an office document, whose format has its own writer."""
-    made = {m.group(1) for m in _FILE_OBJECT.finditer(text)}  # "create docs/setup.md": made, whatever adds to it
-    edited = []
+def file_targets(text: str) -> tuple[str, ...]:
+    """The local text files and office documents ``text`` asks to write, in order: a path after a
+    preposition, with a write verb before it in the same clause, or a build "as" or "into" it ("build
+    the card as src/Card.tsx", not "build the project with the settings in config.yaml"), or the
+    object of a verb that makes it ("add a .gitignore") or changes it in place (:data:`_EDITED_OBJECT`).
+    (Paths are rare, so the scan is linear in ``text``.)"""
+    return _file_targets(text)[0]
+
+
+def _file_targets(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """:func:`file_targets`, and of them the text files a clause changes in place, in one scan: the object of a
+    verb that changes it ("update app/layout.tsx to match", :data:`_EDITED_OBJECT`), or a path whose clause's last
+    write verb (not a verb's form after a determiner, "the updated schema") adds, with the path after "to" or
+    "into", or updates or edits, with the path after "to", "into", "in" or "at" (see :data:`_ADDS`); not a file the
+    task makes ("create docs/setup.md and add … to docs/setup.md", "(create it)", "overwriting the old one", "which
+    doesn't exist yet"), nor an office document, whose format has its own writer."""
+    made = [(m.start(1), m.group(1)) for m in _FILE_OBJECT.finditer(text)]
+    changed = [(m.start(1), m.group(1)) for m in _edited_objects(text)]
+    made_paths = {path for _, path in made}  # "create docs/setup.md": made, whatever adds to it
+    found, edited = [], []
     for m in _FILE_TARGET.finditer(text):
-        path, lead = m.group(1), text[m.start():m.start(1)]
-        if path not in targets or path in made or target_format(path) != "text":
-            continue
+        path = m.group(1)
         before = text[max(0, m.start() - _VERB_REACH):m.start()]
         clause = before[max(before.rfind(c) for c in ".;!?\n") + 1:]
+        if not (_WRITE_VERB.search(clause) or (_BUILD_VERB.search(clause) and _BUILT_AS.search(clause + m.group(0)))):
+            continue
+        found.append((m.start(1), path))
+        if path in made_paths or target_format(path) != "text":
+            continue
         after = text[m.end():m.end() + _VERB_REACH]
         if _MADE_WHOLE.search(clause) or _MADE_WHOLE.search(after[:re.search(r"[.;!?\n]|$", after).start()]):
             continue
         # the last verb, not a verb's form after a determiner ("the edited transcript")
         verbs = [v for v in _WRITE_VERB.finditer(clause) if not _DETERMINER.search(clause, 0, v.start())]
-        verb = verbs[-1].group(0) if verbs else ""
+        verb, lead = (verbs[-1].group(0) if verbs else ""), text[m.start():m.start(1)]
         if (_ADDS.fullmatch(verb) and _TO.search(lead)) or (_UPDATES.fullmatch(verb) and (_TO.search(lead) or
                                                                                           _IN.search(lead))):
             edited.append(path)
-    kept = set(targets)
-    edited += [m.group(1) for m in _edited_objects(text) if m.group(1) in kept and m.group(1) not in made
-               and target_format(m.group(1)) == "text"]
-    return tuple(dict.fromkeys(edited))
-
-
-def file_targets(text: str) -> tuple[str, ...]:
-    """The local text files and office documents ``text`` asks to write, in order: a path after a
-    preposition, with a write verb before it in the same clause, or a build "as" or "into" it ("build
-    the card as src/Card.tsx", not "build the project with the settings in config.yaml"), or the
-    object of a verb that makes it ("add a .gitignore"). (Paths are rare, so the scan is linear in
-    ``text``.)"""
-    found = []
-    for m in _FILE_TARGET.finditer(text):
-        before = text[max(0, m.start() - _VERB_REACH):m.start()]
-        clause = before[max(before.rfind(c) for c in ".;!?\n") + 1:]
-        if _WRITE_VERB.search(clause) or (_BUILD_VERB.search(clause) and _BUILT_AS.search(clause + m.group(0))):
-            found.append((m.start(1), m.group(1)))
-    found += [(m.start(1), m.group(1)) for m in _FILE_OBJECT.finditer(text)]
-    found += [(m.start(1), m.group(1)) for m in _edited_objects(text)]
-    return tuple(dict.fromkeys(path for _, path in sorted(found)))
+    edited += [path for _, path in changed if path not in made_paths and target_format(path) == "text"]
+    targets = tuple(dict.fromkeys(path for _, path in sorted(found + made + changed)))
+    return targets, tuple(dict.fromkeys(edited))
 
 
 #: A remote repository's file, or one a change on a code host edits ("Update src/dates.js on the hotfix branch of the
