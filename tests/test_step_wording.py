@@ -462,3 +462,30 @@ def test_a_thing_named_by_its_identifier_says_a_names_by_id():
     assert name_fit("linear_getIssueById", "linear", Step("read issue &#38", "/read")) < 1.0
     # nor is a standard's name
     assert name_fit("linear_getIssueById", "linear", Step("find the issue about ISO-8601 dates", "/read")) < 1.0
+
+
+def test_a_step_that_says_its_way_of_reading_fits_a_tool_that_reads_that_way():
+    search = Step("search my Obsidian notes", "/read")
+    assert name_fit("search_notes", "obsidian", search) == 1.0
+    assert name_fit("get_notes", "obsidian", search) == 0.75  # another way of reading says it half
+    assert name_fit("pods_list", "kubernetes", Step("list the pods", "/read")) == 1.0
+    assert name_fit("get_pods", "kubernetes", Step("list the pods", "/read")) == 0.75
+    # a read that says no way of its own: any reading verb says it ("find the note": get or search alike)
+    find = Step("find the note", "/read")
+    assert name_fit("get_note", "obsidian", find) == name_fit("search_note", "obsidian", find) == 1.0
+
+
+def test_a_verb_right_after_with_or_via_names_the_tool_it_is_done_with():
+    step = Step("confirm with explain that find({customerId: 'c_981'}) uses it", "/read")
+    assert name_fit("explain", "mongodb", step) == 1.0
+    assert "explain" in action_free(step.text)
+    # after a determiner, or a word past the preposition, it is a thing's name as before
+    assert name_fit("git_checkout", "git", Step("fix the bug with the checkout", "/write")) == 0
+    assert name_fit("git_checkout", "git", Step("fix the bug in my local checkout", "/write")) == 0
+
+
+def test_a_things_name_after_with_and_a_search_by_query_stay_as_they_were():
+    assert name_fit("git_checkout", "git", Step("Test the flow with checkout disabled", "/read")) == 0
+    assert name_fit("git_reset", "git", Step("Run the migration with reset flag", "/write")) == 0
+    # a search says a query tool's verb whole: only a plain read's is half
+    assert name_fit("query", "postgres", Step("search the orders table", "/read")) == 1.0

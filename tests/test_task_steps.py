@@ -1316,3 +1316,68 @@ def test_a_path_under_a_module_or_a_folder_names_no_repository():
     assert names_repository("Read PR #4 in acme/web")
     assert not names_repository("Fix issue #12 in the payments/ledger module")
     assert not names_repository("Summarize the open issues in todo/done columns")
+
+
+def test_a_list_of_things_read_with_one_verb_is_one_read_each():
+    steps = [(s.text, s.capability) for s in task_steps("Check the pods and their logs in namespace shop")]
+    assert steps == [("Check the pods", "/read"), ("Check their logs in namespace shop", "/read")]
+    texts = [s.text for s in task_steps("Look at PR #12 in acme/web: look at the changed files and the CI status.")]
+    assert {"look at the changed files", "look at the CI status"} <= set(texts)  # no product: read as said
+    # sources looked into for what the task asks are searched, each on its own
+    texts = [s.text for s in task_steps("What did we decide on the data retention policy? "
+                                        "Check Confluence and my Obsidian notes.")]
+    assert texts[1:] == ["search Confluence", "search my Obsidian notes"]
+    # a list that is another word's, of fields, of what one thing has or of where it comes from: one step
+    for task in ("check the form has email, password and a submit button",
+                 "Pull the pricing tiers from linear.app/pricing, atlassian.com/pricing and asana.com/pricing",
+                 "Compare Vercel, Netlify and Cloudflare Pages pricing for a team of five",
+                 "Find recent benchmarks comparing Postgres 17, MySQL 9 for OLTP",
+                 "Screenshot https://staging.acme.dev/pricing at mobile width, 375px",
+                 "Show me the orders, the refunds"):
+        assert len([s for s in task_steps(task) if not s.implied]) == 1, task
+    subprocess.run([sys.executable, "-c", "from jit.selection.steps import _each_read; "
+                    "_each_read('check ' + 'the a, ' * 8000); _each_read('check Foo' + ' a' * 20000 + ', the x')"],
+                   check=True, timeout=60)
+
+
+def test_a_list_after_a_preposition_or_across_sentences_is_no_list_of_reads():
+    task = ("Can you recommend a popular movie and check its streaming availability on Netflix, Hulu, and Prime Video? "
+            "Additionally, provide details about the movie's cast and crew.")
+    texts = [s.text for s in task_steps(task)]
+    assert not [t for t in texts if t.startswith("search") or t == "check Prime Video?"], texts
+    texts = [s.text for s in task_steps("Read issue #77 in acme/shop and PR #80")]
+    assert texts == ["Read issue #77 in acme/shop, PR #80"]
+
+
+def test_one_after_a_thing_said_is_one_of_that_kind():
+    texts = [s.text for s in task_steps("Check the existing indexes, add one on customerId")]
+    assert texts == ["Check the existing indexes", "add an index on customerId"]
+    texts = [s.text for s in task_steps("Find the Jira ticket for the login bug; if there is none, create one.")]
+    assert texts[-1] == "if there is none, create a ticket"
+    texts = [s.text for s in task_steps("Look for an open issue about flaky tests in acme/shop, and if there is not "
+                                        "one, open one.")]
+    assert texts[-1] == "open an issue"
+    # one of several, one by one, a pronoun's or a verb's object: as said
+    for task, last in (("List the branches and delete one of them", "delete one of them"),
+                       ("Read the tickets, then close them one by one", "close them one by one"),
+                       ("Check it and fix one", "fix one")):
+        assert task_steps(task)[-1].text == last, task
+    subprocess.run([sys.executable, "-c", "from jit.selection.steps import _ONE, _kind_of; "
+                    "_kind_of('Check the' + ' ' * 40_000 + 'x'); _ONE.search(', ' * 20_000 + 'add one')"],
+                   check=True, timeout=60)
+
+
+def test_what_a_list_of_reads_and_a_one_leave_as_said():
+    # one thing of a product is read, not searched; a clause after "that"; a sentence's list; values
+    assert [s.text for s in task_steps("Check the Redis cache, the Postgres replica and the Kafka lag")] == [
+        "Check the Redis cache", "Check the Postgres replica", "Check the Kafka lag"]
+    for task in ("Check that the header, the footer and the sidebar render on mobile",
+                 "Look at the PR. The tests, the lint and the build all need to pass.",
+                 "Check the env vars DB_URL, REDIS_URL and the API key"):
+        assert not [s for s in task_steps(task) if s.text.startswith(("search", "Check the footer", "Look at the build",
+                                                                       "Check REDIS"))], task
+    # "one" as a number, and a kind the clause looks for rather than acts on
+    assert task_steps("create one Jira ticket per error")[-1].text == "create one Jira ticket per error"
+    assert task_steps("Check the calendar for a free slot on Thursday and book one")[-1].text == "book one"
+    # a condition that names the kind
+    assert task_steps("Open the PR description, and if it has no checklist, add one")[-1].text == "add a checklist"

@@ -194,6 +194,12 @@ _METHODS = frozenset({"get", "post", "put", "patch", "delete"})
 #: Words after which a word names a thing, not the action: a determiner, a possessive, a
 #: preposition ("the login page", "my local checkout", "goes to staging").
 _NOUN_AFTER = frozenset([*_DETERMINERS, *"in on at to into from of for with by via".split()])
+#: Words before a tool or a command named as what something is done with.
+_BY_TOOL = frozenset({"with", "via", "using"})
+#: Such a word said alone, before punctuation, the end or a word that goes on with the sentence ("with explain
+#: that …"; not "with checkout disabled", "with reset flag": a thing's name before its noun).
+_WITH_TOOL = re.compile(r"\b(?:with|via|using)\s+([a-z]+)(?=\s*(?:[,.;:!?)]|$)|\s+(?:that|to|on|in|for|and|then|"
+                        r"whether|if|of)\b)", re.I)
 #: A word joined to others by ``.``, ``/``, ``@`` or ``:``: part of an address, a path or a host.
 _ADDRESS = re.compile(r"(?<![\w\-])[\w\-]++(?:[./@:][\w\-]++)+")
 _WORD = re.compile(r"[\w\-]+")
@@ -203,7 +209,8 @@ def noun_uses(text: str) -> frozenset[str]:
     """The search tokens of the words a text uses as a name rather than as its action: a word of
     an address, a path or a host (``staging.acme.dev``, ``src/login.py``), and a word at most two
     words after a determiner, a possessive or a preposition ("my local checkout", "the login page",
-    "a TypeError in checkout"), unless the text also says it as its leading verb. A tool name's
+    "a TypeError in checkout"), unless the text also says it as its leading verb, or it is a verb right after
+    "with", "via" or "using" (:data:`_BY_TOOL`: "confirm with explain", the tool it is done with). A tool name's
     verb that the text says only this way is not the text's action (:func:`name_fit`,
     :func:`action_free`)."""
     found: set[str] = set()
@@ -212,14 +219,19 @@ def noun_uses(text: str) -> frozenset[str]:
     rest = _ADDRESS.sub(" ", text)
     words = _WORD.findall(rest)
     after = 3  # words since the last determiner or preposition
+    before = ""
+    tools = {m.group(1).lower() for m in _WITH_TOOL.finditer(rest)} & _VERB_CAPS.keys()
     for w in words:
         low = w.lower()
         if low in _NOUN_AFTER:
-            after = 0
+            after, before = 0, low
             continue
         after += 1
-        if after <= 2:
+        # a verb right after "with", "via" or "using" names the tool or command it is done with ("confirm with
+        # explain that find() uses the index"): said as the thing's name, it says the tool's
+        if after <= 2 and not (after == 1 and before in _BY_TOOL and low in tools):
             found.update(search_tokens(w))
+        before = low
     m = _LEADING.match(text)
     if m:
         found.difference_update(search_tokens(m.group(1)))
@@ -309,13 +321,23 @@ def _name_words(name: str, server: str) -> tuple[str, ...]:
     return words
 
 
+#: Verbs of reading that say which way a tool reads ("search my notes", "list the pods"): another way's verb
+#: says them half.
+_KINDS_OF_READ = frozenset({"search", "list"})
+#: Verbs that read one thing or every thing as it is, another way than a search's or a list's (not "query" or
+#: "find", which search).
+_PLAIN_READS = frozenset({"get", "list", "fetch", "read", "show", "view", "retrieve"})
+
+
 def name_fit(name: str, server: str, step: Said, task_words: frozenset[str] = frozenset()) -> float:
     """How well a tool's name says a step, 0–1: the share of its name's words (its server's name left out) that the
     step says, the first one as the step's verb, the others as its object; a word only the rest of the task says
     (``task_words``), or only the subject of what the step reads (:func:`topic_free`: "LLM" of "papers on LLM
     inference"), counts half when the task's words hold it. The step's verb counts as the name's first or second
     word (``add_comment`` for "comment on it"); another verb of the step's capability as the name's first word
-    counts whole for a read (``get`` or ``search`` for "find …": ways of reading are near alike), half for a
+    counts whole for a read (``get`` or ``search`` for "find …": ways of reading are near alike) but half when the
+    step says its own way and the name's verb is a plain read's (:data:`_KINDS_OF_READ`, :data:`_PLAIN_READS`:
+    ``get_notes`` for "search my notes"), half for a
     change when the step says a verb of its own (``git_merge`` for "commit it": changes differ), whole when it
     says none. The step's own verb names no object ("review the PR" is ``get_pull_request``, not
     ``get_pull_request_reviews``), and a word the step says only as a name (:func:`noun_uses`: "in my local
@@ -343,7 +365,8 @@ def name_fit(name: str, server: str, step: Said, task_words: frozenset[str] = fr
         elif i == 0 and w in _VERB_CAPS and w in names:
             continue  # the tool's verb, which the step says as a name
         elif i == 0 and _VERB_CAPS.get(w, "") == step.capability:
-            got += 0.5 if verb in _VERB_CAPS and step.capability != "/read" else 1
+            got += 0.5 if verb in _VERB_CAPS and (step.capability != "/read" or (
+                verb in _KINDS_OF_READ and w in _PLAIN_READS)) else 1
         elif w in objects:
             got += 1
         elif w in task_words:

@@ -60,7 +60,7 @@ from .naming import ServerNames, demo_servers, named_servers, server_names
 from .producers import coordinate_producers, producers
 from .retrieve import task_pieces
 from .snapshot import CatalogSnapshot, label_rows
-from .step_words import (LIBRARY_DOCS_SAID, OPENING, QUOTED, action_free, leading_capability, name_fit, spelled,
+from .step_words import (LIBRARY_DOCS_SAID, OPENING, QUOTED, VERBS, action_free, leading_capability, name_fit, spelled,
                          topic_free)
 from .tiers import Tier
 
@@ -160,6 +160,40 @@ _KIND_BEFORE = re.compile(r"\b(?:the|a|an|our|my|their|its)\s+(?P<kind>(?:[\w.\-
 #: A clause that finds a given thing ("find the signed contract in Drive"): reading it comes next.
 _FINDS = re.compile(OPENING + r"(?:find|search\s+for|look\s+up|locate)\s+"
                     r"(?P<what>(?:the|my|our|its|their|that)\s+.{3,})", re.I)
+#: A verb of reading that reads each thing of a list on its own ("check the pods, their logs", "look at the diff,
+#: the CI status", "search Notion, Confluence"); not "compare" (the things together) or "find" (what it looks for).
+_READS_EACH = re.compile(OPENING + r"(?:check|read|review|search|summari[sz]e|inspect|scan|list|show|get|fetch|open"
+                         r"|(?:look|go)\s+(?:at|over|through|into|in))\s+"
+                         r"(?!(?:me|us|that|whether|if|how|what|which|who|why|when)\b)", re.I)
+#: A sentence's end within a clause ("… and Prime Video? Additionally, …"): its pieces are no one list.
+_ENDS_SENTENCE = re.compile(r"[?!]|\.(?:\s|$)")
+#: A verb that looks into a source for what the task asks ("check Confluence, my Obsidian notes") ...
+_LOOKS_IN = re.compile(OPENING + r"(?:check|review|(?:look|go)\s+(?:at|over|through|into|in))\s+$", re.I)
+#: ... and a source it looks into: a product by its name, with whose it is and what of it ("Confluence",
+#: "my Obsidian notes", "their HubSpot company record", "the Confluence space"): searched (not "the pods", "the CI
+#: status", "PR #80", "the Helm chart", "the Jira ticket": one thing, read).
+_SOURCE = re.compile(r"(?:(?:my|our|their|his|her)\s+)?[A-Z](?=[\w\-]*[a-z])[\w\-]*(?:\s+[a-z][\w\-]*){0,2}"
+                     r"|the\s+[A-Z](?=[\w\-]*[a-z])[\w\-]*\s+"
+                     r"(?:space|vault|wiki|workspace|docs|notes|inbox|drive|mailbox)")
+#: A later thing of such a list: one said with a determiner or a possessive, or by its name ("…, the CI status",
+#: "…, Confluence"; not "…, password", "…, 375px").
+_LISTED_THING = re.compile(r"(?:the|its|their|our|my|your|his|her|this|these|those)\s"
+                           r"|(?!(?:I|The|This|That|These|Those|Our|My|Their|Its|His|Her|An?)\b)[A-Z](?=[\w\-]*[a-z])")
+#: Words in a list's first thing that make the rest of the list another word's: where or what things are taken
+#: from, compared with or had ("pricing tiers from a, b", "benchmarks comparing Postgres 17, MySQL 9", "the form has
+#: email, password", "its availability on Netflix, Hulu").
+_LIST_OF_OTHER = re.compile(r"\b(?:from|between|comparing|compared|including|such\s+as|like|with|has|have|vs|versus"
+                            r"|against|on|in|at|for|of|to|by|about|across|over|under|within|via)\b|[?!]", re.I)
+#: A change whose object is "one", the kind of thing a clause before names ("Check the existing indexes, add one on
+#: customerId", "if there is none, create one"); not "one of them", "one by one", "the one".
+_ONE = re.compile(r"(?:^|,\s*)(?:(?:please|also|then|now|just|and)\s+)*(?P<verb>[a-z\-]+)\s+"
+                  r"(?:(?P<new>a\s+new|another)\s+)?one(?=\s*(?:[,.;:!?)]|$)|\s+(?:on|for|in|under|called|named|"
+                  r"that|which|with|to|at|if|and|then|so|when)\b)", re.I)
+#: A clause's verb and what it acts on, to the first word that ends it ("Look for an open issue about flaky tests":
+#: an open issue).
+_ACTS_ON = re.compile(OPENING + r"[a-z\-]+\s+(?:(?:for|at|up|into|through|over)\s+)?"
+                      r"(?P<thing>(?:[\w\-]+\s+){0,4}?[\w\-]+?)(?=\s+(?:to|in|into|on|onto|for|from|at|with|under|"
+                      r"via|as|by|about|of|that|which|who|and|if|when)\b|\s*[,.;:!?(]|\s*$)", re.I)
 #: A day or time said relative to now that is still to come ("the coming month", "on Thursday",
 #: "tomorrow at 10"): which date it is needs today's first. A day's name in an address is a product's
 #: ("monday.com").
@@ -667,8 +701,20 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
     calls: int | None = None  # the clause that reads the calls that page made
     answered = False
     steps: list[Step] = []
+    acted_on = ""  # the kind of thing the clauses before act on, for a "one" after them
     for i, (clause, action) in enumerate(zip(clauses, actions, strict=True)):
         start = len(steps)
+        # a condition, before the action or as a clause of its own, may name the kind ("if it has no checklist")
+        condition = clause[:clause.index(action)] if action != clause and action in clause else \
+            clause if _IF.match(clause) else ""
+        lacks = _LACKS.search(condition)
+        acted_on = (_one_of(lacks.group(1)) if lacks else "") or acted_on
+        one = _ONE.search(action) if acted_on else None
+        if one and VERBS.get(one.group("verb").lower()):  # "add one on customerId": an index
+            article = one.group("new") or ("an" if acted_on[0] in "aeiou" else "a")
+            said = f"{action[:one.start('verb')]}{one.group('verb')} {article} {acted_on}{action[one.end():]}"
+            clause, action = clause.replace(action, said) if action in clause else said, said
+        acted_on = _kind_of(action) or acted_on
         if NEGATED.match(clause) or (NEGATED.match(action) and not _INSTEAD.search(action)):
             continue  # "don't merge it", "if the build is red, don't merge PR #12" (not "… but comment")
         profile = analyze_task(clause, shards)
@@ -823,14 +869,61 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
         elif cap == "/write" and (edits or profile.file_targets
                                   or (writes_files and _MAKES.match(clause))):
             steps.append(Step(clause, cap, by=FILE_STEP))
-        else:
-            steps.append(Step(clause, cap))
+        else:  # a list of things read: each read on its own
+            steps += [Step(t, cap) for t in (_each_read(action) if verb == "/read" else ())] or [Step(clause, cap)]
         if found:  # a thing found is read next
             steps.append(Step(f"read the content of {found.group('what')}", "/read", implied=True, clause=clause))
     first: dict[tuple[str, str], Step] = {}
     for s in steps:
         first.setdefault((s.text, s.capability), s)  # an implied step once, where it is first implied
     return list(first.values())
+
+
+def _kind_of(action: str) -> str:
+    """The kind of thing a clause acts on, one of it ("Check the existing indexes": index); "" when it says none
+    that a verb or a pronoun would not."""
+    m = _ACTS_ON.match(action)
+    if not m or leading_capability(action) is None or _SOUGHT.search(action, m.end("thing")):
+        return ""
+    return _one_of(m.group("thing").split()[-1])
+
+
+def _one_of(word: str) -> str:
+    """A noun said of things, one of them ("indexes": index); "" for a word that names no kind."""
+    word = word.lower()
+    if not word.isalpha() or word in _NO_KIND or VERBS.get(word):
+        return ""
+    for plural, one in (("ies", "y"), ("xes", "x"), ("ches", "ch"), ("shes", "sh"), ("sses", "ss")):
+        if word.endswith(plural):
+            return word[:-len(plural)] + one
+    return word[:-1] if word.endswith("s") and not word.endswith(("ss", "us", "is")) else word
+
+
+#: A thing looked for in what a clause acts on ("Check the calendar for a free slot"): the kind is the slot's, so
+#: the clause says none for a "one" after it.
+_SOUGHT = re.compile(r"\bfor\s+(?:a|an|any)\s", re.I)
+#: A condition that names the kind a "one" after it is ("if it has no checklist, add one": a checklist).
+_LACKS = re.compile(r"\b(?:no|any|an?)\s+([a-z][\w\-]*)", re.I)
+#: A clause that is a condition.
+_IF = re.compile(r"(?:if|unless|when|in\s+case)\b", re.I)
+#: Words that end what a verb acts on without naming a kind of thing.
+_NO_KIND = frozenset("it them this that these those one ones all everything something anything me us you".split())
+
+
+def _each_read(action: str) -> list[str]:
+    """The reads of a clause that reads a list of things with one verb, one per thing, each with the verb
+    ("Check Confluence, my Obsidian notes": "Check Confluence", "Check my Obsidian notes"; :func:`split_clauses`
+    joins a piece that names a thing onto the clause before it); none when the clause is no such list."""
+    m = _READS_EACH.match(action)
+    if not m:
+        return []
+    parts = action[m.end():].split(", ")
+    if (len(parts) < 2 or not parts[0].strip() or _LIST_OF_OTHER.search(parts[0]) or _ENDS_SENTENCE.search(action)
+            or not all(_LISTED_THING.match(p) for p in parts[1:])
+            or any(p.count("(") != p.count(")") or p.count('"') % 2 for p in parts)):
+        return []
+    verb = action[:m.end()]
+    return [f"search {p}" if _LOOKS_IN.match(verb) and _SOURCE.fullmatch(p) else verb + p for p in parts]
 
 
 def _form_sent(clause: str) -> list[Step]:
