@@ -731,6 +731,20 @@ def test_retrieval_leaves_out_what_the_task_forbids():
     assert asked("Don't do anything") == "Don't do anything"  # nothing else is left: the task itself
 
 
+def test_retrieval_reads_an_absolute_paths_file_by_its_kind():
+    # the machine's directories say where, the extension what: "/root/markdown/x.md" asks for no markdown tool
+    assert asked("Summarise NCT04280705 and save it to /root/markdown/NCT04280705.md.") == (
+        "Summarise NCT04280705 and save it to Markdown file.")
+    assert asked("Plot /root/excel/sales.xlsx and save it in ~/figs/sale.png") == (
+        "Plot Excel spreadsheet file and save it in PNG image file")
+    # a repository's path names its modules, and an address's path is the address's
+    for text in ("Fix the bug in src/auth/login.py", "Open https://github.com/acme/web/blob/main/src/a.py",
+                 "Read notes/todo.txt"):
+        assert asked(text) == text
+    subprocess.run([sys.executable, "-c", "from jit.selection.steps import asked; asked('/a' * 20_000 + '.'); "
+                    "asked('/' + 'a/' * 20_000 + 'b')"], check=True, timeout=60)
+
+
 def test_a_thing_read_by_its_title_is_searched_for_first_and_a_thing_found_is_read_next():
     steps = task_steps("Review the 'Q3 launch plan' Google Doc and leave a comment about the risks section.")
     assert (steps[0].text, steps[0].capability, steps[0].implied) == (

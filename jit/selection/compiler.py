@@ -687,7 +687,7 @@ class Compiler:
         def by_vector() -> list[tuple[StoredTool, float, str]]:
             view = self.catalog.snapshot()
             allowed = self._allowed(view, (), ())
-            ids, vector = (found := self._retrieve(view, query, pool, [], allowed, [])).ids, found.vector
+            ids, vector = (found := self._retrieve(view, asked(query), pool, [], allowed, [])).ids, found.vector
             view.by_id.prefetch(ids[:k])
             return [(view.by_id[t], vector[t] / 100.0, view.names[t]) for t in ids[:k]]
 

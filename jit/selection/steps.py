@@ -1018,14 +1018,29 @@ def embedded(step: Step) -> bool:
     return step.by != FILE_STEP
 
 
+#: A file's absolute path ("/root/markdown/report.md", "~/figs/sale.png"; not "src/auth/login.py", whose directories
+#: name a repository's modules, nor an address's path).
+_PATH = re.compile(r"(?<![\w:/.\-])~?/(?:[\w.\-]+/)+[\w\-][\w.\-]*\.(?P<ext>[A-Za-z][A-Za-z0-9]{0,4})\b(?!/)")
+#: What a file's extension says it is.
+_KINDS = {"md": "Markdown", "markdown": "Markdown", "xlsx": "Excel spreadsheet", "xls": "Excel spreadsheet",
+          "csv": "CSV spreadsheet", "pptx": "PowerPoint presentation", "ppt": "PowerPoint presentation",
+          "docx": "Word document", "doc": "Word document", "pdf": "PDF document", "png": "PNG image",
+          "jpg": "JPEG image", "jpeg": "JPEG image", "gif": "GIF image", "svg": "SVG image", "html": "HTML page",
+          "htm": "HTML page", "json": "JSON", "yaml": "YAML", "yml": "YAML", "py": "Python source",
+          "ts": "TypeScript source", "tsx": "TypeScript source", "js": "JavaScript source", "txt": "text",
+          "wav": "WAV audio", "mp3": "MP3 audio", "mp4": "MP4 video"}
+
+
 def asked(text: str) -> str:
     """A task without the clauses that tell the agent what not to do ("Don't merge it, Dana
     reviews first"): what retrieval scores it by, so the words of what the task forbids do not
-    lift the tools that would do it. The task itself when nothing else is left."""
+    lift the tools that would do it, and with a file's absolute path read as its kind ("/root/markdown/x.md":
+    "Markdown file"; :data:`_PATH`). The task itself when nothing else is left."""
     out = text
     for piece in task_pieces(text):
         if NEGATED.match(piece):
             out = out.replace(piece, " ")
+    out = _PATH.sub(lambda m: f"{_KINDS.get(m.group('ext').lower(), m.group('ext'))} file", out)
     out = re.sub(r"\s*,\s*(?=[.;!?])", "", re.sub(r"\s+", " ", out))  # "options, ." -> "options."
     out = re.sub(r"([.;!?])(?:\s*[.,;!?])+", r"\1", out)  # "shop. ." and "main. ," -> "shop." and "main."
     return out.strip(" ,;") or text
