@@ -1395,3 +1395,10 @@ def test_what_a_list_of_reads_and_a_one_leave_as_said():
     assert task_steps("Check the calendar for a free slot on Thursday and book one")[-1].text == "book one"
     # a condition that names the kind
     assert task_steps("Open the PR description, and if it has no checklist, add one")[-1].text == "add a checklist"
+
+
+def test_a_condition_names_the_kind_by_its_last_word():
+    texts = [s.text for s in task_steps("If there is a failing test in CI, open one")]
+    assert texts[-1] == "If there is a failing test in CI, open a test"
+    timeout = "from jit.selection.steps import _LACKS; _LACKS.search('if there is no ' + 'a ' * 20_000 + '-')"
+    subprocess.run([sys.executable, "-c", timeout], check=True, timeout=60)

@@ -902,8 +902,10 @@ def _one_of(word: str) -> str:
 #: A thing looked for in what a clause acts on ("Check the calendar for a free slot"): the kind is the slot's, so
 #: the clause says none for a "one" after it.
 _SOUGHT = re.compile(r"\bfor\s+(?:a|an|any)\s", re.I)
-#: A condition that names the kind a "one" after it is ("if it has no checklist, add one": a checklist).
-_LACKS = re.compile(r"\b(?:no|any|an?)\s+([a-z][\w\-]*)", re.I)
+#: A condition that names the kind a "one" after it is, the last word of what it has none of ("if it has no
+#: checklist, add one": a checklist; "if there is a failing test in CI": a test).
+_LACKS = re.compile(r"\b(?:no|any|an?)\s+(?:[a-z][\w\-]*\s+){0,2}?([a-z][\w\-]*)(?=\s+(?:in|on|for|to|at|of|with|yet|"
+                    r"today|tomorrow|now|here|there|that|which|open|left)\b|\s*[,.;:!?]|\s*$)", re.I)
 #: A clause that is a condition.
 _IF = re.compile(r"(?:if|unless|when|in\s+case)\b", re.I)
 #: Words that end what a verb acts on without naming a kind of thing.
