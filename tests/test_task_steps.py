@@ -737,9 +737,14 @@ def test_retrieval_reads_an_absolute_paths_file_by_its_kind():
         "Summarise NCT04280705 and save it to Markdown file.")
     assert asked("Plot /root/excel/sales.xlsx and save it in ~/figs/sale.png") == (
         "Plot Excel spreadsheet file and save it in PNG image file")
-    # a repository's path names its modules, and an address's path is the address's
+    assert asked("see /root/a/b.md:12 and /root/notes/todo.md#tasks") == "see Markdown file and Markdown file"
+    # a repository's path names its modules, an address's path or an API's route is theirs, a configuration, a
+    # log or a key is named by its own name, and so is a file under a dot-directory
     for text in ("Fix the bug in src/auth/login.py", "Open https://github.com/acme/web/blob/main/src/a.py",
-                 "Read notes/todo.txt"):
+                 "Read notes/todo.txt", "Call GET /api/v1/users.json", "POST to /v2/orders/export.csv endpoint",
+                 "open https://app.example.com/#/reports/q3.pdf", "curl http://h/x?f=/data/in/y.csv",
+                 "read /etc/nginx/nginx.conf", "tail /var/log/postgresql/postgresql-15-main.log",
+                 "show ~/.ssh/id_rsa.pub", "edit /repo/.github/workflows/ci.yml"):
         assert asked(text) == text
     subprocess.run([sys.executable, "-c", "from jit.selection.steps import asked; asked('/a' * 20_000 + '.'); "
                     "asked('/' + 'a/' * 20_000 + 'b')"], check=True, timeout=60)

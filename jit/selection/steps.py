@@ -1020,17 +1020,35 @@ def embedded(step: Step) -> bool:
     return step.by != FILE_STEP
 
 
-#: A file's absolute path ("/root/markdown/report.md", "~/figs/sale.png"; not "src/auth/login.py", whose directories
-#: name a repository's modules, nor an address's path).
-_PATH = re.compile(r"(?<![\w:/.\-])~?/(?:[\w.\-]+/)+[\w\-][\w.\-]*\.(?P<ext>[A-Za-z][A-Za-z0-9]{0,4})\b(?!/)")
-#: What a file's extension says it is.
+#: A file's absolute path ("/root/markdown/report.md", "~/figs/sale.png", "/root/a/b.md:12"; not "src/auth/login.py",
+#: whose directories name a repository's modules, a path under a dot-directory, "~/.ssh/…", an address's or a query's
+#: path, nor an API's route, "GET /api/v1/users.json", "/v2/orders/export.csv endpoint").
+_PATH = re.compile(r"(?<![\w:/.\-=#~?&])(?-i:(?<!GET\s)(?<!PUT\s)(?<!POST\s)(?<!HEAD\s)(?<!PATCH\s)(?<!DELETE\s))~?/"
+                   r"(?:(?!\.)[\w.\-]+/)+[\w\-][\w.\-]*\.(?P<ext>[A-Za-z][A-Za-z0-9]{0,7})"
+                   r"(?::\d+(?::\d+)?|#[\w\-]+)?\b(?!/|\s+(?:endpoint|route|api)\b)", re.I)
+#: An address with its scheme, whose path is its own.
+_SCHEMED = re.compile(r"\S+://\S+")
+#: What a document's, a picture's or a recording's extension says it is; a file of other kinds (a configuration,
+#: a log, code, a key) is named by its own name, which is left as written.
 _KINDS = {"md": "Markdown", "markdown": "Markdown", "xlsx": "Excel spreadsheet", "xls": "Excel spreadsheet",
           "csv": "CSV spreadsheet", "pptx": "PowerPoint presentation", "ppt": "PowerPoint presentation",
           "docx": "Word document", "doc": "Word document", "pdf": "PDF document", "png": "PNG image",
           "jpg": "JPEG image", "jpeg": "JPEG image", "gif": "GIF image", "svg": "SVG image", "html": "HTML page",
-          "htm": "HTML page", "json": "JSON", "yaml": "YAML", "yml": "YAML", "py": "Python source",
-          "ts": "TypeScript source", "tsx": "TypeScript source", "js": "JavaScript source", "txt": "text",
-          "wav": "WAV audio", "mp3": "MP3 audio", "mp4": "MP4 video"}
+          "htm": "HTML page", "txt": "text", "wav": "WAV audio", "mp3": "MP3 audio", "mp4": "MP4 video"}
+
+
+def _kinds(text: str) -> str:
+    """``text`` with each document's absolute path read as its kind (:data:`_PATH`, :data:`_KINDS`), addresses
+    left as written."""
+    def kind(m: re.Match[str]) -> str:
+        said = _KINDS.get(m.group("ext").lower())
+        return f"{said} file" if said else m.group(0)
+
+    at, out = 0, []
+    for url in _SCHEMED.finditer(text):
+        out += [_PATH.sub(kind, text[at:url.start()]), url.group(0)]
+        at = url.end()
+    return "".join([*out, _PATH.sub(kind, text[at:])])
 
 
 def asked(text: str) -> str:
@@ -1042,7 +1060,7 @@ def asked(text: str) -> str:
     for piece in task_pieces(text):
         if NEGATED.match(piece):
             out = out.replace(piece, " ")
-    out = _PATH.sub(lambda m: f"{_KINDS.get(m.group('ext').lower(), m.group('ext'))} file", out)
+    out = _kinds(out)
     out = re.sub(r"\s*,\s*(?=[.;!?])", "", re.sub(r"\s+", " ", out))  # "options, ." -> "options."
     out = re.sub(r"([.;!?])(?:\s*[.,;!?])+", r"\1", out)  # "shop. ." and "main. ," -> "shop." and "main."
     return out.strip(" ,;") or text
