@@ -1407,3 +1407,11 @@ def test_a_condition_names_the_kind_by_its_last_word():
     assert texts[-1] == "If there is a failing test in CI, open a test"
     timeout = "from jit.selection.steps import _LACKS; _LACKS.search('if there is no ' + 'a ' * 20_000 + '-')"
     subprocess.run([sys.executable, "-c", timeout], check=True, timeout=60)
+
+
+def test_a_named_form_at_an_address_is_opened_in_the_browser():
+    task = "Please test the returns form on staging: https://staging.shop.example/returns/new"
+    texts = [s.text for s in task_steps(task)]
+    assert OPEN_PAGE in texts
+    # a form's words elsewhere, with no address, open nothing
+    assert OPEN_PAGE not in [s.text for s in task_steps("Update the contact form copy in src/Contact.tsx")]

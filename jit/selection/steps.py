@@ -108,9 +108,9 @@ FITS = {"/write": ("/write",), "/delete": ("/delete", "/write"), "/send": ("/sen
 DOES = {"/read": "read it", "/write": "change files or data", "/delete": "delete anything",
         "/execute": "run commands", "/send": "send messages"}
 
-#: Words of a clause that look at a page in a browser: opening it first is implied.
-_PAGE = re.compile(r"\b(?:screenshot|click|console|browser|the page|the form|viewport|headless|xhr|network requests?)\b",
-                   re.I)
+#: Words of a clause that look at a page in a browser ("the page", "the returns form"): opening it first is implied.
+_PAGE = re.compile(r"\b(?:screenshot|click|console|browser|the page|the\s+(?:[\w\-]+\s+){0,2}?form|viewport"
+                   r"|headless|xhr|network requests?)\b", re.I)
 #: A clause that runs an audit of a page's accessibility or speed ("Run a Lighthouse accessibility audit on
 #: https://…", "Record a performance trace of …"): it runs in the browser on the page it has open. Not a
 #: Lighthouse step added to CI, nor a report read or downloaded.
