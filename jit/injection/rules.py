@@ -550,9 +550,9 @@ _REACHES_OUT = (r"(?>[^\n]{0,60}?\b(?:grab|fetch|get|open|visit|navigate|browse|
                 r"|upload|call|invoke|run|execute|transfer|pay|install|share|retrieve|scrape)\b)")
 #: ... and, in its sentence, what it reaches: an address, a mailbox, another tool, money, a secret or the conversation
 #: (not "use ISO dates", "display the title", "ask the user for a query": how to use the tool itself).
-_OUTSIDE = (r"[^.!?\n]{0,100}?(?:https?://|\bwww\.|\b[\w\-]+\.(?:com|net|org|io|cn|ru|xyz|dev|co|info|biz|me|app)\b"
-            r"|[\w.+\-]+@[\w\-]+\.[a-z]{2,}|\b[a-z][a-z0-9]*__[a-z0-9_]+|[$\u20ac\u00a3]\s?\d|\b(?:conversation|chat"
-            r"\s+history|api[\s_\-]?keys?|tokens?|passwords?|credentials?|secrets?|ssh|\.env|cookies?|wallet)\b)")
+_OUTSIDE = (rf"[^.!?\n]{{0,100}}?(?:{_DEST}|\bwww\.|\b[\w\-]+\.(?:com|net|org|io|cn|ru|xyz|dev|co|info|biz|me|app)\b"
+            r"|\b[a-z][a-z0-9]*__[a-z0-9_]+|[$\u20ac\u00a3]\s?\d|\b(?:conversation|chat\s+history|api[\s_\-]?keys?"
+            r"|tokens?|passwords?|credentials?|secrets?|ssh|\.env|cookies?|wallet)\b)")
 
 
 _CONCEPT = (

@@ -12,8 +12,8 @@ from typing import Protocol
 
 from ..text import search_tokens
 
-__all__ = ["LIBRARY_DOCS_SAID", "OPENING", "QUOTED", "VERBS", "Said", "action_free", "leading_capability", "name_fit",
-           "noun_uses", "spelled", "topic_free"]
+__all__ = ["LIBRARY_DOCS_SAID", "OPENING", "QUOTED", "THING", "VERBS", "Said", "action_free", "leading_capability",
+           "name_fit", "noun_uses", "spelled", "topic_free"]
 
 #: A library's documentation: "httpx's docs", "the React docs", "the current FastAPI docs", "the docs
 #: of pandas", "the official docs" (not our own docs, an API's, a service's or a product's pages:
@@ -268,15 +268,17 @@ _SAME_VERB = {"add": "create", "create": "create", "new": "create"}
 _CREATES = frozenset({"create", "new"})
 #: Where a clause's direct object ends: a preposition.
 _OBJECT_END = re.compile(r"\b(?:to|in|into|on|onto|for|from|at|with|under|inside|within|via|as|by)\b", re.I)
-#: Up to four words that name a thing, and where the name ends: a preposition, a conjunction, punctuation.
-_THING = (r"((?:[\w\-]+\s+){0,3}?[\w\-]+)"
-          r"(?=\s+(?:to|in|into|on|onto|for|from|at|with|under|via|as|by|of|and|that|which)\b|\s*[,.;:!?]|\s*$)")
+#: Up to four words that name a thing (its group ``thing``), and where the name ends: a preposition, a conjunction,
+#: a word that opens a clause of its own, punctuation.
+THING = (r"(?P<thing>(?:[\w\-]+\s+){0,3}?[\w\-]+)"
+         r"(?=\s+(?:to|in|into|on|onto|for|from|at|with|under|via|as|by|about|of|and|that|which|who|if|when)\b"
+         r"|\s*[,.;:!?(]|\s*$)")
 #: A thing the step makes, said as a new one ("put the audits in a new Linear issue"; not "the new issues",
 #: which exist).
-_NEW_THING = re.compile(r"\b(?:an?|another)\s+new\s+" + _THING, re.I)
+_NEW_THING = re.compile(r"\b(?:an?|another)\s+new\s+" + THING, re.I)
 #: A thing said after a preposition as one that exists: "for the Web team", "in our Test Runs table".
 _EXISTING = re.compile(r"\b(?:to|in|into|on|onto|for|from|at|under|inside|within)\s+"
-                       r"(?:the|our|my|your|their|its|this|that)\s+" + _THING, re.I)
+                       r"(?:the|our|my|your|their|its|this|that)\s+" + THING, re.I)
 
 
 #: A thing named by its identifier: a tracker's key ("ENG-512"), a number ("#57"), a UUID.

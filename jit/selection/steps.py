@@ -60,8 +60,8 @@ from .naming import ServerNames, demo_servers, named_servers, server_names
 from .producers import coordinate_producers, producers
 from .retrieve import task_pieces
 from .snapshot import CatalogSnapshot, label_rows
-from .step_words import (LIBRARY_DOCS_SAID, OPENING, QUOTED, VERBS, action_free, leading_capability, name_fit, spelled,
-                         topic_free)
+from .step_words import (LIBRARY_DOCS_SAID, OPENING, QUOTED, THING, VERBS, action_free, leading_capability, name_fit,
+                         spelled, topic_free)
 from .tiers import Tier
 
 __all__ = ["REPOSITORY_WORD", "STEP_FLOOR", "Feeds", "Step", "StepTool", "asked", "demo_server", "embedded",
@@ -167,18 +167,19 @@ _READS_EACH = re.compile(OPENING + r"(?:check|read|review|search|summari[sz]e|in
                          r"(?!(?:me|us|that|whether|if|how|what|which|who|why|when)\b)", re.I)
 #: A sentence's end within a clause ("… and Prime Video? Additionally, …"): its pieces are no one list.
 _ENDS_SENTENCE = re.compile(r"[?!]|\.(?:\s|$)")
+#: A name, by its capital and a small letter in it ("Confluence", "HubSpot"; not "CI", "PR").
+_PROPER = r"[A-Z](?=[\w\-]*[a-z])[\w\-]*"
 #: A verb that looks into a source for what the task asks ("check Confluence, my Obsidian notes") ...
 _LOOKS_IN = re.compile(OPENING + r"(?:check|review|(?:look|go)\s+(?:at|over|through|into|in))\s+$", re.I)
 #: ... and a source it looks into: a product by its name, with whose it is and what of it ("Confluence",
 #: "my Obsidian notes", "their HubSpot company record", "the Confluence space"): searched (not "the pods", "the CI
 #: status", "PR #80", "the Helm chart", "the Jira ticket": one thing, read).
-_SOURCE = re.compile(r"(?:(?:my|our|their|his|her)\s+)?[A-Z](?=[\w\-]*[a-z])[\w\-]*(?:\s+[a-z][\w\-]*){0,2}"
-                     r"|the\s+[A-Z](?=[\w\-]*[a-z])[\w\-]*\s+"
-                     r"(?:space|vault|wiki|workspace|docs|notes|inbox|drive|mailbox)")
+_SOURCE = re.compile(rf"(?:(?:my|our|their|his|her)\s+)?{_PROPER}(?:\s+[a-z][\w\-]*){{0,2}}"
+                     rf"|the\s+{_PROPER}\s+(?:space|vault|wiki|workspace|docs|notes|inbox|drive|mailbox)")
 #: A later thing of such a list: one said with a determiner or a possessive, or by its name ("…, the CI status",
 #: "…, Confluence"; not "…, password", "…, 375px").
 _LISTED_THING = re.compile(r"(?:the|its|their|our|my|your|his|her|this|these|those)\s"
-                           r"|(?!(?:I|The|This|That|These|Those|Our|My|Their|Its|His|Her|An?)\b)[A-Z](?=[\w\-]*[a-z])")
+                           rf"|(?!(?:I|The|This|That|These|Those|Our|My|Their|Its|His|Her|An?)\b){_PROPER}")
 #: Words in a list's first thing that make the rest of the list another word's: where or what things are taken
 #: from, compared with or had ("pricing tiers from a, b", "benchmarks comparing Postgres 17, MySQL 9", "the form has
 #: email, password", "its availability on Netflix, Hulu").
@@ -191,9 +192,7 @@ _ONE = re.compile(r"(?:^|,\s*)(?:(?:please|also|then|now|just|and)\s+)*(?P<verb>
                   r"that|which|with|to|at|if|and|then|so|when)\b)", re.I)
 #: A clause's verb and what it acts on, to the first word that ends it ("Look for an open issue about flaky tests":
 #: an open issue).
-_ACTS_ON = re.compile(OPENING + r"[a-z\-]+\s+(?:(?:for|at|up|into|through|over)\s+)?"
-                      r"(?P<thing>(?:[\w\-]+\s+){0,4}?[\w\-]+?)(?=\s+(?:to|in|into|on|onto|for|from|at|with|under|"
-                      r"via|as|by|about|of|that|which|who|and|if|when)\b|\s*[,.;:!?(]|\s*$)", re.I)
+_ACTS_ON = re.compile(OPENING + r"[a-z\-]+\s+(?:(?:for|at|up|into|through|over)\s+)?" + THING, re.I)
 #: A day or time said relative to now that is still to come ("the coming month", "on Thursday",
 #: "tomorrow at 10"): which date it is needs today's first. A day's name in an address is a product's
 #: ("monday.com").
@@ -705,8 +704,8 @@ def task_steps(text: str, shards: Mapping[str, ShardConfig] | None = None) -> li
     for i, (clause, action) in enumerate(zip(clauses, actions, strict=True)):
         start = len(steps)
         # a condition, before the action or as a clause of its own, may name the kind ("if it has no checklist")
-        condition = clause[:clause.index(action)] if action != clause and action in clause else \
-            clause if _IF.match(clause) else ""
+        at = clause.find(action) if action != clause else -1
+        condition = clause[:at] if at >= 0 else clause if _IF.match(clause) else ""
         lacks = _LACKS.search(condition)
         acted_on = (_one_of(lacks.group(1)) if lacks else "") or acted_on
         one = _ONE.search(action) if acted_on else None
