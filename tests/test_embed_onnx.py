@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from jit.catalog.store import Store
-from jit.config import AvailableTools, Config, EmbeddingConfig, HarnessTool
+from jit.config import DEFAULT_EMBEDDING_MODEL, AvailableTools, Config, EmbeddingConfig, HarnessTool
 from jit.config_files import load_config
 from jit.embedding import onnx_cache, onnx_export
 from jit.embedding.factory import embedder_from_config
@@ -26,12 +26,14 @@ from jit.embedding.onnx_cache import read_layout
 from jit.embedding.onnx_embedder import OnnxEmbedder
 from jit.embedding.onnx_export import FUSED
 from jit.embedding.onnx_runtime import MIN_COSINE, UnsupportedModel
-from jit.embedding.torch_embedder import SentenceTransformerEmbedder, default_model_path
+from jit.embedding.torch_embedder import SentenceTransformerEmbedder, packaged_model_path
 from jit.errors import ConfigError, EmbeddingError
 from jit.pipeline import sync
 
 #: Texts of every shape a catalog holds: empty, whitespace, one word, non-Latin, and long
 #: enough (~600 tokens) that truncation at the model's 256 tokens decides the vector.
+#: The files of the default model (jit's own package).
+MODEL_DIR = packaged_model_path(DEFAULT_EMBEDDING_MODEL)
 TEXTS = [
     "", "   ", "x", "read a file", "Book a FLIGHT to Paris!!", "  padded on both sides  ",
     "émoji 🎉, 中文, кириллица and ünïcödé", "line one\n\tline two\r\n",
@@ -221,7 +223,7 @@ def test_a_damaged_export_is_exported_again(onnx_embedder, embedder, tmp_path, m
 def test_auto_falls_back_to_torch_for_a_model_it_cannot_run(tmp_path, embedder, caplog):
     """No tokenizer.json (sentence-transformers builds one from vocab.txt): torch runs it, same vectors."""
     model = tmp_path / "minilm-without-tokenizer-json"
-    shutil.copytree(default_model_path(), model, ignore=shutil.ignore_patterns("tokenizer.json"))
+    shutil.copytree(MODEL_DIR, model, ignore=shutil.ignore_patterns("tokenizer.json"))
     with pytest.raises(UnsupportedModel, match="no tokenizer.json"):
         read_layout(model)
     with caplog.at_level(logging.WARNING, logger="jit.embedding.onnx_embedder"):
@@ -249,7 +251,7 @@ def test_the_runtime_key_chooses_the_embedder(tmp_path):
     assert isinstance(auto, OnnxEmbedder) and auto.fallback and not onnx.fallback
     # Same model, same identity in the catalog, whichever runtime: switching re-embeds nothing.
     assert {e.model_name for e in (auto, onnx, embedder_from_config(EmbeddingConfig(runtime="torch")))} == {
-        "all-MiniLM-L6-v2"}
+        DEFAULT_EMBEDDING_MODEL}
     path = tmp_path / "config.json"
     path.write_text(json.dumps({"embedding": {"runtime": "torch"}}))
     assert load_config(path).embedding.runtime == "torch"
@@ -282,11 +284,11 @@ def test_a_sync_with_nothing_new_to_embed_never_loads_the_model(tmp_path, hashin
     """The real default embedder is handed to every sync after the first: it must stay unloaded.
 
     The first sync embeds with the hashing stand-in under the default model's name,
-    so the catalog's vectors belong to "all-MiniLM-L6-v2" as far as the store knows.
+    so the catalog's vectors belong to the default model as far as the store knows.
     """
     from conftest import HashingEmbedder
 
-    stand_in = HashingEmbedder(model_name="all-MiniLM-L6-v2")
+    stand_in = HashingEmbedder(model_name=DEFAULT_EMBEDDING_MODEL)
     empty = Config.default(tmp_path)
     with Store(empty.store_path) as store:
         lazy = embedder_from_config(empty.embedding)

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from conftest import DATA, HashingEmbedder
 
+from jit.config import DEFAULT_EMBEDDING_MODEL
 from jit.errors import EvaluationError
 from jit.evaluation.baselines import (
     BM25Ranker,
@@ -356,9 +357,9 @@ def test_the_second_stage_is_measured_the_other_way_in_the_same_run_over_the_sam
 
 def test_compare_model_must_be_another_model(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exited:
-        main(["livemcpbench", "--data-dir", str(DATA), "--compare-model", "all-MiniLM-L6-v2", "-q"])
+        main(["livemcpbench", "--data-dir", str(DATA), "--compare-model", DEFAULT_EMBEDDING_MODEL, "-q"])
     assert exited.value.code == 2
-    assert "--compare-model all-MiniLM-L6-v2 is the model the run measures already" in capsys.readouterr().err
+    assert f"--compare-model {DEFAULT_EMBEDDING_MODEL} is the model the run measures already" in capsys.readouterr().err
 
 
 def test_compare_model_takes_a_model_directory_or_a_name(tmp_path: Path) -> None:

