@@ -45,8 +45,10 @@ def test_budget_is_respected_on_the_rendered_output(compiler, budget):
     assert ts.budget == budget and ts.warnings == []
     rendered = ts.render(ts.budget_format)
     assert ts.tokens_used == measure(rendered, "anthropic", EstimateCounter()) <= budget
-    # Filled with the most relevant candidates, not left empty.
-    assert ts.tokens_used >= 0.8 * budget or not ts.tier(Tier.EXCLUDED)
+    # Filled with the most relevant candidates, not left empty: no tool is left out for want of room
+    # while a fifth of the budget is unused (tools below the Minimal threshold are out by their score).
+    assert ts.tokens_used >= 0.8 * budget or not [s for s in ts.tier(Tier.EXCLUDED)
+                                                   if any("token budget" in r for r in s.reasons)]
     names = [t["name"] for t in rendered]
     assert len(names) == len(set(names))
     listed = [s.name for s in ts.selected()]

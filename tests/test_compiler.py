@@ -29,8 +29,8 @@ F, C, M, X = Tier.FULL, Tier.CONDENSED, Tier.MINIMAL, Tier.EXCLUDED
 GOLDEN: dict[str, dict[str, Tier]] = {
     "coder": {
         "bash": F, "fs__search_files": F, "read_file": F, "gh__create_issue": F, "gh__read_file": F,
-        "ci__run_pipeline": C, "gh__list_issues": C, "fs__notes": C,
-        "fs__read_file": M, "pdf__make_pdf": M,
+        "ci__run_pipeline": C, "gh__list_issues": C,
+        "fs__read_file": M, "fs__notes": M, "pdf__make_pdf": X,
         # "Fix ... in parser.py" changes code in place: its /write step is the local file writer
         # (file_step 'edit'), though no word names it and gh__create_issue also writes.
         "fs__write_file": F, "web__fetch": X, "web__web_search": X,
@@ -38,7 +38,7 @@ GOLDEN: dict[str, dict[str, Tier]] = {
     "tester": {
         "bash": F, "read_file": F, "gh__create_issue": F, "gh__read_file": F, "fs__write_file": F,
         "ci__run_pipeline": C, "gh__list_issues": C,
-        "fs__read_file": M, "fs__notes": M, "pdf__make_pdf": M, "fs__search_files": M,
+        "fs__read_file": M, "fs__notes": X, "pdf__make_pdf": X, "fs__search_files": X,
         "web__fetch": X, "web__web_search": X,
     },
     # Read-only roles (rules/policy.dl): nothing that writes, runs commands or sends is offered,
@@ -46,14 +46,14 @@ GOLDEN: dict[str, dict[str, Tier]] = {
     "reviewer": {
         "fs__search_files": F, "read_file": F, "gh__read_file": F,
         "gh__list_issues": C,
-        "fs__read_file": M, "pdf__make_pdf": M,
+        "fs__read_file": M, "pdf__make_pdf": X,
         "web__fetch": X, "web__web_search": X,
     },
     "researcher": {
         # The fix implies reading the code first (jit.selection.steps): a read the researcher may take.
         "web__fetch": F, "web__web_search": F, "gh__read_file": F, "read_file": F,
         "gh__list_issues": C,
-        "fs__read_file": M, "pdf__make_pdf": M, "fs__search_files": M,
+        "fs__read_file": X, "pdf__make_pdf": X, "fs__search_files": X,
     },
 }
 SKELETON = {

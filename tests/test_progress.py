@@ -25,7 +25,7 @@ from jit.analysis.offline_analyzer import OfflineAnalyzer
 from jit.catalog.embedding_pass import embed_pending
 from jit.embedding.onnx_embedder import OnnxEmbedder
 from jit.catalog.store import Store
-from jit.config import DEFAULT_SHARDS
+from jit.config import DEFAULT_EMBEDDING_MODEL, DEFAULT_SHARDS
 from jit.config_files import load_config
 from jit.evaluation.eval_report import CHART_UNAVAILABLE
 from jit.evaluation.evaluate import main, run_evaluation
@@ -253,7 +253,7 @@ def test_jit_sync_writes_plain_progress_lines_off_a_terminal_and_q_silences_them
                  "jit sync: preparing the compiled view: done in "):
         assert any(x.startswith(line) for x in err), (line, err)
     assert "jit sync: analyzing: 60 tools (analyzer offline)" in err
-    assert "jit sync: embedding: 60 texts (model all-MiniLM-L6-v2)" in err
+    assert f"jit sync: embedding: 60 texts (model {DEFAULT_EMBEDDING_MODEL})" in err
     load = [i for i, x in enumerate(err) if x.startswith("jit sync: loading the embedding model: started (model ")]
     assert len(load) == 1 and err[load[0] + 1].startswith("jit sync: loading the embedding model: done in ")
     assert "│ srv0" in synced.stdout  # the summary table is on stdout

