@@ -12,7 +12,8 @@ pool file came first.
   :func:`bm25_tokens` (in :mod:`jit.text`), unique query terms. Scored by ``bm25s`` (method ``lucene``, whose
   IDF is exactly that one; its term-frequency part omits Okapi's constant ``k1 + 1``
   factor, which changes no ranking).
-* ``dense``: all-MiniLM-L6-v2 cosine of normalised embeddings.
+* ``dense``: cosine of normalised embeddings by the configured model (``embedding.model``; jit-tools-MiniLM-L6-v1
+  by default).
 
 Text of a tool, for all three: ``server name description`` (:func:`base_text`).
 Token cost of showing tools to a model: characters / 4 of their compact JSON
@@ -171,7 +172,7 @@ class BM25Ranker:
 
 
 class DenseRanker:
-    """Cosine of normalised MiniLM embeddings (``matrix`` rows are the pool's vectors)."""
+    """Cosine of normalised embeddings (``matrix`` rows are the pool's vectors)."""
 
     name = "dense"
 
