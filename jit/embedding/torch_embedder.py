@@ -13,10 +13,9 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
-
-from pathlib import Path
 
 from ..config import BASE_EMBEDDING_MODEL, DEFAULT_EMBEDDING_MODEL, EmbeddingConfig
 from ..errors import EmbeddingError
@@ -56,8 +55,8 @@ def model_path(name: str, path: str | None) -> str:
 class SentenceTransformerEmbedder(Embedder, LoadsLazily):
     """sentence-transformers on the CPU, loaded lazily on first use (thread-safe).
 
-    ``path`` defaults to the packaged files of the models jit ships (:func:`packaged_model_path`). The model
-    is loaded from local files only (a directory, or the hub's cache) unless
+    ``path`` defaults to the packaged files of the models jit ships (:func:`packaged_model_path`).
+    The model is loaded from local files only (a directory, or the hub's cache) unless
     ``HF_HUB_OFFLINE`` is set to a false value: a hub lookup with no network hangs
     for a minute before failing. Nothing here changes the environment; keeping the
     loader quiet is the process owner's choice (:func:`jit.process.tuned`).
