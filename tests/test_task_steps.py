@@ -746,8 +746,10 @@ def test_retrieval_reads_an_absolute_paths_file_by_its_kind():
                  "read /etc/nginx/nginx.conf", "tail /var/log/postgresql/postgresql-15-main.log",
                  "show ~/.ssh/id_rsa.pub", "edit /repo/.github/workflows/ci.yml"):
         assert asked(text) == text
+    # one long word, with or without a scheme's colon and slashes: each address is tried from its word's start only
     subprocess.run([sys.executable, "-c", "from jit.selection.steps import asked; asked('/a' * 20_000 + '.'); "
-                    "asked('/' + 'a/' * 20_000 + 'b')"], check=True, timeout=60)
+                    "asked('/' + 'a/' * 20_000 + 'b'); asked('a' * 400_000); asked('x:/' * 130_000)"],
+                   check=True, timeout=60)
 
 
 def test_a_thing_read_by_its_title_is_searched_for_first_and_a_thing_found_is_read_next():

@@ -198,8 +198,8 @@ _NOUN_AFTER = frozenset([*_DETERMINERS, *"in on at to into from of for with by v
 _BY_TOOL = frozenset({"with", "via", "using"})
 #: Such a word said alone, before punctuation, the end or a word that goes on with the sentence ("with explain
 #: that …"; not "with checkout disabled", "with reset flag": a thing's name before its noun).
-_WITH_TOOL = re.compile(r"\b(?:with|via|using)\s+([a-z]+)(?=\s*(?:[,.;:!?)]|$)|\s+(?:that|to|on|in|for|and|then|"
-                        r"whether|if|of)\b)", re.I)
+_WITH_TOOL = re.compile(rf"\b(?:{'|'.join(sorted(_BY_TOOL))})\s+([a-z]+)(?=\s*(?:[,.;:!?)]|$)|\s+(?:that|to|on|in|"
+                        r"for|and|then|whether|if|of)\b)", re.I)
 #: A word joined to others by ``.``, ``/``, ``@`` or ``:``: part of an address, a path or a host.
 _ADDRESS = re.compile(r"(?<![\w\-])[\w\-]++(?:[./@:][\w\-]++)+")
 _WORD = re.compile(r"[\w\-]+")

@@ -1022,11 +1022,12 @@ def embedded(step: Step) -> bool:
 #: A file's absolute path ("/root/markdown/report.md", "~/figs/sale.png", "/root/a/b.md:12"; not "src/auth/login.py",
 #: whose directories name a repository's modules, a path under a dot-directory, "~/.ssh/…", an address's or a query's
 #: path, nor an API's route, "GET /api/v1/users.json", "/v2/orders/export.csv endpoint").
-_PATH = re.compile(r"(?<![\w:/.\-=#~?&])(?-i:(?<!GET\s)(?<!PUT\s)(?<!POST\s)(?<!HEAD\s)(?<!PATCH\s)(?<!DELETE\s))~?/"
-                   r"(?:(?!\.)[\w.\-]+/)+[\w\-][\w.\-]*\.(?P<ext>[A-Za-z][A-Za-z0-9]{0,7})"
-                   r"(?::\d+(?::\d+)?|#[\w\-]+)?\b(?!/|\s+(?:endpoint|route|api)\b)", re.I)
-#: An address with its scheme, whose path is its own.
-_SCHEMED = re.compile(r"\S+://\S+")
+_PATH = (r"(?<![\w:/.\-=#~?&])(?-i:(?<!GET\s)(?<!PUT\s)(?<!POST\s)(?<!HEAD\s)(?<!PATCH\s)(?<!DELETE\s))~?/"
+         r"(?:(?!\.)[\w.\-]+/)+[\w\-][\w.\-]*\.(?P<ext>[A-Za-z][A-Za-z0-9]{0,7})"
+         r"(?::\d+(?::\d+)?|#[\w\-]+)?\b(?!/|\s+(?:endpoint|route|api)\b)")
+#: An address with its scheme, whose path is its own, else such a path: one pass, each address from its word's
+#: start (linear in the text however long its words).
+_PATH_OR_ADDRESS = re.compile(rf"(?P<address>(?<!\S)\S+?://\S+)|{_PATH}", re.I)
 #: What a document's, a picture's or a recording's extension says it is; a file of other kinds (a configuration,
 #: a log, code, a key) is named by its own name, which is left as written.
 _KINDS = {"md": "Markdown", "markdown": "Markdown", "xlsx": "Excel spreadsheet", "xls": "Excel spreadsheet",
@@ -1040,14 +1041,10 @@ def _kinds(text: str) -> str:
     """``text`` with each document's absolute path read as its kind (:data:`_PATH`, :data:`_KINDS`), addresses
     left as written."""
     def kind(m: re.Match[str]) -> str:
-        said = _KINDS.get(m.group("ext").lower())
+        said = None if m.group("address") else _KINDS.get(m.group("ext").lower())
         return f"{said} file" if said else m.group(0)
 
-    at, out = 0, []
-    for url in _SCHEMED.finditer(text):
-        out += [_PATH.sub(kind, text[at:url.start()]), url.group(0)]
-        at = url.end()
-    return "".join([*out, _PATH.sub(kind, text[at:])])
+    return _PATH_OR_ADDRESS.sub(kind, text)
 
 
 def asked(text: str) -> str:
