@@ -50,6 +50,7 @@ from pgcluster import Cluster, find_bindir
 
 from jit.catalog.store import Store
 from jit.config import Config
+from jit.embedding.factory import embedder_from_config
 from jit.evaluation.datasets import default_data_dir
 from jit.models import ServerStatus, ToolDef
 from jit.process import tuned

@@ -38,6 +38,7 @@ import sqlite_vec  # noqa: E402
 from jit.catalog.embedding_pass import embed_pending  # noqa: E402
 from jit.catalog.store import Store  # noqa: E402
 from jit.config import EmbeddingConfig  # noqa: E402
+from jit.embedding.factory import embedder_from_config  # noqa: E402
 from jit.evaluation.datasets import load_pool  # noqa: E402
 from jit.models import ToolDef  # noqa: E402
 

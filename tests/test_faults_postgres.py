@@ -247,7 +247,7 @@ def test_calls_jit_serve_proxies_while_the_catalog_is_down_are_counted_once_it_i
     assert "is counted when the catalog answers again" in ended["err"]
     with Store(pg_url) as store:
         usage = store.usage("notes", "read_note")
-        assert usage["calls"] == 4 and usage["errors"] == 0, err
+        assert usage["calls"] == 4 and usage["errors"] == 0, ended["err"]
     assert len((tmp_path / "calls.jsonl").read_text().splitlines()) == 4
 
 

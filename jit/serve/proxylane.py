@@ -62,6 +62,7 @@ from mcp_types.methods import serialize_server_result
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
+from ..errors import JitError
 from ..jsonrpc import Rejected, decode, encode, error, not_utf8, too_large
 from ..lines import LineTooLong, NotUtf8
 
