@@ -148,3 +148,39 @@ def test_a_config_deny_rule_on_the_approved_definition_holds(tmp_path, hashing_e
         assert catalog.denied("coder") == (f"denied by config: annotation {AS_APPROVED}",)
     finally:
         catalog.store.close()
+
+
+def test_one_compilers_role_check_follows_changes_not_calls(catalog):
+    """``jit serve --expose-shard`` asks the role check of one compiler before every proxied call, and
+    every call is recorded: a recorded call moves no denial, so it costs the check no refresh of the
+    snapshot, while a change to the catalog is judged at the next check."""
+    catalog.sync(remove_user({"readOnlyHint": True}, "Show a user account."), LIST_USERS)
+    with Compiler(catalog.store, catalog.config, catalog.embedder) as compiler:
+        compiler.check_allowed("reviewer", "admin", "list_users")
+        before = compiler.catalog.published
+        for _ in range(3):
+            catalog.store.record_call("admin", "list_users", ok=True, latency_ms=1.0)
+            compiler.check_allowed("reviewer", "admin", "list_users")
+        assert compiler.catalog.published is before  # the calls are read by the next compile
+        assert compiler.catalog.snapshot().usage_version > before.usage_version
+        catalog.sync(remove_user(DESTRUCTIVE), LIST_USERS)  # more restrictive: judged at once
+        with pytest.raises(ToolDeniedError, match="read-only role"):
+            compiler.check_allowed("reviewer", "admin", "remove_user")
+
+
+def test_a_denial_the_rules_make_read_usage_is_checked_on_the_calls_recorded(tmp_path, hashing_embedder):
+    catalog = Catalog(tmp_path, hashing_embedder)
+    try:
+        rules = tmp_path / "rules"
+        with (rules / "policy.dl").open("a", encoding="utf-8") as fh:
+            fh.write("\ndenied(Sh, T, 'failing: most of its calls failed') <= shard(Sh) & usage(T, C, E) & (C >= 3)"
+                     " & (E * 2 >= C)\n")
+        catalog.sync(LIST_USERS)
+        with Compiler(catalog.store, catalog.config, catalog.embedder) as compiler:
+            compiler.check_allowed("reviewer", "admin", "list_users")
+            for _ in range(3):
+                catalog.store.record_call("admin", "list_users", ok=False, latency_ms=1.0, error="boom")
+            with pytest.raises(ToolDeniedError, match="most of its calls failed"):
+                compiler.check_allowed("reviewer", "admin", "list_users")
+    finally:
+        catalog.store.close()

@@ -117,12 +117,16 @@ class CatalogView:
 
     # ------------------------------------------------------------------ snapshots
 
-    def snapshot(self) -> CatalogSnapshot:
-        """The snapshot of the store's current versions, built or refreshed if they moved."""
+    def snapshot(self, *, usage: bool = True) -> CatalogSnapshot:
+        """The snapshot of the store's current versions, built or refreshed if they moved.
+        ``usage=False``: for a question whose answer no usage count changes, the newest snapshot of
+        the current catalog version even if calls were recorded since (they are read by the next
+        snapshot that needs them): a role check before each proxied call then costs no refresh."""
         # Versions are read before the catalog: a change racing a build moves them past the snapshot.
         versions = self.store.versions()
         snap = self._published
-        if snap is not None and not self._stale and (snap.version, snap.usage_version) == versions:
+        if snap is not None and not self._stale and snap.version == versions[0] and \
+                (not usage or snap.usage_version == versions[1]):
             return snap
         with self._lock:
             if self._published is None and self._try_saved:

@@ -633,7 +633,8 @@ class Compiler:
         """Why the policy denies ``server``'s ``tool`` to ``shard`` (empty: it does not); for a
         caller about to run a tool on behalf of a role (``jit serve --expose-shard``)."""
         self._check(TaskContext(shard=shard, task="-"))
-        view = self.catalog.snapshot()
+        # A call's usage record moves no denial unless the rules make one read usage: then it is read first.
+        view = self.catalog.snapshot(usage="denied" in self.catalog.derivation.usage_dependents)
         t = self.catalog.tool_id(view, server, tool)
         return () if t is None else self.catalog.shard_tables(view, shard).denied.get(t, ())
 
