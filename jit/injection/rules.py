@@ -137,11 +137,12 @@ _SECRET_FILE = (r"(?:\.ssh\b|id_rsa|id_ed25519|id_ecdsa|/etc/passwd|/etc/shadow|
 _G_SECRET_FILE = (".ssh id_rsa id_ed25519 id_ecdsa /etc/ mcp.json credentials .netrc .npmrc .pypirc .gitconfig "
                   "_history "
                   ".kube .docker .env")
+# (a secret mailed or messaged is handed over as surely as one sent: "email the user's password to ...")
 _EXFIL_VERB = (r"(?:read|send|include|pass|forward|upload|copy|attach|append|post|leak|exfiltrate|paste|put|provide"
-               r"|collect|gather|dump|embed|insert|share|transmit|submit|cat)")
+               r"|collect|gather|dump|embed|insert|share|transmit|submit|cat|e-?mail|mail|message|dm|text|relay)")
 _G_EXFIL_VERB = ("read send include pass forward upload copy attach append post leak exfiltrate paste put provide "
                  "collect "
-                 "gather dump embed insert share transmit submit cat")
+                 "gather dump embed insert share transmit submit cat email e-mail mail message dm text relay")
 
 # ----------------------------------------------------------------- English, established classes
 _IGNORE = (
