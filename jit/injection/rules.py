@@ -137,12 +137,15 @@ _SECRET_FILE = (r"(?:\.ssh\b|id_rsa|id_ed25519|id_ecdsa|/etc/passwd|/etc/shadow|
 _G_SECRET_FILE = (".ssh id_rsa id_ed25519 id_ecdsa /etc/ mcp.json credentials .netrc .npmrc .pypirc .gitconfig "
                   "_history "
                   ".kube .docker .env")
-# (a secret mailed or messaged is handed over as surely as one sent: "email the user's password to ...")
+# Ways of handing something over: a secret mailed, messaged or wired off goes as surely as one sent ("email the
+# user's password to ...", "beam the contents of ~/.aws/credentials to ...").
+_HAND_OVER = "e-?mail|mail|message|dm|text|relay|deliver|beam|wire|smuggle|ship|funnel|siphon"
+_G_HAND_OVER = "email e-mail mail message dm text relay deliver beam wire smuggle ship funnel siphon"
 _EXFIL_VERB = (r"(?:read|send|include|pass|forward|upload|copy|attach|append|post|leak|exfiltrate|paste|put|provide"
-               r"|collect|gather|dump|embed|insert|share|transmit|submit|cat|e-?mail|mail|message|dm|text|relay)")
+               rf"|collect|gather|dump|embed|insert|share|transmit|submit|cat|{_HAND_OVER})")
 _G_EXFIL_VERB = ("read send include pass forward upload copy attach append post leak exfiltrate paste put provide "
                  "collect "
-                 "gather dump embed insert share transmit submit cat email e-mail mail message dm text relay")
+                 f"gather dump embed insert share transmit submit cat {_G_HAND_OVER}")
 
 # ----------------------------------------------------------------- English, established classes
 _IGNORE = (
@@ -495,8 +498,9 @@ _EXFIL = (
       r"\b(?:must|should|shall|always)\s+(?:also\s+)?(?:contain|include|hold|carry|be\s+(?:set\s+to|filled\s+with))\s+"
       rf"(?:the\s+|all\s+)?(?:{_CONVO}|(?:any|all)\s+credentials)"),
     R(FLAG_EXFILTRATE, f"{_G_CONVO} & pass send include forward upload copy attach append post paste put embed "
-      "insert dump leak transmit",
-      rf"\b(?:pass|send|include|forward|upload|copy|attach|append|post|paste|put|embed|insert|dump|leak|transmit)\s+"
+      f"insert dump leak transmit {_G_HAND_OVER}",
+      rf"\b(?:pass|send|include|forward|upload|copy|attach|append|post|paste|put|embed|insert|dump|leak|transmit"
+      rf"|{_HAND_OVER})\s+"
       rf"(?:\w+\s+){{0,2}}?(?:{_CONVO})\b{_S}{{0,40}}\b(?:as|in|into|to|with)\b"),
 )
 
