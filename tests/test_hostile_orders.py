@@ -121,6 +121,12 @@ def test_the_models_system_and_developer_messages_put_into_a_call_are_exfiltrati
     ("Mail merge: email every contact the message you write.", False),
     ("Exports a chat: emails the conversation transcript to the address you give.", False),
     ("Ships orders to the warehouse and emails the customer a receipt.", False),
+    # the same words as nouns, near a secret
+    ("Loads environment variables from a text file such as .env into the process.", False),
+    ("Shows an error message if ~/.ssh/config is missing.", False),
+    ("Sends an email with the user's password reset link.", False),
+    ("Creates a DM channel for the user's tokens dashboard.", False),
+    ("Relay server: the user's credentials are never stored.", False),
 ])
 def test_a_secret_mailed_or_messaged_is_exfiltration(text, flagged):
     assert (FLAG_EXFILTRATE in rules(text)) is flagged

@@ -138,8 +138,12 @@ _G_SECRET_FILE = (".ssh id_rsa id_ed25519 id_ecdsa /etc/ mcp.json credentials .n
                   "_history "
                   ".kube .docker .env")
 # Ways of handing something over: a secret mailed, messaged or wired off goes as surely as one sent ("email the
-# user's password to ...", "beam the contents of ~/.aws/credentials to ...").
-_HAND_OVER = "e-?mail|mail|message|dm|text|relay|deliver|beam|wire|smuggle|ship|funnel|siphon"
+# user's password to ...", "beam the contents of ~/.aws/credentials to ..."). These words are nouns as often ("a
+# text file such as .env", "an error message if ~/.ssh/config is missing", "a relay server"): read as a verb
+# only with its object's determiner or a pronoun right after it.
+_HAND_OVER = (r"(?:e-?mail|mail|message|dm|text|relay|deliver|beam|wire|smuggle|ship|funnel|siphon)"
+              r"(?=\s+(?:the|all|any|every|each|its|their|your|his|her|them|it|this|that|these|those|a\s+copy"
+              r"|over|along)\b)")
 _G_HAND_OVER = "email e-mail mail message dm text relay deliver beam wire smuggle ship funnel siphon"
 _EXFIL_VERB = (r"(?:read|send|include|pass|forward|upload|copy|attach|append|post|leak|exfiltrate|paste|put|provide"
                rf"|collect|gather|dump|embed|insert|share|transmit|submit|cat|{_HAND_OVER})")
