@@ -31,7 +31,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .train_retriever import DATA, INFERENCE_MAX_SEQ, base_model_path, load, read_rows, retrieval_scores, save
+from jit.embedding.torch_embedder import base_model_path
+
+from .train_retriever import DATA, INFERENCE_MAX_SEQ, load, read_rows, retrieval_scores, save
 
 
 def interpolate(ours: dict[str, Any], theirs: dict[str, Any], alpha: float) -> dict[str, Any]:

@@ -30,8 +30,10 @@ from typing import Any
 
 import numpy as np
 
+from jit.embedding.torch_embedder import base_model_path
+
 from .compose_tasks import compose
-from .train_retriever import DATA, INFERENCE_MAX_SEQ, base_model_path, encode, load, read_rows, tool_text
+from .train_retriever import DATA, INFERENCE_MAX_SEQ, encode, load, read_rows, tool_text
 
 SOURCES = ("seal-tools", "toolalpaca", "bfcl")
 

