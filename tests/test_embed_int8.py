@@ -18,20 +18,17 @@ import numpy as np
 import pytest
 
 from jit.catalog.store import Store
-from jit.config import AvailableTools, Config, EmbeddingConfig, HarnessTool
+from jit.config import DEFAULT_EMBEDDING_MODEL, AvailableTools, Config, EmbeddingConfig, HarnessTool
 from jit.config_files import load_config
 from jit.embedding import onnx_cache, onnx_export, onnx_int8
 from jit.embedding.factory import embedder_from_config
 from jit.embedding.onnx_embedder import OnnxEmbedder
 from jit.embedding.onnx_int8 import MIN_COSINE_INT8, SCHEME
 from jit.embedding.onnx_runtime import MIN_COSINE
-from jit.config import DEFAULT_EMBEDDING_MODEL
-from jit.embedding.torch_embedder import packaged_model_path
 from jit.errors import ConfigError, EmbeddingError
 from jit.pipeline import sync
+from tests.test_embed_onnx import MODEL_DIR
 
-#: The files of the default model (jit's own package).
-MODEL_DIR = packaged_model_path(DEFAULT_EMBEDDING_MODEL)
 TEXTS = [
     "", "read a file", "Book a FLIGHT to Paris!!", "émoji 🎉, 中文, кириллица and ünïcödé",
     "create_issue: Open a new issue in a GitHub repository with a title, a body and labels. " * 25,

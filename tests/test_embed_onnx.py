@@ -30,10 +30,10 @@ from jit.embedding.torch_embedder import SentenceTransformerEmbedder, packaged_m
 from jit.errors import ConfigError, EmbeddingError
 from jit.pipeline import sync
 
-#: Texts of every shape a catalog holds: empty, whitespace, one word, non-Latin, and long
-#: enough (~600 tokens) that truncation at the model's 256 tokens decides the vector.
 #: The files of the default model (jit's own package).
 MODEL_DIR = packaged_model_path(DEFAULT_EMBEDDING_MODEL)
+#: Texts of every shape a catalog holds: empty, whitespace, one word, non-Latin, and long
+#: enough (~600 tokens) that truncation at the model's 256 tokens decides the vector.
 TEXTS = [
     "", "   ", "x", "read a file", "Book a FLIGHT to Paris!!", "  padded on both sides  ",
     "émoji 🎉, 中文, кириллица and ünïcödé", "line one\n\tline two\r\n",
