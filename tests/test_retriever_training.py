@@ -32,7 +32,16 @@ def test_the_committed_data_is_what_the_manifest_counts() -> None:
         assert set(p["tools"]) <= ids and set(p.get("candidates", [])) <= ids
         assert not set(p["tools"]) & set(p.get("candidates", []))
     # None of the evaluation sources is among the training sources.
-    assert {p["source"] for p in pairs} == {"seal-tools", "toolalpaca", "bfcl"}
+    sources = {"seal-tools", "toolalpaca", "bfcl", "restbench", "nestful", "acebench", "tooltalk", "tau2"}
+    assert {p["source"] for p in pairs} == sources
+    # Each source's row of the manifest's table counts its pairs and tools, and each source's share of
+    # pairs needing two or more tools is the one the manifest gives.
+    for source in sources:
+        mine = [p for p in pairs if p["source"] == source]
+        n_tools = sum(t["source"] == source for t in tools)
+        assert f"| {len(mine):,} | {n_tools:,} |" in manifest.split(f"\n| {source} |", 1)[1].split("\n", 1)[0]
+        multi = sum(len(p["tools"]) >= 2 for p in mine) / len(mine)
+        assert f"{source} {multi:.1%}" in " ".join(manifest.split())
 
 
 def test_no_training_text_equals_a_text_of_the_repositorys_evaluation_sets() -> None:
