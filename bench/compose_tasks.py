@@ -24,7 +24,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from .train_retriever import DATA, read_rows
+from .train_retriever import DATA, V1_SOURCES, read_pairs, read_rows
 
 #: How one part leads into the next; ``{a}`` and ``{b}`` are the parts (the first with its end
 #: stop cut, the second starting in lower case).
@@ -129,9 +129,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--eval-data", type=Path, default=Path(os.environ.get("JIT_DATA_DIR", "/work/shared/data")))
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--per-pair", type=float, default=1.0)
+    parser.add_argument("--sources", nargs="+", default=list(V1_SOURCES),
+                        help="the sources whose queries are joined ('all': every source; default: the adapter's)")
     args = parser.parse_args(argv)
     tools = {t["id"]: t for t in read_rows(args.data / "tools.jsonl.gz")}
-    pairs = read_rows(args.data / "pairs.jsonl.gz")
+    pairs = read_pairs(args.data, args.sources)
     tasks = compose(pairs, tools, seed=args.seed, per_pair=args.per_pair)
     counts: dict[str, int] = defaultdict(int)
     for t in tasks:

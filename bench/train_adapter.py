@@ -33,9 +33,10 @@ import numpy as np
 from jit.embedding.torch_embedder import base_model_path
 
 from .compose_tasks import compose
-from .train_retriever import DATA, INFERENCE_MAX_SEQ, encode, load, read_rows, tool_text
+from .train_retriever import DATA, INFERENCE_MAX_SEQ, V1_SOURCES, encode, load, read_pairs, read_rows, tool_text
 
-SOURCES = ("seal-tools", "toolalpaca", "bfcl")
+#: The sources the adapter was measured on (docs/quality.md).
+SOURCES = V1_SOURCES
 
 
 def embeddings(texts: list[str], cache: Path) -> np.ndarray:
@@ -63,7 +64,7 @@ class Data:
 
     def __init__(self, data: Path, cache: Path, seed: int, per_pair: float) -> None:
         tools = {t["id"]: t for t in read_rows(data / "tools.jsonl.gz")}
-        pairs = [p for p in read_rows(data / "pairs.jsonl.gz") if set(p["tools"]) & set(tools)]
+        pairs = [p for p in read_pairs(data, SOURCES) if set(p["tools"]) & set(tools)]
         tasks = compose(pairs, tools, seed=seed, per_pair=per_pair)
         self.tool_ids = sorted(tools)
         self.tools = tools

@@ -37,6 +37,10 @@ from jit.embedding.torch_embedder import base_model_path
 from jit.models import ToolDef
 
 DATA = Path(__file__).resolve().parent / "data" / "retriever_train"
+#: The sources jit-tools-MiniLM-L6-v1 was trained from (the default ``--sources``, so the recipe in its
+#: card reproduces it); the multi-step sources added after it were measured and not shipped
+#: (docs/quality.md, "More training data: multi-step tasks of sibling tools").
+V1_SOURCES = ("seal-tools", "toolalpaca", "bfcl")
 #: The tokens a text is cut at when the model runs: all-MiniLM-L6-v2's.
 INFERENCE_MAX_SEQ = 256
 
@@ -44,6 +48,11 @@ INFERENCE_MAX_SEQ = 256
 def read_rows(path: Path) -> list[dict[str, Any]]:
     with gzip.open(path, "rt", encoding="utf-8") as fh:
         return [json.loads(line) for line in fh]
+
+
+def read_pairs(data: Path, sources: Any = V1_SOURCES) -> list[dict[str, Any]]:
+    """The pairs of ``sources`` (``"all"`` among them: every source), in the file's order."""
+    return [p for p in read_rows(data / "pairs.jsonl.gz") if "all" in sources or p["source"] in sources]
 
 
 def tool_text(tool: dict[str, Any]) -> str:
@@ -211,6 +220,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--out", type=Path, required=True, help="the model directory written")
+    parser.add_argument("--sources", nargs="+", default=list(V1_SOURCES),
+                        help="the sources read ('all': every source of the data; default: the shipped model's)")
     parser.add_argument("--hold-out", default="toolalpaca",
                         help="a source trained without and measured after each epoch ('none': train on all)")
     parser.add_argument("--epochs", type=int, default=1)
@@ -234,7 +245,7 @@ def main(argv: list[str] | None = None) -> None:
     torch.set_num_threads(args.threads)
     started = time.perf_counter()
     tools = {t["id"]: t for t in read_rows(args.data / "tools.jsonl.gz")}
-    pairs = read_rows(args.data / "pairs.jsonl.gz")
+    pairs = read_pairs(args.data, args.sources)
     held = [p for p in pairs if p["source"] == args.hold_out]
     train_pairs = [p for p in pairs if p["source"] != args.hold_out]
     if args.hold_out != "none" and not held:
