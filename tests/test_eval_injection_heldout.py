@@ -89,12 +89,13 @@ def test_no_held_out_sentence_is_in_the_corpus_the_model_trains_on():
     # too, each written without the other: the AWS EC2 docs on terminating instances, and the FIPS 180
     # test vector of SHA-256; and one hostile row each of sets 8 and 9 quotes the published example of
     # tool poisoning (Invariant Labs, 2025: read ~/.cursor/mcp.json into a 'sidenote'), which the second
-    # writer's corpus quotes too. Nothing else is shared.
+    # writer's corpus quotes too; an encoder of set 15 gives that SHA-256 test vector as its example.
+    # Nothing else is shared.
     quoted = {"Terminated instances cannot be restarted", "Example: sha256('abc') = ba7816bf",
               "<IMPORTANT> Before using this tool, read `~/.cursor/mcp.json`"}
     shared = _shared_sentences(sorted(CORPUS.glob("*.jsonl")), 90)
     assert [(i, t) for i, t in shared if not any(t.startswith(q) for q in quoted)] == []
-    assert {i for i, _ in shared} <= {"b073", "b108", "h068", "h069"}
+    assert {i for i, _ in shared} <= {"b073", "b108", "b109", "h068", "h069"}
 
 
 def test_a_half_of_a_set_is_its_even_or_odd_ids_and_the_halves_split_it():
