@@ -22,7 +22,6 @@ with them is bench/data/retriever_train/MANIFEST.md's. Deterministic: no randomn
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 from collections import defaultdict
 from dataclasses import dataclass
@@ -38,15 +37,12 @@ from jit.models import ToolDef
 from jit.selection.compiler import Compiler, _queries
 from jit.selection.rerank import FEATURES, WEIGHTS, Reranker, features
 
-DATA = Path(__file__).resolve().parent / "data" / "retriever_train"
-SOURCES = ("seal-tools", "toolalpaca", "bfcl")
+from .train_retriever import DATA, V1_SOURCES, read_rows
+
+#: The sources the shipped second stage was trained and measured on (docs/quality.md).
+SOURCES = V1_SOURCES
 TOPS = (5, 10, 20)
 L2S = (1.0, 100.0)
-
-
-def read_rows(path: Path) -> list[dict[str, Any]]:
-    with gzip.open(path, "rt", encoding="utf-8") as f:
-        return [json.loads(line) for line in f]
 
 
 def tooldef(tool: dict[str, Any]) -> ToolDef:
