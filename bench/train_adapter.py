@@ -205,7 +205,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--per-pair", type=float, default=1.0, help="composed tasks per query of a source")
     parser.add_argument("--variants", nargs="*", help="the variants run (default: all)")
     parser.add_argument("--hold-out", nargs="*", default=list(SOURCES), help="the sources held out in turn")
-    parser.add_argument("--final", choices=sorted(VARIANTS), help="train this variant (one that maps both sides) on every source and write --out")
+    parser.add_argument("--final", choices=sorted(VARIANTS),
+                        help="train this variant (one that maps both sides) on every source and write --out")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     d = Data(args.data, args.cache, args.seed, args.per_pair)

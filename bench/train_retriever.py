@@ -28,6 +28,7 @@ import gzip
 import json
 import random
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +51,7 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
         return [json.loads(line) for line in fh]
 
 
-def read_pairs(data: Path, sources: Any = V1_SOURCES) -> list[dict[str, Any]]:
+def read_pairs(data: Path, sources: Sequence[str] = V1_SOURCES) -> list[dict[str, Any]]:
     """The pairs of ``sources`` (``"all"`` among them: every source), in the file's order."""
     return [p for p in read_rows(data / "pairs.jsonl.gz") if "all" in sources or p["source"] in sources]
 

@@ -55,8 +55,9 @@ def test_no_training_text_equals_a_text_of_the_repositorys_evaluation_sets() -> 
 
 
 def test_evaluation_texts_are_queries_steps_and_tool_descriptions_at_any_depth() -> None:
-    record = {"id": "x-1", "task": "Fix the failing build", "steps": [{"step": "run the unit tests", "tools": ["a/b"]}],
-              "gold": [{"server": "s", "name": "n"}], "description": "short", "annotated_steps": ["open the pull request"]}
+    record = {"id": "x-1", "task": "Fix the failing build",
+              "steps": [{"step": "run the unit tests", "tools": ["a/b"]}], "gold": [{"server": "s", "name": "n"}],
+              "description": "short", "annotated_steps": ["open the pull request"]}
     assert sorted(overlap._texts(record)) == ["Fix the failing build", "open the pull request", "run the unit tests"]
     assert overlap.normalise("Get_the WEATHER, for: Paris!") == "get the weather for paris"
 
@@ -66,8 +67,8 @@ def test_the_check_drops_a_near_copy_of_a_query_and_the_pairs_of_a_tool_near_an_
     data = tmp_path / "shared"
     for name in overlap.SHARED_SETS:
         (data / name).mkdir(parents=True)
-    (data / "livemcpbench" / "queries.jsonl").write_text(
-        json.dumps({"query": "Find the weather forecast for Paris tomorrow morning and tell me if it will rain"}) + "\n", "utf-8")
+    query = "Find the weather forecast for Paris tomorrow morning and tell me if it will rain"
+    (data / "livemcpbench" / "queries.jsonl").write_text(json.dumps({"query": query}) + "\n", "utf-8")
     (data / "metatool" / "tools.jsonl").write_text(
         json.dumps({"name": "x", "description": "Translate text between two languages"}) + "\n", "utf-8")
     out = tmp_path / "train"
@@ -77,7 +78,8 @@ def test_the_check_drops_a_near_copy_of_a_query_and_the_pairs_of_a_tool_near_an_
              {"id": "s/a/convert", "source": "s", "server": "a", "name": "convert", "params": {},
               "description": "Convert an amount of money into another currency"}]
     # A near copy (a word added: trigram Jaccard 13/14) and a text equal once normalised.
-    pairs = [{"source": "s", "query": "Find the weather forecast for Paris tomorrow morning and tell me if it will rain today",
+    pairs = [{"source": "s",
+              "query": "Find the weather forecast for Paris tomorrow morning and tell me if it will rain today",
               "tools": ["s/a/convert"]},
              {"source": "s", "query": "Say hello in Japanese", "tools": ["s/a/translate"]},
              {"source": "s", "query": "How many euros is 20 dollars", "tools": ["s/a/convert"],
@@ -116,7 +118,8 @@ def test_a_hard_negative_is_an_offered_candidate_else_a_same_server_tool_never_t
         return {"id": tid, "source": "s", "server": server, "name": tid.rsplit("/", 1)[-1], "description": desc,
                 "params": {"city": "the city"}}
 
-    tools = {t["id"]: t for t in (tool("s/w/forecast", "w", "weather forecast"), tool("s/w/alerts", "w", "weather alerts"),
+    tools = {t["id"]: t for t in (tool("s/w/forecast", "w", "weather forecast"),
+                                  tool("s/w/alerts", "w", "weather alerts"),
                                   tool("s/w/radar", "w", "weather radar map"), tool("s/m/convert", "m", "currency"))}
     pairs = [{"source": "s", "query": "weather tomorrow", "tools": ["s/w/forecast"]},
              {"source": "s", "query": "convert money", "tools": ["s/m/convert"], "candidates": ["s/w/radar"]}]
