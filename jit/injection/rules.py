@@ -141,10 +141,12 @@ _G_SECRET_FILE = (".ssh id_rsa id_ed25519 id_ecdsa /etc/ mcp.json credentials .n
 # user's password to ...", "beam the contents of ~/.aws/credentials to ..."). These words are nouns as often ("a
 # text file such as .env", "an error message if ~/.ssh/config is missing", "a relay server"): read as a verb
 # only with its object's determiner or a pronoun right after it.
-_HAND_OVER = (r"(?:e-?mail|mail|message|dm|text|relay|deliver|beam|wire|smuggle|ship|funnel|siphon)"
+_HAND_OVER_VERBS = ("email", "e-mail", "mail", "message", "dm", "text", "relay", "deliver", "beam", "wire", "smuggle",
+                    "ship", "funnel", "siphon")
+_HAND_OVER = (rf"(?:{'|'.join(map(re.escape, _HAND_OVER_VERBS))})"
               r"(?=\s+(?:the|all|any|every|each|its|their|your|his|her|them|it|this|that|these|those|a\s+copy"
               r"|over|along)\b)")
-_G_HAND_OVER = "email e-mail mail message dm text relay deliver beam wire smuggle ship funnel siphon"
+_G_HAND_OVER = " ".join(_HAND_OVER_VERBS)
 _EXFIL_VERB = (r"(?:read|send|include|pass|forward|upload|copy|attach|append|post|leak|exfiltrate|paste|put|provide"
                rf"|collect|gather|dump|embed|insert|share|transmit|submit|cat|{_HAND_OVER})")
 _G_EXFIL_VERB = ("read send include pass forward upload copy attach append post leak exfiltrate paste put provide "
