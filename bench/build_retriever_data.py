@@ -99,14 +99,16 @@ def _literal(value: Any) -> Any:
     return ast.literal_eval(value) if isinstance(value, str) else value
 
 
-def _params(props: Any) -> dict[str, str]:
+def _described(props: Any) -> dict[str, Any]:
+    """Parameter name -> its spec's ``description`` as given (``props``: name -> a spec), {} for no mapping."""
     if not isinstance(props, dict):
         return {}
-    out = {}
-    for name, spec in props.items():
-        desc = spec.get("description", "") if isinstance(spec, dict) else ""
-        out[str(name)] = str(desc)[:MAX_PARAM_DESC]
-    return out
+    return {str(k): v.get("description", "") if isinstance(v, dict) else "" for k, v in props.items()}
+
+
+def _params(props: Any) -> dict[str, str]:
+    """Parameter name -> its description as written, cut (Seal-Tools', ToolAlpaca's and BFCL's)."""
+    return {k: str(v)[:MAX_PARAM_DESC] for k, v in _described(props).items()}
 
 
 def _clean(text: Any) -> str:
@@ -114,12 +116,14 @@ def _clean(text: Any) -> str:
     return " ".join(_MD_LINK.sub(r"\1", str(text or "")).split())
 
 
+def _param_desc(text: Any) -> str:
+    """A parameter's description cleaned (:func:`_clean`) and cut."""
+    return _clean(text)[:MAX_PARAM_DESC]
+
+
 def _descs(props: Any) -> dict[str, str]:
     """Parameter name -> its description, cleaned and cut (``props``: name -> a spec with ``description``)."""
-    if not isinstance(props, dict):
-        return {}
-    return {str(k): _clean(v.get("description", "") if isinstance(v, dict) else "")[:MAX_PARAM_DESC]
-            for k, v in props.items()}
+    return {k: _param_desc(v) for k, v in _described(props).items()}
 
 
 def _openapi(spec: dict[str, Any]) -> dict[str, tuple[str, str, dict[str, str]]]:
@@ -147,7 +151,7 @@ def _openapi(spec: dict[str, Any]) -> dict[str, tuple[str, str, dict[str, str]]]
             if summary and summary[-1] not in ".!?":
                 summary += "."
             out[key] = (op.get("operationId") or key, _clean(f"{summary} {op.get('description') or ''}"),
-                        {k: _clean(v)[:MAX_PARAM_DESC] for k, v in params.items()})
+                        {k: _param_desc(v) for k, v in params.items()})
     return out
 
 
@@ -208,7 +212,7 @@ def _docstring(doc: str) -> tuple[str, dict[str, str]]:
                 params[name] = text
             elif name:
                 params[name] += " " + line.strip()
-    return parts[0], {k: _clean(v)[:MAX_PARAM_DESC] for k, v in params.items()}
+    return parts[0], {k: _param_desc(v) for k, v in params.items()}
 
 
 def _tool_methods(source: str) -> dict[str, tuple[str, dict[str, str]]]:
